@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "codegen/bundle_format.h"
+
+namespace nhlo {
+
+std::string_view SectionName(SectionId id) {
+  switch (id) {
+    case SectionId::kStrings: return "strings";
+    case SectionId::kBuffers: return "buffers";
+    case SectionId::kConstants: return "constants";
+    case SectionId::kComputations: return "computations";
+    case SectionId::kCode: return "code";
+    case SectionId::kModule: return "module";
+  }
+  return "unknown";
+}
+
+std::string_view BufferKindName(BufferKind kind) {
+  switch (kind) {
+    case BufferKind::kTemp: return "temp";
+    case BufferKind::kParameter: return "param";
+    case BufferKind::kConstant: return "const";
+  }
+  return "unknown";
+}
+
+int64_t BufferRecord::ElementCount() const {
+  int64_t n = 1;
+  for (int64_t d : dims) {
+    if (d < 0 || (d != 0 && n > INT64_MAX / d)) return -1;
+    n *= d;
+  }
+  return n;
+}
+
+const AttrRecord* BundleRecord::Find(AttrId id) const {
+  for (const AttrRecord& a : attrs)
+    if (a.id == id) return &a;
+  return nullptr;
+}
+
+uint32_t BundleChecksum(std::string_view bytes) {
+  uint32_t h = 2166136261u;
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    uint8_t c = (i >= 16 && i < 20) ? 0 : static_cast<uint8_t>(bytes[i]);
+    h = (h ^ c) * 16777619u;
+  }
+  return h;
+}
+
+uint64_t PackedConstantBytes(PrimitiveType type, int64_t count) {
+  int bits = BitWidth(type);
+  if (bits > 0 && bits < 8) {
+    int per_byte = 8 / bits;
+    return static_cast<uint64_t>((count + per_byte - 1) / per_byte);
+  }
+  return static_cast<uint64_t>(count) * static_cast<uint64_t>(HostByteSize(type));
+}
+
+}  // namespace nhlo

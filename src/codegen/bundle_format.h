@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: Apache-2.0
+// The bundle file: constants of the binary format (docs/bundle-format.md is the normative
+// spec) and the decoded program that the single reader produces for both the interpreter and
+// nhlo-objdump.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ir/ir.h"
+#include "support/status.h"
+#include "types/backend_dtype.h"
+
+namespace nhlo {
+
+inline constexpr char kBundleMagic[8] = {'N', 'H', 'L', 'O', 'B', 'N', 'D', 'L'};
+inline constexpr uint16_t kBundleVersion = 1;
+inline constexpr uint32_t kHeaderSize = 24;
+inline constexpr uint32_t kSectionEntrySize = 12;
+inline constexpr uint32_t kBufferFixedSize = 40;
+inline constexpr uint32_t kBundleFixedSize = 12;
+inline constexpr uint8_t kNoDtype = 0xff;  // backend dtype / wire tag of a host-only type
+
+enum class SectionId : uint32_t {
+  kStrings = 1,
+  kBuffers = 2,
+  kConstants = 3,
+  kComputations = 4,
+  kCode = 5,
+  kModule = 6,
+};
+inline constexpr uint32_t kSectionCount = 6;
+std::string_view SectionName(SectionId id);
+
+/// Where a buffer's bytes live at run time. A tuple-typed buffer has no bytes of its own: its
+/// `tuple` list names the element buffers, which have the same kind.
+enum class BufferKind : uint8_t {
+  kTemp = 0,       // in the arena at `location`
+  kParameter = 1,  // bound at call time to the value of parameter number `location`
+  kConstant = 2,   // in the constant section at `location` (sub-byte types packed)
+};
+std::string_view BufferKindName(BufferKind kind);
+
+enum class TargetArch : uint8_t { kV3 = 3, kV4 = 4 };
+
+struct BufferRecord {
+  std::string_view name;
+  PrimitiveType type = PrimitiveType::kInvalid;
+  uint8_t backend_dtype = kNoDtype;
+  uint8_t wire_tag = kNoDtype;
+  BufferKind kind = BufferKind::kTemp;
+  uint32_t stride = 0;
+  uint64_t size = 0;      // bytes in the host layout (one byte per sub-byte element)
+  uint64_t location = 0;
+  std::vector<int64_t> dims;
+  std::vector<uint32_t> tuple;
+  uint32_t file_offset = 0;
+
+  int64_t ElementCount() const;
+};
+
+struct AttrRecord {
+  AttrId id{};
+  AttrKind kind{};
+  int64_t i = 0;
+  double f = 0;
+  bool b = false;
+  bool is_json = false;
+  std::string_view text;
+  std::vector<int64_t> ints;
+  std::vector<uint32_t> computations;
+};
+
+struct BundleRecord {
+  Opcode opcode{};
+  uint32_t result = 0;
+  uint8_t result_tag = kNoDtype;
+  std::vector<uint32_t> operands;
+  std::vector<uint8_t> operand_tags;
+  std::vector<AttrRecord> attrs;
+  uint32_t file_offset = 0;
+  uint32_t size = 0;
+
+  const AttrRecord* Find(AttrId id) const;
+};
+
+struct ComputationRecord {
+  std::string_view name;
+  std::vector<uint32_t> params;  // buffer of parameter i
+  uint32_t root = 0;
+  std::vector<BundleRecord> bundles;
+  uint32_t file_offset = 0;
+};
+
+struct SectionRecord {
+  SectionId id;
+  uint32_t offset;
+  uint32_t size;
+};
+
+/// A validated bundle file. Views point into `bytes`.
+struct BundleProgram {
+  std::string bytes;
+  uint16_t version = 0;
+  TargetArch arch = TargetArch::kV4;
+  uint8_t flags = 0;
+  uint32_t checksum = 0;
+  std::vector<SectionRecord> sections;
+  std::string_view module_name;
+  uint32_t entry = 0;
+  uint64_t arena_size = 0;
+  std::vector<BufferRecord> buffers;
+  std::string_view constants;
+  std::vector<ComputationRecord> computations;
+};
+
+/// FNV-1a (32-bit) over the file with the checksum field (bytes 16..19) read as zero.
+uint32_t BundleChecksum(std::string_view bytes);
+
+/// Bytes a constant of `type` with `count` elements takes in the constant section: sub-byte
+/// types are packed (lane 0 in the low bits), everything else as in the host layout.
+uint64_t PackedConstantBytes(PrimitiveType type, int64_t count);
+
+}  // namespace nhlo

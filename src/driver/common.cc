@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "driver/common.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "driver/driver.h"
+#include "ir/verifier.h"
+#include "parser/parser.h"
+
+namespace nhlo {
+
+Result<std::string> ReadInput(const std::string& path, std::istream& in) {
+  if (path == "-") {
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  }
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) return Status::Error("'" + path + "' is a directory");
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return Status::Error("cannot open '" + path + "': " + std::strerror(errno));
+  std::ostringstream ss;
+  ss << f.rdbuf();
+  if (f.bad()) return Status::Error("cannot read '" + path + "'");
+  return ss.str();
+}
+
+Status WriteFileAtomically(const std::string& path, std::string_view bytes) {
+  std::string tmp = path + ".tmp" + std::to_string(::getpid());
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    if (!f) return Status::Error("cannot write '" + path + "': " + std::strerror(errno));
+    f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    f.flush();
+    if (!f) {
+      std::remove(tmp.c_str());
+      return Status::Error("cannot write '" + path + "'");
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    int e = errno;
+    std::remove(tmp.c_str());
+    return Status::Error("cannot write '" + path + "': " + std::strerror(e));
+  }
+  return OkStatus();
+}
+
+void PrintStatus(const Status& status, std::ostream& err) { err << status.ToString(); }
+
+void AddPipelineFlags(CLI::App& app, PipelineFlags& f) {
+  app.add_option("--passes", f.passes, "run exactly these passes (comma-separated, in registration order; 'none' for no passes)")
+      ->each([&f](const std::string&) { f.passes_given = true; });
+  app.add_option("--enable-pass", f.enable, "add passes to the pipeline (comma-separated, repeatable)");
+  app.add_option("--disable-pass", f.disable, "remove passes from the pipeline (comma-separated, repeatable)");
+  app.add_flag("--list-passes", f.list_passes, "list the registered passes in pipeline order and exit");
+  app.add_flag("--print-before-all", f.print_before_all, "print the module before every pass (to stderr)");
+  app.add_flag("--print-after-all", f.print_after_all, "print the module after every pass (to stderr)");
+  app.add_option("--print-before", f.print_before, "print the module before passes whose name matches REGEX");
+  app.add_option("--print-after", f.print_after, "print the module after passes whose name matches REGEX");
+  app.add_option("--print-changed", f.print_changed, "print the initial module, then only passes that changed it (=diff: unified diffs)")
+      ->check(CLI::IsMember({"text", "diff"}));
+  app.add_option("--dump-dir", f.dump_dir, "write dumps as numbered files into DIR instead of stderr");
+  app.add_option("--time-passes", f.time_passes, "report the time of each pass on stderr (=json: as JSON)")
+      ->check(CLI::IsMember({"text", "json"}));
+  app.add_flag("--verify-each", f.verify_each, "verify the module after every pass and name the pass that broke it");
+  app.add_option("--opt-bisect-limit", f.bisect_limit, "run only the first N pass executions");
+  app.add_option("--arch", f.arch, "target architecture for wire tags (v3 or v4)")->check(CLI::IsMember({"v3", "v4"}));
+  app.add_flag("--device-only", f.device_only, "reject element types that have no device dtype");
+  app.add_flag("--split-input-file", f.split_input_file, "treat '// -----' lines as separators between modules");
+}
+
+Result<PipelineOptions> PipelineFlags::ToOptions() const {
+  PipelineOptions o;
+  if (passes_given) o.passes = std::vector<std::string>{passes};
+  o.enable = enable;
+  o.disable = disable;
+  o.print_before_all = print_before_all;
+  o.print_after_all = print_after_all;
+  o.print_before_regex = print_before;
+  o.print_after_regex = print_after;
+  if (print_changed == "text") o.print_changed = PipelineOptions::PrintChanged::kText;
+  if (print_changed == "diff") o.print_changed = PipelineOptions::PrintChanged::kDiff;
+  if (time_passes == "text") o.time_passes = PipelineOptions::TimePasses::kText;
+  if (time_passes == "json") o.time_passes = PipelineOptions::TimePasses::kJson;
+  o.dump_dir = dump_dir;
+  o.verify_each = verify_each;
+  o.bisect_limit = bisect_limit;
+  NHLO_TRY(SelectPasses(o).status());
+  return o;
+}
+
+Result<CodegenOptions> PipelineFlags::ToCodegenOptions() const {
+  CodegenOptions o;
+  o.arch = arch == "v3" ? TargetArch::kV3 : TargetArch::kV4;
+  o.device_only = device_only;
+  return o;
+}
+
+std::vector<std::string> ExpandOptionalValues(const std::vector<std::string>& args) {
+  std::vector<std::string> out;
+  for (const std::string& a : args) {
+    if (a == "--print-changed") out.push_back("--print-changed=text");
+    else if (a == "--time-passes") out.push_back("--time-passes=text");
+    else out.push_back(a);
+  }
+  return out;
+}
+
+int ParseCommandLine(CLI::App& app, const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  std::vector<std::string> expanded = ExpandOptionalValues(args);
+  std::vector<const char*> argv;
+  argv.push_back(app.get_name().c_str());
+  for (const std::string& a : expanded) argv.push_back(a.c_str());
+  try {
+    app.parse(static_cast<int>(argv.size()), argv.data());
+  } catch (const CLI::CallForHelp&) {
+    out << app.help();
+    return kExitOk;
+  } catch (const CLI::ParseError& e) {
+    err << app.get_name() << ": error: " << e.what() << "\n"
+        << "Run with --help for more information.\n";
+    return kExitUsage;
+  }
+  return -1;
+}
+
+Result<std::unique_ptr<Module>> CompileText(std::string name, std::string text, const PipelineOptions& options,
+                                            std::ostream& log) {
+  NHLO_ASSIGN_OR_RETURN(std::unique_ptr<Module> module, ParseModule(std::move(name), std::move(text)));
+  NHLO_TRY(VerifyModule(*module));
+  NHLO_TRY(RunPipeline(*module, options, log));
+  Status after = VerifyModule(*module);
+  if (!after.ok()) {
+    Status s = Status::Error("the module is invalid after the pass pipeline (a pass bug; rerun with --verify-each to find it)");
+    s.Append(after);
+    return s;
+  }
+  return module;
+}
+
+}  // namespace nhlo

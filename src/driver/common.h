@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: Apache-2.0
+// Pieces the three programs share: reading inputs, writing outputs without leaving partial
+// files, the pass-pipeline flags, and turning HLO text into a verified, optimised module.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <iosfwd>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "codegen/codegen.h"
+#include "ir/ir.h"
+#include "passes/pass_manager.h"
+#include "support/status.h"
+
+namespace nhlo {
+
+/// Reads a path, or standard input for "-".
+Result<std::string> ReadInput(const std::string& path, std::istream& in);
+/// Writes via a temporary file and a rename, so a failure never leaves a partial file.
+Status WriteFileAtomically(const std::string& path, std::string_view bytes);
+void PrintStatus(const Status& status, std::ostream& err);
+
+/// Flags that drive the pass pipeline, as parsed from the command line.
+struct PipelineFlags {
+  std::string passes;
+  bool passes_given = false;
+  std::vector<std::string> enable, disable;
+  bool list_passes = false;
+  bool print_before_all = false, print_after_all = false;
+  std::string print_before, print_after, print_changed, time_passes, dump_dir;
+  bool verify_each = false;
+  int64_t bisect_limit = -1;
+  std::string arch = "v4";
+  bool device_only = false;
+  bool split_input_file = false;
+
+  Result<PipelineOptions> ToOptions() const;
+  Result<CodegenOptions> ToCodegenOptions() const;
+};
+
+void AddPipelineFlags(CLI::App& app, PipelineFlags& flags);
+
+/// `--flag` alone becomes `--flag=<value>` for flags whose value is optional.
+std::vector<std::string> ExpandOptionalValues(const std::vector<std::string>& args);
+
+/// Runs CLI11 over `args`; returns -1 to continue, or the exit code to stop with (help: 0,
+/// misuse: 2 with the message on `err`).
+int ParseCommandLine(CLI::App& app, const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+
+/// Parse + verify + run the pipeline + verify. Dumps go to `log`.
+Result<std::unique_ptr<Module>> CompileText(std::string name, std::string text, const PipelineOptions& options,
+                                            std::ostream& log);
+
+}  // namespace nhlo

@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: Apache-2.0
+// nhlo-compile: HLO text -> verified module -> pass pipeline -> bundle file (or HLO text).
+#include <iostream>
+
+#include "codegen/codegen.h"
+#include "driver/common.h"
+#include "driver/driver.h"
+#include "ir/printer.h"
+#include "parser/parser.h"
+
+namespace nhlo {
+
+int CompileMain(const std::vector<std::string>& args, std::istream& in, std::ostream& out, std::ostream& err) {
+  CLI::App app("Compile XLA HLO text to an nhlo bundle file.", "nhlo-compile");
+  std::string input, output, emit = "bundle";
+  app.add_option("input", input, "HLO text file, or - for standard input");
+  app.add_option("-o,--output", output, "output file (the bundle; '-' writes it to standard output)");
+  app.add_option("--emit", emit, "what to produce: bundle (default), hlo (the module after the pipeline, to stdout), none")
+      ->check(CLI::IsMember({"bundle", "hlo", "none"}));
+  PipelineFlags flags;
+  AddPipelineFlags(app, flags);
+  if (int code = ParseCommandLine(app, args, out, err); code >= 0) return code;
+  flags.passes_given = app.count("--passes") > 0;
+  if (flags.list_passes) {
+    out << ListPassesText();
+    return kExitOk;
+  }
+  if (input.empty()) {
+    err << "nhlo-compile: error: no input file (use - for standard input)\n";
+    return kExitUsage;
+  }
+  if (emit == "bundle" && output.empty()) {
+    err << "nhlo-compile: error: --emit=bundle needs -o FILE\n";
+    return kExitUsage;
+  }
+  if (emit == "bundle" && flags.split_input_file) {
+    err << "nhlo-compile: error: --split-input-file produces several modules; use --emit=hlo or --emit=none\n";
+    return kExitUsage;
+  }
+  Result<PipelineOptions> options = flags.ToOptions();
+  if (!options.ok()) {
+    err << "nhlo-compile: ";
+    PrintStatus(options.status(), err);
+    return kExitUsage;
+  }
+  Result<CodegenOptions> codegen = flags.ToCodegenOptions();
+  Result<std::string> text = ReadInput(input, in);
+  if (!text.ok()) {
+    PrintStatus(text.status(), err);
+    return kExitInputRejected;
+  }
+  std::string name = input == "-" ? "<stdin>" : input;
+  std::vector<InputPiece> pieces;
+  if (flags.split_input_file) pieces = SplitInputFile(*text);
+  else pieces.push_back({std::move(*text), 1});
+
+  int exit_code = kExitOk;
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    Result<std::unique_ptr<Module>> module = CompileText(name, std::move(pieces[i].text), *options, err);
+    if (i > 0 && emit == "hlo") out << "// -----\n";
+    if (!module.ok()) {
+      PrintStatus(module.status(), err);
+      exit_code = kExitInputRejected;
+      continue;
+    }
+    if (emit == "hlo") out << PrintModule(**module);
+    if (emit == "bundle") {
+      Result<std::string> bytes = EmitBundleFile(**module, *codegen);
+      if (!bytes.ok()) {
+        PrintStatus(bytes.status(), err);
+        return kExitInputRejected;
+      }
+      if (output == "-") {
+        out.write(bytes->data(), static_cast<std::streamsize>(bytes->size()));
+      } else if (Status s = WriteFileAtomically(output, *bytes); !s.ok()) {
+        PrintStatus(s, err);
+        return kExitInputRejected;
+      }
+    }
+  }
+  return exit_code;
+}
+
+}  // namespace nhlo

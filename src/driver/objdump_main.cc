@@ -1,0 +1,36 @@
+// SPDX-License-Identifier: Apache-2.0
+// nhlo-objdump: a bundle file as text.
+#include <iostream>
+
+#include "codegen/bundle_reader.h"
+#include "codegen/objdump.h"
+#include "driver/common.h"
+#include "driver/driver.h"
+
+namespace nhlo {
+
+int ObjdumpMain(const std::vector<std::string>& args, std::istream& in, std::ostream& out, std::ostream& err) {
+  CLI::App app("Show the contents of an nhlo bundle file.", "nhlo-objdump");
+  std::string input;
+  app.add_option("input", input, "bundle file, or - for standard input");
+  if (int code = ParseCommandLine(app, args, out, err); code >= 0) return code;
+  if (input.empty()) {
+    err << "nhlo-objdump: error: no input file (use - for standard input)\n";
+    return kExitUsage;
+  }
+  std::string name = input == "-" ? "<stdin>" : input;
+  Result<std::string> bytes = ReadInput(input, in);
+  if (!bytes.ok()) {
+    PrintStatus(bytes.status(), err);
+    return kExitInputRejected;
+  }
+  Result<BundleProgram> program = ReadBundleFile(std::move(*bytes), name);
+  if (!program.ok()) {
+    PrintStatus(program.status(), err);
+    return kExitInputRejected;
+  }
+  out << DumpBundleProgram(*program, name);
+  return kExitOk;
+}
+
+}  // namespace nhlo

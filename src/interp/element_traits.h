@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: Apache-2.0
+// Typed element access for kernels: DispatchType(t, f) calls f with a traits object whose
+// Load/Store move elements between the host layout and the compute domain XLA's evaluator uses
+// (float for every float up to 32 bits, double for f64, int64/uint64 for integers).
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include "ir/literal.h"
+#include "support/status.h"
+#include "types/float_cast.h"
+
+namespace nhlo {
+
+template <typename T, typename C>
+struct NativeTraits {
+  using Compute = C;
+  static constexpr bool kIsFloat = std::is_floating_point_v<C>;
+  C Load(const uint8_t* p, int64_t i) const {
+    T v;
+    std::memcpy(&v, p + i * sizeof(T), sizeof(T));
+    return static_cast<C>(v);
+  }
+  void Store(uint8_t* p, int64_t i, C v) const {
+    T t = static_cast<T>(v);
+    std::memcpy(p + i * sizeof(T), &t, sizeof(T));
+  }
+};
+
+/// bf16, f16 and every f8/f6/f4 type: decoded to f32, computed in f32, rounded once on store.
+struct LowFloatTraits {
+  using Compute = float;
+  static constexpr bool kIsFloat = true;
+  PrimitiveType type;
+  int size;
+  float Load(const uint8_t* p, int64_t i) const {
+    return DecodeToF32(type, static_cast<uint32_t>(LoadBits(type, p + i * size)));
+  }
+  void Store(uint8_t* p, int64_t i, float v) const { StoreBits(type, p + i * size, EncodeFromF32(type, v)); }
+};
+
+/// Sub-byte integers (s1/s2/s4/u1/u2/u4): one per byte, wrapped to their width on store.
+template <typename C>
+struct SubByteTraits {
+  using Compute = C;
+  static constexpr bool kIsFloat = false;
+  PrimitiveType type;
+  C Load(const uint8_t* p, int64_t i) const {
+    if constexpr (std::is_signed_v<C>) return LoadAsInt(type, p + i);
+    else return LoadAsUint(type, p + i);
+  }
+  void Store(uint8_t* p, int64_t i, C v) const { StoreBits(type, p + i, static_cast<uint64_t>(v)); }
+};
+
+struct PredTraits {
+  using Compute = uint64_t;
+  static constexpr bool kIsFloat = false;
+  uint64_t Load(const uint8_t* p, int64_t i) const { return p[i] != 0; }
+  void Store(uint8_t* p, int64_t i, uint64_t v) const { p[i] = v != 0; }
+};
+
+/// Calls f(traits) for element type t; an error for types without a compute domain here.
+template <typename F>
+Status DispatchType(PrimitiveType t, F&& f) {
+  switch (t) {
+    case PrimitiveType::kF32: return f(NativeTraits<float, float>{});
+    case PrimitiveType::kF64: return f(NativeTraits<double, double>{});
+    case PrimitiveType::kS8: return f(NativeTraits<int8_t, int64_t>{});
+    case PrimitiveType::kS16: return f(NativeTraits<int16_t, int64_t>{});
+    case PrimitiveType::kS32: return f(NativeTraits<int32_t, int64_t>{});
+    case PrimitiveType::kS64: return f(NativeTraits<int64_t, int64_t>{});
+    case PrimitiveType::kU8: return f(NativeTraits<uint8_t, uint64_t>{});
+    case PrimitiveType::kU16: return f(NativeTraits<uint16_t, uint64_t>{});
+    case PrimitiveType::kU32: return f(NativeTraits<uint32_t, uint64_t>{});
+    case PrimitiveType::kU64: return f(NativeTraits<uint64_t, uint64_t>{});
+    case PrimitiveType::kS1: case PrimitiveType::kS2: case PrimitiveType::kS4:
+      return f(SubByteTraits<int64_t>{t});
+    case PrimitiveType::kU1: case PrimitiveType::kU2: case PrimitiveType::kU4:
+      return f(SubByteTraits<uint64_t>{t});
+    case PrimitiveType::kPred: return f(PredTraits{});
+    default:
+      if (IsCastableLowPrecisionFloat(t)) return f(LowFloatTraits{t, HostByteSize(t)});
+      return Status::Error("the interpreter does not implement element type " + std::string(PrimitiveTypeName(t)) +
+                           " for this operation");
+  }
+}
+
+}  // namespace nhlo

@@ -1,0 +1,21 @@
+// SPDX-License-Identifier: Apache-2.0
+// The reference interpreter. It executes the entry computation of a decoded bundle file —
+// never the IR — with XLA's HloEvaluator semantics: low-precision floats computed in f32 and
+// rounded once, integers wrapping, XLA's rules for division by zero, shifts and converts.
+#pragma once
+
+#include <vector>
+
+#include "codegen/bundle_format.h"
+#include "interp/value.h"
+#include "support/status.h"
+
+namespace nhlo {
+
+/// Runs the entry computation on `args` (one per parameter, in parameter order).
+Result<Value> Execute(const BundleProgram& program, const std::vector<Value>& args);
+
+/// The shape of buffer `index` (tuples included), allocated in `scratch`.
+Shape BufferShape(const BundleProgram& program, uint32_t index, Module& scratch);
+
+}  // namespace nhlo

@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: Apache-2.0
+// Kernel entry points, grouped by family (one .cc each). Each kernel checks the shapes it is
+// given against its op's rules before touching memory: a bundle file is input, and a file whose
+// checksum was forged must still not make a kernel read out of bounds.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "codegen/bundle_format.h"
+#include "support/status.h"
+
+namespace nhlo {
+
+/// One operand or result: its buffer record and its bytes.
+struct Buf {
+  const BufferRecord* rec;
+  uint8_t* data;
+  PrimitiveType type() const { return rec->type; }
+  int64_t count() const { return rec->ElementCount(); }
+  size_t rank() const { return rec->dims.size(); }
+};
+
+Status KernelUnary(Opcode op, const Buf& in, const Buf& out);
+Status KernelBinary(Opcode op, const Buf& a, const Buf& b, const Buf& out);
+Status KernelCompare(const BundleRecord& bundle, const Buf& a, const Buf& b, const Buf& out);
+Status KernelSelect(const Buf& pred, const Buf& on_true, const Buf& on_false, const Buf& out);
+Status KernelClamp(const Buf& lo, const Buf& x, const Buf& hi, const Buf& out);
+Status KernelConvert(const Buf& in, const Buf& out);
+Status KernelBitcastConvert(const Buf& in, const Buf& out);
+
+Status KernelBroadcast(const BundleRecord& bundle, const Buf& in, const Buf& out);
+Status KernelReshape(const Buf& in, const Buf& out);
+Status KernelTranspose(const BundleRecord& bundle, const Buf& in, const Buf& out);
+Status KernelIota(const BundleRecord& bundle, const Buf& out);
+Status KernelDot(const BundleRecord& bundle, const Buf& lhs, const Buf& rhs, const Buf& out);
+
+/// Dims of a buffer record as a vector (helper shared by the kernel files).
+inline const std::vector<int64_t>& Dims(const Buf& b) { return b.rec->dims; }
+
+}  // namespace nhlo

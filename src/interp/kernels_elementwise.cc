@@ -1,0 +1,382 @@
+// SPDX-License-Identifier: Apache-2.0
+// Elementwise kernels: unary, binary, compare, select, clamp, convert and bitcast-convert, with
+// XLA's HloEvaluator rules (shared/reference/HLO_SEMANTICS.md, "General" and "convert").
+#include <bit>
+#include <cmath>
+#include <limits>
+
+#include "interp/element_traits.h"
+#include "interp/kernels.h"
+
+namespace nhlo {
+namespace {
+
+Status Unimplemented(Opcode op, PrimitiveType t) {
+  return Status::Error("the interpreter does not implement '" + std::string(OpcodeName(op)) + "' on " +
+                       std::string(PrimitiveTypeName(t)));
+}
+
+Status CheckSameCount(Opcode op, std::initializer_list<const Buf*> bufs) {
+  int64_t n = (*bufs.begin())->count();
+  for (const Buf* b : bufs)
+    if (b->count() != n || !IsArrayType(b->type()))
+      return Status::Error("bundle '" + std::string(OpcodeName(op)) + "' has operands whose element counts differ");
+  return OkStatus();
+}
+
+template <typename C>
+C UnaryFloat(Opcode op, C x, bool* ok) {
+  switch (op) {
+    case Opcode::kAbs: return std::fabs(x);
+    case Opcode::kNegate: return -x;
+    case Opcode::kCeil: return std::ceil(x);
+    case Opcode::kFloor: return std::floor(x);
+    case Opcode::kExp: return std::exp(x);
+    case Opcode::kExpm1: return std::expm1(x);
+    case Opcode::kLog: return std::log(x);
+    case Opcode::kLog1p: return std::log1p(x);
+    case Opcode::kLogistic: return C(1) / (C(1) + std::exp(-x));
+    case Opcode::kSqrt: return std::sqrt(x);
+    case Opcode::kRsqrt: return C(1) / std::sqrt(x);
+    case Opcode::kCbrt: return std::cbrt(x);
+    case Opcode::kSin: return std::sin(x);
+    case Opcode::kCos: return std::cos(x);
+    case Opcode::kTan: return std::tan(x);
+    case Opcode::kTanh: return std::tanh(x);
+    case Opcode::kSinh: return std::sinh(x);
+    case Opcode::kCosh: return std::cosh(x);
+    case Opcode::kAcos: return std::acos(x);
+    case Opcode::kAcosh: return std::acosh(x);
+    case Opcode::kAsin: return std::asin(x);
+    case Opcode::kAsinh: return std::asinh(x);
+    case Opcode::kAtanh: return std::atanh(x);
+    case Opcode::kErf: return std::erf(x);
+    case Opcode::kSign:
+      if (std::isnan(x)) return x;
+      return x > 0 ? C(1) : x < 0 ? C(-1) : x;  // keeps the sign of zero
+    case Opcode::kRoundNearestAfz: return std::round(x);
+    case Opcode::kRoundNearestEven: return std::nearbyint(x);
+    case Opcode::kCopy: case Opcode::kReal: return x;
+    case Opcode::kImag: return C(0);
+    default: *ok = false; return x;
+  }
+}
+
+template <typename C>
+C UnaryInt(Opcode op, C x, int bits, bool* ok) {
+  using U = std::make_unsigned_t<C>;
+  U mask = bits >= 64 ? ~U(0) : (U(1) << bits) - 1;
+  switch (op) {
+    case Opcode::kAbs: if constexpr (std::is_signed_v<C>) return x < 0 ? C(U(0) - U(x)) : x; else return x;
+    case Opcode::kNegate: return C(U(0) - U(x));
+    case Opcode::kNot: return C(~U(x));
+    case Opcode::kSign: if constexpr (std::is_signed_v<C>) return x > 0 ? 1 : x < 0 ? -1 : 0; else return x > 0 ? 1 : 0;
+    case Opcode::kCopy: return x;
+    case Opcode::kPopulationCount: return C(std::popcount(U(x) & mask));
+    case Opcode::kClz: {
+      U v = U(x) & mask;
+      return C(std::countl_zero(v) - (64 - bits));
+    }
+    default: *ok = false; return x;
+  }
+}
+
+template <typename C>
+C BinaryFloat(Opcode op, C a, C b, bool* ok) {
+  switch (op) {
+    case Opcode::kAdd: return a + b;
+    case Opcode::kSubtract: return a - b;
+    case Opcode::kMultiply: return a * b;
+    case Opcode::kDivide: return a / b;
+    case Opcode::kRemainder: return std::fmod(a, b);
+    case Opcode::kAtan2: return std::atan2(a, b);
+    case Opcode::kPower:
+      if (a == C(1) || b == C(0)) return C(1);
+      return std::pow(a, b);
+    case Opcode::kMaximum:
+      if (std::isnan(a)) return a;
+      if (std::isnan(b)) return b;
+      return a >= b ? a : b;
+    case Opcode::kMinimum:
+      if (std::isnan(a)) return a;
+      if (std::isnan(b)) return b;
+      return a <= b ? a : b;
+    default: *ok = false; return a;
+  }
+}
+
+template <typename C>
+C BinaryInt(Opcode op, C a, C b, int bits, bool* ok) {
+  using U = std::make_unsigned_t<C>;
+  switch (op) {
+    case Opcode::kAdd: return C(U(a) + U(b));
+    case Opcode::kSubtract: return C(U(a) - U(b));
+    case Opcode::kMultiply: return C(U(a) * U(b));
+    case Opcode::kDivide:
+      if (b == 0) return std::is_signed_v<C> ? C(-1) : C(~U(0));
+      if constexpr (std::is_signed_v<C>) {
+        C min = bits >= 64 ? std::numeric_limits<C>::min() : -(C(1) << (bits - 1));
+        if (a == min && b == -1) return a;
+      }
+      return a / b;
+    case Opcode::kRemainder:
+      if (b == 0) return a;
+      if constexpr (std::is_signed_v<C>) if (b == -1) return 0;
+      return a % b;
+    case Opcode::kMaximum: return a >= b ? a : b;
+    case Opcode::kMinimum: return a <= b ? a : b;
+    case Opcode::kAnd: return a & b;
+    case Opcode::kOr: return a | b;
+    case Opcode::kXor: return a ^ b;
+    case Opcode::kShiftLeft: {
+      U amount = U(b) & (bits >= 64 ? ~U(0) : (U(1) << bits) - 1);
+      return amount >= U(bits) ? C(0) : C(U(a) << amount);
+    }
+    case Opcode::kShiftRightLogical: {
+      U mask = bits >= 64 ? ~U(0) : (U(1) << bits) - 1;
+      U amount = U(b) & mask;
+      return amount >= U(bits) ? C(0) : C((U(a) & mask) >> amount);
+    }
+    case Opcode::kShiftRightArithmetic: {
+      U mask = bits >= 64 ? ~U(0) : (U(1) << bits) - 1;
+      U amount = U(b) & mask;
+      // Compute on the sign-extended value; an out-of-range shift fills with the sign.
+      int64_t sa = static_cast<int64_t>(a);
+      if constexpr (!std::is_signed_v<C>) {
+        if (bits < 64 && (U(a) >> (bits - 1)) & 1) sa = static_cast<int64_t>(U(a) | ~mask);
+      }
+      if (amount >= U(bits)) return sa < 0 ? C(~U(0)) : C(0);
+      return C(sa >> amount);
+    }
+    case Opcode::kPower: {
+      if (b < 0) return a == 1 ? C(1) : C(0);
+      U result = 1, base = U(a);
+      for (U e = U(b); e; e >>= 1, base *= base)
+        if (e & 1) result *= base;
+      return C(result);
+    }
+    case Opcode::kMulhi: {
+      if constexpr (std::is_signed_v<C>) {
+        __int128 p = static_cast<__int128>(a) * b;
+        return C(p >> bits);
+      } else {
+        unsigned __int128 p = static_cast<unsigned __int128>(a) * b;
+        return C(p >> bits);
+      }
+    }
+    default: *ok = false; return a;
+  }
+}
+
+}  // namespace
+
+Status KernelUnary(Opcode op, const Buf& in, const Buf& out) {
+  NHLO_TRY(CheckSameCount(op, {&in, &out}));
+  int64_t n = in.count();
+  if (op == Opcode::kIsFinite) {
+    return DispatchType(in.type(), [&](auto t) -> Status {
+      using C = typename decltype(t)::Compute;
+      if constexpr (!std::is_floating_point_v<C>) return Unimplemented(op, in.type());
+      else {
+        for (int64_t i = 0; i < n; ++i) out.data[i] = std::isfinite(t.Load(in.data, i));
+        return OkStatus();
+      }
+    });
+  }
+  if (in.type() != out.type()) return Unimplemented(op, in.type());
+  int bits = BitWidth(in.type());
+  return DispatchType(in.type(), [&](auto t) -> Status {
+    using C = typename decltype(t)::Compute;
+    bool ok = true;
+    for (int64_t i = 0; i < n && ok; ++i) {
+      C x = t.Load(in.data, i);
+      if constexpr (std::is_floating_point_v<C>) t.Store(out.data, i, UnaryFloat<C>(op, x, &ok));
+      else if (in.type() == PrimitiveType::kPred) {
+        if (op == Opcode::kNot) t.Store(out.data, i, !x);
+        else if (op == Opcode::kCopy) t.Store(out.data, i, x);
+        else ok = false;
+      } else {
+        t.Store(out.data, i, UnaryInt<C>(op, x, bits, &ok));
+      }
+    }
+    return ok ? OkStatus() : Unimplemented(op, in.type());
+  });
+}
+
+Status KernelBinary(Opcode op, const Buf& a, const Buf& b, const Buf& out) {
+  NHLO_TRY(CheckSameCount(op, {&a, &b, &out}));
+  if (a.type() != b.type() || a.type() != out.type()) return Unimplemented(op, a.type());
+  int64_t n = out.count();
+  int bits = BitWidth(a.type());
+  if (a.type() == PrimitiveType::kF32 && op == Opcode::kAdd) {  // hot path: the common case
+    const float* x = reinterpret_cast<const float*>(a.data);
+    const float* y = reinterpret_cast<const float*>(b.data);
+    float* z = reinterpret_cast<float*>(out.data);
+    for (int64_t i = 0; i < n; ++i) z[i] = x[i] + y[i];
+    return OkStatus();
+  }
+  return DispatchType(a.type(), [&](auto t) -> Status {
+    using C = typename decltype(t)::Compute;
+    bool ok = true;
+    for (int64_t i = 0; i < n && ok; ++i) {
+      C x = t.Load(a.data, i), y = t.Load(b.data, i);
+      if constexpr (std::is_floating_point_v<C>) {
+        t.Store(out.data, i, BinaryFloat<C>(op, x, y, &ok));
+      } else if (a.type() == PrimitiveType::kPred) {
+        switch (op) {
+          case Opcode::kAnd: case Opcode::kMinimum: case Opcode::kMultiply: t.Store(out.data, i, x && y); break;
+          case Opcode::kOr: case Opcode::kMaximum: case Opcode::kAdd: t.Store(out.data, i, x || y); break;
+          case Opcode::kXor: case Opcode::kSubtract: t.Store(out.data, i, x != y); break;
+          case Opcode::kPower: t.Store(out.data, i, x || !y); break;
+          default: ok = false;
+        }
+      } else {
+        t.Store(out.data, i, BinaryInt<C>(op, x, y, bits, &ok));
+      }
+    }
+    return ok ? OkStatus() : Unimplemented(op, a.type());
+  });
+}
+
+Status KernelCompare(const BundleRecord& bundle, const Buf& a, const Buf& b, const Buf& out) {
+  NHLO_TRY(CheckSameCount(Opcode::kCompare, {&a, &b, &out}));
+  if (a.type() != b.type() || out.type() != PrimitiveType::kPred)
+    return Status::Error("bundle 'compare' has mismatched operand or result types");
+  const AttrRecord* dir = bundle.Find(AttrId::kDirection);
+  const AttrRecord* type = bundle.Find(AttrId::kType);
+  if (!dir) return Status::Error("bundle 'compare' has no direction");
+  std::string_view d = dir->text;
+  int code = d == "EQ" ? 0 : d == "NE" ? 1 : d == "LT" ? 2 : d == "LE" ? 3 : d == "GT" ? 4 : d == "GE" ? 5 : -1;
+  if (code < 0) return Status::Error("unknown comparison direction '" + std::string(d) + "'");
+  bool total_order = type && type->text == "TOTALORDER";
+  int64_t n = out.count();
+  auto cmp = [code](auto x, auto y) {
+    switch (code) {
+      case 0: return x == y;
+      case 1: return x != y;
+      case 2: return x < y;
+      case 3: return x <= y;
+      case 4: return x > y;
+      default: return x >= y;
+    }
+  };
+  if (total_order && IsFloat(a.type())) {
+    // Sign-magnitude image of the bits: -NaN < -inf < ... < -0 < +0 < ... < +inf < +NaN.
+    int width = BitWidth(a.type());
+    for (int64_t i = 0; i < n; ++i) {
+      auto key = [&](const uint8_t* p) {
+        uint64_t bits = LoadBits(a.type(), p + i * HostByteSize(a.type()));
+        uint64_t sign = uint64_t(1) << (width - 1);
+        int64_t mag = static_cast<int64_t>(bits & (sign - 1));
+        return (bits & sign) ? -mag - 1 : mag;
+      };
+      out.data[i] = cmp(key(a.data), key(b.data));
+    }
+    return OkStatus();
+  }
+  return DispatchType(a.type(), [&](auto t) -> Status {
+    for (int64_t i = 0; i < n; ++i) out.data[i] = cmp(t.Load(a.data, i), t.Load(b.data, i));
+    return OkStatus();
+  });
+}
+
+Status KernelSelect(const Buf& pred, const Buf& on_true, const Buf& on_false, const Buf& out) {
+  NHLO_TRY(CheckSameCount(Opcode::kSelect, {&on_true, &on_false, &out}));
+  if (pred.type() != PrimitiveType::kPred || (pred.count() != 1 && pred.count() != out.count()) ||
+      on_true.type() != out.type() || on_false.type() != out.type())
+    return Status::Error("bundle 'select' has mismatched operands");
+  int64_t n = out.count();
+  int size = HostByteSize(out.type());
+  bool scalar = pred.rank() == 0;
+  for (int64_t i = 0; i < n; ++i) {
+    bool p = pred.data[scalar ? 0 : i] != 0;
+    std::memcpy(out.data + i * size, (p ? on_true.data : on_false.data) + i * size, size);
+  }
+  return OkStatus();
+}
+
+Status KernelClamp(const Buf& lo, const Buf& x, const Buf& hi, const Buf& out) {
+  NHLO_TRY(CheckSameCount(Opcode::kClamp, {&x, &out}));
+  for (const Buf* bound : {&lo, &hi})
+    if (bound->type() != x.type() || (bound->count() != 1 && bound->count() != x.count()))
+      return Status::Error("bundle 'clamp' has mismatched operands");
+  if (x.type() != out.type()) return Status::Error("bundle 'clamp' has mismatched operands");
+  int64_t n = out.count();
+  return DispatchType(x.type(), [&](auto t) -> Status {
+    using C = typename decltype(t)::Compute;
+    for (int64_t i = 0; i < n; ++i) {
+      C l = t.Load(lo.data, lo.count() == 1 ? 0 : i), v = t.Load(x.data, i), h = t.Load(hi.data, hi.count() == 1 ? 0 : i);
+      if constexpr (std::is_floating_point_v<C>) {
+        if (std::isnan(l)) { t.Store(out.data, i, l); continue; }
+        if (std::isnan(v)) { t.Store(out.data, i, v); continue; }
+        if (std::isnan(h)) { t.Store(out.data, i, h); continue; }
+      }
+      C m = v > l ? v : l;
+      t.Store(out.data, i, m < h ? m : h);
+    }
+    return OkStatus();
+  });
+}
+
+Status KernelConvert(const Buf& in, const Buf& out) {
+  NHLO_TRY(CheckSameCount(Opcode::kConvert, {&in, &out}));
+  PrimitiveType from = in.type(), to = out.type();
+  if (IsComplex(from) || IsComplex(to)) return Unimplemented(Opcode::kConvert, IsComplex(from) ? from : to);
+  int64_t n = out.count();
+  int in_size = HostByteSize(from), out_size = HostByteSize(to);
+  for (int64_t i = 0; i < n; ++i) {
+    const uint8_t* src = in.data + i * in_size;
+    uint8_t* dst = out.data + i * out_size;
+    if (IsFloat(from)) {
+      StoreFromDouble(to, dst, LoadAsDouble(from, src));  // f32-exact for every type up to 32 bits
+    } else if (IsFloat(to)) {
+      // Integers go to float through a single native conversion, then to the narrow type.
+      if (to == PrimitiveType::kF64) {
+        double v = IsSignedInt(from) ? static_cast<double>(LoadAsInt(from, src)) : static_cast<double>(LoadAsUint(from, src));
+        StoreFromDouble(to, dst, v);
+      } else {
+        float v = IsSignedInt(from) ? static_cast<float>(LoadAsInt(from, src)) : static_cast<float>(LoadAsUint(from, src));
+        if (to == PrimitiveType::kF32) std::memcpy(dst, &v, 4);
+        else StoreBits(to, dst, EncodeFromF32(to, v));
+      }
+    } else if (to == PrimitiveType::kPred) {
+      dst[0] = LoadAsUint(from, src) != 0;
+    } else {
+      StoreBits(to, dst, LoadAsUint(from, src));  // int -> int wraps
+    }
+  }
+  return OkStatus();
+}
+
+Status KernelBitcastConvert(const Buf& in, const Buf& out) {
+  PrimitiveType from = in.type(), to = out.type();
+  int in_bits = BitWidth(from), out_bits = BitWidth(to);
+  if (in_bits == 0 || out_bits == 0 || static_cast<int64_t>(in_bits) * in.count() != static_cast<int64_t>(out_bits) * out.count())
+    return Status::Error("bundle 'bitcast-convert' changes the number of bits");
+  if (IsComplex(from) || IsComplex(to)) return Unimplemented(Opcode::kBitcastConvert, IsComplex(from) ? from : to);
+  int in_size = HostByteSize(from), out_size = HostByteSize(to);
+  if (in_bits % 8 == 0 && out_bits % 8 == 0) {
+    std::memcpy(out.data, in.data, static_cast<size_t>(out.count()) * out_size);
+    return OkStatus();
+  }
+  // Sub-byte types: split or join bit fields, lane 0 in the low bits.
+  if (in_bits >= out_bits) {
+    int ratio = in_bits / out_bits;
+    for (int64_t i = 0; i < in.count(); ++i) {
+      uint64_t bits = LoadBits(from, in.data + i * in_size);
+      for (int j = 0; j < ratio; ++j)
+        StoreBits(to, out.data + (i * ratio + j) * out_size, (bits >> (j * out_bits)) & ((uint64_t(1) << out_bits) - 1));
+    }
+  } else {
+    int ratio = out_bits / in_bits;
+    for (int64_t i = 0; i < out.count(); ++i) {
+      uint64_t bits = 0;
+      for (int j = 0; j < ratio; ++j)
+        bits |= (LoadBits(from, in.data + (i * ratio + j) * in_size) & ((uint64_t(1) << in_bits) - 1)) << (j * in_bits);
+      StoreBits(to, out.data + i * out_size, bits);
+    }
+  }
+  return OkStatus();
+}
+
+}  // namespace nhlo

@@ -1,0 +1,284 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "ir/ir.h"
+
+#include <algorithm>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "support/status.h"
+
+namespace nhlo {
+namespace {
+
+struct OpcodeInfo {
+  std::string_view text;
+  int arity;
+};
+constexpr OpcodeInfo kOpcodes[] = {
+#define NHLO_OPCODE(Enum, text, arity) {text, arity},
+#include "ir/opcodes.def"
+#undef NHLO_OPCODE
+};
+
+struct AttrInfo {
+  std::string_view text;
+  AttrKind kind;
+};
+constexpr AttrInfo kAttrs[] = {
+#define NHLO_ATTR(Enum, text, kind) {text, AttrKind::kind},
+#include "ir/attributes.def"
+#undef NHLO_ATTR
+};
+
+template <typename Info, size_t N>
+const std::unordered_map<std::string_view, int>& IndexByText(const Info (&table)[N]) {
+  static const auto* index = [&] {
+    auto* m = new std::unordered_map<std::string_view, int>();
+    for (size_t i = 0; i < N; ++i) m->emplace(table[i].text, static_cast<int>(i));
+    return m;
+  }();
+  return *index;
+}
+
+}  // namespace
+
+std::string_view OpcodeName(Opcode op) { return kOpcodes[static_cast<int>(op)].text; }
+int OpcodeArity(Opcode op) { return kOpcodes[static_cast<int>(op)].arity; }
+
+std::optional<Opcode> OpcodeFromName(std::string_view name) {
+  const auto& index = IndexByText(kOpcodes);
+  auto it = index.find(name);
+  if (it == index.end()) return std::nullopt;
+  return static_cast<Opcode>(it->second);
+}
+
+std::string_view AttrName(AttrId id) { return kAttrs[static_cast<int>(id)].text; }
+AttrKind AttrDeclaredKind(AttrId id) { return kAttrs[static_cast<int>(id)].kind; }
+
+std::optional<AttrId> AttrFromName(std::string_view name) {
+  const auto& index = IndexByText(kAttrs);
+  auto it = index.find(name);
+  if (it == index.end()) return std::nullopt;
+  return static_cast<AttrId>(it->second);
+}
+
+bool IsElementwiseUnary(Opcode op) {
+  switch (op) {
+    case Opcode::kAbs: case Opcode::kAcos: case Opcode::kAcosh: case Opcode::kAsin:
+    case Opcode::kAsinh: case Opcode::kAtanh: case Opcode::kCbrt: case Opcode::kCeil:
+    case Opcode::kClz: case Opcode::kCos: case Opcode::kCosh: case Opcode::kErf:
+    case Opcode::kExp: case Opcode::kExpm1: case Opcode::kFloor: case Opcode::kImag:
+    case Opcode::kIsFinite: case Opcode::kLog: case Opcode::kLog1p: case Opcode::kLogistic:
+    case Opcode::kNegate: case Opcode::kNot: case Opcode::kPopulationCount: case Opcode::kReal:
+    case Opcode::kRoundNearestAfz: case Opcode::kRoundNearestEven: case Opcode::kRsqrt:
+    case Opcode::kSign: case Opcode::kSin: case Opcode::kSinh: case Opcode::kSqrt:
+    case Opcode::kTan: case Opcode::kTanh: case Opcode::kCopy:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool IsElementwiseBinary(Opcode op) {
+  switch (op) {
+    case Opcode::kAdd: case Opcode::kSubtract: case Opcode::kMultiply: case Opcode::kDivide:
+    case Opcode::kRemainder: case Opcode::kPower: case Opcode::kMaximum: case Opcode::kMinimum:
+    case Opcode::kAtan2: case Opcode::kComplex: case Opcode::kAnd: case Opcode::kOr:
+    case Opcode::kXor: case Opcode::kShiftLeft: case Opcode::kShiftRightArithmetic:
+    case Opcode::kShiftRightLogical: case Opcode::kMulhi:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// Shapes
+
+int64_t Shape::ElementCount() const {
+  if (!IsArray()) return -1;
+  int64_t n = 1;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (dims[i] < 0) return -1;
+    if (dims[i] != 0 && n > INT64_MAX / dims[i]) return -1;
+    n *= dims[i];
+  }
+  return n;
+}
+
+bool SameShape(const Shape& a, const Shape& b) {
+  if (a.type != b.type) return false;
+  if (a.IsTuple()) {
+    if (a.tuple.size() != b.tuple.size()) return false;
+    for (size_t i = 0; i < a.tuple.size(); ++i)
+      if (!SameShape(a.tuple[i], b.tuple[i])) return false;
+    return true;
+  }
+  if (a.dims.size() != b.dims.size()) return false;
+  for (size_t i = 0; i < a.dims.size(); ++i) {
+    if (a.dims[i] != b.dims[i]) return false;
+    if (a.IsDynamicDim(i) != b.IsDynamicDim(i)) return false;
+  }
+  return true;
+}
+
+void AppendShape(std::string& out, const Shape& s, bool print_layout) {
+  if (s.IsTuple()) {
+    out += '(';
+    for (size_t i = 0; i < s.tuple.size(); ++i) {
+      if (i) out += ", ";
+      AppendShape(out, s.tuple[i], print_layout);
+    }
+    out += ')';
+    return;
+  }
+  if (s.type == PrimitiveType::kBuffer) {
+    out += "b(";
+    if (!s.tuple.empty()) AppendShape(out, s.tuple[0], print_layout);
+    out += ')';
+    return;
+  }
+  out += PrimitiveTypeName(s.type);
+  out += '[';
+  for (size_t i = 0; i < s.dims.size(); ++i) {
+    if (i) out += ',';
+    DimKind kind = s.dim_kinds.empty() ? DimKind::kStatic : s.dim_kinds[i];
+    if (kind == DimKind::kUnbounded) {
+      out += '?';
+    } else {
+      if (kind == DimKind::kBounded) out += "<=";
+      out += std::to_string(s.dims[i]);
+    }
+  }
+  out += ']';
+  if (!print_layout || !s.IsArray()) return;
+  if (s.dims.empty() && (s.layout == nullptr || s.layout->tail.empty())) return;
+  out += '{';
+  if (s.layout) {
+    for (size_t i = 0; i < s.layout->minor_to_major.size(); ++i) {
+      if (i) out += ',';
+      out += std::to_string(s.layout->minor_to_major[i]);
+    }
+    if (!s.layout->tail.empty()) {
+      out += ':';
+      out += s.layout->tail;
+    }
+  } else {
+    for (size_t i = s.dims.size(); i-- > 0;) {
+      out += std::to_string(i);
+      if (i) out += ',';
+    }
+  }
+  out += '}';
+}
+
+std::string ShapeToString(const Shape& s, bool print_layout) {
+  std::string out;
+  AppendShape(out, s, print_layout);
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------
+// Instructions and modules
+
+const Attribute* Instruction::FindAttr(AttrId id) const {
+  for (const Attribute& a : attrs)
+    if (a.id == id) return &a;
+  return nullptr;
+}
+
+std::vector<Instruction*> Computation::Parameters() const {
+  std::vector<Instruction*> params;
+  for (Instruction* inst : instructions) {
+    if (inst->opcode != Opcode::kParameter) continue;
+    size_t n = static_cast<size_t>(inst->parameter_number);
+    if (n >= params.size()) params.resize(n + 1, nullptr);
+    params[n] = inst;
+  }
+  return params;
+}
+
+struct Module::NameSet {
+  std::unordered_set<std::string_view> names;
+  std::unordered_map<std::string_view, int64_t> next_suffix;
+};
+
+Module::Module() : names_(std::make_unique<NameSet>()) {}
+Module::~Module() = default;
+
+Computation* Module::AddComputation(std::string_view comp_name) {
+  computations.push_back(std::make_unique<Computation>());
+  Computation* comp = computations.back().get();
+  comp->name = comp_name;
+  comp->parent = this;
+  return comp;
+}
+
+Computation* Module::FindComputation(std::string_view comp_name) const {
+  for (const auto& c : computations)
+    if (c->name == comp_name) return c.get();
+  return nullptr;
+}
+
+void Module::NoteName(std::string_view n) { names_->names.insert(n); }
+
+std::string_view Module::UniqueName(std::string_view base) {
+  // Strip a numeric ".N" suffix so that convert.3 begets convert.4, not convert.3.1.
+  size_t dot = base.rfind('.');
+  if (dot != std::string_view::npos && dot + 1 < base.size() &&
+      std::all_of(base.begin() + dot + 1, base.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    base = base.substr(0, dot);
+  if (base.empty()) base = "inst";
+  std::string_view stable_base = arena.CopyString(base);
+  int64_t& suffix = names_->next_suffix[stable_base];
+  for (;;) {
+    std::string candidate = std::string(stable_base) + "." + std::to_string(++suffix);
+    if (!names_->names.count(candidate)) {
+      std::string_view stored = arena.CopyString(candidate);
+      names_->names.insert(stored);
+      return stored;
+    }
+  }
+}
+
+Instruction* Module::NewInstruction(Computation* comp, Opcode op, const Shape& shape,
+                                    const std::vector<Instruction*>& operands,
+                                    std::string_view base_name) {
+  Instruction* inst = arena.New<Instruction>();
+  inst->opcode = op;
+  inst->shape = shape;
+  inst->operands = arena.Copy(operands);
+  inst->parent = comp;
+  inst->name = UniqueName(base_name.empty() ? OpcodeName(op) : base_name);
+  comp->instructions.push_back(inst);
+  return inst;
+}
+
+Shape Module::MakeArrayShape(PrimitiveType type, const std::vector<int64_t>& dims) {
+  Shape s;
+  s.type = type;
+  s.dims = arena.Copy(dims);
+  return s;
+}
+
+Shape Module::MakeTupleShape(const std::vector<Shape>& elements) {
+  Shape s;
+  s.type = PrimitiveType::kTuple;
+  s.tuple = arena.Copy(elements);
+  return s;
+}
+
+std::vector<int> CountUsers(const Computation& comp) {
+  std::unordered_map<const Instruction*, int> index;
+  index.reserve(comp.instructions.size());
+  for (size_t i = 0; i < comp.instructions.size(); ++i) index[comp.instructions[i]] = int(i);
+  std::vector<int> users(comp.instructions.size(), 0);
+  for (const Instruction* inst : comp.instructions)
+    for (const Instruction* op : inst->operands) {
+      auto it = index.find(op);
+      if (it != index.end()) ++users[it->second];
+    }
+  return users;
+}
+
+}  // namespace nhlo

@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: Apache-2.0
+// The in-memory HLO: Module -> Computation -> Instruction, with shapes, literals and typed
+// attributes. Nodes live in the module's arena and hold only views, so parsing allocates little
+// and a module is freed in one go. Everything the text says is kept, so the printer can write
+// it back (the printer is the parser's inverse).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "support/arena.h"
+#include "types/primitive_type.h"
+
+namespace nhlo {
+
+enum class Opcode : uint8_t {
+#define NHLO_OPCODE(Enum, text, arity) k##Enum,
+#include "ir/opcodes.def"
+#undef NHLO_OPCODE
+};
+inline constexpr int kOpcodeCount = 0
+#define NHLO_OPCODE(Enum, text, arity) +1
+#include "ir/opcodes.def"
+#undef NHLO_OPCODE
+    ;
+
+std::string_view OpcodeName(Opcode op);
+std::optional<Opcode> OpcodeFromName(std::string_view name);
+/// Operand count the opcode takes; -1 for variadic.
+int OpcodeArity(Opcode op);
+bool IsElementwiseUnary(Opcode op);
+bool IsElementwiseBinary(Opcode op);
+
+enum class AttrKind : uint8_t {
+  Int, Bool, Float, String, Ident, IntList, Computation, ComputationList, InstructionList,
+  Shape, Raw, Config, Literal
+};
+
+enum class AttrId : uint8_t {
+#define NHLO_ATTR(Enum, text, kind) k##Enum,
+#include "ir/attributes.def"
+#undef NHLO_ATTR
+};
+
+std::string_view AttrName(AttrId id);
+AttrKind AttrDeclaredKind(AttrId id);
+std::optional<AttrId> AttrFromName(std::string_view name);
+
+// ----------------------------------------------------------------------------------------
+// Shapes
+
+/// How one dimension is sized: static, bounded-dynamic (`<=N`) or unbounded (`?`).
+enum class DimKind : uint8_t { kStatic, kBounded, kUnbounded };
+
+/// A layout: minor_to_major plus the rest of the `{...:...}` text (tiles, memory space, ...),
+/// kept verbatim after the colon.
+struct Layout {
+  Span<int64_t> minor_to_major;
+  std::string_view tail;
+};
+
+/// An array shape (element type + dims), a tuple, a token or opaque. Trivially copyable: the
+/// spans point into the module arena (or are empty).
+struct Shape {
+  PrimitiveType type = PrimitiveType::kInvalid;
+  Span<int64_t> dims;             // for `?` dims the value is -1
+  Span<DimKind> dim_kinds;        // empty when every dim is static
+  const Layout* layout = nullptr; // null: default (row-major) layout
+  Span<Shape> tuple;              // elements when type == kTuple
+
+  bool IsTuple() const { return type == PrimitiveType::kTuple; }
+  bool IsArray() const { return IsArrayType(type); }
+  size_t rank() const { return dims.size(); }
+  bool IsScalar() const { return IsArray() && dims.empty(); }
+  bool IsDynamicDim(size_t i) const {
+    return !dim_kinds.empty() && dim_kinds[i] != DimKind::kStatic;
+  }
+  /// Element count for arrays (product of dims, 1 for scalars); -1 if unknown or overflowing.
+  int64_t ElementCount() const;
+};
+
+/// Shape equality on type, dims, dynamic kinds and tuple structure (layouts ignored).
+bool SameShape(const Shape& a, const Shape& b);
+/// `f32[2,3]{1,0}` with the default layout printed for arrays of rank >= 1 (XLA's long form).
+std::string ShapeToString(const Shape& s, bool print_layout = true);
+void AppendShape(std::string& out, const Shape& s, bool print_layout = true);
+
+// ----------------------------------------------------------------------------------------
+// Literals
+
+/// Constant data. Arrays store elements row-major in the host layout of primitive_type.h
+/// (HostByteSize bytes each, little-endian; sub-byte types one per byte, sign-extended for s4).
+/// An elided literal (`{...}`) has zeroed data and prints as `{...}` again.
+struct Literal {
+  Shape shape;
+  Span<uint8_t> data;
+  Span<const Literal*> tuple;
+  bool elided = false;
+};
+
+// ----------------------------------------------------------------------------------------
+// Attributes
+
+struct Computation;
+struct Instruction;
+
+/// One `name=value`. Which fields are meaningful depends on `kind`.
+struct Attribute {
+  AttrId id;
+  AttrKind kind;
+  bool b = false;
+  int64_t i = 0;
+  double f = 0;
+  std::string_view text;           // String (unescaped), Ident, Raw, Config (raw JSON or string)
+  bool config_is_json = false;     // Config written as a raw {...} block
+  Span<int64_t> ints;              // IntList
+  Span<Computation*> computations; // Computation (one) and ComputationList
+  Span<Instruction*> instructions; // InstructionList
+  const Shape* shape = nullptr;    // Shape
+  const Literal* literal = nullptr;// Literal
+};
+
+// ----------------------------------------------------------------------------------------
+// Instructions, computations, modules
+
+struct Instruction {
+  std::string_view name;
+  Opcode opcode;
+  Shape shape;
+  Span<Instruction*> operands;
+  Span<Attribute> attrs;        // sorted by AttrId: the printer's order
+  Computation* parent = nullptr;
+  const Literal* literal = nullptr;  // kConstant
+  int64_t parameter_number = -1;     // kParameter
+  uint32_t source_offset = kNoLocation;  // byte offset of the name in the source
+  static constexpr uint32_t kNoLocation = UINT32_MAX;
+  uint32_t source_id = 0;            // which source buffer of the module
+
+  const Attribute* FindAttr(AttrId id) const;
+  const Instruction* operand(size_t i) const { return operands[i]; }
+};
+
+struct Computation {
+  std::string_view name;
+  std::vector<Instruction*> instructions;  // program order
+  Instruction* root = nullptr;
+  bool is_entry = false;
+  std::string_view execution_thread;       // empty = main
+  uint32_t source_offset = 0;
+  uint32_t source_id = 0;
+  struct Module* parent = nullptr;
+
+  /// Parameters ordered by parameter number (holes are null).
+  std::vector<Instruction*> Parameters() const;
+};
+
+/// One source buffer a module was parsed from; diagnostics point into it.
+struct SourceBuffer {
+  std::string name;
+  std::string text;
+};
+
+struct Module {
+  Module();
+  ~Module();
+  Module(const Module&) = delete;
+  Module& operator=(const Module&) = delete;
+
+  Arena arena;
+  std::string_view name;
+  std::vector<std::unique_ptr<Computation>> computations;  // callees before callers
+  Computation* entry = nullptr;
+  /// Header attributes other than the name, kept as (name, raw text) in source order.
+  std::vector<std::pair<std::string_view, std::string_view>> header_attrs;
+  /// Stack-frame tables (FileNames ... StackFrames), kept verbatim.
+  std::string_view stack_frames;
+  std::vector<std::unique_ptr<SourceBuffer>> sources;
+
+  Computation* AddComputation(std::string_view name);
+  Computation* FindComputation(std::string_view name) const;
+  /// A new instruction in `comp`, appended at the end (callers reorder as needed). The name is
+  /// made unique within the module from `base_name`.
+  Instruction* NewInstruction(Computation* comp, Opcode op, const Shape& shape,
+                              const std::vector<Instruction*>& operands,
+                              std::string_view base_name = {});
+  /// A name not yet used by any instruction of the module, derived from `base`.
+  std::string_view UniqueName(std::string_view base);
+  void NoteName(std::string_view name);
+
+  /// Shape helpers allocating in the arena.
+  Shape MakeArrayShape(PrimitiveType type, const std::vector<int64_t>& dims);
+  Shape MakeTupleShape(const std::vector<Shape>& elements);
+
+ private:
+  struct NameSet;
+  std::unique_ptr<NameSet> names_;
+};
+
+/// Counts the users of every instruction in `comp` (by instruction pointer, control edges
+/// excluded). Index by position in comp.instructions.
+std::vector<int> CountUsers(const Computation& comp);
+
+}  // namespace nhlo

@@ -1,0 +1,303 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "parser/lexer.h"
+
+namespace nhlo {
+namespace {
+
+bool IsHex(char c) {
+  return IsDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+
+// Each matcher returns the length of the longest match of its pattern at s[0..], or 0.
+
+// -?( [0-9]+ | [0-9]+.[0-9]* | [0-9]*.[0-9]+ )([eE][+-]?[0-9]+)?  -- with '.' or exponent
+size_t MatchDecimal(std::string_view s) {
+  size_t i = 0;
+  if (i < s.size() && s[i] == '-') ++i;
+  size_t int_digits = 0, frac_digits = 0;
+  while (i < s.size() && IsDigit(s[i])) ++i, ++int_digits;
+  bool dot = false;
+  if (i < s.size() && s[i] == '.' && !(i + 1 < s.size() && s[i + 1] == '.')) {
+    dot = true;
+    ++i;
+    while (i < s.size() && IsDigit(s[i])) ++i, ++frac_digits;
+  }
+  if (int_digits + frac_digits == 0) return 0;
+  bool exp = false;
+  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+    size_t j = i + 1;
+    if (j < s.size() && (s[j] == '+' || s[j] == '-')) ++j;
+    size_t d = j;
+    while (j < s.size() && IsDigit(s[j])) ++j;
+    if (j > d) {
+      exp = true;
+      i = j;
+    }
+  }
+  if (!dot && !exp) return 0;
+  return i;
+}
+
+// [0-9bf?]{2,}_[0-9io?]{2,}->[0-9bf?]{2,}
+size_t MatchDimLabels(std::string_view s) {
+  auto run = [&](size_t i, std::string_view alphabet) {
+    size_t j = i;
+    while (j < s.size() && (IsDigit(s[j]) || s[j] == '?' || alphabet.find(s[j]) != alphabet.npos))
+      ++j;
+    return j - i;
+  };
+  size_t a = run(0, "bf");
+  if (a < 2 || a >= s.size() || s[a] != '_') return 0;
+  size_t b = run(a + 1, "io");
+  size_t i = a + 1 + b;
+  if (b < 2 || i + 1 >= s.size() || s[i] != '-' || s[i + 1] != '>') return 0;
+  size_t c = run(i + 2, "bf");
+  if (c < 2) return 0;
+  return i + 2 + c;
+}
+
+// [0-9]+(x[0-9]+)+
+size_t MatchDxD(std::string_view s) {
+  size_t i = 0, groups = 0;
+  for (;;) {
+    size_t d = i;
+    while (i < s.size() && IsDigit(s[i])) ++i;
+    if (i == d) return 0;
+    ++groups;
+    if (i < s.size() && s[i] == 'x' && i + 1 < s.size() && IsDigit(s[i + 1])) {
+      ++i;
+      continue;
+    }
+    break;
+  }
+  return groups >= 2 ? i : 0;
+}
+
+// -?[0-9]+_-?[0-9]+(_[0-9]+)?(x -?[0-9]+_-?[0-9]+(_[0-9]+)?)*
+size_t MatchPad(std::string_view s) {
+  size_t i = 0;
+  auto signed_int = [&]() {
+    size_t j = i;
+    if (j < s.size() && s[j] == '-') ++j;
+    size_t d = j;
+    while (j < s.size() && IsDigit(s[j])) ++j;
+    if (j == d) return false;
+    i = j;
+    return true;
+  };
+  for (;;) {
+    if (!signed_int()) return 0;
+    if (i >= s.size() || s[i] != '_') return 0;
+    ++i;
+    if (!signed_int()) return 0;
+    if (i + 1 < s.size() && s[i] == '_' && IsDigit(s[i + 1])) {
+      ++i;
+      while (i < s.size() && IsDigit(s[i])) ++i;
+    }
+    if (i + 1 < s.size() && s[i] == 'x' && (IsDigit(s[i + 1]) || s[i + 1] == '-')) {
+      ++i;
+      continue;
+    }
+    return i;
+  }
+}
+
+size_t MatchInt(std::string_view s) {
+  size_t i = 0;
+  if (i < s.size() && s[i] == '-') ++i;
+  size_t d = i;
+  while (i < s.size() && IsDigit(s[i])) ++i;
+  return i > d ? i : 0;
+}
+
+// nan, nan(0x..) with an optional leading '-'.
+size_t MatchNan(std::string_view s) {
+  size_t i = 0;
+  if (i < s.size() && s[i] == '-') ++i;
+  if (s.substr(i, 3) != "nan") return 0;
+  i += 3;
+  if (s.substr(i, 3) == "(0x") {
+    size_t j = i + 3, d = j;
+    while (j < s.size() && IsHex(s[j])) ++j;
+    if (j > d && j < s.size() && s[j] == ')') return j + 1;
+  }
+  return i;
+}
+
+}  // namespace
+
+bool Lexer::SkipTrivia() {
+  for (;;) {
+    while (pos_ < src_.size() &&
+           (src_[pos_] == ' ' || src_[pos_] == '\t' || src_[pos_] == '\n' || src_[pos_] == '\r'))
+      ++pos_;
+    if (pos_ + 1 < src_.size() && src_[pos_] == '/' && src_[pos_ + 1] == '/') {
+      while (pos_ < src_.size() && src_[pos_] != '\n') ++pos_;
+      continue;
+    }
+    if (pos_ + 1 < src_.size() && src_[pos_] == '/' && src_[pos_ + 1] == '*') {
+      size_t end = src_.find("*/", pos_ + 2);
+      if (end == std::string_view::npos) return false;
+      pos_ = static_cast<uint32_t>(end + 2);
+      continue;
+    }
+    return true;
+  }
+}
+
+Token Lexer::Next() {
+  uint32_t comment_start = pos_;
+  if (!SkipTrivia()) {
+    // Point at the comment opener, not at end of file.
+    size_t open = src_.find("/*", comment_start);
+    uint32_t at = open == std::string_view::npos ? pos_ : static_cast<uint32_t>(open);
+    pos_ = static_cast<uint32_t>(src_.size());
+    return Token{Tok::kError, at, "unterminated /* comment"};
+  }
+  if (pos_ >= src_.size()) return Token{Tok::kEof, pos_, {}};
+  uint32_t start = pos_;
+  char c = src_[pos_];
+  if (IsIdentStart(c)) {
+    // An identifier starting with b/f may be dim labels (b01f_01io->b01f).
+    if (size_t n = MatchDimLabels(src_.substr(pos_)); n > 0) {
+      pos_ += static_cast<uint32_t>(n);
+      return Make(Tok::kDimLabels, start, pos_);
+    }
+    while (pos_ < src_.size() && IsIdentChar(src_[pos_])) ++pos_;
+    uint32_t end = pos_;
+    if (pos_ < src_.size() && src_[pos_] == ':') {
+      ++pos_;
+      return Token{Tok::kName, start, src_.substr(start, end - start)};
+    }
+    if (pos_ < src_.size() && src_[pos_] == '=') {
+      ++pos_;
+      return Token{Tok::kAttrName, start, src_.substr(start, end - start)};
+    }
+    std::string_view word = src_.substr(start, end - start);
+    if (word == "nan") {
+      pos_ = start + static_cast<uint32_t>(MatchNan(src_.substr(start)));
+      return Make(Tok::kDecimal, start, pos_);
+    }
+    return Token{Tok::kIdent, start, word};
+  }
+  if (IsDigit(c) || c == '-' || c == '?') return LexNumberLike(start);
+  ++pos_;
+  switch (c) {
+    case '%': {
+      uint32_t name_start = pos_;
+      while (pos_ < src_.size() && IsIdentChar(src_[pos_])) ++pos_;
+      if (pos_ == name_start) return Token{Tok::kError, start, "expected a name after '%'"};
+      return Token{Tok::kName, start, src_.substr(name_start, pos_ - name_start)};
+    }
+    case '"':
+    case '\'':
+      return LexString(start, c);
+    case '=': return Make(Tok::kEqual, start, pos_);
+    case ',': return Make(Tok::kComma, start, pos_);
+    case ':': return Make(Tok::kColon, start, pos_);
+    case '*': return Make(Tok::kStar, start, pos_);
+    case '#': return Make(Tok::kHash, start, pos_);
+    case '+': return Make(Tok::kPlus, start, pos_);
+    case '~': return Make(Tok::kTilde, start, pos_);
+    case '[': return Make(Tok::kLBracket, start, pos_);
+    case ']': return Make(Tok::kRBracket, start, pos_);
+    case '{': return Make(Tok::kLBrace, start, pos_);
+    case '}': return Make(Tok::kRBrace, start, pos_);
+    case '(': return Make(Tok::kLParen, start, pos_);
+    case ')': return Make(Tok::kRParen, start, pos_);
+    case '<':
+      if (pos_ < src_.size() && src_[pos_] == '=') {
+        ++pos_;
+        return Make(Tok::kLeq, start, pos_);
+      }
+      break;
+    case '.':
+      if (src_.substr(start, 3) == "...") {
+        pos_ = start + 3;
+        return Make(Tok::kEllipsis, start, pos_);
+      }
+      break;
+    default:
+      break;
+  }
+  return Token{Tok::kError, start, src_.substr(start, 1)};
+}
+
+Token Lexer::LexNumberLike(uint32_t start) {
+  std::string_view rest = src_.substr(start);
+  if (rest[0] == '-' && rest.size() >= 2 && rest[1] == '>') {
+    pos_ = start + 2;
+    return Make(Tok::kArrow, start, pos_);
+  }
+  if (size_t n = MatchDecimal(rest)) {
+    pos_ = start + static_cast<uint32_t>(n);
+    return Make(Tok::kDecimal, start, pos_);
+  }
+  if (size_t n = MatchDimLabels(rest)) {
+    pos_ = start + static_cast<uint32_t>(n);
+    return Make(Tok::kDimLabels, start, pos_);
+  }
+  if (size_t n = MatchDxD(rest)) {
+    pos_ = start + static_cast<uint32_t>(n);
+    return Make(Tok::kDxD, start, pos_);
+  }
+  if (size_t n = MatchPad(rest)) {
+    pos_ = start + static_cast<uint32_t>(n);
+    return Make(Tok::kPad, start, pos_);
+  }
+  if (size_t n = MatchInt(rest)) {
+    pos_ = start + static_cast<uint32_t>(n);
+    return Make(Tok::kInt, start, pos_);
+  }
+  if (rest.substr(0, 4) == "-inf" && (rest.size() == 4 || !IsIdentChar(rest[4]))) {
+    pos_ = start + 4;
+    return Make(Tok::kNegInf, start, pos_);
+  }
+  if (size_t n = MatchNan(rest)) {
+    pos_ = start + static_cast<uint32_t>(n);
+    return Make(Tok::kDecimal, start, pos_);
+  }
+  if (rest[0] == '?') {
+    pos_ = start + 1;
+    return Make(Tok::kQuestion, start, pos_);
+  }
+  pos_ = start + 1;
+  return Token{Tok::kError, start, src_.substr(start, 1)};
+}
+
+Token Lexer::LexString(uint32_t start, char quote) {
+  uint32_t body = pos_;
+  while (pos_ < src_.size() && src_[pos_] != quote) {
+    if (src_[pos_] == '\\' && pos_ + 1 < src_.size()) ++pos_;
+    ++pos_;
+  }
+  if (pos_ >= src_.size()) return Token{Tok::kError, start, "unterminated string"};
+  std::string_view text = src_.substr(body, pos_ - body);
+  ++pos_;
+  return Token{Tok::kString, start, text};
+}
+
+Token Lexer::RawBraceBlock() {
+  if (!SkipTrivia()) return Token{Tok::kError, pos_, "unterminated /* comment"};
+  uint32_t start = pos_;
+  if (pos_ >= src_.size() || src_[pos_] != '{') return Token{Tok::kError, start, "expected '{'"};
+  int depth = 0;
+  while (pos_ < src_.size()) {
+    char c = src_[pos_++];
+    if (c == '"') {
+      while (pos_ < src_.size() && src_[pos_] != '"') {
+        if (src_[pos_] == '\\' && pos_ + 1 < src_.size()) ++pos_;
+        ++pos_;
+      }
+      if (pos_ >= src_.size()) break;
+      ++pos_;
+    } else if (c == '{') {
+      ++depth;
+    } else if (c == '}') {
+      if (--depth == 0) return Make(Tok::kString, start, pos_);
+    }
+  }
+  return Token{Tok::kError, start, "unbalanced '{' in attribute value"};
+}
+
+}  // namespace nhlo

@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: Apache-2.0
+// Hand-written lexer for HLO text. Tokens are views into the source; numbers are classified
+// here (int, decimal, dim labels, NxM, padding) and converted by the parser on demand.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+namespace nhlo {
+
+enum class Tok : uint8_t {
+  kEof,
+  kError,      // text holds the offending character(s); parser reports it
+  kName,       // %foo, or foo: (text without % or :)
+  kAttrName,   // foo= (text without =)
+  kIdent,      // bare word: keyword, type name, opcode, enum value
+  kInt,        // -?[0-9]+
+  kDecimal,    // floats, nan, nan(0x..), -nan
+  kNegInf,     // -inf
+  kString,     // "..." or '...' (text is the raw body, still escaped)
+  kDimLabels,  // b01f_01io->b01f
+  kDxD,        // 3x3
+  kPad,        // 0_1x1_1
+  kEqual, kComma, kColon, kStar, kQuestion, kHash, kPlus, kTilde,
+  kLBracket, kRBracket, kLBrace, kRBrace, kLParen, kRParen,
+  kArrow,      // ->
+  kLeq,        // <=
+  kEllipsis,   // ...
+};
+
+struct Token {
+  Tok kind = Tok::kEof;
+  uint32_t offset = 0;    // byte offset of the token's first character
+  std::string_view text;  // see Tok for what it holds
+};
+
+class Lexer {
+ public:
+  explicit Lexer(std::string_view source) : src_(source) {}
+
+  /// Scans the next token. Comments and whitespace are skipped.
+  Token Next();
+  /// Scans a raw balanced `{...}` block starting at the current position (after skipping
+  /// whitespace), honouring double-quoted strings; used for JSON-like values. Returns a kString
+  /// token whose text includes the braces, or kError if unbalanced.
+  Token RawBraceBlock();
+
+  uint32_t position() const { return pos_; }
+  void set_position(uint32_t pos) { pos_ = pos; }
+  std::string_view source() const { return src_; }
+  /// True if an unterminated /* comment was seen (reported as an error token).
+  bool SkipTrivia();
+
+ private:
+  Token Make(Tok kind, uint32_t start, uint32_t end) {
+    return Token{kind, start, src_.substr(start, end - start)};
+  }
+  Token LexNumberLike(uint32_t start);
+  Token LexString(uint32_t start, char quote);
+
+  std::string_view src_;
+  uint32_t pos_ = 0;
+};
+
+inline bool IsIdentStart(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+inline bool IsIdentChar(char c) {
+  return IsIdentStart(c) || (c >= '0' && c <= '9') || c == '.' || c == '-';
+}
+inline bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+
+}  // namespace nhlo

@@ -1,0 +1,1113 @@
+// SPDX-License-Identifier: Apache-2.0
+// Recursive-descent parser for HLO text. Each Parse* function is headed by the grammar rule it
+// implements (see shared/reference/HLO_GRAMMAR.md for the full grammar).
+#include "parser/parser.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <unordered_map>
+
+#include "ir/literal.h"
+#include "ir/shape_inference.h"
+#include "parser/lexer.h"
+#include "types/float_cast.h"
+
+namespace nhlo {
+namespace {
+
+bool IsKeyword(std::string_view w) {
+  return w == "HloModule" || w == "ENTRY" || w == "ROOT" || w == "true" || w == "false" ||
+         w == "inf" || w == "maximal" || w == "replicated" || w == "manual" || w == "unknown" ||
+         w == "unreduced" || w == "last_tile_dim_replicate" || w == "shard_as" ||
+         w == "shard_like" || w == "FileNames" || w == "FunctionNames" ||
+         w == "FileLocations" || w == "StackFrames";
+}
+
+// Element types as HLO text spells them; `tuple` and `buffer` are not lexed as types.
+std::optional<PrimitiveType> TypeFromWord(std::string_view w) {
+  auto t = PrimitiveTypeFromName(w);
+  if (!t || *t == PrimitiveType::kTuple || *t == PrimitiveType::kBuffer) return std::nullopt;
+  return t;
+}
+
+std::string Describe(const Token& t) {
+  switch (t.kind) {
+    case Tok::kEof: return "end of file";
+    case Tok::kError: return "'" + std::string(t.text) + "'";
+    case Tok::kName: return "name '" + std::string(t.text) + "'";
+    case Tok::kAttrName: return "attribute '" + std::string(t.text) + "='";
+    case Tok::kString: return "string";
+    default: return "'" + std::string(t.text) + "'";
+  }
+}
+
+// Folds runs of whitespace and comments outside strings into one space, so raw attribute text
+// prints the same however the input was wrapped.
+std::string_view FoldRaw(Arena& arena, std::string_view raw) {
+  bool needs_fold = false;
+  for (size_t i = 0; i < raw.size(); ++i) {
+    char c = raw[i];
+    if (c == '\n' || c == '\t' || c == '\r' || (c == ' ' && i + 1 < raw.size() && raw[i + 1] == ' ') ||
+        (c == '/' && i + 1 < raw.size() && (raw[i + 1] == '*' || raw[i + 1] == '/'))) {
+      needs_fold = true;
+      break;
+    }
+  }
+  if (!needs_fold) return raw;
+  std::string out;
+  out.reserve(raw.size());
+  bool pending_space = false;
+  for (size_t i = 0; i < raw.size();) {
+    char c = raw[i];
+    if (c == '"' || c == '\'') {
+      if (pending_space && !out.empty()) out += ' ';
+      pending_space = false;
+      size_t j = i + 1;
+      while (j < raw.size() && raw[j] != c) j += (raw[j] == '\\') ? 2 : 1;
+      j = std::min(j + 1, raw.size());
+      out.append(raw.substr(i, j - i));
+      i = j;
+      continue;
+    }
+    if (c == ' ' || c == '\n' || c == '\t' || c == '\r') {
+      pending_space = true;
+      ++i;
+      continue;
+    }
+    if (c == '/' && i + 1 < raw.size() && raw[i + 1] == '*') {
+      size_t end = raw.find("*/", i + 2);
+      i = end == std::string_view::npos ? raw.size() : end + 2;
+      pending_space = true;
+      continue;
+    }
+    if (c == '/' && i + 1 < raw.size() && raw[i + 1] == '/') {
+      while (i < raw.size() && raw[i] != '\n') ++i;
+      pending_space = true;
+      continue;
+    }
+    // No space right inside brackets or before a comma: `{ a }` and `{a}` print alike.
+    bool opener_before = !out.empty() && (out.back() == '{' || out.back() == '(' || out.back() == '[');
+    bool closer_now = c == '}' || c == ')' || c == ']' || c == ',';
+    if (pending_space && !out.empty() && !opener_before && !closer_now) out += ' ';
+    pending_space = false;
+    out += c;
+    ++i;
+  }
+  return arena.CopyString(out);
+}
+
+class Parser {
+ public:
+  Parser(Module& module, const SourceBuffer& src, uint32_t source_id, const ParseOptions& opts)
+      : module_(module), src_(src), source_id_(source_id), opts_(opts), lex_(src.text) {}
+
+  Status Run();
+  Result<const Literal*> RunStandaloneLiteral();
+
+ private:
+  // ---- token plumbing
+  void Advance() { tok_ = lex_.Next(); }
+  Token PeekNext() {
+    uint32_t saved = lex_.position();
+    Token t = lex_.Next();
+    lex_.set_position(saved);
+    return t;
+  }
+  bool IsIdent(std::string_view w) const { return tok_.kind == Tok::kIdent && tok_.text == w; }
+  Status ErrorAt(uint32_t offset, std::string message) {
+    return Status::FromDiagnostic(DiagnosticAt(src_.name, src_.text, offset, std::move(message)));
+  }
+  Status ErrorHere(std::string message) {
+    if (tok_.kind == Tok::kError && !tok_.text.empty() && tok_.text.size() > 1)
+      return ErrorAt(tok_.offset, std::string(tok_.text));
+    return ErrorAt(tok_.offset, std::move(message));
+  }
+  Status Expected(std::string_view what) {
+    if (tok_.kind == Tok::kError && tok_.text.size() > 1)
+      return ErrorAt(tok_.offset, std::string(tok_.text));
+    return ErrorAt(tok_.offset, "expected " + std::string(what) + ", got " + Describe(tok_));
+  }
+  Status Expect(Tok kind, std::string_view what) {
+    if (tok_.kind != kind) return Expected(what);
+    Advance();
+    return OkStatus();
+  }
+
+  // ---- grammar
+  Status ParseHeader();
+  Status ParseStackFrames();
+  Status ParseComputation();
+  Status ParseInstruction(Computation* comp);
+  Status ParseOperands(Instruction* inst, std::vector<Instruction*>& operands);
+  Status ParseAttribute(Instruction* inst, std::vector<Attribute>& attrs);
+  Status ParseShape(Shape& shape, int depth = 0);
+  Status ParseLayout(Shape& shape);
+  Result<const Literal*> ParseLiteral(const Shape& shape, int depth = 0);
+  Status ParseArrayLevel(const Shape& shape, Literal& lit, size_t dim, int64_t& index);
+  Status ParseElement(PrimitiveType type, uint8_t* out);
+  Result<std::string_view> CaptureRaw();
+  Result<int64_t> ParseInt(const Token& t);
+  Result<double> ParseFloatToken(const Token& t, uint64_t* nan_payload);
+  Status ParseIntList(std::vector<int64_t>& out);
+  Result<Computation*> ParseComputationRef();
+
+  Module& module_;
+  const SourceBuffer& src_;
+  uint32_t source_id_;
+  const ParseOptions& opts_;
+  Lexer lex_;
+  Token tok_;
+  std::unordered_map<std::string_view, Instruction*> scope_;  // current computation's names
+};
+
+// hlo_text ::= ('HloModule' name (',' attr)*)? stack_frames? computation+
+Status Parser::Run() {
+  Advance();
+  if (IsIdent("HloModule")) NHLO_TRY(ParseHeader());
+  NHLO_TRY(ParseStackFrames());
+  if (tok_.kind == Tok::kEof) return ErrorHere("expected a computation, got end of file");
+  while (tok_.kind != Tok::kEof) NHLO_TRY(ParseComputation());
+
+  // Entry: the one marked ENTRY, else the last computation.
+  Computation* entry = nullptr;
+  for (auto& c : module_.computations)
+    if (c->is_entry) entry = c.get();
+  if (!entry) {
+    entry = module_.computations.back().get();
+    entry->is_entry = true;
+  }
+  module_.entry = entry;
+  if (module_.name.empty()) {
+    module_.name = module_.arena.CopyString("module_" + std::string(entry->name));
+  }
+  return OkStatus();
+}
+
+// standalone_literal ::= shape literal
+Result<const Literal*> Parser::RunStandaloneLiteral() {
+  Advance();
+  Shape shape;
+  NHLO_TRY(ParseShape(shape));
+  NHLO_ASSIGN_OR_RETURN(const Literal* lit, ParseLiteral(shape));
+  if (tok_.kind != Tok::kEof) return Expected("end of the literal");
+  return lit;
+}
+
+// header ::= 'HloModule' name (',' attr_name value)*
+Status Parser::ParseHeader() {
+  Advance();
+  if (tok_.kind != Tok::kName && tok_.kind != Tok::kIdent) return Expected("module name");
+  module_.name = tok_.text;
+  Advance();
+  while (tok_.kind == Tok::kComma) {
+    Advance();
+    if (tok_.kind != Tok::kAttrName) return Expected("module attribute");
+    std::string_view name = tok_.text;
+    static constexpr std::string_view kKnown[] = {
+        "is_scheduled", "input_output_alias", "buffer_donor", "alias_passthrough_params",
+        "entry_computation_layout", "allow_spmd_sharding_propagation_to_parameters",
+        "allow_spmd_sharding_propagation_to_output", "replica_count", "num_partitions",
+        "frontend_attributes", "origin_recovery_table", "debug_attributes"};
+    if (std::find(std::begin(kKnown), std::end(kKnown), name) == std::end(kKnown))
+      return ErrorHere("unknown module attribute '" + std::string(name) + "'");
+    for (auto& [seen, value] : module_.header_attrs)
+      if (seen == name) return ErrorHere("module attribute '" + std::string(name) + "' given twice");
+    Advance();
+    NHLO_ASSIGN_OR_RETURN(std::string_view raw, CaptureRaw());
+    module_.header_attrs.emplace_back(name, raw);
+  }
+  return OkStatus();
+}
+
+// stack_frames ::= (FileNames|FunctionNames|FileLocations|StackFrames) (INT (STRING|{...}))*
+Status Parser::ParseStackFrames() {
+  uint32_t start = tok_.offset, end = start;
+  bool any = false;
+  while (IsIdent("FileNames") || IsIdent("FunctionNames") || IsIdent("FileLocations") ||
+         IsIdent("StackFrames")) {
+    any = true;
+    end = tok_.offset + static_cast<uint32_t>(tok_.text.size());
+    Advance();
+    while (tok_.kind == Tok::kInt) {
+      Advance();
+      if (tok_.kind == Tok::kString) {
+        end = tok_.offset + static_cast<uint32_t>(tok_.text.size()) + 2;
+        Advance();
+      } else if (tok_.kind == Tok::kLBrace) {
+        lex_.set_position(tok_.offset);
+        Token block = lex_.RawBraceBlock();
+        if (block.kind == Tok::kError) return ErrorAt(block.offset, std::string(block.text));
+        end = block.offset + static_cast<uint32_t>(block.text.size());
+        Advance();
+      } else {
+        return Expected("a string or '{' in the stack-frame table");
+      }
+    }
+  }
+  if (any) module_.stack_frames = std::string_view(src_.text).substr(start, end - start);
+  return OkStatus();
+}
+
+// computation ::= 'ENTRY'? name signature? '{' instruction+ '}' (',' 'execution_thread=' STRING)?
+// signature   ::= '(' (name ':' shape (',' name ':' shape)*)? ')' '->' shape
+Status Parser::ParseComputation() {
+  bool is_entry = false;
+  if (IsIdent("ENTRY")) {
+    is_entry = true;
+    Advance();
+  }
+  if (tok_.kind != Tok::kName && !(tok_.kind == Tok::kIdent && !IsKeyword(tok_.text)))
+    return Expected("computation name");
+  std::string_view name = tok_.text;
+  uint32_t name_offset = tok_.offset;
+  if (module_.FindComputation(name))
+    return ErrorHere("computation '" + std::string(name) + "' is defined twice");
+  Advance();
+  if (tok_.kind == Tok::kLParen) {
+    // The signature is redundant with the parameter instructions; it is checked for syntax
+    // only, as XLA does, and printed back from the parameters.
+    Advance();
+    while (tok_.kind != Tok::kRParen) {
+      if (tok_.kind != Tok::kName) return Expected("parameter 'name:' in the signature");
+      Advance();
+      Shape ignored;
+      NHLO_TRY(ParseShape(ignored));
+      if (tok_.kind == Tok::kComma) Advance();
+      else if (tok_.kind != Tok::kRParen) return Expected("',' or ')'");
+    }
+    Advance();
+    NHLO_TRY(Expect(Tok::kArrow, "'->'"));
+    Shape ignored;
+    NHLO_TRY(ParseShape(ignored));
+  }
+  if (tok_.kind != Tok::kLBrace) return Expected("'{' to open the computation body");
+  Advance();
+  if (is_entry) {
+    for (auto& c : module_.computations)
+      if (c->is_entry) return ErrorAt(name_offset, "a module has at most one ENTRY computation");
+  }
+  Computation* comp = module_.AddComputation(name);
+  comp->is_entry = is_entry;
+  comp->source_offset = name_offset;
+  comp->source_id = source_id_;
+  scope_.clear();
+  bool has_root = false;
+  while (tok_.kind != Tok::kRBrace) {
+    if (tok_.kind == Tok::kEof) return ErrorHere("expected '}' to close computation '" +
+                                                 std::string(name) + "', got end of file");
+    bool is_root = IsIdent("ROOT");
+    if (is_root && has_root)
+      return ErrorHere("computation '" + std::string(name) + "' has more than one ROOT");
+    has_root |= is_root;
+    NHLO_TRY(ParseInstruction(comp));
+    if (is_root) comp->root = comp->instructions.back();
+  }
+  if (comp->instructions.empty())
+    return ErrorHere("computation '" + std::string(name) + "' has no instructions");
+  Advance();
+  if (!comp->root) comp->root = comp->instructions.back();
+  if (tok_.kind == Tok::kComma) {
+    Advance();
+    if (tok_.kind != Tok::kAttrName || tok_.text != "execution_thread")
+      return Expected("'execution_thread='");
+    Advance();
+    if (tok_.kind != Tok::kString) return Expected("string");
+    comp->execution_thread = module_.arena.CopyString(CUnescape(tok_.text));
+    Advance();
+  }
+  return OkStatus();
+}
+
+// instruction ::= 'ROOT'? name '=' shape? opcode '(' operands ')' (',' attribute)*
+Status Parser::ParseInstruction(Computation* comp) {
+  if (IsIdent("ROOT")) Advance();
+  bool plain_ident = tok_.kind == Tok::kIdent && !IsKeyword(tok_.text) && !TypeFromWord(tok_.text);
+  if (tok_.kind != Tok::kName && !plain_ident) {
+    if (tok_.kind == Tok::kAttrName)
+      return ErrorHere("expected ' = ' after instruction name '" + std::string(tok_.text) +
+                       "' (write '%" + std::string(tok_.text) + " =' or put spaces around '=')");
+    return Expected("instruction name");
+  }
+  std::string_view name = tok_.text;
+  uint32_t name_offset = tok_.offset;
+  if (TypeFromWord(name) || (name.size() >= 2 && name.substr(0, 2) == "__" &&
+                             name.substr(0, 6) != "__xla_"))
+    return ErrorHere("illegal instruction name '" + std::string(name) + "'");
+  if (scope_.count(name))
+    return ErrorHere("instruction '" + std::string(name) + "' is defined twice in computation '" +
+                     std::string(comp->name) + "'");
+  Advance();
+  NHLO_TRY(Expect(Tok::kEqual, "'='"));
+
+  Instruction* inst = module_.arena.New<Instruction>();
+  inst->name = name;
+  inst->parent = comp;
+  inst->source_offset = name_offset;
+  inst->source_id = source_id_;
+  bool has_shape = false;
+  if (tok_.kind == Tok::kLParen || (tok_.kind == Tok::kIdent && TypeFromWord(tok_.text)) ||
+      (IsIdent("b") && PeekNext().kind == Tok::kLParen)) {
+    NHLO_TRY(ParseShape(inst->shape));
+    has_shape = true;
+  }
+  if (tok_.kind != Tok::kIdent) return Expected("opcode");
+  auto opcode = OpcodeFromName(tok_.text);
+  if (!opcode) return ErrorHere("unknown opcode '" + std::string(tok_.text) + "'");
+  inst->opcode = *opcode;
+  uint32_t opcode_offset = tok_.offset;
+  Advance();
+  if (tok_.kind != Tok::kLParen) return Expected("'(' after the opcode");
+
+  std::vector<Instruction*> operands;
+  if (inst->opcode == Opcode::kParameter) {
+    Advance();
+    if (tok_.kind != Tok::kInt) return Expected("parameter number");
+    NHLO_ASSIGN_OR_RETURN(int64_t number, ParseInt(tok_));
+    if (number < 0) return ErrorHere("parameter number must be >= 0");
+    for (Instruction* other : comp->instructions)
+      if (other->opcode == Opcode::kParameter && other->parameter_number == number)
+        return ErrorHere("parameter number " + std::to_string(number) + " is used twice");
+    inst->parameter_number = number;
+    Advance();
+    NHLO_TRY(Expect(Tok::kRParen, "')'"));
+  } else if (inst->opcode == Opcode::kConstant) {
+    if (!has_shape) return ErrorAt(opcode_offset, "constant needs a result shape");
+    Advance();
+    NHLO_ASSIGN_OR_RETURN(inst->literal, ParseLiteral(inst->shape));
+    NHLO_TRY(Expect(Tok::kRParen, "')' after the literal"));
+  } else {
+    NHLO_TRY(ParseOperands(inst, operands));
+  }
+  inst->operands = module_.arena.Copy(operands);
+
+  std::vector<Attribute> attrs;
+  while (tok_.kind == Tok::kComma) {
+    Advance();
+    NHLO_TRY(ParseAttribute(inst, attrs));
+  }
+  std::stable_sort(attrs.begin(), attrs.end(),
+                   [](const Attribute& a, const Attribute& b) { return a.id < b.id; });
+  inst->attrs = module_.arena.Copy(attrs);
+
+  if (!has_shape) {
+    Inference inf = InferShape(module_, *inst);
+    if (inf.outcome == InferOutcome::kError) return ErrorAt(opcode_offset, inf.message);
+    if (inf.outcome == InferOutcome::kNotInferable)
+      return ErrorAt(opcode_offset, "the result shape of '" + std::string(OpcodeName(inst->opcode)) +
+                                        "' cannot be inferred; write it before the opcode");
+    inst->shape = inf.shape;
+  }
+  scope_.emplace(name, inst);
+  module_.NoteName(name);
+  comp->instructions.push_back(inst);
+  return OkStatus();
+}
+
+// operands ::= '(' (shape? name (',' shape? name)*)? ')'
+Status Parser::ParseOperands(Instruction* inst, std::vector<Instruction*>& operands) {
+  Advance();  // '('
+  (void)inst;
+  while (tok_.kind != Tok::kRParen) {
+    Shape written;
+    bool has_shape = false;
+    if (tok_.kind == Tok::kLParen || (tok_.kind == Tok::kIdent && TypeFromWord(tok_.text))) {
+      NHLO_TRY(ParseShape(written));
+      has_shape = true;
+    }
+    bool plain_ident = tok_.kind == Tok::kIdent && !IsKeyword(tok_.text) && !TypeFromWord(tok_.text);
+    if (tok_.kind != Tok::kName && !plain_ident) return Expected("operand name");
+    auto it = scope_.find(tok_.text);
+    if (it == scope_.end()) {
+      if (plain_ident && OpcodeFromName(tok_.text) && PeekNext().kind == Tok::kLParen)
+        return ErrorHere("nested instructions as operands are not supported; give '" +
+                         std::string(tok_.text) + "' its own line");
+      return ErrorHere("unknown operand '" + std::string(tok_.text) + "'");
+    }
+    if (has_shape && !SameShape(written, it->second->shape))
+      return ErrorHere("operand '" + std::string(tok_.text) + "' is written as " +
+                       ShapeToString(written, false) + " but has shape " +
+                       ShapeToString(it->second->shape, false));
+    operands.push_back(it->second);
+    Advance();
+    if (tok_.kind == Tok::kComma) Advance();
+    else if (tok_.kind != Tok::kRParen) return Expected("',' or ')' in the operand list");
+  }
+  Advance();
+  return OkStatus();
+}
+
+Result<Computation*> Parser::ParseComputationRef() {
+  if (tok_.kind == Tok::kLBrace)
+    return ErrorHere("inline computation bodies are not supported; define the computation "
+                     "before its use");
+  if (tok_.kind != Tok::kName && tok_.kind != Tok::kIdent) return Expected("computation name");
+  Computation* c = module_.FindComputation(tok_.text);
+  if (!c)
+    return ErrorHere("unknown computation '" + std::string(tok_.text) +
+                     "' (computations must be defined before they are used)");
+  Advance();
+  return c;
+}
+
+// attribute ::= attr_name value   (the value syntax depends on the attribute, see attributes.def)
+Status Parser::ParseAttribute(Instruction* inst, std::vector<Attribute>& attrs) {
+  if (tok_.kind != Tok::kAttrName) return Expected("attribute 'name='");
+  auto id = AttrFromName(tok_.text);
+  if (!id) return ErrorHere("unknown attribute '" + std::string(tok_.text) + "'");
+  for (const Attribute& a : attrs)
+    if (a.id == *id) return ErrorHere("attribute '" + std::string(tok_.text) + "' given twice");
+  Attribute attr;
+  attr.id = *id;
+  attr.kind = AttrDeclaredKind(*id);
+  Advance();
+  Arena& arena = module_.arena;
+  switch (attr.kind) {
+    case AttrKind::Int: {
+      if (tok_.kind != Tok::kInt) return Expected("integer");
+      NHLO_ASSIGN_OR_RETURN(attr.i, ParseInt(tok_));
+      Advance();
+      break;
+    }
+    case AttrKind::Bool:
+      if (IsIdent("true")) attr.b = true;
+      else if (!IsIdent("false")) return Expected("'true' or 'false'");
+      Advance();
+      break;
+    case AttrKind::Float: {
+      NHLO_ASSIGN_OR_RETURN(attr.f, ParseFloatToken(tok_, nullptr));
+      Advance();
+      break;
+    }
+    case AttrKind::String:
+      if (tok_.kind != Tok::kString) return Expected("string");
+      attr.text = arena.CopyString(CUnescape(tok_.text));
+      Advance();
+      break;
+    case AttrKind::Ident:
+      if (tok_.kind != Tok::kIdent && tok_.kind != Tok::kPad && tok_.kind != Tok::kDxD &&
+          tok_.kind != Tok::kDimLabels && tok_.kind != Tok::kInt)
+        return Expected("a value");
+      attr.text = tok_.text;
+      Advance();
+      break;
+    case AttrKind::IntList: {
+      if (tok_.kind == Tok::kLBrace && PeekNext().kind == Tok::kLBrace) {
+        attr.kind = AttrKind::Raw;  // a list of lists (e.g. collective-permute slice_sizes)
+        NHLO_ASSIGN_OR_RETURN(attr.text, CaptureRaw());
+        break;
+      }
+      std::vector<int64_t> values;
+      NHLO_TRY(ParseIntList(values));
+      attr.ints = arena.Copy(values);
+      break;
+    }
+    case AttrKind::Computation: {
+      NHLO_ASSIGN_OR_RETURN(Computation * c, ParseComputationRef());
+      attr.computations = arena.Copy(&c, 1);
+      break;
+    }
+    case AttrKind::ComputationList: {
+      NHLO_TRY(Expect(Tok::kLBrace, "'{'"));
+      std::vector<Computation*> comps;
+      while (tok_.kind != Tok::kRBrace) {
+        NHLO_ASSIGN_OR_RETURN(Computation * c, ParseComputationRef());
+        comps.push_back(c);
+        if (tok_.kind == Tok::kComma) Advance();
+        else if (tok_.kind != Tok::kRBrace) return Expected("',' or '}'");
+      }
+      Advance();
+      attr.computations = arena.Copy(comps);
+      break;
+    }
+    case AttrKind::InstructionList: {
+      NHLO_TRY(Expect(Tok::kLBrace, "'{'"));
+      std::vector<Instruction*> insts;
+      while (tok_.kind != Tok::kRBrace) {
+        if (tok_.kind != Tok::kName && tok_.kind != Tok::kIdent) return Expected("instruction name");
+        auto it = scope_.find(tok_.text);
+        if (it == scope_.end())
+          return ErrorHere("unknown instruction '" + std::string(tok_.text) + "'");
+        insts.push_back(it->second);
+        Advance();
+        if (tok_.kind == Tok::kComma) Advance();
+        else if (tok_.kind != Tok::kRBrace) return Expected("',' or '}'");
+      }
+      Advance();
+      attr.instructions = arena.Copy(insts);
+      break;
+    }
+    case AttrKind::Shape: {
+      Shape s;
+      NHLO_TRY(ParseShape(s));
+      attr.shape = arena.New<Shape>(s);
+      break;
+    }
+    case AttrKind::Raw: {
+      NHLO_ASSIGN_OR_RETURN(attr.text, CaptureRaw());
+      break;
+    }
+    case AttrKind::Config:
+      if (tok_.kind == Tok::kString) {
+        std::string value = CUnescape(tok_.text);
+        attr.text = arena.CopyString(value);
+        Advance();
+      } else if (tok_.kind == Tok::kLBrace) {
+        lex_.set_position(tok_.offset);
+        Token block = lex_.RawBraceBlock();
+        if (block.kind == Tok::kError) return ErrorAt(block.offset, std::string(block.text));
+        attr.text = FoldRaw(arena, block.text);
+        attr.config_is_json = true;
+        Advance();
+      } else {
+        return Expected("a string or '{'");
+      }
+      break;
+    case AttrKind::Literal: {
+      Shape s;
+      NHLO_TRY(ParseShape(s));
+      NHLO_ASSIGN_OR_RETURN(attr.literal, ParseLiteral(s));
+      break;
+    }
+  }
+  (void)inst;
+  attrs.push_back(attr);
+  return OkStatus();
+}
+
+// int_list ::= '{' (INT (',' INT)*)? '}'
+Status Parser::ParseIntList(std::vector<int64_t>& out) {
+  NHLO_TRY(Expect(Tok::kLBrace, "'{'"));
+  while (tok_.kind != Tok::kRBrace) {
+    if (tok_.kind != Tok::kInt) return Expected("integer");
+    NHLO_ASSIGN_OR_RETURN(int64_t v, ParseInt(tok_));
+    out.push_back(v);
+    Advance();
+    if (tok_.kind == Tok::kComma) Advance();
+    else if (tok_.kind != Tok::kRBrace) return Expected("',' or '}'");
+  }
+  Advance();
+  return OkStatus();
+}
+
+// raw_value ::= '{' balanced '}' | '[' ... ']' ('<=' '[' ... ']' ('T' '(' ... ')')?)? | token
+Result<std::string_view> Parser::CaptureRaw() {
+  std::string_view text = src_.text;
+  uint32_t start = tok_.offset;
+  if (tok_.kind == Tok::kLBrace) {
+    lex_.set_position(tok_.offset);
+    Token block = lex_.RawBraceBlock();
+    if (block.kind == Tok::kError) return ErrorAt(block.offset, std::string(block.text));
+    Advance();
+    return FoldRaw(module_.arena, block.text);
+  }
+  auto skip_group = [&](Tok open, Tok close) -> Status {
+    int depth = 0;
+    do {
+      if (tok_.kind == Tok::kEof || tok_.kind == Tok::kError) return Expected("a closing bracket");
+      if (tok_.kind == open) ++depth;
+      if (tok_.kind == close) --depth;
+      Advance();
+    } while (depth > 0);
+    return OkStatus();
+  };
+  uint32_t end;
+  if (tok_.kind == Tok::kLBracket || tok_.kind == Tok::kLParen) {
+    Tok open = tok_.kind, close = open == Tok::kLBracket ? Tok::kRBracket : Tok::kRParen;
+    uint32_t last = 0;
+    NHLO_TRY(skip_group(open, close));
+    last = lex_.position();
+    if (tok_.kind == Tok::kLeq) {  // iota replica groups: [G,S]<=[N] or [..]<=[..]T(1,0)
+      Advance();
+      NHLO_TRY(skip_group(Tok::kLBracket, Tok::kRBracket));
+      if (IsIdent("T") && PeekNext().kind == Tok::kLParen) {
+        Advance();
+        NHLO_TRY(skip_group(Tok::kLParen, Tok::kRParen));
+      }
+    }
+    (void)last;
+    end = tok_.offset;
+    while (end > start && (text[end - 1] == ' ' || text[end - 1] == '\n' || text[end - 1] == '\t' ||
+                           text[end - 1] == '\r'))
+      --end;
+  } else {
+    switch (tok_.kind) {
+      case Tok::kIdent: case Tok::kInt: case Tok::kDecimal: case Tok::kNegInf: case Tok::kPad:
+      case Tok::kDxD: case Tok::kDimLabels:
+        end = tok_.offset + static_cast<uint32_t>(tok_.text.size());
+        break;
+      case Tok::kString:
+        end = tok_.offset + static_cast<uint32_t>(tok_.text.size()) + 2;
+        break;
+      default:
+        return Expected("an attribute value");
+    }
+    Advance();
+  }
+  return FoldRaw(module_.arena, text.substr(start, end - start));
+}
+
+// shape ::= '(' (shape (',' shape)*)? ')' | TYPE '[' (dim (',' dim)*)? ']' layout?
+// dim   ::= INT | '<=' INT | '?'
+Status Parser::ParseShape(Shape& shape, int depth) {
+  if (depth > opts_.max_nesting)
+    return ErrorHere("shape nesting deeper than " + std::to_string(opts_.max_nesting));
+  if (tok_.kind == Tok::kLParen) {
+    Advance();
+    std::vector<Shape> elements;
+    while (tok_.kind != Tok::kRParen) {
+      Shape e;
+      NHLO_TRY(ParseShape(e, depth + 1));
+      elements.push_back(e);
+      if (tok_.kind == Tok::kComma) Advance();
+      else if (tok_.kind != Tok::kRParen) return Expected("',' or ')' in the tuple shape");
+    }
+    Advance();
+    shape = module_.MakeTupleShape(elements);
+    return OkStatus();
+  }
+  if (IsIdent("b") && PeekNext().kind == Tok::kLParen) {
+    Advance();
+    Advance();
+    Shape inner;
+    NHLO_TRY(ParseShape(inner, depth + 1));
+    NHLO_TRY(Expect(Tok::kRParen, "')'"));
+    shape = Shape();
+    shape.type = PrimitiveType::kBuffer;
+    shape.tuple = module_.arena.Copy(&inner, 1);
+    return OkStatus();
+  }
+  if (tok_.kind != Tok::kIdent) return Expected("shape");
+  auto type = TypeFromWord(tok_.text);
+  if (!type) return ErrorHere("unknown element type '" + std::string(tok_.text) + "'");
+  Advance();
+  NHLO_TRY(Expect(Tok::kLBracket, "'['"));
+  std::vector<int64_t> dims;
+  std::vector<DimKind> kinds;
+  bool dynamic = false;
+  int64_t elements = 1;
+  while (tok_.kind != Tok::kRBracket) {
+    DimKind kind = DimKind::kStatic;
+    int64_t value = 0;
+    if (tok_.kind == Tok::kQuestion) {
+      kind = DimKind::kUnbounded;
+      value = -1;
+      Advance();
+    } else {
+      if (tok_.kind == Tok::kLeq) {
+        kind = DimKind::kBounded;
+        Advance();
+      }
+      if (tok_.kind != Tok::kInt) return Expected("dimension size");
+      NHLO_ASSIGN_OR_RETURN(value, ParseInt(tok_));
+      if (value < 0) return ErrorHere("dimension size must be >= 0");
+      if (value != 0 && elements > INT64_MAX / value)
+        return ErrorHere("shape has more than 2^63 elements");
+      elements *= value;
+      Advance();
+    }
+    dynamic |= kind != DimKind::kStatic;
+    dims.push_back(value);
+    kinds.push_back(kind);
+    if (tok_.kind == Tok::kComma) Advance();
+    else if (tok_.kind != Tok::kRBracket) return Expected("',' or ']' in the dimensions");
+  }
+  Advance();
+  shape = Shape();
+  shape.type = *type;
+  shape.dims = module_.arena.Copy(dims);
+  if (dynamic) shape.dim_kinds = module_.arena.Copy(kinds);
+  if (tok_.kind == Tok::kLBrace) {
+    Tok next = PeekNext().kind;
+    if (next == Tok::kInt || next == Tok::kColon) NHLO_TRY(ParseLayout(shape));
+  }
+  return OkStatus();
+}
+
+// layout ::= '{' (INT (',' INT)*)? (':' layout_attrs)? '}'
+Status Parser::ParseLayout(Shape& shape) {
+  uint32_t open = tok_.offset;
+  Advance();
+  std::vector<int64_t> minor_to_major;
+  while (tok_.kind == Tok::kInt) {
+    NHLO_ASSIGN_OR_RETURN(int64_t v, ParseInt(tok_));
+    minor_to_major.push_back(v);
+    Advance();
+    if (tok_.kind == Tok::kComma) Advance();
+  }
+  Layout* layout = module_.arena.New<Layout>();
+  if (tok_.kind == Tok::kColon) {
+    // Everything up to the matching '}' is kept as text (tiles, memory space, element size...).
+    std::string_view text = src_.text;
+    uint32_t start = lex_.position(), i = start;
+    int depth = 0;
+    for (; i < text.size(); ++i) {
+      char c = text[i];
+      if (c == '(' || c == '{' || c == '[') ++depth;
+      else if (c == ')' || c == ']') --depth;
+      else if (c == '}') {
+        if (depth == 0) break;
+        --depth;
+      }
+    }
+    if (i >= text.size()) return ErrorAt(open, "unterminated layout");
+    layout->tail = FoldRaw(module_.arena, text.substr(start, i - start));
+    while (!layout->tail.empty() && layout->tail.back() == ' ') layout->tail.remove_suffix(1);
+    while (!layout->tail.empty() && layout->tail.front() == ' ') layout->tail.remove_prefix(1);
+    lex_.set_position(i);
+    Advance();
+  }
+  if (tok_.kind != Tok::kRBrace) return Expected("'}' to close the layout");
+  if (minor_to_major.size() != shape.dims.size())
+    return ErrorAt(open, "layout has " + std::to_string(minor_to_major.size()) +
+                             " dimensions but the shape has rank " +
+                             std::to_string(shape.dims.size()));
+  std::vector<bool> seen(shape.dims.size(), false);
+  for (int64_t d : minor_to_major) {
+    if (d < 0 || d >= static_cast<int64_t>(shape.dims.size()) || seen[d])
+      return ErrorAt(open, "layout is not a permutation of the dimensions");
+    seen[d] = true;
+  }
+  Advance();
+  bool is_default = layout->tail.empty();
+  for (size_t i = 0; i < minor_to_major.size() && is_default; ++i)
+    is_default = minor_to_major[i] == static_cast<int64_t>(minor_to_major.size() - 1 - i);
+  if (!is_default) {
+    layout->minor_to_major = module_.arena.Copy(minor_to_major);
+    shape.layout = layout;
+  }
+  return OkStatus();
+}
+
+Result<int64_t> Parser::ParseInt(const Token& t) {
+  std::string_view s = t.text;
+  bool negative = !s.empty() && s[0] == '-';
+  uint64_t magnitude = 0;
+  auto r = std::from_chars(s.data() + (negative ? 1 : 0), s.data() + s.size(), magnitude);
+  if (r.ec != std::errc() || r.ptr != s.data() + s.size())
+    return ErrorAt(t.offset, "integer '" + std::string(s) + "' is out of range");
+  if (negative) {
+    if (magnitude > uint64_t(INT64_MAX) + 1)
+      return ErrorAt(t.offset, "integer '" + std::string(s) + "' is out of range");
+    return static_cast<int64_t>(0 - magnitude);
+  }
+  return static_cast<int64_t>(magnitude);  // values up to 2^64-1 are bit-cast, as XLA does
+}
+
+Result<double> Parser::ParseFloatToken(const Token& t, uint64_t* nan_payload) {
+  if (nan_payload) *nan_payload = 0;
+  if (t.kind == Tok::kIdent && t.text == "inf") return std::numeric_limits<double>::infinity();
+  if (t.kind == Tok::kNegInf) return -std::numeric_limits<double>::infinity();
+  if (t.kind != Tok::kInt && t.kind != Tok::kDecimal) return ErrorAt(t.offset, "expected a number, got " + Describe(t));
+  std::string_view s = t.text;
+  bool negative = !s.empty() && s[0] == '-';
+  std::string_view body = negative ? s.substr(1) : s;
+  if (body.substr(0, 3) == "nan") {
+    if (body.size() > 3 && nan_payload) {
+      std::string_view hex = body.substr(6, body.size() - 7);  // nan(0x...)
+      uint64_t payload = 0;
+      auto r = std::from_chars(hex.data(), hex.data() + hex.size(), payload, 16);
+      if (r.ec != std::errc() || payload == 0)
+        return ErrorAt(t.offset, "bad NaN payload in '" + std::string(s) + "'");
+      *nan_payload = payload;
+    }
+    double nan = std::numeric_limits<double>::quiet_NaN();
+    return negative ? -nan : nan;
+  }
+  double v = 0;
+  auto r = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (r.ec == std::errc::result_out_of_range) {
+    // from_chars reports underflow as out of range too; only overflow is an error.
+    double probe = std::strtod(std::string(s).c_str(), nullptr);
+    if (std::isinf(probe)) return ErrorAt(t.offset, "number '" + std::string(s) + "' overflows a double");
+    return probe;
+  }
+  if (r.ec != std::errc() || r.ptr != s.data() + s.size())
+    return ErrorAt(t.offset, "malformed number '" + std::string(s) + "'");
+  return v;
+}
+
+// literal ::= '(' literal (',' literal)* ')'              for tuples
+//           | value                                     for scalars
+//           | '{' ... '}' nested rank deep | '{...}'    for arrays
+Result<const Literal*> Parser::ParseLiteral(const Shape& shape, int depth) {
+  if (depth > opts_.max_nesting)
+    return ErrorHere("literal nesting deeper than " + std::to_string(opts_.max_nesting));
+  Literal* lit = module_.arena.New<Literal>();
+  lit->shape = shape;
+  if (shape.IsTuple()) {
+    NHLO_TRY(Expect(Tok::kLParen, "'(' to open a tuple literal"));
+    std::vector<const Literal*> elements;
+    for (size_t i = 0; i < shape.tuple.size(); ++i) {
+      NHLO_ASSIGN_OR_RETURN(const Literal* e, ParseLiteral(shape.tuple[i], depth + 1));
+      elements.push_back(e);
+      if (tok_.kind == Tok::kComma) Advance();
+    }
+    NHLO_TRY(Expect(Tok::kRParen, "')' to close the tuple literal"));
+    lit->tuple = module_.arena.Copy(elements);
+    return static_cast<const Literal*>(lit);
+  }
+  if (!shape.IsArray()) {
+    if (shape.type == PrimitiveType::kToken || shape.type == PrimitiveType::kOpaque)
+      return static_cast<const Literal*>(lit);
+    return ErrorHere("a literal of this shape cannot be written");
+  }
+  for (size_t i = 0; i < shape.dims.size(); ++i)
+    if (shape.IsDynamicDim(i)) return ErrorHere("a literal cannot have a dynamic shape");
+  int64_t bytes = HostBytes(shape);
+  if (bytes < 0 || bytes > (int64_t(1) << 34))
+    return ErrorHere("literal of shape " + ShapeToString(shape, false) + " is too large");
+  lit->data = module_.arena.NewArray<uint8_t>(static_cast<size_t>(bytes));
+  if (shape.dims.empty()) {
+    NHLO_TRY(ParseElement(shape.type, lit->data.data()));
+    return static_cast<const Literal*>(lit);
+  }
+  if (tok_.kind == Tok::kLBrace && PeekNext().kind == Tok::kEllipsis) {
+    Advance();
+    Advance();
+    NHLO_TRY(Expect(Tok::kRBrace, "'}' after '...'"));
+    lit->elided = true;
+    return static_cast<const Literal*>(lit);
+  }
+  if (shape.dims.size() > static_cast<size_t>(opts_.max_nesting))
+    return ErrorHere("literal nesting deeper than " + std::to_string(opts_.max_nesting));
+  int64_t index = 0;
+  NHLO_TRY(ParseArrayLevel(shape, *lit, 0, index));
+  return static_cast<const Literal*>(lit);
+}
+
+Status Parser::ParseArrayLevel(const Shape& shape, Literal& lit, size_t dim, int64_t& index) {
+  uint32_t open = tok_.offset;
+  NHLO_TRY(Expect(Tok::kLBrace, "'{' (the literal has rank " + std::to_string(shape.dims.size()) + ")"));
+  int64_t count = 0, want = shape.dims[dim];
+  int elem_size = HostByteSize(shape.type);
+  while (tok_.kind != Tok::kRBrace) {
+    if (count == want)
+      return ErrorHere("too many elements in dimension " + std::to_string(dim) + " of the literal (expected " +
+                       std::to_string(want) + ")");
+    if (dim + 1 == shape.dims.size()) {
+      NHLO_TRY(ParseElement(shape.type, lit.data.data() + index * elem_size));
+      ++index;
+    } else {
+      NHLO_TRY(ParseArrayLevel(shape, lit, dim + 1, index));
+    }
+    ++count;
+    if (tok_.kind == Tok::kComma) Advance();
+    else if (tok_.kind != Tok::kRBrace) return Expected("',' or '}' in the literal");
+  }
+  if (count != want)
+    return ErrorAt(open, "dimension " + std::to_string(dim) + " of the literal has " + std::to_string(count) +
+                             " elements, the shape says " + std::to_string(want));
+  Advance();
+  return OkStatus();
+}
+
+// value ::= INT | DECIMAL | 'inf' | '-inf' | 'nan' ('(0x' HEX ')')? | 'true' | 'false'
+//         | '(' value ',' value ')'   (complex)
+Status Parser::ParseElement(PrimitiveType type, uint8_t* out) {
+  Token t = tok_;
+  if (type == PrimitiveType::kPred) {
+    if (t.kind == Tok::kIdent && (t.text == "true" || t.text == "false")) {
+      out[0] = t.text == "true";
+    } else if (t.kind == Tok::kInt) {
+      NHLO_ASSIGN_OR_RETURN(int64_t v, ParseInt(t));
+      out[0] = v != 0;
+    } else {
+      return Expected("'true', 'false' or an integer");
+    }
+    Advance();
+    return OkStatus();
+  }
+  if (IsComplex(type)) {
+    PrimitiveType part = type == PrimitiveType::kC64 ? PrimitiveType::kF32 : PrimitiveType::kF64;
+    NHLO_TRY(Expect(Tok::kLParen, "'(' to open a complex value"));
+    NHLO_TRY(ParseElement(part, out));
+    NHLO_TRY(Expect(Tok::kComma, "','"));
+    NHLO_TRY(ParseElement(part, out + HostByteSize(part)));
+    NHLO_TRY(Expect(Tok::kRParen, "')' to close a complex value"));
+    return OkStatus();
+  }
+  if (IsInteger(type)) {
+    if (t.kind != Tok::kInt) return Expected("integer");
+    std::string_view s = t.text;
+    bool negative = s[0] == '-';
+    uint64_t magnitude = 0;
+    auto r = std::from_chars(s.data() + negative, s.data() + s.size(), magnitude);
+    int bits = BitWidth(type);
+    bool fits = r.ec == std::errc();
+    if (fits && IsSignedInt(type)) {
+      uint64_t limit = uint64_t(1) << (bits - 1);
+      fits = negative ? magnitude <= limit : magnitude < limit;
+    } else if (fits) {
+      fits = !negative && (bits == 64 || magnitude < (uint64_t(1) << bits));
+    }
+    if (!fits)
+      return ErrorHere("value " + std::string(s) + " is out of range for " +
+                       std::string(PrimitiveTypeName(type)));
+    StoreBits(type, out, negative ? 0 - magnitude : magnitude);
+    Advance();
+    return OkStatus();
+  }
+  if (!IsFloat(type)) return ErrorHere("no literal syntax for " + std::string(PrimitiveTypeName(type)));
+  uint64_t payload = 0;
+  NHLO_ASSIGN_OR_RETURN(double v, ParseFloatToken(t, &payload));
+  if (payload != 0) {
+    bool neg = std::signbit(v);
+    switch (type) {
+      case PrimitiveType::kF64:
+        StoreBits(type, out, (neg ? 0xfff0000000000000ULL : 0x7ff0000000000000ULL) | (payload & 0xfffffffffffffULL));
+        break;
+      case PrimitiveType::kF32:
+        StoreBits(type, out, (neg ? 0xff800000u : 0x7f800000u) | (payload & 0x7fffff));
+        break;
+      case PrimitiveType::kBF16:
+        StoreBits(type, out, (neg ? 0xff80u : 0x7f80u) | (payload & 0x7f));
+        break;
+      case PrimitiveType::kF16:
+        StoreBits(type, out, (neg ? 0xfc00u : 0x7c00u) | (payload & 0x3ff));
+        break;
+      default:
+        return ErrorHere("NaN payloads are not supported for " + std::string(PrimitiveTypeName(type)));
+    }
+    Advance();
+    return OkStatus();
+  }
+  StoreFromDouble(type, out, v);
+  if (std::isfinite(v)) {
+    double back = LoadAsDouble(type, out);
+    if (!std::isfinite(back))
+      return ErrorHere("value " + std::string(t.text) + " is out of range for " +
+                       std::string(PrimitiveTypeName(type)));
+  }
+  Advance();
+  return OkStatus();
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Module>> ParseModule(std::string file, std::string text,
+                                            const ParseOptions& options) {
+  auto module = std::make_unique<Module>();
+  auto src = std::make_unique<SourceBuffer>();
+  src->name = std::move(file);
+  src->text = std::move(text);
+  if (src->text.size() >= UINT32_MAX)
+    return Status::Error(src->name + ": input larger than 4 GiB is not supported");
+  if (size_t nul = src->text.find('\0'); nul != std::string::npos)
+    return Status::FromDiagnostic(DiagnosticAt(src->name, src->text, nul, "NUL byte in the input"));
+  module->sources.push_back(std::move(src));
+  Parser parser(*module, *module->sources.back(), 0, options);
+  NHLO_TRY(parser.Run());
+  return module;
+}
+
+Result<const Literal*> ParseStandaloneLiteral(Module& module, std::string name, std::string text,
+                                              const ParseOptions& options) {
+  auto src = std::make_unique<SourceBuffer>();
+  src->name = std::move(name);
+  src->text = std::move(text);
+  if (src->text.size() >= UINT32_MAX) return Status::Error(src->name + ": literal text is too large");
+  module.sources.push_back(std::move(src));
+  Parser parser(module, *module.sources.back(), static_cast<uint32_t>(module.sources.size() - 1), options);
+  return parser.RunStandaloneLiteral();
+}
+
+std::vector<InputPiece> SplitInputFile(std::string_view text) {
+  std::vector<InputPiece> pieces;
+  std::string current;
+  int line = 1, piece_start = 1;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t eol = text.find('\n', pos);
+    size_t next = eol == std::string_view::npos ? text.size() : eol + 1;
+    std::string_view content = text.substr(pos, (eol == std::string_view::npos ? text.size() : eol) - pos);
+    while (!content.empty() && (content.back() == '\r' || content.back() == ' ')) content.remove_suffix(1);
+    if (content == "// -----") {
+      pieces.push_back({std::move(current), piece_start});
+      current = std::string(static_cast<size_t>(line), '\n');  // keep line numbers of the file
+      piece_start = line + 1;
+    } else {
+      current.append(text.substr(pos, next - pos));
+    }
+    pos = next;
+    ++line;
+  }
+  pieces.push_back({std::move(current), piece_start});
+  return pieces;
+}
+
+std::string CUnescape(std::string_view body) {
+  if (body.find('\\') == std::string_view::npos) return std::string(body);
+  std::string out;
+  out.reserve(body.size());
+  for (size_t i = 0; i < body.size(); ++i) {
+    char c = body[i];
+    if (c != '\\' || i + 1 >= body.size()) {
+      out += c;
+      continue;
+    }
+    char e = body[++i];
+    switch (e) {
+      case 'n': out += '\n'; break;
+      case 't': out += '\t'; break;
+      case 'r': out += '\r'; break;
+      case 'a': out += '\a'; break;
+      case 'b': out += '\b'; break;
+      case 'f': out += '\f'; break;
+      case 'v': out += '\v'; break;
+      case 'x': {
+        int value = 0, digits = 0;
+        while (i + 1 < body.size() && digits < 2 && std::isxdigit(static_cast<unsigned char>(body[i + 1]))) {
+          char h = body[++i];
+          value = value * 16 + (IsDigit(h) ? h - '0' : (h | 0x20) - 'a' + 10);
+          ++digits;
+        }
+        out += static_cast<char>(value);
+        break;
+      }
+      default:
+        if (e >= '0' && e <= '7') {
+          int value = e - '0', digits = 1;
+          while (i + 1 < body.size() && digits < 3 && body[i + 1] >= '0' && body[i + 1] <= '7') {
+            value = value * 8 + (body[++i] - '0');
+            ++digits;
+          }
+          out += static_cast<char>(value);
+        } else {
+          out += e;  // \" \\ \' \?
+        }
+    }
+  }
+  return out;
+}
+
+std::string CEscape(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (unsigned char c : text) {
+    switch (c) {
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      case '\r': out += "\\r"; break;
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\'': out += "\\'"; break;
+      default:
+        if (c < 0x20 || c >= 0x7f) {
+          char buf[5];
+          buf[0] = '\\';
+          buf[1] = static_cast<char>('0' + ((c >> 6) & 7));
+          buf[2] = static_cast<char>('0' + ((c >> 3) & 7));
+          buf[3] = static_cast<char>('0' + (c & 7));
+          out.append(buf, 4);
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+  }
+  return out;
+}
+
+}  // namespace nhlo

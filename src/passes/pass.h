@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: Apache-2.0
+// The pass interface and the registry. A pass rewrites a module in place and reports whether
+// it changed anything; errors are about the input (e.g. a contract a custom call breaks).
+// Passes never print and never exit.
+#pragma once
+
+#include <memory>
+#include <string_view>
+
+#include "ir/ir.h"
+#include "support/status.h"
+
+namespace nhlo {
+
+class Pass {
+ public:
+  virtual ~Pass() = default;
+  /// Returns true if the module changed.
+  virtual Result<bool> Run(Module& module) = 0;
+};
+
+/// One row of passes.def.
+struct PassInfo {
+  std::string_view name;
+  std::unique_ptr<Pass> (*create)();
+  bool default_on;
+  std::string_view description;
+};
+
+#define NHLO_PASS(name, factory, default_on, description) std::unique_ptr<Pass> factory();
+#include "passes/passes.def"
+#undef NHLO_PASS
+
+/// Every registered pass, in registration (= pipeline) order.
+const PassInfo* RegisteredPasses(size_t* count);
+/// Index of the pass named `name` in RegisteredPasses, or -1.
+int FindPass(std::string_view name);
+
+}  // namespace nhlo

@@ -1,0 +1,240 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "passes/pass_manager.h"
+
+#include <re2/re2.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "ir/printer.h"
+#include "ir/verifier.h"
+#include "passes/pass.h"
+#include "support/diff.h"
+
+namespace nhlo {
+namespace {
+
+std::vector<std::string> SplitCommaList(const std::vector<std::string>& items) {
+  std::vector<std::string> out;
+  for (const std::string& item : items) {
+    size_t pos = 0;
+    while (pos <= item.size()) {
+      size_t comma = item.find(',', pos);
+      if (comma == std::string::npos) comma = item.size();
+      if (comma > pos) out.push_back(item.substr(pos, comma - pos));
+      pos = comma + 1;
+    }
+  }
+  return out;
+}
+
+std::string Banner(std::string_view what, std::string_view pass, int number, const char* state) {
+  std::string b = "// ----- IR Dump " + std::string(what) + " " + std::string(pass) + " (#" +
+                  std::to_string(number);
+  if (state) b += std::string(", ") + state;
+  return b + ") -----\n";
+}
+
+// Writes dumps either to the log stream or to numbered files in a directory.
+class DumpSink {
+ public:
+  DumpSink(const std::string& dir, std::ostream& log) : dir_(dir), log_(log) {}
+
+  Status Emit(std::string_view file_stem, const std::string& banner, const std::string& body) {
+    if (dir_.empty()) {
+      log_ << banner << body;
+      return OkStatus();
+    }
+    char prefix[16];
+    std::snprintf(prefix, sizeof(prefix), "%03d-", counter_++);
+    std::filesystem::path path = std::filesystem::path(dir_) / (prefix + std::string(file_stem) + ".hlo");
+    std::ofstream f(path, std::ios::binary);
+    f << banner << body;
+    if (!f) return Status::Error("cannot write dump file '" + path.string() + "'");
+    return OkStatus();
+  }
+
+ private:
+  std::string dir_;
+  std::ostream& log_;
+  int counter_ = 0;
+};
+
+}  // namespace
+
+Result<std::vector<int>> SelectPasses(const PipelineOptions& options) {
+  size_t count;
+  const PassInfo* passes = RegisteredPasses(&count);
+  std::vector<bool> on(count);
+  auto check = [&](const std::vector<std::string>& names) -> Status {
+    for (const std::string& n : names)
+      if (n != "none" && FindPass(n) < 0)
+        return Status::Error("unknown pass '" + n + "' (see --list-passes)");
+    return OkStatus();
+  };
+  std::vector<std::string> enable = SplitCommaList(options.enable);
+  std::vector<std::string> disable = SplitCommaList(options.disable);
+  NHLO_TRY(check(enable));
+  NHLO_TRY(check(disable));
+  if (options.passes) {
+    std::vector<std::string> chosen = SplitCommaList(*options.passes);
+    NHLO_TRY(check(chosen));
+    for (const std::string& n : chosen)
+      if (n != "none") on[FindPass(n)] = true;
+  } else {
+    for (size_t i = 0; i < count; ++i) on[i] = passes[i].default_on;
+  }
+  for (const std::string& n : enable) {
+    for (const std::string& d : disable)
+      if (n == d) return Status::Error("pass '" + n + "' is both enabled and disabled");
+    if (n != "none") on[FindPass(n)] = true;
+  }
+  for (const std::string& n : disable)
+    if (n != "none") on[FindPass(n)] = false;
+  std::vector<int> selected;
+  for (size_t i = 0; i < count; ++i)
+    if (on[i]) selected.push_back(static_cast<int>(i));
+  return selected;
+}
+
+Status RunPipeline(Module& module, const PipelineOptions& options, std::ostream& log) {
+  NHLO_ASSIGN_OR_RETURN(std::vector<int> selected, SelectPasses(options));
+  size_t count;
+  const PassInfo* passes = RegisteredPasses(&count);
+
+  std::unique_ptr<RE2> before_re, after_re;
+  for (auto [pattern, re, flag] : {std::tuple{&options.print_before_regex, &before_re, "--print-before"},
+                                   std::tuple{&options.print_after_regex, &after_re, "--print-after"}}) {
+    if (pattern->empty()) continue;
+    *re = std::make_unique<RE2>(*pattern, RE2::Quiet);
+    if (!(*re)->ok()) return Status::Error(std::string("invalid regular expression for ") + flag + ": " + (*re)->error());
+  }
+  if (!options.dump_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(options.dump_dir, ec);
+    if (ec) return Status::Error("cannot create dump directory '" + options.dump_dir + "': " + ec.message());
+  }
+  DumpSink sink(options.dump_dir, log);
+  using PrintChanged = PipelineOptions::PrintChanged;
+  std::string previous;
+  if (options.print_changed != PrintChanged::kOff) {
+    previous = PrintModule(module);
+    NHLO_TRY(sink.Emit("initial", "// ----- IR Dump Initial -----\n", previous));
+  }
+
+  struct Timing { std::string_view name; int number; bool changed; double ms; };
+  std::vector<Timing> timings;
+  auto total_start = std::chrono::steady_clock::now();
+  int64_t executions = 0;
+  for (int index : selected) {
+    const PassInfo& info = passes[index];
+    int number = index + 1;
+    ++executions;
+    if (options.bisect_limit >= 0) {
+      bool run = executions <= options.bisect_limit;
+      log << "// BISECT: " << (run ? "running" : "NOT running") << " pass (" << executions << ") "
+          << info.name << "\n";
+      if (!run) continue;
+    }
+    bool print_before = options.print_before_all || (before_re && RE2::FullMatch(info.name, *before_re));
+    bool print_after = options.print_after_all || (after_re && RE2::FullMatch(info.name, *after_re));
+    std::string before_text;
+    if (print_before || options.verify_each) before_text = PrintModule(module);
+    if (print_before)
+      NHLO_TRY(sink.Emit("before-" + std::string(info.name), Banner("Before", info.name, number, nullptr), before_text));
+
+    std::unique_ptr<Pass> pass = info.create();
+    auto start = std::chrono::steady_clock::now();
+    Result<bool> changed = pass->Run(module);
+    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    if (!changed.ok()) {
+      Status s = changed.status();
+      for (Diagnostic& d : s.diagnostics()) d.message = "in pass '" + std::string(info.name) + "': " + d.message;
+      return s;
+    }
+    timings.push_back({info.name, number, *changed, ms});
+    const char* state = *changed ? "changed" : "unchanged";
+
+    if (options.verify_each) {
+      Status verified = VerifyModule(module);
+      if (!verified.ok()) {
+        log << "// ----- IR Dump Before " << info.name << " (#" << number << "), which broke the module -----\n"
+            << before_text;
+        Status s = Status::Error("verifier failed after pass '" + std::string(info.name) + "'");
+        s.Append(verified);
+        return s;
+      }
+    }
+    if (print_after)
+      NHLO_TRY(sink.Emit("after-" + std::string(info.name), Banner("After", info.name, number, state), PrintModule(module)));
+    if (options.print_changed != PrintChanged::kOff) {
+      if (!*changed) {
+        if (options.dump_dir.empty()) log << Banner("After", info.name, number, "unchanged");
+        continue;
+      }
+      std::string now = PrintModule(module);
+      if (options.print_changed == PrintChanged::kText) {
+        NHLO_TRY(sink.Emit("after-" + std::string(info.name), Banner("After", info.name, number, state), now));
+      } else {
+        std::string diff = UnifiedDiff(previous, now, "before " + std::string(info.name), "after " + std::string(info.name));
+        // Diff lines start with ' ', '-', '+' or '@'; prefix them so the stream stays HLO comments.
+        std::string commented;
+        size_t pos = 0;
+        while (pos < diff.size()) {
+          size_t eol = diff.find('\n', pos);
+          commented += "// " + diff.substr(pos, eol - pos) + "\n";
+          pos = eol + 1;
+        }
+        NHLO_TRY(sink.Emit("diff-" + std::string(info.name), Banner("After", info.name, number, state), commented));
+      }
+      previous = std::move(now);
+    }
+  }
+  double total_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - total_start).count();
+  if (options.time_passes == PipelineOptions::TimePasses::kText) {
+    char line[256];
+    log << "// ===-------------------------------------------------------------------------===\n"
+        << "//                          Pass execution timing report\n"
+        << "// ===-------------------------------------------------------------------------===\n";
+    std::snprintf(line, sizeof(line), "// %12.3f ms  total\n", total_ms);
+    log << line;
+    for (const Timing& t : timings) {
+      std::snprintf(line, sizeof(line), "// %12.3f ms  %5.1f%%  %s (#%d, %s)\n", t.ms,
+                    total_ms > 0 ? 100.0 * t.ms / total_ms : 0.0, std::string(t.name).c_str(), t.number,
+                    t.changed ? "changed" : "unchanged");
+      log << line;
+    }
+  } else if (options.time_passes == PipelineOptions::TimePasses::kJson) {
+    std::ostringstream json;
+    json << "{\"total_ms\": " << total_ms << ", \"passes\": [";
+    for (size_t i = 0; i < timings.size(); ++i) {
+      const Timing& t = timings[i];
+      json << (i ? ", " : "") << "{\"name\": \"" << t.name << "\", \"number\": " << t.number
+           << ", \"changed\": " << (t.changed ? "true" : "false") << ", \"ms\": " << t.ms << "}";
+    }
+    json << "]}\n";
+    log << json.str();
+  }
+  return OkStatus();
+}
+
+std::string ListPassesText() {
+  size_t count;
+  const PassInfo* passes = RegisteredPasses(&count);
+  std::string out;
+  size_t width = 0;
+  for (size_t i = 0; i < count; ++i) width = std::max(width, passes[i].name.size());
+  for (size_t i = 0; i < count; ++i) {
+    char line[512];
+    std::snprintf(line, sizeof(line), "%2zu  %-*s  %-3s  %s\n", i + 1, static_cast<int>(width),
+                  std::string(passes[i].name).c_str(), passes[i].default_on ? "on" : "off",
+                  std::string(passes[i].description).c_str());
+    out += line;
+  }
+  return out;
+}
+
+}  // namespace nhlo

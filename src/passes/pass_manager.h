@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: Apache-2.0
+// Runs the registry's passes in order with the debugging options users know from LLVM opt and
+// XLA: print before/after (all or by regex), print only what changed (or its diff), dump files,
+// timing, verify-each and bisection. Dumps go to a stream the caller owns; every banner is an
+// HLO comment so a dump stream stays parseable.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "ir/ir.h"
+#include "support/status.h"
+
+namespace nhlo {
+
+struct PipelineOptions {
+  /// --passes=a,b: exactly these (in registration order). nullopt: the default pipeline.
+  std::optional<std::vector<std::string>> passes;
+  std::vector<std::string> enable;   // --enable-pass
+  std::vector<std::string> disable;  // --disable-pass
+  bool print_before_all = false;
+  bool print_after_all = false;
+  std::string print_before_regex;    // --print-before=REGEX (re2, full match on the pass name)
+  std::string print_after_regex;     // --print-after=REGEX
+  enum class PrintChanged { kOff, kText, kDiff };
+  PrintChanged print_changed = PrintChanged::kOff;
+  std::string dump_dir;              // --dump-dir: one numbered file per dump instead of the stream
+  enum class TimePasses { kOff, kText, kJson };
+  TimePasses time_passes = TimePasses::kOff;
+  bool verify_each = false;
+  int64_t bisect_limit = -1;         // --opt-bisect-limit; -1 = no limit
+};
+
+/// Resolves the options to registry indices (in registration order). Unknown names, and a
+/// pass both enabled and disabled, are errors.
+Result<std::vector<int>> SelectPasses(const PipelineOptions& options);
+
+/// Runs the selected passes over `module`. Dumps, timing and bisect lines go to `log`.
+Status RunPipeline(Module& module, const PipelineOptions& options, std::ostream& log);
+
+/// `--list-passes` text: one line per pass with its order, name, default and description.
+std::string ListPassesText();
+
+}  // namespace nhlo

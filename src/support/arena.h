@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: Apache-2.0
+// A bump allocator for the IR: instructions, shapes, operand lists and names live in large
+// blocks freed all at once with their module. Only trivially destructible types go in it, so
+// nothing needs to run when the module dies and allocation is a pointer bump.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <new>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+namespace nhlo {
+
+/// A fixed-size view of arena (or static) memory; the IR's list type.
+template <typename T>
+struct Span {
+  T* data_ = nullptr;
+  uint32_t size_ = 0;
+
+  Span() = default;
+  Span(T* data, size_t size) : data_(data), size_(static_cast<uint32_t>(size)) {}
+  T* begin() const { return data_; }
+  T* end() const { return data_ + size_; }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  T& operator[](size_t i) const { return data_[i]; }
+  T* data() const { return data_; }
+};
+
+class Arena {
+ public:
+  Arena() = default;
+  Arena(const Arena&) = delete;
+  Arena& operator=(const Arena&) = delete;
+
+  void* Allocate(size_t bytes, size_t align) {
+    uintptr_t p = (cur_ + align - 1) & ~(uintptr_t(align) - 1);
+    if (p + bytes > end_) {
+      NewBlock(bytes + align);
+      p = (cur_ + align - 1) & ~(uintptr_t(align) - 1);
+    }
+    cur_ = p + bytes;
+    return reinterpret_cast<void*>(p);
+  }
+
+  template <typename T, typename... Args>
+  T* New(Args&&... args) {
+    static_assert(std::is_trivially_destructible_v<T>, "arena objects are never destroyed");
+    return new (Allocate(sizeof(T), alignof(T))) T{std::forward<Args>(args)...};
+  }
+
+  /// An uninitialised-then-value-initialised array of `n` T.
+  template <typename T>
+  Span<T> NewArray(size_t n) {
+    static_assert(std::is_trivially_destructible_v<T>, "arena objects are never destroyed");
+    if (n == 0) return Span<T>();
+    T* p = static_cast<T*>(Allocate(sizeof(T) * n, alignof(T)));
+    for (size_t i = 0; i < n; ++i) new (p + i) T();
+    return Span<T>(p, n);
+  }
+
+  template <typename T>
+  Span<T> Copy(const T* src, size_t n) {
+    static_assert(std::is_trivially_copyable_v<T>, "arena copies are bytewise");
+    if (n == 0) return Span<T>();
+    T* p = static_cast<T*>(Allocate(sizeof(T) * n, alignof(T)));
+    std::memcpy(static_cast<void*>(p), src, sizeof(T) * n);
+    return Span<T>(p, n);
+  }
+  template <typename T>
+  Span<T> Copy(const std::vector<T>& v) { return Copy(v.data(), v.size()); }
+
+  std::string_view CopyString(std::string_view s) {
+    if (s.empty()) return {};
+    char* p = static_cast<char*>(Allocate(s.size(), 1));
+    std::memcpy(p, s.data(), s.size());
+    return std::string_view(p, s.size());
+  }
+
+  size_t bytes_allocated() const { return total_; }
+
+ private:
+  void NewBlock(size_t min_bytes) {
+    size_t size = next_block_size_;
+    if (size < min_bytes) size = min_bytes;
+    if (next_block_size_ < (size_t(64) << 20)) next_block_size_ *= 2;
+    blocks_.emplace_back(new char[size]);
+    cur_ = reinterpret_cast<uintptr_t>(blocks_.back().get());
+    end_ = cur_ + size;
+    total_ += size;
+  }
+
+  std::vector<std::unique_ptr<char[]>> blocks_;
+  uintptr_t cur_ = 0;
+  uintptr_t end_ = 0;
+  size_t next_block_size_ = 64 * 1024;
+  size_t total_ = 0;
+};
+
+}  // namespace nhlo

@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "support/status.h"
+
+#include <cstdio>
+#include <cstdlib>
+
+namespace nhlo {
+
+std::string FormatDiagnostic(const Diagnostic& diag) {
+  std::string out;
+  if (!diag.file.empty()) {
+    out += diag.file;
+    if (diag.line > 0) out += ":" + std::to_string(diag.line) + ":" + std::to_string(diag.col);
+    out += ": ";
+  }
+  switch (diag.severity) {
+    case Severity::kError: out += "error: "; break;
+    case Severity::kWarning: out += "warning: "; break;
+    case Severity::kNote: out += "note: "; break;
+  }
+  out += diag.message;
+  out += '\n';
+  if (diag.line > 0) {
+    out += "  ";
+    out += diag.line_text;
+    out += "\n  ";
+    // Keep tabs so the caret lines up under the same column in a terminal.
+    for (int i = 0; i + 1 < diag.col && i < static_cast<int>(diag.line_text.size()); ++i)
+      out += diag.line_text[i] == '\t' ? '\t' : ' ';
+    out += "^\n";
+  }
+  return out;
+}
+
+Diagnostic DiagnosticAt(std::string_view file, std::string_view text, size_t offset,
+                        std::string message, Severity severity) {
+  if (offset > text.size()) offset = text.size();
+  int line = 1;
+  size_t line_start = 0;
+  for (size_t i = 0; i < offset; ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      line_start = i + 1;
+    }
+  }
+  size_t line_end = text.find('\n', line_start);
+  if (line_end == std::string_view::npos) line_end = text.size();
+  std::string line_text(text.substr(line_start, line_end - line_start));
+  if (!line_text.empty() && line_text.back() == '\r') line_text.pop_back();
+  // Non-printable bytes would garble the terminal; show them as '?'.
+  for (char& c : line_text)
+    if ((static_cast<unsigned char>(c) < 0x20 && c != '\t') || c == 0x7f) c = '?';
+  Diagnostic diag;
+  diag.severity = severity;
+  diag.file = std::string(file);
+  diag.line = line;
+  diag.col = static_cast<int>(offset - line_start) + 1;
+  diag.message = std::move(message);
+  diag.line_text = std::move(line_text);
+  return diag;
+}
+
+std::string Status::ToString() const {
+  std::string out;
+  for (const Diagnostic& d : diags_) out += FormatDiagnostic(d);
+  return out;
+}
+
+void InternalError(const char* file, int line, const std::string& message) {
+  std::fprintf(stderr, "nhlo: internal compiler error at %s:%d: %s\n"
+               "This is a bug in nhlo, not in your input; please report it.\n",
+               file, line, message.c_str());
+  std::abort();
+}
+
+}  // namespace nhlo

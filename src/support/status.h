@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: Apache-2.0
+// Errors as values: a Diagnostic is one clang-style message with an optional source location;
+// Status is zero or more of them; Result<T> is a value or a Status. Library code reports bad
+// input only through these, never by throwing, printing or exiting.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace nhlo {
+
+enum class Severity : uint8_t { kError, kWarning, kNote };
+
+/// One message. `line`/`col` are 1-based; 0 means "no location". `line_text` is the source line
+/// shown under the message with a caret at `col`.
+struct Diagnostic {
+  Severity severity = Severity::kError;
+  std::string file;
+  int line = 0;
+  int col = 0;
+  std::string message;
+  std::string line_text;
+};
+
+/// Formats `file:line:col: error: message` plus the source line and a caret, clang-style.
+std::string FormatDiagnostic(const Diagnostic& diag);
+
+/// Builds a diagnostic for byte `offset` of `text` (the whole source buffer named `file`).
+Diagnostic DiagnosticAt(std::string_view file, std::string_view text, size_t offset,
+                        std::string message, Severity severity = Severity::kError);
+
+class [[nodiscard]] Status {
+ public:
+  Status() = default;
+  static Status Error(std::string message) {
+    Status s;
+    s.diags_.push_back(Diagnostic{Severity::kError, {}, 0, 0, std::move(message), {}});
+    return s;
+  }
+  static Status FromDiagnostic(Diagnostic diag) {
+    Status s;
+    s.diags_.push_back(std::move(diag));
+    return s;
+  }
+  bool ok() const { return diags_.empty(); }
+  const std::vector<Diagnostic>& diagnostics() const { return diags_; }
+  std::vector<Diagnostic>& diagnostics() { return diags_; }
+  /// The first message without location (for tests and one-line reports).
+  std::string message() const { return diags_.empty() ? std::string() : diags_.front().message; }
+  void Append(const Status& other) {
+    diags_.insert(diags_.end(), other.diags_.begin(), other.diags_.end());
+  }
+  /// Every diagnostic formatted clang-style, concatenated.
+  std::string ToString() const;
+
+ private:
+  std::vector<Diagnostic> diags_;
+};
+
+inline Status OkStatus() { return Status(); }
+
+template <typename T>
+class [[nodiscard]] Result {
+ public:
+  Result(T value) : value_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(Status status) : status_(std::move(status)) {}  // NOLINT: implicit by design
+  bool ok() const { return value_.has_value(); }
+  const Status& status() const { return status_; }
+  T& value() { return *value_; }
+  const T& value() const { return *value_; }
+  T& operator*() { return *value_; }
+  T* operator->() { return &*value_; }
+
+ private:
+  std::optional<T> value_;
+  Status status_;
+};
+
+#define NHLO_CONCAT_INNER(a, b) a##b
+#define NHLO_CONCAT(a, b) NHLO_CONCAT_INNER(a, b)
+
+/// Returns the Status of `expr` from the enclosing function if it is an error.
+#define NHLO_TRY(expr)                        \
+  do {                                        \
+    ::nhlo::Status nhlo_status_ = (expr);     \
+    if (!nhlo_status_.ok()) return nhlo_status_; \
+  } while (0)
+
+#define NHLO_ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr) \
+  auto tmp = (expr);                               \
+  if (!tmp.ok()) return tmp.status();              \
+  lhs = std::move(tmp.value())
+
+/// `NHLO_ASSIGN_OR_RETURN(auto x, ComputeX());` unwraps a Result or returns its Status.
+#define NHLO_ASSIGN_OR_RETURN(lhs, expr) \
+  NHLO_ASSIGN_OR_RETURN_IMPL(NHLO_CONCAT(nhlo_result_, __LINE__), lhs, expr)
+
+/// Aborts with a message that names a compiler bug; for internal invariants only, never for input.
+[[noreturn]] void InternalError(const char* file, int line, const std::string& message);
+#define NHLO_CHECK(cond, msg)                                             \
+  do {                                                                    \
+    if (!(cond)) ::nhlo::InternalError(__FILE__, __LINE__, (msg));        \
+  } while (0)
+
+}  // namespace nhlo
