@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "codegen/bundle_reader.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 
@@ -194,6 +195,14 @@ class Decoder {
       if (b.kind == BufferKind::kParameter && b.location > INT32_MAX) return r.ErrorAt(at, where + " has an impossible parameter number");
     }
     if (r.pos() != r.size()) return r.Error("trailing bytes after the last buffer");
+    // The arena is exactly as large as its last temp needs: a forged size cannot make the
+    // interpreter allocate more than the buffer table describes.
+    uint64_t arena_end = 0;
+    for (const BufferRecord& b : p_.buffers)
+      if (b.kind == BufferKind::kTemp && IsArrayType(b.type)) arena_end = std::max(arena_end, b.location + b.size);
+    if (arena_end != p_.arena_size)
+      return Status::Error(std::string(file_) + ": arena size " + std::to_string(p_.arena_size) +
+                           " does not match the buffer table (" + std::to_string(arena_end) + ")");
     return OkStatus();
   }
 
@@ -249,7 +258,6 @@ class Decoder {
     b.opcode = static_cast<Opcode>(opcode);
     if (size < kBundleFixedSize || size % 4 != 0 || size > r.size() - start)
       return r.ErrorAt(start, "bundle size " + std::to_string(size) + " is invalid");
-    Reader body(std::string_view(), 0, file_);
     if (b.result >= p_.buffers.size()) return r.ErrorAt(start, "result buffer " + std::to_string(b.result) + " is out of range");
     if (b.result_tag != p_.buffers[b.result].wire_tag) return r.ErrorAt(start, "result wire tag does not match the buffer table");
     b.operands.resize(noperands);

@@ -5,6 +5,7 @@
 #include "interp/interp.h"
 
 #include <cstring>
+#include <new>
 
 #include "codegen/bundle_reader.h"
 #include "interp/kernels.h"
@@ -18,8 +19,11 @@ class Machine {
   explicit Machine(const BundleProgram& p) : p_(p), ptr_(p.buffers.size(), nullptr) {}
 
   Result<Value> Run(const std::vector<Value>& args) {
-    if (p_.arena_size > (uint64_t(1) << 36)) return Status::Error("bundle needs an arena larger than 64 GiB");
-    arena_.assign(static_cast<size_t>(p_.arena_size), '\0');
+    try {
+      arena_.assign(static_cast<size_t>(p_.arena_size), '\0');
+    } catch (const std::bad_alloc&) {
+      return Status::Error("cannot allocate the " + std::to_string(p_.arena_size) + "-byte arena this bundle needs");
+    }
     constants_.resize(p_.buffers.size());
     for (size_t i = 0; i < p_.buffers.size(); ++i) {
       const BufferRecord& b = p_.buffers[i];

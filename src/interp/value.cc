@@ -20,7 +20,12 @@ Value ValueFromLiteral(const Literal& literal) {
     return v;
   }
   v.dims.assign(literal.shape.dims.begin(), literal.shape.dims.end());
-  v.bytes.assign(reinterpret_cast<const char*>(literal.data.data()), literal.data.size());
+  if (literal.elided) {
+    int64_t bytes = HostBytes(literal.shape);
+    v.bytes.assign(bytes > 0 ? static_cast<size_t>(bytes) : 0, '\0');  // elided data reads as zeros
+  } else {
+    v.bytes.assign(reinterpret_cast<const char*>(literal.data.data()), literal.data.size());
+  }
   return v;
 }
 

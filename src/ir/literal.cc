@@ -43,13 +43,20 @@ void AppendShortestFloat(std::string& out, PrimitiveType t, double v) {
     out.append(buf, r.ptr);
     return;
   }
+  // The fewest significant digits that read back to the same code; that decimal is then
+  // written in its shortest form.
+  // Integer digits are never rounded away (128 in f8e4m3fn prints 128, not 130), except for
+  // values too large to write positionally.
   uint32_t code = EncodeFromF32(t, f);
-  for (int precision = 1; precision <= 9; ++precision) {
+  double magnitude = std::fabs(v);
+  int first_precision = magnitude >= 1 && magnitude < 1e9 ? static_cast<int>(std::floor(std::log10(magnitude))) + 1 : 1;
+  for (int precision = first_precision; precision <= 9; ++precision) {
     auto r = std::to_chars(buf, buf + sizeof(buf), f, std::chars_format::general, precision);
     float back = 0;
     std::from_chars(buf, r.ptr, back);
     if (EncodeFromF32(t, back) == code) {
-      out.append(buf, r.ptr);
+      auto shortest = std::to_chars(buf, buf + sizeof(buf), back);
+      out.append(buf, shortest.ptr);
       return;
     }
   }

@@ -153,6 +153,7 @@ class Parser {
   Result<double> ParseFloatToken(const Token& t, uint64_t* nan_payload);
   Status ParseIntList(std::vector<int64_t>& out);
   Result<Computation*> ParseComputationRef();
+  bool BraceGroupIsFollowedByBrace();
 
   Module& module_;
   const SourceBuffer& src_;
@@ -161,6 +162,7 @@ class Parser {
   Lexer lex_;
   Token tok_;
   std::unordered_map<std::string_view, Instruction*> scope_;  // current computation's names
+  bool literal_follows_ = false;  // parsing the shape of `shape literal` text
 };
 
 // hlo_text ::= ('HloModule' name (',' attr)*)? stack_frames? computation+
@@ -190,7 +192,9 @@ Status Parser::Run() {
 Result<const Literal*> Parser::RunStandaloneLiteral() {
   Advance();
   Shape shape;
+  literal_follows_ = true;
   NHLO_TRY(ParseShape(shape));
+  literal_follows_ = false;
   NHLO_ASSIGN_OR_RETURN(const Literal* lit, ParseLiteral(shape));
   if (tok_.kind != Tok::kEof) return Expected("end of the literal");
   return lit;
@@ -567,7 +571,10 @@ Status Parser::ParseAttribute(Instruction* inst, std::vector<Attribute>& attrs) 
       break;
     case AttrKind::Literal: {
       Shape s;
-      NHLO_TRY(ParseShape(s));
+      literal_follows_ = true;
+      Status shape_status = ParseShape(s);
+      literal_follows_ = false;
+      NHLO_TRY(shape_status);
       NHLO_ASSIGN_OR_RETURN(attr.literal, ParseLiteral(s));
       break;
     }
@@ -721,9 +728,27 @@ Status Parser::ParseShape(Shape& shape, int depth) {
   if (dynamic) shape.dim_kinds = module_.arena.Copy(kinds);
   if (tok_.kind == Tok::kLBrace) {
     Tok next = PeekNext().kind;
-    if (next == Tok::kInt || next == Tok::kColon) NHLO_TRY(ParseLayout(shape));
+    if ((next == Tok::kInt || next == Tok::kColon) && (!literal_follows_ || BraceGroupIsFollowedByBrace()))
+      NHLO_TRY(ParseLayout(shape));
   }
   return OkStatus();
+}
+
+// In `f32[2] {1, 2}` the braces are the literal, in `f32[2]{0} {1, 2}` the first pair is the
+// layout: where a literal follows the shape, a brace group is a layout only if another `{`
+// comes after it.
+bool Parser::BraceGroupIsFollowedByBrace() {
+  uint32_t saved = lex_.position();
+  int depth = 1;
+  Token t;
+  do {
+    t = lex_.Next();
+    if (t.kind == Tok::kLBrace) ++depth;
+    if (t.kind == Tok::kRBrace) --depth;
+  } while (depth > 0 && t.kind != Tok::kEof && t.kind != Tok::kError);
+  bool brace = depth == 0 && lex_.Next().kind == Tok::kLBrace;
+  lex_.set_position(saved);
+  return brace;
 }
 
 // layout ::= '{' (INT (',' INT)*)? (':' layout_attrs)? '}'
@@ -857,18 +882,22 @@ Result<const Literal*> Parser::ParseLiteral(const Shape& shape, int depth) {
   for (size_t i = 0; i < shape.dims.size(); ++i)
     if (shape.IsDynamicDim(i)) return ErrorHere("a literal cannot have a dynamic shape");
   int64_t bytes = HostBytes(shape);
-  if (bytes < 0 || bytes > (int64_t(1) << 34))
-    return ErrorHere("literal of shape " + ShapeToString(shape, false) + " is too large");
-  lit->data = module_.arena.NewArray<uint8_t>(static_cast<size_t>(bytes));
-  if (shape.dims.empty()) {
-    NHLO_TRY(ParseElement(shape.type, lit->data.data()));
-    return static_cast<const Literal*>(lit);
-  }
-  if (tok_.kind == Tok::kLBrace && PeekNext().kind == Tok::kEllipsis) {
+  if (bytes < 0) return ErrorHere("literal of shape " + ShapeToString(shape, false) + " is too large");
+  if (!shape.dims.empty() && tok_.kind == Tok::kLBrace && PeekNext().kind == Tok::kEllipsis) {
+    // Elided data ({...}) has no bytes; codegen and the interpreter treat it as zeros.
     Advance();
     Advance();
     NHLO_TRY(Expect(Tok::kRBrace, "'}' after '...'"));
     lit->elided = true;
+    return static_cast<const Literal*>(lit);
+  }
+  // Every element takes at least one character, so a literal cannot hold more elements than
+  // the text has bytes left; checking first keeps a bad shape from allocating gigabytes.
+  if (shape.ElementCount() > static_cast<int64_t>(src_.text.size() - tok_.offset))
+    return ErrorHere("literal of shape " + ShapeToString(shape, false) + " has more elements than the text has characters");
+  lit->data = module_.arena.NewArray<uint8_t>(static_cast<size_t>(bytes));
+  if (shape.dims.empty()) {
+    NHLO_TRY(ParseElement(shape.type, lit->data.data()));
     return static_cast<const Literal*>(lit);
   }
   if (shape.dims.size() > static_cast<size_t>(opts_.max_nesting))
@@ -1018,18 +1047,32 @@ std::vector<InputPiece> SplitInputFile(std::string_view text) {
   std::vector<InputPiece> pieces;
   std::string current;
   int line = 1, piece_start = 1;
+  bool in_block_comment = false;  // a `// -----` inside /* ... */ is text, not a separator
   size_t pos = 0;
   while (pos < text.size()) {
     size_t eol = text.find('\n', pos);
     size_t next = eol == std::string_view::npos ? text.size() : eol + 1;
     std::string_view content = text.substr(pos, (eol == std::string_view::npos ? text.size() : eol) - pos);
     while (!content.empty() && (content.back() == '\r' || content.back() == ' ')) content.remove_suffix(1);
-    if (content == "// -----") {
+    if (!in_block_comment && content == "// -----") {
       pieces.push_back({std::move(current), piece_start});
       current = std::string(static_cast<size_t>(line), '\n');  // keep line numbers of the file
       piece_start = line + 1;
     } else {
       current.append(text.substr(pos, next - pos));
+      for (size_t i = 0; i < content.size(); ++i) {
+        if (in_block_comment) {
+          if (content.substr(i, 2) == "*/") in_block_comment = false, ++i;
+        } else if (content.substr(i, 2) == "//") {
+          break;
+        } else if (content.substr(i, 2) == "/*") {
+          in_block_comment = true;
+          ++i;
+        } else if (content[i] == '"') {
+          for (++i; i < content.size() && content[i] != '"'; ++i)
+            if (content[i] == '\\') ++i;
+        }
+      }
     }
     pos = next;
     ++line;

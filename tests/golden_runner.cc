@@ -1,0 +1,256 @@
+// SPDX-License-Identifier: Apache-2.0
+// Golden-file tests. Every testdata/**/*.hlo file is one test: its `// RUN:` lines are run
+// in-process through the same entry points as the installed programs, and their combined
+// stdout, stderr and the last exit code are compared with the expected blocks at the end of the
+// file (or in <file>.expected when the file says `// EXPECTED-IN: sidecar`). A mismatch prints a
+// unified diff. `--update` rewrites the expected blocks from the current build. Every test input
+// that parses also gets the round-trip check print(parse(print(m))) == print(m) for free.
+//
+// Directives (each a line comment):
+//   // RUN: nhlo-compile %s --emit=hlo      run a program; %s = this file, %t = a scratch path
+//   // RUN: corrupt %t.bin OFFSET BYTE      overwrite one byte (OFFSET may be negative: from the end)
+//   // RUN: truncate %t.bin SIZE            cut a file to SIZE bytes
+//   // RUN: cmp %t.a %t.b                   say whether two files are byte-identical
+//   // NORMALIZE: time                      replace timing figures with <t>
+#include <re2/re2.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "driver/driver.h"
+#include "ir/printer.h"
+#include "parser/parser.h"
+#include "support/diff.h"
+
+namespace fs = std::filesystem;
+using nhlo::Result;
+using nhlo::Status;
+
+namespace {
+
+constexpr std::string_view kStdoutOpen = "/*** STDOUT ***\n";
+constexpr std::string_view kStderrOpen = "/*** STDERR ***\n";
+constexpr std::string_view kExitOpen = "/*** EXIT ";
+constexpr std::string_view kClose = "***/\n";
+
+std::string ReadFile(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::ostringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+void WriteFile(const fs::path& p, std::string_view text) {
+  std::ofstream f(p, std::ios::binary | std::ios::trunc);
+  f.write(text.data(), static_cast<std::streamsize>(text.size()));
+}
+
+// Splits a RUN line into words; single quotes group (no escapes inside).
+std::vector<std::string> SplitWords(std::string_view line) {
+  std::vector<std::string> words;
+  std::string cur;
+  bool in_word = false, quoted = false;
+  for (char c : line) {
+    if (quoted) {
+      if (c == '\'') quoted = false;
+      else cur += c;
+    } else if (c == '\'') {
+      quoted = in_word = true;
+    } else if (c == ' ' || c == '\t') {
+      if (in_word) words.push_back(cur), cur.clear(), in_word = false;
+    } else {
+      cur += c;
+      in_word = true;
+    }
+  }
+  if (in_word) words.push_back(cur);
+  return words;
+}
+
+std::string Replace(std::string s, std::string_view from, std::string_view to) {
+  if (from.empty()) return s;
+  size_t pos = 0;
+  while ((pos = s.find(from, pos)) != std::string::npos) {
+    s.replace(pos, from.size(), to);
+    pos += to.size();
+  }
+  return s;
+}
+
+struct Outcome {
+  std::string out, err;
+  int exit_code = 0;
+};
+
+// The test text without its expected blocks.
+std::string StripExpected(const std::string& text) {
+  size_t cut = text.size();
+  for (std::string_view marker : {kStdoutOpen, kStderrOpen, kExitOpen}) {
+    size_t at = text.find(std::string("\n") + std::string(marker));
+    if (at != std::string::npos) cut = std::min(cut, at + 1);
+  }
+  return text.substr(0, cut);
+}
+
+std::string Block(std::string_view open, const std::string& body) {
+  std::string b(open);
+  b += body;
+  if (!body.empty() && body.back() != '\n') b += '\n';
+  b += kClose;
+  return b;
+}
+
+std::string ExpectedText(const Outcome& o) {
+  std::string text = "/*** EXIT " + std::to_string(o.exit_code) + " ***/\n";
+  if (!o.out.empty()) text += Block(kStdoutOpen, o.out);
+  if (!o.err.empty()) text += Block(kStderrOpen, o.err);
+  return text;
+}
+
+Status RunBuiltin(const std::vector<std::string>& words, Outcome& o) {
+  const std::string& cmd = words[0];
+  if ((cmd == "corrupt" && words.size() == 4) || (cmd == "truncate" && words.size() == 3)) {
+    std::string bytes = ReadFile(words[1]);
+    long long at = std::stoll(words[2]);
+    if (cmd == "truncate") {
+      if (at < 0 || static_cast<size_t>(at) > bytes.size()) return Status::Error("truncate: bad size");
+      bytes.resize(static_cast<size_t>(at));
+    } else {
+      if (at < 0) at += static_cast<long long>(bytes.size());
+      if (at < 0 || static_cast<size_t>(at) >= bytes.size()) return Status::Error("corrupt: offset out of range");
+      bytes[static_cast<size_t>(at)] = static_cast<char>(std::stoi(words[3], nullptr, 0));
+    }
+    WriteFile(words[1], bytes);
+    o.exit_code = 0;
+    return nhlo::OkStatus();
+  }
+  if (cmd == "cmp" && words.size() == 3) {
+    bool same = ReadFile(words[1]) == ReadFile(words[2]);
+    o.out += same ? "files are identical\n" : "files differ\n";
+    o.exit_code = same ? 0 : 1;
+    return nhlo::OkStatus();
+  }
+  return Status::Error("unknown RUN command '" + cmd + "'");
+}
+
+class Runner {
+ public:
+  Runner(fs::path root, fs::path scratch, bool update) : root_(std::move(root)), scratch_(std::move(scratch)), update_(update) {}
+
+  int Run() {
+    std::vector<fs::path> tests;
+    for (const auto& entry : fs::recursive_directory_iterator(root_))
+      if (entry.is_regular_file() && entry.path().extension() == ".hlo") tests.push_back(entry.path());
+    std::sort(tests.begin(), tests.end());
+    fs::create_directories(scratch_);
+    for (const fs::path& t : tests) RunTest(t);
+    std::cout << passed_ << " passed, " << failed_ << " failed\n";
+    return failed_ == 0 ? 0 : 1;
+  }
+
+ private:
+  void Fail(const fs::path& test, const std::string& why) {
+    ++failed_;
+    std::cout << "FAIL " << test.string() << "\n" << why << (why.empty() || why.back() == '\n' ? "" : "\n");
+  }
+
+  void RunTest(const fs::path& test) {
+    std::string text = ReadFile(test);
+    std::string input = StripExpected(text);
+    std::vector<std::vector<std::string>> runs;
+    bool normalize_time = false, sidecar = false;
+    std::istringstream lines(input);
+    for (std::string line; std::getline(lines, line);) {
+      if (line.rfind("// RUN:", 0) == 0) runs.push_back(SplitWords(line.substr(7)));
+      if (line.rfind("// NORMALIZE: time", 0) == 0) normalize_time = true;
+      if (line.rfind("// EXPECTED-IN: sidecar", 0) == 0) sidecar = true;
+    }
+    if (runs.empty()) return Fail(test, "no // RUN: line");
+    std::string stem = test.stem().string();
+    fs::path tmp = scratch_ / (test.parent_path().filename().string() + "-" + stem);
+    Outcome o;
+    for (std::vector<std::string> words : runs) {
+      if (words.empty()) return Fail(test, "empty RUN line");
+      for (std::string& w : words) w = Replace(Replace(w, "%s", test.string()), "%t", tmp.string());
+      std::vector<std::string> args(words.begin() + 1, words.end());
+      std::istringstream in;
+      std::ostringstream out, err;
+      if (words[0] == "nhlo-compile") o.exit_code = nhlo::CompileMain(args, in, out, err);
+      else if (words[0] == "nhlo-run") o.exit_code = nhlo::RunMain(args, in, out, err);
+      else if (words[0] == "nhlo-objdump") o.exit_code = nhlo::ObjdumpMain(args, in, out, err);
+      else if (Status s = RunBuiltin(words, o); !s.ok()) return Fail(test, s.ToString());
+      o.out += Replace(out.str(), tmp.string(), "%t");
+      o.err += Replace(err.str(), tmp.string(), "%t");
+    }
+    if (normalize_time) {
+      for (std::string* s : {&o.out, &o.err}) {
+        RE2::GlobalReplace(s, R"([0-9]+\.[0-9]+ ms)", "<t> ms");
+        RE2::GlobalReplace(s, R"( +[0-9]+\.[0-9]+%)", " <p>%");
+        RE2::GlobalReplace(s, R"re("(total_ms|ms)": [0-9.e+-]+)re", "\"\\1\": <t>");
+      }
+    }
+    std::string expected_now = ExpectedText(o);
+    fs::path sidecar_path = test.string() + ".expected";
+    if (update_) {
+      if (sidecar) WriteFile(sidecar_path, expected_now);
+      else WriteFile(test, input + (input.empty() || input.back() == '\n' ? "" : "\n") + expected_now);
+      ++passed_;
+    } else {
+      std::string expected = sidecar ? ReadFile(sidecar_path) : text.substr(input.size());
+      if (expected != expected_now) {
+        return Fail(test, nhlo::UnifiedDiff(expected, expected_now, "expected", "actual"));
+      }
+      ++passed_;
+    }
+    CheckRoundTrip(test, input);
+  }
+
+  // For inputs that parse: print(parse(print(m))) == print(m), piece by piece.
+  void CheckRoundTrip(const fs::path& test, const std::string& input) {
+    for (nhlo::InputPiece& piece : nhlo::SplitInputFile(input)) {
+      Result<std::unique_ptr<nhlo::Module>> m = nhlo::ParseModule(test.string(), piece.text);
+      if (!m.ok()) continue;
+      std::string once = nhlo::PrintModule(**m);
+      Result<std::unique_ptr<nhlo::Module>> again = nhlo::ParseModule(test.string() + " (printed)", once);
+      if (!again.ok()) {
+        --passed_;
+        return Fail(test, "round trip: the printed module does not parse:\n" + again.status().ToString() + once);
+      }
+      std::string twice = nhlo::PrintModule(**again);
+      if (once != twice) {
+        --passed_;
+        return Fail(test, "round trip: print(parse(print(m))) != print(m)\n" + nhlo::UnifiedDiff(once, twice, "print(m)", "print(parse(print(m)))"));
+      }
+    }
+  }
+
+  fs::path root_, scratch_;
+  bool update_;
+  int passed_ = 0, failed_ = 0;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool update = false;
+  std::vector<std::string> positional;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--update") update = true;
+    else positional.push_back(a);
+  }
+  if (positional.size() != 2) {
+    std::cerr << "usage: golden_runner [--update] TESTDATA_DIR SCRATCH_DIR\n";
+    return 2;
+  }
+  // Run from the folder above testdata/ so paths in diagnostics read "testdata/..." whatever
+  // directory the runner was started from (meson test and the update target differ).
+  fs::path root = fs::absolute(positional[0]).lexically_normal();
+  if (root.filename().empty()) root = root.parent_path();
+  fs::path scratch = fs::absolute(positional[1]);
+  fs::current_path(root.parent_path());
+  return Runner(root.filename(), scratch, update).Run();
+}

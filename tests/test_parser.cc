@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: Apache-2.0
+// Lexer, parser and printer: token classes, diagnostics with line:col, the round-trip law,
+// literals, and hostile input that must produce errors, never crashes.
+#include <doctest/doctest.h>
+
+#include <random>
+
+#include "ir/literal.h"
+#include "ir/printer.h"
+#include "ir/verifier.h"
+#include "parser/lexer.h"
+#include "parser/parser.h"
+
+using namespace nhlo;
+
+namespace {
+
+std::vector<Tok> Kinds(std::string_view text) {
+  Lexer lex(text);
+  std::vector<Tok> kinds;
+  for (Token t = lex.Next(); t.kind != Tok::kEof; t = lex.Next()) {
+    kinds.push_back(t.kind);
+    if (t.kind == Tok::kError) break;
+  }
+  return kinds;
+}
+
+std::string PrintOrError(std::string text) {
+  auto m = ParseModule("t.hlo", std::move(text));
+  if (!m.ok()) return m.status().ToString();
+  Status v = VerifyModule(**m);
+  if (!v.ok()) return v.ToString();
+  return PrintModule(**m);
+}
+
+}  // namespace
+
+TEST_CASE("lexer classifies numbers, dim labels, padding and names") {
+  CHECK(Kinds("1 -2 1.5 1e+10 nan -nan nan(0x7f) -inf") ==
+        std::vector<Tok>{Tok::kInt, Tok::kInt, Tok::kDecimal, Tok::kDecimal, Tok::kDecimal, Tok::kDecimal,
+                         Tok::kDecimal, Tok::kNegInf});
+  CHECK(Kinds("b01f_01io->b01f 3x3 0_1x1_1 0_0_1") ==
+        std::vector<Tok>{Tok::kDimLabels, Tok::kDxD, Tok::kPad, Tok::kPad});
+  CHECK(Kinds("%a.1 b: c= get-tuple-element.12 ->") ==
+        std::vector<Tok>{Tok::kName, Tok::kName, Tok::kAttrName, Tok::kIdent, Tok::kArrow});
+  CHECK(Kinds("/* c */ x // rest\n y") == std::vector<Tok>{Tok::kIdent, Tok::kIdent});
+  CHECK(Kinds("x /* open") == std::vector<Tok>{Tok::kIdent, Tok::kError});
+  CHECK(Kinds("\"a\\\"b\" 'c'") == std::vector<Tok>{Tok::kString, Tok::kString});
+}
+
+TEST_CASE("diagnostics carry 1-based line and column and the source line") {
+  auto m = ParseModule("x.hlo", "HloModule m\nENTRY e {\n  p = f32[2] parameter(0)\n  ROOT r = f32[2] add(p, q)\n}\n");
+  REQUIRE(!m.ok());
+  const Diagnostic& d = m.status().diagnostics().front();
+  CHECK(d.file == "x.hlo");
+  CHECK(d.line == 4);
+  CHECK(d.col == 26);
+  CHECK(d.line_text == "  ROOT r = f32[2] add(p, q)");
+  CHECK(m.status().ToString() ==
+        "x.hlo:4:26: error: unknown operand 'q'\n    ROOT r = f32[2] add(p, q)\n  " + std::string(25, ' ') + "^\n");
+}
+
+TEST_CASE("print(parse(print(m))) == print(m)") {
+  const char* text = R"(HloModule rt, entry_computation_layout={(f32[2]{0})->f32[2]{0}}
+%sq (x: f32[]) -> f32[] {
+  %x = f32[] parameter(0)
+  ROOT %m = f32[] multiply(x, x)
+}
+ENTRY e {
+  p = f32[2]{0} parameter(0), sharding={devices=[2]0,1}
+  c = bf16[2,2] constant({ {1, 2}, {3, 0.1} })
+  k = s4[3] constant({-8, 7, 0})
+  t = (f32[2], s4[3]) tuple(p, k), metadata={op_name="a/b" source_line=3}
+  ROOT g = f32[2] get-tuple-element(t), index=0, backend_config={"x": {"y": "}"}}
+})";
+  std::string once = PrintOrError(text);
+  REQUIRE(once.rfind("HloModule rt", 0) == 0);
+  CHECK(PrintOrError(once) == once);
+  CHECK(once.find("constant({ {1, 2}, {3, 0.1} })") != std::string::npos);
+  CHECK(once.find("backend_config={\"x\": {\"y\": \"}\"}}") != std::string::npos);
+}
+
+TEST_CASE("standalone literals: layouts, nesting, special values") {
+  Module scratch;
+  auto lit = ParseStandaloneLiteral(scratch, "arg", "f32[2,2] {{1, 2}, {nan, -inf}}");
+  REQUIRE(lit.ok());
+  std::string out;
+  AppendLiteral(out, **lit);
+  CHECK(out == "{ {1, 2}, {nan, -inf} }");
+  auto with_layout = ParseStandaloneLiteral(scratch, "arg", "f32[2]{0} {3, 4}");
+  REQUIRE(with_layout.ok());
+  auto tuple = ParseStandaloneLiteral(scratch, "arg", "(s32[], pred[2]) (7, {1, 0})");
+  REQUIRE(tuple.ok());
+  out.clear();
+  AppendLiteral(out, **tuple);
+  CHECK(out == "(7, {1, 0})");
+  CHECK(!ParseStandaloneLiteral(scratch, "arg", "s8[] 128").ok());
+  CHECK(!ParseStandaloneLiteral(scratch, "arg", "u8[] -1").ok());
+  CHECK(!ParseStandaloneLiteral(scratch, "arg", "f32[3] {1, 2}").ok());
+  CHECK(ParseStandaloneLiteral(scratch, "arg", "u64[] 18446744073709551615").ok());
+  auto payload = ParseStandaloneLiteral(scratch, "arg", "f32[] nan(0x123)");
+  REQUIRE(payload.ok());
+  CHECK(LoadBits(PrimitiveType::kF32, (*payload)->data.data()) == 0x7f800123u);
+}
+
+TEST_CASE("split-input-file keeps line numbers and ignores separators inside comments") {
+  auto pieces = SplitInputFile("a\n// -----\nb\n/*\n// -----\n*/\n// -----\nc\n");
+  REQUIRE(pieces.size() == 3);
+  CHECK(pieces[1].first_line == 3);
+  CHECK(pieces[1].text == "\n\nb\n/*\n// -----\n*/\n");
+  CHECK(pieces[2].text == std::string(7, '\n') + "c\n");
+}
+
+TEST_CASE("hostile input gives diagnostics, never a crash") {
+  const char* base = "HloModule m\nENTRY e {\n  p = f32[2,3] parameter(0)\n  c = f32[2] constant({1, 2})\n"
+                     "  t = (f32[2,3], f32[2]) tuple(p, c)\n  ROOT g = f32[2] get-tuple-element(t), index=1\n}\n";
+  std::string text = base;
+  REQUIRE(PrintOrError(text).rfind("HloModule", 0) == 0);
+  // Every prefix (truncated files) and many random byte edits.
+  for (size_t n = 0; n < text.size(); ++n) (void)PrintOrError(text.substr(0, n));
+  std::mt19937 rng(1234);
+  const char alphabet[] = "{}()[],=%:<>-?.0123456789abcfs\"'/*\n \x01\xff";
+  int rejected = 0;
+  for (int i = 0; i < 3000; ++i) {
+    std::string mutated = text;
+    int edits = 1 + static_cast<int>(rng() % 4);
+    for (int e = 0; e < edits; ++e) mutated[rng() % mutated.size()] = alphabet[rng() % (sizeof(alphabet) - 1)];
+    std::string out = PrintOrError(mutated);
+    if (out.find("error:") != std::string::npos) ++rejected;
+  }
+  CHECK(rejected > 1000);  // most edits break the module; the point is that none crashed
+}
+
+TEST_CASE("deep nesting and huge shapes are errors") {
+  std::string deep = "HloModule m\nENTRY e {\n  ROOT p = " + std::string(1000, '(') + "f32[]" + std::string(1000, ')') + " parameter(0)\n}\n";
+  CHECK(PrintOrError(deep).find("nesting deeper than") != std::string::npos);
+  std::string deep_literal = "HloModule m\nENTRY e {\n  ROOT c = f32[" + std::string(300 * 2 - 1, ' ') + "] constant(1)\n}\n";
+  (void)PrintOrError(deep_literal);
+  CHECK(PrintOrError("HloModule m\nENTRY e {\n  ROOT p = f32[9223372036854775807,2] parameter(0)\n}\n").find("2^63") != std::string::npos);
+  CHECK(PrintOrError("HloModule m\nENTRY e {\n  ROOT p = f32[99999999999999999999] parameter(0)\n}\n").find("out of range") != std::string::npos);
+}
+
+TEST_CASE("the verifier reports every problem") {
+  std::string out = PrintOrError(
+      "HloModule m\nENTRY e {\n  a = f32[2] parameter(0)\n  b = s32[2] parameter(1)\n"
+      "  x = f32[2] add(a, a)\n  y = f32[3] negate(a)\n  z = f32[2] broadcast(b), dimensions={0}\n  ROOT r = f32[2] copy(x)\n}\n");
+  CHECK(out.find("t.hlo:6:3: error: 'negate' result shape is f32[3] but its operands give f32[2]") != std::string::npos);
+  CHECK(out.find("t.hlo:7:3: error: broadcast changes the element type from s32 to f32") != std::string::npos);
+}

@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: Apache-2.0
+// Tables and small utilities: the opcode and pass tables, the unified diff, diagnostics.
+#include <doctest/doctest.h>
+
+#include <set>
+
+#include "ir/ir.h"
+#include "passes/pass.h"
+#include "passes/pass_manager.h"
+#include "support/diff.h"
+#include "support/status.h"
+
+using namespace nhlo;
+
+TEST_CASE("opcode table: XLA spellings, sorted, unique, round-trips") {
+  CHECK(kOpcodeCount == 133);
+  std::string previous;
+  for (int i = 0; i < kOpcodeCount; ++i) {
+    Opcode op = static_cast<Opcode>(i);
+    std::string name(OpcodeName(op));
+    CHECK(name > previous);
+    previous = name;
+    REQUIRE(OpcodeFromName(name).has_value());
+    CHECK(*OpcodeFromName(name) == op);
+  }
+  CHECK(OpcodeName(Opcode::kExp) == "exponential");
+  CHECK(OpcodeName(Opcode::kClz) == "count-leading-zeros");
+  CHECK(!OpcodeFromName("exp").has_value());
+}
+
+TEST_CASE("pass registry: unique kebab-case names, lowercase descriptions without a period") {
+  size_t n;
+  const PassInfo* passes = RegisteredPasses(&n);
+  REQUIRE(n >= 1);
+  std::set<std::string_view> names;
+  for (size_t i = 0; i < n; ++i) {
+    CHECK(names.insert(passes[i].name).second);
+    for (char c : passes[i].name) CHECK(((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-'));
+    CHECK(!passes[i].description.empty());
+    CHECK(passes[i].description.back() != '.');
+    CHECK(!(passes[i].description[0] >= 'A' && passes[i].description[0] <= 'Z'));
+    CHECK(FindPass(passes[i].name) == static_cast<int>(i));
+  }
+}
+
+TEST_CASE("pass selection follows registration order and rejects unknown names") {
+  PipelineOptions o;
+  o.passes = std::vector<std::string>{"dce"};
+  auto selected = SelectPasses(o);
+  REQUIRE(selected.ok());
+  CHECK(selected->size() == 1);
+  o.passes = std::vector<std::string>{"none"};
+  CHECK(SelectPasses(o)->empty());
+  o.passes = std::vector<std::string>{"no-such-pass"};
+  CHECK(SelectPasses(o).status().message() == "unknown pass 'no-such-pass' (see --list-passes)");
+  PipelineOptions both;
+  both.enable = {"dce"};
+  both.disable = {"dce"};
+  CHECK(!SelectPasses(both).ok());
+}
+
+TEST_CASE("unified diff") {
+  CHECK(UnifiedDiff("a\nb\n", "a\nb\n", "x", "y").empty());
+  CHECK(UnifiedDiff("a\nb\nc\n", "a\nc\nd\n", "x", "y") == "--- x\n+++ y\n@@ -1,3 +1,3 @@\n a\n-b\n c\n+d\n");
+  std::string big_a, big_b;
+  for (int i = 0; i < 40; ++i) {
+    big_a += "line" + std::to_string(i) + "\n";
+    big_b += (i == 5 || i == 30 ? "changed" : "line") + std::to_string(i) + "\n";
+  }
+  std::string d = UnifiedDiff(big_a, big_b, "a", "b");
+  CHECK(d.find("@@ -3,7 +3,7 @@") != std::string::npos);
+  CHECK(d.find("@@ -28,7 +28,7 @@") != std::string::npos);
+}
+
+TEST_CASE("diagnostic formatting") {
+  Diagnostic d = DiagnosticAt("f.hlo", "ab\n\tcd ef\n", 7, "bad thing");
+  CHECK(d.line == 2);
+  CHECK(d.col == 5);
+  CHECK(FormatDiagnostic(d) == "f.hlo:2:5: error: bad thing\n  \tcd ef\n  \t   ^\n");
+  CHECK(Status::Error("plain").ToString() == "error: plain\n");
+}
