@@ -141,6 +141,8 @@ class Parser {
   Status ParseStackFrames();
   Status ParseComputation();
   Status ParseInstruction(Computation* comp);
+  Result<Instruction*> ParseInstructionBody(Computation* comp, std::string_view name, uint32_t name_offset, bool nested);
+  Result<Computation*> ParseInlineComputation(std::string_view owner);
   Status ParseOperands(Instruction* inst, std::vector<Instruction*>& operands);
   Status ParseAttribute(Instruction* inst, std::vector<Attribute>& attrs);
   Status ParseShape(Shape& shape, int depth = 0);
@@ -163,6 +165,9 @@ class Parser {
   Token tok_;
   std::unordered_map<std::string_view, Instruction*> scope_;  // current computation's names
   bool literal_follows_ = false;  // parsing the shape of `shape literal` text
+  int nesting_ = 0;               // depth of nested instructions and inline computations
+  std::string_view current_instruction_;  // for naming inline computations
+  Computation* current_comp_ = nullptr;   // the computation whose instructions are being parsed
 };
 
 // hlo_text ::= ('HloModule' name (',' attr)*)? stack_frames? computation+
@@ -327,6 +332,7 @@ Status Parser::ParseComputation() {
 
 // instruction ::= 'ROOT'? name '=' shape? opcode '(' operands ')' (',' attribute)*
 Status Parser::ParseInstruction(Computation* comp) {
+  current_comp_ = comp;
   if (IsIdent("ROOT")) Advance();
   bool plain_ident = tok_.kind == Tok::kIdent && !IsKeyword(tok_.text) && !TypeFromWord(tok_.text);
   if (tok_.kind != Tok::kName && !plain_ident) {
@@ -345,12 +351,27 @@ Status Parser::ParseInstruction(Computation* comp) {
                      std::string(comp->name) + "'");
   Advance();
   NHLO_TRY(Expect(Tok::kEqual, "'='"));
+  NHLO_ASSIGN_OR_RETURN(Instruction * inst, ParseInstructionBody(comp, name, name_offset, /*nested=*/false));
+  (void)inst;
+  return OkStatus();
+}
 
+// instruction_body ::= shape? opcode '(' operands ')' (',' attribute)*
+// A nested operand (`add(f32[] parameter(0), ...)`) is a body without a name or attributes;
+// it gets a generated name and is placed before its user.
+Result<Instruction*> Parser::ParseInstructionBody(Computation* comp, std::string_view name, uint32_t name_offset,
+                                                  bool nested) {
+  if (++nesting_ > opts_.max_nesting) return ErrorHere("instructions nested deeper than " + std::to_string(opts_.max_nesting));
+  struct Unnest {
+    int& depth;
+    ~Unnest() { --depth; }
+  } unnest{nesting_};
   Instruction* inst = module_.arena.New<Instruction>();
   inst->name = name;
   inst->parent = comp;
   inst->source_offset = name_offset;
   inst->source_id = source_id_;
+  if (!nested) current_instruction_ = name;
   bool has_shape = false;
   if (tok_.kind == Tok::kLParen || (tok_.kind == Tok::kIdent && TypeFromWord(tok_.text)) ||
       (IsIdent("b") && PeekNext().kind == Tok::kLParen)) {
@@ -388,7 +409,7 @@ Status Parser::ParseInstruction(Computation* comp) {
   inst->operands = module_.arena.Copy(operands);
 
   std::vector<Attribute> attrs;
-  while (tok_.kind == Tok::kComma) {
+  while (!nested && tok_.kind == Tok::kComma) {
     Advance();
     NHLO_TRY(ParseAttribute(inst, attrs));
   }
@@ -404,17 +425,21 @@ Status Parser::ParseInstruction(Computation* comp) {
                                         "' cannot be inferred; write it before the opcode");
     inst->shape = inf.shape;
   }
-  scope_.emplace(name, inst);
-  module_.NoteName(name);
+  if (nested) {
+    inst->name = module_.UniqueName(std::string(OpcodeName(inst->opcode)) + ".nested");
+  } else {
+    scope_.emplace(name, inst);
+    module_.NoteName(name);
+  }
   comp->instructions.push_back(inst);
-  return OkStatus();
+  return inst;
 }
 
 // operands ::= '(' (shape? name (',' shape? name)*)? ')'
 Status Parser::ParseOperands(Instruction* inst, std::vector<Instruction*>& operands) {
   Advance();  // '('
-  (void)inst;
   while (tok_.kind != Tok::kRParen) {
+    uint32_t shape_start = tok_.offset;
     Shape written;
     bool has_shape = false;
     if (tok_.kind == Tok::kLParen || (tok_.kind == Tok::kIdent && TypeFromWord(tok_.text))) {
@@ -422,14 +447,20 @@ Status Parser::ParseOperands(Instruction* inst, std::vector<Instruction*>& opera
       has_shape = true;
     }
     bool plain_ident = tok_.kind == Tok::kIdent && !IsKeyword(tok_.text) && !TypeFromWord(tok_.text);
+    if (plain_ident && !scope_.count(tok_.text) && OpcodeFromName(tok_.text) && PeekNext().kind == Tok::kLParen) {
+      // A nested instruction; a written shape belongs to it.
+      uint32_t at = tok_.offset;
+      lex_.set_position(shape_start);
+      Advance();
+      NHLO_ASSIGN_OR_RETURN(Instruction * nested, ParseInstructionBody(inst->parent, {}, at, /*nested=*/true));
+      operands.push_back(nested);
+      if (tok_.kind == Tok::kComma) Advance();
+      else if (tok_.kind != Tok::kRParen) return Expected("',' or ')' in the operand list");
+      continue;
+    }
     if (tok_.kind != Tok::kName && !plain_ident) return Expected("operand name");
     auto it = scope_.find(tok_.text);
-    if (it == scope_.end()) {
-      if (plain_ident && OpcodeFromName(tok_.text) && PeekNext().kind == Tok::kLParen)
-        return ErrorHere("nested instructions as operands are not supported; give '" +
-                         std::string(tok_.text) + "' its own line");
-      return ErrorHere("unknown operand '" + std::string(tok_.text) + "'");
-    }
+    if (it == scope_.end()) return ErrorHere("unknown operand '" + std::string(tok_.text) + "'");
     if (has_shape && !SameShape(written, it->second->shape))
       return ErrorHere("operand '" + std::string(tok_.text) + "' is written as " +
                        ShapeToString(written, false) + " but has shape " +
@@ -443,10 +474,51 @@ Status Parser::ParseOperands(Instruction* inst, std::vector<Instruction*>& opera
   return OkStatus();
 }
 
+// inline_computation ::= '{' instruction+ '}'   (as the value of to_apply= and friends)
+// The body becomes a computation of its own, named after the instruction that holds it and
+// placed before the computation being parsed, so callees still precede callers.
+Result<Computation*> Parser::ParseInlineComputation(std::string_view owner) {
+  if (++nesting_ > opts_.max_nesting) return ErrorHere("computations nested deeper than " + std::to_string(opts_.max_nesting));
+  struct Unnest {
+    int& depth;
+    ~Unnest() { --depth; }
+  } unnest{nesting_};
+  uint32_t open = tok_.offset;
+  Advance();
+  std::string base = std::string(owner.empty() ? "inline" : owner) + ".region";
+  std::string_view name = module_.arena.CopyString(base);
+  for (int i = 1; module_.FindComputation(name); ++i) name = module_.arena.CopyString(base + "." + std::to_string(i));
+  Computation* enclosing = current_comp_;
+  Computation* comp = module_.AddComputation(name);
+  comp->source_offset = open;
+  comp->source_id = source_id_;
+  // Move it right before the computation that uses it.
+  auto& list = module_.computations;
+  auto at = std::find_if(list.begin(), list.end(), [&](const auto& c) { return c.get() == enclosing; });
+  if (at != list.end()) std::rotate(at, list.end() - 1, list.end());
+  auto saved_scope = std::move(scope_);
+  std::string_view saved_instruction = current_instruction_;
+  scope_.clear();
+  bool has_root = false;
+  while (tok_.kind != Tok::kRBrace) {
+    if (tok_.kind == Tok::kEof) return ErrorHere("expected '}' to close the inline computation, got end of file");
+    bool is_root = IsIdent("ROOT");
+    if (is_root && has_root) return ErrorHere("inline computation has more than one ROOT");
+    has_root |= is_root;
+    NHLO_TRY(ParseInstruction(comp));
+    if (is_root) comp->root = comp->instructions.back();
+  }
+  if (comp->instructions.empty()) return ErrorHere("inline computation has no instructions");
+  if (!comp->root) comp->root = comp->instructions.back();
+  Advance();
+  scope_ = std::move(saved_scope);
+  current_instruction_ = saved_instruction;
+  current_comp_ = enclosing;
+  return comp;
+}
+
 Result<Computation*> Parser::ParseComputationRef() {
-  if (tok_.kind == Tok::kLBrace)
-    return ErrorHere("inline computation bodies are not supported; define the computation "
-                     "before its use");
+  if (tok_.kind == Tok::kLBrace) return ParseInlineComputation(current_instruction_);
   if (tok_.kind != Tok::kName && tok_.kind != Tok::kIdent) return Expected("computation name");
   Computation* c = module_.FindComputation(tok_.text);
   if (!c)
@@ -621,7 +693,16 @@ Result<std::string_view> Parser::CaptureRaw() {
     return OkStatus();
   };
   uint32_t end;
-  if (tok_.kind == Tok::kLBracket || tok_.kind == Tok::kLParen) {
+  if (IsIdent("mesh") && PeekNext().kind == Tok::kLBracket) {
+    // Named-mesh replica groups: mesh[...] {axes}
+    Advance();
+    NHLO_TRY(skip_group(Tok::kLBracket, Tok::kRBracket));
+    if (tok_.kind == Tok::kLBrace) NHLO_TRY(skip_group(Tok::kLBrace, Tok::kRBrace));
+    end = tok_.offset;
+    while (end > start && (text[end - 1] == ' ' || text[end - 1] == '\n' || text[end - 1] == '\t' ||
+                           text[end - 1] == '\r'))
+      --end;
+  } else if (tok_.kind == Tok::kLBracket || tok_.kind == Tok::kLParen) {
     Tok open = tok_.kind, close = open == Tok::kLBracket ? Tok::kRBracket : Tok::kRParen;
     uint32_t last = 0;
     NHLO_TRY(skip_group(open, close));
@@ -893,11 +974,19 @@ Result<const Literal*> Parser::ParseLiteral(const Shape& shape, int depth) {
   }
   // Every element takes at least one character, so a literal cannot hold more elements than
   // the text has bytes left; checking first keeps a bad shape from allocating gigabytes.
-  if (shape.ElementCount() > static_cast<int64_t>(src_.text.size() - tok_.offset))
+  if (tok_.kind == Tok::kLBrace && shape.ElementCount() > static_cast<int64_t>(src_.text.size() - tok_.offset))
     return ErrorHere("literal of shape " + ShapeToString(shape, false) + " has more elements than the text has characters");
   lit->data = module_.arena.NewArray<uint8_t>(static_cast<size_t>(bytes));
   if (shape.dims.empty()) {
     NHLO_TRY(ParseElement(shape.type, lit->data.data()));
+    return static_cast<const Literal*>(lit);
+  }
+  if (tok_.kind != Tok::kLBrace) {
+    // XLA accepts one value for a whole array (`f32[3,3] constant(1)`): every element gets it.
+    int size = HostByteSize(shape.type);
+    NHLO_TRY(ParseElement(shape.type, lit->data.data()));
+    for (int64_t i = 1; i < shape.ElementCount(); ++i)
+      std::memcpy(lit->data.data() + i * size, lit->data.data(), static_cast<size_t>(size));
     return static_cast<const Literal*>(lit);
   }
   if (shape.dims.size() > static_cast<size_t>(opts_.max_nesting))

@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: Apache-2.0
+// nhlo-corpus-check DIR...: for every .hlo file under DIR, split at `// -----` lines, then
+// parse, verify, print, re-parse and print again; a file passes when every piece parses,
+// verifies and prints identically the second time. Failures are listed with the first
+// diagnostic; the last line is "N passed, N failed".
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "ir/printer.h"
+#include "ir/verifier.h"
+#include "parser/parser.h"
+#include "support/diff.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string FirstLines(const std::string& text, int n) {
+  size_t pos = 0;
+  for (int i = 0; i < n && pos != std::string::npos; ++i) {
+    pos = text.find('\n', pos);
+    if (pos != std::string::npos) ++pos;
+  }
+  return pos == std::string::npos ? text : text.substr(0, pos);
+}
+
+// Empty on success, else why the piece failed.
+std::string CheckPiece(const std::string& name, const std::string& text) {
+  auto m = nhlo::ParseModule(name, text);
+  if (!m.ok()) return FirstLines(m.status().ToString(), 3);
+  nhlo::Status verified = nhlo::VerifyModule(**m);
+  if (!verified.ok()) return FirstLines(verified.ToString(), 3);
+  std::string once = nhlo::PrintModule(**m);
+  auto again = nhlo::ParseModule(name + " (printed)", once);
+  if (!again.ok()) return "printed module does not parse: " + FirstLines(again.status().ToString(), 3);
+  std::string twice = nhlo::PrintModule(**again);
+  if (once != twice) return "print(parse(print(m))) != print(m):\n" + FirstLines(nhlo::UnifiedDiff(once, twice, "print(m)", "print(parse(print(m)))"), 12);
+  return {};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::cerr << "usage: nhlo-corpus-check DIR_OR_FILE...\n";
+    return 2;
+  }
+  std::vector<fs::path> files;
+  for (int i = 1; i < argc; ++i) {
+    fs::path p = argv[i];
+    std::error_code ec;
+    if (fs::is_regular_file(p, ec)) {
+      files.push_back(p);
+      continue;
+    }
+    if (!fs::is_directory(p, ec)) {
+      std::cerr << "nhlo-corpus-check: error: '" << p.string() << "' is neither a file nor a directory\n";
+      return 2;
+    }
+    for (const auto& e : fs::recursive_directory_iterator(p))
+      if (e.is_regular_file() && e.path().extension() == ".hlo") files.push_back(e.path());
+  }
+  std::sort(files.begin(), files.end());
+  int passed = 0, failed = 0, pieces = 0;
+  uint64_t bytes = 0;
+  auto start = std::chrono::steady_clock::now();
+  for (const fs::path& file : files) {
+    std::ifstream f(file, std::ios::binary);
+    std::ostringstream ss;
+    ss << f.rdbuf();
+    std::string text = ss.str();
+    bytes += text.size();
+    std::string failure;
+    for (nhlo::InputPiece& piece : nhlo::SplitInputFile(text)) {
+      // Lit files can end with a separator; a piece with nothing but comments is no module.
+      if (piece.text.find_first_not_of(" \t\r\n") == std::string::npos) continue;
+      ++pieces;
+      failure = CheckPiece(file.string(), piece.text);
+      if (!failure.empty()) break;
+    }
+    if (failure.empty()) {
+      ++passed;
+    } else {
+      ++failed;
+      std::cout << "FAIL " << file.string() << "\n" << failure << (failure.back() == '\n' ? "" : "\n");
+    }
+  }
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::cout << files.size() << " files, " << pieces << " modules, " << bytes / 1e6 << " MB in " << seconds << " s\n";
+  std::cout << passed << " passed, " << failed << " failed\n";
+  return failed == 0 ? 0 : 1;
+}
