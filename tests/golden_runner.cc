@@ -11,6 +11,8 @@
 //   // RUN: corrupt %t.bin OFFSET BYTE      overwrite one byte (OFFSET may be negative: from the end)
 //   // RUN: truncate %t.bin SIZE            cut a file to SIZE bytes
 //   // RUN: cmp %t.a %t.b                   say whether two files are byte-identical
+//   // RUN: ls %t.dir                       list a folder's file names, sorted
+//   // RUN: cat %t.dir/file                 print a file
 //   // NORMALIZE: time                      replace timing figures with <t>
 #include <re2/re2.h>
 
@@ -127,6 +129,19 @@ Status RunBuiltin(const std::vector<std::string>& words, Outcome& o) {
     o.exit_code = 0;
     return nhlo::OkStatus();
   }
+  if (cmd == "ls" && words.size() == 2) {
+    std::vector<std::string> names;
+    for (const auto& e : fs::directory_iterator(words[1])) names.push_back(e.path().filename().string());
+    std::sort(names.begin(), names.end());
+    for (const std::string& n : names) o.out += n + "\n";
+    o.exit_code = 0;
+    return nhlo::OkStatus();
+  }
+  if (cmd == "cat" && words.size() == 2) {
+    o.out += ReadFile(words[1]);
+    o.exit_code = 0;
+    return nhlo::OkStatus();
+  }
   if (cmd == "cmp" && words.size() == 3) {
     bool same = ReadFile(words[1]) == ReadFile(words[2]);
     o.out += same ? "files are identical\n" : "files differ\n";
@@ -138,12 +153,15 @@ Status RunBuiltin(const std::vector<std::string>& words, Outcome& o) {
 
 class Runner {
  public:
-  Runner(fs::path root, fs::path scratch, bool update) : root_(std::move(root)), scratch_(std::move(scratch)), update_(update) {}
+  Runner(fs::path root, fs::path scratch, bool update, std::string filter)
+      : root_(std::move(root)), scratch_(std::move(scratch)), update_(update), filter_(std::move(filter)) {}
 
   int Run() {
     std::vector<fs::path> tests;
     for (const auto& entry : fs::recursive_directory_iterator(root_))
-      if (entry.is_regular_file() && entry.path().extension() == ".hlo") tests.push_back(entry.path());
+      if (entry.is_regular_file() && entry.path().extension() == ".hlo" &&
+          entry.path().string().find(filter_) != std::string::npos)
+        tests.push_back(entry.path());
     std::sort(tests.begin(), tests.end());
     fs::create_directories(scratch_);
     for (const fs::path& t : tests) RunTest(t);
@@ -229,6 +247,7 @@ class Runner {
 
   fs::path root_, scratch_;
   bool update_;
+  std::string filter_;
   int passed_ = 0, failed_ = 0;
 };
 
@@ -236,14 +255,16 @@ class Runner {
 
 int main(int argc, char** argv) {
   bool update = false;
+  std::string filter;
   std::vector<std::string> positional;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--update") update = true;
+    else if (a.rfind("--filter=", 0) == 0) filter = a.substr(9);
     else positional.push_back(a);
   }
   if (positional.size() != 2) {
-    std::cerr << "usage: golden_runner [--update] TESTDATA_DIR SCRATCH_DIR\n";
+    std::cerr << "usage: golden_runner [--update] [--filter=SUBSTRING] TESTDATA_DIR SCRATCH_DIR\n";
     return 2;
   }
   // Run from the folder above testdata/ so paths in diagnostics read "testdata/..." whatever
@@ -252,5 +273,5 @@ int main(int argc, char** argv) {
   if (root.filename().empty()) root = root.parent_path();
   fs::path scratch = fs::absolute(positional[1]);
   fs::current_path(root.parent_path());
-  return Runner(root.filename(), scratch, update).Run();
+  return Runner(root.filename(), scratch, update, filter).Run();
 }

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "driver/common.h"
 
+#include <re2/re2.h>
+
 #include <unistd.h>
 
 #include <cerrno>
@@ -94,6 +96,11 @@ Result<PipelineOptions> PipelineFlags::ToOptions() const {
   o.verify_each = verify_each;
   o.bisect_limit = bisect_limit;
   NHLO_TRY(SelectPasses(o).status());
+  for (const auto& [pattern, flag] : {std::pair{&print_before, "--print-before"}, std::pair{&print_after, "--print-after"}}) {
+    if (pattern->empty()) continue;
+    RE2 re(*pattern, RE2::Quiet);
+    if (!re.ok()) return Status::Error(std::string("invalid regular expression for ") + flag + ": " + re.error());
+  }
   return o;
 }
 

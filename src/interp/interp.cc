@@ -9,6 +9,7 @@
 
 #include "codegen/bundle_reader.h"
 #include "interp/kernels.h"
+#include "ir/custom_calls.h"
 #include "ir/literal.h"
 
 namespace nhlo {
@@ -151,6 +152,9 @@ class Machine {
       case Opcode::kOptimizationBarrier:
         NHLO_TRY(Arity(b, 1));
         return CopyTree(b.operands[0], b.result);
+      case Opcode::kBatchNormTraining:
+      case Opcode::kCustomCall:
+        return RunTupleResult(b);
       default:
         break;
     }
@@ -179,9 +183,52 @@ class Machine {
       case Opcode::kTranspose: NHLO_TRY(Arity(b, 1)); return KernelTranspose(b, in[0], out);
       case Opcode::kIota: NHLO_TRY(Arity(b, 0)); return KernelIota(b, out);
       case Opcode::kDot: NHLO_TRY(Arity(b, 2)); return KernelDot(b, in[0], in[1], out);
+      case Opcode::kScaledDot: NHLO_TRY(Arity(b, 4)); return KernelScaledDot(b, in[0], in[1], in[2], in[3], out);
       default:
         return Status::Error("the interpreter does not implement '" + std::string(OpcodeName(op)) + "' yet");
     }
+  }
+
+  // Ops whose result may be a tuple: the kernels get one Buf per result leaf.
+  Status RunTupleResult(const BundleRecord& b) {
+    std::vector<Buf> in, out;
+    for (uint32_t o : b.operands) {
+      NHLO_ASSIGN_OR_RETURN(Buf buf, Array(o));
+      in.push_back(buf);
+    }
+    const BufferRecord& r = p_.buffers[b.result];
+    if (r.type == PrimitiveType::kTuple) {
+      for (uint32_t e : r.tuple) {
+        NHLO_ASSIGN_OR_RETURN(Buf buf, Array(e));
+        out.push_back(buf);
+      }
+    } else {
+      NHLO_ASSIGN_OR_RETURN(Buf buf, Array(b.result));
+      out.push_back(buf);
+    }
+    auto shape_error = [&](const std::string& what) {
+      return Status::Error("bundle '" + what + "' has " + std::to_string(in.size()) + " operands and " +
+                           std::to_string(out.size()) + " results, which its kernel does not take");
+    };
+    if (b.opcode == Opcode::kBatchNormTraining) {
+      if (in.size() != 3 || out.size() != 3) return shape_error("batch-norm-training");
+      return KernelBatchNormTraining(b, in[0], in[1], in[2], out[0], out[1], out[2]);
+    }
+    const AttrRecord* target = b.Find(AttrId::kCustomCallTarget);
+    std::string_view name = target ? target->text : std::string_view();
+    if (name == kUniformQuantizeTarget || name == kUniformDequantizeTarget) {
+      if (in.size() != 1 || out.size() != 1) return shape_error(std::string(name));
+      return KernelUniformQuantize(b, in[0], out[0], name == kUniformQuantizeTarget);
+    }
+    if (name == kQuantizeMxTarget) {
+      if (in.size() != 1 || out.size() != 2) return shape_error(std::string(name));
+      return KernelQuantizeMx(b, in[0], out[0], out[1]);
+    }
+    if (name == kScaledMatmulTarget) {
+      if (in.size() != 4 || out.size() != 1) return shape_error(std::string(name));
+      return KernelScaledMatmul(b, in[0], in[1], in[2], in[3], out[0]);
+    }
+    return Status::Error("the interpreter does not know custom_call_target \"" + std::string(name) + "\"");
   }
 
   const BundleProgram& p_;

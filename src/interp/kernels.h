@@ -35,6 +35,17 @@ Status KernelTranspose(const BundleRecord& bundle, const Buf& in, const Buf& out
 Status KernelIota(const BundleRecord& bundle, const Buf& out);
 Status KernelDot(const BundleRecord& bundle, const Buf& lhs, const Buf& rhs, const Buf& out);
 
+Status KernelBatchNormTraining(const BundleRecord& bundle, const Buf& x, const Buf& scale, const Buf& offset,
+                               const Buf& out, const Buf& mean, const Buf& var);
+/// uniform_quantize (quantize = true) and uniform_dequantize custom calls.
+Status KernelUniformQuantize(const BundleRecord& bundle, const Buf& x, const Buf& out, bool quantize);
+Status KernelQuantizeMx(const BundleRecord& bundle, const Buf& x, const Buf& data, const Buf& scales);
+/// scaled-dot(lhs, rhs, lhs_scale, rhs_scale), XLA's operand order.
+Status KernelScaledDot(const BundleRecord& bundle, const Buf& lhs, const Buf& rhs, const Buf& lhs_scale, const Buf& rhs_scale,
+                       const Buf& out);
+Status KernelScaledMatmul(const BundleRecord& bundle, const Buf& lhs, const Buf& rhs, const Buf& lhs_scale, const Buf& rhs_scale,
+                          const Buf& out);
+
 /// Dims of a buffer record as a vector (helper shared by the kernel files).
 inline const std::vector<int64_t>& Dims(const Buf& b) { return b.rec->dims; }
 

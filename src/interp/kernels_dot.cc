@@ -85,9 +85,18 @@ Status KernelDot(const BundleRecord& bundle, const Buf& lhs, const Buf& rhs, con
   // Accumulate in the result's compute domain, as the evaluator does.
   return DispatchType(out.type(), [&](auto out_traits) -> Status {
     using C = typename decltype(out_traits)::Compute;
+    // An operand of another element type is first converted to the result type (the
+    // evaluator's rule), so f32 operands of a bf16 dot are rounded to bf16 before multiplying.
     auto gather = [&](const Buf& b, const std::vector<int64_t>& order, std::vector<C>& dst) -> Status {
+      bool convert = b.type() != out.type();
       return DispatchType(b.type(), [&](auto in_traits) -> Status {
-        dst = Gather<C>(b, order, [&](int64_t i) { return static_cast<C>(in_traits.Load(b.data, i)); });
+        int in_size = HostByteSize(b.type());
+        dst = Gather<C>(b, order, [&](int64_t i) {
+          if (!convert) return static_cast<C>(in_traits.Load(b.data, i));
+          uint8_t tmp[16] = {};
+          ConvertElement(b.type(), b.data + i * in_size, out.type(), tmp);
+          return out_traits.Load(tmp, 0);
+        });
         return OkStatus();
       });
     };

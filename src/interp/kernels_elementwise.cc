@@ -324,27 +324,7 @@ Status KernelConvert(const Buf& in, const Buf& out) {
   if (IsComplex(from) || IsComplex(to)) return Unimplemented(Opcode::kConvert, IsComplex(from) ? from : to);
   int64_t n = out.count();
   int in_size = HostByteSize(from), out_size = HostByteSize(to);
-  for (int64_t i = 0; i < n; ++i) {
-    const uint8_t* src = in.data + i * in_size;
-    uint8_t* dst = out.data + i * out_size;
-    if (IsFloat(from)) {
-      StoreFromDouble(to, dst, LoadAsDouble(from, src));  // f32-exact for every type up to 32 bits
-    } else if (IsFloat(to)) {
-      // Integers go to float through a single native conversion, then to the narrow type.
-      if (to == PrimitiveType::kF64) {
-        double v = IsSignedInt(from) ? static_cast<double>(LoadAsInt(from, src)) : static_cast<double>(LoadAsUint(from, src));
-        StoreFromDouble(to, dst, v);
-      } else {
-        float v = IsSignedInt(from) ? static_cast<float>(LoadAsInt(from, src)) : static_cast<float>(LoadAsUint(from, src));
-        if (to == PrimitiveType::kF32) std::memcpy(dst, &v, 4);
-        else StoreBits(to, dst, EncodeFromF32(to, v));
-      }
-    } else if (to == PrimitiveType::kPred) {
-      dst[0] = LoadAsUint(from, src) != 0;
-    } else {
-      StoreBits(to, dst, LoadAsUint(from, src));  // int -> int wraps
-    }
-  }
+  for (int64_t i = 0; i < n; ++i) ConvertElement(from, in.data + i * in_size, to, out.data + i * out_size);
   return OkStatus();
 }
 

@@ -198,7 +198,10 @@ std::vector<Instruction*> Computation::Parameters() const {
   return params;
 }
 
+// Built on first use (passes), not while parsing: parsing a module must not pay for a second
+// hash table of every name.
 struct Module::NameSet {
+  bool built = false;
   std::unordered_set<std::string_view> names;
   std::unordered_map<std::string_view, int64_t> next_suffix;
 };
@@ -220,7 +223,14 @@ Computation* Module::FindComputation(std::string_view comp_name) const {
   return nullptr;
 }
 
-void Module::NoteName(std::string_view n) { names_->names.insert(n); }
+void Module::NoteName(std::string_view n) {
+  if (names_->built) names_->names.insert(n);
+}
+
+void Module::ForgetNames() {
+  names_->built = false;
+  names_->names.clear();
+}
 
 std::string_view Module::UniqueName(std::string_view base) {
   // Strip a numeric ".N" suffix so that convert.3 begets convert.4, not convert.3.1.
@@ -229,6 +239,11 @@ std::string_view Module::UniqueName(std::string_view base) {
       std::all_of(base.begin() + dot + 1, base.end(), [](char c) { return c >= '0' && c <= '9'; }))
     base = base.substr(0, dot);
   if (base.empty()) base = "inst";
+  if (!names_->built) {
+    for (const auto& comp : computations)
+      for (const Instruction* inst : comp->instructions) names_->names.insert(inst->name);
+    names_->built = true;
+  }
   std::string_view stable_base = arena.CopyString(base);
   int64_t& suffix = names_->next_suffix[stable_base];
   for (;;) {

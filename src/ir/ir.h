@@ -190,6 +190,8 @@ struct Module {
   /// A name not yet used by any instruction of the module, derived from `base`.
   std::string_view UniqueName(std::string_view base);
   void NoteName(std::string_view name);
+  /// Drops the name cache UniqueName keeps (the parser calls it once the module is complete).
+  void ForgetNames();
 
   /// Shape helpers allocating in the arena.
   Shape MakeArrayShape(PrimitiveType type, const std::vector<int64_t>& dims);

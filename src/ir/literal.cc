@@ -172,6 +172,25 @@ void StoreFromInt(PrimitiveType t, uint8_t* p, int64_t v) {
   }
 }
 
+void ConvertElement(PrimitiveType from, const uint8_t* src, PrimitiveType to, uint8_t* dst) {
+  if (IsFloat(from)) {
+    StoreFromDouble(to, dst, LoadAsDouble(from, src));  // exact widening for every type up to f32
+  } else if (IsFloat(to)) {
+    if (to == PrimitiveType::kF64) {
+      double v = IsSignedInt(from) ? static_cast<double>(LoadAsInt(from, src)) : static_cast<double>(LoadAsUint(from, src));
+      StoreFromDouble(to, dst, v);
+    } else {
+      float v = IsSignedInt(from) ? static_cast<float>(LoadAsInt(from, src)) : static_cast<float>(LoadAsUint(from, src));
+      if (to == PrimitiveType::kF32) std::memcpy(dst, &v, 4);
+      else StoreBits(to, dst, EncodeFromF32(to, v));
+    }
+  } else if (to == PrimitiveType::kPred) {
+    dst[0] = LoadAsUint(from, src) != 0;
+  } else {
+    StoreBits(to, dst, LoadAsUint(from, src));
+  }
+}
+
 void AppendElement(std::string& out, PrimitiveType t, const uint8_t* p, bool in_array) {
   if (t == PrimitiveType::kPred) {
     if (in_array) out += p[0] ? "1" : "0";

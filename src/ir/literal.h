@@ -23,6 +23,11 @@ void StoreFromDouble(PrimitiveType t, uint8_t* p, double v);
 /// Stores an integer, wrapping to the type's width (two's complement) for integer types and
 /// converting for float types.
 void StoreFromInt(PrimitiveType t, uint8_t* p, int64_t v);
+/// XLA's convert of one element between any two non-complex array types: float -> float by
+/// the plain cast, float -> int truncating and saturating (NaN -> 0), int -> float through one
+/// native conversion, anything -> pred as != 0, int -> int wrapping.
+void ConvertElement(PrimitiveType from, const uint8_t* src, PrimitiveType to, uint8_t* dst);
+
 /// Raw bits of the element (zero-extended), and the inverse; for bitcast-convert and hashing.
 uint64_t LoadBits(PrimitiveType t, const uint8_t* p);
 void StoreBits(PrimitiveType t, uint8_t* p, uint64_t bits);

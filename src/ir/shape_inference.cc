@@ -1,24 +1,63 @@
 // SPDX-License-Identifier: Apache-2.0
+// The dispatcher, shared helpers, attribute-text readers and the elementwise rules. The other
+// families live in shape_inference_{data,compute,control}.cc. Rules follow XLA's ShapeInference
+// and HloVerifier; where XLA's rule is unclear the rule here accepts (marked `lenient:`).
 #include "ir/shape_inference.h"
 
 #include <algorithm>
+#include <charconv>
+
+#include "ir/shape_inference_internal.h"
 
 namespace nhlo {
-namespace {
+namespace infer {
 
-Inference Inferred(Shape s) { return Inference{InferOutcome::kInferred, s, {}}; }
-Inference Error(std::string message) { return Inference{InferOutcome::kError, {}, std::move(message)}; }
-Inference NotInferable() { return Inference{}; }
+// ----------------------------------------------------------------------------------------
+// Shapes
 
 std::string Str(const Shape& s) { return ShapeToString(s, false); }
 
-const Attribute* Attr(const Instruction& inst, AttrId id) { return inst.FindAttr(id); }
+std::string List(const std::vector<int64_t>& v) {
+  std::string out = "{";
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (i) out += ',';
+    out += std::to_string(v[i]);
+  }
+  return out + "}";
+}
+
+bool DimMatches(const Shape& a, size_t i, const Shape& b, size_t j) {
+  return Unbounded(a, i) || Unbounded(b, j) || a.dims[i] == b.dims[j];
+}
 
 bool SameDims(const Shape& a, const Shape& b) {
   if (a.dims.size() != b.dims.size()) return false;
   for (size_t i = 0; i < a.dims.size(); ++i)
-    if (a.dims[i] != b.dims[i] || a.IsDynamicDim(i) != b.IsDynamicDim(i)) return false;
+    if (!DimMatches(a, i, b, i)) return false;
   return true;
+}
+
+bool SameTypeIgnoringFp(PrimitiveType a, PrimitiveType b) { return a == b || (IsFloat(a) && IsFloat(b)); }
+
+static bool CompatibleImpl(const Shape& a, const Shape& b, bool ignore_fp) {
+  if (a.IsTuple() || b.IsTuple()) {
+    if (!a.IsTuple() || !b.IsTuple() || a.tuple.size() != b.tuple.size()) return false;
+    for (size_t i = 0; i < a.tuple.size(); ++i)
+      if (!CompatibleImpl(a.tuple[i], b.tuple[i], ignore_fp)) return false;
+    return true;
+  }
+  if (ignore_fp ? !SameTypeIgnoringFp(a.type, b.type) : a.type != b.type) return false;
+  return !a.IsArray() || SameDims(a, b);
+}
+
+bool Compatible(const Shape& a, const Shape& b) { return CompatibleImpl(a, b, false); }
+bool CompatibleIgnoringFp(const Shape& a, const Shape& b) { return CompatibleImpl(a, b, true); }
+
+bool HasDynamicDim(const Shape& s) {
+  if (s.IsTuple()) return std::any_of(s.tuple.begin(), s.tuple.end(), HasDynamicDim);
+  for (size_t i = 0; i < s.dims.size(); ++i)
+    if (s.IsDynamicDim(i)) return true;
+  return false;
 }
 
 Shape WithType(const Shape& s, PrimitiveType t) {
@@ -31,34 +70,235 @@ PrimitiveType ComplexComponent(PrimitiveType t) {
   return t == PrimitiveType::kC128 ? PrimitiveType::kF64 : PrimitiveType::kF32;
 }
 
-Inference InferUnary(const Instruction& inst) {
+Shape DimList::Build(Module& m, PrimitiveType type) const {
+  Shape s = m.MakeArrayShape(type, sizes_);
+  if (std::any_of(kinds_.begin(), kinds_.end(), [](DimKind k) { return k != DimKind::kStatic; }))
+    s.dim_kinds = m.arena.Copy(kinds_);
+  return s;
+}
+
+// ----------------------------------------------------------------------------------------
+// Attributes and called computations
+
+std::optional<std::vector<int64_t>> IntList(const Instruction& inst, AttrId id) {
+  const Attribute* a = inst.FindAttr(id);
+  if (!a || a->kind != AttrKind::IntList) return std::nullopt;
+  return std::vector<int64_t>(a->ints.begin(), a->ints.end());
+}
+
+std::optional<int64_t> IntAttr(const Instruction& inst, AttrId id) {
+  const Attribute* a = inst.FindAttr(id);
+  if (!a || a->kind != AttrKind::Int) return std::nullopt;
+  return a->i;
+}
+
+const Computation* Called(const Instruction& inst, AttrId id) {
+  const Attribute* a = inst.FindAttr(id);
+  if (!a || a->computations.empty()) return nullptr;
+  return a->computations[0];
+}
+
+std::optional<int64_t> SingleDimension(const Instruction& inst, std::string& error) {
+  auto dims = IntList(inst, AttrId::kDimensions);
+  if (!dims) {
+    error = Op(inst) + " needs dimensions=";
+    return std::nullopt;
+  }
+  if (dims->size() != 1) {
+    error = Op(inst) + " dimensions must have exactly one entry, got " + List(*dims);
+    return std::nullopt;
+  }
+  return (*dims)[0];
+}
+
+Signature SignatureOf(const Computation& c) {
+  Signature sig;
+  for (const Instruction* p : c.Parameters()) sig.params.push_back(p ? &p->shape : nullptr);
+  sig.result = c.root ? &c.root->shape : nullptr;
+  return sig;
+}
+
+std::string Describe(const Computation& c) {
+  Signature sig = SignatureOf(c);
+  std::string out = "'" + std::string(c.name) + "' (";
+  for (size_t i = 0; i < sig.params.size(); ++i) {
+    if (i) out += ", ";
+    out += sig.params[i] ? Str(*sig.params[i]) : "?";
+  }
+  out += ") -> ";
+  out += sig.result ? Str(*sig.result) : "?";
+  return out;
+}
+
+std::string CheckReducer(const char* what, const Computation& reducer, const std::vector<const Shape*>& inits,
+                         const std::vector<PrimitiveType>& input_types, const char* init_name) {
+  Signature sig = SignatureOf(reducer);
+  size_t n = inits.size();
+  // Built only on failure: reducers are checked for every reduce of a module.
+  auto fail = [&](const std::string& why) { return std::string(what) + " computation " + Describe(reducer) + why; };
+  if (sig.params.size() != 2 * n)
+    return fail(" must take " + Count(2 * n, "parameter") + ", it takes " + Num(sig.params.size()));
+  if (!sig.result) return {};
+  std::vector<const Shape*> accumulators;
+  if (sig.result->IsTuple()) {
+    if (sig.result->tuple.size() != n)
+      return fail(" must return " + Count(n, "scalar") + ", it returns " + Num(sig.result->tuple.size()));
+    for (const Shape& s : sig.result->tuple) accumulators.push_back(&s);
+  } else {
+    if (n != 1) return fail(" must return a tuple of " + Count(n, "scalar"));
+    accumulators.push_back(sig.result);
+  }
+  for (const Shape* acc : accumulators)
+    if (!acc->IsScalar()) return fail(" must return scalars");
+  for (size_t i = 0; i < n; ++i) {
+    const Shape* acc_param = sig.params[i];
+    const Shape* value_param = sig.params[n + i];
+    if (!acc_param || !value_param) return {};  // the verifier reports the missing parameter
+    std::string acc_text = " but accumulator " + Num(i) + " is ";
+    if (!Compatible(*acc_param, *accumulators[i]))
+      return fail(": parameter " + Num(i) + " is " + Str(*acc_param) + acc_text + Str(*accumulators[i]));
+    if (!CompatibleIgnoringFp(*inits[i], *accumulators[i]))
+      return fail(": " + std::string(init_name) + " " + Num(i) + " is " + Str(*inits[i]) + acc_text +
+                  Str(*accumulators[i]));
+    if (!value_param->IsScalar() || !SameTypeIgnoringFp(value_param->type, input_types[i]))
+      return fail(": parameter " + Num(n + i) + " is " + Str(*value_param) + " but the input elements are " +
+                  std::string(PrimitiveTypeName(input_types[i])));
+    if (!SameTypeIgnoringFp(value_param->type, accumulators[i]->type))
+      return fail(": parameter " + Num(n + i) + " is " + Str(*value_param) + acc_text + Str(*accumulators[i]));
+  }
+  return {};
+}
+
+// ----------------------------------------------------------------------------------------
+// Windows
+
+namespace {
+
+// Window fields past this are nonsense for any real program; refusing them (and computing in
+// 128 bits) keeps the arithmetic below free of overflow for any dimension size.
+constexpr int64_t kMaxWindowValue = int64_t{1} << 40;
+
+bool InWindowRange(int64_t v) { return v >= -kMaxWindowValue && v <= kMaxWindowValue; }
+
+__int128 DilatedBound(__int128 bound, __int128 dilation) { return bound == 0 ? 0 : (bound - 1) * dilation + 1; }
+
+}  // namespace
+
+std::string WindowOutput(const std::string& what, const Shape& base, const std::vector<WindowDim>& window,
+                         DimList& out) {
+  if (window.size() != base.rank())
+    return what + " window has " + Count(window.size(), "dimension") +
+           " but the operand " + Str(base) + " has rank " + Num(base.rank());
+  for (size_t i = 0; i < window.size(); ++i) {
+    const WindowDim& w = window[i];
+    if (w.size <= 0) return what + " window size in dimension " + Num(i) + " must be positive, got " + Num(w.size);
+    if (w.stride <= 0)
+      return what + " window stride in dimension " + Num(i) + " must be positive, got " + Num(w.stride);
+    if (w.base_dilation < 1 || w.window_dilation < 1)
+      return what + " window dilation in dimension " + Num(i) + " must be at least 1";
+    for (int64_t v : {w.size, w.stride, w.pad_low, w.pad_high, w.base_dilation, w.window_dilation})
+      if (!InWindowRange(v)) return what + " window value " + Num(v) + " is out of range";
+    if (Unbounded(base, i)) {
+      out.Add(-1, DimKind::kUnbounded);
+      continue;
+    }
+    __int128 padded = w.pad_low + DilatedBound(base.dims[i], w.base_dilation) + w.pad_high;
+    __int128 span = DilatedBound(w.size, w.window_dilation);
+    if (padded < 0)
+      return what + " window padding " + Num(w.pad_low) + "_" + Num(w.pad_high) + " leaves dimension " + Num(i) +
+             " of " + Str(base) + " with a negative size";
+    __int128 size = span > padded ? 0 : (padded - span) / w.stride + 1;
+    if (size > INT64_MAX / 2) return what + " window output dimension " + Num(i) + " is too large";
+    out.Add(static_cast<int64_t>(size), base.IsDynamicDim(i) ? DimKind::kBounded : DimKind::kStatic);
+  }
+  return {};
+}
+
+std::vector<WindowDim> WindowOf(const Instruction& inst, std::string& error) {
+  const Attribute* a = inst.FindAttr(AttrId::kWindow);
+  if (!a) return {};
+  Result<std::vector<WindowDim>> w = ParseWindow(a->text);
+  if (!w.ok()) {
+    error = Op(inst) + " " + w.status().message();
+    return {};
+  }
+  return std::move(w.value());
+}
+
+// ----------------------------------------------------------------------------------------
+// Elementwise rules
+
+Inference InferUnary(Module&, const Instruction& inst) {
   const Shape& x = inst.operands[0]->shape;
-  if (!x.IsArray()) return Error("operand of '" + std::string(OpcodeName(inst.opcode)) + "' must be an array, got " + Str(x));
+  std::string op = Op(inst);
+  // XLA's copy is not an array op: it copies tuples and tokens as they are.
+  if (inst.opcode == Opcode::kCopy) return Inferred(x);
+  if (!x.IsArray()) return Error("operand of '" + op + "' must be an array, got " + Str(x));
+  PrimitiveType t = x.type;
+  bool fp = IsFloat(t), cx = IsComplex(t);
   switch (inst.opcode) {
     case Opcode::kIsFinite:
-      if (!IsFloat(x.type)) return Error("is-finite needs a floating-point operand, got " + Str(x));
+      if (!fp) return Error("is-finite needs a floating-point operand, got " + Str(x));
       return Inferred(WithType(x, PrimitiveType::kPred));
     case Opcode::kReal:
     case Opcode::kImag:
-      return Inferred(IsComplex(x.type) ? WithType(x, ComplexComponent(x.type)) : x);
+      if (!fp && !cx) return Error(op + " needs a floating-point or complex operand, got " + Str(x));
+      return Inferred(cx ? WithType(x, ComplexComponent(t)) : x);
     case Opcode::kAbs:
-      return Inferred(IsComplex(x.type) ? WithType(x, ComplexComponent(x.type)) : x);
+      if (cx) return Inferred(WithType(x, ComplexComponent(t)));
+      if (!fp && !IsSignedInt(t)) return Error("abs needs a signed, floating-point or complex operand, got " + Str(x));
+      return Inferred(x);
+    case Opcode::kSign:
+      if (!fp && !cx && !IsSignedInt(t))
+        return Error("sign needs a signed, floating-point or complex operand, got " + Str(x));
+      return Inferred(x);
+    case Opcode::kNegate:
+      if (!fp && !cx && !IsInteger(t)) return Error("negate needs a numeric operand, got " + Str(x));
+      return Inferred(x);
     case Opcode::kNot:
-      if (IsFloat(x.type) || IsComplex(x.type)) return Error("not needs an integer or pred operand, got " + Str(x));
+      if (fp || cx) return Error("not needs an integer or pred operand, got " + Str(x));
       return Inferred(x);
     case Opcode::kClz:
     case Opcode::kPopulationCount:
-      if (!IsInteger(x.type)) return Error(std::string(OpcodeName(inst.opcode)) + " needs an integer operand, got " + Str(x));
+      if (!IsInteger(t)) return Error(op + " needs an integer operand, got " + Str(x));
+      return Inferred(x);
+    case Opcode::kFloor:
+    case Opcode::kCeil:
+    case Opcode::kRoundNearestAfz:
+    case Opcode::kRoundNearestEven:
+      if (!fp) return Error(op + " needs a floating-point operand, got " + Str(x));
       return Inferred(x);
     default:
+      // The transcendental functions. lenient: XLA lists some (erf, the inverse trigonometric
+      // ones) as float-only in places; complex is accepted for all of them here.
+      if (!fp && !cx) return Error(op + " needs a floating-point or complex operand, got " + Str(x));
       return Inferred(x);
   }
+}
+
+// Dimension i of an elementwise result: an unbounded operand dimension defers to the other
+// operand, and a bounded-dynamic one makes the result dynamic (XLA merges dynamism).
+static void MergeDim(const Shape& a, const Shape& b, size_t i, DimList& out) {
+  if (Unbounded(a, i)) {
+    out.Take(b, i);
+    return;
+  }
+  DimKind kind = KindAt(a, i);
+  if (kind == DimKind::kStatic && KindAt(b, i) == DimKind::kBounded) kind = DimKind::kBounded;
+  out.Add(a.dims[i], kind);
+}
+
+static Shape MergeDims(Module& m, const Shape& a, const Shape& b, PrimitiveType type) {
+  if (!HasDynamicDim(a) && !HasDynamicDim(b)) return WithType(a, type);
+  DimList dims;
+  for (size_t i = 0; i < a.rank(); ++i) MergeDim(a, b, i, dims);
+  return dims.Build(m, type);
 }
 
 Inference InferBinary(Module& m, const Instruction& inst) {
   const Shape& a = inst.operands[0]->shape;
   const Shape& b = inst.operands[1]->shape;
-  std::string op(OpcodeName(inst.opcode));
+  std::string op = Op(inst);
   if (!a.IsArray() || !b.IsArray())
     return Error("operands of '" + op + "' must be arrays, got " + Str(a) + " and " + Str(b));
   if (!SameDims(a, b))
@@ -66,93 +306,349 @@ Inference InferBinary(Module& m, const Instruction& inst) {
   if (inst.opcode == Opcode::kComplex) {
     if (a.type != b.type || (a.type != PrimitiveType::kF32 && a.type != PrimitiveType::kF64))
       return Error("complex needs two f32 or two f64 operands, got " + Str(a) + " and " + Str(b));
-    return Inferred(WithType(a, a.type == PrimitiveType::kF32 ? PrimitiveType::kC64 : PrimitiveType::kC128));
+    return Inferred(MergeDims(m, a, b, a.type == PrimitiveType::kF32 ? PrimitiveType::kC64 : PrimitiveType::kC128));
   }
   if (a.type != b.type)
     return Error("operands of '" + op + "' have different element types: " + Str(a) + " and " + Str(b));
-  if (inst.opcode == Opcode::kCompare) return Inferred(WithType(a, PrimitiveType::kPred));
-  (void)m;
-  return Inferred(a);
+  PrimitiveType t = a.type;
+  switch (inst.opcode) {
+    case Opcode::kSubtract:
+    case Opcode::kDivide:
+    case Opcode::kRemainder:
+    case Opcode::kPower:
+    case Opcode::kAtan2:
+      if (t == PrimitiveType::kPred) return Error(op + " does not take pred operands, got " + Str(a));
+      break;
+    case Opcode::kShiftLeft:
+    case Opcode::kShiftRightArithmetic:
+    case Opcode::kShiftRightLogical:
+    case Opcode::kMulhi:
+      if (!IsInteger(t)) return Error(op + " needs integer operands, got " + Str(a));
+      break;
+    case Opcode::kAnd:
+    case Opcode::kOr:
+    case Opcode::kXor:
+      if (IsFloat(t) || IsComplex(t)) return Error(op + " needs integer or pred operands, got " + Str(a));
+      break;
+    default:
+      break;
+  }
+  return Inferred(MergeDims(m, a, b, inst.opcode == Opcode::kCompare ? PrimitiveType::kPred : t));
 }
 
-Inference InferDot(Module& m, const Instruction& inst) {
-  const Shape& lhs = inst.operands[0]->shape;
-  const Shape& rhs = inst.operands[1]->shape;
-  if (!lhs.IsArray() || !rhs.IsArray()) return Error("operands of 'dot' must be arrays");
-  auto list = [&](AttrId id) {
-    std::vector<int64_t> v;
-    if (const Attribute* a = Attr(inst, id); a && a->kind == AttrKind::IntList) v.assign(a->ints.begin(), a->ints.end());
-    return v;
-  };
-  std::vector<int64_t> lb = list(AttrId::kLhsBatchDims), lc = list(AttrId::kLhsContractingDims);
-  std::vector<int64_t> rb = list(AttrId::kRhsBatchDims), rc = list(AttrId::kRhsContractingDims);
-  if (lb.size() != rb.size()) return Error("dot has " + std::to_string(lb.size()) + " lhs batch dims but " + std::to_string(rb.size()) + " rhs batch dims");
-  if (lc.size() != rc.size()) return Error("dot has " + std::to_string(lc.size()) + " lhs contracting dims but " + std::to_string(rc.size()) + " rhs contracting dims");
-  auto check = [&](const std::vector<int64_t>& dims, const Shape& s, const char* what, std::vector<bool>& used) -> std::string {
-    for (int64_t d : dims) {
-      if (d < 0 || d >= static_cast<int64_t>(s.rank())) return std::string(what) + " dimension " + std::to_string(d) + " is out of range for " + Str(s);
-      if (used[d]) return std::string(what) + " dimension " + std::to_string(d) + " is used twice";
-      used[d] = true;
+Inference InferSelect(Module& m, const Instruction& inst) {
+  const Shape& p = inst.operands[0]->shape;
+  const Shape& t = inst.operands[1]->shape;
+  const Shape& f = inst.operands[2]->shape;
+  if (p.type != PrimitiveType::kPred) return Error("select predicate must be pred, got " + Str(p));
+  if (!Compatible(t, f)) return Error("select branches differ: " + Str(t) + " and " + Str(f));
+  // lenient: XLA dropped the scalar-predicate form (it was tuple-select); old dumps still use it.
+  if (p.IsScalar()) return Inferred(t);
+  if (!t.IsArray() || !SameDims(p, t))
+    return Error("select predicate " + Str(p) + " does not match the branches " + Str(t));
+  return Inferred(MergeDims(m, t, f, t.type));
+}
+
+Inference InferClamp(Module&, const Instruction& inst) {
+  const Shape& lo = inst.operands[0]->shape;
+  const Shape& x = inst.operands[1]->shape;
+  const Shape& hi = inst.operands[2]->shape;
+  if (!x.IsArray()) return Error("clamp operand must be an array, got " + Str(x));
+  for (const Shape* bound : {&lo, &hi})
+    if (bound->type != x.type || (!bound->IsScalar() && !SameDims(*bound, x)))
+      return Error("clamp bound " + Str(*bound) + " does not match the operand " + Str(x));
+  return Inferred(x);
+}
+
+Inference InferMap(Module& m, const Instruction& inst) {
+  if (inst.operands.empty()) return Error("map needs at least one operand");
+  const Computation* f = Called(inst, AttrId::kToApply);
+  if (!f) return Error("map needs to_apply=");
+  const Shape* shape = &inst.operands[0]->shape;
+  for (const Instruction* op : inst.operands) {
+    const Shape& s = op->shape;
+    if (!s.IsArray()) return Error("map operands must be arrays, got " + Str(s));
+    if (SameDims(s, *shape)) continue;
+    if (s.IsScalar()) continue;
+    if (shape->IsScalar()) {
+      shape = &s;
+      continue;
     }
-    return {};
-  };
-  std::vector<bool> lused(lhs.rank(), false), rused(rhs.rank(), false);
-  for (auto [dims, s, what, used] : {std::tuple{&lb, &lhs, "lhs batch", &lused}, std::tuple{&lc, &lhs, "lhs contracting", &lused},
-                                     std::tuple{&rb, &rhs, "rhs batch", &rused}, std::tuple{&rc, &rhs, "rhs contracting", &rused}}) {
-    std::string e = check(*dims, *s, what, *used);
-    if (!e.empty()) return Error("dot: " + e);
+    return Error("map operands have different dimensions: " + Str(*shape) + " and " + Str(s));
   }
-  for (size_t i = 0; i < lb.size(); ++i)
-    if (lhs.dims[lb[i]] != rhs.dims[rb[i]])
-      return Error("dot batch dimension sizes differ: lhs dim " + std::to_string(lb[i]) + " is " + std::to_string(lhs.dims[lb[i]]) +
-                   ", rhs dim " + std::to_string(rb[i]) + " is " + std::to_string(rhs.dims[rb[i]]));
-  for (size_t i = 0; i < lc.size(); ++i)
-    if (lhs.dims[lc[i]] != rhs.dims[rc[i]])
-      return Error("dot contracting dimension sizes differ: lhs dim " + std::to_string(lc[i]) + " is " + std::to_string(lhs.dims[lc[i]]) +
-                   ", rhs dim " + std::to_string(rc[i]) + " is " + std::to_string(rhs.dims[rc[i]]));
-  std::vector<int64_t> dims;
-  for (int64_t d : lb) dims.push_back(lhs.dims[d]);
-  for (size_t d = 0; d < lhs.rank(); ++d)
-    if (!lused[d]) dims.push_back(lhs.dims[d]);
-  for (size_t d = 0; d < rhs.rank(); ++d)
-    if (!rused[d]) dims.push_back(rhs.dims[d]);
-  // The element type of a dot's result is not derivable (XLA allows a wider accumulator), so
-  // the operand type is the guess when the text omits the shape.
-  if (lhs.type != rhs.type && inst.shape.type == PrimitiveType::kInvalid)
-    return Error("dot operands have different element types; write the result shape");
-  PrimitiveType type = inst.shape.type != PrimitiveType::kInvalid ? inst.shape.type : lhs.type;
-  return Inferred(m.MakeArrayShape(type, dims));
+  if (auto dims = IntList(inst, AttrId::kDimensions)) {
+    bool identity = dims->size() == shape->rank();
+    for (size_t i = 0; identity && i < dims->size(); ++i) identity = (*dims)[i] == static_cast<int64_t>(i);
+    if (!identity)
+      return Error("map dimensions must be every dimension in order (" + Num(shape->rank()) + " for " + Str(*shape) +
+                   "), got " + List(*dims));
+  }
+  Signature sig = SignatureOf(*f);
+  if (sig.params.size() != inst.operands.size())
+    return Error("map computation " + Describe(*f) + " takes " + Count(sig.params.size(), "parameter") +
+                 " but map has " + Count(inst.operands.size(), "operand"));
+  for (size_t i = 0; i < sig.params.size(); ++i) {
+    const Shape* p = sig.params[i];
+    if (!p) continue;
+    if (!p->IsScalar() || !SameTypeIgnoringFp(p->type, inst.operands[i]->shape.type))
+      return Error("map computation " + Describe(*f) + " parameter " + Num(i) + " must be a " +
+                   std::string(PrimitiveTypeName(inst.operands[i]->shape.type)) + " scalar");
+  }
+  if (!sig.result) return NotInferable();
+  const Shape* out = sig.result;
+  if (!out->IsScalar()) return Error("map computation " + Describe(*f) + " must return a scalar");
+  DimList dims;
+  for (size_t i = 0; i < shape->rank(); ++i) dims.Take(*shape, i);
+  return Inferred(dims.Build(m, out->type));
+}
+
+}  // namespace infer
+
+// ----------------------------------------------------------------------------------------
+// Attribute-text readers
+
+namespace {
+
+bool ReadInt(std::string_view s, int64_t& v) {
+  if (s.empty()) return false;
+  const char* end = s.data() + s.size();
+  auto [p, ec] = std::from_chars(s.data(), end, v);
+  return ec == std::errc() && p == end;
+}
+
+std::vector<std::string_view> Split(std::string_view s, char sep) {
+  std::vector<std::string_view> parts;
+  size_t start = 0;
+  for (;;) {
+    size_t at = s.find(sep, start);
+    parts.push_back(s.substr(start, at == std::string_view::npos ? std::string_view::npos : at - start));
+    if (at == std::string_view::npos) return parts;
+    start = at + 1;
+  }
+}
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\n')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\n')) s.remove_suffix(1);
+  return s;
+}
+
+std::string_view StripBraces(std::string_view s) {
+  s = Trim(s);
+  if (s.size() >= 2 && s.front() == '{' && s.back() == '}') s = Trim(s.substr(1, s.size() - 2));
+  return s;
+}
+
+// `3x3` or `0_1x1_1`: one group per dimension.
+std::vector<std::string_view> DimGroups(std::string_view value) { return Split(value, 'x'); }
+
+}  // namespace
+
+Result<std::vector<WindowDim>> ParseWindow(std::string_view text) {
+  std::string_view body = StripBraces(text);
+  std::vector<WindowDim> dims;
+  bool have_size = false;
+  size_t pos = 0;
+  struct Field {
+    std::string_view key;
+    std::vector<std::string_view> groups;
+  };
+  std::vector<Field> fields;
+  while (pos < body.size()) {
+    while (pos < body.size() && (body[pos] == ' ' || body[pos] == ',')) ++pos;
+    size_t end = pos;
+    while (end < body.size() && body[end] != ' ' && body[end] != ',') ++end;
+    if (end == pos) break;
+    std::string_view item = body.substr(pos, end - pos);
+    pos = end;
+    size_t eq = item.find('=');
+    if (eq == std::string_view::npos) return Status::Error("window item '" + std::string(item) + "' is not key=value");
+    std::string_view key = item.substr(0, eq);
+    Field f{key, DimGroups(item.substr(eq + 1))};
+    if (key == "size") {
+      have_size = true;
+      dims.assign(f.groups.size(), WindowDim{});
+    }
+    fields.push_back(f);
+  }
+  if (fields.empty()) return dims;
+  if (!have_size) return Status::Error("window has no size=");
+  for (const Field& f : fields) {
+    if (f.groups.size() != dims.size())
+      return Status::Error("window " + std::string(f.key) + "= has " + infer::Count(f.groups.size(), "dimension") +
+                           " but size= has " + std::to_string(dims.size()));
+    for (size_t i = 0; i < dims.size(); ++i) {
+      WindowDim& d = dims[i];
+      std::string_view g = f.groups[i];
+      bool ok = true;
+      if (f.key == "size") {
+        ok = ReadInt(g, d.size);
+      } else if (f.key == "stride") {
+        ok = ReadInt(g, d.stride);
+      } else if (f.key == "lhs_dilate") {
+        ok = ReadInt(g, d.base_dilation);
+      } else if (f.key == "rhs_dilate") {
+        ok = ReadInt(g, d.window_dilation);
+      } else if (f.key == "rhs_reversal") {
+        int64_t r = 0;
+        ok = ReadInt(g, r) && (r == 0 || r == 1);
+        d.reversal = r == 1;
+      } else if (f.key == "pad") {
+        std::vector<std::string_view> lh = Split(g, '_');
+        ok = lh.size() == 2 && ReadInt(lh[0], d.pad_low) && ReadInt(lh[1], d.pad_high);
+      } else {
+        return Status::Error("window has an unknown field '" + std::string(f.key) + "'");
+      }
+      if (!ok) return Status::Error("window " + std::string(f.key) + "= value '" + std::string(g) + "' is malformed");
+    }
+  }
+  return dims;
+}
+
+Result<std::vector<SliceDim>> ParseSliceRanges(std::string_view text) {
+  std::string_view body = StripBraces(text);
+  std::vector<SliceDim> dims;
+  size_t pos = 0;
+  for (;;) {
+    while (pos < body.size() && (body[pos] == ' ' || body[pos] == ',')) ++pos;
+    if (pos >= body.size()) return dims;
+    if (body[pos] != '[') return Status::Error("slice=" + std::string(text) + " is not a list of [start:limit:stride]");
+    size_t close = body.find(']', pos);
+    if (close == std::string_view::npos) return Status::Error("slice=" + std::string(text) + " has an unclosed '['");
+    std::vector<std::string_view> parts = Split(body.substr(pos + 1, close - pos - 1), ':');
+    SliceDim d;
+    bool ok = (parts.size() == 2 || parts.size() == 3) && ReadInt(Trim(parts[0]), d.start) &&
+              ReadInt(Trim(parts[1]), d.limit) && (parts.size() == 2 || ReadInt(Trim(parts[2]), d.stride));
+    if (!ok)
+      return Status::Error("slice range " + std::string(body.substr(pos, close - pos + 1)) +
+                           " is not [start:limit] or [start:limit:stride]");
+    dims.push_back(d);
+    pos = close + 1;
+  }
+}
+
+Result<std::vector<PaddingDim>> ParsePadding(std::string_view text) {
+  std::vector<PaddingDim> dims;
+  text = Trim(text);
+  if (text.empty()) return dims;
+  for (std::string_view g : DimGroups(text)) {
+    std::vector<std::string_view> parts = Split(g, '_');
+    PaddingDim d;
+    bool ok = (parts.size() == 2 || parts.size() == 3) && ReadInt(parts[0], d.low) && ReadInt(parts[1], d.high) &&
+              (parts.size() == 2 || ReadInt(parts[2], d.interior));
+    if (!ok) return Status::Error("padding " + std::string(g) + " is not low_high or low_high_interior");
+    dims.push_back(d);
+  }
+  return dims;
+}
+
+namespace {
+
+// Reads one group of dim_labels (e.g. "b01f"): `first`/`second` are the two letters of the group
+// (b,f or i,o); digits are spatial dimension numbers.
+Status ReadLabels(std::string_view group, char first, char second, int64_t& first_dim, int64_t& second_dim,
+                  std::vector<int64_t>& spatial, bool& unknown, const char* what) {
+  std::vector<int64_t> by_number(group.size(), -1);
+  size_t count = 0;
+  for (size_t k = 0; k < group.size(); ++k) {
+    char c = group[k];
+    int64_t pos = static_cast<int64_t>(k);
+    if (c == first || c == second) {
+      int64_t& slot = c == first ? first_dim : second_dim;
+      if (slot >= 0) return Status::Error(std::string("dim_labels has '") + c + "' twice in the " + what);
+      slot = pos;
+    } else if (c >= '0' && c <= '9') {
+      size_t d = static_cast<size_t>(c - '0');
+      if (d >= by_number.size() || by_number[d] >= 0)
+        return Status::Error(std::string("dim_labels has a bad spatial dimension '") + c + "' in the " + what);
+      by_number[d] = pos;
+      ++count;
+    } else if (c == '?') {
+      unknown = true;
+    } else {
+      return Status::Error(std::string("dim_labels has an unexpected '") + c + "' in the " + what);
+    }
+  }
+  if (first_dim < 0 || second_dim < 0)
+    return Status::Error(std::string("dim_labels needs '") + first + "' and '" + second + "' in the " + what);
+  for (size_t d = 0; d < count; ++d) {
+    if (by_number[d] < 0)
+      return Status::Error("dim_labels has no spatial dimension " + std::to_string(d) + " in the " + what);
+    spatial.push_back(by_number[d]);
+  }
+  return OkStatus();
 }
 
 }  // namespace
 
-Inference InferShape(Module& m, const Instruction& inst) {
+Result<ConvDimLabels> ParseDimLabels(std::string_view text) {
+  text = Trim(text);
+  size_t under = text.find('_');
+  size_t arrow = text.find("->");
+  if (under == std::string_view::npos || arrow == std::string_view::npos || arrow < under)
+    return Status::Error("dim_labels=" + std::string(text) + " is not lhs_rhs->out");
+  std::string_view lhs = text.substr(0, under);
+  std::string_view rhs = text.substr(under + 1, arrow - under - 1);
+  std::string_view out = text.substr(arrow + 2);
+  ConvDimLabels l;
+  NHLO_TRY(ReadLabels(lhs, 'b', 'f', l.input_batch, l.input_feature, l.input_spatial, l.has_unknown, "input"));
+  NHLO_TRY(ReadLabels(rhs, 'i', 'o', l.kernel_input_feature, l.kernel_output_feature, l.kernel_spatial,
+                      l.has_unknown, "kernel"));
+  NHLO_TRY(ReadLabels(out, 'b', 'f', l.output_batch, l.output_feature, l.output_spatial, l.has_unknown, "output"));
+  if (l.input_spatial.size() != l.kernel_spatial.size() || l.input_spatial.size() != l.output_spatial.size())
+    return Status::Error("dim_labels=" + std::string(text) + " has different numbers of spatial dimensions");
+  l.input_rank = lhs.size();
+  l.kernel_rank = rhs.size();
+  l.output_rank = out.size();
+  return l;
+}
+
+// ----------------------------------------------------------------------------------------
+// Dispatch
+
+namespace infer {
+namespace {
+
+// The opcodes XLA's parser lets the text omit the shape of (HLO_GRAMMAR.md §8, "shape ✓").
+bool ParserMayInfer(Opcode op) {
+  if (IsElementwiseUnary(op) || IsElementwiseBinary(op)) return true;
+  switch (op) {
+    case Opcode::kCompare: case Opcode::kSelect: case Opcode::kClamp: case Opcode::kMap:
+    case Opcode::kTranspose: case Opcode::kReverse: case Opcode::kConcatenate: case Opcode::kPad:
+    case Opcode::kGather: case Opcode::kScatter: case Opcode::kTuple: case Opcode::kGetTupleElement:
+    case Opcode::kGetDimensionSize: case Opcode::kSetDimensionSize: case Opcode::kDomain:
+    case Opcode::kAddDependency: case Opcode::kAfterAll: case Opcode::kTopK: case Opcode::kReduce:
+    case Opcode::kReduceWindow: case Opcode::kSelectAndScatter: case Opcode::kSort: case Opcode::kScan:
+    case Opcode::kDot: case Opcode::kRaggedDot: case Opcode::kScaledDot: case Opcode::kConvolution:
+    case Opcode::kFft: case Opcode::kTriangularSolve: case Opcode::kCholesky:
+    case Opcode::kBatchNormTraining: case Opcode::kBatchNormInference: case Opcode::kBatchNormGrad:
+    case Opcode::kCall: case Opcode::kWhile: case Opcode::kConditional: case Opcode::kReplicaId:
+    case Opcode::kPartitionId: case Opcode::kOptimizationBarrier:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+Inference Dispatch(Module& m, const Instruction& inst, InferMode mode) {
   int arity = OpcodeArity(inst.opcode);
   if (arity >= 0 && static_cast<int>(inst.operands.size()) != arity)
-    return Error("'" + std::string(OpcodeName(inst.opcode)) + "' takes " + std::to_string(arity) + " operand" +
-                 (arity == 1 ? "" : "s") + ", got " + std::to_string(inst.operands.size()));
-  if (IsElementwiseUnary(inst.opcode)) return InferUnary(inst);
-  if (IsElementwiseBinary(inst.opcode) || inst.opcode == Opcode::kCompare) return InferBinary(m, inst);
+    return Error("'" + Op(inst) + "' takes " + std::to_string(arity) + " operand" + (arity == 1 ? "" : "s") +
+                 ", got " + std::to_string(inst.operands.size()));
+  if (mode == InferMode::kParse && !ParserMayInfer(inst.opcode)) return NotInferable();
+  if (IsElementwiseUnary(inst.opcode)) return InferUnary(m, inst);
+  if (IsElementwiseBinary(inst.opcode)) return InferBinary(m, inst);
   switch (inst.opcode) {
-    case Opcode::kSelect: {
-      const Shape& p = inst.operands[0]->shape;
-      const Shape& t = inst.operands[1]->shape;
-      const Shape& f = inst.operands[2]->shape;
-      if (p.type != PrimitiveType::kPred) return Error("select predicate must be pred, got " + Str(p));
-      if (!SameShape(t, f)) return Error("select branches differ: " + Str(t) + " and " + Str(f));
-      if (!p.IsScalar() && !SameDims(p, t))
-        return Error("select predicate " + Str(p) + " does not match the branches " + Str(t));
-      return Inferred(t);
-    }
-    case Opcode::kClamp: {
-      const Shape& lo = inst.operands[0]->shape;
-      const Shape& x = inst.operands[1]->shape;
-      const Shape& hi = inst.operands[2]->shape;
-      for (const Shape* bound : {&lo, &hi})
-        if (bound->type != x.type || (!bound->IsScalar() && !SameDims(*bound, x)))
-          return Error("clamp bound " + Str(*bound) + " does not match the operand " + Str(x));
-      return Inferred(x);
-    }
+    case Opcode::kCompare:
+      return InferBinary(m, inst);
+    case Opcode::kSelect:
+      return InferSelect(m, inst);
+    case Opcode::kClamp:
+      return InferClamp(m, inst);
+    case Opcode::kMap:
+      return InferMap(m, inst);
     case Opcode::kTuple: {
       std::vector<Shape> elements;
       for (const Instruction* op : inst.operands) elements.push_back(op->shape);
@@ -160,38 +656,66 @@ Inference InferShape(Module& m, const Instruction& inst) {
     }
     case Opcode::kGetTupleElement: {
       const Shape& t = inst.operands[0]->shape;
-      const Attribute* index = Attr(inst, AttrId::kIndex);
+      auto index = IntAttr(inst, AttrId::kIndex);
       if (!index) return Error("get-tuple-element needs index=");
       if (!t.IsTuple()) return Error("get-tuple-element operand must be a tuple, got " + Str(t));
-      if (index->i < 0 || index->i >= static_cast<int64_t>(t.tuple.size()))
-        return Error("tuple index " + std::to_string(index->i) + " is out of range for " + Str(t));
-      return Inferred(t.tuple[index->i]);
+      if (*index < 0 || *index >= static_cast<int64_t>(t.tuple.size()))
+        return Error("tuple index " + std::to_string(*index) + " is out of range for " + Str(t));
+      return Inferred(t.tuple[*index]);
     }
-    case Opcode::kTranspose: {
-      const Shape& x = inst.operands[0]->shape;
-      const Attribute* perm = Attr(inst, AttrId::kDimensions);
-      if (!perm || perm->kind != AttrKind::IntList) return Error("transpose needs dimensions=");
-      if (perm->ints.size() != x.rank())
-        return Error("transpose dimensions has " + std::to_string(perm->ints.size()) + " entries for an operand of rank " + std::to_string(x.rank()));
-      std::vector<bool> seen(x.rank(), false);
-      std::vector<int64_t> dims;
-      for (int64_t d : perm->ints) {
-        if (d < 0 || d >= static_cast<int64_t>(x.rank()) || seen[d]) return Error("transpose dimensions is not a permutation");
-        seen[d] = true;
-        dims.push_back(x.dims[d]);
-      }
-      return Inferred(m.MakeArrayShape(x.type, dims));
-    }
-    case Opcode::kDot:
-      return InferDot(m, inst);
-    case Opcode::kAfterAll:
-      return Inferred(m.MakeArrayShape(PrimitiveType::kToken, {}));
-    case Opcode::kReplicaId:
-    case Opcode::kPartitionId:
-      return Inferred(m.MakeArrayShape(PrimitiveType::kU32, {}));
+    case Opcode::kSlice: return InferSlice(m, inst);
+    case Opcode::kDynamicSlice: return InferDynamicSlice(m, inst);
+    case Opcode::kDynamicUpdateSlice: return InferDynamicUpdateSlice(m, inst);
+    case Opcode::kConcatenate: return InferConcatenate(m, inst);
+    case Opcode::kPad: return InferPad(m, inst);
+    case Opcode::kGather: return InferGather(m, inst);
+    case Opcode::kScatter: return InferScatter(m, inst);
+    case Opcode::kReverse: return InferReverse(m, inst);
+    case Opcode::kTranspose: return InferTranspose(m, inst);
+    case Opcode::kSort: return InferSort(m, inst);
+    case Opcode::kTopK: return InferTopK(m, inst);
+    case Opcode::kGetDimensionSize: return InferGetDimensionSize(m, inst);
+    case Opcode::kSetDimensionSize: return InferSetDimensionSize(m, inst);
+    case Opcode::kReduce: return InferReduce(m, inst);
+    case Opcode::kReduceWindow: return InferReduceWindow(m, inst);
+    case Opcode::kSelectAndScatter: return InferSelectAndScatter(m, inst);
+    case Opcode::kScan: return InferScan(m, inst);
+    case Opcode::kDot: return InferDot(m, inst);
+    case Opcode::kRaggedDot: return InferRaggedDot(m, inst);
+    case Opcode::kScaledDot: return InferScaledDot(m, inst);
+    case Opcode::kConvolution: return InferConvolution(m, inst);
+    case Opcode::kFft: return InferFft(m, inst);
+    case Opcode::kTriangularSolve: return InferTriangularSolve(m, inst);
+    case Opcode::kCholesky: return InferCholesky(m, inst);
+    case Opcode::kBatchNormTraining:
+    case Opcode::kBatchNormInference:
+    case Opcode::kBatchNormGrad:
+      return InferBatchNorm(m, inst);
+    case Opcode::kReducePrecision: return InferReducePrecision(m, inst);
+    case Opcode::kCall: return InferCall(m, inst);
+    case Opcode::kWhile: return InferWhile(m, inst);
+    case Opcode::kConditional: return InferConditional(m, inst);
+    case Opcode::kFusion: return InferFusion(m, inst);
+    case Opcode::kAsyncStart:
+    case Opcode::kAsyncUpdate:
+    case Opcode::kAsyncDone:
+      return InferAsync(m, inst);
+    case Opcode::kAllReduce: case Opcode::kAllReduceStart: case Opcode::kAllReduceDone:
+    case Opcode::kAllGather: case Opcode::kAllGatherStart: case Opcode::kAllGatherDone:
+    case Opcode::kReduceScatter: case Opcode::kAllToAll: case Opcode::kRaggedAllToAll:
+    case Opcode::kCollectiveBroadcast: case Opcode::kCollectivePermute:
+    case Opcode::kCollectivePermuteStart: case Opcode::kCollectivePermuteDone:
+      return InferCollective(m, inst);
+    case Opcode::kSend: case Opcode::kSendDone: case Opcode::kRecv: case Opcode::kRecvDone:
+    case Opcode::kInfeed: case Opcode::kOutfeed: case Opcode::kAfterAll: case Opcode::kAddDependency:
+      return InferChannelOrIo(m, inst);
     default:
-      return NotInferable();
+      return InferMisc(m, inst);
   }
 }
+
+}  // namespace infer
+
+Inference InferShape(Module& m, const Instruction& inst, InferMode mode) { return infer::Dispatch(m, inst, mode); }
 
 }  // namespace nhlo

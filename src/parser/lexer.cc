@@ -229,6 +229,21 @@ Token Lexer::LexNumberLike(uint32_t start) {
     pos_ = start + 2;
     return Make(Tok::kArrow, start, pos_);
   }
+  // Fast path: a plain integer (the most common number) is digits followed by a character
+  // that cannot continue a decimal, dim-labels, NxM or padding token.
+  {
+    size_t i = rest[0] == '-' ? 1 : 0, d = i;
+    while (i < rest.size() && IsDigit(rest[i])) ++i;
+    if (i > d) {
+      char c = i < rest.size() ? rest[i] : ' ';
+      bool continues = c == '.' || c == 'e' || c == 'E' || c == 'x' || c == '_' || c == 'b' || c == 'f' ||
+                       c == 'i' || c == 'o' || c == '?' || c == '-';
+      if (!continues) {
+        pos_ = start + static_cast<uint32_t>(i);
+        return Make(Tok::kInt, start, pos_);
+      }
+    }
+  }
   if (size_t n = MatchDecimal(rest)) {
     pos_ = start + static_cast<uint32_t>(n);
     return Make(Tok::kDecimal, start, pos_);

@@ -13,21 +13,45 @@
 #include "ir/literal.h"
 #include "ir/shape_inference.h"
 #include "parser/lexer.h"
+#include "support/small_vec.h"
 #include "types/float_cast.h"
 
 namespace nhlo {
 namespace {
 
 bool IsKeyword(std::string_view w) {
-  return w == "HloModule" || w == "ENTRY" || w == "ROOT" || w == "true" || w == "false" ||
-         w == "inf" || w == "maximal" || w == "replicated" || w == "manual" || w == "unknown" ||
-         w == "unreduced" || w == "last_tile_dim_replicate" || w == "shard_as" ||
-         w == "shard_like" || w == "FileNames" || w == "FunctionNames" ||
-         w == "FileLocations" || w == "StackFrames";
+  // Every keyword is at least 3 characters and starts with one of these letters; most
+  // identifiers (instruction names, opcodes) are rejected by the first test.
+  if (w.size() < 3) return false;
+  switch (w[0]) {
+    case 'H': return w == "HloModule";
+    case 'E': return w == "ENTRY";
+    case 'R': return w == "ROOT";
+    case 't': return w == "true";
+    case 'f': return w == "false";
+    case 'i': return w == "inf";
+    case 'm': return w == "maximal" || w == "manual";
+    case 'r': return w == "replicated";
+    case 'u': return w == "unknown" || w == "unreduced";
+    case 'l': return w == "last_tile_dim_replicate";
+    case 's': return w == "shard_as" || w == "shard_like";
+    case 'F': return w == "FileNames" || w == "FunctionNames" || w == "FileLocations";
+    case 'S': return w == "StackFrames";
+    default: return false;
+  }
 }
 
 // Element types as HLO text spells them; `tuple` and `buffer` are not lexed as types.
 std::optional<PrimitiveType> TypeFromWord(std::string_view w) {
+  // Type names are short and start with one of these letters: skip the table otherwise.
+  if (w.size() < 2 || w.size() > 13) return std::nullopt;
+  switch (w[0]) {
+    case 'p': case 's': case 'u': case 'f': case 'b': case 'c': case 't': case 'o':
+      break;
+    default:
+      return std::nullopt;
+  }
+  if (w[0] != 'p' && w[0] != 't' && w[0] != 'o' && !IsDigit(w[1]) && w != "bf16") return std::nullopt;
   auto t = PrimitiveTypeFromName(w);
   if (!t || *t == PrimitiveType::kTuple || *t == PrimitiveType::kBuffer) return std::nullopt;
   return t;
@@ -99,6 +123,56 @@ std::string_view FoldRaw(Arena& arena, std::string_view raw) {
   return arena.CopyString(out);
 }
 
+// Instruction names of the computation being parsed: open addressing over string_views into
+// the source, so a lookup is one hash and (usually) one probe, with no allocation per name.
+class NameMap {
+ public:
+  void clear() {
+    slots_.assign(64, Slot{});
+    size_ = 0;
+  }
+  Instruction* find(std::string_view name) const {
+    if (slots_.empty()) return nullptr;
+    size_t mask = slots_.size() - 1;
+    for (size_t i = Hash(name) & mask;; i = (i + 1) & mask) {
+      const Slot& s = slots_[i];
+      if (!s.value) return nullptr;
+      if (s.key == name) return s.value;
+    }
+  }
+  void insert(std::string_view name, Instruction* value) {
+    if (slots_.empty()) clear();
+    if ((size_ + 1) * 2 > slots_.size()) Grow();
+    Place(name, value);
+    ++size_;
+  }
+
+ private:
+  struct Slot {
+    std::string_view key;
+    Instruction* value = nullptr;
+  };
+  static size_t Hash(std::string_view s) {
+    uint64_t h = 1469598103934665603ULL;
+    for (char c : s) h = (h ^ static_cast<uint8_t>(c)) * 1099511628211ULL;
+    return static_cast<size_t>(h ^ (h >> 29));
+  }
+  void Place(std::string_view name, Instruction* value) {
+    size_t mask = slots_.size() - 1;
+    size_t i = Hash(name) & mask;
+    while (slots_[i].value) i = (i + 1) & mask;
+    slots_[i] = Slot{name, value};
+  }
+  void Grow() {
+    std::vector<Slot> old = std::move(slots_);
+    slots_.assign(old.size() * 2, Slot{});
+    for (const Slot& s : old)
+      if (s.value) Place(s.key, s.value);
+  }
+  std::vector<Slot> slots_;
+  size_t size_ = 0;
+};
+
 class Parser {
  public:
   Parser(Module& module, const SourceBuffer& src, uint32_t source_id, const ParseOptions& opts)
@@ -143,17 +217,18 @@ class Parser {
   Status ParseInstruction(Computation* comp);
   Result<Instruction*> ParseInstructionBody(Computation* comp, std::string_view name, uint32_t name_offset, bool nested);
   Result<Computation*> ParseInlineComputation(std::string_view owner);
-  Status ParseOperands(Instruction* inst, std::vector<Instruction*>& operands);
-  Status ParseAttribute(Instruction* inst, std::vector<Attribute>& attrs);
+  Status ParseOperands(Instruction* inst, SmallVec<Instruction*, 8>& operands);
+  Status ParseAttribute(Instruction* inst, SmallVec<Attribute, 8>& attrs);
   Status ParseShape(Shape& shape, int depth = 0);
   Status ParseLayout(Shape& shape);
   Result<const Literal*> ParseLiteral(const Shape& shape, int depth = 0);
   Status ParseArrayLevel(const Shape& shape, Literal& lit, size_t dim, int64_t& index);
   Status ParseElement(PrimitiveType type, uint8_t* out);
+  int64_t ScanNumberRow(PrimitiveType type, uint8_t* out, int64_t want, int64_t& index);
   Result<std::string_view> CaptureRaw();
   Result<int64_t> ParseInt(const Token& t);
   Result<double> ParseFloatToken(const Token& t, uint64_t* nan_payload);
-  Status ParseIntList(std::vector<int64_t>& out);
+  Status ParseIntList(SmallVec<int64_t, 16>& out);
   Result<Computation*> ParseComputationRef();
   bool BraceGroupIsFollowedByBrace();
 
@@ -163,7 +238,7 @@ class Parser {
   const ParseOptions& opts_;
   Lexer lex_;
   Token tok_;
-  std::unordered_map<std::string_view, Instruction*> scope_;  // current computation's names
+  NameMap scope_;  // current computation's names
   bool literal_follows_ = false;  // parsing the shape of `shape literal` text
   int nesting_ = 0;               // depth of nested instructions and inline computations
   std::string_view current_instruction_;  // for naming inline computations
@@ -187,6 +262,7 @@ Status Parser::Run() {
     entry->is_entry = true;
   }
   module_.entry = entry;
+  module_.ForgetNames();  // names generated for nested operands were cached mid-parse
   if (module_.name.empty()) {
     module_.name = module_.arena.CopyString("module_" + std::string(entry->name));
   }
@@ -346,7 +422,7 @@ Status Parser::ParseInstruction(Computation* comp) {
   if (TypeFromWord(name) || (name.size() >= 2 && name.substr(0, 2) == "__" &&
                              name.substr(0, 6) != "__xla_"))
     return ErrorHere("illegal instruction name '" + std::string(name) + "'");
-  if (scope_.count(name))
+  if (scope_.find(name))
     return ErrorHere("instruction '" + std::string(name) + "' is defined twice in computation '" +
                      std::string(comp->name) + "'");
   Advance();
@@ -386,7 +462,7 @@ Result<Instruction*> Parser::ParseInstructionBody(Computation* comp, std::string
   Advance();
   if (tok_.kind != Tok::kLParen) return Expected("'(' after the opcode");
 
-  std::vector<Instruction*> operands;
+  SmallVec<Instruction*, 8> operands;
   if (inst->opcode == Opcode::kParameter) {
     Advance();
     if (tok_.kind != Tok::kInt) return Expected("parameter number");
@@ -406,16 +482,17 @@ Result<Instruction*> Parser::ParseInstructionBody(Computation* comp, std::string
   } else {
     NHLO_TRY(ParseOperands(inst, operands));
   }
-  inst->operands = module_.arena.Copy(operands);
+  inst->operands = module_.arena.Copy(operands.data(), operands.size());
 
-  std::vector<Attribute> attrs;
+  SmallVec<Attribute, 8> attrs;
   while (!nested && tok_.kind == Tok::kComma) {
     Advance();
     NHLO_TRY(ParseAttribute(inst, attrs));
   }
-  std::stable_sort(attrs.begin(), attrs.end(),
-                   [](const Attribute& a, const Attribute& b) { return a.id < b.id; });
-  inst->attrs = module_.arena.Copy(attrs);
+  // Few attributes per instruction: an insertion sort keeps the printing order stable.
+  for (size_t i = 1; i < attrs.size(); ++i)
+    for (size_t j = i; j > 0 && attrs[j].id < attrs[j - 1].id; --j) std::swap(attrs[j], attrs[j - 1]);
+  inst->attrs = module_.arena.Copy(attrs.data(), attrs.size());
 
   if (!has_shape) {
     Inference inf = InferShape(module_, *inst);
@@ -428,15 +505,14 @@ Result<Instruction*> Parser::ParseInstructionBody(Computation* comp, std::string
   if (nested) {
     inst->name = module_.UniqueName(std::string(OpcodeName(inst->opcode)) + ".nested");
   } else {
-    scope_.emplace(name, inst);
-    module_.NoteName(name);
+    scope_.insert(name, inst);
   }
   comp->instructions.push_back(inst);
   return inst;
 }
 
 // operands ::= '(' (shape? name (',' shape? name)*)? ')'
-Status Parser::ParseOperands(Instruction* inst, std::vector<Instruction*>& operands) {
+Status Parser::ParseOperands(Instruction* inst, SmallVec<Instruction*, 8>& operands) {
   Advance();  // '('
   while (tok_.kind != Tok::kRParen) {
     uint32_t shape_start = tok_.offset;
@@ -447,7 +523,7 @@ Status Parser::ParseOperands(Instruction* inst, std::vector<Instruction*>& opera
       has_shape = true;
     }
     bool plain_ident = tok_.kind == Tok::kIdent && !IsKeyword(tok_.text) && !TypeFromWord(tok_.text);
-    if (plain_ident && !scope_.count(tok_.text) && OpcodeFromName(tok_.text) && PeekNext().kind == Tok::kLParen) {
+    if (plain_ident && !scope_.find(tok_.text) && OpcodeFromName(tok_.text) && PeekNext().kind == Tok::kLParen) {
       // A nested instruction; a written shape belongs to it.
       uint32_t at = tok_.offset;
       lex_.set_position(shape_start);
@@ -459,13 +535,13 @@ Status Parser::ParseOperands(Instruction* inst, std::vector<Instruction*>& opera
       continue;
     }
     if (tok_.kind != Tok::kName && !plain_ident) return Expected("operand name");
-    auto it = scope_.find(tok_.text);
-    if (it == scope_.end()) return ErrorHere("unknown operand '" + std::string(tok_.text) + "'");
-    if (has_shape && !SameShape(written, it->second->shape))
+    Instruction* operand = scope_.find(tok_.text);
+    if (!operand) return ErrorHere("unknown operand '" + std::string(tok_.text) + "'");
+    if (has_shape && !SameShape(written, operand->shape))
       return ErrorHere("operand '" + std::string(tok_.text) + "' is written as " +
                        ShapeToString(written, false) + " but has shape " +
-                       ShapeToString(it->second->shape, false));
-    operands.push_back(it->second);
+                       ShapeToString(operand->shape, false));
+    operands.push_back(operand);
     Advance();
     if (tok_.kind == Tok::kComma) Advance();
     else if (tok_.kind != Tok::kRParen) return Expected("',' or ')' in the operand list");
@@ -496,7 +572,7 @@ Result<Computation*> Parser::ParseInlineComputation(std::string_view owner) {
   auto& list = module_.computations;
   auto at = std::find_if(list.begin(), list.end(), [&](const auto& c) { return c.get() == enclosing; });
   if (at != list.end()) std::rotate(at, list.end() - 1, list.end());
-  auto saved_scope = std::move(scope_);
+  NameMap saved_scope = std::move(scope_);
   std::string_view saved_instruction = current_instruction_;
   scope_.clear();
   bool has_root = false;
@@ -529,7 +605,7 @@ Result<Computation*> Parser::ParseComputationRef() {
 }
 
 // attribute ::= attr_name value   (the value syntax depends on the attribute, see attributes.def)
-Status Parser::ParseAttribute(Instruction* inst, std::vector<Attribute>& attrs) {
+Status Parser::ParseAttribute(Instruction* inst, SmallVec<Attribute, 8>& attrs) {
   if (tok_.kind != Tok::kAttrName) return Expected("attribute 'name='");
   auto id = AttrFromName(tok_.text);
   if (!id) return ErrorHere("unknown attribute '" + std::string(tok_.text) + "'");
@@ -575,9 +651,9 @@ Status Parser::ParseAttribute(Instruction* inst, std::vector<Attribute>& attrs) 
         NHLO_ASSIGN_OR_RETURN(attr.text, CaptureRaw());
         break;
       }
-      std::vector<int64_t> values;
+      SmallVec<int64_t, 16> values;
       NHLO_TRY(ParseIntList(values));
-      attr.ints = arena.Copy(values);
+      attr.ints = arena.Copy(values.data(), values.size());
       break;
     }
     case AttrKind::Computation: {
@@ -603,10 +679,9 @@ Status Parser::ParseAttribute(Instruction* inst, std::vector<Attribute>& attrs) 
       std::vector<Instruction*> insts;
       while (tok_.kind != Tok::kRBrace) {
         if (tok_.kind != Tok::kName && tok_.kind != Tok::kIdent) return Expected("instruction name");
-        auto it = scope_.find(tok_.text);
-        if (it == scope_.end())
-          return ErrorHere("unknown instruction '" + std::string(tok_.text) + "'");
-        insts.push_back(it->second);
+        Instruction* pred = scope_.find(tok_.text);
+        if (!pred) return ErrorHere("unknown instruction '" + std::string(tok_.text) + "'");
+        insts.push_back(pred);
         Advance();
         if (tok_.kind == Tok::kComma) Advance();
         else if (tok_.kind != Tok::kRBrace) return Expected("',' or '}'");
@@ -657,7 +732,7 @@ Status Parser::ParseAttribute(Instruction* inst, std::vector<Attribute>& attrs) 
 }
 
 // int_list ::= '{' (INT (',' INT)*)? '}'
-Status Parser::ParseIntList(std::vector<int64_t>& out) {
+Status Parser::ParseIntList(SmallVec<int64_t, 16>& out) {
   NHLO_TRY(Expect(Tok::kLBrace, "'{'"));
   while (tok_.kind != Tok::kRBrace) {
     if (tok_.kind != Tok::kInt) return Expected("integer");
@@ -772,8 +847,8 @@ Status Parser::ParseShape(Shape& shape, int depth) {
   if (!type) return ErrorHere("unknown element type '" + std::string(tok_.text) + "'");
   Advance();
   NHLO_TRY(Expect(Tok::kLBracket, "'['"));
-  std::vector<int64_t> dims;
-  std::vector<DimKind> kinds;
+  SmallVec<int64_t, 8> dims;
+  SmallVec<DimKind, 8> kinds;
   bool dynamic = false;
   int64_t elements = 1;
   while (tok_.kind != Tok::kRBracket) {
@@ -805,8 +880,8 @@ Status Parser::ParseShape(Shape& shape, int depth) {
   Advance();
   shape = Shape();
   shape.type = *type;
-  shape.dims = module_.arena.Copy(dims);
-  if (dynamic) shape.dim_kinds = module_.arena.Copy(kinds);
+  shape.dims = module_.arena.Copy(dims.data(), dims.size());
+  if (dynamic) shape.dim_kinds = module_.arena.Copy(kinds.data(), kinds.size());
   if (tok_.kind == Tok::kLBrace) {
     Tok next = PeekNext().kind;
     if ((next == Tok::kInt || next == Tok::kColon) && (!literal_follows_ || BraceGroupIsFollowedByBrace()))
@@ -836,7 +911,7 @@ bool Parser::BraceGroupIsFollowedByBrace() {
 Status Parser::ParseLayout(Shape& shape) {
   uint32_t open = tok_.offset;
   Advance();
-  std::vector<int64_t> minor_to_major;
+  SmallVec<int64_t, 8> minor_to_major;
   while (tok_.kind == Tok::kInt) {
     NHLO_ASSIGN_OR_RETURN(int64_t v, ParseInt(tok_));
     minor_to_major.push_back(v);
@@ -870,18 +945,19 @@ Status Parser::ParseLayout(Shape& shape) {
     return ErrorAt(open, "layout has " + std::to_string(minor_to_major.size()) +
                              " dimensions but the shape has rank " +
                              std::to_string(shape.dims.size()));
-  std::vector<bool> seen(shape.dims.size(), false);
-  for (int64_t d : minor_to_major) {
-    if (d < 0 || d >= static_cast<int64_t>(shape.dims.size()) || seen[d])
+  for (size_t i = 0; i < minor_to_major.size(); ++i) {
+    int64_t d = minor_to_major[i];
+    bool repeated = false;
+    for (size_t j = 0; j < i; ++j) repeated |= minor_to_major[j] == d;
+    if (d < 0 || d >= static_cast<int64_t>(shape.dims.size()) || repeated)
       return ErrorAt(open, "layout is not a permutation of the dimensions");
-    seen[d] = true;
   }
   Advance();
   bool is_default = layout->tail.empty();
   for (size_t i = 0; i < minor_to_major.size() && is_default; ++i)
     is_default = minor_to_major[i] == static_cast<int64_t>(minor_to_major.size() - 1 - i);
   if (!is_default) {
-    layout->minor_to_major = module_.arena.Copy(minor_to_major);
+    layout->minor_to_major = module_.arena.Copy(minor_to_major.data(), minor_to_major.size());
     shape.layout = layout;
   }
   return OkStatus();
@@ -984,9 +1060,10 @@ Result<const Literal*> Parser::ParseLiteral(const Shape& shape, int depth) {
   if (tok_.kind != Tok::kLBrace) {
     // XLA accepts one value for a whole array (`f32[3,3] constant(1)`): every element gets it.
     int size = HostByteSize(shape.type);
-    NHLO_TRY(ParseElement(shape.type, lit->data.data()));
-    for (int64_t i = 1; i < shape.ElementCount(); ++i)
-      std::memcpy(lit->data.data() + i * size, lit->data.data(), static_cast<size_t>(size));
+    uint8_t value[16] = {};  // an array with no elements still has a value to parse
+    NHLO_TRY(ParseElement(shape.type, value));
+    for (int64_t i = 0; i < shape.ElementCount(); ++i)
+      std::memcpy(lit->data.data() + i * size, value, static_cast<size_t>(size));
     return static_cast<const Literal*>(lit);
   }
   if (shape.dims.size() > static_cast<size_t>(opts_.max_nesting))
@@ -1001,6 +1078,8 @@ Status Parser::ParseArrayLevel(const Shape& shape, Literal& lit, size_t dim, int
   NHLO_TRY(Expect(Tok::kLBrace, "'{' (the literal has rank " + std::to_string(shape.dims.size()) + ")"));
   int64_t count = 0, want = shape.dims[dim];
   int elem_size = HostByteSize(shape.type);
+  if (dim + 1 == shape.dims.size() && (shape.type == PrimitiveType::kF32 || shape.type == PrimitiveType::kS32))
+    count = ScanNumberRow(shape.type, lit.data.data() + index * elem_size, want, index);
   while (tok_.kind != Tok::kRBrace) {
     if (count == want)
       return ErrorHere("too many elements in dimension " + std::to_string(dim) + " of the literal (expected " +
@@ -1020,6 +1099,52 @@ Status Parser::ParseArrayLevel(const Shape& shape, Literal& lit, size_t dim, int
                              " elements, the shape says " + std::to_string(want));
   Advance();
   return OkStatus();
+}
+
+// Big constants are most of a large dump's bytes. For f32 and s32 rows this reads plain
+// numbers straight from the text with from_chars, skipping the token machinery; at the first
+// thing it does not handle (nan, inf, comments, an out-of-range value, a malformed number) it
+// stops and leaves the rest to the general path, which also produces any diagnostic.
+int64_t Parser::ScanNumberRow(PrimitiveType type, uint8_t* out, int64_t want, int64_t& index) {
+  std::string_view text = src_.text;
+  size_t p = tok_.offset;
+  int64_t n = 0;
+  auto is_space = [](char c) { return c == ' ' || c == '\n' || c == '\t' || c == '\r'; };
+  while (n < want && p < text.size()) {
+    char c = text[p];
+    if (!(IsDigit(c) || c == '-' || c == '.')) break;
+    const char* begin = text.data() + p;
+    const char* end = text.data() + text.size();
+    std::from_chars_result r;
+    if (type == PrimitiveType::kF32) {
+      float v;
+      r = std::from_chars(begin, end, v);
+      if (r.ec != std::errc()) break;
+      std::memcpy(out + n * 4, &v, 4);
+    } else {
+      int32_t v;
+      r = std::from_chars(begin, end, v);
+      if (r.ec != std::errc()) break;
+      std::memcpy(out + n * 4, &v, 4);
+    }
+    size_t q = static_cast<size_t>(r.ptr - text.data());
+    while (q < text.size() && is_space(text[q])) ++q;
+    if (q >= text.size() || (text[q] != ',' && text[q] != '}')) break;
+    ++n;
+    if (text[q] == '}') {
+      p = q;
+      break;
+    }
+    ++q;
+    while (q < text.size() && is_space(text[q])) ++q;
+    p = q;
+  }
+  if (n > 0) {
+    index += n;
+    lex_.set_position(static_cast<uint32_t>(p));
+    Advance();
+  }
+  return n;
 }
 
 // value ::= INT | DECIMAL | 'inf' | '-inf' | 'nan' ('(0x' HEX ')')? | 'true' | 'false'
@@ -1069,6 +1194,16 @@ Status Parser::ParseElement(PrimitiveType type, uint8_t* out) {
     return OkStatus();
   }
   if (!IsFloat(type)) return ErrorHere("no literal syntax for " + std::string(PrimitiveTypeName(type)));
+  if (type == PrimitiveType::kF32 && (t.kind == Tok::kInt || (t.kind == Tok::kDecimal && t.text.back() != 'n' && t.text.back() != ')'))) {
+    // Hot path for big f32 constants: one correctly rounded conversion straight to float.
+    float v;
+    auto r = std::from_chars(t.text.data(), t.text.data() + t.text.size(), v);
+    if (r.ec == std::errc() && r.ptr == t.text.data() + t.text.size()) {
+      std::memcpy(out, &v, 4);
+      Advance();
+      return OkStatus();
+    }
+  }
   uint64_t payload = 0;
   NHLO_ASSIGN_OR_RETURN(double v, ParseFloatToken(t, &payload));
   if (payload != 0) {

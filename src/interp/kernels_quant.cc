@@ -1,0 +1,295 @@
+// SPDX-License-Identifier: Apache-2.0
+// Kernels for the ops the Neuron passes consume or create: batch-norm-training (as XLA's
+// BatchNormExpander computes it, rounding to the element type after every step), the uniform
+// quantize/dequantize custom calls (the same steps expand-uniform-quantize emits), QuantizeMX in
+// both forms, scaled-dot and ScaledMatmul (which share one dequantize-then-dot path, so the MX
+// legalizations keep results bit-identical).
+#include <cmath>
+#include <cstring>
+
+#include "interp/element_traits.h"
+#include "interp/kernels.h"
+#include "interp/mx.h"
+#include "ir/custom_calls.h"
+
+namespace nhlo {
+namespace {
+
+std::vector<int64_t> RowMajorStrides(const std::vector<int64_t>& dims) {
+  std::vector<int64_t> strides(dims.size(), 1);
+  for (size_t i = dims.size(); i-- > 1;) strides[i - 1] = strides[i] * dims[i];
+  return strides;
+}
+
+// Index along `dim` of linear element `i` of a row-major array.
+int64_t IndexAlong(int64_t i, const std::vector<int64_t>& dims, const std::vector<int64_t>& strides, int64_t dim) {
+  return (i / strides[dim]) % dims[dim];
+}
+
+// Rounds a float to `t` and back: one HLO op's result in type t.
+template <typename Traits>
+float Round(const Traits& t, float v) {
+  uint8_t tmp[16] = {};
+  t.Store(tmp, 0, v);
+  return static_cast<float>(t.Load(tmp, 0));
+}
+
+Status NeedFloat(const Buf& b, const char* what) {
+  if (!IsFloat(b.type()) || b.type() == PrimitiveType::kF64)
+    return Status::Error(std::string(what) + " is implemented for float types up to f32, got " + std::string(PrimitiveTypeName(b.type())));
+  return OkStatus();
+}
+
+}  // namespace
+
+Status KernelBatchNormTraining(const BundleRecord& bundle, const Buf& x, const Buf& scale, const Buf& offset,
+                               const Buf& out, const Buf& mean, const Buf& var) {
+  const AttrRecord* eps = bundle.Find(AttrId::kEpsilon);
+  const AttrRecord* fi = bundle.Find(AttrId::kFeatureIndex);
+  if (!eps || !fi || fi->i < 0 || fi->i >= static_cast<int64_t>(x.rank()))
+    return Status::Error("bundle 'batch-norm-training' needs epsilon and a valid feature_index");
+  NHLO_TRY(NeedFloat(x, "batch-norm-training"));
+  int64_t f = fi->i, channels = Dims(x)[f];
+  for (const Buf* b : {&scale, &offset, &mean, &var})
+    if (b->count() != channels || b->type() != x.type()) return Status::Error("bundle 'batch-norm-training' has mismatched feature shapes");
+  if (out.count() != x.count() || out.type() != x.type()) return Status::Error("bundle 'batch-norm-training' has a mismatched output");
+  return DispatchType(x.type(), [&](auto t) -> Status {
+    if constexpr (!std::is_same_v<typename decltype(t)::Compute, float>) {
+      return Status::Error("batch-norm-training: unsupported element type");
+    } else {
+      std::vector<int64_t> strides = RowMajorStrides(Dims(x));
+      int64_t n = x.count();
+      float count = Round(t, static_cast<float>(channels ? n / channels : 0));
+      // sum and sum of squares per feature, reduced in row-major order in the element type.
+      std::vector<float> sum(channels, 0.0f), sum_sq(channels, 0.0f);
+      for (int64_t i = 0; i < n; ++i) {
+        int64_t c = IndexAlong(i, Dims(x), strides, f);
+        float v = t.Load(x.data, i);
+        sum[c] = Round(t, sum[c] + v);
+        sum_sq[c] = Round(t, sum_sq[c] + Round(t, v * v));
+      }
+      std::vector<float> m(channels), inv(channels);
+      float epsilon = Round(t, static_cast<float>(eps->f));
+      for (int64_t c = 0; c < channels; ++c) {
+        m[c] = Round(t, sum[c] / count);
+        float square_mean = Round(t, sum_sq[c] / count);
+        float mean_square = Round(t, m[c] * m[c]);
+        float v = Round(t, square_mean - mean_square);
+        t.Store(mean.data, c, m[c]);
+        t.Store(var.data, c, v);
+        inv[c] = Round(t, 1.0f / std::sqrt(Round(t, v + epsilon)));
+      }
+      for (int64_t i = 0; i < n; ++i) {
+        int64_t c = IndexAlong(i, Dims(x), strides, f);
+        float centered = Round(t, t.Load(x.data, i) - m[c]);
+        float normalized = Round(t, centered * inv[c]);
+        float scaled = Round(t, normalized * t.Load(scale.data, c));
+        t.Store(out.data, i, scaled + t.Load(offset.data, c));
+      }
+      return OkStatus();
+    }
+  });
+}
+
+Status KernelUniformQuantize(const BundleRecord& bundle, const Buf& x, const Buf& out, bool quantize) {
+  const AttrRecord* cfg = bundle.Find(AttrId::kBackendConfig);
+  if (!cfg) return Status::Error("uniform quantize custom call has no backend_config");
+  NHLO_ASSIGN_OR_RETURN(UniformQuantConfig c, ParseUniformQuantConfig(cfg->text));
+  const Buf& real = quantize ? x : out;
+  const Buf& stored = quantize ? out : x;
+  if (real.count() != stored.count() || real.type() != c.expressed_type || stored.type() != c.storage_type)
+    return Status::Error("uniform quantize custom call does not match its config's types");
+  if (c.quantization_dimension >= static_cast<int64_t>(real.rank()) ||
+      (c.quantization_dimension >= 0 && static_cast<int64_t>(c.scale.size()) != Dims(real)[c.quantization_dimension]))
+    return Status::Error("uniform quantize config does not match the tensor shape");
+  std::vector<int64_t> strides = RowMajorStrides(Dims(real));
+  int64_t n = real.count();
+  int stored_size = HostByteSize(stored.type());
+  return DispatchType(real.type(), [&](auto t) -> Status {
+    if constexpr (!std::is_same_v<typename decltype(t)::Compute, float>) {
+      return Status::Error("uniform quantize: expressed type must be a float up to f32");
+    } else {
+      for (int64_t i = 0; i < n; ++i) {
+        int64_t ch = c.quantization_dimension < 0 ? 0 : IndexAlong(i, Dims(real), strides, c.quantization_dimension);
+        float zp = Round(t, static_cast<float>(c.ZeroPointFor(ch)));
+        if (quantize) {
+          // The exact step sequence expand-uniform-quantize emits, each rounded to the type.
+          float inv_scale = Round(t, static_cast<float>(1.0 / c.ScaleFor(ch)));
+          float v = Round(t, t.Load(x.data, i) * inv_scale);
+          v = Round(t, std::nearbyint(v));
+          v = Round(t, v + zp);
+          float lo = Round(t, static_cast<float>(c.storage_min)), hi = Round(t, static_cast<float>(c.storage_max));
+          if (!std::isnan(v)) v = std::min(std::max(v, lo), hi);
+          uint8_t tmp[4];
+          std::memcpy(tmp, &v, 4);
+          ConvertElement(PrimitiveType::kF32, tmp, stored.type(), out.data + i * stored_size);
+        } else {
+          float q = Round(t, static_cast<float>(LoadAsInt(stored.type(), x.data + i * stored_size)));
+          float centered = Round(t, q - zp);
+          t.Store(out.data, i, centered * Round(t, static_cast<float>(c.ScaleFor(ch))));
+        }
+      }
+      return OkStatus();
+    }
+  });
+}
+
+Status KernelQuantizeMx(const BundleRecord& bundle, const Buf& x, const Buf& data, const Buf& scales) {
+  const AttrRecord* cfg = bundle.Find(AttrId::kBackendConfig);
+  if (!cfg) return Status::Error("QuantizeMX custom call has no backend_config");
+  NHLO_ASSIGN_OR_RETURN(QuantizeMxConfig c, ParseQuantizeMxConfig(cfg->text));
+  if (c.dim < 0 || c.dim >= static_cast<int64_t>(x.rank())) return Status::Error("QuantizeMX dim is out of range");
+  NHLO_TRY(NeedFloat(x, "QuantizeMX"));
+  bool packed = data.type() == PrimitiveType::kU32;
+  int64_t k = Dims(x)[c.dim];
+  if (k % 32 != 0 || (packed ? data.count() * 4 : data.count()) != x.count() || scales.count() * 32 != x.count() ||
+      (!packed && data.type() != c.element) || scales.type() != PrimitiveType::kF8E8M0FNU)
+    return Status::Error("QuantizeMX custom call does not match its config");
+  // Walk blocks: outer = dims before `dim`, inner = dims after it.
+  int64_t inner = 1, outer = 1;
+  for (size_t d = 0; d < x.rank(); ++d) {
+    if (static_cast<int64_t>(d) < c.dim) outer *= Dims(x)[d];
+    if (static_cast<int64_t>(d) > c.dim) inner *= Dims(x)[d];
+  }
+  return DispatchType(x.type(), [&](auto t) -> Status {
+    float block[32];
+    uint8_t codes[32];
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t in = 0; in < inner; ++in)
+        for (int64_t b = 0; b < k / 32; ++b) {
+          for (int j = 0; j < 32; ++j) block[j] = static_cast<float>(t.Load(x.data, (o * k + b * 32 + j) * inner + in));
+          scales.data[(o * (k / 32) + b) * inner + in] = QuantizeMxBlock(c.element, block, 32, codes);
+          for (int j = 0; j < 32; ++j) {
+            int64_t along = b * 32 + j;
+            if (packed) {
+              // Four lanes per u32 along `dim`, lane 0 in the low byte.
+              data.data[((o * (k / 4) + along / 4) * inner + in) * 4 + along % 4] = codes[j];
+            } else {
+              data.data[(o * k + along) * inner + in] = codes[j];
+            }
+          }
+        }
+    return OkStatus();
+  });
+}
+
+namespace {
+
+// Dequantizes an MX operand to f32 values in its logical shape. `elements` holds one code per
+// logical element (unpacked), scales one byte per block of 32 along `contract`.
+std::vector<float> DequantizeOperand(PrimitiveType element, const uint8_t* codes, const std::vector<int64_t>& dims,
+                                     const uint8_t* scales, int64_t contract, int64_t block) {
+  std::vector<int64_t> strides = RowMajorStrides(dims);
+  std::vector<int64_t> scale_dims = dims;
+  scale_dims[contract] /= block;
+  std::vector<int64_t> scale_strides = RowMajorStrides(scale_dims);
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  std::vector<float> out(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t s = 0;
+    for (size_t d = 0; d < dims.size(); ++d) {
+      int64_t idx = IndexAlong(i, dims, strides, static_cast<int64_t>(d));
+      if (static_cast<int64_t>(d) == contract) idx /= block;
+      s += idx * scale_strides[d];
+    }
+    out[i] = DequantizeMx(element, codes[i], scales[s]);
+  }
+  return out;
+}
+
+Status DotOfValues(std::vector<float>& lhs, const std::vector<int64_t>& lhs_dims, std::vector<float>& rhs,
+                   const std::vector<int64_t>& rhs_dims, const BundleRecord& dnums, const Buf& out) {
+  BufferRecord lrec, rrec;
+  lrec.type = rrec.type = PrimitiveType::kF32;
+  lrec.dims = lhs_dims;
+  rrec.dims = rhs_dims;
+  lrec.size = lhs.size() * 4;
+  rrec.size = rhs.size() * 4;
+  return KernelDot(dnums, Buf{&lrec, reinterpret_cast<uint8_t*>(lhs.data())}, Buf{&rrec, reinterpret_cast<uint8_t*>(rhs.data())}, out);
+}
+
+AttrRecord ListAttr(AttrId id, const std::vector<int64_t>& v) {
+  AttrRecord a;
+  a.id = id;
+  a.kind = AttrKind::IntList;
+  a.ints = v;
+  return a;
+}
+
+}  // namespace
+
+// scaled-dot(lhs, rhs, lhs_scale, rhs_scale) (XLA's operand order): each operand dequantized
+// with its block scales (block = contracting size / scale contracting size), then an
+// f32-accumulated dot.
+Status KernelScaledDot(const BundleRecord& bundle, const Buf& lhs, const Buf& rhs, const Buf& lhs_scale, const Buf& rhs_scale,
+                       const Buf& out) {
+  const AttrRecord* lc = bundle.Find(AttrId::kLhsContractingDims);
+  const AttrRecord* rc = bundle.Find(AttrId::kRhsContractingDims);
+  if (!lc || !rc || lc->ints.size() != 1 || rc->ints.size() != 1)
+    return Status::Error("the interpreter implements scaled-dot with exactly one contracting dimension per side");
+  std::vector<float> values[2];
+  const Buf* ops[2][2] = {{&lhs, &lhs_scale}, {&rhs, &rhs_scale}};
+  for (int side = 0; side < 2; ++side) {
+    const Buf& data = *ops[side][0];
+    const Buf& scale = *ops[side][1];
+    int64_t cd = side ? rc->ints[0] : lc->ints[0];
+    if (cd < 0 || cd >= static_cast<int64_t>(data.rank()) || scale.rank() != data.rank() || scale.type() != PrimitiveType::kF8E8M0FNU ||
+        (data.type() != PrimitiveType::kF8E4M3FN && data.type() != PrimitiveType::kF8E5M2))
+      return Status::Error("scaled-dot operands must be f8e4m3fn/f8e5m2 data with f8e8m0fnu scales of the same rank");
+    int64_t scale_k = Dims(scale)[cd];
+    if (scale_k == 0 || Dims(data)[cd] % scale_k != 0) return Status::Error("scaled-dot scale does not divide the contracting dimension");
+    for (size_t d = 0; d < data.rank(); ++d)
+      if (static_cast<int64_t>(d) != cd && Dims(scale)[d] != Dims(data)[d]) return Status::Error("scaled-dot scale shape does not match its operand");
+    values[side] = DequantizeOperand(data.type(), data.data, Dims(data), scale.data, cd, Dims(data)[cd] / scale_k);
+  }
+  return DotOfValues(values[0], Dims(lhs), values[1], Dims(rhs), bundle, out);
+}
+
+// ScaledMatmul(lhs_u32, rhs_u32, lhs_scale, rhs_scale): unpack four lanes per u32 along the
+// contracting dimension, then exactly the scaled-dot computation.
+Status KernelScaledMatmul(const BundleRecord& bundle, const Buf& lhs, const Buf& rhs, const Buf& lhs_scale, const Buf& rhs_scale,
+                          const Buf& out) {
+  const AttrRecord* cfg = bundle.Find(AttrId::kBackendConfig);
+  if (!cfg) return Status::Error("ScaledMatmul custom call has no backend_config");
+  NHLO_ASSIGN_OR_RETURN(ScaledMatmulConfig c, ParseScaledMatmulConfig(cfg->text));
+  if (c.lhs_contracting.size() != 1 || c.rhs_contracting.size() != 1) return Status::Error("ScaledMatmul needs one contracting dimension per side");
+  std::vector<float> values[2];
+  std::vector<int64_t> logical[2];
+  const Buf* ops[2][2] = {{&lhs, &lhs_scale}, {&rhs, &rhs_scale}};
+  for (int side = 0; side < 2; ++side) {
+    const Buf& data = *ops[side][0];
+    const Buf& scale = *ops[side][1];
+    int64_t cd = side ? c.rhs_contracting[0] : c.lhs_contracting[0];
+    if (data.type() != PrimitiveType::kU32 || cd < 0 || cd >= static_cast<int64_t>(data.rank()) || scale.rank() != data.rank() ||
+        scale.type() != PrimitiveType::kF8E8M0FNU)
+      return Status::Error("ScaledMatmul operands must be packed u32 data with f8e8m0fnu scales of the same rank");
+    logical[side] = Dims(data);
+    logical[side][cd] *= 4;
+    for (size_t d = 0; d < data.rank(); ++d) {
+      int64_t want = static_cast<int64_t>(d) == cd ? logical[side][d] / c.block_size : logical[side][d];
+      if (Dims(scale)[d] != want) return Status::Error("ScaledMatmul scale shape does not match its operand");
+    }
+    // Unpack lanes into one code per logical element (row-major in the logical shape).
+    std::vector<int64_t> strides = RowMajorStrides(logical[side]);
+    std::vector<int64_t> packed_strides = RowMajorStrides(Dims(data));
+    std::vector<uint8_t> codes(static_cast<size_t>(data.count() * 4));
+    for (int64_t i = 0; i < static_cast<int64_t>(codes.size()); ++i) {
+      int64_t word = 0;
+      for (size_t d = 0; d < data.rank(); ++d) {
+        int64_t idx = IndexAlong(i, logical[side], strides, static_cast<int64_t>(d));
+        if (static_cast<int64_t>(d) == cd) idx /= 4;
+        word += idx * packed_strides[d];
+      }
+      int64_t lane = IndexAlong(i, logical[side], strides, cd) % 4;
+      codes[i] = data.data[word * 4 + lane];
+    }
+    values[side] = DequantizeOperand(side ? c.rhs_element : c.lhs_element, codes.data(), logical[side], scale.data, cd, c.block_size);
+  }
+  BundleRecord dnums;
+  dnums.attrs = {ListAttr(AttrId::kLhsBatchDims, c.lhs_batch), ListAttr(AttrId::kLhsContractingDims, c.lhs_contracting),
+                 ListAttr(AttrId::kRhsBatchDims, c.rhs_batch), ListAttr(AttrId::kRhsContractingDims, c.rhs_contracting)};
+  return DotOfValues(values[0], logical[0], values[1], logical[1], dnums, out);
+}
+
+}  // namespace nhlo

@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: Apache-2.0
+// Helpers shared by the shape rules in shape_inference*.cc and the verifier; not a public API.
+//
+// Dimension sizes are compared the way XLA's ShapeUtil::Compatible does: layouts and the
+// dynamic flag are ignored, bounds must agree, and an unbounded dimension (`?`) matches any size.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ir/shape_inference.h"
+
+namespace nhlo::infer {
+
+inline Inference Inferred(Shape s) { return Inference{InferOutcome::kInferred, s, {}}; }
+inline Inference Error(std::string message) { return Inference{InferOutcome::kError, {}, std::move(message)}; }
+inline Inference NotInferable() { return Inference{}; }
+
+/// A shape in messages: no layout.
+std::string Str(const Shape& s);
+/// `{1,2,3}`, as the attribute is written.
+std::string List(const std::vector<int64_t>& v);
+inline std::string Num(int64_t v) { return std::to_string(v); }
+/// "1 range", "2 ranges"; `plural` for irregular nouns ("index", "indices").
+inline std::string Count(size_t n, const std::string& noun, const std::string& plural = {}) {
+  return std::to_string(n) + " " + (n == 1 ? noun : plural.empty() ? noun + "s" : plural);
+}
+inline std::string Op(const Instruction& inst) { return std::string(OpcodeName(inst.opcode)); }
+
+inline DimKind KindAt(const Shape& s, size_t i) { return s.dim_kinds.empty() ? DimKind::kStatic : s.dim_kinds[i]; }
+inline bool Unbounded(const Shape& s, size_t i) { return KindAt(s, i) == DimKind::kUnbounded; }
+/// True if dimension i of a and dimension j of b can hold the same number of elements.
+bool DimMatches(const Shape& a, size_t i, const Shape& b, size_t j);
+/// Same rank and matching dimensions; element types are not looked at.
+bool SameDims(const Shape& a, const Shape& b);
+/// Same element type (tuples: same structure) and matching dimensions.
+bool Compatible(const Shape& a, const Shape& b);
+/// As Compatible, but any two floating-point types count as equal (XLA lets reducers mix
+/// precisions, e.g. a bf16 input reduced in f32).
+bool CompatibleIgnoringFp(const Shape& a, const Shape& b);
+bool SameTypeIgnoringFp(PrimitiveType a, PrimitiveType b);
+bool HasDynamicDim(const Shape& s);
+
+Shape WithType(const Shape& s, PrimitiveType t);
+PrimitiveType ComplexComponent(PrimitiveType t);
+
+/// Builds an array shape dimension by dimension, keeping each dimension's dynamic kind.
+class DimList {
+ public:
+  void Add(int64_t size, DimKind kind = DimKind::kStatic) {
+    sizes_.push_back(size);
+    kinds_.push_back(kind);
+  }
+  /// Appends dimension i of s (size and kind).
+  void Take(const Shape& s, size_t i) { Add(s.dims[i], KindAt(s, i)); }
+  void Set(size_t i, int64_t size, DimKind kind) {
+    sizes_[i] = size;
+    kinds_[i] = kind;
+  }
+  size_t size() const { return sizes_.size(); }
+  Shape Build(Module& m, PrimitiveType type) const;
+
+ private:
+  std::vector<int64_t> sizes_;
+  std::vector<DimKind> kinds_;
+};
+
+/// The IntList attribute `id`, or nullopt when absent (or written as a list of lists).
+std::optional<std::vector<int64_t>> IntList(const Instruction& inst, AttrId id);
+std::optional<int64_t> IntAttr(const Instruction& inst, AttrId id);
+/// The single computation of a Computation attribute, or null.
+const Computation* Called(const Instruction& inst, AttrId id);
+/// The one dimension of a `dimensions={d}` attribute; an error message when it is not one entry.
+std::optional<int64_t> SingleDimension(const Instruction& inst, std::string& error);
+
+/// A computation's parameter shapes (by parameter number) and root shape.
+struct Signature {
+  std::vector<const Shape*> params;  // null where a parameter number is missing
+  const Shape* result = nullptr;
+};
+Signature SignatureOf(const Computation& c);
+/// `'name' (f32[], f32[]) -> f32[]` for messages.
+std::string Describe(const Computation& c);
+
+/// Checks `reducer` as the combiner of `inputs` arrays whose accumulators start from `inits`
+/// (XLA's VerifyReducerShape): 2N scalar parameters, a scalar or N-tuple of scalars as result,
+/// accumulator i, init i and parameter N+i of matching types. Empty if fine.
+std::string CheckReducer(const char* what, const Computation& reducer, const std::vector<const Shape*>& inits,
+                         const std::vector<PrimitiveType>& input_types, const char* init_name = "init value");
+
+/// Window output sizes for `base` (XLA's InferWindowOutputShape); appends one dimension per
+/// window dimension to `out`. Empty if fine.
+std::string WindowOutput(const std::string& what, const Shape& base, const std::vector<WindowDim>& window,
+                         DimList& out);
+/// The `window=` attribute (rank 0 when absent); `error` is set when it does not parse.
+std::vector<WindowDim> WindowOf(const Instruction& inst, std::string& error);
+
+/// InferShape's body: the arity check, the parse-mode gate, then the rule of the opcode.
+Inference Dispatch(Module& m, const Instruction& inst, InferMode mode);
+
+// Rules by family. Each gets an instruction whose fixed arity is already checked.
+Inference InferUnary(Module& m, const Instruction& inst);
+Inference InferBinary(Module& m, const Instruction& inst);
+Inference InferSelect(Module& m, const Instruction& inst);
+Inference InferClamp(Module& m, const Instruction& inst);
+Inference InferMap(Module& m, const Instruction& inst);
+
+Inference InferSlice(Module& m, const Instruction& inst);
+Inference InferDynamicSlice(Module& m, const Instruction& inst);
+Inference InferDynamicUpdateSlice(Module& m, const Instruction& inst);
+Inference InferConcatenate(Module& m, const Instruction& inst);
+Inference InferPad(Module& m, const Instruction& inst);
+Inference InferGather(Module& m, const Instruction& inst);
+Inference InferScatter(Module& m, const Instruction& inst);
+Inference InferReverse(Module& m, const Instruction& inst);
+Inference InferTranspose(Module& m, const Instruction& inst);
+Inference InferSort(Module& m, const Instruction& inst);
+Inference InferTopK(Module& m, const Instruction& inst);
+Inference InferGetDimensionSize(Module& m, const Instruction& inst);
+Inference InferSetDimensionSize(Module& m, const Instruction& inst);
+
+Inference InferReduce(Module& m, const Instruction& inst);
+Inference InferReduceWindow(Module& m, const Instruction& inst);
+Inference InferSelectAndScatter(Module& m, const Instruction& inst);
+Inference InferScan(Module& m, const Instruction& inst);
+Inference InferDot(Module& m, const Instruction& inst);
+Inference InferRaggedDot(Module& m, const Instruction& inst);
+Inference InferScaledDot(Module& m, const Instruction& inst);
+Inference InferConvolution(Module& m, const Instruction& inst);
+Inference InferFft(Module& m, const Instruction& inst);
+Inference InferTriangularSolve(Module& m, const Instruction& inst);
+Inference InferCholesky(Module& m, const Instruction& inst);
+Inference InferBatchNorm(Module& m, const Instruction& inst);
+Inference InferReducePrecision(Module& m, const Instruction& inst);
+
+Inference InferCall(Module& m, const Instruction& inst);
+Inference InferWhile(Module& m, const Instruction& inst);
+Inference InferConditional(Module& m, const Instruction& inst);
+Inference InferFusion(Module& m, const Instruction& inst);
+Inference InferAsync(Module& m, const Instruction& inst);
+Inference InferCollective(Module& m, const Instruction& inst);
+Inference InferChannelOrIo(Module& m, const Instruction& inst);
+Inference InferMisc(Module& m, const Instruction& inst);
+
+}  // namespace nhlo::infer
