@@ -54,7 +54,9 @@ void AppendShortestFloat(std::string& out, PrimitiveType t, double v) {
     auto r = std::to_chars(buf, buf + sizeof(buf), f, std::chars_format::general, precision);
     float back = 0;
     std::from_chars(buf, r.ptr, back);
-    if (EncodeFromF32(t, back) == code) {
+    // A decimal beyond the largest finite value would read back only by saturation (f6/f4) or
+    // rounding down from out of range; such text misstates the value, so it is not used.
+    if (EncodeFromF32(t, back) == code && std::fabs(back) <= MaxFinite(t)) {
       auto shortest = std::to_chars(buf, buf + sizeof(buf), back);
       out.append(buf, shortest.ptr);
       return;

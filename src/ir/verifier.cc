@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "ir/verifier.h"
 
+#include "ir/custom_calls.h"
+
 #include <unordered_set>
 
 #include "ir/shape_inference.h"
@@ -92,6 +94,35 @@ class Verifier {
     CheckWrittenShape(inst);
   }
 
+  // The custom calls nhlo gives meaning to (ir/custom_calls.h) carry contracts; any other
+  // target is opaque, as in XLA.
+  void CheckKnownCustomCall(const Instruction& inst) {
+    std::string_view target = CustomCallTarget(inst);
+    std::string prefix = "'" + std::string(inst.name) + "': ";
+    if (target == kQuantizeMxTarget) {
+      Result<QuantizeMxConfig> c = ParseQuantizeMxConfig(BackendConfigText(inst));
+      bool device = false;
+      Status s = c.ok() ? CheckQuantizeMx(inst, *c, &device) : c.status();
+      if (!s.ok()) Fail(inst, prefix + s.message());
+    } else if (target == kScaledMatmulTarget) {
+      Result<ScaledMatmulConfig> c = ParseScaledMatmulConfig(BackendConfigText(inst));
+      Status s = c.ok() ? CheckScaledMatmul(inst, *c) : c.status();
+      if (!s.ok()) Fail(inst, prefix + s.message());
+    } else if (target == kUniformQuantizeTarget || target == kUniformDequantizeTarget) {
+      Result<UniformQuantConfig> c = ParseUniformQuantConfig(BackendConfigText(inst));
+      if (!c.ok()) return Fail(inst, prefix + c.status().message());
+      if (inst.operands.size() != 1) return Fail(inst, prefix + "uniform quantize custom calls take one operand");
+      bool quantize = target == kUniformQuantizeTarget;
+      const Shape& real = quantize ? inst.operands[0]->shape : inst.shape;
+      const Shape& stored = quantize ? inst.shape : inst.operands[0]->shape;
+      if (Status s = CheckUniformQuantShape(*c, real); !s.ok()) return Fail(inst, prefix + s.message());
+      if (real.type != c->expressed_type || stored.type != c->storage_type || real.ElementCount() != stored.ElementCount())
+        Fail(inst, prefix + "operand and result must be " + std::string(PrimitiveTypeName(quantize ? c->expressed_type : c->storage_type)) +
+                       " and " + std::string(PrimitiveTypeName(quantize ? c->storage_type : c->expressed_type)) +
+                       " of the same dimensions, as the config says");
+    }
+  }
+
   // What the inferred shape comes from, for the mismatch message.
   static std::string Source(const Instruction& inst) {
     switch (inst.opcode) {
@@ -125,6 +156,7 @@ class Verifier {
           Fail(inst, "convert from " + Str(*x) + " to " + Str(s) + " changes the dimensions");
         break;
       case Opcode::kBitcastConvert: CheckBitcastConvert(inst, *x); break;
+      case Opcode::kCustomCall: CheckKnownCustomCall(inst); break;
       case Opcode::kBitcast:
         // lenient: XLA compares byte sizes only in layout-sensitive mode; here only when no
         // layout detail (tiling, element size) can change them.

@@ -161,10 +161,12 @@ Status RunPipeline(Module& module, const PipelineOptions& options, std::ostream&
     if (options.verify_each) {
       Status verified = VerifyModule(module);
       if (!verified.ok()) {
-        log << "// ----- IR Dump Before " << info.name << " (#" << number << "), which broke the module -----\n"
-            << before_text;
         Status s = Status::Error("verifier failed after pass '" + std::string(info.name) + "'");
         s.Append(verified);
+        Diagnostic before;
+        before.severity = Severity::kNote;
+        before.message = "the module before pass '" + std::string(info.name) + "' (#" + std::to_string(number) + "):\n" + before_text;
+        s.diagnostics().push_back(std::move(before));
         return s;
       }
     }
