@@ -11,6 +11,7 @@
 #include <unordered_map>
 
 #include "ir/literal.h"
+#include "ir/opcode_attrs.h"
 #include "ir/shape_inference.h"
 #include "parser/lexer.h"
 #include "support/small_vec.h"
@@ -489,6 +490,13 @@ Result<Instruction*> Parser::ParseInstructionBody(Computation* comp, std::string
     Advance();
     NHLO_TRY(ParseAttribute(inst, attrs));
   }
+  for (AttrId required : RequiredAttrs(inst->opcode)) {
+    bool present = false;
+    for (const Attribute& a : attrs) present |= a.id == required;
+    if (!present)
+      return ErrorAt(opcode_offset, "'" + std::string(OpcodeName(inst->opcode)) + "' needs attribute '" +
+                                        std::string(AttrName(required)) + "='");
+  }
   // Few attributes per instruction: an insertion sort keeps the printing order stable.
   for (size_t i = 1; i < attrs.size(); ++i)
     for (size_t j = i; j > 0 && attrs[j].id < attrs[j - 1].id; --j) std::swap(attrs[j], attrs[j - 1]);
@@ -611,6 +619,8 @@ Status Parser::ParseAttribute(Instruction* inst, SmallVec<Attribute, 8>& attrs) 
   if (!id) return ErrorHere("unknown attribute '" + std::string(tok_.text) + "'");
   for (const Attribute& a : attrs)
     if (a.id == *id) return ErrorHere("attribute '" + std::string(tok_.text) + "' given twice");
+  if (!AttrAllowed(inst->opcode, *id))
+    return ErrorHere("'" + std::string(OpcodeName(inst->opcode)) + "' does not take attribute '" + std::string(tok_.text) + "'");
   Attribute attr;
   attr.id = *id;
   attr.kind = AttrDeclaredKind(*id);

@@ -1,0 +1,32 @@
+// SPDX-License-Identifier: Apache-2.0
+// libFuzzer target for the HLO front end: any bytes are split, parsed, verified, printed,
+// re-parsed and printed again. Bad input must give diagnostics, never a crash; a module that
+// parses must satisfy print(parse(print(m))) == print(m) (a violation aborts: a finding).
+// Build and run: tools/fuzz-parser [SECONDS]
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "ir/printer.h"
+#include "ir/verifier.h"
+#include "parser/parser.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  std::string text(reinterpret_cast<const char*>(data), size);
+  for (nhlo::InputPiece& piece : nhlo::SplitInputFile(text)) {
+    auto m = nhlo::ParseModule("fuzz.hlo", std::move(piece.text));
+    if (!m.ok()) continue;
+    (void)nhlo::VerifyModule(**m);
+    std::string once = nhlo::PrintModule(**m);
+    auto again = nhlo::ParseModule("printed.hlo", once);
+    if (!again.ok()) {
+      std::fprintf(stderr, "printed module does not parse:\n%s\n%s", again.status().ToString().c_str(), once.c_str());
+      std::abort();
+    }
+    if (nhlo::PrintModule(**again) != once) {
+      std::fprintf(stderr, "round trip changed the text:\n%s", once.c_str());
+      std::abort();
+    }
+  }
+  return 0;
+}
