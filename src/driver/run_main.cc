@@ -7,8 +7,51 @@
 #include "driver/common.h"
 #include "driver/driver.h"
 #include "interp/interp.h"
+#include "parser/parser.h"
 
 namespace nhlo {
+
+namespace {
+
+// Decodes one bundle file, builds the arguments and runs the entry computation.
+int RunOne(const std::string& name, std::string bytes, const std::vector<std::string>& arg_texts, bool random, uint64_t seed,
+           std::ostream& out, std::ostream& err) {
+  Result<BundleProgram> program = ReadBundleFile(std::move(bytes), name);
+  if (!program.ok()) {
+    PrintStatus(program.status(), err);
+    return kExitInputRejected;
+  }
+  const ComputationRecord& entry = program->computations[program->entry];
+  std::vector<Value> values;
+  if (random) {
+    Module scratch;
+    for (size_t i = 0; i < entry.params.size(); ++i)
+      values.push_back(RandomValue(BufferShape(*program, entry.params[i], scratch), seed * 1000003 + i));
+  } else {
+    for (size_t i = 0; i < arg_texts.size(); ++i) {
+      Result<Value> v = ParseValue(arg_texts[i], "--arg " + std::to_string(i + 1));
+      if (!v.ok()) {
+        PrintStatus(v.status(), err);
+        return kExitInputRejected;
+      }
+      values.push_back(std::move(*v));
+    }
+  }
+  Result<Value> result = Execute(*program, values);
+  if (!result.ok()) {
+    PrintStatus(result.status(), err);
+    return kExitInputRejected;
+  }
+  // A tuple result is the computation's outputs: one per line.
+  if (result->IsTuple()) {
+    for (const Value& v : result->tuple) out << PrintValue(v) << "\n";
+  } else {
+    out << PrintValue(*result) << "\n";
+  }
+  return kExitOk;
+}
+
+}  // namespace
 
 int RunMain(const std::vector<std::string>& args, std::istream& in, std::ostream& out, std::ostream& err) {
   CLI::App app("Run an nhlo bundle file (or HLO text) in the reference interpreter.", "nhlo-run");
@@ -46,53 +89,31 @@ int RunMain(const std::vector<std::string>& args, std::istream& in, std::ostream
     PrintStatus(bytes.status(), err);
     return kExitInputRejected;
   }
-  if (!LooksLikeBundle(*bytes)) {
-    // HLO text: compile in memory with the same pipeline options nhlo-compile takes.
-    Result<std::unique_ptr<Module>> module = CompileText(name, std::move(*bytes), *options, err);
+  if (LooksLikeBundle(*bytes)) return RunOne(name, std::move(*bytes), arg_texts, random->count() > 0, seed, out, err);
+  // HLO text: compile in memory with the same pipeline options nhlo-compile takes; with
+  // --split-input-file each module runs on its own, results separated by `// -----`.
+  std::vector<InputPiece> pieces;
+  if (flags.split_input_file) pieces = SplitInputFile(*bytes);
+  else pieces.push_back({std::move(*bytes), 1});
+  int exit_code = kExitOk;
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    if (i > 0) out << "// -----\n";
+    Result<std::unique_ptr<Module>> module = CompileText(name, std::move(pieces[i].text), *options, err);
     if (!module.ok()) {
       PrintStatus(module.status(), err);
-      return kExitInputRejected;
+      exit_code = kExitInputRejected;
+      continue;
     }
     Result<std::string> emitted = EmitBundleFile(**module, *flags.ToCodegenOptions());
     if (!emitted.ok()) {
       PrintStatus(emitted.status(), err);
-      return kExitInputRejected;
+      exit_code = kExitInputRejected;
+      continue;
     }
-    bytes = std::move(*emitted);
+    if (int code = RunOne(name, std::move(*emitted), arg_texts, random->count() > 0, seed, out, err); code != kExitOk)
+      exit_code = code;
   }
-  Result<BundleProgram> program = ReadBundleFile(std::move(*bytes), name);
-  if (!program.ok()) {
-    PrintStatus(program.status(), err);
-    return kExitInputRejected;
-  }
-  const ComputationRecord& entry = program->computations[program->entry];
-  std::vector<Value> values;
-  if (random->count() > 0) {
-    Module scratch;
-    for (size_t i = 0; i < entry.params.size(); ++i)
-      values.push_back(RandomValue(BufferShape(*program, entry.params[i], scratch), seed * 1000003 + i));
-  } else {
-    for (size_t i = 0; i < arg_texts.size(); ++i) {
-      Result<Value> v = ParseValue(arg_texts[i], "--arg " + std::to_string(i + 1));
-      if (!v.ok()) {
-        PrintStatus(v.status(), err);
-        return kExitInputRejected;
-      }
-      values.push_back(std::move(*v));
-    }
-  }
-  Result<Value> result = Execute(*program, values);
-  if (!result.ok()) {
-    PrintStatus(result.status(), err);
-    return kExitInputRejected;
-  }
-  // A tuple result is the computation's outputs: one per line.
-  if (result->IsTuple()) {
-    for (const Value& v : result->tuple) out << PrintValue(v) << "\n";
-  } else {
-    out << PrintValue(*result) << "\n";
-  }
-  return kExitOk;
+  return exit_code;
 }
 
 }  // namespace nhlo

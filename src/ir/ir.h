@@ -136,6 +136,10 @@ struct Instruction {
   Computation* parent = nullptr;
   const Literal* literal = nullptr;  // kConstant
   int64_t parameter_number = -1;     // kParameter
+  // Async sugar (`custom-call-start(...)`): an async-start/update/done written as the wrapped
+  // opcode plus a suffix, printed back the same way.
+  bool async_sugar = false;
+  Opcode async_wrapped{};
   uint32_t source_offset = kNoLocation;  // byte offset of the name in the source
   static constexpr uint32_t kNoLocation = UINT32_MAX;
   uint32_t source_id = 0;            // which source buffer of the module

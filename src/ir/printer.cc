@@ -131,7 +131,12 @@ void AppendInstruction(std::string& out, const Instruction& inst) {
   out += " = ";
   AppendShape(out, inst.shape);
   out += ' ';
-  out += OpcodeName(inst.opcode);
+  if (inst.async_sugar) {
+    out += OpcodeName(inst.async_wrapped);
+    out += inst.opcode == Opcode::kAsyncStart ? "-start" : inst.opcode == Opcode::kAsyncUpdate ? "-update" : "-done";
+  } else {
+    out += OpcodeName(inst.opcode);
+  }
   out += '(';
   if (inst.opcode == Opcode::kParameter) {
     out += std::to_string(inst.parameter_number);

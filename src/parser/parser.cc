@@ -457,6 +457,20 @@ Result<Instruction*> Parser::ParseInstructionBody(Computation* comp, std::string
   }
   if (tok_.kind != Tok::kIdent) return Expected("opcode");
   auto opcode = OpcodeFromName(tok_.text);
+  if (!opcode) {
+    // Async sugar: X-start / X-update / X-done for an opcode X without native async forms.
+    std::string_view text = tok_.text;
+    for (auto [suffix, async_op] : {std::pair{std::string_view("-start"), Opcode::kAsyncStart},
+                                    std::pair{std::string_view("-update"), Opcode::kAsyncUpdate},
+                                    std::pair{std::string_view("-done"), Opcode::kAsyncDone}}) {
+      if (text.size() <= suffix.size() || text.substr(text.size() - suffix.size()) != suffix) continue;
+      if (auto wrapped = OpcodeFromName(text.substr(0, text.size() - suffix.size()))) {
+        opcode = async_op;
+        inst->async_sugar = true;
+        inst->async_wrapped = *wrapped;
+      }
+    }
+  }
   if (!opcode) return ErrorHere("unknown opcode '" + std::string(tok_.text) + "'");
   inst->opcode = *opcode;
   uint32_t opcode_offset = tok_.offset;
@@ -490,7 +504,11 @@ Result<Instruction*> Parser::ParseInstructionBody(Computation* comp, std::string
     Advance();
     NHLO_TRY(ParseAttribute(inst, attrs));
   }
-  for (AttrId required : RequiredAttrs(inst->opcode)) {
+  static const std::vector<AttrId> kNone;
+  const std::vector<AttrId>& required_attrs =
+      !inst->async_sugar ? RequiredAttrs(inst->opcode)
+                         : inst->opcode == Opcode::kAsyncStart ? RequiredAttrs(inst->async_wrapped) : kNone;
+  for (AttrId required : required_attrs) {
     bool present = false;
     for (const Attribute& a : attrs) present |= a.id == required;
     if (!present)
@@ -619,7 +637,7 @@ Status Parser::ParseAttribute(Instruction* inst, SmallVec<Attribute, 8>& attrs) 
   if (!id) return ErrorHere("unknown attribute '" + std::string(tok_.text) + "'");
   for (const Attribute& a : attrs)
     if (a.id == *id) return ErrorHere("attribute '" + std::string(tok_.text) + "' given twice");
-  if (!AttrAllowed(inst->opcode, *id))
+  if (!AttrAllowed(inst->opcode, *id) && !(inst->async_sugar && AttrAllowed(inst->async_wrapped, *id)))
     return ErrorHere("'" + std::string(OpcodeName(inst->opcode)) + "' does not take attribute '" + std::string(tok_.text) + "'");
   Attribute attr;
   attr.id = *id;
