@@ -131,6 +131,18 @@ TEST_CASE("hostile input gives diagnostics, never a crash") {
   CHECK(rejected > 1000);  // most edits break the module; the point is that none crashed
 }
 
+TEST_CASE("comments and quotes inside raw attribute blocks (fuzzer finding)") {
+  // A `}` inside a comment or a quoted string must not close the block, and the comment is
+  // dropped from the printed text; the printed module must parse to the same text again.
+  for (const char* attr : {"sharding={maximal device=0// a comment with } in it\n}",
+                           "frontend_attributes={a=\"}\", b='}'}", "backend_config={\"k\": /* } */ 1}"}) {
+    std::string text = std::string("HloModule m\nENTRY e {\n  ROOT p = f32[] parameter(0), ") + attr + "\n}\n";
+    std::string once = PrintOrError(text);
+    REQUIRE_MESSAGE(once.rfind("HloModule", 0) == 0, once);
+    CHECK(PrintOrError(once) == once);
+  }
+}
+
 TEST_CASE("deep nesting and huge shapes are errors") {
   std::string deep = "HloModule m\nENTRY e {\n  ROOT p = " + std::string(1000, '(') + "f32[]" + std::string(1000, ')') + " parameter(0)\n}\n";
   CHECK(PrintOrError(deep).find("nesting deeper than") != std::string::npos);

@@ -140,6 +140,9 @@ struct Instruction {
   // opcode plus a suffix, printed back the same way.
   bool async_sugar = false;
   Opcode async_wrapped{};
+  // Scratch for analyses that need a per-instruction flag without a hash set (see
+  // Module::NewMark); its value means nothing between analyses.
+  mutable uint32_t mark = 0;
   uint32_t source_offset = kNoLocation;  // byte offset of the name in the source
   static constexpr uint32_t kNoLocation = UINT32_MAX;
   uint32_t source_id = 0;            // which source buffer of the module
@@ -184,6 +187,10 @@ struct Module {
   std::string_view stack_frames;
   std::vector<std::unique_ptr<SourceBuffer>> sources;
 
+  /// A value no instruction's `mark` holds yet: an analysis sets marks to it to flag visited
+  /// instructions in O(1) without a set.
+  uint32_t NewMark() { return ++mark_counter_; }
+
   Computation* AddComputation(std::string_view name);
   Computation* FindComputation(std::string_view name) const;
   /// A new instruction in `comp`, appended at the end (callers reorder as needed). The name is
@@ -204,6 +211,7 @@ struct Module {
  private:
   struct NameSet;
   std::unique_ptr<NameSet> names_;
+  uint32_t mark_counter_ = 0;
 };
 
 /// Counts the users of every instruction in `comp` (by instruction pointer, control edges

@@ -48,12 +48,13 @@ class Verifier {
       Fail("computation '" + std::string(comp.name) + "' has no root");
       return;
     }
-    std::unordered_set<const Instruction*> defined;
+    // Instructions seen so far carry this mark: "defined before use" without a hash set.
+    const uint32_t defined = m_.NewMark();
     std::vector<bool> param_seen;
     for (const Instruction* inst : comp.instructions) {
       if (inst->parent != &comp) Fail(*inst, "instruction belongs to another computation");
       for (const Instruction* op : inst->operands)
-        if (!defined.count(op))
+        if (op->mark != defined)
           Fail(*inst, "operand '" + std::string(op->name) + "' of '" + std::string(inst->name) +
                           "' is not defined before it in computation '" + std::string(comp.name) + "'");
       if (inst->opcode == Opcode::kParameter) {
@@ -62,13 +63,13 @@ class Verifier {
         param_seen[n] = true;
       }
       VerifyInstruction(*inst);
-      defined.insert(inst);
+      inst->mark = defined;
     }
     for (size_t i = 0; i < param_seen.size(); ++i)
       if (!param_seen[i])
         Fail(*comp.instructions.front(), "computation '" + std::string(comp.name) + "' has no parameter(" +
                                              std::to_string(i) + ") but has higher-numbered ones");
-    if (!defined.count(comp.root)) Fail("root of computation '" + std::string(comp.name) + "' is not one of its instructions");
+    if (comp.root->mark != defined) Fail("root of computation '" + std::string(comp.name) + "' is not one of its instructions");
   }
 
   void VerifyInstruction(const Instruction& inst) {

@@ -296,16 +296,24 @@ Token Lexer::RawBraceBlock() {
   if (!SkipTrivia()) return Token{Tok::kError, pos_, "unterminated /* comment"};
   uint32_t start = pos_;
   if (pos_ >= src_.size() || src_[pos_] != '{') return Token{Tok::kError, start, "expected '{'"};
+  // Strings (either quote, with escapes) and comments are skipped with the same rules the
+  // whitespace folding of raw text uses, so a brace inside either never ends the block.
   int depth = 0;
   while (pos_ < src_.size()) {
     char c = src_[pos_++];
-    if (c == '"') {
-      while (pos_ < src_.size() && src_[pos_] != '"') {
+    if (c == '"' || c == '\'') {
+      while (pos_ < src_.size() && src_[pos_] != c) {
         if (src_[pos_] == '\\' && pos_ + 1 < src_.size()) ++pos_;
         ++pos_;
       }
       if (pos_ >= src_.size()) break;
       ++pos_;
+    } else if (c == '/' && pos_ < src_.size() && src_[pos_] == '/') {
+      while (pos_ < src_.size() && src_[pos_] != '\n') ++pos_;
+    } else if (c == '/' && pos_ < src_.size() && src_[pos_] == '*') {
+      size_t end = src_.find("*/", pos_ + 1);
+      if (end == std::string_view::npos) break;
+      pos_ = static_cast<uint32_t>(end + 2);
     } else if (c == '{') {
       ++depth;
     } else if (c == '}') {

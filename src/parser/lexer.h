@@ -62,12 +62,22 @@ class Lexer {
   uint32_t pos_ = 0;
 };
 
-inline bool IsIdentStart(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
-}
-inline bool IsIdentChar(char c) {
-  return IsIdentStart(c) || (c >= '0' && c <= '9') || c == '.' || c == '-';
-}
-inline bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+// Character classes as one table lookup each: the lexer asks for every byte of the input.
+enum CharClass : uint8_t { kIdentStartBit = 1, kIdentCharBit = 2, kDigitBit = 4 };
+inline constexpr auto kCharClasses = [] {
+  struct Table {
+    uint8_t bits[256] = {};
+  } t;
+  for (int c = 0; c < 256; ++c) {
+    bool alpha = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+    bool digit = c >= '0' && c <= '9';
+    t.bits[c] = static_cast<uint8_t>((alpha ? kIdentStartBit : 0) | (alpha || digit || c == '.' || c == '-' ? kIdentCharBit : 0) |
+                                     (digit ? kDigitBit : 0));
+  }
+  return t;
+}();
+inline bool IsIdentStart(char c) { return kCharClasses.bits[static_cast<uint8_t>(c)] & kIdentStartBit; }
+inline bool IsIdentChar(char c) { return kCharClasses.bits[static_cast<uint8_t>(c)] & kIdentCharBit; }
+inline bool IsDigit(char c) { return kCharClasses.bits[static_cast<uint8_t>(c)] & kDigitBit; }
 
 }  // namespace nhlo
