@@ -3,6 +3,8 @@
 // literals, and hostile input that must produce errors, never crashes.
 #include <doctest/doctest.h>
 
+#include <charconv>
+#include <cstring>
 #include <random>
 
 #include "ir/literal.h"
@@ -101,6 +103,38 @@ TEST_CASE("standalone literals: layouts, nesting, special values") {
   auto payload = ParseStandaloneLiteral(scratch, "arg", "f32[] nan(0x123)");
   REQUIRE(payload.ok());
   CHECK(LoadBits(PrimitiveType::kF32, (*payload)->data.data()) == 0x7f800123u);
+}
+
+TEST_CASE("f32 literals read back exactly what from_chars reads (fast path vs. general path)") {
+  std::mt19937 rng(42);
+  std::string text = "f32[4000] {";
+  std::vector<std::string> numbers;
+  for (int i = 0; i < 4000; ++i) {
+    std::string n = (rng() % 2) ? "-" : "";
+    int int_digits = static_cast<int>(rng() % 6), frac_digits = static_cast<int>(rng() % 11);
+    for (int d = 0; d < int_digits; ++d) n += static_cast<char>('0' + rng() % 10);
+    if (int_digits == 0) n += "0";
+    if (frac_digits) {
+      n += '.';
+      for (int d = 0; d < frac_digits; ++d) n += static_cast<char>('0' + rng() % 10);
+    }
+    numbers.push_back(n);
+    text += (i ? ", " : "") + n;
+  }
+  text += "}";
+  Module scratch;
+  auto lit = ParseStandaloneLiteral(scratch, "arg", text);
+  REQUIRE(lit.ok());
+  int mismatches = 0;
+  for (size_t i = 0; i < numbers.size(); ++i) {
+    float want;
+    std::from_chars(numbers[i].data(), numbers[i].data() + numbers[i].size(), want);
+    uint32_t want_bits, got_bits;
+    std::memcpy(&want_bits, &want, 4);
+    std::memcpy(&got_bits, (*lit)->data.data() + i * 4, 4);
+    if (want_bits != got_bits && ++mismatches < 5) MESSAGE(numbers[i] << ": got " << got_bits << ", want " << want_bits);
+  }
+  CHECK(mismatches == 0);
 }
 
 TEST_CASE("split-input-file keeps line numbers and ignores separators inside comments") {

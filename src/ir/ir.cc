@@ -30,15 +30,47 @@ constexpr AttrInfo kAttrs[] = {
 #undef NHLO_ATTR
 };
 
-template <typename Info, size_t N>
-const std::unordered_map<std::string_view, int>& IndexByText(const Info (&table)[N]) {
-  static const auto* index = [&] {
-    auto* m = new std::unordered_map<std::string_view, int>();
-    for (size_t i = 0; i < N; ++i) m->emplace(table[i].text, static_cast<int>(i));
-    return m;
-  }();
-  return *index;
-}
+// Name -> row lookup for the opcode and attribute tables: open addressing with a short hash of
+// the length and a few characters, sized so most lookups touch one slot. The parser asks for
+// every opcode and attribute it reads.
+class TextIndex {
+ public:
+  template <typename Info, size_t N>
+  explicit TextIndex(const Info (&table)[N]) {
+    size_t size = 64;
+    while (size < N * 4) size *= 2;
+    slots_.assign(size, Slot{});
+    for (size_t i = 0; i < N; ++i) {
+      size_t h = Hash(table[i].text) & (size - 1);
+      while (slots_[h].row >= 0) h = (h + 1) & (size - 1);
+      slots_[h] = Slot{table[i].text, static_cast<int>(i)};
+    }
+  }
+  int Find(std::string_view name) const {
+    size_t mask = slots_.size() - 1;
+    for (size_t h = Hash(name) & mask;; h = (h + 1) & mask) {
+      const Slot& s = slots_[h];
+      if (s.row < 0) return -1;
+      if (s.text == name) return s.row;
+    }
+  }
+
+ private:
+  struct Slot {
+    std::string_view text;
+    int row = -1;
+  };
+  static size_t Hash(std::string_view s) {
+    if (s.empty()) return 0;
+    size_t h = s.size() * 0x9e3779b1u;
+    h ^= static_cast<uint8_t>(s[0]) * 0x85ebca6bu;
+    h ^= static_cast<uint8_t>(s[s.size() - 1]) * 0xc2b2ae35u;
+    h ^= static_cast<uint8_t>(s[s.size() / 2]) * 0x27d4eb2fu;
+    if (s.size() > 3) h ^= static_cast<uint8_t>(s[3]) * 0x165667b1u;
+    return h ^ (h >> 15);
+  }
+  std::vector<Slot> slots_;
+};
 
 }  // namespace
 
@@ -46,20 +78,20 @@ std::string_view OpcodeName(Opcode op) { return kOpcodes[static_cast<int>(op)].t
 int OpcodeArity(Opcode op) { return kOpcodes[static_cast<int>(op)].arity; }
 
 std::optional<Opcode> OpcodeFromName(std::string_view name) {
-  const auto& index = IndexByText(kOpcodes);
-  auto it = index.find(name);
-  if (it == index.end()) return std::nullopt;
-  return static_cast<Opcode>(it->second);
+  static const TextIndex* index = new TextIndex(kOpcodes);
+  int row = index->Find(name);
+  if (row < 0) return std::nullopt;
+  return static_cast<Opcode>(row);
 }
 
 std::string_view AttrName(AttrId id) { return kAttrs[static_cast<int>(id)].text; }
 AttrKind AttrDeclaredKind(AttrId id) { return kAttrs[static_cast<int>(id)].kind; }
 
 std::optional<AttrId> AttrFromName(std::string_view name) {
-  const auto& index = IndexByText(kAttrs);
-  auto it = index.find(name);
-  if (it == index.end()) return std::nullopt;
-  return static_cast<AttrId>(it->second);
+  static const TextIndex* index = new TextIndex(kAttrs);
+  int row = index->Find(name);
+  if (row < 0) return std::nullopt;
+  return static_cast<AttrId>(row);
 }
 
 bool IsElementwiseUnary(Opcode op) {

@@ -299,9 +299,14 @@ Token Lexer::RawBraceBlock() {
   // Strings (either quote, with escapes) and comments are skipped with the same rules the
   // whitespace folding of raw text uses, so a brace inside either never ends the block.
   int depth = 0;
+  bool fold = false;
   while (pos_ < src_.size()) {
     char c = src_[pos_++];
-    if (c == '"' || c == '\'') {
+    if (c == ' ') {
+      fold |= pos_ < src_.size() && src_[pos_] == ' ';
+    } else if (c == '\n' || c == '\t' || c == '\r') {
+      fold = true;
+    } else if (c == '"' || c == '\'') {
       while (pos_ < src_.size() && src_[pos_] != c) {
         if (src_[pos_] == '\\' && pos_ + 1 < src_.size()) ++pos_;
         ++pos_;
@@ -309,15 +314,20 @@ Token Lexer::RawBraceBlock() {
       if (pos_ >= src_.size()) break;
       ++pos_;
     } else if (c == '/' && pos_ < src_.size() && src_[pos_] == '/') {
+      fold = true;
       while (pos_ < src_.size() && src_[pos_] != '\n') ++pos_;
     } else if (c == '/' && pos_ < src_.size() && src_[pos_] == '*') {
+      fold = true;
       size_t end = src_.find("*/", pos_ + 1);
       if (end == std::string_view::npos) break;
       pos_ = static_cast<uint32_t>(end + 2);
     } else if (c == '{') {
       ++depth;
     } else if (c == '}') {
-      if (--depth == 0) return Make(Tok::kString, start, pos_);
+      if (--depth == 0) {
+        last_block_needs_fold_ = fold;
+        return Make(Tok::kString, start, pos_);
+      }
     }
   }
   return Token{Tok::kError, start, "unbalanced '{' in attribute value"};

@@ -44,6 +44,9 @@ class Lexer {
   /// whitespace), honouring double-quoted strings; used for JSON-like values. Returns a kString
   /// token whose text includes the braces, or kError if unbalanced.
   Token RawBraceBlock();
+  /// Whether the last RawBraceBlock saw text that whitespace folding changes (line breaks,
+  /// tabs, double spaces, comments); when false the block can be kept as is.
+  bool last_block_needs_fold() const { return last_block_needs_fold_; }
 
   uint32_t position() const { return pos_; }
   void set_position(uint32_t pos) { pos_ = pos; }
@@ -60,6 +63,7 @@ class Lexer {
 
   std::string_view src_;
   uint32_t pos_ = 0;
+  bool last_block_needs_fold_ = true;
 };
 
 // Character classes as one table lookup each: the lexer asks for every byte of the input.

@@ -71,7 +71,8 @@ std::string Describe(const Token& t) {
 
 // Folds runs of whitespace and comments outside strings into one space, so raw attribute text
 // prints the same however the input was wrapped.
-std::string_view FoldRaw(Arena& arena, std::string_view raw) {
+std::string_view FoldRaw(Arena& arena, std::string_view raw, bool known_clean = false) {
+  if (known_clean) return raw;
   bool needs_fold = false;
   for (size_t i = 0; i < raw.size(); ++i) {
     char c = raw[i];
@@ -737,7 +738,7 @@ Status Parser::ParseAttribute(Instruction* inst, SmallVec<Attribute, 8>& attrs) 
         lex_.set_position(tok_.offset);
         Token block = lex_.RawBraceBlock();
         if (block.kind == Tok::kError) return ErrorAt(block.offset, std::string(block.text));
-        attr.text = FoldRaw(arena, block.text);
+        attr.text = FoldRaw(arena, block.text, !lex_.last_block_needs_fold());
         attr.config_is_json = true;
         Advance();
       } else {
@@ -783,7 +784,7 @@ Result<std::string_view> Parser::CaptureRaw() {
     Token block = lex_.RawBraceBlock();
     if (block.kind == Tok::kError) return ErrorAt(block.offset, std::string(block.text));
     Advance();
-    return FoldRaw(module_.arena, block.text);
+    return FoldRaw(module_.arena, block.text, !lex_.last_block_needs_fold());
   }
   auto skip_group = [&](Tok open, Tok close) -> Status {
     int depth = 0;
@@ -1129,6 +1130,47 @@ Status Parser::ParseArrayLevel(const Shape& shape, Literal& lit, size_t dim, int
   return OkStatus();
 }
 
+// Clinger's fast path for f32: a decimal with at most 7 significant digits and a small power
+// of ten is one exactly-representable integer times or divided by an exact power of ten, so a
+// single float operation rounds it correctly. Returns the length read, or 0 to fall back to
+// from_chars (more digits, exponents, anything unusual).
+size_t FastParseF32(const char* p, const char* end, float* out) {
+  static constexpr float kPow10[] = {1e0f, 1e1f, 1e2f, 1e3f, 1e4f, 1e5f, 1e6f, 1e7f, 1e8f, 1e9f, 1e10f};
+  const char* s = p;
+  bool negative = s < end && *s == '-';
+  if (negative) ++s;
+  uint32_t mantissa = 0;
+  int digits = 0, frac = 0;
+  const char* digits_start = s;
+  while (s < end && IsDigit(*s)) {
+    if (mantissa != 0 || *s != '0') ++digits;
+    mantissa = mantissa * 10 + static_cast<uint32_t>(*s - '0');
+    if (digits > 7) return 0;
+    ++s;
+  }
+  bool had_int = s > digits_start;
+  if (s < end && *s == '.') {
+    ++s;
+    const char* frac_start = s;
+    while (s < end && IsDigit(*s)) {
+      if (mantissa != 0 || *s != '0') ++digits;
+      mantissa = mantissa * 10 + static_cast<uint32_t>(*s - '0');
+      if (digits > 7) return 0;
+      ++s;
+      ++frac;
+    }
+    if (!had_int && s == frac_start) return 0;
+  } else if (!had_int) {
+    return 0;
+  }
+  if (s < end && (*s == 'e' || *s == 'E' || IsIdentStart(*s))) return 0;
+  if (frac > 10) return 0;
+  float v = static_cast<float>(mantissa);  // exact: < 2^24
+  if (frac) v /= kPow10[frac];
+  *out = negative ? -v : v;
+  return static_cast<size_t>(s - p);
+}
+
 // Big constants are most of a large dump's bytes. For f32 and s32 rows this reads plain
 // numbers straight from the text with from_chars, skipping the token machinery; at the first
 // thing it does not handle (nan, inf, comments, an out-of-range value, a malformed number) it
@@ -1146,8 +1188,13 @@ int64_t Parser::ScanNumberRow(PrimitiveType type, uint8_t* out, int64_t want, in
     std::from_chars_result r;
     if (type == PrimitiveType::kF32) {
       float v;
-      r = std::from_chars(begin, end, v);
-      if (r.ec != std::errc()) break;
+      if (size_t len = FastParseF32(begin, end, &v)) {
+        r.ptr = begin + len;
+        r.ec = std::errc();
+      } else {
+        r = std::from_chars(begin, end, v);
+        if (r.ec != std::errc()) break;
+      }
       std::memcpy(out + n * 4, &v, 4);
     } else {
       int32_t v;
@@ -1225,8 +1272,10 @@ Status Parser::ParseElement(PrimitiveType type, uint8_t* out) {
   if (type == PrimitiveType::kF32 && (t.kind == Tok::kInt || (t.kind == Tok::kDecimal && t.text.back() != 'n' && t.text.back() != ')'))) {
     // Hot path for big f32 constants: one correctly rounded conversion straight to float.
     float v;
-    auto r = std::from_chars(t.text.data(), t.text.data() + t.text.size(), v);
-    if (r.ec == std::errc() && r.ptr == t.text.data() + t.text.size()) {
+    const char* end = t.text.data() + t.text.size();
+    std::from_chars_result r{t.text.data() + FastParseF32(t.text.data(), end, &v), std::errc()};
+    if (r.ptr != end) r = std::from_chars(t.text.data(), end, v);
+    if (r.ec == std::errc() && r.ptr == end) {
       std::memcpy(out, &v, 4);
       Advance();
       return OkStatus();
