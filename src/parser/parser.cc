@@ -125,53 +125,50 @@ std::string_view FoldRaw(Arena& arena, std::string_view raw, bool known_clean = 
   return arena.CopyString(out);
 }
 
-// Instruction names of the computation being parsed: open addressing over string_views into
-// the source, so a lookup is one hash and (usually) one probe, with no allocation per name.
+// Instruction names of the computation being parsed: open addressing over the instructions
+// themselves (a slot is one pointer; the key is the instruction's name, a view into the
+// source), so a lookup is one hash and usually one probe, with no allocation per name and
+// 8 bytes per slot for modules with millions of instructions.
 class NameMap {
  public:
   void clear() {
-    slots_.assign(64, Slot{});
+    slots_.assign(64, nullptr);
     size_ = 0;
   }
   Instruction* find(std::string_view name) const {
     if (slots_.empty()) return nullptr;
     size_t mask = slots_.size() - 1;
     for (size_t i = Hash(name) & mask;; i = (i + 1) & mask) {
-      const Slot& s = slots_[i];
-      if (!s.value) return nullptr;
-      if (s.key == name) return s.value;
+      Instruction* s = slots_[i];
+      if (!s || s->name == name) return s;
     }
   }
-  void insert(std::string_view name, Instruction* value) {
+  void insert(Instruction* value) {
     if (slots_.empty()) clear();
     if ((size_ + 1) * 2 > slots_.size()) Grow();
-    Place(name, value);
+    Place(value);
     ++size_;
   }
 
  private:
-  struct Slot {
-    std::string_view key;
-    Instruction* value = nullptr;
-  };
   static size_t Hash(std::string_view s) {
     uint64_t h = 1469598103934665603ULL;
     for (char c : s) h = (h ^ static_cast<uint8_t>(c)) * 1099511628211ULL;
     return static_cast<size_t>(h ^ (h >> 29));
   }
-  void Place(std::string_view name, Instruction* value) {
+  void Place(Instruction* value) {
     size_t mask = slots_.size() - 1;
-    size_t i = Hash(name) & mask;
-    while (slots_[i].value) i = (i + 1) & mask;
-    slots_[i] = Slot{name, value};
+    size_t i = Hash(value->name) & mask;
+    while (slots_[i]) i = (i + 1) & mask;
+    slots_[i] = value;
   }
   void Grow() {
-    std::vector<Slot> old = std::move(slots_);
-    slots_.assign(old.size() * 2, Slot{});
-    for (const Slot& s : old)
-      if (s.value) Place(s.key, s.value);
+    std::vector<Instruction*> old = std::move(slots_);
+    slots_.assign(old.size() * 2, nullptr);
+    for (Instruction* s : old)
+      if (s) Place(s);
   }
-  std::vector<Slot> slots_;
+  std::vector<Instruction*> slots_;
   size_t size_ = 0;
 };
 
@@ -532,7 +529,7 @@ Result<Instruction*> Parser::ParseInstructionBody(Computation* comp, std::string
   if (nested) {
     inst->name = module_.UniqueName(std::string(OpcodeName(inst->opcode)) + ".nested");
   } else {
-    scope_.insert(name, inst);
+    scope_.insert(inst);
   }
   comp->instructions.push_back(inst);
   return inst;
