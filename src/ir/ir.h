@@ -59,7 +59,7 @@ enum class DimKind : uint8_t { kStatic, kBounded, kUnbounded };
 /// A layout: minor_to_major plus the rest of the `{...:...}` text (tiles, memory space, ...),
 /// kept verbatim after the colon.
 struct Layout {
-  Span<int64_t> minor_to_major;
+  Span<int64_t> minor_to_major{};
   std::string_view tail;
 };
 
@@ -67,10 +67,10 @@ struct Layout {
 /// spans point into the module arena (or are empty).
 struct Shape {
   PrimitiveType type = PrimitiveType::kInvalid;
-  Span<int64_t> dims;             // for `?` dims the value is -1
-  Span<DimKind> dim_kinds;        // empty when every dim is static
+  Span<int64_t> dims{};             // for `?` dims the value is -1
+  Span<DimKind> dim_kinds{};        // empty when every dim is static
   const Layout* layout = nullptr; // null: default (row-major) layout
-  Span<Shape> tuple;              // elements when type == kTuple
+  Span<Shape> tuple{};              // elements when type == kTuple
 
   bool IsTuple() const { return type == PrimitiveType::kTuple; }
   bool IsArray() const { return IsArrayType(type); }
@@ -97,8 +97,8 @@ void AppendShape(std::string& out, const Shape& s, bool print_layout = true);
 /// An elided literal (`{...}`) has zeroed data and prints as `{...}` again.
 struct Literal {
   Shape shape;
-  Span<uint8_t> data;
-  Span<const Literal*> tuple;
+  Span<uint8_t> data{};
+  Span<const Literal*> tuple{};
   bool elided = false;
 };
 
@@ -108,20 +108,25 @@ struct Literal {
 struct Computation;
 struct Instruction;
 
-/// One `name=value`. Which fields are meaningful depends on `kind`.
+/// One `name=value`. Which fields are meaningful depends on `kind`; the kind-specific values
+/// share storage (48 bytes an attribute: large modules carry millions of them).
 struct Attribute {
-  AttrId id;
-  AttrKind kind;
+  AttrId id{};
+  AttrKind kind{};
   bool b = false;
-  int64_t i = 0;
-  double f = 0;
-  std::string_view text;           // String (unescaped), Ident, Raw, Config (raw JSON or string)
   bool config_is_json = false;     // Config written as a raw {...} block
-  Span<int64_t> ints;              // IntList
-  Span<Computation*> computations; // Computation (one) and ComputationList
-  Span<Instruction*> instructions; // InstructionList
-  const Shape* shape = nullptr;    // Shape
-  const Literal* literal = nullptr;// Literal
+  union {
+    int64_t i = 0;                 // Int
+    double f;                      // Float
+  };
+  std::string_view text;           // String (unescaped), Ident, Raw, Config (raw JSON or string)
+  union {
+    Span<int64_t> ints{};          // IntList
+    Span<Computation*> computations;  // Computation (one) and ComputationList
+    Span<Instruction*> instructions;  // InstructionList
+    const Shape* shape;            // Shape
+    const Literal* literal;        // Literal
+  };
 };
 
 // ----------------------------------------------------------------------------------------
@@ -131,8 +136,8 @@ struct Instruction {
   std::string_view name;
   Opcode opcode;
   Shape shape;
-  Span<Instruction*> operands;
-  Span<Attribute> attrs;        // sorted by AttrId: the printer's order
+  Span<Instruction*> operands{};
+  Span<Attribute> attrs{};        // sorted by AttrId: the printer's order
   Computation* parent = nullptr;
   const Literal* literal = nullptr;  // kConstant
   int64_t parameter_number = -1;     // kParameter

@@ -15,11 +15,12 @@
 
 namespace nhlo {
 
-/// A fixed-size view of arena (or static) memory; the IR's list type.
+/// A fixed-size view of arena (or static) memory; the IR's list type. Trivial (so it can live in
+/// a union): declare members as `Span<T> x{};` to start empty.
 template <typename T>
 struct Span {
-  T* data_ = nullptr;
-  uint32_t size_ = 0;
+  T* data_;
+  uint32_t size_;
 
   Span() = default;
   Span(T* data, size_t size) : data_(data), size_(static_cast<uint32_t>(size)) {}
@@ -57,7 +58,7 @@ class Arena {
   template <typename T>
   Span<T> NewArray(size_t n) {
     static_assert(std::is_trivially_destructible_v<T>, "arena objects are never destroyed");
-    if (n == 0) return Span<T>();
+    if (n == 0) return Span<T>{};
     T* p = static_cast<T*>(Allocate(sizeof(T) * n, alignof(T)));
     for (size_t i = 0; i < n; ++i) new (p + i) T();
     return Span<T>(p, n);
@@ -66,7 +67,7 @@ class Arena {
   template <typename T>
   Span<T> Copy(const T* src, size_t n) {
     static_assert(std::is_trivially_copyable_v<T>, "arena copies are bytewise");
-    if (n == 0) return Span<T>();
+    if (n == 0) return Span<T>{};
     T* p = static_cast<T*>(Allocate(sizeof(T) * n, alignof(T)));
     std::memcpy(static_cast<void*>(p), src, sizeof(T) * n);
     return Span<T>(p, n);
