@@ -49,4 +49,11 @@ Status KernelScaledMatmul(const BundleRecord& bundle, const Buf& lhs, const Buf&
 /// Dims of a buffer record as a vector (helper shared by the kernel files).
 inline const std::vector<int64_t>& Dims(const Buf& b) { return b.rec->dims; }
 
+/// Element strides of a row-major array with `dims`.
+inline std::vector<int64_t> RowMajorStrides(const std::vector<int64_t>& dims) {
+  std::vector<int64_t> strides(dims.size(), 1);
+  for (size_t i = dims.size(); i-- > 1;) strides[i - 1] = strides[i] * dims[i];
+  return strides;
+}
+
 }  // namespace nhlo

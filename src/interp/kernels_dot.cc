@@ -21,8 +21,7 @@ const std::vector<int64_t>& ListOr(const BundleRecord& b, AttrId id, const std::
 template <typename C, typename Load>
 std::vector<C> Gather(const Buf& buf, const std::vector<int64_t>& order, Load&& load) {
   const std::vector<int64_t>& dims = Dims(buf);
-  std::vector<int64_t> strides(dims.size(), 1);
-  for (size_t i = dims.size(); i-- > 1;) strides[i - 1] = strides[i] * dims[i];
+  std::vector<int64_t> strides = RowMajorStrides(dims);
   int64_t total = buf.count();
   std::vector<C> out(static_cast<size_t>(total));
   if (total == 0) return out;

@@ -15,12 +15,6 @@
 namespace nhlo {
 namespace {
 
-std::vector<int64_t> RowMajorStrides(const std::vector<int64_t>& dims) {
-  std::vector<int64_t> strides(dims.size(), 1);
-  for (size_t i = dims.size(); i-- > 1;) strides[i - 1] = strides[i] * dims[i];
-  return strides;
-}
-
 // Index along `dim` of linear element `i` of a row-major array.
 int64_t IndexAlong(int64_t i, const std::vector<int64_t>& dims, const std::vector<int64_t>& strides, int64_t dim) {
   return (i / strides[dim]) % dims[dim];

@@ -9,12 +9,6 @@
 namespace nhlo {
 namespace {
 
-std::vector<int64_t> RowMajorStrides(const std::vector<int64_t>& dims) {
-  std::vector<int64_t> strides(dims.size(), 1);
-  for (size_t i = dims.size(); i-- > 1;) strides[i - 1] = strides[i] * dims[i];
-  return strides;
-}
-
 const std::vector<int64_t>* IntList(const BundleRecord& b, AttrId id) {
   const AttrRecord* a = b.Find(id);
   return a && a->kind == AttrKind::IntList ? &a->ints : nullptr;
