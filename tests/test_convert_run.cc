@@ -16,7 +16,10 @@
 namespace {
 
 std::string TablesDir() {
-  if (const char* env = std::getenv("NHLO_SHARED_DIR")) return std::string(env) + "/numerics/tables";
+  if (const char* env = std::getenv("NHLO_SHARED_DIR"); env && *env) {
+    std::string dir = std::string(env) + "/numerics/tables";
+    return std::filesystem::exists(dir) ? dir : std::string();
+  }
   for (const char* up : {"../shared", "../../shared", "../../../shared"})
     if (std::filesystem::exists(std::string(up) + "/numerics/tables")) return std::string(up) + "/numerics/tables";
   return {};

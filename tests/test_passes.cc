@@ -141,24 +141,31 @@ ENTRY e {
       std::getline(lines, line_out);
       std::getline(lines, line_mean);
       std::getline(lines, line_var);
+      // strtod reads nan/inf too; a non-finite result counts as a large error, not garbage.
       auto numbers = [](const std::string& line) {
         std::vector<double> v;
         std::string body = line.substr(line.find('{'));
         for (char& ch : body)
           if (ch == '{' || ch == '}' || ch == ',') ch = ' ';
         std::istringstream ss(body);
-        double d;
-        while (ss >> d) v.push_back(d);
+        for (std::string word; ss >> word;) v.push_back(std::strtod(word.c_str(), nullptr));
         return v;
       };
       std::vector<double> m = numbers(line_mean), v = numbers(line_var), y = numbers(line_out);
+      REQUIRE(m.size() == 3);
+      REQUIRE(v.size() == 3);
+      REQUIRE(y.size() == 96);
+      auto term = [](double got, double want) {
+        double d = std::fabs(got - want);
+        return std::isfinite(d) ? d : 1e6;
+      };
       double e = 0;
-      for (int c = 0; c < 3; ++c) e += std::fabs(m[c] - mean[c]) + std::fabs(v[c] - var[c]);
+      for (int c = 0; c < 3; ++c) e += term(m[c], mean[c]) + term(v[c], var[c]);
       for (int b = 0; b < 2; ++b)
         for (int c = 0; c < 3; ++c)
           for (int i = 0; i < 16; ++i) {
             size_t k = (b * 3 + c) * 16 + i;
-            e += std::fabs(y[k] - (xs[k] - mean[c]) / std::sqrt(var[c] + 0.001)) / 32;
+            e += term(y[k], (xs[k] - mean[c]) / std::sqrt(var[c] + 0.001)) / 32;
           }
       return e;
     };
@@ -179,7 +186,10 @@ ENTRY e {
 namespace {
 
 std::string SharedTables() {
-  if (const char* env = std::getenv("NHLO_SHARED_DIR")) return std::string(env) + "/numerics/tables";
+  if (const char* env = std::getenv("NHLO_SHARED_DIR"); env && *env) {
+    std::string dir = std::string(env) + "/numerics/tables";
+    return std::filesystem::exists(dir) ? dir : std::string();
+  }
   for (const char* up : {"../shared", "../../shared", "../../../shared"})
     if (std::filesystem::exists(std::string(up) + "/numerics/tables")) return std::string(up) + "/numerics/tables";
   return {};
