@@ -126,49 +126,61 @@ std::string_view FoldRaw(Arena& arena, std::string_view raw, bool known_clean = 
 }
 
 // Instruction names of the computation being parsed: open addressing over the instructions
-// themselves (a slot is one pointer; the key is the instruction's name, a view into the
-// source), so a lookup is one hash and usually one probe, with no allocation per name and
-// 8 bytes per slot for modules with millions of instructions.
+// themselves (the key is the instruction's name, a view into the source). A slot is one
+// 64-bit word: the pointer in the low 48 bits and 16 bits of the name's hash above them, so a
+// probe only dereferences an instruction whose hash tag matches. No allocation per name, and
+// 8 bytes a slot for modules with millions of instructions.
 class NameMap {
  public:
   void clear() {
-    slots_.assign(64, nullptr);
+    slots_.assign(64, 0);
     size_ = 0;
   }
   Instruction* find(std::string_view name) const {
     if (slots_.empty()) return nullptr;
+    uint64_t h = Hash(name);
+    uint64_t tag = h >> 48;
     size_t mask = slots_.size() - 1;
-    for (size_t i = Hash(name) & mask;; i = (i + 1) & mask) {
-      Instruction* s = slots_[i];
-      if (!s || s->name == name) return s;
+    for (size_t i = h & mask;; i = (i + 1) & mask) {
+      uint64_t slot = slots_[i];
+      if (!slot) return nullptr;
+      if ((slot >> 48) == tag) {
+        Instruction* inst = reinterpret_cast<Instruction*>(slot & kPointerMask);
+        if (inst->name == name) return inst;
+      }
     }
   }
   void insert(Instruction* value) {
     if (slots_.empty()) clear();
     if ((size_ + 1) * 2 > slots_.size()) Grow();
-    Place(value);
+    Place(value, Hash(value->name));
     ++size_;
   }
 
  private:
-  static size_t Hash(std::string_view s) {
+  static constexpr uint64_t kPointerMask = (uint64_t(1) << 48) - 1;
+  static uint64_t Hash(std::string_view s) {
     uint64_t h = 1469598103934665603ULL;
     for (char c : s) h = (h ^ static_cast<uint8_t>(c)) * 1099511628211ULL;
-    return static_cast<size_t>(h ^ (h >> 29));
+    return h ^ (h >> 29);
   }
-  void Place(Instruction* value) {
+  void Place(Instruction* value, uint64_t h) {
+    NHLO_CHECK((reinterpret_cast<uintptr_t>(value) & ~kPointerMask) == 0, "pointer wider than 48 bits");
     size_t mask = slots_.size() - 1;
-    size_t i = Hash(value->name) & mask;
+    size_t i = h & mask;
     while (slots_[i]) i = (i + 1) & mask;
-    slots_[i] = value;
+    slots_[i] = reinterpret_cast<uintptr_t>(value) | ((h >> 48) << 48);
   }
   void Grow() {
-    std::vector<Instruction*> old = std::move(slots_);
-    slots_.assign(old.size() * 2, nullptr);
-    for (Instruction* s : old)
-      if (s) Place(s);
+    std::vector<uint64_t> old = std::move(slots_);
+    slots_.assign(old.size() * 2, 0);
+    for (uint64_t s : old)
+      if (s) {
+        Instruction* inst = reinterpret_cast<Instruction*>(s & kPointerMask);
+        Place(inst, Hash(inst->name));
+      }
   }
-  std::vector<Instruction*> slots_;
+  std::vector<uint64_t> slots_;
   size_t size_ = 0;
 };
 
