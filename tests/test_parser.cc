@@ -177,6 +177,16 @@ TEST_CASE("comments and quotes inside raw attribute blocks (fuzzer finding)") {
   }
 }
 
+TEST_CASE("layout tails must be well formed (fuzzer finding)") {
+  // An unclosed '(' used to swallow text up to a later '}', which then did not print back.
+  std::string bad = PrintOrError("HloModule m\nENTRY e {\n  ROOT a = u4[18]{0:E(ast} parameter(0)\n}\n");
+  CHECK(bad.find("error: unbalanced '}' in the layout") != std::string::npos);
+  CHECK(PrintOrError("HloModule m\nENTRY e {\n  ROOT a = f32[2]{0:S(\"x\")} parameter(0)\n}\n").find("unexpected") != std::string::npos);
+  std::string good = PrintOrError("HloModule m\nENTRY e {\n  ROOT a = bf16[8,128]{1,0:T(8,128)(2,1)S(1)} parameter(0)\n}\n");
+  CHECK(good.find("bf16[8,128]{1,0:T(8,128)(2,1)S(1)}") != std::string::npos);
+  CHECK(PrintOrError(good) == good);
+}
+
 TEST_CASE("deep nesting and huge shapes are errors") {
   std::string deep = "HloModule m\nENTRY e {\n  ROOT p = " + std::string(1000, '(') + "f32[]" + std::string(1000, ')') + " parameter(0)\n}\n";
   CHECK(PrintOrError(deep).find("nesting deeper than") != std::string::npos);

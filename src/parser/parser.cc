@@ -962,16 +962,25 @@ Status Parser::ParseLayout(Shape& shape) {
   Layout* layout = module_.arena.New<Layout>();
   if (tok_.kind == Tok::kColon) {
     // Everything up to the matching '}' is kept as text (tiles, memory space, element size...).
+    // Only the characters layout attributes use are accepted, with properly nested brackets,
+    // so the kept text always prints back to something that parses the same way.
     std::string_view text = src_.text;
     uint32_t start = lex_.position(), i = start;
+    char closers[64];
     int depth = 0;
     for (; i < text.size(); ++i) {
       char c = text[i];
-      if (c == '(' || c == '{' || c == '[') ++depth;
-      else if (c == ')' || c == ']') --depth;
-      else if (c == '}') {
-        if (depth == 0) break;
+      if (c == '}' && depth == 0) break;
+      if (c == '(' || c == '[' || c == '{') {
+        if (depth == static_cast<int>(sizeof(closers))) return ErrorAt(i, "layout nested too deeply");
+        closers[depth++] = c == '(' ? ')' : c == '[' ? ']' : '}';
+      } else if (c == ')' || c == ']' || c == '}') {
+        if (depth == 0 || closers[depth - 1] != c)
+          return ErrorAt(i, std::string("unbalanced '") + c + "' in the layout");
         --depth;
+      } else if (!IsIdentChar(c) && c != ',' && c != '*' && c != '#' && c != '+' && c != '~' && c != ':' &&
+                 c != ' ' && c != '\n' && c != '\t' && c != '\r') {
+        return ErrorAt(i, std::string("unexpected '") + c + "' in the layout");
       }
     }
     if (i >= text.size()) return ErrorAt(open, "unterminated layout");
