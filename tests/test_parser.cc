@@ -177,6 +177,17 @@ TEST_CASE("comments and quotes inside raw attribute blocks (fuzzer finding)") {
   }
 }
 
+TEST_CASE("a backend_config string that looks like JSON but spans lines stays a string (fuzzer finding)") {
+  std::string text = "HloModule m\nENTRY e {\n  ROOT p = f32[] parameter(0), backend_config=\"{\\\"a\\\": 1,\n  \\\"b\\\": 2}\"\n}\n";
+  std::string once = PrintOrError(text);
+  REQUIRE_MESSAGE(once.rfind("HloModule", 0) == 0, once);
+  CHECK(once.find("backend_config=\"{\\\"a\\\": 1,\\n  \\\"b\\\": 2}\"") != std::string::npos);
+  CHECK(PrintOrError(once) == once);
+  // One line, no folding needed: printed raw, as XLA does.
+  std::string raw = PrintOrError("HloModule m\nENTRY e {\n  ROOT p = f32[] parameter(0), backend_config=\"{\\\"a\\\": 1}\"\n}\n");
+  CHECK(raw.find("backend_config={\"a\": 1}") != std::string::npos);
+}
+
 TEST_CASE("layout tails must be well formed (fuzzer finding)") {
   // An unclosed '(' used to swallow text up to a later '}', which then did not print back.
   std::string bad = PrintOrError("HloModule m\nENTRY e {\n  ROOT a = u4[18]{0:E(ast} parameter(0)\n}\n");

@@ -10,12 +10,14 @@
 namespace nhlo {
 namespace {
 
-// A backend_config string that is itself one balanced {...} block prints raw, as XLA does.
+// A backend_config string that is itself one balanced {...} block prints raw, as XLA does —
+// unless the parser would fold its whitespace or comments when reading it back (a line break
+// outside quotes, say); then it stays a quoted string, so printing round-trips exactly.
 bool LooksLikeJsonObject(std::string_view text) {
   if (text.size() < 2 || text.front() != '{' || text.back() != '}') return false;
   Lexer lex(text);
   Token t = lex.RawBraceBlock();
-  return t.kind == Tok::kString && t.text.size() == text.size();
+  return t.kind == Tok::kString && t.text.size() == text.size() && !lex.last_block_needs_fold();
 }
 
 void AppendDouble(std::string& out, double v) {
