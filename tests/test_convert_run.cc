@@ -5,6 +5,8 @@
 // every 97th line for bf16/f16 to keep the module small). Skipped when the tables are absent.
 #include <doctest/doctest.h>
 
+#include "shared_tables.h"
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -15,15 +17,7 @@
 
 namespace {
 
-std::string TablesDir() {
-  if (const char* env = std::getenv("NHLO_SHARED_DIR"); env && *env) {
-    std::string dir = std::string(env) + "/numerics/tables";
-    return std::filesystem::exists(dir) ? dir : std::string();
-  }
-  for (const char* up : {"../shared", "../../shared", "../../../shared"})
-    if (std::filesystem::exists(std::string(up) + "/numerics/tables")) return std::string(up) + "/numerics/tables";
-  return {};
-}
+std::string TablesDir() { return nhlo::testing::SharedTablesDir(); }
 
 struct Row {
   uint32_t in;

@@ -4,6 +4,8 @@
 // with a message when the shared directory is not found).
 #include <doctest/doctest.h>
 
+#include "shared_tables.h"
+
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -521,21 +523,7 @@ TEST_CASE("float_cast: every code decodes and re-encodes to itself") {
 
 // ---- exhaustive comparison with the shared oracle tables ----
 
-// The shared directory: $NHLO_SHARED_DIR, else shared/ beside the checkout seen from a few
-// likely working directories. Empty when not found.
-std::string FindSharedTables() {
-  std::vector<std::string> candidates;
-  if (const char* env = std::getenv("NHLO_SHARED_DIR"); env != nullptr && *env != '\0')
-    candidates.push_back(env);
-  else
-    candidates = {"../shared", "../../shared", "../../../shared"};
-  for (const std::string& dir : candidates) {
-    std::string tables = dir + "/numerics/tables";
-    std::error_code ec;
-    if (std::filesystem::is_directory(tables, ec)) return tables;
-  }
-  return {};
-}
+std::string FindSharedTables() { return nhlo::testing::SharedTablesDir(); }
 
 struct TableStats {
   int64_t lines = 0;

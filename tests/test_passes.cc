@@ -5,6 +5,8 @@
 // reference. QuantizeMX is checked against the OCP MX tables (ocp_floor_rne lines).
 #include <doctest/doctest.h>
 
+#include "shared_tables.h"
+
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -185,15 +187,7 @@ ENTRY e {
 
 namespace {
 
-std::string SharedTables() {
-  if (const char* env = std::getenv("NHLO_SHARED_DIR"); env && *env) {
-    std::string dir = std::string(env) + "/numerics/tables";
-    return std::filesystem::exists(dir) ? dir : std::string();
-  }
-  for (const char* up : {"../shared", "../../shared", "../../../shared"})
-    if (std::filesystem::exists(std::string(up) + "/numerics/tables")) return std::string(up) + "/numerics/tables";
-  return {};
-}
+std::string SharedTables() { return nhlo::testing::SharedTablesDir(); }
 
 }  // namespace
 
