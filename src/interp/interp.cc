@@ -42,7 +42,7 @@ class Machine {
     args_ = args;
     for (size_t i = 0; i < args_.size(); ++i)
       NHLO_TRY(BindArgument(entry.params[i], args_[i], "argument " + std::to_string(i)));
-    NHLO_TRY(RunComputation(entry));
+    NHLO_TRY(Enter(entry));
     return ReadValue(entry.root);
   }
 
@@ -155,6 +155,10 @@ class Machine {
       case Opcode::kBatchNormTraining:
       case Opcode::kCustomCall:
         return RunTupleResult(b);
+      case Opcode::kCall: return RunCall(b);
+      case Opcode::kWhile: return RunWhile(b);
+      case Opcode::kConditional: return RunConditional(b);
+      case Opcode::kReduce: return RunReduce(b);
       default:
         break;
     }
@@ -182,6 +186,10 @@ class Machine {
       case Opcode::kReshape: case Opcode::kBitcast: NHLO_TRY(Arity(b, 1)); return KernelReshape(in[0], out);
       case Opcode::kTranspose: NHLO_TRY(Arity(b, 1)); return KernelTranspose(b, in[0], out);
       case Opcode::kIota: NHLO_TRY(Arity(b, 0)); return KernelIota(b, out);
+      case Opcode::kSlice: NHLO_TRY(Arity(b, 1)); return KernelSlice(b, in[0], out);
+      case Opcode::kConcatenate: return KernelConcatenate(b, in, out);
+      case Opcode::kPad: NHLO_TRY(Arity(b, 2)); return KernelPad(b, in[0], in[1], out);
+      case Opcode::kReverse: NHLO_TRY(Arity(b, 1)); return KernelReverse(b, in[0], out);
       case Opcode::kDot: NHLO_TRY(Arity(b, 2)); return KernelDot(b, in[0], in[1], out);
       case Opcode::kScaledDot: NHLO_TRY(Arity(b, 4)); return KernelScaledDot(b, in[0], in[1], in[2], in[3], out);
       default:
@@ -231,8 +239,208 @@ class Machine {
     return Status::Error("the interpreter does not know custom_call_target \"" + std::string(name) + "\"");
   }
 
+  // ---- called computations -------------------------------------------------------------
+  // A computation's temps have their own arena slots and its parameters are bound by pointer
+  // to the caller's values; HLO has no recursion, and a file that asks for it (or nests calls
+  // absurdly deep) is rejected rather than allowed to corrupt a running frame.
+
+  Result<const ComputationRecord*> Callee(const BundleRecord& b, AttrId id, size_t index = 0) {
+    const AttrRecord* a = b.Find(id);
+    if (!a || index >= a->computations.size())
+      return Status::Error("bundle '" + std::string(OpcodeName(b.opcode)) + "' has no " + std::string(AttrName(id)) + " computation");
+    return &p_.computations[a->computations[index]];
+  }
+
+  Status BindTree(uint32_t param, uint32_t arg) {
+    const BufferRecord& pb = p_.buffers[param];
+    const BufferRecord& ab = p_.buffers[arg];
+    if (pb.type != ab.type || pb.tuple.size() != ab.tuple.size() || pb.size != ab.size)
+      return Status::Error("argument '" + std::string(ab.name) + "' does not match parameter '" + std::string(pb.name) + "'");
+    if (pb.type == PrimitiveType::kTuple) {
+      for (size_t i = 0; i < pb.tuple.size(); ++i) NHLO_TRY(BindTree(pb.tuple[i], ab.tuple[i]));
+      return OkStatus();
+    }
+    ptr_[param] = ptr_[arg];
+    return OkStatus();
+  }
+
+  Status BindValue(uint32_t param, Value& v) {
+    const BufferRecord& pb = p_.buffers[param];
+    if (pb.type == PrimitiveType::kTuple) {
+      if (!v.IsTuple() || v.tuple.size() != pb.tuple.size()) return Status::Error("loop state does not match parameter '" + std::string(pb.name) + "'");
+      for (size_t i = 0; i < pb.tuple.size(); ++i) NHLO_TRY(BindValue(pb.tuple[i], v.tuple[i]));
+      return OkStatus();
+    }
+    if (v.type != pb.type || v.bytes.size() != pb.size) return Status::Error("loop state does not match parameter '" + std::string(pb.name) + "'");
+    ptr_[param] = reinterpret_cast<uint8_t*>(v.bytes.data());
+    return OkStatus();
+  }
+
+  Status WriteValue(uint32_t buffer, const Value& v) {
+    const BufferRecord& b = p_.buffers[buffer];
+    if (b.type == PrimitiveType::kTuple) {
+      if (!v.IsTuple() || v.tuple.size() != b.tuple.size()) return Status::Error("value does not match buffer '" + std::string(b.name) + "'");
+      for (size_t i = 0; i < b.tuple.size(); ++i) NHLO_TRY(WriteValue(b.tuple[i], v.tuple[i]));
+      return OkStatus();
+    }
+    if (v.bytes.size() != b.size || !ptr_[buffer]) return Status::Error("value does not match buffer '" + std::string(b.name) + "'");
+    std::memcpy(ptr_[buffer], v.bytes.data(), b.size);
+    return OkStatus();
+  }
+
+  // Runs `comp` with its parameters already bound; guards against recursion.
+  Status Enter(const ComputationRecord& comp) {
+    size_t index = static_cast<size_t>(&comp - p_.computations.data());
+    if (active_.size() != p_.computations.size()) active_.assign(p_.computations.size(), false);
+    if (active_[index]) return Status::Error("computation '" + std::string(comp.name) + "' calls itself");
+    if (++depth_ > 256) return Status::Error("calls nested deeper than 256");
+    active_[index] = true;
+    Status s = RunComputation(comp);
+    active_[index] = false;
+    --depth_;
+    return s;
+  }
+
+  Status CallWithBuffers(const ComputationRecord& comp, const std::vector<uint32_t>& args) {
+    if (args.size() != comp.params.size())
+      return Status::Error("computation '" + std::string(comp.name) + "' takes " + std::to_string(comp.params.size()) + " arguments");
+    for (size_t i = 0; i < args.size(); ++i) NHLO_TRY(BindTree(comp.params[i], args[i]));
+    return Enter(comp);
+  }
+
+  Status RunCall(const BundleRecord& b) {
+    NHLO_ASSIGN_OR_RETURN(const ComputationRecord* f, Callee(b, AttrId::kToApply));
+    NHLO_TRY(CallWithBuffers(*f, b.operands));
+    return CopyTree(f->root, b.result);
+  }
+
+  Status RunWhile(const BundleRecord& b) {
+    NHLO_TRY(Arity(b, 1));
+    NHLO_ASSIGN_OR_RETURN(const ComputationRecord* cond, Callee(b, AttrId::kCondition));
+    NHLO_ASSIGN_OR_RETURN(const ComputationRecord* body, Callee(b, AttrId::kBody));
+    if (cond->params.size() != 1 || body->params.size() != 1) return Status::Error("while computations take one parameter");
+    const BufferRecord& pred = p_.buffers[cond->root];
+    if (pred.type != PrimitiveType::kPred || pred.size != 1) return Status::Error("while condition must return pred[]");
+    Value state = ReadValue(b.operands[0]);
+    for (;;) {
+      NHLO_TRY(BindValue(cond->params[0], state));
+      NHLO_TRY(Enter(*cond));
+      if (!ptr_[cond->root] || ptr_[cond->root][0] == 0) break;
+      NHLO_TRY(BindValue(body->params[0], state));
+      NHLO_TRY(Enter(*body));
+      state = ReadValue(body->root);  // a copy: the root may alias the state it was computed from
+    }
+    return WriteValue(b.result, state);
+  }
+
+  Status RunConditional(const BundleRecord& b) {
+    if (b.operands.empty()) return Status::Error("conditional needs a selector");
+    const BufferRecord& sel = p_.buffers[b.operands[0]];
+    if (!ptr_[b.operands[0]] || sel.size == 0) return Status::Error("conditional selector is unbound");
+    size_t branch;
+    const ComputationRecord* f;
+    if (sel.type == PrimitiveType::kPred) {
+      branch = ptr_[b.operands[0]][0] ? 0 : 1;
+      NHLO_ASSIGN_OR_RETURN(f, Callee(b, branch == 0 ? AttrId::kTrueComputation : AttrId::kFalseComputation));
+    } else if (sel.type == PrimitiveType::kS32) {
+      const AttrRecord* list = b.Find(AttrId::kBranchComputations);
+      if (!list || list->computations.empty()) return Status::Error("conditional has no branch_computations");
+      int32_t index;
+      std::memcpy(&index, ptr_[b.operands[0]], 4);
+      // XLA: an out-of-range index runs the last branch.
+      branch = index < 0 || static_cast<size_t>(index) >= list->computations.size() ? list->computations.size() - 1 : static_cast<size_t>(index);
+      NHLO_ASSIGN_OR_RETURN(f, Callee(b, AttrId::kBranchComputations, branch));
+    } else {
+      return Status::Error("conditional selector must be pred or s32");
+    }
+    if (branch + 1 >= b.operands.size()) return Status::Error("conditional has no operand for branch " + std::to_string(branch));
+    NHLO_TRY(CallWithBuffers(*f, {b.operands[branch + 1]}));
+    return CopyTree(f->root, b.result);
+  }
+
+  // reduce(inputs..., inits...): for each result element, the reducer folds the inputs'
+  // elements along the reduced dimensions in row-major order, starting from the inits.
+  Status RunReduce(const BundleRecord& b) {
+    size_t n = b.operands.size() / 2;
+    if (n == 0 || b.operands.size() != 2 * n) return Status::Error("reduce needs inputs and as many init values");
+    NHLO_ASSIGN_OR_RETURN(const ComputationRecord* f, Callee(b, AttrId::kToApply));
+    const AttrRecord* dims_attr = b.Find(AttrId::kDimensions);
+    if (!dims_attr || f->params.size() != 2 * n) return Status::Error("reduce needs dimensions and a reducer of " + std::to_string(2 * n) + " parameters");
+    std::vector<Buf> in, init, out;
+    for (size_t i = 0; i < n; ++i) {
+      NHLO_ASSIGN_OR_RETURN(Buf x, Array(b.operands[i]));
+      NHLO_ASSIGN_OR_RETURN(Buf v, Array(b.operands[n + i]));
+      in.push_back(x);
+      init.push_back(v);
+    }
+    const BufferRecord& r = p_.buffers[b.result];
+    if (n == 1) {
+      NHLO_ASSIGN_OR_RETURN(Buf o, Array(b.result));
+      out.push_back(o);
+    } else {
+      if (r.type != PrimitiveType::kTuple || r.tuple.size() != n) return Status::Error("reduce of several inputs returns a tuple");
+      for (uint32_t e : r.tuple) {
+        NHLO_ASSIGN_OR_RETURN(Buf o, Array(e));
+        out.push_back(o);
+      }
+    }
+    const std::vector<int64_t>& dims = Dims(in[0]);
+    std::vector<bool> reduced(dims.size(), false);
+    for (int64_t d : dims_attr->ints) {
+      if (d < 0 || d >= static_cast<int64_t>(dims.size()) || reduced[d]) return Status::Error("reduce dimension is out of range");
+      reduced[d] = true;
+    }
+    std::vector<int64_t> kept_dims, reduced_dims;
+    for (size_t d = 0; d < dims.size(); ++d) (reduced[d] ? reduced_dims : kept_dims).push_back(dims[d]);
+    for (size_t i = 0; i < n; ++i) {
+      if (Dims(in[i]) != dims || init[i].count() != 1 || out[i].rec->dims != kept_dims || init[i].type() != out[i].type() ||
+          p_.buffers[f->params[i]].type != out[i].type() || p_.buffers[f->params[n + i]].type != in[i].type() ||
+          p_.buffers[f->params[i]].size != static_cast<uint64_t>(HostByteSize(out[i].type())) ||
+          p_.buffers[f->params[n + i]].size != static_cast<uint64_t>(HostByteSize(in[i].type())))
+        return Status::Error("reduce operands, init values, result and reducer do not match");
+    }
+    std::vector<uint32_t> results;  // the reducer's result leaves
+    const BufferRecord& root = p_.buffers[f->root];
+    if (n == 1) results.push_back(f->root);
+    else if (root.type == PrimitiveType::kTuple && root.tuple.size() == n) results.assign(root.tuple.begin(), root.tuple.end());
+    else return Status::Error("the reducer must return " + std::to_string(n) + " values");
+    std::vector<std::string> acc(n), elem(n);
+    for (size_t i = 0; i < n; ++i) {
+      acc[i].assign(static_cast<size_t>(HostByteSize(out[i].type())), '\0');
+      elem[i].assign(static_cast<size_t>(HostByteSize(in[i].type())), '\0');
+    }
+    std::vector<int64_t> strides = RowMajorStrides(dims);
+    int64_t kept_count = 1, reduced_count = 1;
+    for (int64_t d : kept_dims) kept_count *= d;
+    for (int64_t d : reduced_dims) reduced_count *= d;
+    std::vector<int64_t> kept_index(kept_dims.size()), red_index(reduced_dims.size());
+    for (int64_t k = 0; k < kept_count; ++k) {
+      for (int64_t t = k, j = static_cast<int64_t>(kept_dims.size()) - 1; j >= 0; --j) kept_index[j] = t % kept_dims[j], t /= kept_dims[j];
+      for (size_t i = 0; i < n; ++i) std::memcpy(acc[i].data(), init[i].data, acc[i].size());
+      for (int64_t m = 0; m < reduced_count; ++m) {
+        for (int64_t t = m, j = static_cast<int64_t>(reduced_dims.size()) - 1; j >= 0; --j) red_index[j] = t % reduced_dims[j], t /= reduced_dims[j];
+        int64_t src = 0;
+        for (size_t d = 0, kj = 0, rj = 0; d < dims.size(); ++d) src += (reduced[d] ? red_index[rj++] : kept_index[kj++]) * strides[d];
+        for (size_t i = 0; i < n; ++i) {
+          std::memcpy(elem[i].data(), in[i].data + src * elem[i].size(), elem[i].size());
+          ptr_[f->params[i]] = reinterpret_cast<uint8_t*>(acc[i].data());
+          ptr_[f->params[n + i]] = reinterpret_cast<uint8_t*>(elem[i].data());
+        }
+        NHLO_TRY(Enter(*f));
+        for (size_t i = 0; i < n; ++i) {
+          if (!ptr_[results[i]] || p_.buffers[results[i]].size != acc[i].size()) return Status::Error("the reducer's result does not match the accumulator");
+          std::memmove(acc[i].data(), ptr_[results[i]], acc[i].size());
+        }
+      }
+      for (size_t i = 0; i < n; ++i) std::memcpy(out[i].data + k * acc[i].size(), acc[i].data(), acc[i].size());
+    }
+    return OkStatus();
+  }
+
   const BundleProgram& p_;
   std::vector<uint8_t*> ptr_;
+  std::vector<bool> active_;
+  int depth_ = 0;
   std::string arena_;
   std::vector<std::string> constants_;
   std::vector<Value> args_;

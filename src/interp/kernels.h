@@ -33,6 +33,10 @@ Status KernelBroadcast(const BundleRecord& bundle, const Buf& in, const Buf& out
 Status KernelReshape(const Buf& in, const Buf& out);
 Status KernelTranspose(const BundleRecord& bundle, const Buf& in, const Buf& out);
 Status KernelIota(const BundleRecord& bundle, const Buf& out);
+Status KernelSlice(const BundleRecord& bundle, const Buf& in, const Buf& out);
+Status KernelConcatenate(const BundleRecord& bundle, const std::vector<Buf>& ins, const Buf& out);
+Status KernelPad(const BundleRecord& bundle, const Buf& in, const Buf& value, const Buf& out);
+Status KernelReverse(const BundleRecord& bundle, const Buf& in, const Buf& out);
 Status KernelDot(const BundleRecord& bundle, const Buf& lhs, const Buf& rhs, const Buf& out);
 
 Status KernelBatchNormTraining(const BundleRecord& bundle, const Buf& x, const Buf& scale, const Buf& offset,

@@ -5,6 +5,7 @@
 
 #include "interp/element_traits.h"
 #include "interp/kernels.h"
+#include "ir/shape_inference.h"
 
 namespace nhlo {
 namespace {
@@ -92,6 +93,106 @@ Status KernelIota(const BundleRecord& bundle, const Buf& out) {
   ForEachIndex(Dims(out), [&](int64_t linear, const std::vector<int64_t>& index) {
     if (IsFloat(t)) StoreFromDouble(t, out.data + linear * size, static_cast<double>(index[dim->i]));
     else StoreFromInt(t, out.data + linear * size, index[dim->i]);
+  });
+  return OkStatus();
+}
+
+}  // namespace nhlo
+
+namespace nhlo {
+
+Status KernelSlice(const BundleRecord& bundle, const Buf& in, const Buf& out) {
+  const AttrRecord* a = bundle.Find(AttrId::kSlice);
+  if (!a) return Status::Error("bundle 'slice' has no slice attribute");
+  NHLO_ASSIGN_OR_RETURN(std::vector<SliceDim> ranges, ParseSliceRanges(a->text));
+  if (ranges.size() != in.rank() || in.type() != out.type() || out.rank() != in.rank())
+    return Status::Error("bundle 'slice' does not match its operand");
+  for (size_t d = 0; d < ranges.size(); ++d) {
+    const SliceDim& r = ranges[d];
+    if (r.start < 0 || r.limit > Dims(in)[d] || r.start > r.limit || r.stride <= 0 ||
+        (r.limit - r.start + r.stride - 1) / r.stride != Dims(out)[d])
+      return Status::Error("bundle 'slice' has a range that does not fit its operand");
+  }
+  int size = HostByteSize(out.type());
+  std::vector<int64_t> in_strides = RowMajorStrides(Dims(in));
+  ForEachIndex(Dims(out), [&](int64_t linear, const std::vector<int64_t>& index) {
+    int64_t src = 0;
+    for (size_t d = 0; d < index.size(); ++d) src += (ranges[d].start + index[d] * ranges[d].stride) * in_strides[d];
+    std::memcpy(out.data + linear * size, in.data + src * size, size);
+  });
+  return OkStatus();
+}
+
+Status KernelConcatenate(const BundleRecord& bundle, const std::vector<Buf>& ins, const Buf& out) {
+  const auto* dims = IntList(bundle, AttrId::kDimensions);
+  if (!dims || dims->size() != 1 || ins.empty()) return Status::Error("bundle 'concatenate' needs one dimension");
+  int64_t axis = (*dims)[0];
+  if (axis < 0 || axis >= static_cast<int64_t>(out.rank())) return Status::Error("bundle 'concatenate' dimension is out of range");
+  int64_t total = 0;
+  for (const Buf& b : ins) {
+    if (b.type() != out.type() || b.rank() != out.rank()) return Status::Error("bundle 'concatenate' operands do not match");
+    for (size_t d = 0; d < out.rank(); ++d)
+      if (static_cast<int64_t>(d) != axis && Dims(b)[d] != Dims(out)[d]) return Status::Error("bundle 'concatenate' operands do not match");
+    total += Dims(b)[axis];
+  }
+  if (total != Dims(out)[axis]) return Status::Error("bundle 'concatenate' result size does not match its operands");
+  // Copy each operand as contiguous rows of `inner` elements: outer index, then the axis.
+  int size = HostByteSize(out.type());
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= Dims(out)[d];
+  for (size_t d = axis + 1; d < out.rank(); ++d) inner *= Dims(out)[d];
+  int64_t offset = 0;
+  for (const Buf& b : ins) {
+    int64_t rows = Dims(b)[axis];
+    for (int64_t o = 0; o < outer; ++o)
+      std::memcpy(out.data + ((o * Dims(out)[axis] + offset) * inner) * size, b.data + (o * rows * inner) * size,
+                  static_cast<size_t>(rows * inner * size));
+    offset += rows;
+  }
+  return OkStatus();
+}
+
+Status KernelPad(const BundleRecord& bundle, const Buf& in, const Buf& value, const Buf& out) {
+  const AttrRecord* a = bundle.Find(AttrId::kPadding);
+  if (!a) return Status::Error("bundle 'pad' has no padding attribute");
+  NHLO_ASSIGN_OR_RETURN(std::vector<PaddingDim> pads, ParsePadding(a->text));
+  if (pads.size() != in.rank() || out.rank() != in.rank() || in.type() != out.type() || value.type() != out.type() ||
+      value.count() != 1)
+    return Status::Error("bundle 'pad' does not match its operands");
+  for (size_t d = 0; d < pads.size(); ++d) {
+    int64_t n = Dims(in)[d];
+    int64_t want = pads[d].low + pads[d].high + n + (n > 0 ? (n - 1) * pads[d].interior : 0);
+    if (pads[d].interior < 0 || want != Dims(out)[d]) return Status::Error("bundle 'pad' result shape does not match its padding");
+  }
+  int size = HostByteSize(out.type());
+  for (int64_t i = 0; i < out.count(); ++i) std::memcpy(out.data + i * size, value.data, size);
+  std::vector<int64_t> out_strides = RowMajorStrides(Dims(out));
+  ForEachIndex(Dims(in), [&](int64_t linear, const std::vector<int64_t>& index) {
+    int64_t dst = 0;
+    for (size_t d = 0; d < index.size(); ++d) {
+      int64_t pos = pads[d].low + index[d] * (pads[d].interior + 1);
+      if (pos < 0 || pos >= Dims(out)[d]) return;  // negative padding cuts elements away
+      dst += pos * out_strides[d];
+    }
+    std::memcpy(out.data + dst * size, in.data + linear * size, size);
+  });
+  return OkStatus();
+}
+
+Status KernelReverse(const BundleRecord& bundle, const Buf& in, const Buf& out) {
+  const auto* dims = IntList(bundle, AttrId::kDimensions);
+  if (!dims || in.type() != out.type() || Dims(in) != Dims(out)) return Status::Error("bundle 'reverse' does not match its operand");
+  std::vector<bool> flip(in.rank(), false);
+  for (int64_t d : *dims) {
+    if (d < 0 || d >= static_cast<int64_t>(in.rank())) return Status::Error("bundle 'reverse' dimension is out of range");
+    flip[d] = true;
+  }
+  int size = HostByteSize(out.type());
+  std::vector<int64_t> strides = RowMajorStrides(Dims(in));
+  ForEachIndex(Dims(out), [&](int64_t linear, const std::vector<int64_t>& index) {
+    int64_t src = 0;
+    for (size_t d = 0; d < index.size(); ++d) src += (flip[d] ? Dims(in)[d] - 1 - index[d] : index[d]) * strides[d];
+    std::memcpy(out.data + linear * size, in.data + src * size, size);
   });
   return OkStatus();
 }
