@@ -4,6 +4,7 @@
 // through one switch over opcodes.
 #include "interp/interp.h"
 
+#include <algorithm>
 #include <cstring>
 #include <new>
 
@@ -11,6 +12,7 @@
 #include "interp/kernels.h"
 #include "ir/custom_calls.h"
 #include "ir/literal.h"
+#include "ir/shape_inference.h"
 
 namespace nhlo {
 namespace {
@@ -159,6 +161,9 @@ class Machine {
       case Opcode::kWhile: return RunWhile(b);
       case Opcode::kConditional: return RunConditional(b);
       case Opcode::kReduce: return RunReduce(b);
+      case Opcode::kMap: return RunMap(b);
+      case Opcode::kSort: return RunSort(b);
+      case Opcode::kReduceWindow: return RunReduceWindow(b);
       default:
         break;
     }
@@ -190,6 +195,8 @@ class Machine {
       case Opcode::kConcatenate: return KernelConcatenate(b, in, out);
       case Opcode::kPad: NHLO_TRY(Arity(b, 2)); return KernelPad(b, in[0], in[1], out);
       case Opcode::kReverse: NHLO_TRY(Arity(b, 1)); return KernelReverse(b, in[0], out);
+      case Opcode::kDynamicSlice: return KernelDynamicSlice(in, out);
+      case Opcode::kDynamicUpdateSlice: return KernelDynamicUpdateSlice(in, out);
       case Opcode::kDot: NHLO_TRY(Arity(b, 2)); return KernelDot(b, in[0], in[1], out);
       case Opcode::kScaledDot: NHLO_TRY(Arity(b, 4)); return KernelScaledDot(b, in[0], in[1], in[2], in[3], out);
       default:
@@ -435,6 +442,211 @@ class Machine {
       for (size_t i = 0; i < n; ++i) std::memcpy(out[i].data + k * acc[i].size(), acc[i].data(), acc[i].size());
     }
     return OkStatus();
+  }
+
+  // Binds the scalar parameters of `f` to `args` (each one element), runs it and returns its
+  // root's bytes. The parameter types must match the arguments.
+  Result<const uint8_t*> CallScalar(const ComputationRecord& f, const std::vector<std::pair<PrimitiveType, uint8_t*>>& args) {
+    if (f.params.size() != args.size()) return Status::Error("computation '" + std::string(f.name) + "' takes " + std::to_string(f.params.size()) + " parameters");
+    for (size_t i = 0; i < args.size(); ++i) {
+      const BufferRecord& pb = p_.buffers[f.params[i]];
+      if (pb.type != args[i].first || pb.size != static_cast<uint64_t>(HostByteSize(args[i].first)))
+        return Status::Error("parameter " + std::to_string(i) + " of '" + std::string(f.name) + "' is not a scalar of the right type");
+      ptr_[f.params[i]] = args[i].second;
+    }
+    NHLO_TRY(Enter(f));
+    if (!ptr_[f.root]) return Status::Error("computation '" + std::string(f.name) + "' has no result");
+    return static_cast<const uint8_t*>(ptr_[f.root]);
+  }
+
+  Status RunMap(const BundleRecord& b) {
+    NHLO_ASSIGN_OR_RETURN(const ComputationRecord* f, Callee(b, AttrId::kToApply));
+    NHLO_ASSIGN_OR_RETURN(Buf out, Array(b.result));
+    std::vector<Buf> in;
+    for (uint32_t o : b.operands) {
+      NHLO_ASSIGN_OR_RETURN(Buf x, Array(o));
+      if (x.count() != out.count()) return Status::Error("map operands and result differ in size");
+      in.push_back(x);
+    }
+    const BufferRecord& root = p_.buffers[f->root];
+    if (root.type != out.type() || root.size != static_cast<uint64_t>(HostByteSize(out.type()))) return Status::Error("map computation must return a scalar of the result type");
+    std::vector<std::string> elems(in.size());
+    std::vector<std::pair<PrimitiveType, uint8_t*>> args(in.size());
+    int out_size = HostByteSize(out.type());
+    for (int64_t i = 0; i < out.count(); ++i) {
+      for (size_t k = 0; k < in.size(); ++k) {
+        int size = HostByteSize(in[k].type());
+        elems[k].assign(reinterpret_cast<const char*>(in[k].data + i * size), size);
+        args[k] = {in[k].type(), reinterpret_cast<uint8_t*>(elems[k].data())};
+      }
+      NHLO_ASSIGN_OR_RETURN(const uint8_t* r, CallScalar(*f, args));
+      std::memmove(out.data + i * out_size, r, out_size);
+    }
+    return OkStatus();
+  }
+
+  // sort(operands...) along one dimension with a comparator of 2N scalars (lhs_0, rhs_0, ...);
+  // stable, which also satisfies is_stable=false.
+  Status RunSort(const BundleRecord& b) {
+    NHLO_ASSIGN_OR_RETURN(const ComputationRecord* f, Callee(b, AttrId::kToApply));
+    const AttrRecord* dims = b.Find(AttrId::kDimensions);
+    size_t n = b.operands.size();
+    if (n == 0 || !dims || dims->ints.size() != 1) return Status::Error("sort needs operands and one dimension");
+    std::vector<Buf> in, out;
+    for (uint32_t o : b.operands) {
+      NHLO_ASSIGN_OR_RETURN(Buf x, Array(o));
+      in.push_back(x);
+    }
+    const BufferRecord& r = p_.buffers[b.result];
+    if (n == 1) {
+      NHLO_ASSIGN_OR_RETURN(Buf o, Array(b.result));
+      out.push_back(o);
+    } else {
+      if (r.type != PrimitiveType::kTuple || r.tuple.size() != n) return Status::Error("sort of several operands returns a tuple");
+      for (uint32_t e : r.tuple) {
+        NHLO_ASSIGN_OR_RETURN(Buf o, Array(e));
+        out.push_back(o);
+      }
+    }
+    const std::vector<int64_t>& shape = Dims(in[0]);
+    int64_t d = dims->ints[0];
+    if (d < 0 || d >= static_cast<int64_t>(shape.size())) return Status::Error("sort dimension is out of range");
+    for (size_t k = 0; k < n; ++k)
+      if (Dims(in[k]) != shape || Dims(out[k]) != shape || in[k].type() != out[k].type()) return Status::Error("sort operands and results must have one shape");
+    const BufferRecord& root = p_.buffers[f->root];
+    if (root.type != PrimitiveType::kPred || root.size != 1) return Status::Error("sort comparator must return pred[]");
+    std::vector<int64_t> strides = RowMajorStrides(shape);
+    int64_t len = shape[d], stride = strides[d], total = in[0].count();
+    std::vector<int64_t> order(static_cast<size_t>(len));
+    std::vector<std::pair<PrimitiveType, uint8_t*>> args(2 * n);
+    Status failure;
+    for (int64_t base = 0; base < total; ++base) {
+      if ((base / stride) % len != 0) continue;  // visit each line along `d` once, from its start
+      for (int64_t i = 0; i < len; ++i) order[i] = i;
+      std::stable_sort(order.begin(), order.end(), [&](int64_t x, int64_t y) {
+        if (!failure.ok()) return false;
+        for (size_t k = 0; k < n; ++k) {
+          int size = HostByteSize(in[k].type());
+          args[2 * k] = {in[k].type(), in[k].data + (base + x * stride) * size};
+          args[2 * k + 1] = {in[k].type(), in[k].data + (base + y * stride) * size};
+        }
+        Result<const uint8_t*> less = CallScalar(*f, args);
+        if (!less.ok()) {
+          failure = less.status();
+          return false;
+        }
+        return **less != 0;
+      });
+      NHLO_TRY(failure);
+      for (size_t k = 0; k < n; ++k) {
+        int size = HostByteSize(in[k].type());
+        std::string line(static_cast<size_t>(len * size), '\0');
+        for (int64_t i = 0; i < len; ++i) std::memcpy(line.data() + i * size, in[k].data + (base + order[i] * stride) * size, size);
+        for (int64_t i = 0; i < len; ++i) std::memcpy(out[k].data + (base + i * stride) * size, line.data() + i * size, size);
+      }
+    }
+    return OkStatus();
+  }
+
+  // reduce-window(inputs..., inits...) with window={size stride pad lhs_dilate rhs_dilate}:
+  // each output element folds the window's in-range, non-hole input elements into the inits.
+  Status RunReduceWindow(const BundleRecord& b) {
+    size_t n = b.operands.size() / 2;
+    if (n == 0 || b.operands.size() != 2 * n) return Status::Error("reduce-window needs inputs and as many init values");
+    NHLO_ASSIGN_OR_RETURN(const ComputationRecord* f, Callee(b, AttrId::kToApply));
+    std::vector<Buf> in, init, out;
+    for (size_t i = 0; i < n; ++i) {
+      NHLO_ASSIGN_OR_RETURN(Buf x, Array(b.operands[i]));
+      NHLO_ASSIGN_OR_RETURN(Buf v, Array(b.operands[n + i]));
+      in.push_back(x);
+      init.push_back(v);
+    }
+    const BufferRecord& r = p_.buffers[b.result];
+    if (n == 1) {
+      NHLO_ASSIGN_OR_RETURN(Buf o, Array(b.result));
+      out.push_back(o);
+    } else {
+      if (r.type != PrimitiveType::kTuple || r.tuple.size() != n) return Status::Error("reduce-window of several inputs returns a tuple");
+      for (uint32_t e : r.tuple) {
+        NHLO_ASSIGN_OR_RETURN(Buf o, Array(e));
+        out.push_back(o);
+      }
+    }
+    const std::vector<int64_t>& shape = Dims(in[0]);
+    std::vector<WindowDim> window;
+    if (const AttrRecord* w = b.Find(AttrId::kWindow)) {
+      NHLO_ASSIGN_OR_RETURN(window, ParseWindow(w->text));
+    }
+    if (window.empty()) window.assign(shape.size(), WindowDim{});
+    if (window.size() != shape.size()) return Status::Error("reduce-window window rank does not match the input");
+    for (size_t k = 0; k < n; ++k)
+      if (Dims(in[k]) != shape || init[k].count() != 1 || init[k].type() != out[k].type() || Dims(out[k]) != Dims(out[0]) ||
+          out[k].rank() != shape.size())
+        return Status::Error("reduce-window operands, init values and results do not match");
+    for (const WindowDim& w : window)
+      if (w.size < 1 || w.stride < 1 || w.base_dilation < 1 || w.window_dilation < 1) return Status::Error("reduce-window has an invalid window");
+    std::vector<int64_t> in_strides = RowMajorStrides(shape);
+    int64_t window_count = 1;
+    for (const WindowDim& w : window) window_count *= w.size;
+    std::vector<std::string> acc(n);
+    std::vector<std::pair<PrimitiveType, uint8_t*>> args(2 * n);
+    std::vector<int64_t> pos(shape.size());
+    Status failure;
+    ForEachOutput(Dims(out[0]), [&](int64_t linear, const std::vector<int64_t>& o) {
+      if (!failure.ok()) return;
+      for (size_t k = 0; k < n; ++k) acc[k].assign(reinterpret_cast<const char*>(init[k].data), HostByteSize(out[k].type()));
+      for (int64_t w = 0; w < window_count && failure.ok(); ++w) {
+        int64_t rest = w, src = 0;
+        bool inside = true;
+        for (size_t dd = shape.size(); dd-- > 0;) {
+          int64_t wi = rest % window[dd].size;
+          rest /= window[dd].size;
+          // Position in the (dilated, padded) input.
+          int64_t p = o[dd] * window[dd].stride + wi * window[dd].window_dilation - window[dd].pad_low;
+          if (p < 0 || p % window[dd].base_dilation != 0 || p / window[dd].base_dilation >= shape[dd]) {
+            inside = false;
+            break;
+          }
+          src += (p / window[dd].base_dilation) * in_strides[dd];
+        }
+        if (!inside) continue;
+        for (size_t k = 0; k < n; ++k) {
+          args[k] = {out[k].type(), reinterpret_cast<uint8_t*>(acc[k].data())};
+          args[n + k] = {in[k].type(), in[k].data + src * HostByteSize(in[k].type())};
+        }
+        Result<const uint8_t*> rr = CallScalar(*f, args);
+        if (!rr.ok()) {
+          failure = rr.status();
+          return;
+        }
+        if (n == 1) {
+          std::memmove(acc[0].data(), *rr, acc[0].size());
+        } else {
+          const BufferRecord& root = p_.buffers[f->root];
+          if (root.type != PrimitiveType::kTuple || root.tuple.size() != n) {
+            failure = Status::Error("the reducer must return " + std::to_string(n) + " values");
+            return;
+          }
+          for (size_t k = 0; k < n; ++k) std::memmove(acc[k].data(), ptr_[root.tuple[k]], acc[k].size());
+        }
+      }
+      for (size_t k = 0; k < n; ++k) std::memcpy(out[k].data + linear * acc[k].size(), acc[k].data(), acc[k].size());
+    });
+    return failure;
+  }
+
+  template <typename F>
+  static void ForEachOutput(const std::vector<int64_t>& dims, F&& f) {
+    int64_t total = 1;
+    for (int64_t d : dims) total *= d;
+    std::vector<int64_t> index(dims.size(), 0);
+    for (int64_t linear = 0; linear < total; ++linear) {
+      f(linear, index);
+      for (size_t k = dims.size(); k-- > 0;) {
+        if (++index[k] < dims[k]) break;
+        index[k] = 0;
+      }
+    }
   }
 
   const BundleProgram& p_;

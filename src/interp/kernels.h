@@ -37,6 +37,9 @@ Status KernelSlice(const BundleRecord& bundle, const Buf& in, const Buf& out);
 Status KernelConcatenate(const BundleRecord& bundle, const std::vector<Buf>& ins, const Buf& out);
 Status KernelPad(const BundleRecord& bundle, const Buf& in, const Buf& value, const Buf& out);
 Status KernelReverse(const BundleRecord& bundle, const Buf& in, const Buf& out);
+/// dynamic-slice(operand, starts...) and dynamic-update-slice(operand, update, starts...).
+Status KernelDynamicSlice(const std::vector<Buf>& ops, const Buf& out);
+Status KernelDynamicUpdateSlice(const std::vector<Buf>& ops, const Buf& out);
 Status KernelDot(const BundleRecord& bundle, const Buf& lhs, const Buf& rhs, const Buf& out);
 
 Status KernelBatchNormTraining(const BundleRecord& bundle, const Buf& x, const Buf& scale, const Buf& offset,

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Data-movement kernels: broadcast, reshape, transpose, iota. They move bytes, so one
 // implementation serves every element type.
+#include <algorithm>
 #include <cstring>
 
 #include "interp/element_traits.h"
@@ -193,6 +194,70 @@ Status KernelReverse(const BundleRecord& bundle, const Buf& in, const Buf& out) 
     int64_t src = 0;
     for (size_t d = 0; d < index.size(); ++d) src += (flip[d] ? Dims(in)[d] - 1 - index[d] : index[d]) * strides[d];
     std::memcpy(out.data + linear * size, in.data + src * size, size);
+  });
+  return OkStatus();
+}
+
+}  // namespace nhlo
+
+namespace nhlo {
+
+namespace {
+
+// Start indices of dynamic-slice / dynamic-update-slice: one scalar operand per dimension (or
+// one vector), clamped so the slice stays inside the operand, as XLA does.
+Result<std::vector<int64_t>> StartIndices(const std::vector<Buf>& ops, size_t first, const Buf& operand,
+                                          const std::vector<int64_t>& sizes) {
+  std::vector<int64_t> starts;
+  if (ops.size() == first + 1 && ops[first].rank() == 1) {
+    const Buf& v = ops[first];
+    for (int64_t i = 0; i < v.count(); ++i) starts.push_back(LoadAsInt(v.type(), v.data + i * HostByteSize(v.type())));
+  } else {
+    for (size_t i = first; i < ops.size(); ++i) {
+      if (ops[i].count() != 1 || !IsInteger(ops[i].type())) return Status::Error("start indices must be integer scalars");
+      starts.push_back(LoadAsInt(ops[i].type(), ops[i].data));
+    }
+  }
+  if (starts.size() != operand.rank() || sizes.size() != operand.rank())
+    return Status::Error("wrong number of start indices for an operand of rank " + std::to_string(operand.rank()));
+  for (size_t d = 0; d < starts.size(); ++d) {
+    if (sizes[d] < 0 || sizes[d] > Dims(operand)[d]) return Status::Error("slice size is larger than the operand");
+    starts[d] = std::min(std::max<int64_t>(starts[d], 0), Dims(operand)[d] - sizes[d]);
+  }
+  return starts;
+}
+
+}  // namespace
+
+Status KernelDynamicSlice(const std::vector<Buf>& ops, const Buf& out) {
+  if (ops.size() < 2) return Status::Error("dynamic-slice needs an operand and start indices");
+  const Buf& in = ops[0];
+  if (in.type() != out.type() || in.rank() != out.rank()) return Status::Error("bundle 'dynamic-slice' does not match its operand");
+  NHLO_ASSIGN_OR_RETURN(std::vector<int64_t> starts, StartIndices(ops, 1, in, Dims(out)));
+  int size = HostByteSize(out.type());
+  std::vector<int64_t> strides = RowMajorStrides(Dims(in));
+  ForEachIndex(Dims(out), [&](int64_t linear, const std::vector<int64_t>& index) {
+    int64_t src = 0;
+    for (size_t d = 0; d < index.size(); ++d) src += (starts[d] + index[d]) * strides[d];
+    std::memcpy(out.data + linear * size, in.data + src * size, size);
+  });
+  return OkStatus();
+}
+
+Status KernelDynamicUpdateSlice(const std::vector<Buf>& ops, const Buf& out) {
+  if (ops.size() < 3) return Status::Error("dynamic-update-slice needs an operand, an update and start indices");
+  const Buf& in = ops[0];
+  const Buf& update = ops[1];
+  if (in.type() != out.type() || update.type() != out.type() || Dims(in) != Dims(out) || update.rank() != in.rank())
+    return Status::Error("bundle 'dynamic-update-slice' does not match its operands");
+  NHLO_ASSIGN_OR_RETURN(std::vector<int64_t> starts, StartIndices(ops, 2, in, Dims(update)));
+  int size = HostByteSize(out.type());
+  if (out.data != in.data) std::memmove(out.data, in.data, static_cast<size_t>(out.count()) * size);
+  std::vector<int64_t> strides = RowMajorStrides(Dims(out));
+  ForEachIndex(Dims(update), [&](int64_t linear, const std::vector<int64_t>& index) {
+    int64_t dst = 0;
+    for (size_t d = 0; d < index.size(); ++d) dst += (starts[d] + index[d]) * strides[d];
+    std::memcpy(out.data + dst * size, update.data + linear * size, size);
   });
   return OkStatus();
 }
