@@ -198,6 +198,8 @@ class Machine {
       case Opcode::kDynamicSlice: return KernelDynamicSlice(in, out);
       case Opcode::kDynamicUpdateSlice: return KernelDynamicUpdateSlice(in, out);
       case Opcode::kDot: NHLO_TRY(Arity(b, 2)); return KernelDot(b, in[0], in[1], out);
+      case Opcode::kGather: NHLO_TRY(Arity(b, 2)); return KernelGather(b, in[0], in[1], out);
+      case Opcode::kConvolution: NHLO_TRY(Arity(b, 2)); return KernelConvolution(b, in[0], in[1], out);
       case Opcode::kScaledDot: NHLO_TRY(Arity(b, 4)); return KernelScaledDot(b, in[0], in[1], in[2], in[3], out);
       default:
         return Status::Error("the interpreter does not implement '" + std::string(OpcodeName(op)) + "' yet");

@@ -41,6 +41,8 @@ Status KernelReverse(const BundleRecord& bundle, const Buf& in, const Buf& out);
 Status KernelDynamicSlice(const std::vector<Buf>& ops, const Buf& out);
 Status KernelDynamicUpdateSlice(const std::vector<Buf>& ops, const Buf& out);
 Status KernelDot(const BundleRecord& bundle, const Buf& lhs, const Buf& rhs, const Buf& out);
+Status KernelGather(const BundleRecord& bundle, const Buf& operand, const Buf& indices, const Buf& out);
+Status KernelConvolution(const BundleRecord& bundle, const Buf& lhs, const Buf& rhs, const Buf& out);
 
 Status KernelBatchNormTraining(const BundleRecord& bundle, const Buf& x, const Buf& scale, const Buf& offset,
                                const Buf& out, const Buf& mean, const Buf& var);

@@ -1,0 +1,172 @@
+// SPDX-License-Identifier: Apache-2.0
+// gather and convolution, written as XLA's HloEvaluator defines them (shared/reference
+// HLO_SEMANTICS.md): plain index arithmetic per output element, computing in the result's
+// compute domain. Reference kernels: clear rather than fast.
+#include <algorithm>
+#include <cstring>
+
+#include "interp/element_traits.h"
+#include "interp/kernels.h"
+#include "ir/shape_inference.h"
+
+namespace nhlo {
+namespace {
+
+const std::vector<int64_t>* List(const BundleRecord& b, AttrId id) {
+  const AttrRecord* a = b.Find(id);
+  return a && a->kind == AttrKind::IntList ? &a->ints : nullptr;
+}
+
+template <typename F>
+void ForEach(const std::vector<int64_t>& dims, F&& f) {
+  int64_t total = 1;
+  for (int64_t d : dims) total *= d;
+  std::vector<int64_t> index(dims.size(), 0);
+  for (int64_t linear = 0; linear < total; ++linear) {
+    f(linear, index);
+    for (size_t k = dims.size(); k-- > 0;) {
+      if (++index[k] < dims[k]) break;
+      index[k] = 0;
+    }
+  }
+}
+
+bool Contains(const std::vector<int64_t>& v, int64_t x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+
+}  // namespace
+
+Status KernelGather(const BundleRecord& b, const Buf& operand, const Buf& indices, const Buf& out) {
+  static const std::vector<int64_t> kNone;
+  const auto* offset_dims = List(b, AttrId::kOffsetDims);
+  const auto* collapsed = List(b, AttrId::kCollapsedSliceDims);
+  const auto* start_index_map = List(b, AttrId::kStartIndexMap);
+  const auto* slice_sizes = List(b, AttrId::kSliceSizes);
+  const AttrRecord* ivd_attr = b.Find(AttrId::kIndexVectorDim);
+  const auto* operand_batching = List(b, AttrId::kOperandBatchingDims);
+  if (!offset_dims || !collapsed || !start_index_map || !slice_sizes || !ivd_attr)
+    return Status::Error("bundle 'gather' is missing dimension numbers");
+  if (operand_batching && !operand_batching->empty())
+    return Status::Error("the interpreter does not implement gather with batching dimensions yet");
+  if (!IsInteger(indices.type()) || operand.type() != out.type() || slice_sizes->size() != operand.rank())
+    return Status::Error("bundle 'gather' does not match its operands");
+  int64_t ivd = ivd_attr->i;
+  const std::vector<int64_t>& idims = Dims(indices);
+  if (ivd < 0 || ivd > static_cast<int64_t>(idims.size())) return Status::Error("gather index_vector_dim is out of range");
+  int64_t index_len = ivd == static_cast<int64_t>(idims.size()) ? 1 : idims[ivd];
+  if (static_cast<int64_t>(start_index_map->size()) != index_len) return Status::Error("gather start_index_map does not match the index vector");
+  for (int64_t d : *start_index_map)
+    if (d < 0 || d >= static_cast<int64_t>(operand.rank())) return Status::Error("gather start_index_map is out of range");
+  // Operand dimensions the offset indices walk, in order.
+  std::vector<int64_t> window_dims;
+  for (size_t d = 0; d < operand.rank(); ++d)
+    if (!Contains(*collapsed, static_cast<int64_t>(d))) window_dims.push_back(static_cast<int64_t>(d));
+  if (window_dims.size() != offset_dims->size() || out.rank() != offset_dims->size() + idims.size() - (ivd < static_cast<int64_t>(idims.size()) ? 1 : 0))
+    return Status::Error("gather result rank does not match its dimension numbers");
+  for (size_t k = 0; k < window_dims.size(); ++k)
+    if ((*offset_dims)[k] < 0 || (*offset_dims)[k] >= static_cast<int64_t>(out.rank()) || Dims(out)[(*offset_dims)[k]] != (*slice_sizes)[window_dims[k]])
+      return Status::Error("gather offset dimensions do not match the slice sizes");
+  for (size_t d = 0; d < operand.rank(); ++d)
+    if ((*slice_sizes)[d] < 0 || (*slice_sizes)[d] > Dims(operand)[d]) return Status::Error("gather slice size is larger than the operand");
+  std::vector<int64_t> op_strides = RowMajorStrides(Dims(operand));
+  std::vector<int64_t> idx_strides = RowMajorStrides(idims);
+  int size = HostByteSize(out.type()), isize = HostByteSize(indices.type());
+  std::vector<int64_t> batch(idims.size()), start(operand.rank());
+  ForEach(Dims(out), [&](int64_t linear, const std::vector<int64_t>& o) {
+    // Batch indices: the output dims that are not offset dims, in order, mapped to the index
+    // dims other than index_vector_dim.
+    size_t bi = 0;
+    for (size_t d = 0; d < o.size(); ++d) {
+      if (Contains(*offset_dims, static_cast<int64_t>(d))) continue;
+      if (static_cast<int64_t>(bi) == ivd) ++bi;
+      batch[bi++] = o[d];
+    }
+    std::fill(start.begin(), start.end(), 0);
+    for (int64_t k = 0; k < index_len; ++k) {
+      int64_t pos = 0;
+      for (size_t d = 0; d < idims.size(); ++d) pos += (static_cast<int64_t>(d) == ivd ? k : batch[d]) * idx_strides[d];
+      int64_t od = (*start_index_map)[k];
+      int64_t v = LoadAsInt(indices.type(), indices.data + pos * isize);
+      start[od] = std::clamp<int64_t>(v, 0, Dims(operand)[od] - (*slice_sizes)[od]);  // XLA clamps
+    }
+    int64_t src = 0;
+    for (size_t d = 0; d < operand.rank(); ++d) src += start[d] * op_strides[d];
+    for (size_t k = 0; k < window_dims.size(); ++k) src += o[(*offset_dims)[k]] * op_strides[window_dims[k]];
+    std::memcpy(out.data + linear * size, operand.data + src * size, size);
+  });
+  (void)kNone;
+  return OkStatus();
+}
+
+Status KernelConvolution(const BundleRecord& b, const Buf& lhs, const Buf& rhs, const Buf& out) {
+  const AttrRecord* labels_attr = b.Find(AttrId::kDimLabels);
+  if (!labels_attr) return Status::Error("bundle 'convolution' has no dim_labels");
+  NHLO_ASSIGN_OR_RETURN(ConvDimLabels l, ParseDimLabels(labels_attr->text));
+  if (l.has_unknown || l.input_rank != lhs.rank() || l.kernel_rank != rhs.rank() || l.output_rank != out.rank())
+    return Status::Error("convolution dim_labels do not match the operands");
+  size_t spatial = l.input_spatial.size();
+  std::vector<WindowDim> window;
+  if (const AttrRecord* w = b.Find(AttrId::kWindow)) {
+    NHLO_ASSIGN_OR_RETURN(window, ParseWindow(w->text));
+  }
+  if (window.empty()) window.assign(spatial, WindowDim{});
+  if (window.size() != spatial) return Status::Error("convolution window rank does not match its spatial dimensions");
+  const AttrRecord* fgc_attr = b.Find(AttrId::kFeatureGroupCount);
+  const AttrRecord* bgc_attr = b.Find(AttrId::kBatchGroupCount);
+  int64_t fgc = fgc_attr ? fgc_attr->i : 1;
+  if (bgc_attr && bgc_attr->i != 1) return Status::Error("the interpreter does not implement batch_group_count yet");
+  const std::vector<int64_t>& ld = Dims(lhs);
+  const std::vector<int64_t>& kd = Dims(rhs);
+  const std::vector<int64_t>& od = Dims(out);
+  int64_t in_features = ld[l.input_feature], kernel_in = kd[l.kernel_input_feature], out_features = kd[l.kernel_output_feature];
+  if (fgc < 1 || in_features != kernel_in * fgc || out_features % fgc != 0 || od[l.output_feature] != out_features ||
+      od[l.output_batch] != ld[l.input_batch])
+    return Status::Error("convolution feature or batch sizes do not match");
+  for (size_t s = 0; s < spatial; ++s)
+    if (window[s].size != kd[l.kernel_spatial[s]] || window[s].stride < 1 || window[s].base_dilation < 1 || window[s].window_dilation < 1)
+      return Status::Error("convolution window does not match the kernel");
+  std::vector<int64_t> ls = RowMajorStrides(ld), ks = RowMajorStrides(kd);
+  int64_t per_group_out = out_features / fgc;
+  return DispatchType(out.type(), [&](auto ot) -> Status {
+    using C = typename decltype(ot)::Compute;
+    std::vector<C> a(static_cast<size_t>(lhs.count())), k(static_cast<size_t>(rhs.count()));
+    // Operands are converted to the result type first, as for dot.
+    for (auto [buf, dst] : {std::pair{&lhs, &a}, std::pair{&rhs, &k}}) {
+      int esize = HostByteSize(buf->type());
+      for (int64_t i = 0; i < buf->count(); ++i) {
+        uint8_t tmp[16] = {};
+        ConvertElement(buf->type(), buf->data + i * esize, out.type(), tmp);
+        (*dst)[i] = ot.Load(tmp, 0);
+      }
+    }
+    std::vector<int64_t> kernel_spatial_dims(spatial);
+    for (size_t s = 0; s < spatial; ++s) kernel_spatial_dims[s] = kd[l.kernel_spatial[s]];
+    ForEach(od, [&](int64_t linear, const std::vector<int64_t>& o) {
+      int64_t batch = o[l.output_batch], feature = o[l.output_feature];
+      int64_t group = feature / per_group_out;
+      C acc = C(0);
+      ForEach(kernel_spatial_dims, [&](int64_t, const std::vector<int64_t>& kw) {
+        int64_t lhs_base = batch * ls[l.input_batch];
+        int64_t rhs_base = feature * ks[l.kernel_output_feature];
+        for (size_t s = 0; s < spatial; ++s) {
+          int64_t p = o[l.output_spatial[s]] * window[s].stride + kw[s] * window[s].window_dilation - window[s].pad_low;
+          if (p < 0 || p % window[s].base_dilation != 0) return;
+          p /= window[s].base_dilation;
+          if (p >= ld[l.input_spatial[s]]) return;
+          int64_t kpos = window[s].reversal ? kd[l.kernel_spatial[s]] - 1 - kw[s] : kw[s];
+          lhs_base += p * ls[l.input_spatial[s]];
+          rhs_base += kpos * ks[l.kernel_spatial[s]];
+        }
+        for (int64_t f = 0; f < kernel_in; ++f) {
+          C x = a[lhs_base + (group * kernel_in + f) * ls[l.input_feature]];
+          C w = k[rhs_base + f * ks[l.kernel_input_feature]];
+          if constexpr (std::is_floating_point_v<C>) acc += x * w;
+          else acc = C(static_cast<std::make_unsigned_t<C>>(acc) + static_cast<std::make_unsigned_t<C>>(x) * static_cast<std::make_unsigned_t<C>>(w));
+        }
+      });
+      ot.Store(out.data, linear, acc);
+    });
+    return OkStatus();
+  });
+}
+
+}  // namespace nhlo
