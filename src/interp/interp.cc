@@ -157,7 +157,8 @@ class Machine {
       case Opcode::kBatchNormTraining:
       case Opcode::kCustomCall:
         return RunTupleResult(b);
-      case Opcode::kCall: return RunCall(b);
+      case Opcode::kCall: return RunCall(b, AttrId::kToApply);
+      case Opcode::kFusion: return RunCall(b, AttrId::kCalls);  // a fusion computes its fused computation
       case Opcode::kWhile: return RunWhile(b);
       case Opcode::kConditional: return RunConditional(b);
       case Opcode::kReduce: return RunReduce(b);
@@ -317,8 +318,8 @@ class Machine {
     return Enter(comp);
   }
 
-  Status RunCall(const BundleRecord& b) {
-    NHLO_ASSIGN_OR_RETURN(const ComputationRecord* f, Callee(b, AttrId::kToApply));
+  Status RunCall(const BundleRecord& b, AttrId computation) {
+    NHLO_ASSIGN_OR_RETURN(const ComputationRecord* f, Callee(b, computation));
     NHLO_TRY(CallWithBuffers(*f, b.operands));
     return CopyTree(f->root, b.result);
   }
