@@ -163,6 +163,7 @@ class Machine {
       case Opcode::kConditional: return RunConditional(b);
       case Opcode::kReduce: return RunReduce(b);
       case Opcode::kMap: return RunMap(b);
+      case Opcode::kScatter: return RunScatter(b);
       case Opcode::kSort: return RunSort(b);
       case Opcode::kReduceWindow: return RunReduceWindow(b);
       default:
@@ -458,6 +459,8 @@ class Machine {
       ptr_[f.params[i]] = args[i].second;
     }
     NHLO_TRY(Enter(f));
+    // A tuple root has no bytes of its own: callers read its leaves.
+    if (p_.buffers[f.root].type == PrimitiveType::kTuple) return static_cast<const uint8_t*>(nullptr);
     if (!ptr_[f.root]) return Status::Error("computation '" + std::string(f.name) + "' has no result");
     return static_cast<const uint8_t*>(ptr_[f.root]);
   }
@@ -634,6 +637,116 @@ class Machine {
         }
       }
       for (size_t k = 0; k < n; ++k) std::memcpy(out[k].data + linear * acc[k].size(), acc[k].data(), acc[k].size());
+    });
+    return failure;
+  }
+
+  // scatter(inputs..., indices, updates...): the result starts as the inputs; each update
+  // element is combined with the result element it lands on by the to_apply computation. A
+  // window that does not fit in the operand is skipped, as XLA's evaluator does.
+  Status RunScatter(const BundleRecord& b) {
+    size_t n = (b.operands.size() - 1) / 2;
+    if (n == 0 || b.operands.size() != 2 * n + 1) return Status::Error("scatter takes inputs, indices and as many updates");
+    NHLO_ASSIGN_OR_RETURN(const ComputationRecord* f, Callee(b, AttrId::kToApply));
+    auto list = [&](AttrId id) -> const std::vector<int64_t>* {
+      const AttrRecord* a = b.Find(id);
+      return a && a->kind == AttrKind::IntList ? &a->ints : nullptr;
+    };
+    const auto* window_dims = list(AttrId::kUpdateWindowDims);
+    const auto* inserted = list(AttrId::kInsertedWindowDims);
+    const auto* to_operand = list(AttrId::kScatterDimsToOperandDims);
+    const AttrRecord* ivd_attr = b.Find(AttrId::kIndexVectorDim);
+    const auto* batching = list(AttrId::kInputBatchingDims);
+    if (!window_dims || !inserted || !to_operand || !ivd_attr) return Status::Error("bundle 'scatter' is missing dimension numbers");
+    if (batching && !batching->empty()) return Status::Error("the interpreter does not implement scatter with batching dimensions yet");
+    std::vector<Buf> in, upd, out;
+    for (size_t i = 0; i < n; ++i) {
+      NHLO_ASSIGN_OR_RETURN(Buf x, Array(b.operands[i]));
+      NHLO_ASSIGN_OR_RETURN(Buf u, Array(b.operands[n + 1 + i]));
+      in.push_back(x);
+      upd.push_back(u);
+    }
+    NHLO_ASSIGN_OR_RETURN(Buf indices, Array(b.operands[n]));
+    const BufferRecord& r = p_.buffers[b.result];
+    if (n == 1) {
+      NHLO_ASSIGN_OR_RETURN(Buf o, Array(b.result));
+      out.push_back(o);
+    } else {
+      if (r.type != PrimitiveType::kTuple || r.tuple.size() != n) return Status::Error("scatter of several inputs returns a tuple");
+      for (uint32_t e : r.tuple) {
+        NHLO_ASSIGN_OR_RETURN(Buf o, Array(e));
+        out.push_back(o);
+      }
+    }
+    const std::vector<int64_t>& shape = Dims(in[0]);
+    const std::vector<int64_t>& udims = Dims(upd[0]);
+    const std::vector<int64_t>& idims = Dims(indices);
+    for (size_t i = 0; i < n; ++i)
+      if (Dims(in[i]) != shape || Dims(out[i]) != shape || Dims(upd[i]) != udims || in[i].type() != out[i].type() || upd[i].type() != in[i].type())
+        return Status::Error("scatter inputs, updates and results do not match");
+    if (!IsInteger(indices.type())) return Status::Error("scatter indices must be integers");
+    int64_t ivd = ivd_attr->i;
+    if (ivd < 0 || ivd > static_cast<int64_t>(idims.size())) return Status::Error("scatter index_vector_dim is out of range");
+    int64_t index_len = ivd == static_cast<int64_t>(idims.size()) ? 1 : idims[ivd];
+    if (static_cast<int64_t>(to_operand->size()) != index_len) return Status::Error("scatter_dims_to_operand_dims does not match the index vector");
+    std::vector<int64_t> operand_window;  // operand dims the update window covers, in order
+    for (size_t d = 0; d < shape.size(); ++d)
+      if (std::find(inserted->begin(), inserted->end(), static_cast<int64_t>(d)) == inserted->end()) operand_window.push_back(static_cast<int64_t>(d));
+    if (operand_window.size() != window_dims->size()) return Status::Error("scatter window dimensions do not match the operand");
+    for (int64_t d : *window_dims)
+      if (d < 0 || d >= static_cast<int64_t>(udims.size())) return Status::Error("scatter update_window_dims is out of range");
+    for (int64_t d : *to_operand)
+      if (d < 0 || d >= static_cast<int64_t>(shape.size())) return Status::Error("scatter_dims_to_operand_dims is out of range");
+    for (size_t i = 0; i < n; ++i) std::memmove(out[i].data, in[i].data, p_.buffers[b.operands[i]].size);
+    std::vector<int64_t> strides = RowMajorStrides(shape), istrides = RowMajorStrides(idims);
+    std::vector<int64_t> window_size(shape.size(), 1);
+    for (size_t k = 0; k < operand_window.size(); ++k) window_size[operand_window[k]] = udims[(*window_dims)[k]];
+    std::vector<int64_t> batch(idims.size()), start(shape.size());
+    std::vector<std::pair<PrimitiveType, uint8_t*>> args(2 * n);
+    std::vector<std::string> cur(n), val(n);
+    Status failure;
+    ForEachOutput(udims, [&](int64_t linear, const std::vector<int64_t>& u) {
+      if (!failure.ok()) return;
+      size_t bi = 0;
+      for (size_t d = 0; d < u.size(); ++d) {
+        if (std::find(window_dims->begin(), window_dims->end(), static_cast<int64_t>(d)) != window_dims->end()) continue;
+        if (static_cast<int64_t>(bi) == ivd) ++bi;
+        if (bi < batch.size()) batch[bi++] = u[d];
+      }
+      std::fill(start.begin(), start.end(), 0);
+      for (int64_t k = 0; k < index_len; ++k) {
+        int64_t pos = 0;
+        for (size_t d = 0; d < idims.size(); ++d) pos += (static_cast<int64_t>(d) == ivd ? k : batch[d]) * istrides[d];
+        start[(*to_operand)[k]] = LoadAsInt(indices.type(), indices.data + pos * HostByteSize(indices.type()));
+      }
+      int64_t dst = 0;
+      for (size_t d = 0; d < shape.size(); ++d) {
+        if (start[d] < 0 || start[d] + window_size[d] > shape[d]) return;  // window out of bounds: skipped
+        dst += start[d] * strides[d];
+      }
+      for (size_t k = 0; k < operand_window.size(); ++k) dst += u[(*window_dims)[k]] * strides[operand_window[k]];
+      for (size_t i = 0; i < n; ++i) {
+        int size = HostByteSize(out[i].type());
+        cur[i].assign(reinterpret_cast<const char*>(out[i].data + dst * size), size);
+        val[i].assign(reinterpret_cast<const char*>(upd[i].data + linear * size), size);
+        args[i] = {out[i].type(), reinterpret_cast<uint8_t*>(cur[i].data())};
+        args[n + i] = {upd[i].type(), reinterpret_cast<uint8_t*>(val[i].data())};
+      }
+      Result<const uint8_t*> rr = CallScalar(*f, args);
+      if (!rr.ok()) {
+        failure = rr.status();
+        return;
+      }
+      if (n == 1) {
+        std::memmove(out[0].data + dst * cur[0].size(), *rr, cur[0].size());
+      } else {
+        const BufferRecord& root = p_.buffers[f->root];
+        if (root.type != PrimitiveType::kTuple || root.tuple.size() != n) {
+          failure = Status::Error("the scatter computation must return " + std::to_string(n) + " values");
+          return;
+        }
+        for (size_t i = 0; i < n; ++i) std::memmove(out[i].data + dst * cur[i].size(), ptr_[root.tuple[i]], cur[i].size());
+      }
     });
     return failure;
   }
