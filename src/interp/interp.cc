@@ -369,6 +369,35 @@ class Machine {
     return CopyTree(f->root, b.result);
   }
 
+  // The result buffers of an op that returns one array for n == 1 and an n-tuple otherwise
+  // (reduce, reduce-window, sort, scatter).
+  Result<std::vector<Buf>> ResultLeaves(const BundleRecord& b, size_t n, const char* op) {
+    std::vector<Buf> out;
+    const BufferRecord& r = p_.buffers[b.result];
+    if (n == 1) {
+      NHLO_ASSIGN_OR_RETURN(Buf o, Array(b.result));
+      out.push_back(o);
+      return out;
+    }
+    if (r.type != PrimitiveType::kTuple || r.tuple.size() != n)
+      return Status::Error(std::string(op) + " of several inputs returns a tuple");
+    for (uint32_t e : r.tuple) {
+      NHLO_ASSIGN_OR_RETURN(Buf o, Array(e));
+      out.push_back(o);
+    }
+    return out;
+  }
+
+  // Array views of operands [first, first + count).
+  Result<std::vector<Buf>> OperandArrays(const BundleRecord& b, size_t first, size_t count) {
+    std::vector<Buf> bufs;
+    for (size_t i = first; i < first + count; ++i) {
+      NHLO_ASSIGN_OR_RETURN(Buf x, Array(b.operands[i]));
+      bufs.push_back(x);
+    }
+    return bufs;
+  }
+
   // reduce(inputs..., inits...): for each result element, the reducer folds the inputs'
   // elements along the reduced dimensions in row-major order, starting from the inits.
   Status RunReduce(const BundleRecord& b) {
@@ -377,24 +406,9 @@ class Machine {
     NHLO_ASSIGN_OR_RETURN(const ComputationRecord* f, Callee(b, AttrId::kToApply));
     const AttrRecord* dims_attr = b.Find(AttrId::kDimensions);
     if (!dims_attr || f->params.size() != 2 * n) return Status::Error("reduce needs dimensions and a reducer of " + std::to_string(2 * n) + " parameters");
-    std::vector<Buf> in, init, out;
-    for (size_t i = 0; i < n; ++i) {
-      NHLO_ASSIGN_OR_RETURN(Buf x, Array(b.operands[i]));
-      NHLO_ASSIGN_OR_RETURN(Buf v, Array(b.operands[n + i]));
-      in.push_back(x);
-      init.push_back(v);
-    }
-    const BufferRecord& r = p_.buffers[b.result];
-    if (n == 1) {
-      NHLO_ASSIGN_OR_RETURN(Buf o, Array(b.result));
-      out.push_back(o);
-    } else {
-      if (r.type != PrimitiveType::kTuple || r.tuple.size() != n) return Status::Error("reduce of several inputs returns a tuple");
-      for (uint32_t e : r.tuple) {
-        NHLO_ASSIGN_OR_RETURN(Buf o, Array(e));
-        out.push_back(o);
-      }
-    }
+    NHLO_ASSIGN_OR_RETURN(std::vector<Buf> in, OperandArrays(b, 0, n));
+    NHLO_ASSIGN_OR_RETURN(std::vector<Buf> init, OperandArrays(b, n, n));
+    NHLO_ASSIGN_OR_RETURN(std::vector<Buf> out, ResultLeaves(b, n, "reduce"));
     const std::vector<int64_t>& dims = Dims(in[0]);
     std::vector<bool> reduced(dims.size(), false);
     for (int64_t d : dims_attr->ints) {
@@ -498,22 +512,8 @@ class Machine {
     const AttrRecord* dims = b.Find(AttrId::kDimensions);
     size_t n = b.operands.size();
     if (n == 0 || !dims || dims->ints.size() != 1) return Status::Error("sort needs operands and one dimension");
-    std::vector<Buf> in, out;
-    for (uint32_t o : b.operands) {
-      NHLO_ASSIGN_OR_RETURN(Buf x, Array(o));
-      in.push_back(x);
-    }
-    const BufferRecord& r = p_.buffers[b.result];
-    if (n == 1) {
-      NHLO_ASSIGN_OR_RETURN(Buf o, Array(b.result));
-      out.push_back(o);
-    } else {
-      if (r.type != PrimitiveType::kTuple || r.tuple.size() != n) return Status::Error("sort of several operands returns a tuple");
-      for (uint32_t e : r.tuple) {
-        NHLO_ASSIGN_OR_RETURN(Buf o, Array(e));
-        out.push_back(o);
-      }
-    }
+    NHLO_ASSIGN_OR_RETURN(std::vector<Buf> in, OperandArrays(b, 0, n));
+    NHLO_ASSIGN_OR_RETURN(std::vector<Buf> out, ResultLeaves(b, n, "sort"));
     const std::vector<int64_t>& shape = Dims(in[0]);
     int64_t d = dims->ints[0];
     if (d < 0 || d >= static_cast<int64_t>(shape.size())) return Status::Error("sort dimension is out of range");
@@ -560,24 +560,9 @@ class Machine {
     size_t n = b.operands.size() / 2;
     if (n == 0 || b.operands.size() != 2 * n) return Status::Error("reduce-window needs inputs and as many init values");
     NHLO_ASSIGN_OR_RETURN(const ComputationRecord* f, Callee(b, AttrId::kToApply));
-    std::vector<Buf> in, init, out;
-    for (size_t i = 0; i < n; ++i) {
-      NHLO_ASSIGN_OR_RETURN(Buf x, Array(b.operands[i]));
-      NHLO_ASSIGN_OR_RETURN(Buf v, Array(b.operands[n + i]));
-      in.push_back(x);
-      init.push_back(v);
-    }
-    const BufferRecord& r = p_.buffers[b.result];
-    if (n == 1) {
-      NHLO_ASSIGN_OR_RETURN(Buf o, Array(b.result));
-      out.push_back(o);
-    } else {
-      if (r.type != PrimitiveType::kTuple || r.tuple.size() != n) return Status::Error("reduce-window of several inputs returns a tuple");
-      for (uint32_t e : r.tuple) {
-        NHLO_ASSIGN_OR_RETURN(Buf o, Array(e));
-        out.push_back(o);
-      }
-    }
+    NHLO_ASSIGN_OR_RETURN(std::vector<Buf> in, OperandArrays(b, 0, n));
+    NHLO_ASSIGN_OR_RETURN(std::vector<Buf> init, OperandArrays(b, n, n));
+    NHLO_ASSIGN_OR_RETURN(std::vector<Buf> out, ResultLeaves(b, n, "reduce-window"));
     const std::vector<int64_t>& shape = Dims(in[0]);
     std::vector<WindowDim> window;
     if (const AttrRecord* w = b.Find(AttrId::kWindow)) {
@@ -598,7 +583,7 @@ class Machine {
     std::vector<std::pair<PrimitiveType, uint8_t*>> args(2 * n);
     std::vector<int64_t> pos(shape.size());
     Status failure;
-    ForEachOutput(Dims(out[0]), [&](int64_t linear, const std::vector<int64_t>& o) {
+    ForEachIndex(Dims(out[0]), [&](int64_t linear, const std::vector<int64_t>& o) {
       if (!failure.ok()) return;
       for (size_t k = 0; k < n; ++k) acc[k].assign(reinterpret_cast<const char*>(init[k].data), HostByteSize(out[k].type()));
       for (int64_t w = 0; w < window_count && failure.ok(); ++w) {
@@ -648,36 +633,17 @@ class Machine {
     size_t n = (b.operands.size() - 1) / 2;
     if (n == 0 || b.operands.size() != 2 * n + 1) return Status::Error("scatter takes inputs, indices and as many updates");
     NHLO_ASSIGN_OR_RETURN(const ComputationRecord* f, Callee(b, AttrId::kToApply));
-    auto list = [&](AttrId id) -> const std::vector<int64_t>* {
-      const AttrRecord* a = b.Find(id);
-      return a && a->kind == AttrKind::IntList ? &a->ints : nullptr;
-    };
-    const auto* window_dims = list(AttrId::kUpdateWindowDims);
-    const auto* inserted = list(AttrId::kInsertedWindowDims);
-    const auto* to_operand = list(AttrId::kScatterDimsToOperandDims);
+    const auto* window_dims = IntList(b, AttrId::kUpdateWindowDims);
+    const auto* inserted = IntList(b, AttrId::kInsertedWindowDims);
+    const auto* to_operand = IntList(b, AttrId::kScatterDimsToOperandDims);
     const AttrRecord* ivd_attr = b.Find(AttrId::kIndexVectorDim);
-    const auto* batching = list(AttrId::kInputBatchingDims);
+    const auto* batching = IntList(b, AttrId::kInputBatchingDims);
     if (!window_dims || !inserted || !to_operand || !ivd_attr) return Status::Error("bundle 'scatter' is missing dimension numbers");
     if (batching && !batching->empty()) return Status::Error("the interpreter does not implement scatter with batching dimensions yet");
-    std::vector<Buf> in, upd, out;
-    for (size_t i = 0; i < n; ++i) {
-      NHLO_ASSIGN_OR_RETURN(Buf x, Array(b.operands[i]));
-      NHLO_ASSIGN_OR_RETURN(Buf u, Array(b.operands[n + 1 + i]));
-      in.push_back(x);
-      upd.push_back(u);
-    }
+    NHLO_ASSIGN_OR_RETURN(std::vector<Buf> in, OperandArrays(b, 0, n));
+    NHLO_ASSIGN_OR_RETURN(std::vector<Buf> upd, OperandArrays(b, n + 1, n));
     NHLO_ASSIGN_OR_RETURN(Buf indices, Array(b.operands[n]));
-    const BufferRecord& r = p_.buffers[b.result];
-    if (n == 1) {
-      NHLO_ASSIGN_OR_RETURN(Buf o, Array(b.result));
-      out.push_back(o);
-    } else {
-      if (r.type != PrimitiveType::kTuple || r.tuple.size() != n) return Status::Error("scatter of several inputs returns a tuple");
-      for (uint32_t e : r.tuple) {
-        NHLO_ASSIGN_OR_RETURN(Buf o, Array(e));
-        out.push_back(o);
-      }
-    }
+    NHLO_ASSIGN_OR_RETURN(std::vector<Buf> out, ResultLeaves(b, n, "scatter"));
     const std::vector<int64_t>& shape = Dims(in[0]);
     const std::vector<int64_t>& udims = Dims(upd[0]);
     const std::vector<int64_t>& idims = Dims(indices);
@@ -705,7 +671,7 @@ class Machine {
     std::vector<std::pair<PrimitiveType, uint8_t*>> args(2 * n);
     std::vector<std::string> cur(n), val(n);
     Status failure;
-    ForEachOutput(udims, [&](int64_t linear, const std::vector<int64_t>& u) {
+    ForEachIndex(udims, [&](int64_t linear, const std::vector<int64_t>& u) {
       if (!failure.ok()) return;
       size_t bi = 0;
       for (size_t d = 0; d < u.size(); ++d) {
@@ -749,20 +715,6 @@ class Machine {
       }
     });
     return failure;
-  }
-
-  template <typename F>
-  static void ForEachOutput(const std::vector<int64_t>& dims, F&& f) {
-    int64_t total = 1;
-    for (int64_t d : dims) total *= d;
-    std::vector<int64_t> index(dims.size(), 0);
-    for (int64_t linear = 0; linear < total; ++linear) {
-      f(linear, index);
-      for (size_t k = dims.size(); k-- > 0;) {
-        if (++index[k] < dims[k]) break;
-        index[k] = 0;
-      }
-    }
   }
 
   const BundleProgram& p_;

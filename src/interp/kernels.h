@@ -58,6 +58,28 @@ Status KernelScaledMatmul(const BundleRecord& bundle, const Buf& lhs, const Buf&
 /// Dims of a buffer record as a vector (helper shared by the kernel files).
 inline const std::vector<int64_t>& Dims(const Buf& b) { return b.rec->dims; }
 
+/// The integer list attribute `id` of a bundle, or null when absent (or not a plain list).
+inline const std::vector<int64_t>* IntList(const BundleRecord& b, AttrId id) {
+  const AttrRecord* a = b.Find(id);
+  return a && a->kind == AttrKind::IntList ? &a->ints : nullptr;
+}
+
+/// Walks every index of `dims` in row-major order, calling f(linear, index).
+template <typename F>
+void ForEachIndex(const std::vector<int64_t>& dims, F&& f) {
+  int64_t total = 1;
+  for (int64_t d : dims) total *= d;
+  if (total == 0) return;
+  std::vector<int64_t> index(dims.size(), 0);
+  for (int64_t linear = 0; linear < total; ++linear) {
+    f(linear, index);
+    for (size_t k = dims.size(); k-- > 0;) {
+      if (++index[k] < dims[k]) break;
+      index[k] = 0;
+    }
+  }
+}
+
 /// Element strides of a row-major array with `dims`.
 inline std::vector<int64_t> RowMajorStrides(const std::vector<int64_t>& dims) {
   std::vector<int64_t> strides(dims.size(), 1);

@@ -12,37 +12,18 @@
 namespace nhlo {
 namespace {
 
-const std::vector<int64_t>* List(const BundleRecord& b, AttrId id) {
-  const AttrRecord* a = b.Find(id);
-  return a && a->kind == AttrKind::IntList ? &a->ints : nullptr;
-}
-
-template <typename F>
-void ForEach(const std::vector<int64_t>& dims, F&& f) {
-  int64_t total = 1;
-  for (int64_t d : dims) total *= d;
-  std::vector<int64_t> index(dims.size(), 0);
-  for (int64_t linear = 0; linear < total; ++linear) {
-    f(linear, index);
-    for (size_t k = dims.size(); k-- > 0;) {
-      if (++index[k] < dims[k]) break;
-      index[k] = 0;
-    }
-  }
-}
-
 bool Contains(const std::vector<int64_t>& v, int64_t x) { return std::find(v.begin(), v.end(), x) != v.end(); }
 
 }  // namespace
 
 Status KernelGather(const BundleRecord& b, const Buf& operand, const Buf& indices, const Buf& out) {
   static const std::vector<int64_t> kNone;
-  const auto* offset_dims = List(b, AttrId::kOffsetDims);
-  const auto* collapsed = List(b, AttrId::kCollapsedSliceDims);
-  const auto* start_index_map = List(b, AttrId::kStartIndexMap);
-  const auto* slice_sizes = List(b, AttrId::kSliceSizes);
+  const auto* offset_dims = IntList(b, AttrId::kOffsetDims);
+  const auto* collapsed = IntList(b, AttrId::kCollapsedSliceDims);
+  const auto* start_index_map = IntList(b, AttrId::kStartIndexMap);
+  const auto* slice_sizes = IntList(b, AttrId::kSliceSizes);
   const AttrRecord* ivd_attr = b.Find(AttrId::kIndexVectorDim);
-  const auto* operand_batching = List(b, AttrId::kOperandBatchingDims);
+  const auto* operand_batching = IntList(b, AttrId::kOperandBatchingDims);
   if (!offset_dims || !collapsed || !start_index_map || !slice_sizes || !ivd_attr)
     return Status::Error("bundle 'gather' is missing dimension numbers");
   if (operand_batching && !operand_batching->empty())
@@ -71,7 +52,7 @@ Status KernelGather(const BundleRecord& b, const Buf& operand, const Buf& indice
   std::vector<int64_t> idx_strides = RowMajorStrides(idims);
   int size = HostByteSize(out.type()), isize = HostByteSize(indices.type());
   std::vector<int64_t> batch(idims.size()), start(operand.rank());
-  ForEach(Dims(out), [&](int64_t linear, const std::vector<int64_t>& o) {
+  ForEachIndex(Dims(out), [&](int64_t linear, const std::vector<int64_t>& o) {
     // Batch indices: the output dims that are not offset dims, in order, mapped to the index
     // dims other than index_vector_dim.
     size_t bi = 0;
@@ -140,11 +121,11 @@ Status KernelConvolution(const BundleRecord& b, const Buf& lhs, const Buf& rhs, 
     }
     std::vector<int64_t> kernel_spatial_dims(spatial);
     for (size_t s = 0; s < spatial; ++s) kernel_spatial_dims[s] = kd[l.kernel_spatial[s]];
-    ForEach(od, [&](int64_t linear, const std::vector<int64_t>& o) {
+    ForEachIndex(od, [&](int64_t linear, const std::vector<int64_t>& o) {
       int64_t batch = o[l.output_batch], feature = o[l.output_feature];
       int64_t group = feature / per_group_out;
       C acc = C(0);
-      ForEach(kernel_spatial_dims, [&](int64_t, const std::vector<int64_t>& kw) {
+      ForEachIndex(kernel_spatial_dims, [&](int64_t, const std::vector<int64_t>& kw) {
         int64_t lhs_base = batch * ls[l.input_batch];
         int64_t rhs_base = feature * ks[l.kernel_output_feature];
         for (size_t s = 0; s < spatial; ++s) {

@@ -9,30 +9,6 @@
 #include "ir/shape_inference.h"
 
 namespace nhlo {
-namespace {
-
-const std::vector<int64_t>* IntList(const BundleRecord& b, AttrId id) {
-  const AttrRecord* a = b.Find(id);
-  return a && a->kind == AttrKind::IntList ? &a->ints : nullptr;
-}
-
-// Walks every index of `dims` in row-major order, calling f(linear_out, index).
-template <typename F>
-void ForEachIndex(const std::vector<int64_t>& dims, F&& f) {
-  int64_t total = 1;
-  for (int64_t d : dims) total *= d;
-  if (total == 0) return;
-  std::vector<int64_t> index(dims.size(), 0);
-  for (int64_t linear = 0; linear < total; ++linear) {
-    f(linear, index);
-    for (size_t k = dims.size(); k-- > 0;) {
-      if (++index[k] < dims[k]) break;
-      index[k] = 0;
-    }
-  }
-}
-
-}  // namespace
 
 Status KernelBroadcast(const BundleRecord& bundle, const Buf& in, const Buf& out) {
   if (in.type() != out.type()) return Status::Error("bundle 'broadcast' changes the element type");
@@ -98,9 +74,6 @@ Status KernelIota(const BundleRecord& bundle, const Buf& out) {
   return OkStatus();
 }
 
-}  // namespace nhlo
-
-namespace nhlo {
 
 Status KernelSlice(const BundleRecord& bundle, const Buf& in, const Buf& out) {
   const AttrRecord* a = bundle.Find(AttrId::kSlice);
@@ -198,9 +171,6 @@ Status KernelReverse(const BundleRecord& bundle, const Buf& in, const Buf& out) 
   return OkStatus();
 }
 
-}  // namespace nhlo
-
-namespace nhlo {
 
 namespace {
 
