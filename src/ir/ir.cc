@@ -255,10 +255,6 @@ Computation* Module::FindComputation(std::string_view comp_name) const {
   return nullptr;
 }
 
-void Module::NoteName(std::string_view n) {
-  if (names_->built) names_->names.insert(n);
-}
-
 void Module::ForgetNames() {
   names_->built = false;
   names_->names.clear();

@@ -205,7 +205,6 @@ struct Module {
                               std::string_view base_name = {});
   /// A name not yet used by any instruction of the module, derived from `base`.
   std::string_view UniqueName(std::string_view base);
-  void NoteName(std::string_view name);
   /// Drops the name cache UniqueName keeps (the parser calls it once the module is complete).
   void ForgetNames();
 

@@ -441,9 +441,7 @@ Status Parser::ParseInstruction(Computation* comp) {
                      std::string(comp->name) + "'");
   Advance();
   NHLO_TRY(Expect(Tok::kEqual, "'='"));
-  NHLO_ASSIGN_OR_RETURN(Instruction * inst, ParseInstructionBody(comp, name, name_offset, /*nested=*/false));
-  (void)inst;
-  return OkStatus();
+  return ParseInstructionBody(comp, name, name_offset, /*nested=*/false).status();
 }
 
 // instruction_body ::= shape? opcode '(' operands ')' (',' attribute)*
@@ -767,7 +765,6 @@ Status Parser::ParseAttribute(Instruction* inst, SmallVec<Attribute, 8>& attrs) 
       break;
     }
   }
-  (void)inst;
   attrs.push_back(attr);
   return OkStatus();
 }
@@ -820,9 +817,7 @@ Result<std::string_view> Parser::CaptureRaw() {
       --end;
   } else if (tok_.kind == Tok::kLBracket || tok_.kind == Tok::kLParen) {
     Tok open = tok_.kind, close = open == Tok::kLBracket ? Tok::kRBracket : Tok::kRParen;
-    uint32_t last = 0;
     NHLO_TRY(skip_group(open, close));
-    last = lex_.position();
     if (tok_.kind == Tok::kLeq) {  // iota replica groups: [G,S]<=[N] or [..]<=[..]T(1,0)
       Advance();
       NHLO_TRY(skip_group(Tok::kLBracket, Tok::kRBracket));
@@ -831,7 +826,6 @@ Result<std::string_view> Parser::CaptureRaw() {
         NHLO_TRY(skip_group(Tok::kLParen, Tok::kRParen));
       }
     }
-    (void)last;
     end = tok_.offset;
     while (end > start && (text[end - 1] == ' ' || text[end - 1] == '\n' || text[end - 1] == '\t' ||
                            text[end - 1] == '\r'))
