@@ -148,6 +148,8 @@ class Writer {
       value[inst] = result;
       if (inst->opcode == Opcode::kParameter) {
         size_t n = static_cast<size_t>(inst->parameter_number);
+        if (n >= comp.instructions.size())
+          return Status::Error("computation '" + std::string(comp.name) + "' has a gap in its parameter numbers");
         if (rec.params.size() <= n) rec.params.resize(n + 1, UINT32_MAX);
         rec.params[n] = result;
       }

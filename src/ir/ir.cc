@@ -221,12 +221,10 @@ const Attribute* Instruction::FindAttr(AttrId id) const {
 
 std::vector<Instruction*> Computation::Parameters() const {
   std::vector<Instruction*> params;
-  for (Instruction* inst : instructions) {
-    if (inst->opcode != Opcode::kParameter) continue;
-    size_t n = static_cast<size_t>(inst->parameter_number);
-    if (n >= params.size()) params.resize(n + 1, nullptr);
-    params[n] = inst;
-  }
+  for (Instruction* inst : instructions)
+    if (inst->opcode == Opcode::kParameter) params.push_back(inst);
+  std::stable_sort(params.begin(), params.end(),
+                   [](const Instruction* a, const Instruction* b) { return a->parameter_number < b->parameter_number; });
   return params;
 }
 

@@ -166,7 +166,9 @@ struct Computation {
   uint32_t source_id = 0;
   struct Module* parent = nullptr;
 
-  /// Parameters ordered by parameter number (holes are null).
+  /// Parameter instructions sorted by parameter number. In a verified computation the numbers
+  /// are 0..N-1, so element i is parameter(i); the size never depends on how large a number
+  /// the text wrote.
   std::vector<Instruction*> Parameters() const;
 };
 

@@ -50,25 +50,24 @@ class Verifier {
     }
     // Instructions seen so far carry this mark: "defined before use" without a hash set.
     const uint32_t defined = m_.NewMark();
-    std::vector<bool> param_seen;
     for (const Instruction* inst : comp.instructions) {
       if (inst->parent != &comp) Fail(*inst, "instruction belongs to another computation");
       for (const Instruction* op : inst->operands)
         if (op->mark != defined)
           Fail(*inst, "operand '" + std::string(op->name) + "' of '" + std::string(inst->name) +
                           "' is not defined before it in computation '" + std::string(comp.name) + "'");
-      if (inst->opcode == Opcode::kParameter) {
-        size_t n = static_cast<size_t>(inst->parameter_number);
-        if (n >= param_seen.size()) param_seen.resize(n + 1, false);
-        param_seen[n] = true;
-      }
       VerifyInstruction(*inst);
       inst->mark = defined;
     }
-    for (size_t i = 0; i < param_seen.size(); ++i)
-      if (!param_seen[i])
-        Fail(*comp.instructions.front(), "computation '" + std::string(comp.name) + "' has no parameter(" +
-                                             std::to_string(i) + ") but has higher-numbered ones");
+    // Parameter numbers must be 0..N-1; the first gap is reported once (a text may write any
+    // number, so nothing here is sized by it).
+    std::vector<Instruction*> params = comp.Parameters();
+    for (size_t i = 0; i < params.size(); ++i)
+      if (params[i]->parameter_number != static_cast<int64_t>(i)) {
+        Fail(*params[i], "computation '" + std::string(comp.name) + "' has no parameter(" + std::to_string(i) +
+                             ") but has higher-numbered ones");
+        break;
+      }
     if (comp.root->mark != defined) Fail("root of computation '" + std::string(comp.name) + "' is not one of its instructions");
   }
 
