@@ -18,8 +18,6 @@ std::string CheckUnique(const std::string& what, const std::vector<int64_t>& dim
   return {};
 }
 
-bool Contains(const std::vector<int64_t>& v, int64_t x) { return std::find(v.begin(), v.end(), x) != v.end(); }
-
 // The element type of a contraction's result: free in XLA (a preferred, usually wider, type),
 // so the written one wins; without one the operands must agree.
 std::optional<PrimitiveType> ContractionType(const Instruction& inst, const Shape& lhs, const Shape& rhs,

@@ -8,8 +8,6 @@
 namespace nhlo::infer {
 namespace {
 
-bool Contains(const std::vector<int64_t>& v, int64_t x) { return std::find(v.begin(), v.end(), x) != v.end(); }
-
 // Checks that every entry of `dims` is in [0, bound), that none repeats and, if `sorted`, that
 // they ascend. Empty if fine, else why not, starting with `what`.
 std::string CheckDimList(const std::string& what, const std::vector<int64_t>& dims, size_t bound, bool sorted,
