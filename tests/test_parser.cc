@@ -198,6 +198,34 @@ TEST_CASE("layout tails must be well formed (fuzzer finding)") {
   CHECK(PrintOrError(good) == good);
 }
 
+TEST_CASE("repeated shape text reuses the parsed shape only where nothing can extend it") {
+  // A shape without a layout, then the same text with a layout after a space, a comment or
+  // nothing: each must get its own layout, not the remembered one.
+  std::string text =
+      "HloModule m\nENTRY e {\n"
+      "  a = f32[2,3] parameter(0)\n"
+      "  b = f32[2,3]{0,1} parameter(1)\n"
+      "  c = f32[2,3] {0,1} parameter(2)\n"
+      "  d = f32[2,3] /* c */ {0,1} parameter(3)\n"
+      "  e = f32[2,3] add(f32[2,3] a, f32[2,3]{0,1} b)\n"
+      "  f = f32[2,3]{0,1} add(f32[2,3]{0,1} c, f32[2,3] d)\n"
+      "  g = f32[2,30] parameter(4)\n"
+      "  ROOT t = (f32[2,3], f32[2,3]{0,1}, f32[2,30]) tuple(e, f, g)\n}\n";
+  std::string printed = PrintOrError(text);
+  CHECK(printed.find("%a = f32[2,3]{1,0} parameter(0)") != std::string::npos);
+  CHECK(printed.find("%b = f32[2,3]{0,1} parameter(1)") != std::string::npos);
+  CHECK(printed.find("%c = f32[2,3]{0,1} parameter(2)") != std::string::npos);
+  CHECK(printed.find("%d = f32[2,3]{0,1} parameter(3)") != std::string::npos);
+  CHECK(printed.find("%e = f32[2,3]{1,0} add(") != std::string::npos);
+  CHECK(printed.find("%f = f32[2,3]{0,1} add(") != std::string::npos);
+  CHECK(printed.find("%g = f32[2,30]{1,0} parameter(4)") != std::string::npos);
+  CHECK(printed.find("(f32[2,3]{1,0}, f32[2,3]{0,1}, f32[2,30]{1,0}) tuple(") != std::string::npos);
+  // A written operand shape that differs from the operand's is still caught.
+  std::string mismatch = PrintOrError(
+      "HloModule m\nENTRY e {\n  a = f32[2,3] parameter(0)\n  ROOT b = f32[2,3] negate(f32[2,4] a)\n}\n");
+  CHECK(mismatch.find("is written as f32[2,4] but has shape f32[2,3]") != std::string::npos);
+}
+
 TEST_CASE("deep nesting and huge shapes are errors") {
   std::string deep = "HloModule m\nENTRY e {\n  ROOT p = " + std::string(1000, '(') + "f32[]" + std::string(1000, ')') + " parameter(0)\n}\n";
   CHECK(PrintOrError(deep).find("nesting deeper than") != std::string::npos);

@@ -234,7 +234,9 @@ class Parser {
   Status ParseOperands(Instruction* inst, SmallVec<Instruction*, 8>& operands);
   Status ParseAttribute(Instruction* inst, SmallVec<Attribute, 8>& attrs);
   Status ParseShape(Shape& shape, int depth = 0);
-  Status ParseLayout(Shape& shape);
+  bool TryCachedShape(Shape& shape);
+  void RememberShape(uint32_t start, uint32_t end, const Shape& shape);
+  Status ParseLayout(Shape& shape, uint32_t* close_offset);
   Result<const Literal*> ParseLiteral(const Shape& shape, int depth = 0);
   Status ParseArrayLevel(const Shape& shape, Literal& lit, size_t dim, int64_t& index);
   Status ParseElement(PrimitiveType type, uint8_t* out);
@@ -257,6 +259,20 @@ class Parser {
   int nesting_ = 0;               // depth of nested instructions and inline computations
   std::string_view current_instruction_;  // for naming inline computations
   Computation* current_comp_ = nullptr;   // the computation whose instructions are being parsed
+  // Shapes repeat: most instructions of a large module share a few result shapes. The last
+  // array shapes parsed are kept with the span of source text they came from; a shape whose
+  // text is byte-identical reuses the parsed Shape, so its dims and layout are shared arena
+  // memory (nothing mutates a shape's spans in place).
+  struct CachedShape {
+    uint64_t prefix = 0;  // the text's first (up to) 8 bytes, masked
+    uint64_t mask = 0;
+    uint32_t offset = 0;
+    uint32_t length = 0;  // 0: empty slot
+    Shape shape;
+  };
+  static constexpr int kShapeCacheSize = 8;
+  CachedShape shape_cache_[kShapeCacheSize];
+  int shape_cache_next_ = 0;
 };
 
 // hlo_text ::= ('HloModule' name (',' attr)*)? stack_frames? computation+
@@ -461,8 +477,10 @@ Result<Instruction*> Parser::ParseInstructionBody(Computation* comp, std::string
   inst->source_id = source_id_;
   if (!nested) current_instruction_ = name;
   bool has_shape = false;
-  if (tok_.kind == Tok::kLParen || (tok_.kind == Tok::kIdent && TypeFromWord(tok_.text)) ||
-      (IsIdent("b") && PeekNext().kind == Tok::kLParen)) {
+  if (tok_.kind == Tok::kIdent && TryCachedShape(inst->shape)) {
+    has_shape = true;
+  } else if (tok_.kind == Tok::kLParen || (tok_.kind == Tok::kIdent && TypeFromWord(tok_.text)) ||
+             (IsIdent("b") && PeekNext().kind == Tok::kLParen)) {
     NHLO_TRY(ParseShape(inst->shape));
     has_shape = true;
   }
@@ -555,7 +573,9 @@ Status Parser::ParseOperands(Instruction* inst, SmallVec<Instruction*, 8>& opera
     uint32_t shape_start = tok_.offset;
     Shape written;
     bool has_shape = false;
-    if (tok_.kind == Tok::kLParen || (tok_.kind == Tok::kIdent && TypeFromWord(tok_.text))) {
+    if (tok_.kind == Tok::kIdent && TryCachedShape(written)) {
+      has_shape = true;
+    } else if (tok_.kind == Tok::kLParen || (tok_.kind == Tok::kIdent && TypeFromWord(tok_.text))) {
       NHLO_TRY(ParseShape(written));
       has_shape = true;
     }
@@ -878,8 +898,10 @@ Status Parser::ParseShape(Shape& shape, int depth) {
     return OkStatus();
   }
   if (tok_.kind != Tok::kIdent) return Expected("shape");
+  if (TryCachedShape(shape)) return OkStatus();
   auto type = TypeFromWord(tok_.text);
   if (!type) return ErrorHere("unknown element type '" + std::string(tok_.text) + "'");
+  uint32_t text_start = tok_.offset;
   Advance();
   NHLO_TRY(Expect(Tok::kLBracket, "'['"));
   SmallVec<int64_t, 8> dims;
@@ -912,6 +934,7 @@ Status Parser::ParseShape(Shape& shape, int depth) {
     if (tok_.kind == Tok::kComma) Advance();
     else if (tok_.kind != Tok::kRBracket) return Expected("',' or ']' in the dimensions");
   }
+  uint32_t text_end = tok_.offset + 1;
   Advance();
   shape = Shape();
   shape.type = *type;
@@ -919,10 +942,53 @@ Status Parser::ParseShape(Shape& shape, int depth) {
   if (dynamic) shape.dim_kinds = module_.arena.Copy(kinds.data(), kinds.size());
   if (tok_.kind == Tok::kLBrace) {
     Tok next = PeekNext().kind;
-    if ((next == Tok::kInt || next == Tok::kColon) && (!literal_follows_ || BraceGroupIsFollowedByBrace()))
-      NHLO_TRY(ParseLayout(shape));
+    if ((next == Tok::kInt || next == Tok::kColon) && (!literal_follows_ || BraceGroupIsFollowedByBrace())) {
+      uint32_t close = 0;
+      NHLO_TRY(ParseLayout(shape, &close));
+      text_end = close + 1;
+    }
   }
+  RememberShape(text_start, text_end, shape);
   return OkStatus();
+}
+
+// The cache applies when the source at the current token repeats a remembered shape's text
+// exactly and nothing after it could extend the shape: text that ends at `]` must not be
+// followed by a `{` (a layout) or a comment hiding one.
+bool Parser::TryCachedShape(Shape& shape) {
+  if (literal_follows_) return false;
+  std::string_view text = src_.text;
+  uint32_t at = tok_.offset;
+  if (size_t(at) + 8 > text.size()) return false;
+  uint64_t head;
+  std::memcpy(&head, text.data() + at, 8);
+  for (const CachedShape& c : shape_cache_) {
+    if (c.length == 0 || (head & c.mask) != c.prefix || size_t(at) + c.length > text.size()) continue;
+    if (std::memcmp(text.data() + at, text.data() + c.offset, c.length) != 0) continue;
+    uint32_t end = at + c.length;
+    if (text[end - 1] == ']') {
+      size_t q = end;
+      while (q < text.size() && (text[q] == ' ' || text[q] == '\t' || text[q] == '\n' || text[q] == '\r')) ++q;
+      if (q < text.size() && (text[q] == '{' || text[q] == '/')) return false;
+    }
+    shape = c.shape;
+    lex_.set_position(end);
+    Advance();
+    return true;
+  }
+  return false;
+}
+
+void Parser::RememberShape(uint32_t start, uint32_t end, const Shape& shape) {
+  if (literal_follows_ || end <= start || end - start > 128) return;
+  CachedShape& c = shape_cache_[shape_cache_next_];
+  shape_cache_next_ = (shape_cache_next_ + 1) % kShapeCacheSize;
+  c.offset = start;
+  c.length = end - start;
+  c.mask = c.length >= 8 ? ~uint64_t(0) : (uint64_t(1) << (8 * c.length)) - 1;
+  c.prefix = 0;
+  std::memcpy(&c.prefix, src_.text.data() + start, std::min<uint32_t>(c.length, 8));
+  c.shape = shape;
 }
 
 // In `f32[2] {1, 2}` the braces are the literal, in `f32[2]{0} {1, 2}` the first pair is the
@@ -943,7 +1009,7 @@ bool Parser::BraceGroupIsFollowedByBrace() {
 }
 
 // layout ::= '{' (INT (',' INT)*)? (':' layout_attrs)? '}'
-Status Parser::ParseLayout(Shape& shape) {
+Status Parser::ParseLayout(Shape& shape, uint32_t* close_offset) {
   uint32_t open = tok_.offset;
   Advance();
   SmallVec<int64_t, 8> minor_to_major;
@@ -996,6 +1062,7 @@ Status Parser::ParseLayout(Shape& shape) {
     if (d < 0 || d >= static_cast<int64_t>(shape.dims.size()) || repeated)
       return ErrorAt(open, "layout is not a permutation of the dimensions");
   }
+  *close_offset = tok_.offset;
   Advance();
   bool is_default = layout->tail.empty();
   for (size_t i = 0; i < minor_to_major.size() && is_default; ++i)

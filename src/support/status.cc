@@ -6,6 +6,8 @@
 
 namespace nhlo {
 
+const std::vector<Diagnostic> Status::kNoDiagnostics;
+
 std::string FormatDiagnostic(const Diagnostic& diag) {
   std::string out;
   if (!diag.file.empty()) {
@@ -62,7 +64,7 @@ Diagnostic DiagnosticAt(std::string_view file, std::string_view text, size_t off
 
 std::string Status::ToString() const {
   std::string out;
-  for (const Diagnostic& d : diags_) out += FormatDiagnostic(d);
+  for (const Diagnostic& d : diagnostics()) out += FormatDiagnostic(d);
   return out;
 }
 

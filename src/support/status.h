@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -36,29 +37,44 @@ Diagnostic DiagnosticAt(std::string_view file, std::string_view text, size_t off
 class [[nodiscard]] Status {
  public:
   Status() = default;
+  Status(const Status& other)
+      : diags_(other.diags_ ? std::make_unique<std::vector<Diagnostic>>(*other.diags_) : nullptr) {}
+  Status& operator=(const Status& other) {
+    if (this != &other)
+      diags_ = other.diags_ ? std::make_unique<std::vector<Diagnostic>>(*other.diags_) : nullptr;
+    return *this;
+  }
+  Status(Status&&) noexcept = default;
+  Status& operator=(Status&&) noexcept = default;
+
   static Status Error(std::string message) {
-    Status s;
-    s.diags_.push_back(Diagnostic{Severity::kError, {}, 0, 0, std::move(message), {}});
-    return s;
+    return FromDiagnostic(Diagnostic{Severity::kError, {}, 0, 0, std::move(message), {}});
   }
   static Status FromDiagnostic(Diagnostic diag) {
     Status s;
-    s.diags_.push_back(std::move(diag));
+    s.diagnostics().push_back(std::move(diag));
     return s;
   }
-  bool ok() const { return diags_.empty(); }
-  const std::vector<Diagnostic>& diagnostics() const { return diags_; }
-  std::vector<Diagnostic>& diagnostics() { return diags_; }
+  bool ok() const { return !diags_ || diags_->empty(); }
+  const std::vector<Diagnostic>& diagnostics() const { return diags_ ? *diags_ : kNoDiagnostics; }
+  std::vector<Diagnostic>& diagnostics() {
+    if (!diags_) diags_ = std::make_unique<std::vector<Diagnostic>>();
+    return *diags_;
+  }
   /// The first message without location (for tests and one-line reports).
-  std::string message() const { return diags_.empty() ? std::string() : diags_.front().message; }
+  std::string message() const { return ok() ? std::string() : diags_->front().message; }
   void Append(const Status& other) {
-    diags_.insert(diags_.end(), other.diags_.begin(), other.diags_.end());
+    if (other.ok()) return;
+    diagnostics().insert(diagnostics().end(), other.diags_->begin(), other.diags_->end());
   }
   /// Every diagnostic formatted clang-style, concatenated.
   std::string ToString() const;
 
  private:
-  std::vector<Diagnostic> diags_;
+  static const std::vector<Diagnostic> kNoDiagnostics;
+  // One pointer, null when OK: every parse step returns a Status, and an empty one costs a
+  // null test instead of a vector's construction and destruction.
+  std::unique_ptr<std::vector<Diagnostic>> diags_;
 };
 
 inline Status OkStatus() { return Status(); }
