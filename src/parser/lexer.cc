@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "parser/lexer.h"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace nhlo {
 namespace {
 
@@ -40,18 +44,17 @@ size_t MatchDecimal(std::string_view s) {
 
 // [0-9bf?]{2,}_[0-9io?]{2,}->[0-9bf?]{2,}
 size_t MatchDimLabels(std::string_view s) {
-  auto run = [&](size_t i, std::string_view alphabet) {
+  auto run = [&](size_t i, char x, char y) {
     size_t j = i;
-    while (j < s.size() && (IsDigit(s[j]) || s[j] == '?' || alphabet.find(s[j]) != alphabet.npos))
-      ++j;
+    while (j < s.size() && (IsDigit(s[j]) || s[j] == '?' || s[j] == x || s[j] == y)) ++j;
     return j - i;
   };
-  size_t a = run(0, "bf");
+  size_t a = run(0, 'b', 'f');
   if (a < 2 || a >= s.size() || s[a] != '_') return 0;
-  size_t b = run(a + 1, "io");
+  size_t b = run(a + 1, 'i', 'o');
   size_t i = a + 1 + b;
   if (b < 2 || i + 1 >= s.size() || s[i] != '-' || s[i + 1] != '>') return 0;
-  size_t c = run(i + 2, "bf");
+  size_t c = run(i + 2, 'b', 'f');
   if (c < 2) return 0;
   return i + 2 + c;
 }
@@ -126,11 +129,23 @@ size_t MatchNan(std::string_view s) {
 
 }  // namespace
 
+size_t FindEither(const char* s, size_t i, size_t n, char a, char b) {
+#if defined(__SSE2__)
+  const __m128i va = _mm_set1_epi8(a), vb = _mm_set1_epi8(b);
+  for (; i + 16 <= n; i += 16) {
+    __m128i chunk = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i));
+    int hits = _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(chunk, va), _mm_cmpeq_epi8(chunk, vb)));
+    if (hits) return i + static_cast<size_t>(__builtin_ctz(static_cast<unsigned>(hits)));
+  }
+#endif
+  for (; i < n; ++i)
+    if (s[i] == a || s[i] == b) return i;
+  return n;
+}
+
 bool Lexer::SkipTrivia() {
   for (;;) {
-    while (pos_ < src_.size() &&
-           (src_[pos_] == ' ' || src_[pos_] == '\t' || src_[pos_] == '\n' || src_[pos_] == '\r'))
-      ++pos_;
+    while (pos_ < src_.size() && IsSpace(src_[pos_])) ++pos_;
     if (pos_ + 1 < src_.size() && src_[pos_] == '/' && src_[pos_ + 1] == '/') {
       while (pos_ < src_.size() && src_[pos_] != '\n') ++pos_;
       continue;
@@ -159,7 +174,7 @@ Token Lexer::Next() {
   char c = src_[pos_];
   if (IsIdentStart(c)) {
     // An identifier starting with b/f may be dim labels (b01f_01io->b01f).
-    if (size_t n = MatchDimLabels(src_.substr(pos_)); n > 0) {
+    if (size_t n = (c == 'b' || c == 'f') ? MatchDimLabels(src_.substr(pos_)) : 0; n > 0) {
       pos_ += static_cast<uint32_t>(n);
       return Make(Tok::kDimLabels, start, pos_);
     }
@@ -282,9 +297,10 @@ Token Lexer::LexNumberLike(uint32_t start) {
 
 Token Lexer::LexString(uint32_t start, char quote) {
   uint32_t body = pos_;
-  while (pos_ < src_.size() && src_[pos_] != quote) {
-    if (src_[pos_] == '\\' && pos_ + 1 < src_.size()) ++pos_;
-    ++pos_;
+  for (;;) {
+    pos_ = static_cast<uint32_t>(FindEither(src_.data(), pos_, src_.size(), quote, '\\'));
+    if (pos_ >= src_.size() || src_[pos_] == quote) break;
+    pos_ += pos_ + 1 < src_.size() ? 2 : 1;  // an escape: skip the escaped character
   }
   if (pos_ >= src_.size()) return Token{Tok::kError, start, "unterminated string"};
   std::string_view text = src_.substr(body, pos_ - body);
@@ -302,14 +318,16 @@ Token Lexer::RawBraceBlock() {
   bool fold = false;
   while (pos_ < src_.size()) {
     char c = src_[pos_++];
+    if (!IsRawSpecial(c)) continue;
     if (c == ' ') {
       fold |= pos_ < src_.size() && src_[pos_] == ' ';
     } else if (c == '\n' || c == '\t' || c == '\r') {
       fold = true;
     } else if (c == '"' || c == '\'') {
-      while (pos_ < src_.size() && src_[pos_] != c) {
-        if (src_[pos_] == '\\' && pos_ + 1 < src_.size()) ++pos_;
-        ++pos_;
+      for (;;) {
+        pos_ = static_cast<uint32_t>(FindEither(src_.data(), pos_, src_.size(), c, '\\'));
+        if (pos_ >= src_.size() || src_[pos_] == c) break;
+        pos_ += pos_ + 1 < src_.size() ? 2 : 1;
       }
       if (pos_ >= src_.size()) break;
       ++pos_;

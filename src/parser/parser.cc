@@ -1212,42 +1212,30 @@ Status Parser::ParseArrayLevel(const Shape& shape, Literal& lit, size_t dim, int
   return OkStatus();
 }
 
-// Clinger's fast path for f32: a decimal with at most 7 significant digits and a small power
-// of ten is one exactly-representable integer times or divided by an exact power of ten, so a
+// Clinger's fast path for f32: a decimal whose digits form an integer of at most 2^24, with at
+// most 10 fraction digits, is one exactly-representable integer times or divided by an exact power of ten, so a
 // single float operation rounds it correctly. Returns the length read, or 0 to fall back to
 // from_chars (more digits, exponents, anything unusual).
 size_t FastParseF32(const char* p, const char* end, float* out) {
   static constexpr float kPow10[] = {1e0f, 1e1f, 1e2f, 1e3f, 1e4f, 1e5f, 1e6f, 1e7f, 1e8f, 1e9f, 1e10f};
   const char* s = p;
   bool negative = s < end && *s == '-';
-  if (negative) ++s;
-  uint32_t mantissa = 0;
-  int digits = 0, frac = 0;
+  s += negative;
+  // At most 19 digits keep the mantissa in 64 bits; leading zeros count, which only sends a
+  // rare long number to the slow path.
+  uint64_t mantissa = 0;
   const char* digits_start = s;
-  while (s < end && IsDigit(*s)) {
-    if (mantissa != 0 || *s != '0') ++digits;
-    mantissa = mantissa * 10 + static_cast<uint32_t>(*s - '0');
-    if (digits > 7) return 0;
-    ++s;
-  }
-  bool had_int = s > digits_start;
+  while (s < end && static_cast<unsigned>(*s - '0') < 10) mantissa = mantissa * 10 + static_cast<unsigned>(*s++ - '0');
+  size_t int_digits = static_cast<size_t>(s - digits_start);
+  size_t frac = 0;
   if (s < end && *s == '.') {
-    ++s;
-    const char* frac_start = s;
-    while (s < end && IsDigit(*s)) {
-      if (mantissa != 0 || *s != '0') ++digits;
-      mantissa = mantissa * 10 + static_cast<uint32_t>(*s - '0');
-      if (digits > 7) return 0;
-      ++s;
-      ++frac;
-    }
-    if (!had_int && s == frac_start) return 0;
-  } else if (!had_int) {
-    return 0;
+    const char* frac_start = ++s;
+    while (s < end && static_cast<unsigned>(*s - '0') < 10) mantissa = mantissa * 10 + static_cast<unsigned>(*s++ - '0');
+    frac = static_cast<size_t>(s - frac_start);
   }
+  if (int_digits + frac == 0 || int_digits + frac > 19 || frac > 10 || mantissa > (uint64_t(1) << 24)) return 0;
   if (s < end && (*s == 'e' || *s == 'E' || IsIdentStart(*s))) return 0;
-  if (frac > 10) return 0;
-  float v = static_cast<float>(mantissa);  // exact: < 2^24
+  float v = static_cast<float>(mantissa);  // exact: <= 2^24
   if (frac) v /= kPow10[frac];
   *out = negative ? -v : v;
   return static_cast<size_t>(s - p);
