@@ -71,9 +71,11 @@ PrimitiveType ComplexComponent(PrimitiveType t) {
 }
 
 Shape DimList::Build(Module& m, PrimitiveType type) const {
-  Shape s = m.MakeArrayShape(type, sizes_);
+  Shape s;
+  s.type = type;
+  s.dims = m.arena.Copy(sizes_.data(), sizes_.size());
   if (std::any_of(kinds_.begin(), kinds_.end(), [](DimKind k) { return k != DimKind::kStatic; }))
-    s.dim_kinds = m.arena.Copy(kinds_);
+    s.dim_kinds = m.arena.Copy(kinds_.data(), kinds_.size());
   return s;
 }
 
@@ -113,7 +115,12 @@ std::optional<int64_t> SingleDimension(const Instruction& inst, std::string& err
 
 Signature SignatureOf(const Computation& c) {
   Signature sig;
-  for (const Instruction* p : c.Parameters()) sig.params.push_back(p ? &p->shape : nullptr);
+  SmallVec<const Instruction*, 8> params;  // as Computation::Parameters(), without its vector
+  for (const Instruction* inst : c.instructions)
+    if (inst->opcode == Opcode::kParameter) params.push_back(inst);
+  auto by_number = [](const Instruction* a, const Instruction* b) { return a->parameter_number < b->parameter_number; };
+  if (!std::is_sorted(params.begin(), params.end(), by_number)) std::stable_sort(params.begin(), params.end(), by_number);
+  for (const Instruction* p : params) sig.params.push_back(&p->shape);
   sig.result = c.root ? &c.root->shape : nullptr;
   return sig;
 }
@@ -416,8 +423,11 @@ bool ReadInt(std::string_view s, int64_t& v) {
   return ec == std::errc() && p == end;
 }
 
-std::vector<std::string_view> Split(std::string_view s, char sep) {
-  std::vector<std::string_view> parts;
+// Inline storage: windows and paddings are split for every convolution the verifier sees.
+using Parts = SmallVec<std::string_view, 8>;
+
+Parts Split(std::string_view s, char sep) {
+  Parts parts;
   size_t start = 0;
   for (;;) {
     size_t at = s.find(sep, start);
@@ -440,7 +450,7 @@ std::string_view StripBraces(std::string_view s) {
 }
 
 // `3x3` or `0_1x1_1`: one group per dimension.
-std::vector<std::string_view> DimGroups(std::string_view value) { return Split(value, 'x'); }
+Parts DimGroups(std::string_view value) { return Split(value, 'x'); }
 
 }  // namespace
 
@@ -451,7 +461,7 @@ Result<std::vector<WindowDim>> ParseWindow(std::string_view text) {
   size_t pos = 0;
   struct Field {
     std::string_view key;
-    std::vector<std::string_view> groups;
+    Parts groups;
   };
   std::vector<Field> fields;
   while (pos < body.size()) {
@@ -494,7 +504,7 @@ Result<std::vector<WindowDim>> ParseWindow(std::string_view text) {
         ok = ReadInt(g, r) && (r == 0 || r == 1);
         d.reversal = r == 1;
       } else if (f.key == "pad") {
-        std::vector<std::string_view> lh = Split(g, '_');
+        Parts lh = Split(g, '_');
         ok = lh.size() == 2 && ReadInt(lh[0], d.pad_low) && ReadInt(lh[1], d.pad_high);
       } else {
         return Status::Error("window has an unknown field '" + std::string(f.key) + "'");
@@ -515,7 +525,7 @@ Result<std::vector<SliceDim>> ParseSliceRanges(std::string_view text) {
     if (body[pos] != '[') return Status::Error("slice=" + std::string(text) + " is not a list of [start:limit:stride]");
     size_t close = body.find(']', pos);
     if (close == std::string_view::npos) return Status::Error("slice=" + std::string(text) + " has an unclosed '['");
-    std::vector<std::string_view> parts = Split(body.substr(pos + 1, close - pos - 1), ':');
+    Parts parts = Split(body.substr(pos + 1, close - pos - 1), ':');
     SliceDim d;
     bool ok = (parts.size() == 2 || parts.size() == 3) && ReadInt(Trim(parts[0]), d.start) &&
               ReadInt(Trim(parts[1]), d.limit) && (parts.size() == 2 || ReadInt(Trim(parts[2]), d.stride));
@@ -532,7 +542,7 @@ Result<std::vector<PaddingDim>> ParsePadding(std::string_view text) {
   text = Trim(text);
   if (text.empty()) return dims;
   for (std::string_view g : DimGroups(text)) {
-    std::vector<std::string_view> parts = Split(g, '_');
+    Parts parts = Split(g, '_');
     PaddingDim d;
     bool ok = (parts.size() == 2 || parts.size() == 3) && ReadInt(parts[0], d.low) && ReadInt(parts[1], d.high) &&
               (parts.size() == 2 || ReadInt(parts[2], d.interior));
@@ -548,7 +558,8 @@ namespace {
 // (b,f or i,o); digits are spatial dimension numbers.
 Status ReadLabels(std::string_view group, char first, char second, int64_t& first_dim, int64_t& second_dim,
                   std::vector<int64_t>& spatial, bool& unknown, const char* what) {
-  std::vector<int64_t> by_number(group.size(), -1);
+  SmallVec<int64_t, 16> by_number;
+  for (size_t k = 0; k < group.size(); ++k) by_number.push_back(-1);
   size_t count = 0;
   for (size_t k = 0; k < group.size(); ++k) {
     char c = group[k];

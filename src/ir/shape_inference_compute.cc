@@ -8,12 +8,14 @@
 namespace nhlo::infer {
 namespace {
 
-std::string CheckUnique(const std::string& what, const std::vector<int64_t>& dims, const Shape& s) {
+// `what` is `prefix` + `suffix`, joined only when there is something to report.
+template <typename Dims>
+std::string CheckUnique(std::string_view prefix, std::string_view suffix, const Dims& dims, const Shape& s) {
   for (size_t i = 0; i < dims.size(); ++i) {
     if (dims[i] < 0 || dims[i] >= static_cast<int64_t>(s.rank()))
-      return what + " dimension " + Num(dims[i]) + " is out of range for " + Str(s);
+      return std::string(prefix) + std::string(suffix) + " dimension " + Num(dims[i]) + " is out of range for " + Str(s);
     for (size_t j = 0; j < i; ++j)
-      if (dims[j] == dims[i]) return what + " dimension " + Num(dims[i]) + " is used twice";
+      if (dims[j] == dims[i]) return std::string(prefix) + std::string(suffix) + " dimension " + Num(dims[i]) + " is used twice";
   }
   return {};
 }
@@ -30,12 +32,16 @@ std::optional<PrimitiveType> ContractionType(const Instruction& inst, const Shap
   return lhs.type;
 }
 
+// Views of the instruction's own lists (empty where absent): every dot is verified, so no copies.
 struct DotNumbers {
-  std::vector<int64_t> lhs_batch, lhs_contracting, rhs_batch, rhs_contracting;
+  Span<int64_t> lhs_batch{}, lhs_contracting{}, rhs_batch{}, rhs_contracting{};
 };
 
 DotNumbers DotNumbersOf(const Instruction& inst) {
-  auto list = [&](AttrId id) { return IntList(inst, id).value_or(std::vector<int64_t>{}); };
+  auto list = [&](AttrId id) {
+    const Attribute* a = inst.FindAttr(id);
+    return a && a->kind == AttrKind::IntList ? a->ints : Span<int64_t>{};
+  };
   return DotNumbers{list(AttrId::kLhsBatchDims), list(AttrId::kLhsContractingDims), list(AttrId::kRhsBatchDims),
                     list(AttrId::kRhsContractingDims)};
 }
@@ -49,11 +55,13 @@ std::string DotDims(const std::string& op, const Shape& lhs, const Shape& rhs, c
   if (d.lhs_contracting.size() != d.rhs_contracting.size())
     return op + " has " + Num(d.lhs_contracting.size()) + " lhs contracting dims but " +
            Num(d.rhs_contracting.size()) + " rhs contracting dims";
-  std::vector<int64_t> lhs_used = d.lhs_batch, rhs_used = d.rhs_batch;
-  lhs_used.insert(lhs_used.end(), d.lhs_contracting.begin(), d.lhs_contracting.end());
-  rhs_used.insert(rhs_used.end(), d.rhs_contracting.begin(), d.rhs_contracting.end());
-  std::string e = CheckUnique(op + ": lhs batch/contracting", lhs_used, lhs);
-  if (e.empty()) e = CheckUnique(op + ": rhs batch/contracting", rhs_used, rhs);
+  SmallVec<int64_t, 8> lhs_used, rhs_used;
+  for (int64_t v : d.lhs_batch) lhs_used.push_back(v);
+  for (int64_t v : d.lhs_contracting) lhs_used.push_back(v);
+  for (int64_t v : d.rhs_batch) rhs_used.push_back(v);
+  for (int64_t v : d.rhs_contracting) rhs_used.push_back(v);
+  std::string e = CheckUnique(op, ": lhs batch/contracting", lhs_used, lhs);
+  if (e.empty()) e = CheckUnique(op, ": rhs batch/contracting", rhs_used, rhs);
   if (!e.empty()) return e;
   for (size_t i = 0; i < d.lhs_batch.size(); ++i)
     if (!DimMatches(lhs, d.lhs_batch[i], rhs, d.rhs_batch[i]))
@@ -92,7 +100,7 @@ Inference InferReduce(Module& m, const Instruction& inst) {
     types.push_back(in.type);
     inits.push_back(&inst.operands[n + i]->shape);
   }
-  std::string e = CheckUnique("reduce", *dims, x);
+  std::string e = CheckUnique("reduce", "", *dims, x);
   if (!e.empty()) return Error(e);
   e = CheckReducer("reduce", *f, inits, types);
   if (!e.empty()) return Error(e);
@@ -236,8 +244,8 @@ Inference InferRaggedDot(Module& m, const Instruction& inst) {
   auto ragged = IntList(inst, AttrId::kLhsRaggedDims);
   if (!ragged || ragged->size() != 1) return Error("ragged-dot needs exactly one lhs_ragged_dims entry");
   std::vector<int64_t> group_dims = IntList(inst, AttrId::kRhsGroupDims).value_or(std::vector<int64_t>{});
-  std::string e = CheckUnique("ragged-dot lhs_ragged_dims", *ragged, lhs);
-  if (e.empty()) e = CheckUnique("ragged-dot rhs_group_dims", group_dims, rhs);
+  std::string e = CheckUnique("ragged-dot lhs_ragged_dims", "", *ragged, lhs);
+  if (e.empty()) e = CheckUnique("ragged-dot rhs_group_dims", "", group_dims, rhs);
   if (!e.empty()) return Error(e);
   DotNumbers d = DotNumbersOf(inst);
   DimList dims;

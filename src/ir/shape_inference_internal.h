@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "ir/shape_inference.h"
+#include "support/small_vec.h"
 
 namespace nhlo::infer {
 
@@ -32,7 +33,8 @@ inline std::string Op(const Instruction& inst) { return std::string(OpcodeName(i
 
 inline DimKind KindAt(const Shape& s, size_t i) { return s.dim_kinds.empty() ? DimKind::kStatic : s.dim_kinds[i]; }
 inline bool Unbounded(const Shape& s, size_t i) { return KindAt(s, i) == DimKind::kUnbounded; }
-inline bool Contains(const std::vector<int64_t>& v, int64_t x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+template <typename List>
+bool Contains(const List& v, int64_t x) { return std::find(v.begin(), v.end(), x) != v.end(); }
 /// True if dimension i of a and dimension j of b can hold the same number of elements.
 bool DimMatches(const Shape& a, size_t i, const Shape& b, size_t j);
 /// Same rank and matching dimensions; element types are not looked at.
@@ -65,8 +67,9 @@ class DimList {
   Shape Build(Module& m, PrimitiveType type) const;
 
  private:
-  std::vector<int64_t> sizes_;
-  std::vector<DimKind> kinds_;
+  // Inline storage: the verifier builds several of these for every instruction.
+  SmallVec<int64_t, 8> sizes_;
+  SmallVec<DimKind, 8> kinds_;
 };
 
 /// The IntList attribute `id`, or nullopt when absent (or written as a list of lists).
@@ -79,7 +82,7 @@ std::optional<int64_t> SingleDimension(const Instruction& inst, std::string& err
 
 /// A computation's parameter shapes (by parameter number) and root shape.
 struct Signature {
-  std::vector<const Shape*> params;  // null where a parameter number is missing
+  SmallVec<const Shape*, 8> params;  // null where a parameter number is missing
   const Shape* result = nullptr;
 };
 Signature SignatureOf(const Computation& c);

@@ -72,10 +72,10 @@ class Verifier {
   }
 
   void VerifyInstruction(const Instruction& inst) {
-    std::string op(OpcodeName(inst.opcode));
+    std::string_view op = OpcodeName(inst.opcode);
     int arity = OpcodeArity(inst.opcode);
     if (arity >= 0 && static_cast<int>(inst.operands.size()) != arity) {
-      Fail(inst, "'" + op + "' takes " + std::to_string(arity) + " operand" + (arity == 1 ? "" : "s") +
+      Fail(inst, "'" + std::string(op) + "' takes " + std::to_string(arity) + " operand" + (arity == 1 ? "" : "s") +
                      ", got " + std::to_string(inst.operands.size()));
       return;
     }
@@ -87,7 +87,7 @@ class Verifier {
       return;
     }
     if (inf.outcome == InferOutcome::kInferred && !infer::Compatible(inf.shape, inst.shape)) {
-      Fail(inst, "'" + op + "' result shape is " + Str(inst.shape) + " but " + Source(inst) + " " +
+      Fail(inst, "'" + std::string(op) + "' result shape is " + Str(inst.shape) + " but " + Source(inst) + " " +
                      Str(inf.shape));
       return;
     }

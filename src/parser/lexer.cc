@@ -161,68 +161,90 @@ bool Lexer::SkipTrivia() {
 }
 
 Token Lexer::Next() {
-  uint32_t comment_start = pos_;
-  if (!SkipTrivia()) {
-    // Point at the comment opener, not at end of file.
-    size_t open = src_.find("/*", comment_start);
-    uint32_t at = open == std::string_view::npos ? pos_ : static_cast<uint32_t>(open);
-    pos_ = static_cast<uint32_t>(src_.size());
-    return Token{Tok::kError, at, "unterminated /* comment"};
+  // Locals instead of members in the loops: every byte of the input passes through here.
+  const char* s = src_.data();
+  const uint32_t n = static_cast<uint32_t>(src_.size());
+  uint32_t p = pos_;
+  for (;;) {
+    while (p < n && IsSpace(s[p])) ++p;
+    if (p + 1 < n && s[p] == '/') {
+      if (s[p + 1] == '/') {
+        while (p < n && s[p] != '\n') ++p;
+        continue;
+      }
+      if (s[p + 1] == '*') {
+        size_t end = src_.find("*/", p + 2);
+        if (end == std::string_view::npos) {
+          // Point at the comment opener, not at end of file.
+          pos_ = n;
+          return Token{Tok::kError, p, "unterminated /* comment"};
+        }
+        p = static_cast<uint32_t>(end + 2);
+        continue;
+      }
+    }
+    break;
   }
-  if (pos_ >= src_.size()) return Token{Tok::kEof, pos_, {}};
-  uint32_t start = pos_;
-  char c = src_[pos_];
+  if (p >= n) {
+    pos_ = p;
+    return Token{Tok::kEof, p, {}};
+  }
+  const uint32_t start = p;
+  const char c = s[p];
   if (IsIdentStart(c)) {
     // An identifier starting with b/f may be dim labels (b01f_01io->b01f).
-    if (size_t n = (c == 'b' || c == 'f') ? MatchDimLabels(src_.substr(pos_)) : 0; n > 0) {
-      pos_ += static_cast<uint32_t>(n);
-      return Make(Tok::kDimLabels, start, pos_);
+    if (c == 'b' || c == 'f') {
+      if (size_t len = MatchDimLabels(std::string_view(s + p, n - p)); len > 0) {
+        pos_ = p + static_cast<uint32_t>(len);
+        return Make(Tok::kDimLabels, start, pos_);
+      }
     }
-    while (pos_ < src_.size() && IsIdentChar(src_[pos_])) ++pos_;
-    uint32_t end = pos_;
-    if (pos_ < src_.size() && src_[pos_] == ':') {
-      ++pos_;
-      return Token{Tok::kName, start, src_.substr(start, end - start)};
+    ++p;
+    while (p < n && IsIdentChar(s[p])) ++p;
+    std::string_view word(s + start, p - start);
+    if (p < n && s[p] == ':') {
+      pos_ = p + 1;
+      return Token{Tok::kName, start, word};
     }
-    if (pos_ < src_.size() && src_[pos_] == '=') {
-      ++pos_;
-      return Token{Tok::kAttrName, start, src_.substr(start, end - start)};
+    if (p < n && s[p] == '=') {
+      pos_ = p + 1;
+      return Token{Tok::kAttrName, start, word};
     }
-    std::string_view word = src_.substr(start, end - start);
     if (word == "nan") {
-      pos_ = start + static_cast<uint32_t>(MatchNan(src_.substr(start)));
+      pos_ = start + static_cast<uint32_t>(MatchNan(std::string_view(s + start, n - start)));
       return Make(Tok::kDecimal, start, pos_);
     }
+    pos_ = p;
     return Token{Tok::kIdent, start, word};
   }
   if (IsDigit(c) || c == '-' || c == '?') return LexNumberLike(start);
-  ++pos_;
+  pos_ = ++p;
   switch (c) {
     case '%': {
-      uint32_t name_start = pos_;
-      while (pos_ < src_.size() && IsIdentChar(src_[pos_])) ++pos_;
-      if (pos_ == name_start) return Token{Tok::kError, start, "expected a name after '%'"};
-      return Token{Tok::kName, start, src_.substr(name_start, pos_ - name_start)};
+      while (p < n && IsIdentChar(s[p])) ++p;
+      pos_ = p;
+      if (p == start + 1) return Token{Tok::kError, start, "expected a name after '%'"};
+      return Token{Tok::kName, start, std::string_view(s + start + 1, p - start - 1)};
     }
     case '"':
     case '\'':
       return LexString(start, c);
-    case '=': return Make(Tok::kEqual, start, pos_);
-    case ',': return Make(Tok::kComma, start, pos_);
-    case ':': return Make(Tok::kColon, start, pos_);
-    case '*': return Make(Tok::kStar, start, pos_);
-    case '#': return Make(Tok::kHash, start, pos_);
-    case '+': return Make(Tok::kPlus, start, pos_);
-    case '~': return Make(Tok::kTilde, start, pos_);
-    case '[': return Make(Tok::kLBracket, start, pos_);
-    case ']': return Make(Tok::kRBracket, start, pos_);
-    case '{': return Make(Tok::kLBrace, start, pos_);
-    case '}': return Make(Tok::kRBrace, start, pos_);
-    case '(': return Make(Tok::kLParen, start, pos_);
-    case ')': return Make(Tok::kRParen, start, pos_);
+    case '=': return Make(Tok::kEqual, start, p);
+    case ',': return Make(Tok::kComma, start, p);
+    case ':': return Make(Tok::kColon, start, p);
+    case '*': return Make(Tok::kStar, start, p);
+    case '#': return Make(Tok::kHash, start, p);
+    case '+': return Make(Tok::kPlus, start, p);
+    case '~': return Make(Tok::kTilde, start, p);
+    case '[': return Make(Tok::kLBracket, start, p);
+    case ']': return Make(Tok::kRBracket, start, p);
+    case '{': return Make(Tok::kLBrace, start, p);
+    case '}': return Make(Tok::kRBrace, start, p);
+    case '(': return Make(Tok::kLParen, start, p);
+    case ')': return Make(Tok::kRParen, start, p);
     case '<':
-      if (pos_ < src_.size() && src_[pos_] == '=') {
-        ++pos_;
+      if (p < n && s[p] == '=') {
+        pos_ = p + 1;
         return Make(Tok::kLeq, start, pos_);
       }
       break;
@@ -235,7 +257,7 @@ Token Lexer::Next() {
     default:
       break;
   }
-  return Token{Tok::kError, start, src_.substr(start, 1)};
+  return Token{Tok::kError, start, std::string_view(s + start, 1)};
 }
 
 Token Lexer::LexNumberLike(uint32_t start) {

@@ -56,7 +56,7 @@ class Lexer {
 
  private:
   Token Make(Tok kind, uint32_t start, uint32_t end) {
-    return Token{kind, start, src_.substr(start, end - start)};
+    return Token{kind, start, std::string_view(src_.data() + start, end - start)};
   }
   Token LexNumberLike(uint32_t start);
   Token LexString(uint32_t start, char quote);

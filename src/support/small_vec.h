@@ -16,8 +16,13 @@ class SmallVec {
 
  public:
   SmallVec() = default;
-  SmallVec(const SmallVec&) = delete;
-  SmallVec& operator=(const SmallVec&) = delete;
+  SmallVec(const SmallVec& other) { *this = other; }
+  SmallVec& operator=(const SmallVec& other) {
+    if (this == &other) return *this;
+    clear();
+    for (const T& v : other) push_back(v);
+    return *this;
+  }
 
   void push_back(const T& v) {
     if (size_ < N) {
