@@ -162,10 +162,28 @@ class NameMap {
 
  private:
   static constexpr uint64_t kPointerMask = (uint64_t(1) << 48) - 1;
+  // Eight bytes a step (names are looked up once per operand), then murmur3's finalizer so the
+  // slot index (low bits) and the tag (high bits) both depend on every byte.
   static uint64_t Hash(std::string_view s) {
-    uint64_t h = 1469598103934665603ULL;
-    for (char c : s) h = (h ^ static_cast<uint8_t>(c)) * 1099511628211ULL;
-    return h ^ (h >> 29);
+    const char* p = s.data();
+    size_t n = s.size();
+    uint64_t h = n * 0x9E3779B97F4A7C15ULL;
+    auto load = [](const char* q, size_t bytes) {
+      uint64_t w = 0;
+      std::memcpy(&w, q, bytes);
+      return w;
+    };
+    while (n >= 8) {
+      h = (h ^ load(p, 8)) * 0xFF51AFD7ED558CCDULL;
+      h ^= h >> 32;
+      p += 8;
+      n -= 8;
+    }
+    if (n) h = (h ^ load(p, n)) * 0xFF51AFD7ED558CCDULL;
+    h ^= h >> 33;
+    h *= 0xC4CEB9FE1A85EC53ULL;
+    h ^= h >> 33;
+    return h;
   }
   void Place(uint64_t slot, uint32_t low_hash) {
     size_t mask = slots_.size() - 1;  // at most 2^32 slots: the low hash bits pick the start
@@ -1213,80 +1231,80 @@ Status Parser::ParseArrayLevel(const Shape& shape, Literal& lit, size_t dim, int
 }
 
 // Clinger's fast path for f32: a decimal whose digits form an integer of at most 2^24, with at
-// most 10 fraction digits, is one exactly-representable integer times or divided by an exact power of ten, so a
-// single float operation rounds it correctly. Returns the length read, or 0 to fall back to
-// from_chars (more digits, exponents, anything unusual).
-size_t FastParseF32(const char* p, const char* end, float* out) {
+// most 10 fraction digits, is one exactly representable integer divided by an exact power of
+// ten, so a single float division rounds it correctly. On success advances `s` past the number;
+// on anything else (more digits, an exponent, a letter after the digits) returns false and
+// leaves `s` alone for from_chars. The text must end in a non-digit (the source buffer is a
+// std::string, NUL-terminated), so the digit loops need no bounds checks.
+bool ReadF32Fast(const char*& s, float* out) {
   static constexpr float kPow10[] = {1e0f, 1e1f, 1e2f, 1e3f, 1e4f, 1e5f, 1e6f, 1e7f, 1e8f, 1e9f, 1e10f};
-  const char* s = p;
-  bool negative = s < end && *s == '-';
-  s += negative;
-  // At most 19 digits keep the mantissa in 64 bits; leading zeros count, which only sends a
-  // rare long number to the slow path.
-  uint64_t mantissa = 0;
-  const char* digits_start = s;
-  while (s < end && static_cast<unsigned>(*s - '0') < 10) mantissa = mantissa * 10 + static_cast<unsigned>(*s++ - '0');
-  size_t int_digits = static_cast<size_t>(s - digits_start);
-  size_t frac = 0;
-  if (s < end && *s == '.') {
-    const char* frac_start = ++s;
-    while (s < end && static_cast<unsigned>(*s - '0') < 10) mantissa = mantissa * 10 + static_cast<unsigned>(*s++ - '0');
-    frac = static_cast<size_t>(s - frac_start);
+  const char* p = s;
+  bool negative = *p == '-';
+  p += negative;
+  uint64_t mantissa = 0;  // wraps past 19 digits, which the count check rejects
+  const char* digits_start = p;
+  while (static_cast<unsigned>(*p - '0') < 10) mantissa = mantissa * 10 + static_cast<unsigned>(*p++ - '0');
+  size_t digits = static_cast<size_t>(p - digits_start), frac = 0;
+  if (*p == '.') {
+    const char* frac_start = ++p;
+    while (static_cast<unsigned>(*p - '0') < 10) mantissa = mantissa * 10 + static_cast<unsigned>(*p++ - '0');
+    frac = static_cast<size_t>(p - frac_start);
+    digits += frac;
   }
-  if (int_digits + frac == 0 || int_digits + frac > 19 || frac > 10 || mantissa > (uint64_t(1) << 24)) return 0;
-  if (s < end && (*s == 'e' || *s == 'E' || IsIdentStart(*s))) return 0;
+  if (digits == 0 || digits > 19 || frac > 10 || mantissa > (uint64_t(1) << 24) || IsIdentStart(*p)) return false;
   float v = static_cast<float>(mantissa);  // exact: <= 2^24
   if (frac) v /= kPow10[frac];
   *out = negative ? -v : v;
-  return static_cast<size_t>(s - p);
+  s = p;
+  return true;
 }
 
 // Big constants are most of a large dump's bytes. For f32 and s32 rows this reads plain
-// numbers straight from the text with from_chars, skipping the token machinery; at the first
-// thing it does not handle (nan, inf, comments, an out-of-range value, a malformed number) it
-// stops and leaves the rest to the general path, which also produces any diagnostic.
+// numbers straight from the text, skipping the token machinery; at the first thing it does not
+// handle (nan, inf, comments, an out-of-range value, a malformed number) it stops and leaves the
+// rest of the row, from the start of that element, to the general path, which also produces
+// any diagnostic.
 int64_t Parser::ScanNumberRow(PrimitiveType type, uint8_t* out, int64_t want, int64_t& index) {
-  std::string_view text = src_.text;
-  size_t p = tok_.offset;
+  const char* const text_end = src_.text.data() + src_.text.size();  // *text_end == '\0'
+  const char* s = src_.text.data() + tok_.offset;
+  const char* resume = s;
   int64_t n = 0;
-  auto is_space = [](char c) { return c == ' ' || c == '\n' || c == '\t' || c == '\r'; };
-  while (n < want && p < text.size()) {
-    char c = text[p];
+  while (n < want) {
+    const char* start = s;
+    char c = *s;
     if (!(IsDigit(c) || c == '-' || c == '.')) break;
-    const char* begin = text.data() + p;
-    const char* end = text.data() + text.size();
-    std::from_chars_result r;
     if (type == PrimitiveType::kF32) {
       float v;
-      if (size_t len = FastParseF32(begin, end, &v)) {
-        r.ptr = begin + len;
-        r.ec = std::errc();
-      } else {
-        r = std::from_chars(begin, end, v);
+      if (!ReadF32Fast(s, &v)) {
+        auto r = std::from_chars(start, text_end, v);
         if (r.ec != std::errc()) break;
+        s = r.ptr;
       }
       std::memcpy(out + n * 4, &v, 4);
     } else {
       int32_t v;
-      r = std::from_chars(begin, end, v);
+      auto r = std::from_chars(start, text_end, v);
       if (r.ec != std::errc()) break;
+      s = r.ptr;
       std::memcpy(out + n * 4, &v, 4);
     }
-    size_t q = static_cast<size_t>(r.ptr - text.data());
-    while (q < text.size() && is_space(text[q])) ++q;
-    if (q >= text.size() || (text[q] != ',' && text[q] != '}')) break;
-    ++n;
-    if (text[q] == '}') {
-      p = q;
-      break;
+    while (IsSpace(*s)) ++s;
+    if (*s == ',') {
+      ++n;
+      ++s;
+      while (IsSpace(*s)) ++s;
+      resume = s;
+      continue;
     }
-    ++q;
-    while (q < text.size() && is_space(text[q])) ++q;
-    p = q;
+    if (*s == '}') {
+      ++n;
+      resume = s;
+    }
+    break;
   }
   if (n > 0) {
     index += n;
-    lex_.set_position(static_cast<uint32_t>(p));
+    lex_.set_position(static_cast<uint32_t>(resume - src_.text.data()));
     Advance();
   }
   return n;
@@ -1343,8 +1361,9 @@ Status Parser::ParseElement(PrimitiveType type, uint8_t* out) {
     // Hot path for big f32 constants: one correctly rounded conversion straight to float.
     float v;
     const char* end = t.text.data() + t.text.size();
-    std::from_chars_result r{t.text.data() + FastParseF32(t.text.data(), end, &v), std::errc()};
-    if (r.ptr != end) r = std::from_chars(t.text.data(), end, v);
+    const char* fast_end = t.text.data();  // the token lies inside the NUL-terminated source
+    std::from_chars_result r{end, std::errc()};
+    if (!ReadF32Fast(fast_end, &v) || fast_end != end) r = std::from_chars(t.text.data(), end, v);
     if (r.ec == std::errc() && r.ptr == end) {
       std::memcpy(out, &v, 4);
       Advance();

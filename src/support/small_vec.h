@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstring>
+#include <new>
 #include <type_traits>
 #include <vector>
 
@@ -26,15 +27,16 @@ class SmallVec {
 
   void push_back(const T& v) {
     if (size_ < N) {
-      inline_[size_++] = v;
+      std::memcpy(static_cast<void*>(inline_ + size_ * sizeof(T)), &v, sizeof(T));
+      ++size_;
       return;
     }
-    if (size_ == N) heap_.assign(inline_, inline_ + N);
+    if (size_ == N) heap_.assign(InlineData(), InlineData() + N);
     heap_.push_back(v);
     ++size_;
   }
-  T* data() { return size_ <= N ? inline_ : heap_.data(); }
-  const T* data() const { return size_ <= N ? inline_ : heap_.data(); }
+  T* data() { return size_ <= N ? InlineData() : heap_.data(); }
+  const T* data() const { return size_ <= N ? InlineData() : heap_.data(); }
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
   T& operator[](size_t i) { return data()[i]; }
@@ -50,7 +52,11 @@ class SmallVec {
   }
 
  private:
-  T inline_[N];
+  // Raw bytes, not T[N]: constructing N elements on every declaration would cost more than
+  // the vector saves. Elements are created by memcpy (T is trivially copyable).
+  T* InlineData() { return std::launder(reinterpret_cast<T*>(inline_)); }
+  const T* InlineData() const { return std::launder(reinterpret_cast<const T*>(inline_)); }
+  alignas(T) unsigned char inline_[N * sizeof(T)];
   std::vector<T> heap_;
   size_t size_ = 0;
 };
