@@ -473,8 +473,17 @@ Status Parser::ParseInstruction(Computation* comp) {
   if (scope_.find(name))
     return ErrorHere("instruction '" + std::string(name) + "' is defined twice in computation '" +
                      std::string(comp->name) + "'");
-  Advance();
-  NHLO_TRY(Expect(Tok::kEqual, "'='"));
+  // `name = `: step over a plainly written '=' without making a token of it.
+  const char* text = src_.text.data();
+  const char* after_name = text + lex_.position();
+  while (*after_name == ' ') ++after_name;
+  if (*after_name == '=') {
+    lex_.set_position(static_cast<uint32_t>(after_name + 1 - text));
+    Advance();
+  } else {
+    Advance();
+    NHLO_TRY(Expect(Tok::kEqual, "'='"));
+  }
   return ParseInstructionBody(comp, name, name_offset, /*nested=*/false).status();
 }
 
@@ -586,7 +595,31 @@ Result<Instruction*> Parser::ParseInstructionBody(Computation* comp, std::string
 
 // operands ::= '(' (shape? name (',' shape? name)*)? ')'
 Status Parser::ParseOperands(Instruction* inst, SmallVec<Instruction*, 8>& operands) {
-  Advance();  // '('
+  // Fast path for the common `(%a, %b)`: names read straight from the text (NUL-terminated),
+  // without tokens. At anything else (a shape, a plain name, a comment, a line break, an
+  // unknown name) the token path below takes over after the last operand read here.
+  const char* const text = src_.text.data();
+  const char* s = text + lex_.position();  // just after '('
+  for (;;) {
+    while (*s == ' ') ++s;
+    if (*s != '%') break;
+    const char* name = s + 1;
+    const char* end = name;
+    while (IsIdentChar(*end)) ++end;
+    const char* sep = end;
+    while (*sep == ' ') ++sep;
+    if (end == name || (*sep != ',' && *sep != ')')) break;
+    Instruction* operand = scope_.find(std::string_view(name, static_cast<size_t>(end - name)));
+    if (!operand) break;
+    operands.push_back(operand);
+    s = sep + 1;
+    lex_.set_position(static_cast<uint32_t>(s - text));
+    if (*sep == ')') {
+      Advance();
+      return OkStatus();
+    }
+  }
+  Advance();  // the first token after '(' or after the last operand's ','
   while (tok_.kind != Tok::kRParen) {
     uint32_t shape_start = tok_.offset;
     Shape written;
@@ -691,8 +724,57 @@ Status Parser::ParseAttribute(Instruction* inst, SmallVec<Attribute, 8>& attrs) 
   Attribute attr;
   attr.id = *id;
   attr.kind = AttrDeclaredKind(*id);
-  Advance();
   Arena& arena = module_.arena;
+  if (attr.kind == AttrKind::Raw || attr.kind == AttrKind::IntList) {
+    // The two most common value forms, read without tokens when plainly written: a raw {...}
+    // block (metadata) and a flat integer list (dimensions, contracting dims).
+    const char* text = src_.text.data();
+    const char* p = text + lex_.position();
+    while (*p == ' ') ++p;
+    if (*p == '{' && attr.kind == AttrKind::Raw) {
+      lex_.set_position(static_cast<uint32_t>(p - text));
+      Token block = lex_.RawBraceBlock();
+      if (block.kind == Tok::kError) return ErrorAt(block.offset, std::string(block.text));
+      Advance();
+      attr.text = FoldRaw(arena, block.text, !lex_.last_block_needs_fold());
+      attrs.push_back(attr);
+      return OkStatus();
+    }
+    if (*p == '{' && attr.kind == AttrKind::IntList) {
+      SmallVec<int64_t, 16> values;
+      const char* q = p + 1;
+      for (;;) {
+        while (*q == ' ') ++q;
+        if (*q == '}' && values.empty()) break;
+        bool negative = *q == '-';
+        const char* digits = q + negative;
+        const char* end = digits;
+        int64_t v = 0;
+        while (IsDigit(*end) && end - digits < 18) v = v * 10 + (*end++ - '0');
+        if (end == digits || IsIdentChar(*end)) break;  // not a plain integer: token path
+        values.push_back(negative ? -v : v);
+        q = end;
+        while (*q == ' ') ++q;
+        if (*q == ',') {
+          ++q;
+          continue;
+        }
+        if (*q != '}') break;
+        attr.ints = arena.Copy(values.data(), values.size());
+        lex_.set_position(static_cast<uint32_t>(q + 1 - text));
+        Advance();
+        attrs.push_back(attr);
+        return OkStatus();
+      }
+      if (*q == '}' && values.empty()) {
+        lex_.set_position(static_cast<uint32_t>(q + 1 - text));
+        Advance();
+        attrs.push_back(attr);
+        return OkStatus();
+      }
+    }
+  }
+  Advance();
   switch (attr.kind) {
     case AttrKind::Int: {
       if (tok_.kind != Tok::kInt) return Expected("integer");
