@@ -226,6 +226,47 @@ TEST_CASE("repeated shape text reuses the parsed shape only where nothing can ex
   CHECK(mismatch.find("is written as f32[2,4] but has shape f32[2,3]") != std::string::npos);
 }
 
+TEST_CASE("text read without tokens falls back to tokens at anything unusual") {
+  // Operand lists, '=' after a name, flat integer lists and raw blocks written in every way the
+  // token path accepts must parse to the same module as the plain spelling.
+  std::string plain =
+      "HloModule m\nENTRY e {\n"
+      "  a = f32[2,3] parameter(0)\n"
+      "  b = f32[2,3] parameter(1)\n"
+      "  c = f32[2,3] add(a, b), metadata={op_name=\"x\"}\n"
+      "  d = f32[3,2] transpose(c), dimensions={1,0}\n"
+      "  ROOT r = f32[3,2] negate(d)\n}\n";
+  std::string odd =
+      "HloModule m\nENTRY e {\n"
+      "  %a = f32[2,3] parameter(0)\n"
+      "  %b =f32[2,3] parameter(1)\n"
+      "  %c\t= f32[2,3] add( %a ,\n %b /* b */ ), metadata=\n{op_name=\"x\"}\n"
+      "  %d = f32[3,2] transpose(%c), dimensions={ 1 , /* one */ 0 }\n"
+      "  ROOT %r = f32[3,2] negate(%d )\n}\n";
+  std::string expected = PrintOrError(plain);
+  REQUIRE(expected.find("error") == std::string::npos);
+  CHECK(PrintOrError(odd) == expected);
+  // Errors found on the fast path's ground still point at the right place.
+  std::string unknown = PrintOrError("HloModule m\nENTRY e {\n  a = f32[2] parameter(0)\n  ROOT b = f32[2] add(%a, %zz)\n}\n");
+  CHECK(unknown.find("t.hlo:4:27: error: unknown operand 'zz'") != std::string::npos);
+  std::string big = PrintOrError(
+      "HloModule m\nENTRY e {\n  a = f32[2] parameter(0)\n  ROOT b = f32[2] transpose(a), dimensions={99999999999999999999}\n}\n");
+  CHECK(big.find("out of range") != std::string::npos);
+  std::string negative = PrintOrError(
+      "HloModule m\nENTRY e {\n  a = f32[2,3] parameter(0)\n  ROOT b = f32[3,2] transpose(a), dimensions={-1,0}\n}\n");
+  CHECK(negative.find("dimensions={-1,0}") != std::string::npos);  // parsed, then rejected by the verifier
+  CHECK(negative.find("error") != std::string::npos);
+  CHECK(PrintOrError("HloModule m\nENTRY e {\n  ROOT a = f32[2] parameter(0), metadata={op_name=\"}\"\n}\n")
+            .find("error: expected '}' to close computation 'e', got end of file") != std::string::npos);
+  // f32 rows: spaces, line breaks and comments between elements, and values the fast path hands
+  // to from_chars, all read as the token path reads them.
+  std::string row = PrintOrError(
+      "HloModule m\nENTRY e {\n  ROOT c = f32[6] constant({1.5,  -2 ,\n 3e2, /* x */ 0.1, 123456789, -0})\n}\n");
+  CHECK(row.find("constant({1.5, -2, 300, 0.1, 123456792, -0})") != std::string::npos);
+  CHECK(PrintOrError("HloModule m\nENTRY e {\n  ROOT c = f32[2] constant({1, 2, 3})\n}\n").find("too many elements") !=
+        std::string::npos);
+}
+
 TEST_CASE("deep nesting and huge shapes are errors") {
   std::string deep = "HloModule m\nENTRY e {\n  ROOT p = " + std::string(1000, '(') + "f32[]" + std::string(1000, ')') + " parameter(0)\n}\n";
   CHECK(PrintOrError(deep).find("nesting deeper than") != std::string::npos);
