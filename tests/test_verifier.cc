@@ -307,8 +307,9 @@ TEST_CASE("attribute-text readers") {
   CHECK(l->input_feature == 3);
   CHECK(l->kernel_input_feature == 2);
   CHECK(l->output_feature == 0);
-  CHECK(l->output_spatial == std::vector<int64_t>{1, 2});
-  CHECK(ParseDimLabels("bf10_oi01->bf01")->input_spatial == std::vector<int64_t>{3, 2});
+  auto list = [](const SmallVec<int64_t, 8>& v) { return std::vector<int64_t>(v.begin(), v.end()); };
+  CHECK(list(l->output_spatial) == std::vector<int64_t>{1, 2});
+  CHECK(list(ParseDimLabels("bf10_oi01->bf01")->input_spatial) == std::vector<int64_t>{3, 2});
   CHECK(ParseDimLabels("b0?f_0io->b0f")->has_unknown);
   CHECK(!ParseDimLabels("b01f_01io->b0f").ok());
   CHECK(!ParseDimLabels("bb1f_01io->b01f").ok());

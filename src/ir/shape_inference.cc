@@ -557,7 +557,7 @@ namespace {
 // Reads one group of dim_labels (e.g. "b01f"): `first`/`second` are the two letters of the group
 // (b,f or i,o); digits are spatial dimension numbers.
 Status ReadLabels(std::string_view group, char first, char second, int64_t& first_dim, int64_t& second_dim,
-                  std::vector<int64_t>& spatial, bool& unknown, const char* what) {
+                  SmallVec<int64_t, 8>& spatial, bool& unknown, const char* what) {
   SmallVec<int64_t, 16> by_number;
   for (size_t k = 0; k < group.size(); ++k) by_number.push_back(-1);
   size_t count = 0;

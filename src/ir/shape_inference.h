@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ir/ir.h"
+#include "support/small_vec.h"
 #include "support/status.h"
 
 namespace nhlo {
@@ -75,13 +76,13 @@ Result<std::vector<PaddingDim>> ParsePadding(std::string_view text);
 struct ConvDimLabels {
   int64_t input_batch = -1;
   int64_t input_feature = -1;
-  std::vector<int64_t> input_spatial;
+  SmallVec<int64_t, 8> input_spatial;
   int64_t kernel_input_feature = -1;
   int64_t kernel_output_feature = -1;
-  std::vector<int64_t> kernel_spatial;
+  SmallVec<int64_t, 8> kernel_spatial;
   int64_t output_batch = -1;
   int64_t output_feature = -1;
-  std::vector<int64_t> output_spatial;
+  SmallVec<int64_t, 8> output_spatial;
   size_t input_rank = 0;
   size_t kernel_rank = 0;
   size_t output_rank = 0;
