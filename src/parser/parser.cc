@@ -167,19 +167,31 @@ class NameMap {
   static uint64_t Hash(std::string_view s) {
     const char* p = s.data();
     size_t n = s.size();
+    constexpr uint64_t kMul = 0xFF51AFD7ED558CCDULL;
     uint64_t h = n * 0x9E3779B97F4A7C15ULL;
-    auto load = [](const char* q, size_t bytes) {
-      uint64_t w = 0;
-      std::memcpy(&w, q, bytes);
+    auto load8 = [](const char* q) {
+      uint64_t w;
+      std::memcpy(&w, q, 8);
       return w;
     };
-    while (n >= 8) {
-      h = (h ^ load(p, 8)) * 0xFF51AFD7ED558CCDULL;
-      h ^= h >> 32;
-      p += 8;
-      n -= 8;
+    auto load4 = [](const char* q) {
+      uint32_t w;
+      std::memcpy(&w, q, 4);
+      return uint64_t(w);
+    };
+    // Fixed-size loads only (a variable-length memcpy is a library call); short names are read
+    // as two overlapping halves.
+    if (n >= 8) {
+      for (size_t i = 0; i + 8 <= n; i += 8) {
+        h = (h ^ load8(p + i)) * kMul;
+        h ^= h >> 32;
+      }
+      h = (h ^ load8(p + n - 8)) * kMul;
+    } else if (n >= 4) {
+      h = (h ^ (load4(p) | (load4(p + n - 4) << 32))) * kMul;
+    } else if (n > 0) {
+      h = (h ^ (uint64_t(uint8_t(p[0])) | uint64_t(uint8_t(p[n / 2])) << 8 | uint64_t(uint8_t(p[n - 1])) << 16)) * kMul;
     }
-    if (n) h = (h ^ load(p, n)) * 0xFF51AFD7ED558CCDULL;
     h ^= h >> 33;
     h *= 0xC4CEB9FE1A85EC53ULL;
     h ^= h >> 33;
