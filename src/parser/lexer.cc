@@ -160,7 +160,7 @@ bool Lexer::SkipTrivia() {
   }
 }
 
-Token Lexer::Next() {
+void Lexer::NextInto(Token& out) {
   // Locals instead of members in the loops: every byte of the input passes through here.
   const char* s = src_.data();
   const uint32_t n = static_cast<uint32_t>(src_.size());
@@ -177,7 +177,8 @@ Token Lexer::Next() {
         if (end == std::string_view::npos) {
           // Point at the comment opener, not at end of file.
           pos_ = n;
-          return Token{Tok::kError, p, "unterminated /* comment"};
+          out = Token{Tok::kError, p, "unterminated /* comment"};
+          return;
         }
         p = static_cast<uint32_t>(end + 2);
         continue;
@@ -187,7 +188,8 @@ Token Lexer::Next() {
   }
   if (p >= n) {
     pos_ = p;
-    return Token{Tok::kEof, p, {}};
+    out = Token{Tok::kEof, p, {}};
+    return;
   }
   const uint32_t start = p;
   const char c = s[p];
@@ -196,7 +198,8 @@ Token Lexer::Next() {
     if (c == 'b' || c == 'f') {
       if (size_t len = MatchDimLabels(std::string_view(s + p, n - p)); len > 0) {
         pos_ = p + static_cast<uint32_t>(len);
-        return Make(Tok::kDimLabels, start, pos_);
+        out = Make(Tok::kDimLabels, start, pos_);
+        return;
       }
     }
     ++p;
@@ -204,60 +207,69 @@ Token Lexer::Next() {
     std::string_view word(s + start, p - start);
     if (p < n && s[p] == ':') {
       pos_ = p + 1;
-      return Token{Tok::kName, start, word};
+      out = Token{Tok::kName, start, word};
+      return;
     }
     if (p < n && s[p] == '=') {
       pos_ = p + 1;
-      return Token{Tok::kAttrName, start, word};
+      out = Token{Tok::kAttrName, start, word};
+      return;
     }
     if (word == "nan") {
       pos_ = start + static_cast<uint32_t>(MatchNan(std::string_view(s + start, n - start)));
-      return Make(Tok::kDecimal, start, pos_);
+      out = Make(Tok::kDecimal, start, pos_);
+      return;
     }
     pos_ = p;
-    return Token{Tok::kIdent, start, word};
+    out = Token{Tok::kIdent, start, word};
+    return;
   }
-  if (IsDigit(c) || c == '-' || c == '?') return LexNumberLike(start);
+  if (IsDigit(c) || c == '-' || c == '?') { out = LexNumberLike(start); return; }
   pos_ = ++p;
   switch (c) {
     case '%': {
       while (p < n && IsIdentChar(s[p])) ++p;
       pos_ = p;
-      if (p == start + 1) return Token{Tok::kError, start, "expected a name after '%'"};
-      return Token{Tok::kName, start, std::string_view(s + start + 1, p - start - 1)};
+      if (p == start + 1) { out = Token{Tok::kError, start, "expected a name after '%'"}; return; }
+      out = Token{Tok::kName, start, std::string_view(s + start + 1, p - start - 1)};
+      return;
     }
     case '"':
     case '\'':
-      return LexString(start, c);
-    case '=': return Make(Tok::kEqual, start, p);
-    case ',': return Make(Tok::kComma, start, p);
-    case ':': return Make(Tok::kColon, start, p);
-    case '*': return Make(Tok::kStar, start, p);
-    case '#': return Make(Tok::kHash, start, p);
-    case '+': return Make(Tok::kPlus, start, p);
-    case '~': return Make(Tok::kTilde, start, p);
-    case '[': return Make(Tok::kLBracket, start, p);
-    case ']': return Make(Tok::kRBracket, start, p);
-    case '{': return Make(Tok::kLBrace, start, p);
-    case '}': return Make(Tok::kRBrace, start, p);
-    case '(': return Make(Tok::kLParen, start, p);
-    case ')': return Make(Tok::kRParen, start, p);
+      out = LexString(start, c);
+      return;
+    case '=': { out = Make(Tok::kEqual, start, p); return; }
+    case ',': { out = Make(Tok::kComma, start, p); return; }
+    case ':': { out = Make(Tok::kColon, start, p); return; }
+    case '*': { out = Make(Tok::kStar, start, p); return; }
+    case '#': { out = Make(Tok::kHash, start, p); return; }
+    case '+': { out = Make(Tok::kPlus, start, p); return; }
+    case '~': { out = Make(Tok::kTilde, start, p); return; }
+    case '[': { out = Make(Tok::kLBracket, start, p); return; }
+    case ']': { out = Make(Tok::kRBracket, start, p); return; }
+    case '{': { out = Make(Tok::kLBrace, start, p); return; }
+    case '}': { out = Make(Tok::kRBrace, start, p); return; }
+    case '(': { out = Make(Tok::kLParen, start, p); return; }
+    case ')': { out = Make(Tok::kRParen, start, p); return; }
     case '<':
       if (p < n && s[p] == '=') {
         pos_ = p + 1;
-        return Make(Tok::kLeq, start, pos_);
+        out = Make(Tok::kLeq, start, pos_);
+        return;
       }
       break;
     case '.':
       if (src_.substr(start, 3) == "...") {
         pos_ = start + 3;
-        return Make(Tok::kEllipsis, start, pos_);
+        out = Make(Tok::kEllipsis, start, pos_);
+        return;
       }
       break;
     default:
       break;
   }
-  return Token{Tok::kError, start, std::string_view(s + start, 1)};
+  out = Token{Tok::kError, start, std::string_view(s + start, 1)};
+  return;
 }
 
 Token Lexer::LexNumberLike(uint32_t start) {

@@ -39,7 +39,14 @@ class Lexer {
   explicit Lexer(std::string_view source) : src_(source) {}
 
   /// Scans the next token. Comments and whitespace are skipped.
-  Token Next();
+  Token Next() {
+    Token t;
+    NextInto(t);
+    return t;
+  }
+  /// As Next, writing the token in place: the parser keeps its current token in a member, and
+  /// copying a returned token there costs a store-forwarding stall on every token.
+  void NextInto(Token& out);
   /// Scans a raw balanced `{...}` block starting at the current position (after skipping
   /// whitespace), honouring double-quoted strings; used for JSON-like values. Returns a kString
   /// token whose text includes the braces, or kError if unbalanced.

@@ -247,7 +247,7 @@ class Parser {
 
  private:
   // ---- token plumbing
-  void Advance() { tok_ = lex_.Next(); }
+  void Advance() { lex_.NextInto(tok_); }
   Token PeekNext() {
     uint32_t saved = lex_.position();
     Token t = lex_.Next();
