@@ -132,15 +132,16 @@ struct Attribute {
 // ----------------------------------------------------------------------------------------
 // Instructions, computations, modules
 
+// Field order keeps padding out: a large module holds a million of these.
 struct Instruction {
   std::string_view name;
-  Opcode opcode;
   Shape shape;
   Span<Instruction*> operands{};
   Span<Attribute> attrs{};        // sorted by AttrId: the printer's order
   Computation* parent = nullptr;
   const Literal* literal = nullptr;  // kConstant
   int64_t parameter_number = -1;     // kParameter
+  Opcode opcode{};
   // Async sugar (`custom-call-start(...)`): an async-start/update/done written as the wrapped
   // opcode plus a suffix, printed back the same way.
   bool async_sugar = false;
