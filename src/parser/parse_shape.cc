@@ -1,0 +1,217 @@
+// SPDX-License-Identifier: Apache-2.0
+// Shapes and layouts, with the cache that lets repeated shape text skip parsing.
+#include <cstring>
+#include <string>
+
+#include "parser/parser_internal.h"
+
+namespace nhlo::parser_internal {
+
+// shape ::= '(' (shape (',' shape)*)? ')' | TYPE '[' (dim (',' dim)*)? ']' layout?
+// dim   ::= INT | '<=' INT | '?'
+Status Parser::ParseShape(Shape& shape, int depth) {
+  if (depth > opts_.max_nesting)
+    return ErrorHere("shape nesting deeper than " + std::to_string(opts_.max_nesting));
+  if (tok_.kind == Tok::kLParen) {
+    Advance();
+    std::vector<Shape> elements;
+    while (tok_.kind != Tok::kRParen) {
+      Shape e;
+      NHLO_TRY(ParseShape(e, depth + 1));
+      elements.push_back(e);
+      if (tok_.kind == Tok::kComma) Advance();
+      else if (tok_.kind != Tok::kRParen) return Expected("',' or ')' in the tuple shape");
+    }
+    Advance();
+    shape = module_.MakeTupleShape(elements);
+    return OkStatus();
+  }
+  if (IsIdent("b") && PeekNext().kind == Tok::kLParen) {
+    Advance();
+    Advance();
+    Shape inner;
+    NHLO_TRY(ParseShape(inner, depth + 1));
+    NHLO_TRY(Expect(Tok::kRParen, "')'"));
+    shape = Shape();
+    shape.type = PrimitiveType::kBuffer;
+    shape.tuple = module_.arena.Copy(&inner, 1);
+    return OkStatus();
+  }
+  if (tok_.kind != Tok::kIdent) return Expected("shape");
+  if (TryCachedShape(shape)) return OkStatus();
+  auto type = TypeFromWord(tok_.text);
+  if (!type) return ErrorHere("unknown element type '" + std::string(tok_.text) + "'");
+  uint32_t text_start = tok_.offset;
+  Advance();
+  NHLO_TRY(Expect(Tok::kLBracket, "'['"));
+  SmallVec<int64_t, 8> dims;
+  SmallVec<DimKind, 8> kinds;
+  bool dynamic = false;
+  int64_t elements = 1;
+  while (tok_.kind != Tok::kRBracket) {
+    DimKind kind = DimKind::kStatic;
+    int64_t value = 0;
+    if (tok_.kind == Tok::kQuestion) {
+      kind = DimKind::kUnbounded;
+      value = -1;
+      Advance();
+    } else {
+      if (tok_.kind == Tok::kLeq) {
+        kind = DimKind::kBounded;
+        Advance();
+      }
+      if (tok_.kind != Tok::kInt) return Expected("dimension size");
+      NHLO_ASSIGN_OR_RETURN(value, ParseInt(tok_));
+      if (value < 0) return ErrorHere("dimension size must be >= 0");
+      if (value != 0 && elements > INT64_MAX / value)
+        return ErrorHere("shape has more than 2^63 elements");
+      elements *= value;
+      Advance();
+    }
+    dynamic |= kind != DimKind::kStatic;
+    dims.push_back(value);
+    kinds.push_back(kind);
+    if (tok_.kind == Tok::kComma) Advance();
+    else if (tok_.kind != Tok::kRBracket) return Expected("',' or ']' in the dimensions");
+  }
+  uint32_t text_end = tok_.offset + 1;
+  Advance();
+  shape = Shape();
+  shape.type = *type;
+  shape.dims = module_.arena.Copy(dims.data(), dims.size());
+  if (dynamic) shape.dim_kinds = module_.arena.Copy(kinds.data(), kinds.size());
+  if (tok_.kind == Tok::kLBrace) {
+    Tok next = PeekNext().kind;
+    if ((next == Tok::kInt || next == Tok::kColon) && (!literal_follows_ || BraceGroupIsFollowedByBrace())) {
+      uint32_t close = 0;
+      NHLO_TRY(ParseLayout(shape, &close));
+      text_end = close + 1;
+    }
+  }
+  RememberShape(text_start, text_end, shape);
+  return OkStatus();
+}
+
+// The cache applies when the source at the current token repeats a remembered shape's text
+// exactly and nothing after it could extend the shape: text that ends at `]` must not be
+// followed by a `{` (a layout) or a comment hiding one.
+bool Parser::TryCachedShape(Shape& shape) {
+  if (literal_follows_) return false;
+  std::string_view text = src_.text;
+  uint32_t at = tok_.offset;
+  if (size_t(at) + 8 > text.size()) return false;
+  uint64_t head;
+  std::memcpy(&head, text.data() + at, 8);
+  for (const CachedShape& c : shape_cache_) {
+    if (c.length == 0 || (head & c.mask) != c.prefix || size_t(at) + c.length > text.size()) continue;
+    if (std::memcmp(text.data() + at, text.data() + c.offset, c.length) != 0) continue;
+    uint32_t end = at + c.length;
+    if (text[end - 1] == ']') {
+      size_t q = end;
+      while (q < text.size() && (text[q] == ' ' || text[q] == '\t' || text[q] == '\n' || text[q] == '\r')) ++q;
+      if (q < text.size() && (text[q] == '{' || text[q] == '/')) return false;
+    }
+    shape = c.shape;
+    lex_.set_position(end);
+    Advance();
+    return true;
+  }
+  return false;
+}
+
+void Parser::RememberShape(uint32_t start, uint32_t end, const Shape& shape) {
+  if (literal_follows_ || end <= start || end - start > 128) return;
+  CachedShape& c = shape_cache_[shape_cache_next_];
+  shape_cache_next_ = (shape_cache_next_ + 1) % kShapeCacheSize;
+  c.offset = start;
+  c.length = end - start;
+  c.mask = c.length >= 8 ? ~uint64_t(0) : (uint64_t(1) << (8 * c.length)) - 1;
+  c.prefix = 0;
+  std::memcpy(&c.prefix, src_.text.data() + start, std::min<uint32_t>(c.length, 8));
+  c.shape = shape;
+}
+
+// In `f32[2] {1, 2}` the braces are the literal, in `f32[2]{0} {1, 2}` the first pair is the
+// layout: where a literal follows the shape, a brace group is a layout only if another `{`
+// comes after it.
+bool Parser::BraceGroupIsFollowedByBrace() {
+  uint32_t saved = lex_.position();
+  int depth = 1;
+  Token t;
+  do {
+    t = lex_.Next();
+    if (t.kind == Tok::kLBrace) ++depth;
+    if (t.kind == Tok::kRBrace) --depth;
+  } while (depth > 0 && t.kind != Tok::kEof && t.kind != Tok::kError);
+  bool brace = depth == 0 && lex_.Next().kind == Tok::kLBrace;
+  lex_.set_position(saved);
+  return brace;
+}
+
+// layout ::= '{' (INT (',' INT)*)? (':' layout_attrs)? '}'
+Status Parser::ParseLayout(Shape& shape, uint32_t* close_offset) {
+  uint32_t open = tok_.offset;
+  Advance();
+  SmallVec<int64_t, 8> minor_to_major;
+  while (tok_.kind == Tok::kInt) {
+    NHLO_ASSIGN_OR_RETURN(int64_t v, ParseInt(tok_));
+    minor_to_major.push_back(v);
+    Advance();
+    if (tok_.kind == Tok::kComma) Advance();
+  }
+  Layout* layout = module_.arena.New<Layout>();
+  if (tok_.kind == Tok::kColon) {
+    // Everything up to the matching '}' is kept as text (tiles, memory space, element size...).
+    // Only the characters layout attributes use are accepted, with properly nested brackets,
+    // so the kept text always prints back to something that parses the same way.
+    std::string_view text = src_.text;
+    uint32_t start = lex_.position(), i = start;
+    char closers[64];
+    int depth = 0;
+    for (; i < text.size(); ++i) {
+      char c = text[i];
+      if (c == '}' && depth == 0) break;
+      if (c == '(' || c == '[' || c == '{') {
+        if (depth == static_cast<int>(sizeof(closers))) return ErrorAt(i, "layout nested too deeply");
+        closers[depth++] = c == '(' ? ')' : c == '[' ? ']' : '}';
+      } else if (c == ')' || c == ']' || c == '}') {
+        if (depth == 0 || closers[depth - 1] != c)
+          return ErrorAt(i, std::string("unbalanced '") + c + "' in the layout");
+        --depth;
+      } else if (!IsIdentChar(c) && c != ',' && c != '*' && c != '#' && c != '+' && c != '~' && c != ':' &&
+                 c != ' ' && c != '\n' && c != '\t' && c != '\r') {
+        return ErrorAt(i, std::string("unexpected '") + c + "' in the layout");
+      }
+    }
+    if (i >= text.size()) return ErrorAt(open, "unterminated layout");
+    layout->tail = FoldRaw(module_.arena, text.substr(start, i - start));
+    while (!layout->tail.empty() && layout->tail.back() == ' ') layout->tail.remove_suffix(1);
+    while (!layout->tail.empty() && layout->tail.front() == ' ') layout->tail.remove_prefix(1);
+    lex_.set_position(i);
+    Advance();
+  }
+  if (tok_.kind != Tok::kRBrace) return Expected("'}' to close the layout");
+  if (minor_to_major.size() != shape.dims.size())
+    return ErrorAt(open, "layout has " + std::to_string(minor_to_major.size()) +
+                             " dimensions but the shape has rank " +
+                             std::to_string(shape.dims.size()));
+  for (size_t i = 0; i < minor_to_major.size(); ++i) {
+    int64_t d = minor_to_major[i];
+    bool repeated = false;
+    for (size_t j = 0; j < i; ++j) repeated |= minor_to_major[j] == d;
+    if (d < 0 || d >= static_cast<int64_t>(shape.dims.size()) || repeated)
+      return ErrorAt(open, "layout is not a permutation of the dimensions");
+  }
+  *close_offset = tok_.offset;
+  Advance();
+  bool is_default = layout->tail.empty();
+  for (size_t i = 0; i < minor_to_major.size() && is_default; ++i)
+    is_default = minor_to_major[i] == static_cast<int64_t>(minor_to_major.size() - 1 - i);
+  if (!is_default) {
+    layout->minor_to_major = module_.arena.Copy(minor_to_major.data(), minor_to_major.size());
+    shape.layout = layout;
+  }
+  return OkStatus();
+}
+
+}  // namespace nhlo::parser_internal
