@@ -188,6 +188,16 @@ TEST_CASE("a backend_config string that looks like JSON but spans lines stays a 
   CHECK(raw.find("backend_config={\"a\": 1}") != std::string::npos);
 }
 
+TEST_CASE("a module name only %name can spell keeps its % (fuzzer finding)") {
+  // `HloModule %2` printed as `HloModule 2`, which reads as a number, not a name.
+  for (std::string name : {"%2", "%nan", "%-x", "%.a"}) {
+    std::string printed = PrintOrError("HloModule " + name + "\nENTRY e {\n  ROOT p = f32[] parameter(0)\n}\n");
+    CHECK(printed.rfind("HloModule " + name + "\n", 0) == 0);
+    CHECK(PrintOrError(printed) == printed);
+  }
+  CHECK(PrintOrError("HloModule %jit_f\nENTRY e {\n  ROOT p = f32[] parameter(0)\n}\n").rfind("HloModule jit_f\n", 0) == 0);
+}
+
 TEST_CASE("layout tails must be well formed (fuzzer finding)") {
   // An unclosed '(' used to swallow text up to a later '}', which then did not print back.
   std::string bad = PrintOrError("HloModule m\nENTRY e {\n  ROOT a = u4[18]{0:E(ast} parameter(0)\n}\n");

@@ -20,6 +20,14 @@ bool LooksLikeJsonObject(std::string_view text) {
   return t.kind == Tok::kString && t.text.size() == text.size() && !lex.last_block_needs_fold();
 }
 
+// XLA prints the module name bare. A name only `%name` can spell (`HloModule %2`, `%nan`)
+// keeps its `%`, so the printed text reads back to the same name.
+bool ReadsBackBare(std::string_view name) {
+  Lexer lex(name);
+  Token t = lex.Next();
+  return t.kind == Tok::kIdent && t.text == name && lex.Next().kind == Tok::kEof;
+}
+
 void AppendDouble(std::string& out, double v) {
   char buf[64];
   auto r = std::to_chars(buf, buf + sizeof(buf), v);
@@ -168,6 +176,7 @@ std::string PrintModule(const Module& module) {
   std::string out;
   out.reserve(4096);
   out += "HloModule ";
+  if (!ReadsBackBare(module.name)) out += '%';
   out += module.name;
   for (const auto& [name, value] : module.header_attrs) {
     out += ", ";
