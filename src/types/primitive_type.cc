@@ -57,33 +57,6 @@ std::optional<PrimitiveType> PrimitiveTypeFromCode(int code) {
   return static_cast<PrimitiveType>(code);
 }
 
-PrimKind KindOf(PrimitiveType t) {
-  const PrimInfo* info = Info(t);
-  return info ? info->kind : PrimKind::Opaque;
-}
-
-int BitWidth(PrimitiveType t) {
-  const PrimInfo* info = Info(t);
-  return info ? info->bits : 0;
-}
-
-bool IsArrayType(PrimitiveType t) {
-  switch (KindOf(t)) {
-    case PrimKind::Pred:
-    case PrimKind::Signed:
-    case PrimKind::Unsigned:
-    case PrimKind::Float:
-    case PrimKind::Complex:
-      return true;
-    case PrimKind::Tuple:
-    case PrimKind::Opaque:
-    case PrimKind::Token:
-    case PrimKind::Buffer:
-      return false;
-  }
-  return false;
-}
-
 int HostByteSize(PrimitiveType t) {
   int bits = BitWidth(t);
   if (bits == 0) return 0;
