@@ -359,7 +359,7 @@ Result<Instruction*> Parser::ParseInstructionBody(Computation* comp, std::string
   if (!opcode) return ErrorHere("unknown opcode '" + std::string(tok_.text) + "'");
   inst->opcode = *opcode;
   uint32_t opcode_offset = tok_.offset;
-  Advance();
+  AdvanceIfChar('(', Tok::kLParen);
   if (tok_.kind != Tok::kLParen) return Expected("'(' after the opcode");
 
   SmallVec<Instruction*, 8> operands;
@@ -446,7 +446,7 @@ Status Parser::ParseOperands(Instruction* inst, SmallVec<Instruction*, 8>& opera
     s = sep + 1;
     lex_.set_position(static_cast<uint32_t>(s - text));
     if (*sep == ')') {
-      Advance();
+      AdvanceIfChar(',', Tok::kComma);
       return OkStatus();
     }
   }
@@ -566,7 +566,7 @@ Status Parser::ParseAttribute(Instruction* inst, SmallVec<Attribute, 8>& attrs) 
       lex_.set_position(static_cast<uint32_t>(p - text));
       Token block = lex_.RawBraceBlock();
       if (block.kind == Tok::kError) return ErrorAt(block.offset, std::string(block.text));
-      Advance();
+      AdvanceIfChar(',', Tok::kComma);
       attr.text = FoldRaw(arena, block.text, !lex_.last_block_needs_fold());
       attrs.push_back(attr);
       return OkStatus();
@@ -593,7 +593,7 @@ Status Parser::ParseAttribute(Instruction* inst, SmallVec<Attribute, 8>& attrs) 
         if (*q != '}') break;
         attr.ints = arena.Copy(values.data(), values.size());
         lex_.set_position(static_cast<uint32_t>(q + 1 - text));
-        Advance();
+        AdvanceIfChar(',', Tok::kComma);
         attrs.push_back(attr);
         return OkStatus();
       }

@@ -152,6 +152,15 @@ class Parser {
  private:
   // ---- token plumbing
   void Advance() { lex_.NextInto(tok_); }
+  // Advance, for the places where the next token is nearly always the single character `c`
+  // written right after the current one (`add(`, `), `, `}, `): that character becomes the
+  // token without lexing. The source is NUL-terminated, so reading at its end is safe.
+  void AdvanceIfChar(char c, Tok kind) {
+    uint32_t at = lex_.position();
+    if (src_.text[at] != c) return Advance();
+    tok_ = Token{kind, at, std::string_view(src_.text.data() + at, 1)};
+    lex_.set_position(at + 1);
+  }
   Token PeekNext() {
     uint32_t saved = lex_.position();
     Token t = lex_.Next();
