@@ -30,29 +30,24 @@ std::string Describe(const Token& t);
 std::string_view FoldRaw(Arena& arena, std::string_view raw, bool known_clean = false);
 
 // Instruction names of the computation being parsed: open addressing over the instructions
-// themselves (the key is the instruction's name, a view into the source). A slot is one
-// 64-bit word: the pointer in the low 48 bits and 16 bits of the name's hash above them, so a
-// probe only dereferences an instruction whose hash tag matches; the low 32 hash bits are kept
-// beside it so growing never re-reads names. No allocation per name, 12 bytes a slot.
+// themselves (the key is the instruction's name, a view into the source). A slot holds the
+// instruction and its name's full hash, side by side in one 16-byte entry: a probe compares
+// names only when the hashes are equal, growing never re-reads names, and a new name's insert
+// touches one cache line. No allocation per name.
 class NameMap {
  public:
   void clear() {
-    slots_.assign(64, 0);
-    hashes_.assign(64, 0);
+    slots_.assign(64, Slot{});
     size_ = 0;
   }
   Instruction* find(std::string_view name) const {
     if (slots_.empty()) return nullptr;
     uint64_t h = Hash(name);
-    uint64_t tag = h >> 48;
     size_t mask = slots_.size() - 1;
     for (size_t i = h & mask;; i = (i + 1) & mask) {
-      uint64_t slot = slots_[i];
-      if (!slot) return nullptr;
-      if ((slot >> 48) == tag) {
-        Instruction* inst = reinterpret_cast<Instruction*>(slot & kPointerMask);
-        if (inst->name == name) return inst;
-      }
+      const Slot& slot = slots_[i];
+      if (!slot.inst) return nullptr;
+      if (slot.hash == h && slot.inst->name == name) return slot.inst;
     }
   }
   /// Where the lookup of `name` starts (null while empty). A new name's slot is a random place
@@ -67,27 +62,22 @@ class NameMap {
     if (slots_.empty()) clear();
     if ((size_ + 1) * 2 > slots_.size()) Grow();
     uint64_t h = Hash(value->name);
-    uint64_t tag = h >> 48;
-    NHLO_CHECK((reinterpret_cast<uintptr_t>(value) & ~kPointerMask) == 0, "pointer wider than 48 bits");
     size_t mask = slots_.size() - 1;
-    size_t i = static_cast<uint32_t>(h) & mask;
-    for (; slots_[i]; i = (i + 1) & mask) {
-      uint64_t slot = slots_[i];
-      if ((slot >> 48) == tag) {
-        Instruction* inst = reinterpret_cast<Instruction*>(slot & kPointerMask);
-        if (inst->name == value->name) return inst;
-      }
-    }
-    slots_[i] = reinterpret_cast<uintptr_t>(value) | (tag << 48);
-    hashes_[i] = static_cast<uint32_t>(h);
+    size_t i = h & mask;
+    for (; slots_[i].inst; i = (i + 1) & mask)
+      if (slots_[i].hash == h && slots_[i].inst->name == value->name) return slots_[i].inst;
+    slots_[i] = Slot{value, h};
     ++size_;
     return nullptr;
   }
 
  private:
-  static constexpr uint64_t kPointerMask = (uint64_t(1) << 48) - 1;
+  struct Slot {
+    Instruction* inst = nullptr;
+    uint64_t hash = 0;
+  };
   // Eight bytes a step (names are looked up once per operand), then murmur3's finalizer so the
-  // slot index (low bits) and the tag (high bits) both depend on every byte.
+  // slot index (low bits) depends on every byte.
   static uint64_t Hash(std::string_view s) {
     const char* p = s.data();
     size_t n = s.size();
@@ -121,23 +111,18 @@ class NameMap {
     h ^= h >> 33;
     return h;
   }
-  void Place(uint64_t slot, uint32_t low_hash) {
-    size_t mask = slots_.size() - 1;  // at most 2^32 slots: the low hash bits pick the start
-    size_t i = low_hash & mask;
-    while (slots_[i]) i = (i + 1) & mask;
-    slots_[i] = slot;
-    hashes_[i] = low_hash;
-  }
   void Grow() {
-    std::vector<uint64_t> old = std::move(slots_);
-    std::vector<uint32_t> old_hashes = std::move(hashes_);
-    slots_.assign(old.size() * 2, 0);
-    hashes_.assign(old.size() * 2, 0);
-    for (size_t i = 0; i < old.size(); ++i)
-      if (old[i]) Place(old[i], old_hashes[i]);
+    std::vector<Slot> old = std::move(slots_);
+    slots_.assign(old.size() * 2, Slot{});
+    size_t mask = slots_.size() - 1;
+    for (const Slot& slot : old) {
+      if (!slot.inst) continue;
+      size_t i = slot.hash & mask;
+      while (slots_[i].inst) i = (i + 1) & mask;
+      slots_[i] = slot;
+    }
   }
-  std::vector<uint64_t> slots_;
-  std::vector<uint32_t> hashes_;
+  std::vector<Slot> slots_;
   size_t size_ = 0;
 };
 
