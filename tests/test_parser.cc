@@ -198,6 +198,15 @@ TEST_CASE("a module name only %name can spell keeps its % (fuzzer finding)") {
   CHECK(PrintOrError("HloModule %jit_f\nENTRY e {\n  ROOT p = f32[] parameter(0)\n}\n").rfind("HloModule jit_f\n", 0) == 0);
 }
 
+TEST_CASE("a JSON-looking backend_config with an escaped NUL stays a string (fuzzer finding)") {
+  // It printed raw, with a real NUL byte, which the reader rejects.
+  std::string printed = PrintOrError(
+      "HloModule m\nENTRY e {\n  ROOT c = f32[] custom-call(), custom_call_target=\"t\", "
+      "backend_config=\"{\\\"a\\\": \\\"x\\000y\\\"}\"\n}\n");
+  CHECK(printed.find(R"(backend_config="{\"a\": \"x\000y\"}")") != std::string::npos);
+  CHECK(PrintOrError(printed) == printed);
+}
+
 TEST_CASE("layout tails must be well formed (fuzzer finding)") {
   // An unclosed '(' used to swallow text up to a later '}', which then did not print back.
   std::string bad = PrintOrError("HloModule m\nENTRY e {\n  ROOT a = u4[18]{0:E(ast} parameter(0)\n}\n");

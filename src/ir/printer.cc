@@ -12,9 +12,11 @@ namespace {
 
 // A backend_config string that is itself one balanced {...} block prints raw, as XLA does —
 // unless the parser would fold its whitespace or comments when reading it back (a line break
-// outside quotes, say); then it stays a quoted string, so printing round-trips exactly.
+// outside quotes, say), or it holds a NUL byte (an escaped \0, which the reader rejects in raw
+// text); then it stays a quoted string, so printing round-trips exactly.
 bool LooksLikeJsonObject(std::string_view text) {
   if (text.size() < 2 || text.front() != '{' || text.back() != '}') return false;
+  if (text.find('\0') != std::string_view::npos) return false;
   Lexer lex(text);
   Token t = lex.RawBraceBlock();
   return t.kind == Tok::kString && t.text.size() == text.size() && !lex.last_block_needs_fold();
