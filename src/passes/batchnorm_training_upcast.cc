@@ -15,18 +15,13 @@ namespace {
 class BatchNormTrainingUpcast final : public Pass {
  public:
   Result<bool> Run(Module& module) override {
-    bool changed = false;
-    for (auto& comp : module.computations) {
-      std::vector<Instruction*> matches;
-      for (Instruction* inst : comp->instructions)
-        if (inst->opcode == Opcode::kBatchNormTraining && HasBf16Operand(*inst)) matches.push_back(inst);
-      for (Instruction* bnt : matches) Rewrite(module, comp.get(), bnt);
-      if (!matches.empty()) {
-        SortTopologically(comp.get());
-        changed = true;
-      }
-    }
-    return changed;
+    return RewriteMatches(
+        module,
+        [](Instruction& inst) { return inst.opcode == Opcode::kBatchNormTraining && HasBf16Operand(inst); },
+        [&](Computation* comp, Instruction* bnt) {
+          Rewrite(module, comp, bnt);
+          return OkStatus();
+        });
   }
 
  private:

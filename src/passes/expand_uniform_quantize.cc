@@ -21,20 +21,13 @@ namespace {
 class ExpandUniformQuantize final : public Pass {
  public:
   Result<bool> Run(Module& module) override {
-    bool changed = false;
-    for (auto& comp : module.computations) {
-      std::vector<Instruction*> matches;
-      for (Instruction* inst : comp->instructions) {
-        std::string_view target = CustomCallTarget(*inst);
-        if (target == kUniformQuantizeTarget || target == kUniformDequantizeTarget) matches.push_back(inst);
-      }
-      for (Instruction* inst : matches) NHLO_TRY(Expand(module, comp.get(), inst));
-      if (!matches.empty()) {
-        SortTopologically(comp.get());
-        changed = true;
-      }
-    }
-    return changed;
+    return RewriteMatches(
+        module,
+        [](Instruction& inst) {
+          std::string_view target = CustomCallTarget(inst);
+          return target == kUniformQuantizeTarget || target == kUniformDequantizeTarget;
+        },
+        [&](Computation* comp, Instruction* inst) { return Expand(module, comp, inst); });
   }
 
  private:

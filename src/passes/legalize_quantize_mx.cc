@@ -18,24 +18,19 @@ namespace {
 class LegalizeQuantizeMx final : public Pass {
  public:
   Result<bool> Run(Module& module) override {
-    bool changed = false;
-    for (auto& comp : module.computations) {
-      std::vector<Instruction*> frontend;
-      for (Instruction* inst : comp->instructions) {
-        if (CustomCallTarget(*inst) != kQuantizeMxTarget) continue;
-        Result<QuantizeMxConfig> config = ParseQuantizeMxConfig(BackendConfigText(*inst));
-        bool device = false;
-        Status s = config.ok() ? CheckQuantizeMx(*inst, *config, &device) : config.status();
-        if (!s.ok()) return Status::FromDiagnostic(DiagnosticFor(module, *inst, "'" + std::string(inst->name) + "': " + s.message()));
-        if (!device) frontend.push_back(inst);
-      }
-      for (Instruction* call : frontend) Lower(module, comp.get(), call);
-      if (!frontend.empty()) {
-        SortTopologically(comp.get());
-        changed = true;
-      }
-    }
-    return changed;
+    // Matches the front-end form; a call that breaks the contract stops the pass.
+    auto is_frontend = [&](Instruction& inst) -> Result<bool> {
+      if (CustomCallTarget(inst) != kQuantizeMxTarget) return false;
+      Result<QuantizeMxConfig> config = ParseQuantizeMxConfig(BackendConfigText(inst));
+      bool device = false;
+      Status s = config.ok() ? CheckQuantizeMx(inst, *config, &device) : config.status();
+      if (!s.ok()) return Status::FromDiagnostic(DiagnosticFor(module, inst, "'" + std::string(inst.name) + "': " + s.message()));
+      return !device;
+    };
+    return RewriteMatches(module, is_frontend, [&](Computation* comp, Instruction* call) {
+      Lower(module, comp, call);
+      return OkStatus();
+    });
   }
 
  private:

@@ -43,18 +43,9 @@ bool Matches(const Instruction& inst) {
 class LegalizeScaledMatmul final : public Pass {
  public:
   Result<bool> Run(Module& module) override {
-    bool changed = false;
-    for (auto& comp : module.computations) {
-      std::vector<Instruction*> matches;
-      for (Instruction* inst : comp->instructions)
-        if (Matches(*inst)) matches.push_back(inst);
-      for (Instruction* dot : matches) NHLO_TRY(Rewrite(module, comp.get(), dot));
-      if (!matches.empty()) {
-        SortTopologically(comp.get());
-        changed = true;
-      }
-    }
-    return changed;
+    return RewriteMatches(
+        module, [](Instruction& inst) { return Matches(inst); },
+        [&](Computation* comp, Instruction* dot) { return Rewrite(module, comp, dot); });
   }
 
  private:

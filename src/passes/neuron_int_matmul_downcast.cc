@@ -27,18 +27,12 @@ void AddAutoCastNone(Module& module, const Instruction* original_dot, Instructio
 class NeuronIntMatmulDowncast final : public Pass {
  public:
   Result<bool> Run(Module& module) override {
-    bool changed = false;
-    for (auto& comp : module.computations) {
-      std::vector<Instruction*> dots;
-      for (Instruction* inst : comp->instructions)
-        if (inst->opcode == Opcode::kDot && AllLeavesIntegers(inst->shape)) dots.push_back(inst);
-      for (Instruction* dot : dots) {
-        Rewrite(module, comp.get(), dot);
-        changed = true;
-      }
-      if (!dots.empty()) SortTopologically(comp.get());
-    }
-    return changed;
+    return RewriteMatches(
+        module, [](Instruction& inst) { return inst.opcode == Opcode::kDot && AllLeavesIntegers(inst.shape); },
+        [&](Computation* comp, Instruction* dot) {
+          Rewrite(module, comp, dot);
+          return OkStatus();
+        });
   }
 
  private:

@@ -4,6 +4,7 @@
 // Passes never print and never exit.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string_view>
 
@@ -18,6 +19,13 @@ class Pass {
   /// Returns true if the module changed.
   virtual Result<bool> Run(Module& module) = 0;
 };
+
+/// The loop most passes share. In each computation it collects the instructions `match`
+/// accepts (all of them first, so rewriting never disturbs the walk), hands each to `rewrite`,
+/// and puts the computation back in program order if anything was rewritten. Returns whether
+/// anything was, or the first error either callback reports.
+Result<bool> RewriteMatches(Module& module, const std::function<Result<bool>(Instruction&)>& match,
+                            const std::function<Status(Computation*, Instruction*)>& rewrite);
 
 /// One row of passes.def.
 struct PassInfo {

@@ -1,0 +1,28 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "passes/pass.h"
+
+#include <vector>
+
+#include "ir/builder.h"
+
+namespace nhlo {
+
+Result<bool> RewriteMatches(Module& module, const std::function<Result<bool>(Instruction&)>& match,
+                            const std::function<Status(Computation*, Instruction*)>& rewrite) {
+  bool changed = false;
+  for (auto& comp : module.computations) {
+    std::vector<Instruction*> matches;
+    for (Instruction* inst : comp->instructions) {
+      NHLO_ASSIGN_OR_RETURN(bool matched, match(*inst));
+      if (matched) matches.push_back(inst);
+    }
+    for (Instruction* inst : matches) NHLO_TRY(rewrite(comp.get(), inst));
+    if (!matches.empty()) {
+      SortTopologically(comp.get());
+      changed = true;
+    }
+  }
+  return changed;
+}
+
+}  // namespace nhlo
