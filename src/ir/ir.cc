@@ -221,12 +221,7 @@ const Attribute* Instruction::FindAttr(AttrId id) const {
 
 std::vector<Instruction*> Computation::Parameters() const {
   std::vector<Instruction*> params;
-  for (Instruction* inst : instructions)
-    if (inst->opcode == Opcode::kParameter) params.push_back(inst);
-  // Parameters are nearly always written in order; sorting only when they are not keeps the
-  // common case free of stable_sort's buffer.
-  auto by_number = [](const Instruction* a, const Instruction* b) { return a->parameter_number < b->parameter_number; };
-  if (!std::is_sorted(params.begin(), params.end(), by_number)) std::stable_sort(params.begin(), params.end(), by_number);
+  AppendParameters(params);
   return params;
 }
 

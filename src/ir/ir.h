@@ -5,6 +5,7 @@
 // it back (the printer is the parser's inverse).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -171,6 +172,17 @@ struct Computation {
   /// are 0..N-1, so element i is parameter(i); the size never depends on how large a number
   /// the text wrote.
   std::vector<Instruction*> Parameters() const;
+  /// The same instructions, appended to any container with push_back/begin/end (the verifier
+  /// asks for every called computation and uses inline storage).
+  template <typename Container>
+  void AppendParameters(Container& out) const {
+    for (Instruction* inst : instructions)
+      if (inst->opcode == Opcode::kParameter) out.push_back(inst);
+    // Parameters are nearly always written in order; sorting only when they are not keeps the
+    // common case free of stable_sort's buffer.
+    auto by_number = [](const Instruction* a, const Instruction* b) { return a->parameter_number < b->parameter_number; };
+    if (!std::is_sorted(out.begin(), out.end(), by_number)) std::stable_sort(out.begin(), out.end(), by_number);
+  }
 };
 
 /// One source buffer a module was parsed from; diagnostics point into it.

@@ -115,11 +115,8 @@ std::optional<int64_t> SingleDimension(const Instruction& inst, std::string& err
 
 Signature SignatureOf(const Computation& c) {
   Signature sig;
-  SmallVec<const Instruction*, 8> params;  // as Computation::Parameters(), without its vector
-  for (const Instruction* inst : c.instructions)
-    if (inst->opcode == Opcode::kParameter) params.push_back(inst);
-  auto by_number = [](const Instruction* a, const Instruction* b) { return a->parameter_number < b->parameter_number; };
-  if (!std::is_sorted(params.begin(), params.end(), by_number)) std::stable_sort(params.begin(), params.end(), by_number);
+  SmallVec<const Instruction*, 8> params;
+  c.AppendParameters(params);
   for (const Instruction* p : params) sig.params.push_back(&p->shape);
   sig.result = c.root ? &c.root->shape : nullptr;
   return sig;
