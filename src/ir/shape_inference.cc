@@ -555,8 +555,7 @@ namespace {
 // (b,f or i,o); digits are spatial dimension numbers.
 Status ReadLabels(std::string_view group, char first, char second, int64_t& first_dim, int64_t& second_dim,
                   SmallVec<int64_t, 8>& spatial, bool& unknown, const char* what) {
-  SmallVec<int64_t, 16> by_number;
-  for (size_t k = 0; k < group.size(); ++k) by_number.push_back(-1);
+  SmallVec<int64_t, 16> by_number(group.size(), -1);
   size_t count = 0;
   for (size_t k = 0; k < group.size(); ++k) {
     char c = group[k];

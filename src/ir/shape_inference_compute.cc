@@ -337,12 +337,8 @@ Inference InferConvolution(Module& m, const Instruction& inst) {
   if (!e.empty()) return Error(e);
   Shape window_shape = windows.Build(m, lhs.type);
   // Output dimensions by position: batch, feature and spatial per the output labels.
-  SmallVec<int64_t, 8> sizes;
-  SmallVec<DimKind, 8> kinds;
-  for (size_t i = 0; i < spatial + 2; ++i) {
-    sizes.push_back(0);
-    kinds.push_back(DimKind::kStatic);
-  }
+  SmallVec<int64_t, 8> sizes(spatial + 2, 0);
+  SmallVec<DimKind, 8> kinds(spatial + 2, DimKind::kStatic);
   sizes[l.output_batch] = Unbounded(lhs, l.input_batch) ? -1 : batch / bgc;
   kinds[l.output_batch] = KindAt(lhs, l.input_batch);
   sizes[l.output_feature] = kernel_out;

@@ -17,6 +17,10 @@ class SmallVec {
 
  public:
   SmallVec() = default;
+  /// `n` copies of `value`.
+  SmallVec(size_t n, const T& value) {
+    for (size_t i = 0; i < n; ++i) push_back(value);
+  }
   SmallVec(const SmallVec& other) { *this = other; }
   SmallVec& operator=(const SmallVec& other) {
     if (this == &other) return *this;
