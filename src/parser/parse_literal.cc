@@ -134,6 +134,9 @@ Result<const Literal*> Parser::ParseLiteral(const Shape& shape, int depth) {
   // the text has bytes left; checking first keeps a bad shape from allocating gigabytes.
   if (tok_.kind == Tok::kLBrace && shape.ElementCount() > static_cast<int64_t>(src_.text.size() - tok_.offset))
     return ErrorHere("literal of shape " + ShapeToString(shape, false) + " has more elements than the text has characters");
+  if (tok_.kind != Tok::kLBrace && !shape.dims.empty() && bytes > opts_.max_fill_literal_bytes)
+    return ErrorHere("literal of shape " + ShapeToString(shape, false) + " filled from one value would take " +
+                     std::to_string(bytes) + " bytes; the limit is " + std::to_string(opts_.max_fill_literal_bytes));
   lit->data = module_.arena.NewArray<uint8_t>(static_cast<size_t>(bytes));
   if (shape.dims.empty()) {
     NHLO_TRY(ParseElement(shape.type, lit->data.data()));

@@ -3,6 +3,7 @@
 // stops parsing and comes back as a Diagnostic with file:line:col.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -17,6 +18,10 @@ struct ParseOptions {
   /// Deepest nesting of tuple shapes, tuple literals and literal braces; deeper input is an
   /// error rather than a stack overflow.
   int max_nesting = 256;
+  /// Largest array a single value may fill (`f32[N] constant(0)`), in bytes. Written-out
+  /// elements are bounded by the text's length; a fill is not, and XLA materialises it, so an
+  /// absurd shape would otherwise ask for petabytes.
+  int64_t max_fill_literal_bytes = int64_t(1) << 30;
 };
 
 /// Parses a whole module. `file` names the source in diagnostics; `text` is moved into the
