@@ -9,6 +9,7 @@
 
 #include "codegen/bundle_reader.h"
 #include "codegen/codegen.h"
+#include "driver/values.h"
 #include "interp/interp.h"
 #include "ir/verifier.h"
 #include "parser/parser.h"
@@ -98,4 +99,75 @@ TEST_CASE("every single-byte corruption is rejected or runs safely, even with a 
   }
   CHECK(checksum_rejections == static_cast<int>(good.size()));
   for (size_t n = 0; n < good.size(); ++n) CHECK(!ReadBundleFile(good.substr(0, n), "cut.bin").ok());
+}
+
+// The wire codes are the bundle format's contract: a file written today must decode the same
+// way after rows are added or reordered. These tables are the codes as first assigned; a test
+// that fails here means a code was changed or reused, which needs a new format version.
+TEST_CASE("bundle wire codes are pinned") {
+  std::string opcodes;
+  for (int i = 0; i < kOpcodeCount; ++i) {
+    Opcode op = static_cast<Opcode>(i);
+    opcodes += std::string(OpcodeName(op)) + "=" + std::to_string(OpcodeWireCode(op)) + " ";
+    CHECK(OpcodeFromWireCode(OpcodeWireCode(op)) == op);
+  }
+  const std::string kOpcodeCodes =
+    "abs=0 acos=1 acosh=2 add=3 add-dependency=4 after-all=5 all-gather=6 all-gather-done=7 "
+    "all-gather-start=8 all-reduce=9 all-reduce-done=10 all-reduce-start=11 all-to-all=12 and=13 asin=14 "
+    "asinh=15 async-done=16 async-start=17 async-update=18 atan2=19 atanh=20 batch-norm-grad=21 "
+    "batch-norm-inference=22 batch-norm-training=23 bitcast=24 bitcast-convert=25 broadcast=26 call=27 "
+    "cbrt=28 ceil=29 cholesky=30 clamp=31 collective-broadcast=32 collective-permute=33 "
+    "collective-permute-done=34 collective-permute-start=35 compare=36 complex=37 concatenate=38 "
+    "conditional=39 constant=40 convert=41 convolution=42 copy=43 copy-done=44 copy-start=45 cosh=46 "
+    "cosine=47 count-leading-zeros=48 custom-call=49 divide=50 domain=51 dot=52 dynamic-reshape=53 "
+    "dynamic-slice=54 dynamic-update-slice=55 erf=56 exponential=57 exponential-minus-one=58 fft=59 "
+    "floor=60 fusion=61 gather=62 get-dimension-size=63 get-tuple-element=64 imag=65 infeed=66 iota=67 "
+    "is-finite=68 log=69 log-plus-one=70 logistic=71 map=72 maximum=73 minimum=74 mulhi=75 multiply=76 "
+    "negate=77 not=78 opt-barrier=79 or=80 outfeed=81 pad=82 parameter=83 partition-id=84 popcnt=85 "
+    "power=86 ragged-all-to-all=87 ragged-dot=88 real=89 recv=90 recv-done=91 reduce=92 "
+    "reduce-precision=93 reduce-scatter=94 reduce-window=95 remainder=96 replica-id=97 reshape=98 "
+    "reverse=99 rng=100 rng-bit-generator=101 rng-get-and-update-state=102 round-nearest-afz=103 "
+    "round-nearest-even=104 rsqrt=105 scaled-dot=106 scan=107 scatter=108 select=109 "
+    "select-and-scatter=110 send=111 send-done=112 set-dimension-size=113 shift-left=114 "
+    "shift-right-arithmetic=115 shift-right-logical=116 sign=117 sine=118 sinh=119 slice=120 sort=121 "
+    "sqrt=122 stochastic-convert=123 subtract=124 tan=125 tanh=126 topk=127 transpose=128 "
+    "triangular-solve=129 tuple=130 while=131 xor=132 ";
+  CHECK(opcodes == kOpcodeCodes);
+
+  std::string attrs;
+  for (int i = 0; i < kAttrCount; ++i) {
+    AttrId id = static_cast<AttrId>(i);
+    attrs += std::string(AttrName(id)) + "=" + std::to_string(AttrWireCode(id)) + " ";
+    CHECK(AttrFromWireCode(AttrWireCode(id)) == id);
+  }
+  const std::string kAttrCodes =
+    "index=0 iota_dimension=1 slice=2 dynamic_slice_sizes=3 padding=4 window=5 dim_labels=6 "
+    "feature_group_count=7 batch_group_count=8 convolution_kind=9 sparsity_config=10 dimensions=11 "
+    "inferred_dimension=12 lhs_batch_dims=13 lhs_contracting_dims=14 rhs_batch_dims=15 "
+    "rhs_contracting_dims=16 lhs_ragged_dims=17 rhs_group_dims=18 operand_precision=19 algorithm=20 "
+    "direction=21 type=22 exponent_bits=23 mantissa_bits=24 epsilon=25 feature_index=26 offset_dims=27 "
+    "collapsed_slice_dims=28 start_index_map=29 operand_batching_dims=30 start_indices_batching_dims=31 "
+    "update_window_dims=32 inserted_window_dims=33 scatter_dims_to_operand_dims=34 "
+    "input_batching_dims=35 scatter_indices_batching_dims=36 index_vector_dim=37 slice_sizes=38 "
+    "indices_are_sorted=39 unique_indices=40 is_stable=41 k=42 largest=43 num_carries=44 is_reverse=45 "
+    "is_associative=46 fft_type=47 fft_length=48 left_side=49 lower=50 unit_diagonal=51 transpose_a=52 "
+    "kind=53 custom_call_target=54 operand_layout_constraints=55 custom_call_has_side_effect=56 "
+    "output_to_operand_aliasing=57 padding_type=58 literal=59 schedule=60 api_version=61 channel_id=62 "
+    "replica_groups=63 constrain_layout=64 use_global_device_ids=65 mode=66 source_target_pairs=67 "
+    "has_dynamic_root=68 is_host_transfer=69 infeed_config=70 outfeed_shape=71 outfeed_config=72 "
+    "distribution=73 delta=74 cross_program_prefetch_index=75 domain=76 is_composite=77 "
+    "parameter_replication=78 async_execution_thread=79 condition=80 body=81 select=82 scatter=83 "
+    "true_computation=84 false_computation=85 branch_computations=86 to_apply=87 called_computations=88 "
+    "calls=89 sharding=90 frontend_attributes=91 control-predecessors=92 statistics=93 "
+    "result_accuracy=94 origin=95 metadata=96 backend_config=97 ";
+  CHECK(attrs == kAttrCodes);
+
+  // Attribute kinds and enum values travel as codes too.
+  CHECK(static_cast<int>(AttrKind::Window) == 13);
+  CHECK(static_cast<int>(AttrKind::PairList) == 20);
+  CHECK(EnumValueName(EnumSet::kComparisonDirection, 5) == "LT");
+  CHECK(EnumValueName(EnumSet::kAlgorithm, 2) == "rng_philox");
+  CHECK(EnumValueName(EnumSet::kAlgorithm, 28) == "dot_f64_f64_f64");
+  CHECK(EnumValueName(EnumSet::kPrecision, 2) == "highest");
+  CHECK(!OpcodeFromWireCode(60000).has_value());
 }

@@ -5,6 +5,7 @@
 
 #include "ir/shape_inference.h"
 #include "ir/verifier.h"
+#include "parser/attr_values.h"
 #include "parser/parser.h"
 
 using namespace nhlo;
@@ -271,7 +272,7 @@ TEST_CASE("dynamic dimensions: bounds are compared, unbounded dimensions match a
 }
 
 TEST_CASE("attribute-text readers") {
-  auto w = ParseWindow("{size=3x2 stride=2x1 pad=-1_1x0_2 lhs_dilate=1x2 rhs_dilate=2x1 rhs_reversal=0x1}");
+  auto w = ReadWindow("{size=3x2 stride=2x1 pad=-1_1x0_2 lhs_dilate=1x2 rhs_dilate=2x1 rhs_reversal=0x1}");
   REQUIRE(w.ok());
   REQUIRE(w->size() == 2);
   CHECK((*w)[0].size == 3);
@@ -280,39 +281,39 @@ TEST_CASE("attribute-text readers") {
   CHECK((*w)[1].base_dilation == 2);
   CHECK((*w)[0].window_dilation == 2);
   CHECK((*w)[1].reversal);
-  CHECK(ParseWindow("{}")->empty());
-  CHECK(ParseWindow("{size=3 stride=1x1}").status().message() == "window stride= has 2 dimensions but size= has 1");
-  CHECK(!ParseWindow("{stride=2}").ok());
+  CHECK(ReadWindow("{}")->empty());
+  CHECK(ReadWindow("{size=3 stride=1x1}").status().message() == "window stride= has 2 dimensions but size= has 1");
+  CHECK(!ReadWindow("{stride=2}").ok());
 
-  auto s = ParseSliceRanges("{[0:10], [2:8:2]}");
+  auto s = ReadSliceRanges("{[0:10], [2:8:2]}");
   REQUIRE(s.ok());
   REQUIRE(s->size() == 2);
   CHECK((*s)[1].start == 2);
   CHECK((*s)[1].limit == 8);
   CHECK((*s)[1].stride == 2);
   CHECK((*s)[0].stride == 1);
-  CHECK(ParseSliceRanges("{}")->empty());
-  CHECK(!ParseSliceRanges("{[0:a]}").ok());
+  CHECK(ReadSliceRanges("{}")->empty());
+  CHECK(!ReadSliceRanges("{[0:a]}").ok());
 
-  auto p = ParsePadding("0_1x-2_3_1");
+  auto p = ReadPadding("0_1x-2_3_1");
   REQUIRE(p.ok());
   REQUIRE(p->size() == 2);
   CHECK((*p)[1].low == -2);
   CHECK((*p)[1].interior == 1);
-  CHECK(!ParsePadding("0_1_2_3").ok());
+  CHECK(!ReadPadding("0_1_2_3").ok());
 
-  auto l = ParseDimLabels("b01f_01io->f01b");
+  auto l = ReadDimLabels("b01f_01io->f01b");
   REQUIRE(l.ok());
   CHECK(l->input_batch == 0);
   CHECK(l->input_feature == 3);
   CHECK(l->kernel_input_feature == 2);
   CHECK(l->output_feature == 0);
-  auto list = [](const SmallVec<int64_t, 8>& v) { return std::vector<int64_t>(v.begin(), v.end()); };
+  auto list = [](const SpatialDims& v) { return std::vector<int64_t>(v.begin(), v.end()); };
   CHECK(list(l->output_spatial) == std::vector<int64_t>{1, 2});
-  CHECK(list(ParseDimLabels("bf10_oi01->bf01")->input_spatial) == std::vector<int64_t>{3, 2});
-  CHECK(ParseDimLabels("b0?f_0io->b0f")->has_unknown);
-  CHECK(!ParseDimLabels("b01f_01io->b0f").ok());
-  CHECK(!ParseDimLabels("bb1f_01io->b01f").ok());
+  CHECK(list(ReadDimLabels("bf10_oi01->bf01")->input_spatial) == std::vector<int64_t>{3, 2});
+  CHECK(ReadDimLabels("b0?f_0io->b0f")->has_unknown);
+  CHECK(!ReadDimLabels("b01f_01io->b0f").ok());
+  CHECK(!ReadDimLabels("bb1f_01io->b01f").ok());
 }
 
 TEST_CASE("the verifier reports every problem, each at its instruction") {

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// The bundle file: constants of the binary format (docs/bundle-format.md is the normative
-// spec) and the decoded program that the single reader produces for both the interpreter and
-// nhlo-objdump.
+// The bundle file, version 2: constants of the binary format (docs/bundle-format.md is the
+// normative spec) and the decoded program that the single reader produces for both the
+// interpreter and nhlo-objdump. Nothing here depends on the IR: a decoded program is typed
+// data (opcodes, buffers, typed attribute values) that the interpreter runs without any text.
 #pragma once
 
 #include <cstdint>
@@ -9,19 +10,25 @@
 #include <string_view>
 #include <vector>
 
-#include "ir/ir.h"
 #include "support/status.h"
 #include "types/backend_dtype.h"
+#include "types/hlo_attrs.h"
+#include "types/opcode.h"
+#include "types/primitive_type.h"
 
 namespace nhlo {
 
 inline constexpr char kBundleMagic[8] = {'N', 'H', 'L', 'O', 'B', 'N', 'D', 'L'};
-inline constexpr uint16_t kBundleVersion = 1;
+inline constexpr uint16_t kBundleVersion = 2;
 inline constexpr uint32_t kHeaderSize = 24;
 inline constexpr uint32_t kSectionEntrySize = 12;
 inline constexpr uint32_t kBufferFixedSize = 40;
-inline constexpr uint32_t kBundleFixedSize = 12;
+inline constexpr uint32_t kComputationFixedSize = 56;
+inline constexpr uint32_t kBundleFixedSize = 32;
+inline constexpr uint32_t kAttrHeaderSize = 8;
 inline constexpr uint8_t kNoDtype = 0xff;  // backend dtype / wire tag of a host-only type
+/// Temps are placed at multiples of this within their computation's frame.
+inline constexpr uint64_t kBufferAlignment = 16;
 
 enum class SectionId : uint32_t {
   kStrings = 1,
@@ -37,7 +44,7 @@ std::string_view SectionName(SectionId id);
 /// Where a buffer's bytes live at run time. A tuple-typed buffer has no bytes of its own: its
 /// `tuple` list names the element buffers, which have the same kind.
 enum class BufferKind : uint8_t {
-  kTemp = 0,       // in the arena at `location`
+  kTemp = 0,       // in its computation's frame at offset `location`
   kParameter = 1,  // bound at call time to the value of parameter number `location`
   kConstant = 2,   // in the constant section at `location` (sub-byte types packed)
 };
@@ -55,22 +62,40 @@ struct BufferRecord {
   uint64_t size = 0;      // bytes in the host layout (one byte per sub-byte element)
   uint64_t location = 0;
   std::vector<int64_t> dims;
-  std::vector<uint32_t> tuple;
+  std::vector<uint32_t> tuple;  // element buffers (indices in the same computation)
   uint32_t file_offset = 0;
 
   int64_t ElementCount() const;
 };
 
+/// replica_groups as decoded: the explicit list or the iota form.
+struct ReplicaGroupsRecord {
+  bool iota = false;
+  bool mesh = false;                 // XLA's mesh-axes form: no device lists in the file
+  std::vector<int64_t> ids;          // list form: members, one group after another
+  std::vector<int64_t> group_sizes;  // list form
+  int64_t num_groups = 0;            // iota form
+  int64_t group_size = 0;
+  std::vector<int64_t> reshape_dims;
+  std::vector<int64_t> transpose;
+};
+
+/// One decoded attribute. Which fields are meaningful depends on `kind`.
 struct AttrRecord {
   AttrId id{};
   AttrKind kind{};
-  int64_t i = 0;
-  double f = 0;
-  bool b = false;
-  bool is_json = false;
-  std::string_view text;
-  std::vector<int64_t> ints;
-  std::vector<uint32_t> computations;
+  int64_t i = 0;      // Int; Enum code
+  double f = 0;       // Float
+  bool b = false;     // Bool
+  bool is_json = false;  // Config
+  std::string_view text;  // String, Ident, Config, Raw
+  std::vector<int64_t> ints;  // IntList; EnumList codes; PairList (source, target, ...)
+  std::vector<uint32_t> computations;  // Computation, ComputationList (indices)
+  std::vector<WindowDim> window;
+  std::vector<SliceDim> slices;
+  std::vector<PaddingDim> padding;
+  ConvDimLabels dim_labels;
+  ReplicaGroupsRecord replica_groups;
 };
 
 struct BundleRecord {
@@ -80,6 +105,9 @@ struct BundleRecord {
   std::vector<uint32_t> operands;
   std::vector<uint8_t> operand_tags;
   std::vector<AttrRecord> attrs;
+  /// For ops that call computations: where, in this computation's frame, the callees' frame
+  /// starts while they run. 0 for other ops.
+  uint64_t callee_frame = 0;
   uint32_t file_offset = 0;
   uint32_t size = 0;
 
@@ -88,8 +116,12 @@ struct BundleRecord {
 
 struct ComputationRecord {
   std::string_view name;
-  std::vector<uint32_t> params;  // buffer of parameter i
+  std::vector<BufferRecord> buffers;  // this computation's buffers; bundles index into it
+  uint32_t first_buffer = 0;          // index of buffers[0] in the file's buffer table
+  std::vector<uint32_t> params;       // buffer of parameter i
   uint32_t root = 0;
+  uint64_t frame_size = 0;            // bytes of arena this computation needs while it runs
+  uint64_t live_bytes_bound = 0;      // the compiler's lower bound for frame_size (informational)
   std::vector<BundleRecord> bundles;
   uint32_t file_offset = 0;
 };
@@ -110,8 +142,8 @@ struct BundleProgram {
   std::vector<SectionRecord> sections;
   std::string_view module_name;
   uint32_t entry = 0;
-  uint64_t arena_size = 0;
-  std::vector<BufferRecord> buffers;
+  uint64_t arena_size = 0;  // the entry computation's frame
+  uint32_t buffer_count = 0;
   std::string_view constants;
   std::vector<ComputationRecord> computations;
 };

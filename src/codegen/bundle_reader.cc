@@ -42,6 +42,7 @@ class Reader {
   void set_pos(size_t p) { pos_ = p; }
   uint32_t offset() const { return base_ + static_cast<uint32_t>(pos_); }
   size_t size() const { return data_.size(); }
+  std::string_view Slice(size_t at, size_t n) const { return data_.substr(at, n); }
 
  private:
   std::string_view data_;
@@ -69,7 +70,8 @@ class Decoder {
     NHLO_TRY(r.Read(p_.checksum, "header"));
     NHLO_TRY(r.Read(section_count, "header"));
     if (p_.version != kBundleVersion)
-      return r.ErrorAt(8, "unsupported bundle version " + std::to_string(p_.version) + " (this nhlo reads version " + std::to_string(kBundleVersion) + ")");
+      return r.ErrorAt(8, "bundle format version " + std::to_string(p_.version) + " is not supported: this nhlo reads version " +
+                              std::to_string(kBundleVersion) + (p_.version < kBundleVersion ? " (recompile the HLO with this nhlo-compile)" : ""));
     if (arch != 3 && arch != 4) return r.ErrorAt(10, "unknown target arch " + std::to_string(arch));
     p_.arch = static_cast<TargetArch>(arch);
     if (file_size != bytes.size())
@@ -105,10 +107,14 @@ class Decoder {
       NHLO_TRY(m.Read(p_.entry, "module section"));
       NHLO_TRY(m.Read(reserved, "module section"));
       NHLO_TRY(m.Read(p_.arena_size, "module section"));
+      if (m.pos() != m.size()) return m.Error("trailing bytes in the module section");
     }
-    NHLO_TRY(ReadBuffers(Reader(sections[2], bases[2], file_)));
-    NHLO_TRY(ReadComputations(Reader(sections[4], bases[4], file_), sections[5], bases[5]));
-    if (p_.entry >= p_.computations.size()) return Status::Error(std::string(file_) + ": entry computation index " + std::to_string(p_.entry) + " is out of range");
+    NHLO_TRY(ReadComputations(Reader(sections[4], bases[4], file_), Reader(sections[2], bases[2], file_), sections[5], bases[5]));
+    if (p_.entry >= p_.computations.size())
+      return Status::Error(std::string(file_) + ": entry computation index " + std::to_string(p_.entry) + " is out of range");
+    if (p_.computations[p_.entry].frame_size != p_.arena_size)
+      return Status::Error(std::string(file_) + ": arena size " + std::to_string(p_.arena_size) +
+                           " is not the entry computation's frame (" + std::to_string(p_.computations[p_.entry].frame_size) + ")");
     return OkStatus();
   }
 
@@ -123,31 +129,26 @@ class Decoder {
     return OkStatus();
   }
 
-  Status ReadBuffers(Reader r) {
-    uint32_t count;
-    NHLO_TRY(r.Read(count, "buffer count"));
-    if (static_cast<uint64_t>(count) * kBufferFixedSize > r.size()) return r.Error("buffer count " + std::to_string(count) + " does not fit in the buffer section");
-    p_.buffers.resize(count);
+  // Reads `count` buffer records of computation `c` from `r` (which is positioned at them).
+  Status ReadBuffers(Reader& r, ComputationRecord& c, uint32_t count) {
+    c.buffers.resize(count);
     for (uint32_t i = 0; i < count; ++i) {
-      BufferRecord& b = p_.buffers[i];
+      BufferRecord& b = c.buffers[i];
       b.file_offset = r.offset();
       size_t at = r.pos();
-      uint8_t type, kind, rank, pad8;
-      uint16_t pad16;
-      uint32_t tuple_count;
+      uint8_t type, kind;
+      uint32_t rank, tuple_count;
       NHLO_TRY(ReadString(r, b.name));
       NHLO_TRY(r.Read(type, "buffer"));
       NHLO_TRY(r.Read(b.backend_dtype, "buffer"));
       NHLO_TRY(r.Read(b.wire_tag, "buffer"));
       NHLO_TRY(r.Read(kind, "buffer"));
       NHLO_TRY(r.Read(rank, "buffer"));
-      NHLO_TRY(r.Read(pad8, "buffer"));
-      NHLO_TRY(r.Read(pad16, "buffer"));
       NHLO_TRY(r.Read(b.stride, "buffer"));
       NHLO_TRY(r.Read(tuple_count, "buffer"));
       NHLO_TRY(r.Read(b.size, "buffer"));
       NHLO_TRY(r.Read(b.location, "buffer"));
-      std::string where = "buffer " + std::to_string(i);
+      std::string where = "buffer " + std::to_string(i) + " of '" + std::string(c.name) + "'";
       auto type_or = PrimitiveTypeFromCode(type);
       if (!type_or) return r.ErrorAt(at, where + " has unknown element type code " + std::to_string(type));
       b.type = *type_or;
@@ -157,11 +158,16 @@ class Decoder {
         Result<BackendDtype> dt = BackendDtypeFromOrdinal(b.backend_dtype);
         if (!dt.ok()) return r.ErrorAt(at, where + ": " + dt.status().message());
         uint8_t want = WireTag(*dt, p_.arch == TargetArch::kV3 ? Arch::kV3 : Arch::kV4);
-        if (b.wire_tag != want) return r.ErrorAt(at, where + " has wire tag " + std::to_string(b.wire_tag) + " but its dtype " + std::string(BackendDtypeName(*dt)) + " has " + std::to_string(want));
+        if (b.wire_tag != want)
+          return r.ErrorAt(at, where + " has wire tag " + std::to_string(b.wire_tag) + " but its dtype " + std::string(BackendDtypeName(*dt)) +
+                                   " has " + std::to_string(want));
+      } else if (b.wire_tag != kNoDtype) {
+        return r.ErrorAt(at, where + " has a wire tag but no dtype");
       }
+      if (static_cast<uint64_t>(rank) * 8 > r.size() - r.pos() || static_cast<uint64_t>(tuple_count) * 4 > r.size() - r.pos())
+        return r.ErrorAt(at, where + " has more dimensions or tuple elements than its section holds");
       if (b.type == PrimitiveType::kTuple) {
         if (rank != 0) return r.ErrorAt(at, where + " is a tuple with dimensions");
-        if (static_cast<uint64_t>(tuple_count) * 4 > r.size()) return r.ErrorAt(at, where + " has an impossible tuple size");
         b.tuple.resize(tuple_count);
       } else if (tuple_count != 0) {
         return r.ErrorAt(at, where + " is not a tuple but lists tuple elements");
@@ -174,162 +180,322 @@ class Decoder {
       for (uint32_t& e : b.tuple) {
         NHLO_TRY(r.Read(e, "tuple elements"));
         if (e >= i) return r.ErrorAt(at, where + " lists tuple element " + std::to_string(e) + ", which does not precede it");
-        if (p_.buffers[e].kind != b.kind) return r.ErrorAt(at, where + " mixes buffer kinds in its tuple");
+        if (c.buffers[e].kind != b.kind) return r.ErrorAt(at, where + " mixes buffer kinds in its tuple");
       }
       NHLO_TRY(r.AlignTo(8, "buffer padding"));
       if (IsArrayType(b.type)) {
         int64_t n = b.ElementCount();
-        if (n < 0 || static_cast<uint64_t>(n) > UINT64_MAX / 16 ||
-            static_cast<uint64_t>(n) * HostByteSize(b.type) != b.size)
+        if (n < 0 || static_cast<uint64_t>(n) > UINT64_MAX / 16 || static_cast<uint64_t>(n) * HostByteSize(b.type) != b.size)
           return r.ErrorAt(at, where + " size " + std::to_string(b.size) + " does not match its dimensions");
-        if (b.kind == BufferKind::kTemp && (b.location > p_.arena_size || b.size > p_.arena_size - b.location))
-          return r.ErrorAt(at, where + " lies outside the arena");
+        if (b.kind == BufferKind::kTemp && (b.location > c.frame_size || b.size > c.frame_size - b.location))
+          return r.ErrorAt(at, where + " lies outside its computation's frame");
         if (b.kind == BufferKind::kConstant) {
           uint64_t packed = PackedConstantBytes(b.type, n);
           if (b.location > p_.constants.size() || packed > p_.constants.size() - b.location)
             return r.ErrorAt(at, where + " lies outside the constant section");
         }
-      } else if (b.size != 0 || (!b.dims.empty())) {
+      } else if (b.size != 0 || !b.dims.empty()) {
         return r.ErrorAt(at, where + " of type " + std::string(PrimitiveTypeName(b.type)) + " cannot hold data");
       }
       if (b.kind == BufferKind::kParameter && b.location > INT32_MAX) return r.ErrorAt(at, where + " has an impossible parameter number");
     }
-    if (r.pos() != r.size()) return r.Error("trailing bytes after the last buffer");
-    // The arena is exactly as large as its last temp needs: a forged size cannot make the
-    // interpreter allocate more than the buffer table describes.
-    uint64_t arena_end = 0;
-    for (const BufferRecord& b : p_.buffers)
-      if (b.kind == BufferKind::kTemp && IsArrayType(b.type)) arena_end = std::max(arena_end, b.location + b.size);
-    if (arena_end != p_.arena_size)
-      return Status::Error(std::string(file_) + ": arena size " + std::to_string(p_.arena_size) +
-                           " does not match the buffer table (" + std::to_string(arena_end) + ")");
     return OkStatus();
   }
 
-  Status ReadComputations(Reader r, std::string_view code, uint32_t code_base) {
-    uint32_t count;
+  Status ReadComputations(Reader r, Reader buffers, std::string_view code, uint32_t code_base) {
+    uint32_t count, buffer_count;
     NHLO_TRY(r.Read(count, "computation count"));
-    if (static_cast<uint64_t>(count) * 24 > r.size()) return r.Error("computation count does not fit in its section");
+    NHLO_TRY(buffers.Read(buffer_count, "buffer count"));
+    if (static_cast<uint64_t>(count) * kComputationFixedSize > r.size()) return r.Error("computation count does not fit in its section");
+    if (static_cast<uint64_t>(buffer_count) * kBufferFixedSize > buffers.size())
+      return buffers.Error("buffer count " + std::to_string(buffer_count) + " does not fit in the buffer section");
+    p_.buffer_count = buffer_count;
     p_.computations.resize(count);
+    uint32_t next_buffer = 0;
     for (uint32_t i = 0; i < count; ++i) {
       ComputationRecord& c = p_.computations[i];
       c.file_offset = r.offset();
       size_t at = r.pos();
-      uint32_t nparams, bundle_count, offset, size;
+      uint32_t nbuffers, bundle_count, offset, size, nparams, reserved;
       NHLO_TRY(ReadString(r, c.name));
-      NHLO_TRY(r.Read(nparams, "computation"));
-      if (static_cast<uint64_t>(nparams) * 4 > r.size()) return r.ErrorAt(at, "impossible parameter count");
-      c.params.resize(nparams);
-      for (uint32_t& pb : c.params) {
-        NHLO_TRY(r.Read(pb, "parameter list"));
-        if (pb >= p_.buffers.size() || p_.buffers[pb].kind != BufferKind::kParameter)
-          return r.ErrorAt(at, "computation '" + std::string(c.name) + "' names a parameter buffer that is not a parameter");
-      }
+      NHLO_TRY(r.Read(c.first_buffer, "computation"));
+      NHLO_TRY(r.Read(nbuffers, "computation"));
       NHLO_TRY(r.Read(c.root, "computation"));
       NHLO_TRY(r.Read(bundle_count, "computation"));
       NHLO_TRY(r.Read(offset, "computation"));
       NHLO_TRY(r.Read(size, "computation"));
-      if (c.root >= p_.buffers.size()) return r.ErrorAt(at, "root buffer index out of range");
+      NHLO_TRY(r.Read(c.frame_size, "computation"));
+      NHLO_TRY(r.Read(c.live_bytes_bound, "computation"));
+      NHLO_TRY(r.Read(nparams, "computation"));
+      NHLO_TRY(r.Read(reserved, "computation"));
+      std::string where = "computation '" + std::string(c.name) + "'";
+      if (c.first_buffer != next_buffer || nbuffers > buffer_count - next_buffer)
+        return r.ErrorAt(at, where + " claims buffers " + std::to_string(c.first_buffer) + ".." +
+                                 std::to_string(static_cast<uint64_t>(c.first_buffer) + nbuffers) + ", not the next ones of the buffer table");
+      next_buffer += nbuffers;
+      if (static_cast<uint64_t>(nparams) * 4 > r.size() - r.pos()) return r.ErrorAt(at, "impossible parameter count");
+      NHLO_TRY(ReadBuffers(buffers, c, nbuffers));
+      c.params.resize(nparams);
+      for (uint32_t& pb : c.params) {
+        NHLO_TRY(r.Read(pb, "parameter list"));
+        if (pb >= c.buffers.size() || c.buffers[pb].kind != BufferKind::kParameter)
+          return r.ErrorAt(at, where + " names a parameter buffer that is not a parameter");
+      }
+      NHLO_TRY(r.AlignTo(8, "computation padding"));
+      if (c.root >= c.buffers.size()) return r.ErrorAt(at, where + ": root buffer index out of range");
       if (offset > code.size() || size > code.size() - offset) return r.ErrorAt(at, "bundle stream lies outside the code section");
       if (static_cast<uint64_t>(bundle_count) * kBundleFixedSize > size) return r.ErrorAt(at, "bundle count does not fit in the bundle stream");
       Reader br(code.substr(offset, size), code_base + offset, file_);
       c.bundles.resize(bundle_count);
-      for (BundleRecord& b : c.bundles) NHLO_TRY(ReadBundle(br, b, count));
+      for (BundleRecord& b : c.bundles) NHLO_TRY(ReadBundle(br, c, i, b));
       if (br.pos() != br.size()) return br.Error("trailing bytes after the last bundle of '" + std::string(c.name) + "'");
     }
+    if (next_buffer != buffer_count) return buffers.Error("buffers after the last computation's");
+    if (buffers.pos() != buffers.size()) return buffers.Error("trailing bytes after the last buffer");
     if (r.pos() != r.size()) return r.Error("trailing bytes after the last computation");
     return OkStatus();
   }
 
-  Status ReadBundle(Reader& r, BundleRecord& b, uint32_t comp_count) {
+  Status ReadBundle(Reader& r, const ComputationRecord& c, uint32_t comp_index, BundleRecord& b) {
     b.file_offset = r.offset();
     size_t start = r.pos();
-    uint16_t opcode, size;
-    uint8_t noperands, nattrs, reserved;
+    uint16_t opcode, reserved16;
+    uint32_t size, noperands, nattrs;
+    uint8_t reserved8;
     NHLO_TRY(r.Read(opcode, "bundle"));
+    NHLO_TRY(r.Read(reserved16, "bundle"));
     NHLO_TRY(r.Read(size, "bundle"));
     NHLO_TRY(r.Read(b.result, "bundle"));
     NHLO_TRY(r.Read(noperands, "bundle"));
     NHLO_TRY(r.Read(nattrs, "bundle"));
     NHLO_TRY(r.Read(b.result_tag, "bundle"));
-    NHLO_TRY(r.Read(reserved, "bundle"));
+    NHLO_TRY(r.Read(reserved8, "bundle"));
+    NHLO_TRY(r.Read(reserved16, "bundle"));
+    NHLO_TRY(r.Read(b.callee_frame, "bundle"));
     b.size = size;
-    if (opcode >= kOpcodeCount) return r.ErrorAt(start, "unknown opcode " + std::to_string(opcode));
-    b.opcode = static_cast<Opcode>(opcode);
+    std::optional<Opcode> op = OpcodeFromWireCode(opcode);
+    if (!op) return r.ErrorAt(start, "unknown opcode code " + std::to_string(opcode));
+    b.opcode = *op;
     if (size < kBundleFixedSize || size % 4 != 0 || size > r.size() - start)
       return r.ErrorAt(start, "bundle size " + std::to_string(size) + " is invalid");
-    if (b.result >= p_.buffers.size()) return r.ErrorAt(start, "result buffer " + std::to_string(b.result) + " is out of range");
-    if (b.result_tag != p_.buffers[b.result].wire_tag) return r.ErrorAt(start, "result wire tag does not match the buffer table");
+    Reader body(r.Slice(start, size), r.offset() - static_cast<uint32_t>(r.pos() - start), file_);
+    body.set_pos(r.pos() - start);
+    if (b.result >= c.buffers.size()) return r.ErrorAt(start, "result buffer " + std::to_string(b.result) + " is out of range");
+    if (b.result_tag != c.buffers[b.result].wire_tag) return r.ErrorAt(start, "result wire tag does not match the buffer table");
+    if (static_cast<uint64_t>(noperands) * 5 > size || static_cast<uint64_t>(nattrs) * kAttrHeaderSize > size)
+      return r.ErrorAt(start, "operand or attribute count does not fit in the bundle");
     b.operands.resize(noperands);
-    for (uint32_t& op : b.operands) {
-      NHLO_TRY(r.Read(op, "bundle operands"));
-      if (op >= p_.buffers.size()) return r.ErrorAt(start, "operand buffer " + std::to_string(op) + " is out of range");
+    for (uint32_t& o : b.operands) {
+      NHLO_TRY(body.Read(o, "bundle operands"));
+      if (o >= c.buffers.size()) return r.ErrorAt(start, "operand buffer " + std::to_string(o) + " is out of range");
     }
     b.operand_tags.resize(noperands);
     for (size_t i = 0; i < noperands; ++i) {
-      NHLO_TRY(r.Read(b.operand_tags[i], "bundle operand tags"));
-      if (b.operand_tags[i] != p_.buffers[b.operands[i]].wire_tag) return r.ErrorAt(start, "operand wire tag does not match the buffer table");
+      NHLO_TRY(body.Read(b.operand_tags[i], "bundle operand tags"));
+      if (b.operand_tags[i] != c.buffers[b.operands[i]].wire_tag) return r.ErrorAt(start, "operand wire tag does not match the buffer table");
     }
-    NHLO_TRY(r.AlignTo(4, "bundle padding"));
+    NHLO_TRY(body.AlignTo(4, "bundle padding"));
     b.attrs.resize(nattrs);
+    uint64_t callee_frame_end = 0;
     for (AttrRecord& a : b.attrs) {
-      size_t at = r.pos();
-      uint8_t id, kind;
-      uint16_t payload;
-      NHLO_TRY(r.Read(id, "attribute"));
-      NHLO_TRY(r.Read(kind, "attribute"));
-      NHLO_TRY(r.Read(payload, "attribute"));
-      if (id >= sizeof(kAttrCountProbe) || kind > static_cast<uint8_t>(AttrKind::Literal))
-        return r.ErrorAt(at, "unknown attribute id " + std::to_string(id) + " or kind " + std::to_string(kind));
-      a.id = static_cast<AttrId>(id);
-      a.kind = static_cast<AttrKind>(kind);
-      size_t payload_start = r.pos();
-      switch (a.kind) {
-        case AttrKind::Int: NHLO_TRY(r.Read(a.i, "attribute")); break;
-        case AttrKind::Bool: { uint8_t v; NHLO_TRY(r.Read(v, "attribute")); a.b = v != 0; break; }
-        case AttrKind::Float: NHLO_TRY(r.Read(a.f, "attribute")); break;
-        case AttrKind::String: case AttrKind::Ident: case AttrKind::Raw: case AttrKind::Shape: case AttrKind::Literal:
-          NHLO_TRY(ReadString(r, a.text));
-          break;
-        case AttrKind::Config: {
-          NHLO_TRY(ReadString(r, a.text));
-          uint8_t json;
-          NHLO_TRY(r.Read(json, "attribute"));
-          a.is_json = json != 0;
-          break;
-        }
-        case AttrKind::IntList: {
-          uint32_t n;
-          NHLO_TRY(r.Read(n, "attribute"));
-          if (static_cast<uint64_t>(n) * 8 > payload) return r.ErrorAt(at, "integer list longer than its payload");
-          a.ints.resize(n);
-          for (int64_t& v : a.ints) NHLO_TRY(r.Read(v, "attribute"));
-          break;
-        }
-        case AttrKind::Computation: case AttrKind::ComputationList: case AttrKind::InstructionList: {
-          uint32_t n;
-          NHLO_TRY(r.Read(n, "attribute"));
-          if (static_cast<uint64_t>(n) * 4 > payload) return r.ErrorAt(at, "computation list longer than its payload");
-          a.computations.resize(n);
-          for (uint32_t& c : a.computations) {
-            NHLO_TRY(r.Read(c, "attribute"));
-            if (c >= comp_count) return r.ErrorAt(at, "computation index " + std::to_string(c) + " is out of range");
-          }
-          break;
-        }
+      NHLO_TRY(ReadAttr(body, a, comp_index));
+      for (uint32_t callee : a.computations) {
+        const ComputationRecord& f = p_.computations[callee];
+        callee_frame_end = std::max(callee_frame_end, f.frame_size);
       }
-      if (r.pos() - payload_start != payload) return r.ErrorAt(at, "attribute payload size does not match its contents");
-      NHLO_TRY(r.AlignTo(4, "attribute padding"));
     }
-    if (r.pos() - start != size) return r.ErrorAt(start, "bundle size field does not match its contents");
+    if (body.pos() != body.size()) return r.ErrorAt(start, "bundle size field does not match its contents");
+    // The callees run in [callee_frame, callee_frame + their frame) of this computation's frame.
+    if (b.callee_frame > c.frame_size || callee_frame_end > c.frame_size - b.callee_frame)
+      return r.ErrorAt(start, "the callees' frame does not fit in the frame of '" + std::string(c.name) + "'");
+    r.set_pos(start + size);
     return OkStatus();
   }
 
-  static constexpr char kAttrCountProbe[] = {
-#define NHLO_ATTR(Enum, text, kind) 0,
-#include "ir/attributes.def"
-#undef NHLO_ATTR
-  };
+  template <typename T>
+  Status ReadCount(Reader& r, size_t payload_end, size_t element_bytes, std::vector<T>& out, const char* what) {
+    uint32_t n;
+    NHLO_TRY(r.Read(n, what));
+    if (r.pos() > payload_end || static_cast<uint64_t>(n) * element_bytes > payload_end - r.pos())
+      return r.Error(std::string(what) + " is longer than its payload");
+    out.resize(n);
+    return OkStatus();
+  }
+
+  Status ReadInts(Reader& r, size_t payload_end, std::vector<int64_t>& out, const char* what) {
+    NHLO_TRY(ReadCount(r, payload_end, 8, out, what));
+    for (int64_t& v : out) NHLO_TRY(r.Read(v, what));
+    return OkStatus();
+  }
+
+  Status ReadAttr(Reader& r, AttrRecord& a, uint32_t comp_index) {
+    size_t at = r.pos();
+    uint16_t code;
+    uint8_t kind, reserved;
+    uint32_t payload;
+    NHLO_TRY(r.Read(code, "attribute"));
+    NHLO_TRY(r.Read(kind, "attribute"));
+    NHLO_TRY(r.Read(reserved, "attribute"));
+    NHLO_TRY(r.Read(payload, "attribute"));
+    std::optional<AttrId> id = AttrFromWireCode(code);
+    if (!id) return r.ErrorAt(at, "unknown attribute code " + std::to_string(code));
+    if (kind >= kAttrKindCount) return r.ErrorAt(at, "unknown attribute kind " + std::to_string(kind));
+    a.id = *id;
+    a.kind = static_cast<AttrKind>(kind);
+    std::string name(AttrName(a.id));
+    AttrKind declared = AttrDeclaredKind(a.id);
+    // A declared integer list may hold a list of lists in the IR (kept as Raw), never encoded.
+    if (a.kind != declared) return r.ErrorAt(at, "attribute '" + name + "' has kind " + std::to_string(kind) + ", not its declared kind");
+    size_t start = r.pos();
+    if (payload > r.size() - start) return r.ErrorAt(at, "attribute '" + name + "' is longer than its bundle");
+    size_t end = start + payload;
+    const char* what = "attribute payload";
+    switch (a.kind) {
+      case AttrKind::Int: NHLO_TRY(r.Read(a.i, what)); break;
+      case AttrKind::Bool: {
+        uint8_t v;
+        NHLO_TRY(r.Read(v, what));
+        if (v > 1) return r.ErrorAt(at, "attribute '" + name + "' is a bool of value " + std::to_string(v));
+        a.b = v != 0;
+        break;
+      }
+      case AttrKind::Float: NHLO_TRY(r.Read(a.f, what)); break;
+      case AttrKind::Enum: {
+        uint8_t v;
+        NHLO_TRY(r.Read(v, what));
+        if (EnumValueName(EnumSetOf(a.id), v).empty()) return r.ErrorAt(at, "attribute '" + name + "' has unknown value code " + std::to_string(v));
+        a.i = v;
+        break;
+      }
+      case AttrKind::String: case AttrKind::Ident: case AttrKind::Raw:
+        NHLO_TRY(ReadString(r, a.text));
+        break;
+      case AttrKind::Config: {
+        NHLO_TRY(ReadString(r, a.text));
+        uint8_t json;
+        NHLO_TRY(r.Read(json, what));
+        a.is_json = json != 0;
+        break;
+      }
+      case AttrKind::IntList: case AttrKind::PairList:
+        NHLO_TRY(ReadInts(r, end, a.ints, what));
+        if (a.kind == AttrKind::PairList && a.ints.size() % 2 != 0) return r.ErrorAt(at, "attribute '" + name + "' has an unpaired entry");
+        break;
+      case AttrKind::EnumList:
+        NHLO_TRY(ReadCount(r, end, 1, a.ints, what));
+        for (int64_t& v : a.ints) {
+          uint8_t c;
+          NHLO_TRY(r.Read(c, what));
+          if (EnumValueName(EnumSetOf(a.id), c).empty()) return r.ErrorAt(at, "attribute '" + name + "' has unknown value code " + std::to_string(c));
+          v = c;
+        }
+        break;
+      case AttrKind::Computation: case AttrKind::ComputationList:
+        NHLO_TRY(ReadCount(r, end, 4, a.computations, what));
+        if (a.kind == AttrKind::Computation && a.computations.size() != 1)
+          return r.ErrorAt(at, "attribute '" + name + "' names " + std::to_string(a.computations.size()) + " computations, not one");
+        for (uint32_t& c : a.computations) {
+          NHLO_TRY(r.Read(c, what));
+          // Callees come before their callers, so no file can make a computation call itself.
+          if (c >= comp_index) return r.ErrorAt(at, "attribute '" + name + "' calls computation " + std::to_string(c) + ", which does not precede its caller");
+        }
+        break;
+      case AttrKind::Window:
+        NHLO_TRY(ReadCount(r, end, 56, a.window, what));
+        for (WindowDim& d : a.window) {
+          int64_t reversal;
+          NHLO_TRY(r.Read(d.size, what));
+          NHLO_TRY(r.Read(d.stride, what));
+          NHLO_TRY(r.Read(d.pad_low, what));
+          NHLO_TRY(r.Read(d.pad_high, what));
+          NHLO_TRY(r.Read(d.base_dilation, what));
+          NHLO_TRY(r.Read(d.window_dilation, what));
+          NHLO_TRY(r.Read(reversal, what));
+          if (reversal != 0 && reversal != 1) return r.ErrorAt(at, "window reversal must be 0 or 1");
+          d.reversal = reversal == 1;
+        }
+        break;
+      case AttrKind::SliceRanges:
+        NHLO_TRY(ReadCount(r, end, 24, a.slices, what));
+        for (SliceDim& d : a.slices) {
+          NHLO_TRY(r.Read(d.start, what));
+          NHLO_TRY(r.Read(d.limit, what));
+          NHLO_TRY(r.Read(d.stride, what));
+        }
+        break;
+      case AttrKind::PaddingConfig:
+        NHLO_TRY(ReadCount(r, end, 24, a.padding, what));
+        for (PaddingDim& d : a.padding) {
+          NHLO_TRY(r.Read(d.low, what));
+          NHLO_TRY(r.Read(d.high, what));
+          NHLO_TRY(r.Read(d.interior, what));
+        }
+        break;
+      case AttrKind::DimLabels: {
+        ConvDimLabels& l = a.dim_labels;
+        uint32_t spatial;
+        uint8_t unknown, pad8;
+        uint16_t pad16;
+        int64_t ranks[3];
+        NHLO_TRY(r.Read(spatial, what));
+        NHLO_TRY(r.Read(unknown, what));
+        NHLO_TRY(r.Read(pad8, what));
+        NHLO_TRY(r.Read(pad16, what));
+        if (spatial > SpatialDims::kMax) return r.ErrorAt(at, "dim_labels has more than 10 spatial dimensions");
+        for (int64_t* v : {&l.input_batch, &l.input_feature, &l.kernel_input_feature, &l.kernel_output_feature, &l.output_batch,
+                           &l.output_feature, &ranks[0], &ranks[1], &ranks[2]})
+          NHLO_TRY(r.Read(*v, what));
+        for (int64_t rank : ranks)
+          if (rank < 0 || rank > 64) return r.ErrorAt(at, "dim_labels has an impossible rank");
+        l.input_rank = static_cast<size_t>(ranks[0]);
+        l.kernel_rank = static_cast<size_t>(ranks[1]);
+        l.output_rank = static_cast<size_t>(ranks[2]);
+        l.has_unknown = unknown != 0;
+        for (SpatialDims* s : {&l.input_spatial, &l.kernel_spatial, &l.output_spatial}) {
+          for (uint32_t k = 0; k < spatial; ++k) {
+            int64_t v;
+            NHLO_TRY(r.Read(v, what));
+            s->push_back(v);
+          }
+        }
+        break;
+      }
+      case AttrKind::ReplicaGroups: {
+        ReplicaGroupsRecord& g = a.replica_groups;
+        uint8_t iota, pad8;
+        uint16_t pad16;
+        NHLO_TRY(r.Read(iota, what));
+        NHLO_TRY(r.Read(pad8, what));
+        NHLO_TRY(r.Read(pad16, what));
+        if (iota > 2) return r.ErrorAt(at, "replica_groups has unknown form " + std::to_string(iota));
+        g.iota = iota == 1;
+        g.mesh = iota == 2;
+        if (g.mesh) {
+          // no payload
+        } else if (g.iota) {
+          NHLO_TRY(r.Read(g.num_groups, what));
+          NHLO_TRY(r.Read(g.group_size, what));
+          NHLO_TRY(ReadInts(r, end, g.reshape_dims, what));
+          NHLO_TRY(ReadInts(r, end, g.transpose, what));
+        } else {
+          NHLO_TRY(ReadInts(r, end, g.group_sizes, what));
+          NHLO_TRY(ReadInts(r, end, g.ids, what));
+          uint64_t total = 0;
+          for (int64_t n : g.group_sizes) {
+            if (n < 0) return r.ErrorAt(at, "replica_groups has a negative group size");
+            total += static_cast<uint64_t>(n);
+          }
+          if (total != g.ids.size()) return r.ErrorAt(at, "replica_groups sizes do not add up to its members");
+        }
+        break;
+      }
+      case AttrKind::InstructionList: case AttrKind::Shape: case AttrKind::Literal:
+        return r.ErrorAt(at, "attribute '" + name + "' is of a kind bundle files do not carry");
+    }
+    if (r.pos() != end) return r.ErrorAt(at, "attribute '" + name + "' payload size does not match its contents");
+    NHLO_TRY(r.AlignTo(4, "attribute padding"));
+    return OkStatus();
+  }
 
   BundleProgram& p_;
   std::string_view file_;

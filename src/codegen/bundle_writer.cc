@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-// Module -> bundle file bytes. Buffers are assigned per value (tuples get one buffer per leaf
-// plus an aggregate), temps are laid out in one arena in program order, and every instruction
-// becomes one bundle record. See docs/bundle-format.md for every field.
+// Module -> bundle file bytes (format version 2, docs/bundle-format.md). Each computation gets
+// its own buffer table and frame: values are placed by a liveness sweep over program order, so
+// values whose live ranges do not overlap share bytes, an elementwise op may write over an
+// operand that dies there, and a computation's callees run in a block of its frame reserved
+// for the calling instruction. Every instruction becomes one bundle whose attributes are
+// encoded as integers and lists. The output is a pure function of the module and the options.
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <unordered_map>
@@ -23,7 +27,6 @@ class ByteWriter {
   void F64(double v) { Raw(&v, 8); }
   void Raw(const void* p, size_t n) { bytes_.append(static_cast<const char*>(p), n); }
   void Align(size_t a) { while (bytes_.size() % a) bytes_.push_back('\0'); }
-  void PatchU16(size_t at, uint16_t v) { std::memcpy(&bytes_[at], &v, 2); }
   void PatchU32(size_t at, uint32_t v) { std::memcpy(&bytes_[at], &v, 4); }
   size_t size() const { return bytes_.size(); }
   std::string& bytes() { return bytes_; }
@@ -32,19 +35,119 @@ class ByteWriter {
   std::string bytes_;
 };
 
+uint64_t AlignUp(uint64_t v) { return (v + kBufferAlignment - 1) & ~(kBufferAlignment - 1); }
+
+// First-fit-by-size placement in one frame: free gaps keyed by offset, coalesced on release.
+class FrameAllocator {
+ public:
+  uint64_t Allocate(uint64_t bytes) {
+    bytes = AlignUp(bytes);
+    auto best = free_.end();
+    for (auto it = free_.begin(); it != free_.end(); ++it)
+      if (it->second >= bytes && (best == free_.end() || it->second < best->second)) best = it;
+    if (best != free_.end()) {
+      uint64_t at = best->first, size = best->second;
+      free_.erase(best);
+      if (size > bytes) free_.emplace(at + bytes, size - bytes);
+      return at;
+    }
+    // A gap that ends at the frame's end grows instead of leaving a hole.
+    if (!free_.empty()) {
+      auto last = std::prev(free_.end());
+      if (last->first + last->second == end_) {
+        uint64_t at = last->first;
+        free_.erase(last);
+        end_ = at + bytes;
+        return at;
+      }
+    }
+    uint64_t at = end_;
+    end_ += bytes;
+    return at;
+  }
+  void Release(uint64_t at, uint64_t bytes) {
+    bytes = AlignUp(bytes);
+    auto next = free_.lower_bound(at);
+    if (next != free_.end() && next->first == at + bytes) {
+      bytes += next->second;
+      next = free_.erase(next);
+    }
+    if (next != free_.begin()) {
+      auto prev = std::prev(next);
+      if (prev->first + prev->second == at) {
+        prev->second += bytes;
+        return;
+      }
+    }
+    free_.emplace(at, bytes);
+  }
+  uint64_t size() const { return end_; }
+
+ private:
+  std::map<uint64_t, uint64_t> free_;
+  uint64_t end_ = 0;
+};
+
+// Ops that read element i of each operand before writing element i of the result, so the
+// result may take the bytes of an operand of the same size that dies at the op.
+bool MayWriteInPlace(Opcode op) {
+  if (IsElementwiseUnary(op) || IsElementwiseBinary(op)) return true;
+  switch (op) {
+    case Opcode::kCompare: case Opcode::kSelect: case Opcode::kClamp: case Opcode::kConvert:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Attributes that do not change what an instruction computes stay in the IR; so do the ones no
+// executable op reads (layouts, aliasing hints, host-transfer shapes). docs/bundle-format.md
+// lists them.
+bool Encoded(const Instruction& inst, const Attribute& a) {
+  switch (a.kind) {
+    case AttrKind::InstructionList: case AttrKind::Shape: case AttrKind::Literal:
+      return false;
+    case AttrKind::Raw:
+      return a.id == AttrId::kSparsityConfig;  // changes the dot; kept so the loader can name it
+    case AttrKind::Config:
+      return inst.opcode == Opcode::kCustomCall;
+    default:
+      break;
+  }
+  switch (a.id) {
+    case AttrId::kMetadata: case AttrId::kOrigin: case AttrId::kStatistics: case AttrId::kSharding:
+    case AttrId::kControlPredecessors: case AttrId::kFrontendAttributes:
+      return false;
+    default:
+      return true;
+  }
+}
+
 class Writer {
  public:
-  Writer(const Module& m, const CodegenOptions& o) : m_(m), opts_(o) {}
+  Writer(const Module& m, const CodegenOptions& o, ArenaReport* report) : m_(m), opts_(o), report_(report) {}
 
   Result<std::string> Run() {
     for (size_t i = 0; i < m_.computations.size(); ++i) comp_index_[m_.computations[i].get()] = static_cast<uint32_t>(i);
-    for (const auto& comp : m_.computations) NHLO_TRY(LowerComputation(*comp));
+    comps_.resize(m_.computations.size());
+    for (size_t i = 0; i < m_.computations.size(); ++i) NHLO_TRY(LowerComputation(*m_.computations[i], comps_[i]));
     return Assemble();
   }
 
  private:
+  struct CompOut {
+    std::string_view name;
+    std::vector<BufferRecord> buffers;
+    std::vector<uint32_t> params;
+    uint32_t root = 0;
+    uint64_t frame_size = 0;
+    uint64_t live_bound = 0;
+    uint32_t bundle_count = 0;
+    std::string code;
+  };
+
   uint32_t String(std::string_view s) {
-    auto it = string_index_.find(std::string(s));
+    auto it = string_index_.find(s);
     if (it != string_index_.end()) return it->second;
     uint32_t off = static_cast<uint32_t>(strings_.size());
     strings_.append(s);
@@ -72,17 +175,18 @@ class Writer {
     return static_cast<uint8_t>(Ordinal(*dt));
   }
 
-  // Allocates buffers for a value of `shape`, leaves first; returns the value's buffer.
-  Result<uint32_t> Allocate(const Instruction& inst, const Shape& shape, BufferKind kind, std::string_view name,
-                            const uint8_t* const_data = nullptr, const Literal* lit = nullptr) {
+  // Adds buffer records for a value of `shape`, leaves first; returns the value's buffer. Temp
+  // leaves are placed later, by the liveness sweep.
+  Result<uint32_t> AddBuffers(CompOut& out, const Instruction& inst, const Shape& shape, BufferKind kind,
+                              const Literal* lit) {
     BufferRecord b;
-    b.name = name;
+    b.name = inst.name;
     b.type = shape.type;
     b.kind = kind;
     if (shape.IsTuple()) {
       for (size_t i = 0; i < shape.tuple.size(); ++i) {
         const Literal* element = lit && i < lit->tuple.size() ? lit->tuple[i] : nullptr;
-        NHLO_ASSIGN_OR_RETURN(uint32_t e, Allocate(inst, shape.tuple[i], kind, name, element ? element->data.data() : nullptr, element));
+        NHLO_ASSIGN_OR_RETURN(uint32_t e, AddBuffers(out, inst, shape.tuple[i], kind, element));
         b.tuple.push_back(e);
       }
       if (kind == BufferKind::kParameter) b.location = static_cast<uint64_t>(inst.parameter_number);
@@ -96,119 +200,191 @@ class Writer {
       b.size = static_cast<uint64_t>(bytes);
       NHLO_ASSIGN_OR_RETURN(b.backend_dtype, DtypeOf(inst, shape.type, &b.wire_tag));
       if (b.backend_dtype != kNoDtype) b.stride = static_cast<uint32_t>(StrideBytes(static_cast<BackendDtype>(b.backend_dtype)));
-      switch (kind) {
-        case BufferKind::kTemp:
-          arena_size_ = (arena_size_ + 15) & ~uint64_t(15);
-          b.location = arena_size_;
-          arena_size_ += b.size;
-          break;
-        case BufferKind::kParameter:
-          b.location = static_cast<uint64_t>(inst.parameter_number);
-          break;
-        case BufferKind::kConstant: {
-          while (constants_.size() % 8) constants_.push_back('\0');
-          b.location = constants_.size();
-          int64_t count = shape.ElementCount();
-          int bits = BitWidth(shape.type);
-          if (bits > 0 && bits < 8) {
-            // Pack sub-byte elements, lane 0 in the low bits.
-            std::string packed(PackedConstantBytes(shape.type, count), '\0');
-            int per_byte = 8 / bits;
-            uint8_t mask = static_cast<uint8_t>((1u << bits) - 1);
-            for (int64_t i = 0; const_data && i < count; ++i)
-              packed[i / per_byte] = static_cast<char>(static_cast<uint8_t>(packed[i / per_byte]) |
-                                                       ((const_data[i] & mask) << (bits * (i % per_byte))));
-            constants_ += packed;
-          } else if (const_data) {
-            constants_.append(reinterpret_cast<const char*>(const_data), b.size);
-          } else {
-            constants_.append(b.size, '\0');
-          }
-          break;
-        }
-      }
+      if (kind == BufferKind::kParameter) b.location = static_cast<uint64_t>(inst.parameter_number);
+      if (kind == BufferKind::kConstant) b.location = AddConstant(shape, lit ? lit->data.data() : nullptr, b.size);
     }
-    buffers_.push_back(std::move(b));
-    return static_cast<uint32_t>(buffers_.size() - 1);
+    out.buffers.push_back(std::move(b));
+    return static_cast<uint32_t>(out.buffers.size() - 1);
   }
 
-  Status LowerComputation(const Computation& comp) {
-    ComputationRecord rec;
-    rec.name = comp.name;
-    std::unordered_map<const Instruction*, uint32_t> value;
-    ByteWriter code;
-    size_t code_start = code_.size();
-    uint32_t bundle_count = 0;
-    for (const Instruction* inst : comp.instructions) {
+  uint64_t AddConstant(const Shape& shape, const uint8_t* data, uint64_t size) {
+    while (constants_.size() % 8) constants_.push_back('\0');
+    uint64_t at = constants_.size();
+    int64_t count = shape.ElementCount();
+    int bits = BitWidth(shape.type);
+    if (bits > 0 && bits < 8) {
+      // Sub-byte elements packed, lane 0 in the low bits.
+      std::string packed(PackedConstantBytes(shape.type, count), '\0');
+      int per_byte = 8 / bits;
+      uint8_t mask = static_cast<uint8_t>((1u << bits) - 1);
+      for (int64_t i = 0; data && i < count; ++i)
+        packed[i / per_byte] = static_cast<char>(static_cast<uint8_t>(packed[i / per_byte]) |
+                                                 ((data[i] & mask) << (bits * (i % per_byte))));
+      constants_ += packed;
+    } else if (data) {
+      constants_.append(reinterpret_cast<const char*>(data), size);
+    } else {
+      constants_.append(size, '\0');
+    }
+    return at;
+  }
+
+  void CollectTempLeaves(const CompOut& out, uint32_t buffer, std::vector<uint32_t>& leaves) {
+    const BufferRecord& b = out.buffers[buffer];
+    if (b.type == PrimitiveType::kTuple) {
+      for (uint32_t e : b.tuple) CollectTempLeaves(out, e, leaves);
+    } else if (b.kind == BufferKind::kTemp && b.size > 0) {
+      leaves.push_back(buffer);
+    }
+  }
+
+  // The largest frame among the computations `inst` calls (0 when it calls none).
+  void CalleeNeeds(const Instruction& inst, uint64_t* frame, uint64_t* bound) {
+    *frame = *bound = 0;
+    for (const Attribute& a : inst.attrs) {
+      if (a.kind != AttrKind::Computation && a.kind != AttrKind::ComputationList) continue;
+      for (const Computation* c : a.computations) {
+        const CompOut& callee = comps_[comp_index_.at(c)];
+        *frame = std::max(*frame, callee.frame_size);
+        *bound = std::max(*bound, callee.live_bound);
+      }
+    }
+  }
+
+  Status LowerComputation(const Computation& comp, CompOut& out) {
+    out.name = comp.name;
+    const size_t n = comp.instructions.size();
+    std::unordered_map<const Instruction*, uint32_t> position;
+    position.reserve(n);
+    std::vector<uint32_t> value(n);
+    for (size_t i = 0; i < n; ++i) {
+      const Instruction* inst = comp.instructions[i];
+      position[inst] = static_cast<uint32_t>(i);
       BufferKind kind = inst->opcode == Opcode::kParameter  ? BufferKind::kParameter
                         : inst->opcode == Opcode::kConstant ? BufferKind::kConstant
                                                             : BufferKind::kTemp;
-      const uint8_t* data = inst->literal ? inst->literal->data.data() : nullptr;
-      NHLO_ASSIGN_OR_RETURN(uint32_t result, Allocate(*inst, inst->shape, kind, inst->name, data, inst->literal));
-      value[inst] = result;
+      NHLO_ASSIGN_OR_RETURN(value[i], AddBuffers(out, *inst, inst->shape, kind, inst->literal));
       if (inst->opcode == Opcode::kParameter) {
-        size_t n = static_cast<size_t>(inst->parameter_number);
-        if (n >= comp.instructions.size())
-          return Status::Error("computation '" + std::string(comp.name) + "' has a gap in its parameter numbers");
-        if (rec.params.size() <= n) rec.params.resize(n + 1, UINT32_MAX);
-        rec.params[n] = result;
+        size_t p = static_cast<size_t>(inst->parameter_number);
+        if (p >= n) return Status::Error("computation '" + std::string(comp.name) + "' has a gap in its parameter numbers");
+        if (out.params.size() <= p) out.params.resize(p + 1, UINT32_MAX);
+        out.params[p] = value[i];
       }
-      if (inst->operands.size() > 255)
-        return Status::FromDiagnostic(DiagnosticFor(m_, *inst, "more than 255 operands cannot be encoded in a bundle"));
-      // Bundle header.
-      size_t start = code.size();
-      code.U16(static_cast<uint16_t>(inst->opcode));
-      code.U16(0);  // record size, patched below
-      code.U32(result);
-      code.U8(static_cast<uint8_t>(inst->operands.size()));
-      size_t attr_count_at = code.size();
-      code.U8(0);
-      code.U8(buffers_[result].wire_tag);
-      code.U8(0);
-      for (const Instruction* op : inst->operands) code.U32(value.at(op));
-      for (const Instruction* op : inst->operands) code.U8(buffers_[value.at(op)].wire_tag);
-      code.Align(4);
-      uint8_t attr_count = 0;
-      for (const Attribute& a : inst->attrs) {
-        if (!Encoded(a.id)) continue;
-        NHLO_TRY(EncodeAttr(*inst, code, a));
-        ++attr_count;
-      }
-      code.bytes()[attr_count_at] = static_cast<char>(attr_count);
-      size_t size = code.size() - start;
-      if (size > 0xffff) return Status::FromDiagnostic(DiagnosticFor(m_, *inst, "bundle larger than 64 KiB"));
-      code.PatchU16(start + 2, static_cast<uint16_t>(size));
-      ++bundle_count;
     }
-    rec.root = value.at(comp.root);
-    for (uint32_t p : rec.params)
+    for (uint32_t p : out.params)
       if (p == UINT32_MAX) return Status::Error("computation '" + std::string(comp.name) + "' has a gap in its parameter numbers");
-    code_records_.push_back({rec, static_cast<uint32_t>(code_start), static_cast<uint32_t>(code.size()), bundle_count});
-    code_ += code.bytes();
+    out.root = value[position.at(comp.root)];
+
+    // Live ranges over program order: a value lives from its instruction through its last
+    // reader; the root lives to the end.
+    std::vector<uint32_t> last_use(n);
+    for (size_t i = 0; i < n; ++i) {
+      last_use[i] = static_cast<uint32_t>(i);
+      for (const Instruction* op : comp.instructions[i]->operands) last_use[position.at(op)] = static_cast<uint32_t>(i);
+    }
+    last_use[position.at(comp.root)] = static_cast<uint32_t>(n);
+    std::vector<std::vector<uint32_t>> dying(n + 1);  // instructions whose values die after i
+    for (size_t i = 0; i < n; ++i) dying[last_use[i]].push_back(static_cast<uint32_t>(i));
+
+    FrameAllocator frame;
+    uint64_t live = 0, peak = 0;
+    std::vector<uint64_t> callee_frame(n, 0);
+    std::vector<std::vector<uint32_t>> leaves(n);
+    for (size_t i = 0; i < n; ++i) {
+      const Instruction& inst = *comp.instructions[i];
+      CollectTempLeaves(out, value[i], leaves[i]);
+      uint64_t callee_size, callee_bound;
+      CalleeNeeds(inst, &callee_size, &callee_bound);
+      // An elementwise result takes over the bytes of a same-sized temp operand that dies here.
+      bool in_place = false;
+      if (MayWriteInPlace(inst.opcode) && leaves[i].size() == 1 && out.buffers[value[i]].kind == BufferKind::kTemp) {
+        BufferRecord& result = out.buffers[leaves[i][0]];
+        for (const Instruction* op : inst.operands) {
+          uint32_t k = position.at(op);
+          if (last_use[k] != i || leaves[k].size() != 1 || value[k] != leaves[k][0]) continue;
+          const BufferRecord& operand = out.buffers[leaves[k][0]];
+          if (operand.size != result.size) continue;
+          result.location = operand.location;
+          leaves[k].clear();  // its bytes now belong to the result
+          in_place = true;
+          break;
+        }
+      }
+      uint64_t result_bytes = 0;
+      for (uint32_t leaf : leaves[i]) {
+        BufferRecord& b = out.buffers[leaf];
+        if (!in_place) b.location = frame.Allocate(b.size);
+        result_bytes += b.size;
+      }
+      if (callee_size > 0) callee_frame[i] = frame.Allocate(callee_size);
+      live += in_place ? 0 : result_bytes;
+      peak = std::max(peak, live + callee_bound);
+      if (callee_size > 0) frame.Release(callee_frame[i], callee_size);
+      for (uint32_t d : dying[i]) {
+        for (uint32_t leaf : leaves[d]) {
+          frame.Release(out.buffers[leaf].location, out.buffers[leaf].size);
+          live -= out.buffers[leaf].size;
+        }
+      }
+    }
+    out.frame_size = frame.size();
+    out.live_bound = peak;
+    if (report_) report_->computations.push_back({std::string(comp.name), out.frame_size, out.live_bound});
+
+    ByteWriter code;
+    for (size_t i = 0; i < n; ++i) NHLO_TRY(EmitBundle(code, out, *comp.instructions[i], value, position, callee_frame[i]));
+    out.bundle_count = static_cast<uint32_t>(n);
+    out.code = std::move(code.bytes());
     return OkStatus();
   }
 
-  // Metadata-like attributes do not change what an instruction computes; they stay in the IR.
-  static bool Encoded(AttrId id) {
-    switch (id) {
-      case AttrId::kMetadata: case AttrId::kOrigin: case AttrId::kStatistics: case AttrId::kSharding:
-      case AttrId::kControlPredecessors: case AttrId::kFrontendAttributes:
-        return false;
-      default:
-        return true;
+  Status EmitBundle(ByteWriter& code, const CompOut& out, const Instruction& inst, const std::vector<uint32_t>& value,
+                    const std::unordered_map<const Instruction*, uint32_t>& position, uint64_t callee_frame) {
+    size_t start = code.size();
+    uint32_t result = value[position.at(&inst)];
+    code.U16(OpcodeWireCode(inst.opcode));
+    code.U16(0);
+    code.U32(0);  // record size, patched below
+    code.U32(result);
+    code.U32(static_cast<uint32_t>(inst.operands.size()));
+    size_t attr_count_at = code.size();
+    code.U32(0);
+    code.U8(out.buffers[result].wire_tag);
+    code.U8(0);
+    code.U16(0);
+    code.U64(callee_frame);
+    for (const Instruction* op : inst.operands) code.U32(value[position.at(op)]);
+    for (const Instruction* op : inst.operands) code.U8(out.buffers[value[position.at(op)]].wire_tag);
+    code.Align(4);
+    uint32_t attr_count = 0;
+    for (const Attribute& a : inst.attrs) {
+      if (!Encoded(inst, a)) continue;
+      EncodeAttr(code, a);
+      ++attr_count;
     }
+    code.PatchU32(attr_count_at, attr_count);
+    size_t size = code.size() - start;
+    if (size > UINT32_MAX) return Status::FromDiagnostic(DiagnosticFor(m_, inst, "bundle larger than 4 GiB"));
+    code.PatchU32(start + 4, static_cast<uint32_t>(size));
+    return OkStatus();
   }
 
-  Status EncodeAttr(const Instruction& inst, ByteWriter& w, const Attribute& a) {
-    w.U8(static_cast<uint8_t>(a.id));
+  void EncodeAttr(ByteWriter& w, const Attribute& a) {
+    w.U16(AttrWireCode(a.id));
     w.U8(static_cast<uint8_t>(a.kind));
+    w.U8(0);
     size_t size_at = w.size();
-    w.U16(0);
+    w.U32(0);
     size_t start = w.size();
+    auto int_list = [&](const int64_t* v, size_t count) {
+      w.U32(static_cast<uint32_t>(count));
+      for (size_t i = 0; i < count; ++i) w.I64(v[i]);
+    };
     switch (a.kind) {
       case AttrKind::Int: w.I64(a.i); break;
       case AttrKind::Bool: w.U8(a.b); break;
       case AttrKind::Float: w.F64(a.f); break;
+      case AttrKind::Enum: w.U8(static_cast<uint8_t>(a.i)); break;
       case AttrKind::String: case AttrKind::Ident: case AttrKind::Raw:
         StringRef(w, a.text);
         break;
@@ -216,76 +392,139 @@ class Writer {
         StringRef(w, a.text);
         w.U8(a.config_is_json);
         break;
-      case AttrKind::IntList:
+      case AttrKind::IntList: case AttrKind::PairList:
+        int_list(a.ints.data(), a.ints.size());
+        break;
+      case AttrKind::EnumList:
         w.U32(static_cast<uint32_t>(a.ints.size()));
-        for (int64_t v : a.ints) w.I64(v);
+        for (int64_t v : a.ints) w.U8(static_cast<uint8_t>(v));
         break;
       case AttrKind::Computation: case AttrKind::ComputationList:
         w.U32(static_cast<uint32_t>(a.computations.size()));
         for (const Computation* c : a.computations) w.U32(comp_index_.at(c));
         break;
-      case AttrKind::InstructionList:
-        w.U32(0);
+      case AttrKind::Window:
+        w.U32(static_cast<uint32_t>(a.window.size()));
+        for (const WindowDim& d : a.window) {
+          w.I64(d.size);
+          w.I64(d.stride);
+          w.I64(d.pad_low);
+          w.I64(d.pad_high);
+          w.I64(d.base_dilation);
+          w.I64(d.window_dilation);
+          w.I64(d.reversal ? 1 : 0);
+        }
         break;
-      case AttrKind::Shape:
-        StringRef(w, ShapeToString(*a.shape));
+      case AttrKind::SliceRanges:
+        w.U32(static_cast<uint32_t>(a.slices.size()));
+        for (const SliceDim& d : a.slices) {
+          w.I64(d.start);
+          w.I64(d.limit);
+          w.I64(d.stride);
+        }
         break;
-      case AttrKind::Literal: {
-        std::string text = ShapeToString(a.literal->shape);
-        text += ' ';
-        AppendLiteral(text, *a.literal);
-        StringRef(w, text);
+      case AttrKind::PaddingConfig:
+        w.U32(static_cast<uint32_t>(a.padding.size()));
+        for (const PaddingDim& d : a.padding) {
+          w.I64(d.low);
+          w.I64(d.high);
+          w.I64(d.interior);
+        }
+        break;
+      case AttrKind::DimLabels: {
+        const ConvDimLabels& l = *a.dim_labels;
+        w.U32(static_cast<uint32_t>(l.input_spatial.size()));
+        w.U8(l.has_unknown);
+        w.U8(0);
+        w.U16(0);
+        for (int64_t v : {l.input_batch, l.input_feature, l.kernel_input_feature, l.kernel_output_feature, l.output_batch,
+                          l.output_feature, static_cast<int64_t>(l.input_rank), static_cast<int64_t>(l.kernel_rank),
+                          static_cast<int64_t>(l.output_rank)})
+          w.I64(v);
+        for (const SpatialDims* s : {&l.input_spatial, &l.kernel_spatial, &l.output_spatial})
+          for (size_t i = 0; i < l.input_spatial.size(); ++i) w.I64(i < s->size() ? (*s)[i] : -1);
         break;
       }
+      case AttrKind::ReplicaGroups: {
+        const ReplicaGroupList& g = *a.replica_groups;
+        w.U8(g.mesh ? 2 : g.iota ? 1 : 0);
+        w.U8(0);
+        w.U16(0);
+        if (g.mesh) {
+          // Mesh axes carry no device lists; the form code alone says so.
+        } else if (g.iota) {
+          w.I64(g.num_groups);
+          w.I64(g.group_size);
+          int_list(g.reshape_dims.data(), g.reshape_dims.size());
+          int_list(g.transpose.data(), g.transpose.size());
+        } else {
+          int_list(g.group_sizes.data(), g.group_sizes.size());
+          int_list(g.ids.data(), g.ids.size());
+        }
+        break;
+      }
+      case AttrKind::InstructionList: case AttrKind::Shape: case AttrKind::Literal:
+        break;  // never encoded (see Encoded)
     }
-    size_t payload = w.size() - start;
-    if (payload > 0xffff) return Status::FromDiagnostic(DiagnosticFor(m_, inst, "attribute '" + std::string(AttrName(a.id)) + "' is too large to encode"));
-    w.PatchU16(size_at, static_cast<uint16_t>(payload));
+    uint64_t payload = w.size() - start;
+    w.PatchU32(size_at, static_cast<uint32_t>(payload));
     w.Align(4);
-    return OkStatus();
   }
 
   Result<std::string> Assemble() {
-    // Buffers section.
-    ByteWriter buffers;
-    buffers.U32(static_cast<uint32_t>(buffers_.size()));
-    for (const BufferRecord& b : buffers_) {
-      StringRef(buffers, b.name);
-      buffers.U8(static_cast<uint8_t>(b.type));
-      buffers.U8(b.backend_dtype);
-      buffers.U8(b.wire_tag);
-      buffers.U8(static_cast<uint8_t>(b.kind));
-      buffers.U8(static_cast<uint8_t>(b.dims.size()));
-      buffers.U8(0);
-      buffers.U16(0);
-      buffers.U32(b.stride);
-      buffers.U32(static_cast<uint32_t>(b.tuple.size()));
-      buffers.U64(b.size);
-      buffers.U64(b.location);
-      for (int64_t d : b.dims) buffers.I64(d);
-      for (uint32_t e : b.tuple) buffers.U32(e);
-      buffers.Align(8);
-    }
-    // Computations section.
-    ByteWriter comps;
-    comps.U32(static_cast<uint32_t>(code_records_.size()));
-    for (const CodeRecord& c : code_records_) {
-      StringRef(comps, c.rec.name);
-      comps.U32(static_cast<uint32_t>(c.rec.params.size()));
-      for (uint32_t p : c.rec.params) comps.U32(p);
-      comps.U32(c.rec.root);
+    ByteWriter buffers, comps, code;
+    uint32_t total_buffers = 0;
+    for (const CompOut& c : comps_) total_buffers += static_cast<uint32_t>(c.buffers.size());
+    buffers.U32(total_buffers);
+    comps.U32(static_cast<uint32_t>(comps_.size()));
+    uint32_t first = 0;
+    for (const CompOut& c : comps_) {
+      for (const BufferRecord& b : c.buffers) {
+        StringRef(buffers, b.name);
+        buffers.U8(static_cast<uint8_t>(b.type));
+        buffers.U8(b.backend_dtype);
+        buffers.U8(b.wire_tag);
+        buffers.U8(static_cast<uint8_t>(b.kind));
+        buffers.U32(static_cast<uint32_t>(b.dims.size()));
+        buffers.U32(b.stride);
+        buffers.U32(static_cast<uint32_t>(b.tuple.size()));
+        buffers.U64(b.size);
+        buffers.U64(b.location);
+        for (int64_t d : b.dims) buffers.I64(d);
+        for (uint32_t e : b.tuple) buffers.U32(e);
+        buffers.Align(8);
+      }
+      code.Align(8);
+      if (code.size() + c.code.size() > UINT32_MAX) return Status::Error("bundle file would exceed 4 GiB");
+      StringRef(comps, c.name);
+      comps.U32(first);
+      comps.U32(static_cast<uint32_t>(c.buffers.size()));
+      comps.U32(c.root);
       comps.U32(c.bundle_count);
-      comps.U32(c.offset);
-      comps.U32(c.size);
+      comps.U32(static_cast<uint32_t>(code.size()));
+      comps.U32(static_cast<uint32_t>(c.code.size()));
+      comps.U64(c.frame_size);
+      comps.U64(c.live_bound);
+      comps.U32(static_cast<uint32_t>(c.params.size()));
+      comps.U32(0);
+      for (uint32_t p : c.params) comps.U32(p);
+      comps.Align(8);
+      code.Raw(c.code.data(), c.code.size());
+      first += static_cast<uint32_t>(c.buffers.size());
     }
     uint32_t entry = comp_index_.at(m_.entry);
     ByteWriter module;
     StringRef(module, m_.name);
     module.U32(entry);
     module.U32(0);
-    module.U64(arena_size_);
+    module.U64(comps_[entry].frame_size);
+    if (report_) {
+      report_->arena = comps_[entry].frame_size;
+      report_->lower_bound = comps_[entry].live_bound;
+    }
 
-    std::string sections[kSectionCount] = {strings_, buffers.bytes(), constants_, comps.bytes(), code_, module.bytes()};
+    const std::string* sections[kSectionCount] = {&strings_, &buffers.bytes(), &constants_, &comps.bytes(), &code.bytes(),
+                                                  &module.bytes()};
     ByteWriter file;
     file.Raw(kBundleMagic, 8);
     file.U16(kBundleVersion);
@@ -302,39 +541,35 @@ class Writer {
     }
     for (uint32_t i = 0; i < kSectionCount; ++i) {
       file.Align(8);
+      if (file.size() + sections[i]->size() >= UINT32_MAX) return Status::Error("bundle file would exceed 4 GiB");
       file.PatchU32(table + i * kSectionEntrySize + 4, static_cast<uint32_t>(file.size()));
-      file.PatchU32(table + i * kSectionEntrySize + 8, static_cast<uint32_t>(sections[i].size()));
-      file.Raw(sections[i].data(), sections[i].size());
+      file.PatchU32(table + i * kSectionEntrySize + 8, static_cast<uint32_t>(sections[i]->size()));
+      file.Raw(sections[i]->data(), sections[i]->size());
     }
-    if (file.size() >= UINT32_MAX) return Status::Error("bundle file would exceed 4 GiB");
     file.PatchU32(12, static_cast<uint32_t>(file.size()));
     file.PatchU32(16, BundleChecksum(file.bytes()));
     return std::move(file.bytes());
   }
 
-  struct CodeRecord {
-    ComputationRecord rec;
-    uint32_t offset;
-    uint32_t size;
-    uint32_t bundle_count;
+  struct StringHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
   };
 
   const Module& m_;
   const CodegenOptions& opts_;
+  ArenaReport* report_;
   std::unordered_map<const Computation*, uint32_t> comp_index_;
-  std::vector<BufferRecord> buffers_;
-  std::vector<CodeRecord> code_records_;
+  std::vector<CompOut> comps_;
   std::string strings_;
-  std::map<std::string, uint32_t> string_index_;
+  std::unordered_map<std::string, uint32_t, StringHash, std::equal_to<>> string_index_;
   std::string constants_;
-  std::string code_;
-  uint64_t arena_size_ = 0;
 };
 
 }  // namespace
 
-Result<std::string> EmitBundleFile(const Module& module, const CodegenOptions& options) {
-  return Writer(module, options).Run();
+Result<std::string> EmitBundleFile(const Module& module, const CodegenOptions& options, ArenaReport* report) {
+  return Writer(module, options, report).Run();
 }
 
 }  // namespace nhlo

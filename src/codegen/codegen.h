@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "codegen/bundle_format.h"
 #include "ir/ir.h"
@@ -17,7 +18,21 @@ struct CodegenOptions {
   bool device_only = false;
 };
 
-/// The whole bundle file as bytes.
-Result<std::string> EmitBundleFile(const Module& module, const CodegenOptions& options);
+/// What buffer assignment achieved: per computation its frame and the lower bound for it (the
+/// most bytes live at any point of its schedule, callees included), and the entry's figures,
+/// which are the arena's.
+struct ArenaReport {
+  struct Entry {
+    std::string computation;
+    uint64_t frame = 0;
+    uint64_t lower_bound = 0;
+  };
+  std::vector<Entry> computations;
+  uint64_t arena = 0;
+  uint64_t lower_bound = 0;
+};
+
+/// The whole bundle file as bytes; fills `report` when given.
+Result<std::string> EmitBundleFile(const Module& module, const CodegenOptions& options, ArenaReport* report = nullptr);
 
 }  // namespace nhlo

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "codegen/objdump.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdio>
 
-#include "parser/parser.h"
+#include "support/escape.h"
 
 namespace nhlo {
 namespace {
@@ -53,6 +54,15 @@ std::string BufferShapeText(const BundleProgram& p, const BufferRecord& b) {
   return s + "]";
 }
 
+void AppendInts(std::string& out, const std::vector<int64_t>& v) {
+  out += '{';
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (i) out += ',';
+    out += std::to_string(v[i]);
+  }
+  out += '}';
+}
+
 std::string Tag(uint8_t tag) { return tag == kNoDtype ? "--" : Hex(tag, 2).substr(2); }
 
 void AppendAttr(std::string& out, const BundleProgram& p, const AttrRecord& a) {
@@ -81,16 +91,89 @@ void AppendAttr(std::string& out, const BundleProgram& p, const AttrRecord& a) {
         out += '"';
       }
       break;
-    case AttrKind::Ident: case AttrKind::Raw: case AttrKind::Shape: case AttrKind::Literal: out += a.text; break;
-    case AttrKind::IntList:
+    case AttrKind::Ident: case AttrKind::Raw: out += a.text; break;
+    case AttrKind::Shape: case AttrKind::Literal: case AttrKind::InstructionList: break;  // never in a file
+    case AttrKind::IntList: AppendInts(out, a.ints); break;
+    case AttrKind::PairList:
       out += '{';
-      for (size_t i = 0; i < a.ints.size(); ++i) {
+      for (size_t i = 0; i + 1 < a.ints.size(); i += 2) {
         if (i) out += ',';
-        out += std::to_string(a.ints[i]);
+        out += '{' + std::to_string(a.ints[i]) + ',' + std::to_string(a.ints[i + 1]) + '}';
       }
       out += '}';
       break;
-    case AttrKind::Computation: case AttrKind::ComputationList: case AttrKind::InstructionList:
+    case AttrKind::Enum: out += EnumValueName(EnumSetOf(a.id), a.i); break;
+    case AttrKind::EnumList:
+      out += '{';
+      for (size_t i = 0; i < a.ints.size(); ++i) {
+        if (i) out += ',';
+        out += EnumValueName(EnumSetOf(a.id), a.ints[i]);
+      }
+      out += '}';
+      break;
+    case AttrKind::Window:
+      out += '{';
+      for (size_t i = 0; i < a.window.size(); ++i) {
+        const WindowDim& d = a.window[i];
+        if (i) out += ' ';
+        out += "size=" + std::to_string(d.size) + ",stride=" + std::to_string(d.stride) + ",pad=" + std::to_string(d.pad_low) +
+               "_" + std::to_string(d.pad_high) + ",dilate=" + std::to_string(d.base_dilation) + "/" +
+               std::to_string(d.window_dilation) + (d.reversal ? ",reversed" : "");
+      }
+      out += '}';
+      break;
+    case AttrKind::SliceRanges:
+      out += '{';
+      for (size_t i = 0; i < a.slices.size(); ++i) {
+        if (i) out += ", ";
+        out += '[' + std::to_string(a.slices[i].start) + ':' + std::to_string(a.slices[i].limit) + ':' +
+               std::to_string(a.slices[i].stride) + ']';
+      }
+      out += '}';
+      break;
+    case AttrKind::PaddingConfig:
+      for (size_t i = 0; i < a.padding.size(); ++i) {
+        if (i) out += 'x';
+        out += std::to_string(a.padding[i].low) + '_' + std::to_string(a.padding[i].high) + '_' +
+               std::to_string(a.padding[i].interior);
+      }
+      break;
+    case AttrKind::DimLabels: {
+      const ConvDimLabels& l = a.dim_labels;
+      out += "{in b" + std::to_string(l.input_batch) + " f" + std::to_string(l.input_feature) + " s";
+      AppendInts(out, std::vector<int64_t>(l.input_spatial.begin(), l.input_spatial.end()));
+      out += ", kernel i" + std::to_string(l.kernel_input_feature) + " o" + std::to_string(l.kernel_output_feature) + " s";
+      AppendInts(out, std::vector<int64_t>(l.kernel_spatial.begin(), l.kernel_spatial.end()));
+      out += ", out b" + std::to_string(l.output_batch) + " f" + std::to_string(l.output_feature) + " s";
+      AppendInts(out, std::vector<int64_t>(l.output_spatial.begin(), l.output_spatial.end()));
+      out += l.has_unknown ? ", unknown}" : "}";
+      break;
+    }
+    case AttrKind::ReplicaGroups: {
+      const ReplicaGroupsRecord& g = a.replica_groups;
+      if (g.mesh) {
+        out += "mesh";
+      } else if (g.iota) {
+        out += "[" + std::to_string(g.num_groups) + "," + std::to_string(g.group_size) + "]<=";
+        AppendInts(out, g.reshape_dims);
+        if (!g.transpose.empty()) {
+          out += 'T';
+          AppendInts(out, g.transpose);
+        }
+      } else {
+        out += '{';
+        size_t at = 0;
+        for (size_t i = 0; i < g.group_sizes.size(); ++i) {
+          if (i) out += ',';
+          std::vector<int64_t> group(g.ids.begin() + at, g.ids.begin() + at + g.group_sizes[i]);
+          AppendInts(out, group);
+          at += g.group_sizes[i];
+        }
+        out += '}';
+      }
+      break;
+    }
+    case AttrKind::Computation: case AttrKind::ComputationList:
       out += '{';
       for (size_t i = 0; i < a.computations.size(); ++i) {
         if (i) out += ", ";
@@ -114,37 +197,41 @@ std::string DumpBundleProgram(const BundleProgram& p, std::string_view file_name
   for (const SectionRecord& s : p.sections)
     out += "  " + Pad(std::string(SectionName(s.id)), 13) + " offset " + Hex(s.offset, 8) + "  size " + Hex(s.size, 8) + "\n";
 
-  out += "\nBuffers (" + std::to_string(p.buffers.size()) + "):\n";
-  for (size_t i = 0; i < p.buffers.size(); ++i) {
-    const BufferRecord& b = p.buffers[i];
-    std::string line = "  " + Pad(Num("#", i), 6) + Pad(std::string(b.name), 20) + " " +
-                       Pad(BufferShapeText(p, b), 18) + " " + Pad(std::string(BufferKindName(b.kind)), 6);
-    if (b.type != PrimitiveType::kTuple) {
-      switch (b.kind) {
-        case BufferKind::kTemp: line += Pad("@" + Hex(b.location, 6), 10); break;
-        case BufferKind::kParameter: line += Pad("p" + std::to_string(b.location), 10); break;
-        case BufferKind::kConstant: line += Pad("c" + Hex(b.location, 6), 10); break;
-      }
-      line += " size " + Pad(std::to_string(b.size), 8);
-      if (b.backend_dtype != kNoDtype) {
-        line += " dtype " + std::string(BackendDtypeName(static_cast<BackendDtype>(b.backend_dtype))) + "(" +
-                std::to_string(b.backend_dtype) + ") tag " + Tag(b.wire_tag) + " stride " + std::to_string(b.stride);
-      } else {
-        line += " host-only";
-      }
-    }
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    out += line + "\n";
-  }
-
   for (size_t c = 0; c < p.computations.size(); ++c) {
     const ComputationRecord& comp = p.computations[c];
     out += "\nComputation #" + std::to_string(c) + " '" + std::string(comp.name) + "'" + (c == p.entry ? " (entry)" : "") +
            ": params (";
     out += BufferList(comp.params);
-    out += "), root #" + std::to_string(comp.root) + ", " + std::to_string(comp.bundles.size()) + " bundles\n";
+    out += "), root #" + std::to_string(comp.root) + ", frame " + std::to_string(comp.frame_size) + " bytes (live-bytes bound " +
+           std::to_string(comp.live_bytes_bound) + "), " + std::to_string(comp.bundles.size()) + " bundles\n";
+    out += "  Buffers (" + std::to_string(comp.buffers.size()) + "):\n";
+    size_t name_width = 8;
+    for (const BufferRecord& b : comp.buffers) name_width = std::max(name_width, std::min<size_t>(b.name.size(), 40));
+    size_t index_width = std::to_string(comp.buffers.size()).size() + 2;
+    for (size_t i = 0; i < comp.buffers.size(); ++i) {
+      const BufferRecord& b = comp.buffers[i];
+      std::string line = "    " + Pad(Num("#", i), index_width + 1) + Pad(std::string(b.name), name_width) + " " +
+                         Pad(BufferShapeText(p, b), 18) + " " + Pad(std::string(BufferKindName(b.kind)), 6);
+      if (b.type != PrimitiveType::kTuple) {
+        switch (b.kind) {
+          case BufferKind::kTemp: line += Pad("@" + Hex(b.location, 6), 10); break;
+          case BufferKind::kParameter: line += Pad("p" + std::to_string(b.location), 10); break;
+          case BufferKind::kConstant: line += Pad("c" + Hex(b.location, 6), 10); break;
+        }
+        line += " size " + Pad(std::to_string(b.size), 8);
+        if (b.backend_dtype != kNoDtype) {
+          line += " dtype " + std::string(BackendDtypeName(static_cast<BackendDtype>(b.backend_dtype))) + "(" +
+                  std::to_string(b.backend_dtype) + ") tag " + Tag(b.wire_tag) + " stride " + std::to_string(b.stride);
+        } else {
+          line += " host-only";
+        }
+      }
+      while (!line.empty() && line.back() == ' ') line.pop_back();
+      out += line + "\n";
+    }
+    out += "  Bundles:\n";
     for (const BundleRecord& b : comp.bundles) {
-      std::string line = "  " + Hex(b.file_offset, 8) + ":  " + Pad(std::string(OpcodeName(b.opcode)), 20) + " " +
+      std::string line = "    " + Hex(b.file_offset, 8) + ":  " + Pad(std::string(OpcodeName(b.opcode)), 20) + " " +
                          Pad(Num("#", b.result), 5) + " <- ";
       std::string ops = "(";
       ops += BufferList(b.operands);
@@ -158,6 +245,7 @@ std::string DumpBundleProgram(const BundleProgram& p, std::string_view file_name
         line += i ? ", " : "   ";
         AppendAttr(line, p, b.attrs[i]);
       }
+      if (b.callee_frame != 0) line += ", callees at @" + Hex(b.callee_frame, 6);
       out += line + "\n";
     }
   }

@@ -6,12 +6,24 @@
 #include "codegen/codegen.h"
 #include "driver/common.h"
 #include "driver/driver.h"
+#include "driver/values.h"
 #include "interp/interp.h"
 #include "parser/parser.h"
 
 namespace nhlo {
 
 namespace {
+
+// The shape of buffer `index` of `comp` (tuples included), allocated in `scratch`.
+Shape BufferShape(const ComputationRecord& comp, uint32_t index, Module& scratch) {
+  const BufferRecord& b = comp.buffers[index];
+  if (b.type == PrimitiveType::kTuple) {
+    std::vector<Shape> elements;
+    for (uint32_t e : b.tuple) elements.push_back(BufferShape(comp, e, scratch));
+    return scratch.MakeTupleShape(elements);
+  }
+  return scratch.MakeArrayShape(b.type, b.dims);
+}
 
 // Decodes one bundle file, builds the arguments and runs the entry computation.
 int RunOne(const std::string& name, std::string bytes, const std::vector<std::string>& arg_texts, bool random, uint64_t seed,
@@ -26,7 +38,7 @@ int RunOne(const std::string& name, std::string bytes, const std::vector<std::st
   if (random) {
     Module scratch;
     for (size_t i = 0; i < entry.params.size(); ++i)
-      values.push_back(RandomValue(BufferShape(*program, entry.params[i], scratch), seed * 1000003 + i));
+      values.push_back(RandomValue(BufferShape(entry, entry.params[i], scratch), seed * 1000003 + i));
   } else {
     for (size_t i = 0; i < arg_texts.size(); ++i) {
       Result<Value> v = ParseValue(arg_texts[i], "--arg " + std::to_string(i + 1));

@@ -8,7 +8,7 @@
 #include <cstring>
 #include <type_traits>
 
-#include "ir/literal.h"
+#include "types/element.h"
 #include "support/status.h"
 #include "types/float_cast.h"
 

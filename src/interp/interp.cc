@@ -9,17 +9,40 @@
 #include <new>
 
 #include "codegen/bundle_reader.h"
+#include "types/custom_call_configs.h"
 #include "interp/kernels.h"
-#include "ir/custom_calls.h"
-#include "ir/literal.h"
-#include "ir/shape_inference.h"
+#include "types/element.h"
 
 namespace nhlo {
 namespace {
 
 class Machine {
  public:
-  explicit Machine(const BundleProgram& p) : p_(p), ptr_(p.buffers.size(), nullptr) {}
+  explicit Machine(const BundleProgram& p) : p_(p) {}
+
+  // Load: pointer tables, the temps each computation places when it is entered, and the
+  // constants unpacked once into host layout.
+  Status Load() {
+    size_t n = p_.computations.size();
+    ptrs_.resize(n);
+    temps_.resize(n);
+    constants_.resize(n);
+    for (size_t c = 0; c < n; ++c) {
+      const ComputationRecord& comp = p_.computations[c];
+      ptrs_[c].assign(comp.buffers.size(), nullptr);
+      constants_[c].resize(comp.buffers.size());
+      for (uint32_t i = 0; i < comp.buffers.size(); ++i) {
+        const BufferRecord& b = comp.buffers[i];
+        if (b.type == PrimitiveType::kTuple) continue;
+        if (b.kind == BufferKind::kTemp) temps_[c].push_back(i);
+        if (b.kind == BufferKind::kConstant) {
+          constants_[c][i] = UnpackConstant(p_, b);
+          ptrs_[c][i] = reinterpret_cast<uint8_t*>(constants_[c][i].data());
+        }
+      }
+    }
+    return OkStatus();
+  }
 
   Result<Value> Run(const std::vector<Value>& args) {
     try {
@@ -27,30 +50,38 @@ class Machine {
     } catch (const std::bad_alloc&) {
       return Status::Error("cannot allocate the " + std::to_string(p_.arena_size) + "-byte arena this bundle needs");
     }
-    constants_.resize(p_.buffers.size());
-    for (size_t i = 0; i < p_.buffers.size(); ++i) {
-      const BufferRecord& b = p_.buffers[i];
-      if (b.type == PrimitiveType::kTuple) continue;
-      if (b.kind == BufferKind::kTemp) ptr_[i] = reinterpret_cast<uint8_t*>(arena_.data()) + b.location;
-      if (b.kind == BufferKind::kConstant) {
-        constants_[i] = UnpackConstant(p_, b);
-        ptr_[i] = reinterpret_cast<uint8_t*>(constants_[i].data());
-      }
-    }
     const ComputationRecord& entry = p_.computations[p_.entry];
     if (args.size() != entry.params.size())
       return Status::Error("the entry computation '" + std::string(entry.name) + "' takes " +
                            std::to_string(entry.params.size()) + " argument(s), got " + std::to_string(args.size()));
     args_ = args;
+    SetCurrent(entry, reinterpret_cast<uint8_t*>(arena_.data()));
     for (size_t i = 0; i < args_.size(); ++i)
       NHLO_TRY(BindArgument(entry.params[i], args_[i], "argument " + std::to_string(i)));
-    NHLO_TRY(Enter(entry));
+    NHLO_TRY(RunComputation(entry));
     return ReadValue(entry.root);
   }
 
  private:
+  size_t IndexOf(const ComputationRecord& comp) const { return static_cast<size_t>(&comp - p_.computations.data()); }
+
+  // Makes `comp` the running computation with its frame at `base`.
+  void SetCurrent(const ComputationRecord& comp, uint8_t* base) {
+    size_t index = IndexOf(comp);
+    std::vector<uint8_t*>& ptrs = ptrs_[index];
+    for (uint32_t t : temps_[index]) ptrs[t] = base + comp.buffers[t].location;
+    cur_ = &comp;
+    ptr_ = ptrs.data();
+    base_ = base;
+  }
+
+  const BufferRecord& B(uint32_t buffer) const { return cur_->buffers[buffer]; }
+  uint8_t*& P(const ComputationRecord& comp, uint32_t buffer) { return ptrs_[IndexOf(comp)][buffer]; }
+  // Where the callees of bundle `b` place their frame.
+  uint8_t* CalleeBase(const BundleRecord& b) const { return base_ + b.callee_frame; }
+
   Status BindArgument(uint32_t buffer, Value& v, const std::string& what) {
-    const BufferRecord& b = p_.buffers[buffer];
+    const BufferRecord& b = B(buffer);
     if (b.type == PrimitiveType::kTuple) {
       if (!v.IsTuple() || v.tuple.size() != b.tuple.size())
         return Status::Error(what + " must be a tuple of " + std::to_string(b.tuple.size()) + " elements");
@@ -61,14 +92,14 @@ class Machine {
     if (v.type != b.type || v.dims != b.dims) {
       std::string want = std::string(PrimitiveTypeName(b.type)) + "[";
       for (size_t i = 0; i < b.dims.size(); ++i) want += (i ? "," : "") + std::to_string(b.dims[i]);
-      return Status::Error(what + " has shape " + PrintValue(v).substr(0, PrintValue(v).find(' ')) + ", expected " + want + "]");
+      return Status::Error(what + " has shape " + ValueShapeText(v) + ", expected " + want + "]");
     }
     ptr_[buffer] = reinterpret_cast<uint8_t*>(v.bytes.data());
     return OkStatus();
   }
 
   Value ReadValue(uint32_t buffer) const {
-    const BufferRecord& b = p_.buffers[buffer];
+    const BufferRecord& b = B(buffer);
     Value v;
     v.type = b.type;
     if (b.type == PrimitiveType::kTuple) {
@@ -80,25 +111,28 @@ class Machine {
     return v;
   }
 
-  // Copies the value tree of buffer `from` into buffer `to` (same structure).
-  Status CopyTree(uint32_t from, uint32_t to) {
-    const BufferRecord& a = p_.buffers[from];
-    const BufferRecord& b = p_.buffers[to];
+  // Copies the value tree of buffer `from` of computation `src` into buffer `to` of the running
+  // computation (same structure).
+  Status CopyTreeFrom(const ComputationRecord& src, uint32_t from, uint32_t to) {
+    const BufferRecord& a = src.buffers[from];
+    const BufferRecord& b = B(to);
     if (a.type != b.type || a.tuple.size() != b.tuple.size() || a.size != b.size)
       return Status::Error("bundle copies between buffers '" + std::string(a.name) + "' and '" + std::string(b.name) + "' of different shapes");
     if (a.type == PrimitiveType::kTuple) {
-      for (size_t i = 0; i < a.tuple.size(); ++i) NHLO_TRY(CopyTree(a.tuple[i], b.tuple[i]));
+      for (size_t i = 0; i < a.tuple.size(); ++i) NHLO_TRY(CopyTreeFrom(src, a.tuple[i], b.tuple[i]));
       return OkStatus();
     }
-    if (from != to && a.size > 0) {
-      if (!ptr_[from] || !ptr_[to]) return Status::Error("bundle reads an unbound buffer '" + std::string(a.name) + "'");
-      std::memmove(ptr_[to], ptr_[from], a.size);
+    uint8_t* source = P(src, from);
+    if (a.size > 0) {
+      if (!source || !ptr_[to]) return Status::Error("bundle reads an unbound buffer '" + std::string(a.name) + "'");
+      if (source != ptr_[to]) std::memmove(ptr_[to], source, a.size);
     }
     return OkStatus();
   }
+  Status CopyTree(uint32_t from, uint32_t to) { return CopyTreeFrom(*cur_, from, to); }
 
   Result<Buf> Array(uint32_t buffer) const {
-    const BufferRecord& b = p_.buffers[buffer];
+    const BufferRecord& b = B(buffer);
     if (!IsArrayType(b.type)) return Status::Error("buffer '" + std::string(b.name) + "' is not an array");
     if (!ptr_[buffer] && b.size > 0) return Status::Error("buffer '" + std::string(b.name) + "' is read before it is bound");
     return Buf{&b, ptr_[buffer]};
@@ -112,7 +146,7 @@ class Machine {
         for (Diagnostic d : s.diagnostics()) {
           char where[64];
           std::snprintf(where, sizeof(where), " (bundle at 0x%08x, result '%s')", bundle.file_offset,
-                        std::string(p_.buffers[bundle.result].name).c_str());
+                        std::string(comp.buffers[bundle.result].name).c_str());
           d.message += where;
           annotated.diagnostics().push_back(d);
         }
@@ -136,7 +170,7 @@ class Machine {
       case Opcode::kConstant:
         return OkStatus();  // bound before the run
       case Opcode::kTuple: {
-        const BufferRecord& r = p_.buffers[b.result];
+        const BufferRecord& r = B(b.result);
         if (r.type != PrimitiveType::kTuple || r.tuple.size() != b.operands.size())
           return Status::Error("bundle 'tuple' does not match its result buffer");
         for (size_t i = 0; i < b.operands.size(); ++i) NHLO_TRY(CopyTree(b.operands[i], r.tuple[i]));
@@ -144,7 +178,7 @@ class Machine {
       }
       case Opcode::kGetTupleElement: {
         NHLO_TRY(Arity(b, 1));
-        const BufferRecord& t = p_.buffers[b.operands[0]];
+        const BufferRecord& t = B(b.operands[0]);
         const AttrRecord* index = b.Find(AttrId::kIndex);
         if (t.type != PrimitiveType::kTuple || !index || index->i < 0 || index->i >= static_cast<int64_t>(t.tuple.size()))
           return Status::Error("bundle 'get-tuple-element' has an invalid index");
@@ -215,7 +249,7 @@ class Machine {
       NHLO_ASSIGN_OR_RETURN(Buf buf, Array(o));
       in.push_back(buf);
     }
-    const BufferRecord& r = p_.buffers[b.result];
+    const BufferRecord& r = B(b.result);
     if (r.type == PrimitiveType::kTuple) {
       for (uint32_t e : r.tuple) {
         NHLO_ASSIGN_OR_RETURN(Buf buf, Array(e));
@@ -262,91 +296,78 @@ class Machine {
     return &p_.computations[a->computations[index]];
   }
 
-  Status BindTree(uint32_t param, uint32_t arg) {
-    const BufferRecord& pb = p_.buffers[param];
-    const BufferRecord& ab = p_.buffers[arg];
+  // Binds parameter buffer `param` of callee `f` to buffer `arg` of the running computation.
+  Status BindTree(const ComputationRecord& f, uint32_t param, uint32_t arg) {
+    const BufferRecord& pb = f.buffers[param];
+    const BufferRecord& ab = B(arg);
     if (pb.type != ab.type || pb.tuple.size() != ab.tuple.size() || pb.size != ab.size)
       return Status::Error("argument '" + std::string(ab.name) + "' does not match parameter '" + std::string(pb.name) + "'");
     if (pb.type == PrimitiveType::kTuple) {
-      for (size_t i = 0; i < pb.tuple.size(); ++i) NHLO_TRY(BindTree(pb.tuple[i], ab.tuple[i]));
+      for (size_t i = 0; i < pb.tuple.size(); ++i) NHLO_TRY(BindTree(f, pb.tuple[i], ab.tuple[i]));
       return OkStatus();
     }
-    ptr_[param] = ptr_[arg];
+    P(f, param) = ptr_[arg];
     return OkStatus();
   }
 
-  Status BindValue(uint32_t param, Value& v) {
-    const BufferRecord& pb = p_.buffers[param];
-    if (pb.type == PrimitiveType::kTuple) {
-      if (!v.IsTuple() || v.tuple.size() != pb.tuple.size()) return Status::Error("loop state does not match parameter '" + std::string(pb.name) + "'");
-      for (size_t i = 0; i < pb.tuple.size(); ++i) NHLO_TRY(BindValue(pb.tuple[i], v.tuple[i]));
-      return OkStatus();
+  // Runs `f` with its parameters already bound and its frame at `base`, then returns to the
+  // running computation. Callees precede their callers in the file (the reader checks), so a
+  // computation never re-enters itself; the depth bound keeps the native stack small.
+  Status Enter(const ComputationRecord& f, uint8_t* base) {
+    if (++depth_ > 256) {
+      --depth_;
+      return Status::Error("calls nested deeper than 256");
     }
-    if (v.type != pb.type || v.bytes.size() != pb.size) return Status::Error("loop state does not match parameter '" + std::string(pb.name) + "'");
-    ptr_[param] = reinterpret_cast<uint8_t*>(v.bytes.data());
-    return OkStatus();
-  }
-
-  Status WriteValue(uint32_t buffer, const Value& v) {
-    const BufferRecord& b = p_.buffers[buffer];
-    if (b.type == PrimitiveType::kTuple) {
-      if (!v.IsTuple() || v.tuple.size() != b.tuple.size()) return Status::Error("value does not match buffer '" + std::string(b.name) + "'");
-      for (size_t i = 0; i < b.tuple.size(); ++i) NHLO_TRY(WriteValue(b.tuple[i], v.tuple[i]));
-      return OkStatus();
-    }
-    if (v.bytes.size() != b.size || !ptr_[buffer]) return Status::Error("value does not match buffer '" + std::string(b.name) + "'");
-    std::memcpy(ptr_[buffer], v.bytes.data(), b.size);
-    return OkStatus();
-  }
-
-  // Runs `comp` with its parameters already bound; guards against recursion.
-  Status Enter(const ComputationRecord& comp) {
-    size_t index = static_cast<size_t>(&comp - p_.computations.data());
-    if (active_.size() != p_.computations.size()) active_.assign(p_.computations.size(), false);
-    if (active_[index]) return Status::Error("computation '" + std::string(comp.name) + "' calls itself");
-    if (++depth_ > 256) return Status::Error("calls nested deeper than 256");
-    active_[index] = true;
-    Status s = RunComputation(comp);
-    active_[index] = false;
+    const ComputationRecord* saved = cur_;
+    uint8_t** saved_ptr = ptr_;
+    uint8_t* saved_base = base_;
+    SetCurrent(f, base);
+    Status s = RunComputation(f);
+    cur_ = saved;
+    ptr_ = saved_ptr;
+    base_ = saved_base;
     --depth_;
     return s;
   }
 
-  Status CallWithBuffers(const ComputationRecord& comp, const std::vector<uint32_t>& args) {
-    if (args.size() != comp.params.size())
-      return Status::Error("computation '" + std::string(comp.name) + "' takes " + std::to_string(comp.params.size()) + " arguments");
-    for (size_t i = 0; i < args.size(); ++i) NHLO_TRY(BindTree(comp.params[i], args[i]));
-    return Enter(comp);
+  Status CallWithBuffers(const BundleRecord& b, const ComputationRecord& f, const std::vector<uint32_t>& args) {
+    if (args.size() != f.params.size())
+      return Status::Error("computation '" + std::string(f.name) + "' takes " + std::to_string(f.params.size()) + " arguments");
+    for (size_t i = 0; i < args.size(); ++i) NHLO_TRY(BindTree(f, f.params[i], args[i]));
+    return Enter(f, CalleeBase(b));
   }
 
   Status RunCall(const BundleRecord& b, AttrId computation) {
     NHLO_ASSIGN_OR_RETURN(const ComputationRecord* f, Callee(b, computation));
-    NHLO_TRY(CallWithBuffers(*f, b.operands));
-    return CopyTree(f->root, b.result);
+    NHLO_TRY(CallWithBuffers(b, *f, b.operands));
+    return CopyTreeFrom(*f, f->root, b.result);
   }
 
+  // The loop state lives in the result buffer: it starts as the operand, each condition and
+  // body run reads it through their parameter, and the body's root is copied back into it.
   Status RunWhile(const BundleRecord& b) {
     NHLO_TRY(Arity(b, 1));
     NHLO_ASSIGN_OR_RETURN(const ComputationRecord* cond, Callee(b, AttrId::kCondition));
     NHLO_ASSIGN_OR_RETURN(const ComputationRecord* body, Callee(b, AttrId::kBody));
     if (cond->params.size() != 1 || body->params.size() != 1) return Status::Error("while computations take one parameter");
-    const BufferRecord& pred = p_.buffers[cond->root];
+    const BufferRecord& pred = cond->buffers[cond->root];
     if (pred.type != PrimitiveType::kPred || pred.size != 1) return Status::Error("while condition must return pred[]");
-    Value state = ReadValue(b.operands[0]);
+    NHLO_TRY(CopyTree(b.operands[0], b.result));
     for (;;) {
-      NHLO_TRY(BindValue(cond->params[0], state));
-      NHLO_TRY(Enter(*cond));
-      if (!ptr_[cond->root] || ptr_[cond->root][0] == 0) break;
-      NHLO_TRY(BindValue(body->params[0], state));
-      NHLO_TRY(Enter(*body));
-      state = ReadValue(body->root);  // a copy: the root may alias the state it was computed from
+      NHLO_TRY(BindTree(*cond, cond->params[0], b.result));
+      NHLO_TRY(Enter(*cond, CalleeBase(b)));
+      const uint8_t* go = P(*cond, cond->root);
+      if (!go || go[0] == 0) break;
+      NHLO_TRY(BindTree(*body, body->params[0], b.result));
+      NHLO_TRY(Enter(*body, CalleeBase(b)));
+      NHLO_TRY(CopyTreeFrom(*body, body->root, b.result));
     }
-    return WriteValue(b.result, state);
+    return OkStatus();
   }
 
   Status RunConditional(const BundleRecord& b) {
     if (b.operands.empty()) return Status::Error("conditional needs a selector");
-    const BufferRecord& sel = p_.buffers[b.operands[0]];
+    const BufferRecord& sel = B(b.operands[0]);
     if (!ptr_[b.operands[0]] || sel.size == 0) return Status::Error("conditional selector is unbound");
     size_t branch;
     const ComputationRecord* f;
@@ -365,15 +386,15 @@ class Machine {
       return Status::Error("conditional selector must be pred or s32");
     }
     if (branch + 1 >= b.operands.size()) return Status::Error("conditional has no operand for branch " + std::to_string(branch));
-    NHLO_TRY(CallWithBuffers(*f, {b.operands[branch + 1]}));
-    return CopyTree(f->root, b.result);
+    NHLO_TRY(CallWithBuffers(b, *f, {b.operands[branch + 1]}));
+    return CopyTreeFrom(*f, f->root, b.result);
   }
 
   // The result buffers of an op that returns one array for n == 1 and an n-tuple otherwise
   // (reduce, reduce-window, sort, scatter).
   Result<std::vector<Buf>> ResultLeaves(const BundleRecord& b, size_t n, const char* op) {
     std::vector<Buf> out;
-    const BufferRecord& r = p_.buffers[b.result];
+    const BufferRecord& r = B(b.result);
     if (n == 1) {
       NHLO_ASSIGN_OR_RETURN(Buf o, Array(b.result));
       out.push_back(o);
@@ -419,13 +440,13 @@ class Machine {
     for (size_t d = 0; d < dims.size(); ++d) (reduced[d] ? reduced_dims : kept_dims).push_back(dims[d]);
     for (size_t i = 0; i < n; ++i) {
       if (Dims(in[i]) != dims || init[i].count() != 1 || out[i].rec->dims != kept_dims || init[i].type() != out[i].type() ||
-          p_.buffers[f->params[i]].type != out[i].type() || p_.buffers[f->params[n + i]].type != in[i].type() ||
-          p_.buffers[f->params[i]].size != static_cast<uint64_t>(HostByteSize(out[i].type())) ||
-          p_.buffers[f->params[n + i]].size != static_cast<uint64_t>(HostByteSize(in[i].type())))
+          f->buffers[f->params[i]].type != out[i].type() || f->buffers[f->params[n + i]].type != in[i].type() ||
+          f->buffers[f->params[i]].size != static_cast<uint64_t>(HostByteSize(out[i].type())) ||
+          f->buffers[f->params[n + i]].size != static_cast<uint64_t>(HostByteSize(in[i].type())))
         return Status::Error("reduce operands, init values, result and reducer do not match");
     }
     std::vector<uint32_t> results;  // the reducer's result leaves
-    const BufferRecord& root = p_.buffers[f->root];
+    const BufferRecord& root = f->buffers[f->root];
     if (n == 1) results.push_back(f->root);
     else if (root.type == PrimitiveType::kTuple && root.tuple.size() == n) results.assign(root.tuple.begin(), root.tuple.end());
     else return Status::Error("the reducer must return " + std::to_string(n) + " values");
@@ -448,13 +469,13 @@ class Machine {
         for (size_t d = 0, kj = 0, rj = 0; d < dims.size(); ++d) src += (reduced[d] ? red_index[rj++] : kept_index[kj++]) * strides[d];
         for (size_t i = 0; i < n; ++i) {
           std::memcpy(elem[i].data(), in[i].data + src * elem[i].size(), elem[i].size());
-          ptr_[f->params[i]] = reinterpret_cast<uint8_t*>(acc[i].data());
-          ptr_[f->params[n + i]] = reinterpret_cast<uint8_t*>(elem[i].data());
+          P(*f, f->params[i]) = reinterpret_cast<uint8_t*>(acc[i].data());
+          P(*f, f->params[n + i]) = reinterpret_cast<uint8_t*>(elem[i].data());
         }
-        NHLO_TRY(Enter(*f));
+        NHLO_TRY(Enter(*f, CalleeBase(b)));
         for (size_t i = 0; i < n; ++i) {
-          if (!ptr_[results[i]] || p_.buffers[results[i]].size != acc[i].size()) return Status::Error("the reducer's result does not match the accumulator");
-          std::memmove(acc[i].data(), ptr_[results[i]], acc[i].size());
+          if (!P(*f, results[i]) || f->buffers[results[i]].size != acc[i].size()) return Status::Error("the reducer's result does not match the accumulator");
+          std::memmove(acc[i].data(), P(*f, results[i]), acc[i].size());
         }
       }
       for (size_t i = 0; i < n; ++i) std::memcpy(out[i].data + k * acc[i].size(), acc[i].data(), acc[i].size());
@@ -464,19 +485,20 @@ class Machine {
 
   // Binds the scalar parameters of `f` to `args` (each one element), runs it and returns its
   // root's bytes. The parameter types must match the arguments.
-  Result<const uint8_t*> CallScalar(const ComputationRecord& f, const std::vector<std::pair<PrimitiveType, uint8_t*>>& args) {
+  Result<const uint8_t*> CallScalar(const BundleRecord& b, const ComputationRecord& f,
+                                    const std::vector<std::pair<PrimitiveType, uint8_t*>>& args) {
     if (f.params.size() != args.size()) return Status::Error("computation '" + std::string(f.name) + "' takes " + std::to_string(f.params.size()) + " parameters");
     for (size_t i = 0; i < args.size(); ++i) {
-      const BufferRecord& pb = p_.buffers[f.params[i]];
+      const BufferRecord& pb = f.buffers[f.params[i]];
       if (pb.type != args[i].first || pb.size != static_cast<uint64_t>(HostByteSize(args[i].first)))
         return Status::Error("parameter " + std::to_string(i) + " of '" + std::string(f.name) + "' is not a scalar of the right type");
-      ptr_[f.params[i]] = args[i].second;
+      P(f, f.params[i]) = args[i].second;
     }
-    NHLO_TRY(Enter(f));
+    NHLO_TRY(Enter(f, CalleeBase(b)));
     // A tuple root has no bytes of its own: callers read its leaves.
-    if (p_.buffers[f.root].type == PrimitiveType::kTuple) return static_cast<const uint8_t*>(nullptr);
-    if (!ptr_[f.root]) return Status::Error("computation '" + std::string(f.name) + "' has no result");
-    return static_cast<const uint8_t*>(ptr_[f.root]);
+    if (f.buffers[f.root].type == PrimitiveType::kTuple) return static_cast<const uint8_t*>(nullptr);
+    if (!P(f, f.root)) return Status::Error("computation '" + std::string(f.name) + "' has no result");
+    return static_cast<const uint8_t*>(P(f, f.root));
   }
 
   Status RunMap(const BundleRecord& b) {
@@ -488,7 +510,7 @@ class Machine {
       if (x.count() != out.count()) return Status::Error("map operands and result differ in size");
       in.push_back(x);
     }
-    const BufferRecord& root = p_.buffers[f->root];
+    const BufferRecord& root = f->buffers[f->root];
     if (root.type != out.type() || root.size != static_cast<uint64_t>(HostByteSize(out.type()))) return Status::Error("map computation must return a scalar of the result type");
     std::vector<std::string> elems(in.size());
     std::vector<std::pair<PrimitiveType, uint8_t*>> args(in.size());
@@ -499,7 +521,7 @@ class Machine {
         elems[k].assign(reinterpret_cast<const char*>(in[k].data + i * size), size);
         args[k] = {in[k].type(), reinterpret_cast<uint8_t*>(elems[k].data())};
       }
-      NHLO_ASSIGN_OR_RETURN(const uint8_t* r, CallScalar(*f, args));
+      NHLO_ASSIGN_OR_RETURN(const uint8_t* r, CallScalar(b, *f, args));
       std::memmove(out.data + i * out_size, r, out_size);
     }
     return OkStatus();
@@ -519,7 +541,7 @@ class Machine {
     if (d < 0 || d >= static_cast<int64_t>(shape.size())) return Status::Error("sort dimension is out of range");
     for (size_t k = 0; k < n; ++k)
       if (Dims(in[k]) != shape || Dims(out[k]) != shape || in[k].type() != out[k].type()) return Status::Error("sort operands and results must have one shape");
-    const BufferRecord& root = p_.buffers[f->root];
+    const BufferRecord& root = f->buffers[f->root];
     if (root.type != PrimitiveType::kPred || root.size != 1) return Status::Error("sort comparator must return pred[]");
     std::vector<int64_t> strides = RowMajorStrides(shape);
     int64_t len = shape[d], stride = strides[d], total = in[0].count();
@@ -536,7 +558,7 @@ class Machine {
           args[2 * k] = {in[k].type(), in[k].data + (base + x * stride) * size};
           args[2 * k + 1] = {in[k].type(), in[k].data + (base + y * stride) * size};
         }
-        Result<const uint8_t*> less = CallScalar(*f, args);
+        Result<const uint8_t*> less = CallScalar(b, *f, args);
         if (!less.ok()) {
           failure = less.status();
           return false;
@@ -566,7 +588,7 @@ class Machine {
     const std::vector<int64_t>& shape = Dims(in[0]);
     std::vector<WindowDim> window;
     if (const AttrRecord* w = b.Find(AttrId::kWindow)) {
-      NHLO_ASSIGN_OR_RETURN(window, ParseWindow(w->text));
+      window = w->window;
     }
     if (window.empty()) window.assign(shape.size(), WindowDim{});
     if (window.size() != shape.size()) return Status::Error("reduce-window window rank does not match the input");
@@ -605,7 +627,7 @@ class Machine {
           args[k] = {out[k].type(), reinterpret_cast<uint8_t*>(acc[k].data())};
           args[n + k] = {in[k].type(), in[k].data + src * HostByteSize(in[k].type())};
         }
-        Result<const uint8_t*> rr = CallScalar(*f, args);
+        Result<const uint8_t*> rr = CallScalar(b, *f, args);
         if (!rr.ok()) {
           failure = rr.status();
           return;
@@ -613,12 +635,12 @@ class Machine {
         if (n == 1) {
           std::memmove(acc[0].data(), *rr, acc[0].size());
         } else {
-          const BufferRecord& root = p_.buffers[f->root];
+          const BufferRecord& root = f->buffers[f->root];
           if (root.type != PrimitiveType::kTuple || root.tuple.size() != n) {
             failure = Status::Error("the reducer must return " + std::to_string(n) + " values");
             return;
           }
-          for (size_t k = 0; k < n; ++k) std::memmove(acc[k].data(), ptr_[root.tuple[k]], acc[k].size());
+          for (size_t k = 0; k < n; ++k) std::memmove(acc[k].data(), P(*f, root.tuple[k]), acc[k].size());
         }
       }
       for (size_t k = 0; k < n; ++k) std::memcpy(out[k].data + linear * acc[k].size(), acc[k].data(), acc[k].size());
@@ -663,7 +685,7 @@ class Machine {
       if (d < 0 || d >= static_cast<int64_t>(udims.size())) return Status::Error("scatter update_window_dims is out of range");
     for (int64_t d : *to_operand)
       if (d < 0 || d >= static_cast<int64_t>(shape.size())) return Status::Error("scatter_dims_to_operand_dims is out of range");
-    for (size_t i = 0; i < n; ++i) std::memmove(out[i].data, in[i].data, p_.buffers[b.operands[i]].size);
+    for (size_t i = 0; i < n; ++i) std::memmove(out[i].data, in[i].data, B(b.operands[i]).size);
     std::vector<int64_t> strides = RowMajorStrides(shape), istrides = RowMajorStrides(idims);
     std::vector<int64_t> window_size(shape.size(), 1);
     for (size_t k = 0; k < operand_window.size(); ++k) window_size[operand_window[k]] = udims[(*window_dims)[k]];
@@ -698,7 +720,7 @@ class Machine {
         args[i] = {out[i].type(), reinterpret_cast<uint8_t*>(cur[i].data())};
         args[n + i] = {upd[i].type(), reinterpret_cast<uint8_t*>(val[i].data())};
       }
-      Result<const uint8_t*> rr = CallScalar(*f, args);
+      Result<const uint8_t*> rr = CallScalar(b, *f, args);
       if (!rr.ok()) {
         failure = rr.status();
         return;
@@ -706,40 +728,54 @@ class Machine {
       if (n == 1) {
         std::memmove(out[0].data + dst * cur[0].size(), *rr, cur[0].size());
       } else {
-        const BufferRecord& root = p_.buffers[f->root];
+        const BufferRecord& root = f->buffers[f->root];
         if (root.type != PrimitiveType::kTuple || root.tuple.size() != n) {
           failure = Status::Error("the scatter computation must return " + std::to_string(n) + " values");
           return;
         }
-        for (size_t i = 0; i < n; ++i) std::memmove(out[i].data + dst * cur[i].size(), ptr_[root.tuple[i]], cur[i].size());
+        for (size_t i = 0; i < n; ++i) std::memmove(out[i].data + dst * cur[i].size(), P(*f, root.tuple[i]), cur[i].size());
       }
     });
     return failure;
   }
 
   const BundleProgram& p_;
-  std::vector<uint8_t*> ptr_;
-  std::vector<bool> active_;
+  std::vector<std::vector<uint8_t*>> ptrs_;   // per computation: where each buffer's bytes are
+  std::vector<std::vector<uint32_t>> temps_;  // per computation: its temp buffers
+  std::vector<std::vector<std::string>> constants_;  // per computation: unpacked constants
+  const ComputationRecord* cur_ = nullptr;    // the running computation
+  uint8_t** ptr_ = nullptr;                   // its pointer table
+  uint8_t* base_ = nullptr;                   // its frame
   int depth_ = 0;
   std::string arena_;
-  std::vector<std::string> constants_;
   std::vector<Value> args_;
 };
 
 }  // namespace
 
 Result<Value> Execute(const BundleProgram& program, const std::vector<Value>& args) {
-  return Machine(program).Run(args);
+  Machine machine(program);
+  NHLO_TRY(machine.Load());
+  return machine.Run(args);
 }
 
-Shape BufferShape(const BundleProgram& program, uint32_t index, Module& scratch) {
-  const BufferRecord& b = program.buffers[index];
-  if (b.type == PrimitiveType::kTuple) {
-    std::vector<Shape> elements;
-    for (uint32_t e : b.tuple) elements.push_back(BufferShape(program, e, scratch));
-    return scratch.MakeTupleShape(elements);
+std::string ValueShapeText(const Value& v) {
+  std::string out;
+  if (v.IsTuple()) {
+    out += '(';
+    for (size_t i = 0; i < v.tuple.size(); ++i) {
+      if (i) out += ", ";
+      out += ValueShapeText(v.tuple[i]);
+    }
+    return out + ')';
   }
-  return scratch.MakeArrayShape(b.type, b.dims);
+  out += PrimitiveTypeName(v.type);
+  out += '[';
+  for (size_t i = 0; i < v.dims.size(); ++i) {
+    if (i) out += ',';
+    out += std::to_string(v.dims[i]);
+  }
+  return out + ']';
 }
 
 }  // namespace nhlo

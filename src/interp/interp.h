@@ -15,7 +15,4 @@ namespace nhlo {
 /// Runs the entry computation on `args` (one per parameter, in parameter order).
 Result<Value> Execute(const BundleProgram& program, const std::vector<Value>& args);
 
-/// The shape of buffer `index` (tuples included), allocated in `scratch`.
-Shape BufferShape(const BundleProgram& program, uint32_t index, Module& scratch);
-
 }  // namespace nhlo

@@ -245,10 +245,17 @@ Status KernelCompare(const BundleRecord& bundle, const Buf& a, const Buf& b, con
   const AttrRecord* dir = bundle.Find(AttrId::kDirection);
   const AttrRecord* type = bundle.Find(AttrId::kType);
   if (!dir) return Status::Error("bundle 'compare' has no direction");
-  std::string_view d = dir->text;
-  int code = d == "EQ" ? 0 : d == "NE" ? 1 : d == "LT" ? 2 : d == "LE" ? 3 : d == "GT" ? 4 : d == "GE" ? 5 : -1;
-  if (code < 0) return Status::Error("unknown comparison direction '" + std::string(d) + "'");
-  bool total_order = type && type->text == "TOTALORDER";
+  int code = -1;
+  switch (static_cast<ComparisonDirection>(dir->i)) {
+    case ComparisonDirection::kEq: code = 0; break;
+    case ComparisonDirection::kNe: code = 1; break;
+    case ComparisonDirection::kLt: code = 2; break;
+    case ComparisonDirection::kLe: code = 3; break;
+    case ComparisonDirection::kGt: code = 4; break;
+    case ComparisonDirection::kGe: code = 5; break;
+  }
+  if (code < 0) return Status::Error("unknown comparison direction code " + std::to_string(dir->i));
+  bool total_order = type && type->i == static_cast<int64_t>(ComparisonType::kTotalOrder);
   int64_t n = out.count();
   auto cmp = [code](auto x, auto y) {
     switch (code) {

@@ -7,7 +7,7 @@
 
 #include "interp/element_traits.h"
 #include "interp/kernels.h"
-#include "ir/shape_inference.h"
+#include "types/hlo_attrs.h"
 
 namespace nhlo {
 namespace {
@@ -81,13 +81,13 @@ Status KernelGather(const BundleRecord& b, const Buf& operand, const Buf& indice
 Status KernelConvolution(const BundleRecord& b, const Buf& lhs, const Buf& rhs, const Buf& out) {
   const AttrRecord* labels_attr = b.Find(AttrId::kDimLabels);
   if (!labels_attr) return Status::Error("bundle 'convolution' has no dim_labels");
-  NHLO_ASSIGN_OR_RETURN(ConvDimLabels l, ParseDimLabels(labels_attr->text));
+  const ConvDimLabels& l = labels_attr->dim_labels;
   if (l.has_unknown || l.input_rank != lhs.rank() || l.kernel_rank != rhs.rank() || l.output_rank != out.rank())
     return Status::Error("convolution dim_labels do not match the operands");
   size_t spatial = l.input_spatial.size();
   std::vector<WindowDim> window;
   if (const AttrRecord* w = b.Find(AttrId::kWindow)) {
-    NHLO_ASSIGN_OR_RETURN(window, ParseWindow(w->text));
+    window = w->window;
   }
   if (window.empty()) window.assign(spatial, WindowDim{});
   if (window.size() != spatial) return Status::Error("convolution window rank does not match its spatial dimensions");

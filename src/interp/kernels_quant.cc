@@ -10,7 +10,7 @@
 #include "interp/element_traits.h"
 #include "interp/kernels.h"
 #include "interp/mx.h"
-#include "ir/custom_calls.h"
+#include "types/custom_call_configs.h"
 
 namespace nhlo {
 namespace {

@@ -6,7 +6,7 @@
 
 #include "interp/element_traits.h"
 #include "interp/kernels.h"
-#include "ir/shape_inference.h"
+#include "types/hlo_attrs.h"
 
 namespace nhlo {
 
@@ -78,7 +78,7 @@ Status KernelIota(const BundleRecord& bundle, const Buf& out) {
 Status KernelSlice(const BundleRecord& bundle, const Buf& in, const Buf& out) {
   const AttrRecord* a = bundle.Find(AttrId::kSlice);
   if (!a) return Status::Error("bundle 'slice' has no slice attribute");
-  NHLO_ASSIGN_OR_RETURN(std::vector<SliceDim> ranges, ParseSliceRanges(a->text));
+  const std::vector<SliceDim>& ranges = a->slices;
   if (ranges.size() != in.rank() || in.type() != out.type() || out.rank() != in.rank())
     return Status::Error("bundle 'slice' does not match its operand");
   for (size_t d = 0; d < ranges.size(); ++d) {
@@ -129,7 +129,7 @@ Status KernelConcatenate(const BundleRecord& bundle, const std::vector<Buf>& ins
 Status KernelPad(const BundleRecord& bundle, const Buf& in, const Buf& value, const Buf& out) {
   const AttrRecord* a = bundle.Find(AttrId::kPadding);
   if (!a) return Status::Error("bundle 'pad' has no padding attribute");
-  NHLO_ASSIGN_OR_RETURN(std::vector<PaddingDim> pads, ParsePadding(a->text));
+  const std::vector<PaddingDim>& pads = a->padding;
   if (pads.size() != in.rank() || out.rank() != in.rank() || in.type() != out.type() || value.type() != out.type() ||
       value.count() != 1)
     return Status::Error("bundle 'pad' does not match its operands");

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <limits>
 
-#include "ir/custom_calls.h"
+#include "types/custom_call_configs.h"
 #include "types/float_cast.h"
 
 namespace nhlo {

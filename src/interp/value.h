@@ -1,16 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // Host values the interpreter takes and returns: an array (element type, dims, bytes in the
-// host layout of ir/literal.h) or a tuple of values. Parsed from and printed as XLA literal
-// text, e.g. `f32[2] {1, 2}` or `(f32[], s32[2]) (1, {2, 3})`.
+// host layout of types/element.h) or a tuple of values. Text forms are in driver/values.h.
 #pragma once
 
 #include <cstdint>
 #include <string>
-#include <string_view>
 #include <vector>
 
-#include "ir/ir.h"
-#include "support/status.h"
+#include "types/primitive_type.h"
 
 namespace nhlo {
 
@@ -21,21 +18,14 @@ struct Value {
   std::vector<Value> tuple;
 
   bool IsTuple() const { return type == PrimitiveType::kTuple; }
-  int64_t ElementCount() const;
+  int64_t ElementCount() const {
+    int64_t n = 1;
+    for (int64_t d : dims) n *= d;
+    return n;
+  }
 };
 
-/// Parses `shape literal` text, e.g. `f32[2] {1, 2}` or `s32[] 7`. `what` names the text in
-/// diagnostics (e.g. "--arg 1").
-Result<Value> ParseValue(std::string_view text, std::string_view what);
-
-/// A deterministic pseudo-random value of `shape` from `seed` (splitmix64): floats uniform in
-/// [-1, 1) rounded to the type, integers in a small range, pred 0/1.
-Value RandomValue(const Shape& shape, uint64_t seed);
-
-/// `f32[2] {1, 2}`: the shape without layout, a space, then the literal body.
-std::string PrintValue(const Value& value);
-
-/// Value <-> Literal conversions.
-Value ValueFromLiteral(const Literal& literal);
+/// `f32[2,3]` (tuples as `(f32[2], s32[])`): the shape of a value, for messages.
+std::string ValueShapeText(const Value& value);
 
 }  // namespace nhlo

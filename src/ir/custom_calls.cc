@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "ir/custom_calls.h"
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <cmath>
 #include <optional>
@@ -10,75 +8,16 @@
 namespace nhlo {
 namespace {
 
-using Json = nlohmann::json;
-
-Result<Json> ParseObject(std::string_view text, std::string_view what) {
-  Json j = Json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return Status::Error(std::string(what) + " backend_config is not valid JSON");
-  if (!j.is_object()) return Status::Error(std::string(what) + " backend_config must be a JSON object");
-  return j;
-}
-
-Result<int64_t> IntKey(const Json& j, const char* key, std::string_view what) {
-  auto it = j.find(key);
-  if (it == j.end()) return Status::Error(std::string(what) + " backend_config has no \"" + key + "\"");
-  if (!it->is_number_integer()) return Status::Error(std::string(what) + " backend_config \"" + key + "\" must be an integer");
-  return it->get<int64_t>();
-}
-
-Result<std::string> StringKey(const Json& j, const char* key, std::string_view what) {
-  auto it = j.find(key);
-  if (it == j.end()) return Status::Error(std::string(what) + " backend_config has no \"" + key + "\"");
-  if (!it->is_string()) return Status::Error(std::string(what) + " backend_config \"" + key + "\" must be a string");
-  return it->get<std::string>();
-}
-
-Result<std::vector<int64_t>> IntListKey(const Json& j, const char* key, std::string_view what) {
-  auto it = j.find(key);
-  if (it == j.end()) return std::vector<int64_t>{};
-  if (!it->is_array()) return Status::Error(std::string(what) + " backend_config \"" + key + "\" must be an array");
-  std::vector<int64_t> out;
-  for (const Json& v : *it) {
-    if (!v.is_number_integer()) return Status::Error(std::string(what) + " backend_config \"" + key + "\" must hold integers");
-    out.push_back(v.get<int64_t>());
-  }
-  return out;
-}
-
-// MLIR spellings of the quantized storage and expressed types.
-std::optional<PrimitiveType> QuantTypeFromName(std::string_view name) {
-  static constexpr std::pair<std::string_view, PrimitiveType> kNames[] = {
-      {"i4", PrimitiveType::kS4},   {"i8", PrimitiveType::kS8},   {"i16", PrimitiveType::kS16},
-      {"i32", PrimitiveType::kS32}, {"u4", PrimitiveType::kU4},   {"u8", PrimitiveType::kU8},
-      {"u16", PrimitiveType::kU16}, {"ui4", PrimitiveType::kU4},  {"ui8", PrimitiveType::kU8},
-      {"ui16", PrimitiveType::kU16}, {"f32", PrimitiveType::kF32}, {"bf16", PrimitiveType::kBF16},
-      {"f16", PrimitiveType::kF16},  {"f64", PrimitiveType::kF64}};
-  for (auto [n, t] : kNames)
-    if (n == name) return t;
-  if (auto t = PrimitiveTypeFromName(name)) return t;  // also accept XLA spellings (s8, u8, ...)
-  return std::nullopt;
-}
-
 int64_t IntTypeMin(PrimitiveType t) { return IsSignedInt(t) ? -(int64_t(1) << (BitWidth(t) - 1)) : 0; }
 int64_t IntTypeMax(PrimitiveType t) {
   return IsSignedInt(t) ? (int64_t(1) << (BitWidth(t) - 1)) - 1 : (int64_t(1) << BitWidth(t)) - 1;
 }
-
 std::string Str(const Shape& s) { return ShapeToString(s, false); }
 
 }  // namespace
 
-std::optional<PrimitiveType> MxElementFromName(std::string_view name) {
-  if (name == "float8_e4m3fn") return PrimitiveType::kF8E4M3FN;
-  if (name == "float8_e5m2") return PrimitiveType::kF8E5M2;
-  return std::nullopt;
-}
 
-std::string_view MxElementName(PrimitiveType t) {
-  return t == PrimitiveType::kF8E5M2 ? "float8_e5m2" : "float8_e4m3fn";
-}
 
-int MxEmax(PrimitiveType t) { return t == PrimitiveType::kF8E5M2 ? 15 : 8; }
 
 std::string_view BackendConfigText(const Instruction& inst) {
   const Attribute* a = inst.FindAttr(AttrId::kBackendConfig);
@@ -91,49 +30,6 @@ std::string_view CustomCallTarget(const Instruction& inst) {
   return a ? a->text : std::string_view();
 }
 
-Result<UniformQuantConfig> ParseUniformQuantConfig(std::string_view json) {
-  constexpr std::string_view what = "uniform quantize";
-  NHLO_ASSIGN_OR_RETURN(Json j, ParseObject(json, what));
-  UniformQuantConfig c;
-  auto scale = j.find("scale");
-  if (scale == j.end()) return Status::Error("uniform quantize backend_config has no \"scale\"");
-  if (!scale->is_array())
-    return Status::Error("uniform quantize \"scale\" must be an array, also for per-tensor quantization (a scalar scale is rejected)");
-  for (const Json& v : *scale) {
-    if (!v.is_number()) return Status::Error("uniform quantize \"scale\" must hold numbers");
-    c.scale.push_back(v.get<double>());
-  }
-  auto zp = j.find("zero_point");
-  if (zp == j.end()) return Status::Error("uniform quantize backend_config has no \"zero_point\"");
-  if (!zp->is_array())
-    return Status::Error("uniform quantize \"zero_point\" must be an array, also for per-tensor quantization");
-  for (const Json& v : *zp) {
-    if (!v.is_number_integer()) return Status::Error("uniform quantize \"zero_point\" must hold integers");
-    c.zero_point.push_back(v.get<int64_t>());
-  }
-  NHLO_ASSIGN_OR_RETURN(c.quantization_dimension, IntKey(j, "quantization_dimension", what));
-  NHLO_ASSIGN_OR_RETURN(c.storage_min, IntKey(j, "storage_min", what));
-  NHLO_ASSIGN_OR_RETURN(c.storage_max, IntKey(j, "storage_max", what));
-  NHLO_ASSIGN_OR_RETURN(std::string storage, StringKey(j, "storage_type", what));
-  NHLO_ASSIGN_OR_RETURN(std::string expressed, StringKey(j, "expressed_type", what));
-  auto st = QuantTypeFromName(storage);
-  if (!st || !IsInteger(*st)) return Status::Error("uniform quantize storage_type \"" + storage + "\" is not an integer type");
-  auto et = QuantTypeFromName(expressed);
-  if (!et || !IsFloat(*et)) return Status::Error("uniform quantize expressed_type \"" + expressed + "\" is not a float type");
-  c.storage_type = *st;
-  c.expressed_type = *et;
-  if (c.scale.empty() || c.zero_point.empty()) return Status::Error("uniform quantize \"scale\" and \"zero_point\" must not be empty");
-  if (c.scale.size() != c.zero_point.size())
-    return Status::Error("uniform quantize \"scale\" has " + std::to_string(c.scale.size()) + " entries but \"zero_point\" has " +
-                         std::to_string(c.zero_point.size()));
-  for (double s : c.scale)
-    if (!(s > 0) || !std::isfinite(s)) return Status::Error("uniform quantize scales must be positive and finite");
-  if (c.quantization_dimension < -1) return Status::Error("uniform quantize quantization_dimension must be -1 (per-tensor) or >= 0 (per-axis)");
-  if (c.storage_min > c.storage_max || c.storage_min < IntTypeMin(c.storage_type) || c.storage_max > IntTypeMax(c.storage_type))
-    return Status::Error("uniform quantize storage range [" + std::to_string(c.storage_min) + ", " + std::to_string(c.storage_max) +
-                         "] does not fit " + storage);
-  return c;
-}
 
 Status CheckUniformQuantShape(const UniformQuantConfig& c, const Shape& float_shape) {
   if (!float_shape.IsArray()) return Status::Error("uniform quantize operates on arrays");
@@ -150,21 +46,6 @@ Status CheckUniformQuantShape(const UniformQuantConfig& c, const Shape& float_sh
   return OkStatus();
 }
 
-Result<QuantizeMxConfig> ParseQuantizeMxConfig(std::string_view json) {
-  constexpr std::string_view what = "QuantizeMX";
-  NHLO_ASSIGN_OR_RETURN(Json j, ParseObject(json, what));
-  QuantizeMxConfig c;
-  NHLO_ASSIGN_OR_RETURN(std::string dtype, StringKey(j, "dtype", what));
-  auto element = MxElementFromName(dtype);
-  if (!element) return Status::Error("QuantizeMX dtype \"" + dtype + "\": only 'float8_e5m2' and 'float8_e4m3fn' are supported");
-  c.element = *element;
-  NHLO_ASSIGN_OR_RETURN(c.dim, IntKey(j, "dim", what));
-  NHLO_ASSIGN_OR_RETURN(c.block_size, IntKey(j, "block_size", what));
-  NHLO_ASSIGN_OR_RETURN(c.scale_method, StringKey(j, "scale_method", what));
-  if (c.block_size != 32) return Status::Error("QuantizeMX block_size must be 32, got " + std::to_string(c.block_size));
-  if (c.scale_method != "EMAX") return Status::Error("QuantizeMX scale_method must be \"EMAX\", got \"" + c.scale_method + "\"");
-  return c;
-}
 
 Status CheckQuantizeMx(const Instruction& inst, const QuantizeMxConfig& c, bool* device_form) {
   if (inst.operands.size() != 1)
@@ -199,36 +80,7 @@ Status CheckQuantizeMx(const Instruction& inst, const QuantizeMxConfig& c, bool*
   return OkStatus();
 }
 
-Result<ScaledMatmulConfig> ParseScaledMatmulConfig(std::string_view json) {
-  constexpr std::string_view what = "ScaledMatmul";
-  NHLO_ASSIGN_OR_RETURN(Json j, ParseObject(json, what));
-  ScaledMatmulConfig c;
-  NHLO_ASSIGN_OR_RETURN(c.lhs_batch, IntListKey(j, "lhs_batch_dims", what));
-  NHLO_ASSIGN_OR_RETURN(c.lhs_contracting, IntListKey(j, "lhs_contracting_dims", what));
-  NHLO_ASSIGN_OR_RETURN(c.rhs_batch, IntListKey(j, "rhs_batch_dims", what));
-  NHLO_ASSIGN_OR_RETURN(c.rhs_contracting, IntListKey(j, "rhs_contracting_dims", what));
-  NHLO_ASSIGN_OR_RETURN(std::string lhs, StringKey(j, "lhs_dtype", what));
-  NHLO_ASSIGN_OR_RETURN(std::string rhs, StringKey(j, "rhs_dtype", what));
-  auto l = MxElementFromName(lhs), r = MxElementFromName(rhs);
-  if (!l || !r) return Status::Error("ScaledMatmul lane dtypes: only 'float8_e5m2' and 'float8_e4m3fn' are supported");
-  c.lhs_element = *l;
-  c.rhs_element = *r;
-  NHLO_ASSIGN_OR_RETURN(c.block_size, IntKey(j, "block_size", what));
-  if (c.block_size != 32) return Status::Error("ScaledMatmul block_size must be 32");
-  return c;
-}
 
-std::string ScaledMatmulConfigJson(const ScaledMatmulConfig& c) {
-  Json j = Json::object();
-  j["block_size"] = c.block_size;
-  j["lhs_batch_dims"] = c.lhs_batch;
-  j["lhs_contracting_dims"] = c.lhs_contracting;
-  j["lhs_dtype"] = std::string(MxElementName(c.lhs_element));
-  j["rhs_batch_dims"] = c.rhs_batch;
-  j["rhs_contracting_dims"] = c.rhs_contracting;
-  j["rhs_dtype"] = std::string(MxElementName(c.rhs_element));
-  return j.dump();  // keys sorted (std::map): deterministic text
-}
 
 Status CheckScaledMatmul(const Instruction& inst, const ScaledMatmulConfig& c) {
   if (inst.operands.size() != 4)

@@ -14,42 +14,11 @@
 #include <vector>
 
 #include "support/arena.h"
+#include "types/hlo_attrs.h"
+#include "types/opcode.h"
 #include "types/primitive_type.h"
 
 namespace nhlo {
-
-enum class Opcode : uint8_t {
-#define NHLO_OPCODE(Enum, text, arity) k##Enum,
-#include "ir/opcodes.def"
-#undef NHLO_OPCODE
-};
-inline constexpr int kOpcodeCount = 0
-#define NHLO_OPCODE(Enum, text, arity) +1
-#include "ir/opcodes.def"
-#undef NHLO_OPCODE
-    ;
-
-std::string_view OpcodeName(Opcode op);
-std::optional<Opcode> OpcodeFromName(std::string_view name);
-/// Operand count the opcode takes; -1 for variadic.
-int OpcodeArity(Opcode op);
-bool IsElementwiseUnary(Opcode op);
-bool IsElementwiseBinary(Opcode op);
-
-enum class AttrKind : uint8_t {
-  Int, Bool, Float, String, Ident, IntList, Computation, ComputationList, InstructionList,
-  Shape, Raw, Config, Literal
-};
-
-enum class AttrId : uint8_t {
-#define NHLO_ATTR(Enum, text, kind) k##Enum,
-#include "ir/attributes.def"
-#undef NHLO_ATTR
-};
-
-std::string_view AttrName(AttrId id);
-AttrKind AttrDeclaredKind(AttrId id);
-std::optional<AttrId> AttrFromName(std::string_view name);
 
 // ----------------------------------------------------------------------------------------
 // Shapes
@@ -109,24 +78,48 @@ struct Literal {
 struct Computation;
 struct Instruction;
 
+/// `replica_groups=`: an explicit list of groups (`{{0,1},{2,3}}`, `{}`) or XLA's iota form
+/// `[num_groups,group_size]<=[reshape_dims]T(transpose)`.
+struct ReplicaGroupList {
+  bool iota = false;
+  bool mesh = false;            // XLA's mesh-axes form, kept only as the attribute's text
+  Span<int64_t> ids{};          // list form: the groups' members, one group after another
+  Span<int64_t> group_sizes{};  // list form: members per group
+  int64_t num_groups = 0;       // iota form
+  int64_t group_size = 0;
+  Span<int64_t> reshape_dims{};
+  Span<int64_t> transpose{};    // empty: no T(...)
+};
+
 /// One `name=value`. Which fields are meaningful depends on `kind`; the kind-specific values
 /// share storage (48 bytes an attribute: large modules carry millions of them).
+///
+/// Structured kinds (Window, SliceRanges, PaddingConfig, DimLabels, Enum, EnumList,
+/// ReplicaGroups, PairList) hold their typed value; `text` is empty unless the source spelled
+/// the value differently from how the printer writes it (`{{0, 1}}`, fields out of order), in
+/// which case it keeps that spelling so that printing a parsed module changes nothing. Code
+/// that changes a typed value clears `text`.
 struct Attribute {
   AttrId id{};
   AttrKind kind{};
   bool b = false;
   bool config_is_json = false;     // Config written as a raw {...} block
   union {
-    int64_t i = 0;                 // Int
+    int64_t i = 0;                 // Int; Enum: the value's code (attr_enums.def)
     double f;                      // Float
   };
-  std::string_view text;           // String (unescaped), Ident, Raw, Config (raw JSON or string)
+  std::string_view text;           // String (unescaped), Ident, Raw, Config; see above
   union {
-    Span<int64_t> ints{};          // IntList
+    Span<int64_t> ints{};          // IntList; EnumList: codes; PairList: source, target, ...
     Span<Computation*> computations;  // Computation (one) and ComputationList
     Span<Instruction*> instructions;  // InstructionList
     const Shape* shape;            // Shape
     const Literal* literal;        // Literal
+    Span<WindowDim> window;        // Window
+    Span<SliceDim> slices;         // SliceRanges
+    Span<PaddingDim> padding;      // PaddingConfig
+    const ConvDimLabels* dim_labels;        // DimLabels
+    const ReplicaGroupList* replica_groups; // ReplicaGroups
   };
 };
 

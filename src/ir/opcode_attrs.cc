@@ -128,12 +128,6 @@ AttrSpec SpecFor(Opcode op) {
   }
 }
 
-constexpr size_t kAttrCount = 0
-#define NHLO_ATTR(Enum, text, kind) +1
-#include "ir/attributes.def"
-#undef NHLO_ATTR
-    ;
-
 // The per-opcode answers, computed once: the parser asks for every attribute it reads.
 struct Table {
   std::bitset<kAttrCount> allowed[kOpcodeCount];

@@ -36,9 +36,159 @@ void AppendDouble(std::string& out, double v) {
   out.append(buf, r.ptr);
 }
 
-void AppendAttribute(std::string& out, const Attribute& a) {
-  out += AttrName(a.id);
-  out += '=';
+void AppendInt(std::string& out, int64_t v) {
+  char buf[24];
+  auto r = std::to_chars(buf, buf + sizeof(buf), v);
+  out.append(buf, r.ptr);
+}
+
+// `3x3`: one value per dimension joined by 'x'.
+template <typename T, typename F>
+void AppendPerDim(std::string& out, Span<T> dims, F&& value) {
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (i) out += 'x';
+    value(dims[i]);
+  }
+}
+
+template <typename T, typename P>
+bool AnyDim(Span<T> dims, P&& pred) {
+  for (const T& d : dims)
+    if (pred(d)) return true;
+  return false;
+}
+
+// XLA's window_util::ToString: size always, every other field only when not all default.
+void AppendWindow(std::string& out, Span<WindowDim> w) {
+  out += '{';
+  if (!w.empty()) {
+    out += "size=";
+    AppendPerDim(out, w, [&](const WindowDim& d) { AppendInt(out, d.size); });
+  }
+  if (AnyDim(w, [](const WindowDim& d) { return d.stride != 1; })) {
+    out += " stride=";
+    AppendPerDim(out, w, [&](const WindowDim& d) { AppendInt(out, d.stride); });
+  }
+  if (AnyDim(w, [](const WindowDim& d) { return d.pad_low != 0 || d.pad_high != 0; })) {
+    out += " pad=";
+    AppendPerDim(out, w, [&](const WindowDim& d) {
+      AppendInt(out, d.pad_low);
+      out += '_';
+      AppendInt(out, d.pad_high);
+    });
+  }
+  if (AnyDim(w, [](const WindowDim& d) { return d.base_dilation != 1; })) {
+    out += " lhs_dilate=";
+    AppendPerDim(out, w, [&](const WindowDim& d) { AppendInt(out, d.base_dilation); });
+  }
+  if (AnyDim(w, [](const WindowDim& d) { return d.window_dilation != 1; })) {
+    out += " rhs_dilate=";
+    AppendPerDim(out, w, [&](const WindowDim& d) { AppendInt(out, d.window_dilation); });
+  }
+  if (AnyDim(w, [](const WindowDim& d) { return d.reversal; })) {
+    out += " rhs_reversal=";
+    AppendPerDim(out, w, [&](const WindowDim& d) { out += d.reversal ? '1' : '0'; });
+  }
+  out += '}';
+}
+
+// `{[0:10], [2:8:2]}`: strides printed for every dimension or none (XLA's rule).
+void AppendSlices(std::string& out, Span<SliceDim> s) {
+  bool strides = AnyDim(s, [](const SliceDim& d) { return d.stride != 1; });
+  out += '{';
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (i) out += ", ";
+    out += '[';
+    AppendInt(out, s[i].start);
+    out += ':';
+    AppendInt(out, s[i].limit);
+    if (strides) {
+      out += ':';
+      AppendInt(out, s[i].stride);
+    }
+    out += ']';
+  }
+  out += '}';
+}
+
+// `0_1x2_3`, with `_interior` on every dimension when any has interior padding.
+void AppendPadding(std::string& out, Span<PaddingDim> p) {
+  bool interior = AnyDim(p, [](const PaddingDim& d) { return d.interior != 0; });
+  AppendPerDim(out, p, [&](const PaddingDim& d) {
+    AppendInt(out, d.low);
+    out += '_';
+    AppendInt(out, d.high);
+    if (interior) {
+      out += '_';
+      AppendInt(out, d.interior);
+    }
+  });
+}
+
+void AppendLabelGroup(std::string& out, size_t rank, int64_t first, char first_label, int64_t second,
+                      char second_label, const SpatialDims& spatial) {
+  std::string group(rank, '?');
+  if (first >= 0 && static_cast<size_t>(first) < rank) group[first] = first_label;
+  if (second >= 0 && static_cast<size_t>(second) < rank) group[second] = second_label;
+  for (size_t i = 0; i < spatial.size(); ++i)
+    if (spatial[i] >= 0 && static_cast<size_t>(spatial[i]) < rank) group[spatial[i]] = static_cast<char>('0' + i);
+  out += group;
+}
+
+void AppendDimLabels(std::string& out, const ConvDimLabels& l) {
+  AppendLabelGroup(out, l.input_rank, l.input_batch, 'b', l.input_feature, 'f', l.input_spatial);
+  out += '_';
+  AppendLabelGroup(out, l.kernel_rank, l.kernel_input_feature, 'i', l.kernel_output_feature, 'o', l.kernel_spatial);
+  out += "->";
+  AppendLabelGroup(out, l.output_rank, l.output_batch, 'b', l.output_feature, 'f', l.output_spatial);
+}
+
+void AppendIntGroup(std::string& out, const int64_t* v, size_t n) {
+  out += '{';
+  for (size_t i = 0; i < n; ++i) {
+    if (i) out += ',';
+    AppendInt(out, v[i]);
+  }
+  out += '}';
+}
+
+void AppendBracketList(std::string& out, Span<int64_t> v, char open, char close) {
+  out += open;
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (i) out += ',';
+    AppendInt(out, v[i]);
+  }
+  out += close;
+}
+
+void AppendReplicaGroups(std::string& out, const ReplicaGroupList& g) {
+  if (g.iota) {
+    out += '[';
+    AppendInt(out, g.num_groups);
+    out += ',';
+    AppendInt(out, g.group_size);
+    out += "]<=";
+    AppendBracketList(out, g.reshape_dims, '[', ']');
+    if (!g.transpose.empty()) {
+      out += 'T';
+      AppendBracketList(out, g.transpose, '(', ')');
+    }
+    return;
+  }
+  out += '{';
+  size_t at = 0;
+  for (size_t i = 0; i < g.group_sizes.size(); ++i) {
+    if (i) out += ',';
+    size_t n = static_cast<size_t>(g.group_sizes[i]);
+    AppendIntGroup(out, g.ids.data() + at, n);
+    at += n;
+  }
+  out += '}';
+}
+
+}  // namespace
+
+void AppendAttributeValue(std::string& out, const Attribute& a) {
   switch (a.kind) {
     case AttrKind::Int: out += std::to_string(a.i); break;
     case AttrKind::Bool: out += a.b ? "true" : "false"; break;
@@ -99,7 +249,58 @@ void AppendAttribute(std::string& out, const Attribute& a) {
       out += ' ';
       AppendLiteral(out, *a.literal);
       break;
+    // Structured kinds: the source's own spelling when it kept one (see Attribute).
+    case AttrKind::Window:
+      if (a.text.empty()) AppendWindow(out, a.window); else out += a.text;
+      break;
+    case AttrKind::SliceRanges:
+      if (a.text.empty()) AppendSlices(out, a.slices); else out += a.text;
+      break;
+    case AttrKind::PaddingConfig:
+      if (a.text.empty()) AppendPadding(out, a.padding); else out += a.text;
+      break;
+    case AttrKind::DimLabels:
+      if (a.text.empty()) AppendDimLabels(out, *a.dim_labels); else out += a.text;
+      break;
+    case AttrKind::Enum:
+      if (a.text.empty()) out += EnumValueName(EnumSetOf(a.id), a.i); else out += a.text;
+      break;
+    case AttrKind::EnumList:
+      if (!a.text.empty()) {
+        out += a.text;
+        break;
+      }
+      out += '{';
+      for (size_t i = 0; i < a.ints.size(); ++i) {
+        if (i) out += ',';
+        out += EnumValueName(EnumSetOf(a.id), a.ints[i]);
+      }
+      out += '}';
+      break;
+    case AttrKind::ReplicaGroups:
+      if (a.text.empty()) AppendReplicaGroups(out, *a.replica_groups); else out += a.text;
+      break;
+    case AttrKind::PairList:
+      if (!a.text.empty()) {
+        out += a.text;
+        break;
+      }
+      out += '{';
+      for (size_t i = 0; i + 1 < a.ints.size(); i += 2) {
+        if (i) out += ',';
+        AppendIntGroup(out, a.ints.data() + i, 2);
+      }
+      out += '}';
+      break;
   }
+}
+
+namespace {
+
+void AppendAttribute(std::string& out, const Attribute& a) {
+  out += AttrName(a.id);
+  out += '=';
+  AppendAttributeValue(out, a);
 }
 
 void AppendComputation(std::string& out, const Computation& comp) {

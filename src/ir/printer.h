@@ -13,5 +13,8 @@ std::string PrintModule(const Module& module);
 /// One instruction line without indentation or newline (`%a = f32[2]{0} add(%x, %y)`).
 std::string PrintInstruction(const Instruction& inst);
 void AppendInstruction(std::string& out, const Instruction& inst);
+/// The text after `name=` of one attribute, as XLA writes it (or as the source spelled a
+/// structured value the printer would write differently; see Attribute).
+void AppendAttributeValue(std::string& out, const Attribute& a);
 
 }  // namespace nhlo

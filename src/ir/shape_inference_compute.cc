@@ -288,9 +288,7 @@ Inference InferConvolution(Module& m, const Instruction& inst) {
   if (!lhs.IsArray() || !rhs.IsArray()) return Error("operands of 'convolution' must be arrays");
   const Attribute* labels_attr = inst.FindAttr(AttrId::kDimLabels);
   if (!labels_attr) return Error("convolution needs dim_labels=");
-  Result<ConvDimLabels> parsed = ParseDimLabels(labels_attr->text);
-  if (!parsed.ok()) return Error("convolution " + parsed.status().message());
-  const ConvDimLabels& l = *parsed;
+  const ConvDimLabels& l = *labels_attr->dim_labels;
   // lenient: XLA's rule needs every dimension labelled; `?` labels are accepted unchecked.
   if (l.has_unknown) return NotInferable();
   int64_t fgc = IntAttr(inst, AttrId::kFeatureGroupCount).value_or(1);
@@ -362,17 +360,18 @@ Inference InferFft(Module& m, const Instruction& inst) {
   auto length = IntList(inst, AttrId::kFftLength);
   if (!type_attr) return Error("fft needs fft_type=");
   if (!length) return Error("fft needs fft_length=");
-  std::string_view type = type_attr->text;
+  FftType type = static_cast<FftType>(type_attr->i);
   size_t n = length->size();
   if (n < 1 || n > 3) return Error("fft_length must have 1 to 3 entries, got " + List(*length));
   if (!x.IsArray() || x.rank() < n)
     return Error("fft of rank " + Num(n) + " needs an operand of rank " + Num(n) + " or more, got " + Str(x));
   size_t first = x.rank() - n;
-  if (type == "FFT" || type == "IFFT") {
-    if (!IsComplex(x.type)) return Error(std::string(type) + " needs a complex operand, got " + Str(x));
+  std::string type_name(EnumValueName(EnumSet::kFftType, type_attr->i));
+  if (type == FftType::kFft || type == FftType::kIfft) {
+    if (!IsComplex(x.type)) return Error(type_name + " needs a complex operand, got " + Str(x));
     return Inferred(x);
   }
-  if (type == "RFFT") {
+  if (type == FftType::kRfft) {
     if (x.type != PrimitiveType::kF32 && x.type != PrimitiveType::kF64)
       return Error("RFFT needs an f32 or f64 operand, got " + Str(x));
     for (size_t i = 0; i < n; ++i)
@@ -383,7 +382,7 @@ Inference InferFft(Module& m, const Instruction& inst) {
     if (length->back() != 0) dims.Set(x.rank() - 1, length->back() / 2 + 1, DimKind::kStatic);
     return Inferred(dims.Build(m, x.type == PrimitiveType::kF32 ? PrimitiveType::kC64 : PrimitiveType::kC128));
   }
-  if (type == "IRFFT") {
+  if (type == FftType::kIrfft) {
     if (!IsComplex(x.type)) return Error("IRFFT needs a complex operand, got " + Str(x));
     for (size_t i = 0; i + 1 < n; ++i)
       if (!Unbounded(x, first + i) && x.dims[first + i] != (*length)[i])
@@ -396,7 +395,7 @@ Inference InferFft(Module& m, const Instruction& inst) {
     dims.Set(x.rank() - 1, length->back(), DimKind::kStatic);
     return Inferred(dims.Build(m, ComplexComponent(x.type)));
   }
-  return Error("fft_type must be FFT, IFFT, RFFT or IRFFT, got " + std::string(type));
+  return Error("fft_type must be FFT, IFFT, RFFT or IRFFT, got " + type_name);
 }
 
 Inference InferTriangularSolve(Module&, const Instruction& inst) {
@@ -416,9 +415,6 @@ Inference InferTriangularSolve(Module&, const Instruction& inst) {
     return Error("triangular-solve shared dimension of " + Str(a) + " and " + Str(b) + " differs");
   for (size_t i = 0; i + 2 < r; ++i)
     if (!DimMatches(a, i, b, i)) return Error("triangular-solve batch dimensions differ: " + Str(a) + " and " + Str(b));
-  if (const Attribute* t = inst.FindAttr(AttrId::kTransposeA))
-    if (t->text != "NO_TRANSPOSE" && t->text != "TRANSPOSE" && t->text != "ADJOINT")
-      return Error("triangular-solve transpose_a must be NO_TRANSPOSE, TRANSPOSE or ADJOINT, got " + std::string(t->text));
   return Inferred(b);
 }
 

@@ -314,10 +314,8 @@ Inference InferMisc(Module& m, const Instruction& inst) {
         return Error("rng parameters must be two scalars of one type, got " + Str(a) + " and " + Str(b));
       const Attribute* dist = inst.FindAttr(AttrId::kDistribution);
       if (!dist) return Error("rng needs distribution=");
-      if (dist->text == "rng_normal" && !IsFloat(a.type))
+      if (dist->i == static_cast<int64_t>(Distribution::kNormal) && !IsFloat(a.type))
         return Error("rng_normal needs floating-point parameters, got " + Str(a));
-      if (dist->text != "rng_normal" && dist->text != "rng_uniform")
-        return Error("rng distribution must be rng_uniform or rng_normal, got " + std::string(dist->text));
       return NotInferable();
     }
     case Opcode::kDynamicReshape: {

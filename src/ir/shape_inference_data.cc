@@ -81,8 +81,7 @@ Inference InferSlice(Module& m, const Instruction& inst) {
   if (!x.IsArray()) return Error("operand of 'slice' must be an array, got " + Str(x));
   const Attribute* a = inst.FindAttr(AttrId::kSlice);
   if (!a) return Error("slice needs slice=");
-  Result<std::vector<SliceDim>> ranges = ParseSliceRanges(a->text);
-  if (!ranges.ok()) return Error(ranges.status().message());
+  const Span<SliceDim>* ranges = &a->slices;
   if (ranges->size() != x.rank())
     return Error("slice has " + Count(ranges->size(), "range") + " for an operand of rank " + Num(x.rank()) + " (" +
                  Str(x) + ")");
@@ -197,9 +196,7 @@ Inference InferPad(Module& m, const Instruction& inst) {
   if (v.type != x.type) return Error("pad value " + Str(v) + " has a different element type than " + Str(x));
   std::vector<PaddingDim> config;
   if (const Attribute* a = inst.FindAttr(AttrId::kPadding)) {
-    Result<std::vector<PaddingDim>> parsed = ParsePadding(a->text);
-    if (!parsed.ok()) return Error(parsed.status().message());
-    config = std::move(parsed.value());
+    config.assign(a->padding.begin(), a->padding.end());
   } else if (x.rank() != 0) {
     return Error("pad needs padding=");
   }

@@ -12,6 +12,7 @@
 #include <limits>
 
 #include "ir/opcode_attrs.h"
+#include "parser/attr_values.h"
 #include "ir/shape_inference.h"
 #include "parser/parser_internal.h"
 
@@ -543,6 +544,29 @@ Result<Computation*> Parser::ParseComputationRef() {
   return c;
 }
 
+// Kinds whose value text is captured as a balanced block or token run, then decoded.
+bool Parser::CapturedAsRaw(AttrKind kind) {
+  switch (kind) {
+    case AttrKind::Raw: case AttrKind::Window: case AttrKind::SliceRanges: case AttrKind::EnumList:
+    case AttrKind::ReplicaGroups: case AttrKind::PairList:
+      return true;
+    case AttrKind::Int: case AttrKind::Bool: case AttrKind::Float: case AttrKind::String: case AttrKind::Ident:
+    case AttrKind::IntList: case AttrKind::Computation: case AttrKind::ComputationList:
+    case AttrKind::InstructionList: case AttrKind::Shape: case AttrKind::Config: case AttrKind::Literal:
+    case AttrKind::PaddingConfig: case AttrKind::DimLabels: case AttrKind::Enum:
+      return false;
+  }
+  return false;
+}
+
+// Turns the captured text of a structured attribute into its typed value; a malformed value is
+// an error at the value's first character.
+Status Parser::Structure(Attribute& attr, uint32_t value_offset) {
+  Status s = DecodeStructuredValue(module_.arena, attr, attr.text);
+  if (!s.ok()) return ErrorAt(value_offset, s.message());
+  return OkStatus();
+}
+
 // attribute ::= attr_name value   (the value syntax depends on the attribute, see attributes.def)
 Status Parser::ParseAttribute(Instruction* inst, SmallVec<Attribute, 8>& attrs) {
   if (tok_.kind != Tok::kAttrName) return Expected("attribute 'name='");
@@ -556,18 +580,21 @@ Status Parser::ParseAttribute(Instruction* inst, SmallVec<Attribute, 8>& attrs) 
   attr.id = *id;
   attr.kind = AttrDeclaredKind(*id);
   Arena& arena = module_.arena;
-  if (attr.kind == AttrKind::Raw || attr.kind == AttrKind::IntList) {
+  const bool raw_text = CapturedAsRaw(attr.kind);
+  if (raw_text || attr.kind == AttrKind::IntList) {
     // The two most common value forms, read without tokens when plainly written: a raw {...}
     // block (metadata) and a flat integer list (dimensions, contracting dims).
     const char* text = src_.text.data();
     const char* p = text + lex_.position();
     while (*p == ' ') ++p;
-    if (*p == '{' && attr.kind == AttrKind::Raw) {
-      lex_.set_position(static_cast<uint32_t>(p - text));
+    if (*p == '{' && raw_text) {
+      uint32_t value_offset = static_cast<uint32_t>(p - text);
+      lex_.set_position(value_offset);
       Token block = lex_.RawBraceBlock();
       if (block.kind == Tok::kError) return ErrorAt(block.offset, std::string(block.text));
       AdvanceIfChar(',', Tok::kComma);
       attr.text = FoldRaw(arena, block.text, !lex_.last_block_needs_fold());
+      NHLO_TRY(Structure(attr, value_offset));
       attrs.push_back(attr);
       return OkStatus();
     }
@@ -628,13 +655,16 @@ Status Parser::ParseAttribute(Instruction* inst, SmallVec<Attribute, 8>& attrs) 
       attr.text = arena.CopyString(CUnescape(tok_.text));
       Advance();
       break;
-    case AttrKind::Ident:
+    case AttrKind::Ident: case AttrKind::PaddingConfig: case AttrKind::DimLabels: case AttrKind::Enum: {
       if (tok_.kind != Tok::kIdent && tok_.kind != Tok::kPad && tok_.kind != Tok::kDxD &&
           tok_.kind != Tok::kDimLabels && tok_.kind != Tok::kInt)
         return Expected("a value");
       attr.text = tok_.text;
+      uint32_t value_offset = tok_.offset;
       Advance();
+      NHLO_TRY(Structure(attr, value_offset));
       break;
+    }
     case AttrKind::IntList: {
       if (tok_.kind == Tok::kLBrace && PeekNext().kind == Tok::kLBrace) {
         attr.kind = AttrKind::Raw;  // a list of lists (e.g. collective-permute slice_sizes)
@@ -686,8 +716,11 @@ Status Parser::ParseAttribute(Instruction* inst, SmallVec<Attribute, 8>& attrs) 
       attr.shape = arena.New<Shape>(s);
       break;
     }
-    case AttrKind::Raw: {
+    case AttrKind::Raw: case AttrKind::Window: case AttrKind::SliceRanges: case AttrKind::EnumList:
+    case AttrKind::ReplicaGroups: case AttrKind::PairList: {
+      uint32_t value_offset = tok_.offset;
       NHLO_ASSIGN_OR_RETURN(attr.text, CaptureRaw());
+      NHLO_TRY(Structure(attr, value_offset));
       break;
     }
     case AttrKind::Config:

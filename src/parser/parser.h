@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ir/ir.h"
+#include "support/escape.h"
 #include "support/status.h"
 
 namespace nhlo {
@@ -43,10 +44,5 @@ struct InputPiece {
 
 /// Splits at lines that consist of `// -----` (MLIR/XLA lit convention).
 std::vector<InputPiece> SplitInputFile(std::string_view text);
-
-/// Undoes C escapes (\n \t \" \\ \ooo \xhh) of a string literal body.
-std::string CUnescape(std::string_view body);
-/// C-escapes a string for printing inside double quotes.
-std::string CEscape(std::string_view text);
 
 }  // namespace nhlo

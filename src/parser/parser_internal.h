@@ -180,6 +180,8 @@ class Parser {
   Result<Instruction*> ParseInstructionBody(Computation* comp, std::string_view name, uint32_t name_offset, bool nested);
   Result<Computation*> ParseInlineComputation(std::string_view owner);
   Status ParseOperands(Instruction* inst, SmallVec<Instruction*, 8>& operands);
+  static bool CapturedAsRaw(AttrKind kind);
+  Status Structure(Attribute& attr, uint32_t value_offset);
   Status ParseAttribute(Instruction* inst, SmallVec<Attribute, 8>& attrs);
   Status ParseShape(Shape& shape, int depth = 0);
   bool TryCachedShape(Shape& shape);

@@ -1,16 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "interp/value.h"
+#include "driver/values.h"
 
 #include "ir/literal.h"
 #include "parser/parser.h"
 
 namespace nhlo {
-
-int64_t Value::ElementCount() const {
-  int64_t n = 1;
-  for (int64_t d : dims) n *= d;
-  return n;
-}
 
 Value ValueFromLiteral(const Literal& literal) {
   Value v;

@@ -1,0 +1,28 @@
+// SPDX-License-Identifier: Apache-2.0
+// Readers for structured attribute values (window, slice ranges, padding config, dim_labels,
+// enum words and lists, replica groups, source/target pairs). The parser calls
+// DecodeStructuredValue once per such attribute; errors are plain messages the parser places.
+#pragma once
+
+#include <string_view>
+#include <vector>
+
+#include "ir/ir.h"
+#include "support/status.h"
+
+namespace nhlo {
+
+Result<std::vector<WindowDim>> ReadWindow(std::string_view text);
+Result<std::vector<SliceDim>> ReadSliceRanges(std::string_view text);
+Result<std::vector<PaddingDim>> ReadPadding(std::string_view text);
+Result<ConvDimLabels> ReadDimLabels(std::string_view text);
+Result<ReplicaGroupList> ReadReplicaGroups(Arena& arena, std::string_view text);
+/// Flattened: source0, target0, source1, target1, ...
+Result<std::vector<int64_t>> ReadPairList(std::string_view text);
+
+/// Fills the typed value of a structured-kind attribute from its captured `text` (a view that
+/// outlives the module) and keeps `text` only when the printer would spell the value otherwise.
+/// Other kinds are left as they are.
+Status DecodeStructuredValue(Arena& arena, Attribute& attr, std::string_view text);
+
+}  // namespace nhlo

@@ -1,0 +1,16 @@
+// SPDX-License-Identifier: Apache-2.0
+// C string escapes as HLO text uses them in quoted strings (the parser reads them, the printer
+// and nhlo-objdump write them).
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace nhlo {
+
+/// Undoes C escapes (\n \t \" \\ \ooo \xhh) of a string literal body.
+std::string CUnescape(std::string_view body);
+/// C-escapes a string for printing inside double quotes.
+std::string CEscape(std::string_view text);
+
+}  // namespace nhlo

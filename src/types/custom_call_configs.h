@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: Apache-2.0
+// The backend_config of the custom calls nhlo gives meaning to, as typed values and their JSON
+// readers: uniform_quantize / uniform_dequantize (seed 002 §3-4), QuantizeMX (seed 002 §5 +
+// DESIGN.md) and ScaledMatmul. The verifier, the passes and the interpreter's loader share these
+// readers so they cannot disagree about a config.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "support/status.h"
+#include "types/primitive_type.h"
+
+namespace nhlo {
+
+inline constexpr std::string_view kUniformQuantizeTarget = "uniform_quantize";
+inline constexpr std::string_view kUniformDequantizeTarget = "uniform_dequantize";
+inline constexpr std::string_view kQuantizeMxTarget = "QuantizeMX";
+inline constexpr std::string_view kScaledMatmulTarget = "ScaledMatmul";
+
+/// The seven-key quantized-type dictionary of seed 002 §3 (xla::getQuantizedType).
+struct UniformQuantConfig {
+  std::vector<double> scale;
+  std::vector<int64_t> zero_point;
+  int64_t quantization_dimension = -1;  // -1: per-tensor (scale[0], zero_point[0]); >= 0: per-axis
+  int64_t storage_min = 0;
+  int64_t storage_max = 0;
+  PrimitiveType storage_type = PrimitiveType::kS8;
+  PrimitiveType expressed_type = PrimitiveType::kF32;
+
+  /// Scale and zero point that apply to element `channel` of the quantized dimension.
+  double ScaleFor(int64_t channel) const { return quantization_dimension < 0 ? scale[0] : scale[channel]; }
+  int64_t ZeroPointFor(int64_t channel) const {
+    return quantization_dimension < 0 ? zero_point[0] : zero_point[channel];
+  }
+};
+
+/// Parses the JSON dictionary; a scalar scale or zero_point is an error, as the seed's
+/// deserializer reads both as arrays.
+Result<UniformQuantConfig> ParseUniformQuantConfig(std::string_view json);
+
+/// QuantizeMX backend_config: {"dtype", "dim", "block_size", "scale_method"}.
+struct QuantizeMxConfig {
+  PrimitiveType element = PrimitiveType::kF8E4M3FN;  // F8E4M3FN or F8E5M2
+  int64_t dim = 0;
+  int64_t block_size = 32;
+  std::string scale_method = "EMAX";
+};
+
+Result<QuantizeMxConfig> ParseQuantizeMxConfig(std::string_view json);
+
+
+/// ScaledMatmul backend_config: the dot dimension numbers, the element types of the packed
+/// lanes and the block size.
+struct ScaledMatmulConfig {
+  std::vector<int64_t> lhs_batch, lhs_contracting, rhs_batch, rhs_contracting;
+  PrimitiveType lhs_element = PrimitiveType::kF8E4M3FN;
+  PrimitiveType rhs_element = PrimitiveType::kF8E4M3FN;
+  int64_t block_size = 32;
+};
+
+Result<ScaledMatmulConfig> ParseScaledMatmulConfig(std::string_view json);
+std::string ScaledMatmulConfigJson(const ScaledMatmulConfig& config);
+
+
+/// "float8_e4m3fn" -> F8E4M3FN, "float8_e5m2" -> F8E5M2 (the only MX element types).
+std::optional<PrimitiveType> MxElementFromName(std::string_view name);
+std::string_view MxElementName(PrimitiveType t);
+/// OCP MX emax of the element type: e4m3fn 8, e5m2 15.
+int MxEmax(PrimitiveType t);
+
+}  // namespace nhlo

@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: Apache-2.0
+// Element access for the host layout: how each element type is stored in bytes (little-endian,
+// HostByteSize bytes; sub-byte types one per byte, sign-extended for s4) and how XLA writes one
+// value as text. The literal printer, the interpreter and nhlo-run all use it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "types/primitive_type.h"
+
+namespace nhlo {
+
+/// Element value as double (complex: real part; pred: 0/1; f8 etc. decoded exactly).
+double LoadAsDouble(PrimitiveType t, const uint8_t* p);
+/// Element value of an integer/pred type, sign- or zero-extended.
+int64_t LoadAsInt(PrimitiveType t, const uint8_t* p);
+uint64_t LoadAsUint(PrimitiveType t, const uint8_t* p);
+/// Stores `v` with XLA convert semantics into a float type (plain cast), an integer type
+/// (truncate, saturate, NaN -> 0) or pred (v != 0).
+void StoreFromDouble(PrimitiveType t, uint8_t* p, double v);
+/// Stores an integer, wrapping to the type's width (two's complement) for integer types and
+/// converting for float types.
+void StoreFromInt(PrimitiveType t, uint8_t* p, int64_t v);
+/// XLA's convert of one element between any two non-complex array types: float -> float by
+/// the plain cast, float -> int truncating and saturating (NaN -> 0), int -> float through one
+/// native conversion, anything -> pred as != 0, int -> int wrapping.
+void ConvertElement(PrimitiveType from, const uint8_t* src, PrimitiveType to, uint8_t* dst);
+
+/// Raw bits of the element (zero-extended), and the inverse; for bitcast-convert and hashing.
+uint64_t LoadBits(PrimitiveType t, const uint8_t* p);
+void StoreBits(PrimitiveType t, uint8_t* p, uint64_t bits);
+
+/// Appends one element as XLA literal text: integers in decimal, pred as true/false (or 0/1 in
+/// arrays), floats in the shortest text that reads back to the same value in that type,
+/// `inf`, `-inf`, `nan`, `-nan`, `nan(0x..)` for NaNs with a payload.
+void AppendElement(std::string& out, PrimitiveType t, const uint8_t* p, bool in_array);
+
+}  // namespace nhlo

@@ -1,0 +1,195 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "types/opcode.h"
+
+#include <string>
+#include <vector>
+
+namespace nhlo {
+namespace {
+
+struct OpcodeInfo {
+  std::string_view text;
+  int arity;
+  uint16_t code;
+};
+constexpr OpcodeInfo kOpcodes[] = {
+#define NHLO_OPCODE(Enum, text, arity, code) {text, arity, code},
+#include "types/opcodes.def"
+#undef NHLO_OPCODE
+};
+
+struct AttrInfo {
+  std::string_view text;
+  AttrKind kind;
+  uint16_t code;
+};
+constexpr AttrInfo kAttrs[] = {
+#define NHLO_ATTR(Enum, text, kind, code) {text, AttrKind::kind, code},
+#include "types/attributes.def"
+#undef NHLO_ATTR
+};
+
+struct EnumInfo {
+  EnumSet set;
+  uint8_t code;
+  std::string_view text;
+};
+constexpr EnumInfo kEnumValues[] = {
+#define NHLO_ENUM(Set, Enum, text) {EnumSet::k##Set, static_cast<uint8_t>(Set::k##Enum), text},
+#include "types/attr_enums.def"
+#undef NHLO_ENUM
+};
+
+// Name -> row lookup for the opcode and attribute tables: open addressing with a short hash of
+// the length and a few characters, sized so most lookups touch one slot. The parser asks for
+// every opcode and attribute it reads.
+class TextIndex {
+ public:
+  template <typename Info, size_t N>
+  explicit TextIndex(const Info (&table)[N]) {
+    size_t size = 64;
+    while (size < N * 4) size *= 2;
+    slots_.assign(size, Slot{});
+    for (size_t i = 0; i < N; ++i) {
+      size_t h = Hash(table[i].text) & (size - 1);
+      while (slots_[h].row >= 0) h = (h + 1) & (size - 1);
+      slots_[h] = Slot{table[i].text, static_cast<int>(i)};
+    }
+  }
+  int Find(std::string_view name) const {
+    size_t mask = slots_.size() - 1;
+    for (size_t h = Hash(name) & mask;; h = (h + 1) & mask) {
+      const Slot& s = slots_[h];
+      if (s.row < 0) return -1;
+      if (s.text == name) return s.row;
+    }
+  }
+
+ private:
+  struct Slot {
+    std::string_view text;
+    int row = -1;
+  };
+  static size_t Hash(std::string_view s) {
+    if (s.empty()) return 0;
+    size_t h = s.size() * 0x9e3779b1u;
+    h ^= static_cast<uint8_t>(s[0]) * 0x85ebca6bu;
+    h ^= static_cast<uint8_t>(s[s.size() - 1]) * 0xc2b2ae35u;
+    h ^= static_cast<uint8_t>(s[s.size() / 2]) * 0x27d4eb2fu;
+    if (s.size() > 3) h ^= static_cast<uint8_t>(s[3]) * 0x165667b1u;
+    return h ^ (h >> 15);
+  }
+  std::vector<Slot> slots_;
+};
+
+// Wire code -> row. Codes are small (pinned, assigned densely), so a flat table suffices.
+template <typename Info, size_t N>
+std::vector<int> CodeIndex(const Info (&table)[N]) {
+  uint32_t max = 0;
+  for (const Info& info : table) max = info.code > max ? info.code : max;
+  std::vector<int> rows(max + 1, -1);
+  for (size_t i = 0; i < N; ++i) rows[table[i].code] = static_cast<int>(i);
+  return rows;
+}
+
+}  // namespace
+
+std::string_view OpcodeName(Opcode op) { return kOpcodes[static_cast<int>(op)].text; }
+int OpcodeArity(Opcode op) { return kOpcodes[static_cast<int>(op)].arity; }
+uint16_t OpcodeWireCode(Opcode op) { return kOpcodes[static_cast<int>(op)].code; }
+
+std::optional<Opcode> OpcodeFromName(std::string_view name) {
+  static const TextIndex* index = new TextIndex(kOpcodes);
+  int row = index->Find(name);
+  if (row < 0) return std::nullopt;
+  return static_cast<Opcode>(row);
+}
+
+std::optional<Opcode> OpcodeFromWireCode(uint32_t code) {
+  static const std::vector<int>* rows = new std::vector<int>(CodeIndex(kOpcodes));
+  if (code >= rows->size() || (*rows)[code] < 0) return std::nullopt;
+  return static_cast<Opcode>((*rows)[code]);
+}
+
+std::string_view AttrName(AttrId id) { return kAttrs[static_cast<int>(id)].text; }
+AttrKind AttrDeclaredKind(AttrId id) { return kAttrs[static_cast<int>(id)].kind; }
+uint16_t AttrWireCode(AttrId id) { return kAttrs[static_cast<int>(id)].code; }
+
+std::optional<AttrId> AttrFromName(std::string_view name) {
+  static const TextIndex* index = new TextIndex(kAttrs);
+  int row = index->Find(name);
+  if (row < 0) return std::nullopt;
+  return static_cast<AttrId>(row);
+}
+
+std::optional<AttrId> AttrFromWireCode(uint32_t code) {
+  static const std::vector<int>* rows = new std::vector<int>(CodeIndex(kAttrs));
+  if (code >= rows->size() || (*rows)[code] < 0) return std::nullopt;
+  return static_cast<AttrId>((*rows)[code]);
+}
+
+EnumSet EnumSetOf(AttrId id) {
+  switch (id) {
+    case AttrId::kDirection: return EnumSet::kComparisonDirection;
+    case AttrId::kType: return EnumSet::kComparisonType;
+    case AttrId::kFftType: return EnumSet::kFftType;
+    case AttrId::kDistribution: return EnumSet::kDistribution;
+    case AttrId::kTransposeA: return EnumSet::kTransposeA;
+    case AttrId::kOperandPrecision: return EnumSet::kPrecision;
+    case AttrId::kAlgorithm: return EnumSet::kAlgorithm;
+    default: break;
+  }
+  // Only the rows of attributes.def whose kind is Enum or EnumList reach here.
+  return EnumSet::kAlgorithm;
+}
+
+std::string_view EnumValueName(EnumSet set, int64_t code) {
+  for (const EnumInfo& e : kEnumValues)
+    if (e.set == set && e.code == code) return e.text;
+  return {};
+}
+
+std::optional<uint8_t> EnumValueFromName(EnumSet set, std::string_view text) {
+  for (const EnumInfo& e : kEnumValues)
+    if (e.set == set && e.text == text) return e.code;
+  // XLA reads precision names in any case (HLO_GRAMMAR.md §5).
+  if (set == EnumSet::kPrecision) {
+    std::string lower(text);
+    for (char& c : lower) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+    for (const EnumInfo& e : kEnumValues)
+      if (e.set == set && e.text == lower) return e.code;
+  }
+  return std::nullopt;
+}
+
+bool IsElementwiseUnary(Opcode op) {
+  switch (op) {
+    case Opcode::kAbs: case Opcode::kAcos: case Opcode::kAcosh: case Opcode::kAsin:
+    case Opcode::kAsinh: case Opcode::kAtanh: case Opcode::kCbrt: case Opcode::kCeil:
+    case Opcode::kClz: case Opcode::kCos: case Opcode::kCosh: case Opcode::kErf:
+    case Opcode::kExp: case Opcode::kExpm1: case Opcode::kFloor: case Opcode::kImag:
+    case Opcode::kIsFinite: case Opcode::kLog: case Opcode::kLog1p: case Opcode::kLogistic:
+    case Opcode::kNegate: case Opcode::kNot: case Opcode::kPopulationCount: case Opcode::kReal:
+    case Opcode::kRoundNearestAfz: case Opcode::kRoundNearestEven: case Opcode::kRsqrt:
+    case Opcode::kSign: case Opcode::kSin: case Opcode::kSinh: case Opcode::kSqrt:
+    case Opcode::kTan: case Opcode::kTanh: case Opcode::kCopy:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool IsElementwiseBinary(Opcode op) {
+  switch (op) {
+    case Opcode::kAdd: case Opcode::kSubtract: case Opcode::kMultiply: case Opcode::kDivide:
+    case Opcode::kRemainder: case Opcode::kPower: case Opcode::kMaximum: case Opcode::kMinimum:
+    case Opcode::kAtan2: case Opcode::kComplex: case Opcode::kAnd: case Opcode::kOr:
+    case Opcode::kXor: case Opcode::kShiftLeft: case Opcode::kShiftRightArithmetic:
+    case Opcode::kShiftRightLogical: case Opcode::kMulhi:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace nhlo

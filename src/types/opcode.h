@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: Apache-2.0
+// The vocabulary every layer shares: HLO opcodes, instruction attribute ids and kinds, and the
+// closed value sets of enum-valued attributes. Each comes from one X-macro table
+// (opcodes.def, attributes.def, attr_enums.def) whose `code` column is the number written to
+// bundle files: rows may be added or reordered, codes never change meaning.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace nhlo {
+
+enum class Opcode : uint8_t {
+#define NHLO_OPCODE(Enum, text, arity, code) k##Enum,
+#include "types/opcodes.def"
+#undef NHLO_OPCODE
+};
+inline constexpr int kOpcodeCount = 0
+#define NHLO_OPCODE(Enum, text, arity, code) +1
+#include "types/opcodes.def"
+#undef NHLO_OPCODE
+    ;
+
+std::string_view OpcodeName(Opcode op);
+std::optional<Opcode> OpcodeFromName(std::string_view name);
+/// Operand count the opcode takes; -1 for variadic.
+int OpcodeArity(Opcode op);
+bool IsElementwiseUnary(Opcode op);
+bool IsElementwiseBinary(Opcode op);
+/// The pinned wire code of an opcode, and back (nullopt for a code no row has).
+uint16_t OpcodeWireCode(Opcode op);
+std::optional<Opcode> OpcodeFromWireCode(uint32_t code);
+
+/// How an attribute value is written and stored. The numbers are wire codes (bundle files
+/// carry the kind beside each attribute), so they are pinned too.
+enum class AttrKind : uint8_t {
+  Int = 0,
+  Bool = 1,
+  Float = 2,
+  String = 3,
+  Ident = 4,            // a bare word from an open set (kLoop, API_VERSION_..., schedule names)
+  IntList = 5,
+  Computation = 6,
+  ComputationList = 7,
+  InstructionList = 8,
+  Shape = 9,
+  Raw = 10,             // text nhlo keeps but gives no structure (sharding, metadata, ...)
+  Config = 11,          // backend_config: a "string" or a raw {...} JSON object
+  Literal = 12,
+  Window = 13,          // window={size=3x3 stride=2x2 pad=0_1x1_1 ...}
+  SliceRanges = 14,     // slice={[0:10], [2:8:2]}
+  PaddingConfig = 15,   // padding=0_1x2_3_1
+  DimLabels = 16,       // dim_labels=b01f_01io->b01f
+  Enum = 17,            // a word from a closed set (attr_enums.def)
+  EnumList = 18,        // operand_precision={high,default}
+  ReplicaGroups = 19,   // replica_groups={{0,1},{2,3}} or [2,2]<=[4] or [2,2]<=[2,2]T(1,0)
+  PairList = 20,        // source_target_pairs={{0,1},{1,2}}
+};
+inline constexpr int kAttrKindCount = 21;
+
+enum class AttrId : uint8_t {
+#define NHLO_ATTR(Enum, text, kind, code) k##Enum,
+#include "types/attributes.def"
+#undef NHLO_ATTR
+};
+inline constexpr int kAttrCount = 0
+#define NHLO_ATTR(Enum, text, kind, code) +1
+#include "types/attributes.def"
+#undef NHLO_ATTR
+    ;
+
+std::string_view AttrName(AttrId id);
+AttrKind AttrDeclaredKind(AttrId id);
+std::optional<AttrId> AttrFromName(std::string_view name);
+uint16_t AttrWireCode(AttrId id);
+std::optional<AttrId> AttrFromWireCode(uint32_t code);
+
+/// The value sets of Enum and EnumList attributes.
+enum class EnumSet : uint8_t { kComparisonDirection, kComparisonType, kFftType, kDistribution, kTransposeA,
+                               kPrecision, kAlgorithm };
+/// Which set an Enum/EnumList attribute draws from.
+EnumSet EnumSetOf(AttrId id);
+/// The spelling of `code` in `set`, or "" when the set has no such code.
+std::string_view EnumValueName(EnumSet set, int64_t code);
+/// The code of `text` in `set`.
+std::optional<uint8_t> EnumValueFromName(EnumSet set, std::string_view text);
+
+// The value sets, with their pinned wire codes.
+enum class ComparisonDirection : uint8_t { kEq = 0, kNe = 1, kGe = 2, kGt = 3, kLe = 4, kLt = 5 };
+enum class ComparisonType : uint8_t { kFloat = 0, kTotalOrder = 1, kSigned = 2, kUnsigned = 3 };
+enum class FftType : uint8_t { kFft = 0, kIfft = 1, kRfft = 2, kIrfft = 3 };
+enum class Distribution : uint8_t { kUniform = 0, kNormal = 1 };
+enum class TransposeA : uint8_t { kNoTranspose = 0, kTranspose = 1, kAdjoint = 2 };
+enum class Precision : uint8_t { kDefault = 0, kHigh = 1, kHighest = 2 };
+enum class Algorithm : uint8_t {
+  kRngDefault = 0, kRngThreeFry = 1, kRngPhilox = 2,
+  kDotAnyF8AnyF8F32 = 16, kDotAnyF8AnyF8F32Fast = 17, kDotF16F16F16 = 18, kDotF16F16F32 = 19,
+  kDotBf16Bf16Bf16 = 20, kDotBf16Bf16F32 = 21, kDotBf16Bf16F32X3 = 22, kDotBf16Bf16F32X6 = 23,
+  kDotBf16Bf16F32X9 = 24, kDotTf32Tf32F32 = 25, kDotTf32Tf32F32X3 = 26, kDotF32F32F32 = 27, kDotF64F64F64 = 28,
+};
+
+/// Algorithm codes below this are RNG algorithms; the rest are dot algorithms.
+inline constexpr uint8_t kFirstDotAlgorithmCode = 16;
+
+}  // namespace nhlo
