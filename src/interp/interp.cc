@@ -753,6 +753,11 @@ class Machine {
 
 }  // namespace
 
+Status LoadForExecution(const BundleProgram& program) {
+  Machine machine(program);
+  return machine.Load();
+}
+
 Result<Value> Execute(const BundleProgram& program, const std::vector<Value>& args) {
   Machine machine(program);
   NHLO_TRY(machine.Load());

@@ -12,6 +12,10 @@
 
 namespace nhlo {
 
+/// Lowers a decoded program into the interpreter's executable form without running it (the
+/// checks `Execute` makes before its first bundle); for tools and the bundle fuzzer.
+Status LoadForExecution(const BundleProgram& program);
+
 /// Runs the entry computation on `args` (one per parameter, in parameter order).
 Result<Value> Execute(const BundleProgram& program, const std::vector<Value>& args);
 
