@@ -3,6 +3,9 @@
 // parse, print, re-parse, print again and verify; a file passes when every piece parses,
 // prints identically the second time and verifies. Failures are listed with the first
 // diagnostic (verifier rejections marked "verifier:"); the last line is "N passed, N failed".
+// Every module that verifies is also compiled to a bundle file: the summary counts the ones the
+// format refuses and gives the arena that buffer assignment chose beside its lower bound (the
+// most bytes live at any point of the schedule); --arena prints both for every module.
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
@@ -10,6 +13,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "codegen/codegen.h"
 #include "ir/printer.h"
 #include "ir/verifier.h"
 #include "parser/parser.h"
@@ -28,9 +32,47 @@ std::string FirstLines(const std::string& text, int n) {
   return pos == std::string::npos ? text : text.substr(0, pos);
 }
 
+struct ArenaTotals {
+  int compiled = 0;
+  int rejected = 0;
+  uint64_t arena = 0;
+  uint64_t lower_bound = 0;
+  uint64_t unshared = 0;
+  uint64_t largest = 0;
+  uint64_t largest_unshared = 0;
+  double worst_ratio = 0;
+  std::string worst;
+  bool print_each = false;
+};
+
+// Compiles a verified module to a bundle file and records its arena against the lower bound.
+void CheckBundle(const std::string& name, const nhlo::Module& m, ArenaTotals& t) {
+  nhlo::ArenaReport report;
+  auto bytes = nhlo::EmitBundleFile(m, nhlo::CodegenOptions{}, &report);
+  if (!bytes.ok()) {
+    ++t.rejected;
+    std::cout << "BUNDLE " << name << "\n" << FirstLines(bytes.status().ToString(), 3);
+    return;
+  }
+  ++t.compiled;
+  t.arena += report.arena;
+  t.lower_bound += report.lower_bound;
+  t.largest = std::max(t.largest, report.arena);
+  t.unshared += report.unshared;
+  t.largest_unshared = std::max(t.largest_unshared, report.unshared);
+  double ratio = report.lower_bound ? static_cast<double>(report.arena) / static_cast<double>(report.lower_bound) : 1.0;
+  if (ratio > t.worst_ratio) {
+    t.worst_ratio = ratio;
+    t.worst = name + " (" + std::string(m.name) + ")";
+  }
+  if (t.print_each)
+    std::cout << "arena " << report.arena << " lower-bound " << report.lower_bound << " ratio " << ratio << "  " << name << " ("
+              << m.name << ")\n";
+}
+
 // Empty on success, else why the piece failed. The round trip is checked even for a module
 // the verifier rejects, so the two kinds of failure are told apart (*round_trip_ok).
-std::string CheckPiece(const std::string& name, const std::string& text, bool* round_trip_ok) {
+std::string CheckPiece(const std::string& name, const std::string& text, bool* round_trip_ok, ArenaTotals& totals) {
   *round_trip_ok = false;
   auto m = nhlo::ParseModule(name, text);
   if (!m.ok()) return FirstLines(m.status().ToString(), 3);
@@ -42,19 +84,26 @@ std::string CheckPiece(const std::string& name, const std::string& text, bool* r
   *round_trip_ok = true;
   nhlo::Status verified = nhlo::VerifyModule(**m);
   if (!verified.ok()) return "verifier: " + FirstLines(verified.ToString(), 3);
+  CheckBundle(name, **m, totals);
   return {};
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2) {
-    std::cerr << "usage: nhlo-corpus-check DIR_OR_FILE...\n";
+  ArenaTotals totals;
+  std::vector<std::string> inputs;
+  for (int i = 1; i < argc; ++i) {
+    if (std::string(argv[i]) == "--arena") totals.print_each = true;
+    else inputs.push_back(argv[i]);
+  }
+  if (inputs.empty()) {
+    std::cerr << "usage: nhlo-corpus-check [--arena] DIR_OR_FILE...\n";
     return 2;
   }
   std::vector<fs::path> files;
-  for (int i = 1; i < argc; ++i) {
-    fs::path p = argv[i];
+  for (const std::string& input : inputs) {
+    fs::path p = input;
     std::error_code ec;
     if (fs::is_regular_file(p, ec)) {
       files.push_back(p);
@@ -84,7 +133,7 @@ int main(int argc, char** argv) {
       if (piece.text.find_first_not_of(" \t\r\n") == std::string::npos) continue;
       ++pieces;
       bool round_trip_ok = false;
-      std::string why = CheckPiece(file.string(), piece.text, &round_trip_ok);
+      std::string why = CheckPiece(file.string(), piece.text, &round_trip_ok, totals);
       file_round_trips &= round_trip_ok;
       if (failure.empty()) failure = why;
     }
@@ -99,6 +148,11 @@ int main(int argc, char** argv) {
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::cout << files.size() << " files, " << pieces << " modules, " << bytes / 1e6 << " MB in " << seconds << " s\n";
   std::cout << "round trip (parse, print, re-parse, print) holds for " << round_trips << " of " << files.size() << " files\n";
+  std::cout << "bundles: " << totals.compiled << " modules compiled, " << totals.rejected << " refused by the format\n";
+  std::cout << "arena: " << totals.arena << " bytes in all (lower bound " << totals.lower_bound << "), largest " << totals.largest
+            << ", worst arena/lower-bound " << totals.worst_ratio << " in " << totals.worst << "\n";
+  std::cout << "arena with one slot per value (format version 1): " << totals.unshared << " bytes in all, largest "
+            << totals.largest_unshared << "\n";
   std::cout << passed << " passed, " << failed << " failed\n";
-  return failed == 0 ? 0 : 1;
+  return failed == 0 && totals.rejected == 0 ? 0 : 1;
 }

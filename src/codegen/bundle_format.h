@@ -27,8 +27,8 @@ inline constexpr uint32_t kComputationFixedSize = 56;
 inline constexpr uint32_t kBundleFixedSize = 32;
 inline constexpr uint32_t kAttrHeaderSize = 8;
 inline constexpr uint8_t kNoDtype = 0xff;  // backend dtype / wire tag of a host-only type
-/// Temps are placed at multiples of this within their computation's frame.
-inline constexpr uint64_t kBufferAlignment = 16;
+/// Set in a buffer record's kind byte when a dimension-kind list follows its tuple list.
+inline constexpr uint8_t kBufferHasDimKinds = 0x80;
 
 enum class SectionId : uint32_t {
   kStrings = 1,
@@ -63,6 +63,9 @@ struct BufferRecord {
   uint64_t location = 0;
   std::vector<int64_t> dims;
   std::vector<uint32_t> tuple;  // element buffers (indices in the same computation)
+  /// Per dimension 0 static, 1 bounded dynamic (`<=N`, dims holds N), 2 unbounded (`?`, dims
+  /// holds 0); empty when every dimension is static.
+  std::vector<uint8_t> dim_kinds;
   uint32_t file_offset = 0;
 
   int64_t ElementCount() const;

@@ -152,6 +152,8 @@ class Decoder {
       auto type_or = PrimitiveTypeFromCode(type);
       if (!type_or) return r.ErrorAt(at, where + " has unknown element type code " + std::to_string(type));
       b.type = *type_or;
+      bool has_dim_kinds = (kind & kBufferHasDimKinds) != 0;
+      kind &= static_cast<uint8_t>(~kBufferHasDimKinds);
       if (kind > 2) return r.ErrorAt(at, where + " has unknown kind " + std::to_string(kind));
       b.kind = static_cast<BufferKind>(kind);
       if (b.backend_dtype != kNoDtype) {
@@ -182,10 +184,24 @@ class Decoder {
         if (e >= i) return r.ErrorAt(at, where + " lists tuple element " + std::to_string(e) + ", which does not precede it");
         if (c.buffers[e].kind != b.kind) return r.ErrorAt(at, where + " mixes buffer kinds in its tuple");
       }
+      bool unbounded = false;
+      if (has_dim_kinds) {
+        if (rank == 0) return r.ErrorAt(at, where + " lists dimension kinds but has no dimensions");
+        b.dim_kinds.resize(rank);
+        for (size_t k = 0; k < rank; ++k) {
+          NHLO_TRY(r.Read(b.dim_kinds[k], "dimension kinds"));
+          if (b.dim_kinds[k] > 2) return r.ErrorAt(at, where + " has unknown dimension kind " + std::to_string(b.dim_kinds[k]));
+          if (b.dim_kinds[k] == 2) {
+            if (b.dims[k] != 0) return r.ErrorAt(at, where + " gives an unbounded dimension a size");
+            unbounded = true;
+          }
+        }
+      }
       NHLO_TRY(r.AlignTo(8, "buffer padding"));
       if (IsArrayType(b.type)) {
         int64_t n = b.ElementCount();
-        if (n < 0 || static_cast<uint64_t>(n) > UINT64_MAX / 16 || static_cast<uint64_t>(n) * HostByteSize(b.type) != b.size)
+        if (n < 0 || static_cast<uint64_t>(n) > UINT64_MAX / 16 ||
+            (unbounded ? 0 : static_cast<uint64_t>(n) * HostByteSize(b.type)) != b.size)
           return r.ErrorAt(at, where + " size " + std::to_string(b.size) + " does not match its dimensions");
         if (b.kind == BufferKind::kTemp && (b.location > c.frame_size || b.size > c.frame_size - b.location))
           return r.ErrorAt(at, where + " lies outside its computation's frame");

@@ -35,38 +35,55 @@ class ByteWriter {
   std::string bytes_;
 };
 
-uint64_t AlignUp(uint64_t v) { return (v + kBufferAlignment - 1) & ~(kBufferAlignment - 1); }
+uint64_t AlignTo(uint64_t v, uint64_t align) { return (v + align - 1) & ~(align - 1); }
 
-// First-fit-by-size placement in one frame: free gaps keyed by offset, coalesced on release.
+// Where a buffer may start: its element's natural alignment (so kernels read elements at their
+// own alignment), and a cache line for arrays of 4 KiB or more. A callee's frame is placed at
+// the largest alignment its own offsets rely on, and the arena starts at kFrameAlignment, so
+// offsets keep these alignments at run time.
+constexpr uint64_t kFrameAlignment = 64;
+uint64_t BufferAlignment(const BufferRecord& b) {
+  if (b.size >= 4096) return kFrameAlignment;
+  uint64_t align = 1;
+  while (align < static_cast<uint64_t>(HostByteSize(b.type)) && align < 16) align *= 2;
+  return align;
+}
+
+// Best-fit placement in one frame: free gaps keyed by offset, coalesced on release.
 class FrameAllocator {
  public:
-  uint64_t Allocate(uint64_t bytes) {
-    bytes = AlignUp(bytes);
+  uint64_t Allocate(uint64_t bytes, uint64_t align) {
     auto best = free_.end();
-    for (auto it = free_.begin(); it != free_.end(); ++it)
-      if (it->second >= bytes && (best == free_.end() || it->second < best->second)) best = it;
+    uint64_t best_at = 0;
+    for (auto it = free_.begin(); it != free_.end(); ++it) {
+      uint64_t at = AlignTo(it->first, align);
+      if (at + bytes <= it->first + it->second && (best == free_.end() || it->second < best->second)) {
+        best = it;
+        best_at = at;
+      }
+    }
     if (best != free_.end()) {
-      uint64_t at = best->first, size = best->second;
+      uint64_t gap_start = best->first, gap_end = best->first + best->second;
       free_.erase(best);
-      if (size > bytes) free_.emplace(at + bytes, size - bytes);
-      return at;
+      if (best_at > gap_start) free_.emplace(gap_start, best_at - gap_start);
+      if (best_at + bytes < gap_end) free_.emplace(best_at + bytes, gap_end - best_at - bytes);
+      return best_at;
     }
     // A gap that ends at the frame's end grows instead of leaving a hole.
+    uint64_t from = end_;
     if (!free_.empty()) {
       auto last = std::prev(free_.end());
       if (last->first + last->second == end_) {
-        uint64_t at = last->first;
+        from = last->first;
         free_.erase(last);
-        end_ = at + bytes;
-        return at;
       }
     }
-    uint64_t at = end_;
-    end_ += bytes;
+    uint64_t at = AlignTo(from, align);
+    if (at > from) free_.emplace(from, at - from);
+    end_ = at + bytes;
     return at;
   }
   void Release(uint64_t at, uint64_t bytes) {
-    bytes = AlignUp(bytes);
     auto next = free_.lower_bound(at);
     if (next != free_.end() && next->first == at + bytes) {
       bytes += next->second;
@@ -142,6 +159,8 @@ class Writer {
     uint32_t root = 0;
     uint64_t frame_size = 0;
     uint64_t live_bound = 0;
+    uint64_t unshared = 0;
+    uint64_t align = 1;  // the largest alignment any offset in the frame relies on
     uint32_t bundle_count = 0;
     std::string code;
   };
@@ -191,11 +210,21 @@ class Writer {
       }
       if (kind == BufferKind::kParameter) b.location = static_cast<uint64_t>(inst.parameter_number);
     } else {
-      for (size_t i = 0; i < shape.dims.size(); ++i)
-        if (shape.IsDynamicDim(i))
-          return Status::FromDiagnostic(DiagnosticFor(m_, inst, "dynamic dimensions are not supported by codegen"));
+      // Bounded dynamic dimensions are stored at their bound (XLA pads to it); an unbounded one
+      // has no storage size, so its buffer holds no bytes and is not executable.
       b.dims.assign(shape.dims.begin(), shape.dims.end());
-      int64_t bytes = shape.IsArray() ? HostBytes(shape) : 0;
+      bool unbounded = false;
+      if (!shape.dim_kinds.empty()) {
+        b.dim_kinds.resize(shape.dims.size());
+        for (size_t i = 0; i < shape.dims.size(); ++i) {
+          b.dim_kinds[i] = static_cast<uint8_t>(shape.dim_kinds[i]);
+          if (shape.dim_kinds[i] == DimKind::kUnbounded) {
+            b.dims[i] = 0;
+            unbounded = true;
+          }
+        }
+      }
+      int64_t bytes = !shape.IsArray() ? 0 : unbounded ? 0 : HostBytes(shape);
       if (bytes < 0) return Status::FromDiagnostic(DiagnosticFor(m_, inst, "buffer of shape " + ShapeToString(shape, false) + " is too large"));
       b.size = static_cast<uint64_t>(bytes);
       NHLO_ASSIGN_OR_RETURN(b.backend_dtype, DtypeOf(inst, shape.type, &b.wire_tag));
@@ -239,14 +268,16 @@ class Writer {
   }
 
   // The largest frame among the computations `inst` calls (0 when it calls none).
-  void CalleeNeeds(const Instruction& inst, uint64_t* frame, uint64_t* bound) {
+  void CalleeNeeds(const Instruction& inst, uint64_t* frame, uint64_t* bound, uint64_t* align) {
     *frame = *bound = 0;
+    *align = 1;
     for (const Attribute& a : inst.attrs) {
       if (a.kind != AttrKind::Computation && a.kind != AttrKind::ComputationList) continue;
       for (const Computation* c : a.computations) {
         const CompOut& callee = comps_[comp_index_.at(c)];
         *frame = std::max(*frame, callee.frame_size);
         *bound = std::max(*bound, callee.live_bound);
+        *align = std::max(*align, callee.align);
       }
     }
   }
@@ -287,14 +318,14 @@ class Writer {
     for (size_t i = 0; i < n; ++i) dying[last_use[i]].push_back(static_cast<uint32_t>(i));
 
     FrameAllocator frame;
-    uint64_t live = 0, peak = 0;
+    uint64_t live = 0, peak = 0, unshared = 0;
     std::vector<uint64_t> callee_frame(n, 0);
     std::vector<std::vector<uint32_t>> leaves(n);
     for (size_t i = 0; i < n; ++i) {
       const Instruction& inst = *comp.instructions[i];
       CollectTempLeaves(out, value[i], leaves[i]);
-      uint64_t callee_size, callee_bound;
-      CalleeNeeds(inst, &callee_size, &callee_bound);
+      uint64_t callee_size, callee_bound, callee_align;
+      CalleeNeeds(inst, &callee_size, &callee_bound, &callee_align);
       // An elementwise result takes over the bytes of a same-sized temp operand that dies here.
       bool in_place = false;
       if (MayWriteInPlace(inst.opcode) && leaves[i].size() == 1 && out.buffers[value[i]].kind == BufferKind::kTemp) {
@@ -313,10 +344,15 @@ class Writer {
       uint64_t result_bytes = 0;
       for (uint32_t leaf : leaves[i]) {
         BufferRecord& b = out.buffers[leaf];
-        if (!in_place) b.location = frame.Allocate(b.size);
+        if (!in_place) b.location = frame.Allocate(b.size, BufferAlignment(b));
+        out.align = std::max(out.align, BufferAlignment(b));
+        unshared += AlignTo(b.size, 16);
         result_bytes += b.size;
       }
-      if (callee_size > 0) callee_frame[i] = frame.Allocate(callee_size);
+      if (callee_size > 0) {
+        callee_frame[i] = frame.Allocate(callee_size, callee_align);
+        out.align = std::max(out.align, callee_align);
+      }
       live += in_place ? 0 : result_bytes;
       peak = std::max(peak, live + callee_bound);
       if (callee_size > 0) frame.Release(callee_frame[i], callee_size);
@@ -329,6 +365,8 @@ class Writer {
     }
     out.frame_size = frame.size();
     out.live_bound = peak;
+    // What version 1 gave this computation: every value its own 16-byte aligned slot.
+    out.unshared = unshared;
     if (report_) report_->computations.push_back({std::string(comp.name), out.frame_size, out.live_bound});
 
     ByteWriter code;
@@ -484,7 +522,7 @@ class Writer {
         buffers.U8(static_cast<uint8_t>(b.type));
         buffers.U8(b.backend_dtype);
         buffers.U8(b.wire_tag);
-        buffers.U8(static_cast<uint8_t>(b.kind));
+        buffers.U8(static_cast<uint8_t>(b.kind) | (b.dim_kinds.empty() ? 0 : kBufferHasDimKinds));
         buffers.U32(static_cast<uint32_t>(b.dims.size()));
         buffers.U32(b.stride);
         buffers.U32(static_cast<uint32_t>(b.tuple.size()));
@@ -492,6 +530,7 @@ class Writer {
         buffers.U64(b.location);
         for (int64_t d : b.dims) buffers.I64(d);
         for (uint32_t e : b.tuple) buffers.U32(e);
+        for (uint8_t k : b.dim_kinds) buffers.U8(k);
         buffers.Align(8);
       }
       code.Align(8);
@@ -521,6 +560,7 @@ class Writer {
     if (report_) {
       report_->arena = comps_[entry].frame_size;
       report_->lower_bound = comps_[entry].live_bound;
+      for (const CompOut& c : comps_) report_->unshared += c.unshared;
     }
 
     const std::string* sections[kSectionCount] = {&strings_, &buffers.bytes(), &constants_, &comps.bytes(), &code.bytes(),

@@ -30,6 +30,9 @@ struct ArenaReport {
   std::vector<Entry> computations;
   uint64_t arena = 0;
   uint64_t lower_bound = 0;
+  /// The arena format version 1 asked for: every value of every computation its own 16-byte
+  /// aligned slot (the figure before liveness-based assignment).
+  uint64_t unshared = 0;
 };
 
 /// The whole bundle file as bytes; fills `report` when given.
