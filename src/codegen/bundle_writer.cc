@@ -10,6 +10,7 @@
 #include <map>
 #include <unordered_map>
 
+#include "codegen/buffer_assignment.h"
 #include "codegen/codegen.h"
 #include "ir/literal.h"
 #include "ir/verifier.h"
@@ -48,62 +49,6 @@ uint64_t BufferAlignment(const BufferRecord& b) {
   while (align < static_cast<uint64_t>(HostByteSize(b.type)) && align < 16) align *= 2;
   return align;
 }
-
-// Best-fit placement in one frame: free gaps keyed by offset, coalesced on release.
-class FrameAllocator {
- public:
-  uint64_t Allocate(uint64_t bytes, uint64_t align) {
-    auto best = free_.end();
-    uint64_t best_at = 0;
-    for (auto it = free_.begin(); it != free_.end(); ++it) {
-      uint64_t at = AlignTo(it->first, align);
-      if (at + bytes <= it->first + it->second && (best == free_.end() || it->second < best->second)) {
-        best = it;
-        best_at = at;
-      }
-    }
-    if (best != free_.end()) {
-      uint64_t gap_start = best->first, gap_end = best->first + best->second;
-      free_.erase(best);
-      if (best_at > gap_start) free_.emplace(gap_start, best_at - gap_start);
-      if (best_at + bytes < gap_end) free_.emplace(best_at + bytes, gap_end - best_at - bytes);
-      return best_at;
-    }
-    // A gap that ends at the frame's end grows instead of leaving a hole.
-    uint64_t from = end_;
-    if (!free_.empty()) {
-      auto last = std::prev(free_.end());
-      if (last->first + last->second == end_) {
-        from = last->first;
-        free_.erase(last);
-      }
-    }
-    uint64_t at = AlignTo(from, align);
-    if (at > from) free_.emplace(from, at - from);
-    end_ = at + bytes;
-    return at;
-  }
-  void Release(uint64_t at, uint64_t bytes) {
-    auto next = free_.lower_bound(at);
-    if (next != free_.end() && next->first == at + bytes) {
-      bytes += next->second;
-      next = free_.erase(next);
-    }
-    if (next != free_.begin()) {
-      auto prev = std::prev(next);
-      if (prev->first + prev->second == at) {
-        prev->second += bytes;
-        return;
-      }
-    }
-    free_.emplace(at, bytes);
-  }
-  uint64_t size() const { return end_; }
-
- private:
-  std::map<uint64_t, uint64_t> free_;
-  uint64_t end_ = 0;
-};
 
 // Ops that read element i of each operand before writing element i of the result, so the
 // result may take the bytes of an operand of the same size that dies at the op.
@@ -317,25 +262,31 @@ class Writer {
     std::vector<std::vector<uint32_t>> dying(n + 1);  // instructions whose values die after i
     for (size_t i = 0; i < n; ++i) dying[last_use[i]].push_back(static_cast<uint32_t>(i));
 
-    FrameAllocator frame;
+    // Slots: each temp leaf lives from its instruction through its value's last reader; an
+    // elementwise result that takes over a dying operand's bytes extends that operand's slot; a
+    // calling instruction reserves one block for its callees' frames while it runs.
+    std::vector<FrameSlot> slots;
+    std::vector<uint32_t> slot_of(out.buffers.size(), UINT32_MAX);
+    std::vector<uint32_t> callee_slot(n, UINT32_MAX);
     uint64_t live = 0, peak = 0, unshared = 0;
-    std::vector<uint64_t> callee_frame(n, 0);
     std::vector<std::vector<uint32_t>> leaves(n);
     for (size_t i = 0; i < n; ++i) {
       const Instruction& inst = *comp.instructions[i];
       CollectTempLeaves(out, value[i], leaves[i]);
       uint64_t callee_size, callee_bound, callee_align;
       CalleeNeeds(inst, &callee_size, &callee_bound, &callee_align);
-      // An elementwise result takes over the bytes of a same-sized temp operand that dies here.
       bool in_place = false;
       if (MayWriteInPlace(inst.opcode) && leaves[i].size() == 1 && out.buffers[value[i]].kind == BufferKind::kTemp) {
-        BufferRecord& result = out.buffers[leaves[i][0]];
+        uint32_t result = leaves[i][0];
         for (const Instruction* op : inst.operands) {
           uint32_t k = position.at(op);
           if (last_use[k] != i || leaves[k].size() != 1 || value[k] != leaves[k][0]) continue;
-          const BufferRecord& operand = out.buffers[leaves[k][0]];
-          if (operand.size != result.size) continue;
-          result.location = operand.location;
+          uint32_t operand = leaves[k][0];
+          if (out.buffers[operand].size != out.buffers[result].size) continue;
+          uint32_t slot = slot_of[operand];
+          slot_of[result] = slot;
+          slots[slot].end = last_use[i];
+          slots[slot].align = std::max(slots[slot].align, BufferAlignment(out.buffers[result]));
           leaves[k].clear();  // its bytes now belong to the result
           in_place = true;
           break;
@@ -343,27 +294,33 @@ class Writer {
       }
       uint64_t result_bytes = 0;
       for (uint32_t leaf : leaves[i]) {
-        BufferRecord& b = out.buffers[leaf];
-        if (!in_place) b.location = frame.Allocate(b.size, BufferAlignment(b));
-        out.align = std::max(out.align, BufferAlignment(b));
+        const BufferRecord& b = out.buffers[leaf];
+        if (!in_place) {
+          slot_of[leaf] = static_cast<uint32_t>(slots.size());
+          slots.push_back({static_cast<uint32_t>(i), last_use[i], b.size, BufferAlignment(b), 0});
+        }
         unshared += AlignTo(b.size, 16);
         result_bytes += b.size;
       }
       if (callee_size > 0) {
-        callee_frame[i] = frame.Allocate(callee_size, callee_align);
-        out.align = std::max(out.align, callee_align);
+        callee_slot[i] = static_cast<uint32_t>(slots.size());
+        slots.push_back({static_cast<uint32_t>(i), static_cast<uint32_t>(i), callee_size, callee_align, 0});
       }
+      // The lower bound: bytes live at i (values defined by i included) plus what the callees
+      // need at least.
       live += in_place ? 0 : result_bytes;
       peak = std::max(peak, live + callee_bound);
-      if (callee_size > 0) frame.Release(callee_frame[i], callee_size);
-      for (uint32_t d : dying[i]) {
-        for (uint32_t leaf : leaves[d]) {
-          frame.Release(out.buffers[leaf].location, out.buffers[leaf].size);
-          live -= out.buffers[leaf].size;
-        }
-      }
+      for (uint32_t d : dying[i])
+        for (uint32_t leaf : leaves[d]) live -= out.buffers[leaf].size;
     }
-    out.frame_size = frame.size();
+    out.frame_size = PlaceSlots(slots);
+    for (const FrameSlot& slot : slots)
+      if (slot.size > 0) out.align = std::max(out.align, slot.align);
+    for (uint32_t b = 0; b < out.buffers.size(); ++b)
+      if (slot_of[b] != UINT32_MAX) out.buffers[b].location = slots[slot_of[b]].offset;
+    std::vector<uint64_t> callee_frame(n, 0);
+    for (size_t i = 0; i < n; ++i)
+      if (callee_slot[i] != UINT32_MAX) callee_frame[i] = slots[callee_slot[i]].offset;
     out.live_bound = peak;
     // What version 1 gave this computation: every value its own 16-byte aligned slot.
     out.unshared = unshared;
