@@ -1,5 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // nhlo-run: execute a bundle file (or HLO text, compiled in memory first) and print results.
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
 #include <iostream>
 
 #include "codegen/bundle_reader.h"
@@ -25,12 +29,93 @@ Shape BufferShape(const ComputationRecord& comp, uint32_t index, Module& scratch
   return scratch.MakeArrayShape(b.type, b.dims);
 }
 
-// Decodes one bundle file, builds the arguments and runs the entry computation.
+// Bytes the leaves of buffer `index` of `comp` hold (tuples: all their leaves).
+uint64_t LeafBytes(const ComputationRecord& comp, uint32_t index) {
+  const BufferRecord& b = comp.buffers[index];
+  if (b.type != PrimitiveType::kTuple) return b.size;
+  uint64_t total = 0;
+  for (uint32_t e : b.tuple) total += LeafBytes(comp, e);
+  return total;
+}
+
+// What a run of `program` allocates before its first bundle: the arena, the arguments and the
+// constants unpacked to the host layout.
+struct MemoryNeed {
+  uint64_t arena = 0, arguments = 0, constants = 0;
+  uint64_t total() const { return arena + arguments + constants; }
+};
+
+MemoryNeed MemoryNeeded(const BundleProgram& program) {
+  MemoryNeed need;
+  need.arena = program.arena_size;
+  const ComputationRecord& entry = program.computations[program.entry];
+  for (uint32_t p : entry.params) need.arguments += LeafBytes(entry, p);
+  for (const ComputationRecord& comp : program.computations)
+    for (const BufferRecord& b : comp.buffers)
+      if (b.kind == BufferKind::kConstant && b.type != PrimitiveType::kTuple) need.constants += b.size;
+  return need;
+}
+
+std::string Bytes(uint64_t n) {
+  const char* units[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  double v = static_cast<double>(n);
+  int u = 0;
+  while (v >= 1024 && u < 5) v /= 1024, ++u;
+  char buf[64];
+  if (u == 0) std::snprintf(buf, sizeof(buf), "%llu bytes", static_cast<unsigned long long>(n));
+  else std::snprintf(buf, sizeof(buf), "%.1f %s (%llu bytes)", v, units[u], static_cast<unsigned long long>(n));
+  return buf;
+}
+
+// The memory this machine can give a run: MemAvailable from /proc/meminfo, else the physical
+// memory.
+uint64_t MachineMemory() {
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key;
+  uint64_t kib;
+  std::string unit;
+  while (meminfo >> key >> kib >> unit)
+    if (key == "MemAvailable:") return kib * 1024;
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : UINT64_MAX;
+}
+
+// `--max-memory=SIZE`: a byte count with an optional binary suffix (K, M, G, T; KiB... too).
+Result<uint64_t> ParseSize(const std::string& text) {
+  size_t used = 0;
+  double value = 0;
+  try {
+    value = std::stod(text, &used);
+  } catch (...) {
+    return Status::Error("--max-memory: '" + text + "' is not a size (e.g. 16G, 512MiB, 1000000)");
+  }
+  std::string suffix = text.substr(used);
+  double scale = 1;
+  if (suffix.empty() || suffix == "B") scale = 1;
+  else if (suffix == "K" || suffix == "KiB" || suffix == "k") scale = 1024.0;
+  else if (suffix == "M" || suffix == "MiB") scale = 1024.0 * 1024;
+  else if (suffix == "G" || suffix == "GiB") scale = 1024.0 * 1024 * 1024;
+  else if (suffix == "T" || suffix == "TiB") scale = 1024.0 * 1024 * 1024 * 1024;
+  else return Status::Error("--max-memory: unknown unit '" + suffix + "' (use K, M, G or T)");
+  if (value < 0 || value * scale > 1.8e19) return Status::Error("--max-memory: '" + text + "' is out of range");
+  return static_cast<uint64_t>(value * scale);
+}
+
+// Decodes one bundle file, checks that its run fits in memory, builds the arguments and runs the
+// entry computation.
 int RunOne(const std::string& name, std::string bytes, const std::vector<std::string>& arg_texts, bool random, uint64_t seed,
-           std::ostream& out, std::ostream& err) {
+           uint64_t memory_limit, bool limit_given, std::ostream& out, std::ostream& err) {
   Result<BundleProgram> program = ReadBundleFile(std::move(bytes), name);
   if (!program.ok()) {
     PrintStatus(program.status(), err);
+    return kExitInputRejected;
+  }
+  MemoryNeed need = MemoryNeeded(*program);
+  if (need.total() > memory_limit) {
+    err << name << ": error: running this program needs " << Bytes(need.total()) << " (arena " << Bytes(need.arena)
+        << ", arguments " << Bytes(need.arguments) << ", constants " << Bytes(need.constants) << "), but "
+        << (limit_given ? "--max-memory allows " : "this machine has ") << Bytes(memory_limit)
+        << (limit_given ? "" : " available (--max-memory=SIZE sets another limit)") << "\n";
     return kExitInputRejected;
   }
   const ComputationRecord& entry = program->computations[program->entry];
@@ -73,6 +158,10 @@ int RunMain(const std::vector<std::string>& args, std::istream& in, std::ostream
   app.add_option("input", input, "bundle file or HLO text file (detected by content), or - for standard input");
   app.add_option("--arg", arg_texts, "an argument as XLA literal text, e.g. 'f32[2] {1, 2}' (repeat, in parameter order)");
   auto* random = app.add_option("--random-args", seed, "use deterministic pseudo-random arguments from SEED");
+  std::string max_memory;
+  app.add_option("--max-memory", max_memory,
+                 "refuse, before any work, a run that needs more than SIZE bytes (K, M, G, T suffixes; "
+                 "default: the machine's available memory)");
   PipelineFlags flags;
   AddPipelineFlags(app, flags);
   if (int code = ParseCommandLine(app, args, out, err); code >= 0) return code;
@@ -95,13 +184,22 @@ int RunMain(const std::vector<std::string>& args, std::istream& in, std::ostream
     PrintStatus(options.status(), err);
     return kExitUsage;
   }
+  uint64_t memory_limit = MachineMemory();
+  if (!max_memory.empty()) {
+    Result<uint64_t> limit = ParseSize(max_memory);
+    if (!limit.ok()) {
+      err << "nhlo-run: error: " << limit.status().message() << "\n";
+      return kExitUsage;
+    }
+    memory_limit = *limit;
+  }
   std::string name = input == "-" ? "<stdin>" : input;
   Result<std::string> bytes = ReadInput(input, in);
   if (!bytes.ok()) {
     PrintStatus(bytes.status(), err);
     return kExitInputRejected;
   }
-  if (LooksLikeBundle(*bytes)) return RunOne(name, std::move(*bytes), arg_texts, random->count() > 0, seed, out, err);
+  if (LooksLikeBundle(*bytes)) return RunOne(name, std::move(*bytes), arg_texts, random->count() > 0, seed, memory_limit, !max_memory.empty(), out, err);
   // HLO text: compile in memory with the same pipeline options nhlo-compile takes; with
   // --split-input-file each module runs on its own, results separated by `// -----`.
   std::vector<InputPiece> pieces;
@@ -122,7 +220,7 @@ int RunMain(const std::vector<std::string>& args, std::istream& in, std::ostream
       exit_code = kExitInputRejected;
       continue;
     }
-    if (int code = RunOne(name, std::move(*emitted), arg_texts, random->count() > 0, seed, out, err); code != kExitOk)
+    if (int code = RunOne(name, std::move(*emitted), arg_texts, random->count() > 0, seed, memory_limit, !max_memory.empty(), out, err); code != kExitOk)
       exit_code = code;
   }
   return exit_code;
