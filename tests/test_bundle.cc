@@ -11,6 +11,7 @@
 #include "codegen/codegen.h"
 #include "driver/values.h"
 #include "interp/interp.h"
+#include "interp/op_table.h"
 #include "ir/verifier.h"
 #include "parser/parser.h"
 
@@ -170,4 +171,38 @@ TEST_CASE("bundle wire codes are pinned") {
   CHECK(EnumValueName(EnumSet::kAlgorithm, 28) == "dot_f64_f64_f64");
   CHECK(EnumValueName(EnumSet::kPrecision, 2) == "highest");
   CHECK(!OpcodeFromWireCode(60000).has_value());
+}
+
+// The interpreter's dispatch covers every opcode: a step family that runs it, or a stated reason
+// why it cannot (reported when a program holding it is loaded).
+TEST_CASE("every opcode has a kernel or a reason") {
+  int executable = 0;
+  for (int i = 0; i < kOpcodeCount; ++i) {
+    Opcode op = static_cast<Opcode>(i);
+    OpExecution e = ExecutionOf(op);
+    CAPTURE(OpcodeName(op));
+    if (e.family == OpFamily::kNotExecutable) {
+      CHECK(!e.not_executable.empty());
+    } else {
+      ++executable;
+      CHECK(e.not_executable.empty());
+    }
+  }
+  CHECK(executable > 80);
+  CHECK(ExecutionOf(Opcode::kAdd).family == OpFamily::kBinary);
+  CHECK(ExecutionOf(Opcode::kAllReduce).family == OpFamily::kNotExecutable);
+}
+
+// A program holding an op the interpreter cannot run is refused when it is loaded, before any
+// work, naming the op and why.
+TEST_CASE("non-executable ops are refused at load") {
+  auto program = ReadBundleFile(Compile(R"(HloModule m
+ENTRY e {
+  x = f32[4] parameter(0)
+  ROOT f = c64[4] fft(c64[4] convert(x)), fft_type=FFT, fft_length={4}
+})"), "fft.bin");
+  REQUIRE(program.ok());
+  Status loaded = LoadForExecution(*program);
+  REQUIRE(!loaded.ok());
+  CHECK(loaded.message().find("cannot execute 'fft'") != std::string::npos);
 }

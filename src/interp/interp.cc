@@ -11,6 +11,8 @@
 #include "codegen/bundle_reader.h"
 #include "types/custom_call_configs.h"
 #include "interp/kernels.h"
+#include "interp/op_table.h"
+#include "support/small_vec.h"
 #include "types/element.h"
 
 namespace nhlo {
@@ -27,8 +29,15 @@ class Machine {
     ptrs_.resize(n);
     temps_.resize(n);
     constants_.resize(n);
+    steps_.resize(n);
     for (size_t c = 0; c < n; ++c) {
       const ComputationRecord& comp = p_.computations[c];
+      steps_[c].reserve(comp.bundles.size());
+      for (const BundleRecord& b : comp.bundles) {
+        Result<Step> step = Lower(b);
+        if (!step.ok()) return Annotate(comp, b, step.status());
+        steps_[c].push_back(std::move(*step));
+      }
       ptrs_[c].assign(comp.buffers.size(), nullptr);
       constants_[c].resize(comp.buffers.size());
       for (uint32_t i = 0; i < comp.buffers.size(); ++i) {
@@ -139,21 +148,89 @@ class Machine {
   }
 
   Status RunComputation(const ComputationRecord& comp) {
-    for (const BundleRecord& bundle : comp.bundles) {
-      Status s = RunBundle(bundle);
-      if (!s.ok()) {
-        Status annotated;
-        for (Diagnostic d : s.diagnostics()) {
-          char where[64];
-          std::snprintf(where, sizeof(where), " (bundle at 0x%08x, result '%s')", bundle.file_offset,
-                        std::string(comp.buffers[bundle.result].name).c_str());
-          d.message += where;
-          annotated.diagnostics().push_back(d);
-        }
-        return annotated;
-      }
+    for (const Step& step : steps_[IndexOf(comp)]) {
+      Status s = RunStep(step);
+      if (!s.ok()) return Annotate(comp, *step.bundle, s);
     }
     return OkStatus();
+  }
+
+  // Adds where a failing bundle is to each diagnostic.
+  static Status Annotate(const ComputationRecord& comp, const BundleRecord& bundle, const Status& s) {
+    Status annotated;
+    for (Diagnostic d : s.diagnostics()) {
+      char where[64];
+      std::snprintf(where, sizeof(where), " (bundle at 0x%08x, result '%s')", bundle.file_offset,
+                    std::string(comp.buffers[bundle.result].name).c_str());
+      d.message += where;
+      annotated.diagnostics().push_back(d);
+    }
+    return annotated;
+  }
+
+  // Lowers one bundle: its step family, attribute slots and custom call, and the checks that
+  // do not depend on values (operand counts, attributes each family reads).
+  Result<Step> Lower(const BundleRecord& b) {
+    Step s = StepFor(b);
+    OpExecution exec = ExecutionOf(b.opcode);
+    s.family = exec.family;
+    if (exec.family == OpFamily::kNotExecutable)
+      return Status::Error("the interpreter cannot execute '" + std::string(OpcodeName(b.opcode)) + "': " +
+                           std::string(exec.not_executable));
+    int arity = -1;
+    switch (exec.family) {
+      case OpFamily::kGetTupleElement: case OpFamily::kCopy: case OpFamily::kUnary: case OpFamily::kConvert:
+      case OpFamily::kBitcastConvert: case OpFamily::kBroadcast: case OpFamily::kReshape: case OpFamily::kTranspose:
+      case OpFamily::kSlice: case OpFamily::kReverse: case OpFamily::kWhile:
+        arity = 1;
+        break;
+      case OpFamily::kBinary: case OpFamily::kCompare: case OpFamily::kPad: case OpFamily::kDot: case OpFamily::kGather:
+      case OpFamily::kConvolution:
+        arity = 2;
+        break;
+      case OpFamily::kSelect: case OpFamily::kClamp: arity = 3; break;
+      case OpFamily::kScaledDot: arity = 4; break;
+      case OpFamily::kIota: arity = 0; break;
+      case OpFamily::kNotExecutable: case OpFamily::kBound: case OpFamily::kTuple: case OpFamily::kTupleResult:
+      case OpFamily::kCall: case OpFamily::kFusion: case OpFamily::kConditional: case OpFamily::kReduce:
+      case OpFamily::kMap: case OpFamily::kScatter: case OpFamily::kSort: case OpFamily::kReduceWindow:
+      case OpFamily::kConcatenate: case OpFamily::kDynamicSlice: case OpFamily::kDynamicUpdateSlice:
+        break;
+    }
+    if (arity >= 0) NHLO_TRY(Arity(b, static_cast<size_t>(arity)));
+    if (b.opcode == Opcode::kCustomCall) NHLO_TRY(LowerCustomCall(s));
+    return s;
+  }
+
+  // Tells the custom call's target apart and decodes its backend_config, once.
+  Status LowerCustomCall(Step& s) {
+    const AttrRecord* target = s.Find(AttrId::kCustomCallTarget);
+    std::string_view name = target ? target->text : std::string_view();
+    const AttrRecord* config = s.Find(AttrId::kBackendConfig);
+    std::string_view json = config ? config->text : std::string_view();
+    auto configs = std::make_unique<Step::Configs>();
+    if (name == kUniformQuantizeTarget || name == kUniformDequantizeTarget) {
+      s.custom_call = name == kUniformQuantizeTarget ? CustomCallKind::kUniformQuantize : CustomCallKind::kUniformDequantize;
+      if (!config) return Status::Error("uniform quantize custom call has no backend_config");
+      NHLO_ASSIGN_OR_RETURN(configs->uniform_quant, ParseUniformQuantConfig(json));
+      s.config = std::move(configs);
+      return OkStatus();
+    }
+    if (name == kQuantizeMxTarget) {
+      s.custom_call = CustomCallKind::kQuantizeMx;
+      if (!config) return Status::Error("QuantizeMX custom call has no backend_config");
+      NHLO_ASSIGN_OR_RETURN(configs->quantize_mx, ParseQuantizeMxConfig(json));
+      s.config = std::move(configs);
+      return OkStatus();
+    }
+    if (name == kScaledMatmulTarget) {
+      s.custom_call = CustomCallKind::kScaledMatmul;
+      if (!config) return Status::Error("ScaledMatmul custom call has no backend_config");
+      NHLO_ASSIGN_OR_RETURN(configs->scaled_matmul, ParseScaledMatmulConfig(json));
+      s.config = std::move(configs);
+      return OkStatus();
+    }
+    return Status::Error("the interpreter does not know custom_call_target \"" + std::string(name) + "\"");
   }
 
   Status Arity(const BundleRecord& b, size_t n) const {
@@ -163,87 +240,94 @@ class Machine {
     return OkStatus();
   }
 
-  Status RunBundle(const BundleRecord& b) {
-    Opcode op = b.opcode;
-    switch (op) {
-      case Opcode::kParameter:
-      case Opcode::kConstant:
-        return OkStatus();  // bound before the run
-      case Opcode::kTuple: {
+  // ---- dispatch ------------------------------------------------------------------------
+  // One switch over the step families that Load fixed for every bundle (op_table.cc).
+
+  Status RunStep(const Step& s) {
+    const BundleRecord& b = *s.bundle;
+    switch (s.family) {
+      case OpFamily::kNotExecutable:
+        return Status::Error("the interpreter cannot execute '" + std::string(OpcodeName(b.opcode)) + "'");
+      case OpFamily::kBound: return OkStatus();  // bound before the run
+      case OpFamily::kTuple: {
         const BufferRecord& r = B(b.result);
         if (r.type != PrimitiveType::kTuple || r.tuple.size() != b.operands.size())
           return Status::Error("bundle 'tuple' does not match its result buffer");
         for (size_t i = 0; i < b.operands.size(); ++i) NHLO_TRY(CopyTree(b.operands[i], r.tuple[i]));
         return OkStatus();
       }
-      case Opcode::kGetTupleElement: {
-        NHLO_TRY(Arity(b, 1));
+      case OpFamily::kGetTupleElement: {
         const BufferRecord& t = B(b.operands[0]);
-        const AttrRecord* index = b.Find(AttrId::kIndex);
+        const AttrRecord* index = s.Find(AttrId::kIndex);
         if (t.type != PrimitiveType::kTuple || !index || index->i < 0 || index->i >= static_cast<int64_t>(t.tuple.size()))
           return Status::Error("bundle 'get-tuple-element' has an invalid index");
         return CopyTree(t.tuple[index->i], b.result);
       }
-      case Opcode::kCopy:
-      case Opcode::kOptimizationBarrier:
-        NHLO_TRY(Arity(b, 1));
-        return CopyTree(b.operands[0], b.result);
-      case Opcode::kBatchNormTraining:
-      case Opcode::kCustomCall:
-        return RunTupleResult(b);
-      case Opcode::kCall: return RunCall(b, AttrId::kToApply);
-      case Opcode::kFusion: return RunCall(b, AttrId::kCalls);  // a fusion computes its fused computation
-      case Opcode::kWhile: return RunWhile(b);
-      case Opcode::kConditional: return RunConditional(b);
-      case Opcode::kReduce: return RunReduce(b);
-      case Opcode::kMap: return RunMap(b);
-      case Opcode::kScatter: return RunScatter(b);
-      case Opcode::kSort: return RunSort(b);
-      case Opcode::kReduceWindow: return RunReduceWindow(b);
-      default:
-        break;
+      case OpFamily::kCopy: return CopyTree(b.operands[0], b.result);
+      case OpFamily::kTupleResult: return RunTupleResult(s);
+      case OpFamily::kCall: return RunCall(s, AttrId::kToApply);
+      case OpFamily::kFusion: return RunCall(s, AttrId::kCalls);  // a fusion computes its fused computation
+      case OpFamily::kWhile: return RunWhile(s);
+      case OpFamily::kConditional: return RunConditional(s);
+      case OpFamily::kReduce: return RunReduce(s);
+      case OpFamily::kMap: return RunMap(s);
+      case OpFamily::kScatter: return RunScatter(s);
+      case OpFamily::kSort: return RunSort(s);
+      case OpFamily::kReduceWindow: return RunReduceWindow(s);
+      case OpFamily::kUnary: case OpFamily::kBinary: case OpFamily::kCompare: case OpFamily::kSelect:
+      case OpFamily::kClamp: case OpFamily::kConvert: case OpFamily::kBitcastConvert: case OpFamily::kBroadcast:
+      case OpFamily::kReshape: case OpFamily::kTranspose: case OpFamily::kIota: case OpFamily::kSlice:
+      case OpFamily::kConcatenate: case OpFamily::kPad: case OpFamily::kReverse: case OpFamily::kDynamicSlice:
+      case OpFamily::kDynamicUpdateSlice: case OpFamily::kDot: case OpFamily::kGather: case OpFamily::kConvolution:
+      case OpFamily::kScaledDot:
+        return RunArrayStep(s);
     }
-    std::vector<Buf> in;
+    return Status::Error("bundle has an unknown step family");
+  }
+
+  // Steps whose operands and result are arrays: one kernel call.
+  Status RunArrayStep(const Step& s) {
+    const BundleRecord& b = *s.bundle;
+    SmallVec<Buf, 4> in;
     for (uint32_t o : b.operands) {
       NHLO_ASSIGN_OR_RETURN(Buf buf, Array(o));
       in.push_back(buf);
     }
     NHLO_ASSIGN_OR_RETURN(Buf out, Array(b.result));
-    if (IsElementwiseUnary(op) || op == Opcode::kIsFinite) {
-      NHLO_TRY(Arity(b, 1));
-      return KernelUnary(op, in[0], out);
+    switch (s.family) {
+      case OpFamily::kUnary: return KernelUnary(b.opcode, in[0], out);
+      case OpFamily::kBinary: return KernelBinary(b.opcode, in[0], in[1], out);
+      case OpFamily::kCompare: return KernelCompare(s, in[0], in[1], out);
+      case OpFamily::kSelect: return KernelSelect(in[0], in[1], in[2], out);
+      case OpFamily::kClamp: return KernelClamp(in[0], in[1], in[2], out);
+      case OpFamily::kConvert: return KernelConvert(in[0], out);
+      case OpFamily::kBitcastConvert: return KernelBitcastConvert(in[0], out);
+      case OpFamily::kBroadcast: return KernelBroadcast(s, in[0], out);
+      case OpFamily::kReshape: return KernelReshape(in[0], out);
+      case OpFamily::kTranspose: return KernelTranspose(s, in[0], out);
+      case OpFamily::kIota: return KernelIota(s, out);
+      case OpFamily::kSlice: return KernelSlice(s, in[0], out);
+      case OpFamily::kConcatenate: return KernelConcatenate(s, std::vector<Buf>(in.begin(), in.end()), out);
+      case OpFamily::kPad: return KernelPad(s, in[0], in[1], out);
+      case OpFamily::kReverse: return KernelReverse(s, in[0], out);
+      case OpFamily::kDynamicSlice: return KernelDynamicSlice(std::vector<Buf>(in.begin(), in.end()), out);
+      case OpFamily::kDynamicUpdateSlice: return KernelDynamicUpdateSlice(std::vector<Buf>(in.begin(), in.end()), out);
+      case OpFamily::kDot: return KernelDot(s, in[0], in[1], out);
+      case OpFamily::kGather: return KernelGather(s, in[0], in[1], out);
+      case OpFamily::kConvolution: return KernelConvolution(s, in[0], in[1], out);
+      case OpFamily::kScaledDot: return KernelScaledDot(s, in[0], in[1], in[2], in[3], out);
+      case OpFamily::kNotExecutable: case OpFamily::kBound: case OpFamily::kTuple: case OpFamily::kGetTupleElement:
+      case OpFamily::kCopy: case OpFamily::kTupleResult: case OpFamily::kCall: case OpFamily::kFusion:
+      case OpFamily::kWhile: case OpFamily::kConditional: case OpFamily::kReduce: case OpFamily::kMap:
+      case OpFamily::kScatter: case OpFamily::kSort: case OpFamily::kReduceWindow:
+        break;
     }
-    if (IsElementwiseBinary(op)) {
-      NHLO_TRY(Arity(b, 2));
-      return KernelBinary(op, in[0], in[1], out);
-    }
-    switch (op) {
-      case Opcode::kCompare: NHLO_TRY(Arity(b, 2)); return KernelCompare(b, in[0], in[1], out);
-      case Opcode::kSelect: NHLO_TRY(Arity(b, 3)); return KernelSelect(in[0], in[1], in[2], out);
-      case Opcode::kClamp: NHLO_TRY(Arity(b, 3)); return KernelClamp(in[0], in[1], in[2], out);
-      case Opcode::kConvert: NHLO_TRY(Arity(b, 1)); return KernelConvert(in[0], out);
-      case Opcode::kBitcastConvert: NHLO_TRY(Arity(b, 1)); return KernelBitcastConvert(in[0], out);
-      case Opcode::kBroadcast: NHLO_TRY(Arity(b, 1)); return KernelBroadcast(b, in[0], out);
-      case Opcode::kReshape: case Opcode::kBitcast: NHLO_TRY(Arity(b, 1)); return KernelReshape(in[0], out);
-      case Opcode::kTranspose: NHLO_TRY(Arity(b, 1)); return KernelTranspose(b, in[0], out);
-      case Opcode::kIota: NHLO_TRY(Arity(b, 0)); return KernelIota(b, out);
-      case Opcode::kSlice: NHLO_TRY(Arity(b, 1)); return KernelSlice(b, in[0], out);
-      case Opcode::kConcatenate: return KernelConcatenate(b, in, out);
-      case Opcode::kPad: NHLO_TRY(Arity(b, 2)); return KernelPad(b, in[0], in[1], out);
-      case Opcode::kReverse: NHLO_TRY(Arity(b, 1)); return KernelReverse(b, in[0], out);
-      case Opcode::kDynamicSlice: return KernelDynamicSlice(in, out);
-      case Opcode::kDynamicUpdateSlice: return KernelDynamicUpdateSlice(in, out);
-      case Opcode::kDot: NHLO_TRY(Arity(b, 2)); return KernelDot(b, in[0], in[1], out);
-      case Opcode::kGather: NHLO_TRY(Arity(b, 2)); return KernelGather(b, in[0], in[1], out);
-      case Opcode::kConvolution: NHLO_TRY(Arity(b, 2)); return KernelConvolution(b, in[0], in[1], out);
-      case Opcode::kScaledDot: NHLO_TRY(Arity(b, 4)); return KernelScaledDot(b, in[0], in[1], in[2], in[3], out);
-      default:
-        return Status::Error("the interpreter does not implement '" + std::string(OpcodeName(op)) + "' yet");
-    }
+    return Status::Error("bundle is not an array step");
   }
 
   // Ops whose result may be a tuple: the kernels get one Buf per result leaf.
-  Status RunTupleResult(const BundleRecord& b) {
+  Status RunTupleResult(const Step& s) {
+    const BundleRecord& b = *s.bundle;
     std::vector<Buf> in, out;
     for (uint32_t o : b.operands) {
       NHLO_ASSIGN_OR_RETURN(Buf buf, Array(o));
@@ -259,29 +343,25 @@ class Machine {
       NHLO_ASSIGN_OR_RETURN(Buf buf, Array(b.result));
       out.push_back(buf);
     }
-    auto shape_error = [&](const std::string& what) {
-      return Status::Error("bundle '" + what + "' has " + std::to_string(in.size()) + " operands and " +
+    auto shape_error = [&](const char* what) {
+      return Status::Error(std::string("bundle '") + what + "' has " + std::to_string(in.size()) + " operands and " +
                            std::to_string(out.size()) + " results, which its kernel does not take");
     };
-    if (b.opcode == Opcode::kBatchNormTraining) {
-      if (in.size() != 3 || out.size() != 3) return shape_error("batch-norm-training");
-      return KernelBatchNormTraining(b, in[0], in[1], in[2], out[0], out[1], out[2]);
+    switch (s.custom_call) {
+      case CustomCallKind::kNone:
+        if (in.size() != 3 || out.size() != 3) return shape_error("batch-norm-training");
+        return KernelBatchNormTraining(s, in[0], in[1], in[2], out[0], out[1], out[2]);
+      case CustomCallKind::kUniformQuantize: case CustomCallKind::kUniformDequantize:
+        if (in.size() != 1 || out.size() != 1) return shape_error("uniform quantize");
+        return KernelUniformQuantize(s, in[0], out[0], s.custom_call == CustomCallKind::kUniformQuantize);
+      case CustomCallKind::kQuantizeMx:
+        if (in.size() != 1 || out.size() != 2) return shape_error("QuantizeMX");
+        return KernelQuantizeMx(s, in[0], out[0], out[1]);
+      case CustomCallKind::kScaledMatmul:
+        if (in.size() != 4 || out.size() != 1) return shape_error("ScaledMatmul");
+        return KernelScaledMatmul(s, in[0], in[1], in[2], in[3], out[0]);
     }
-    const AttrRecord* target = b.Find(AttrId::kCustomCallTarget);
-    std::string_view name = target ? target->text : std::string_view();
-    if (name == kUniformQuantizeTarget || name == kUniformDequantizeTarget) {
-      if (in.size() != 1 || out.size() != 1) return shape_error(std::string(name));
-      return KernelUniformQuantize(b, in[0], out[0], name == kUniformQuantizeTarget);
-    }
-    if (name == kQuantizeMxTarget) {
-      if (in.size() != 1 || out.size() != 2) return shape_error(std::string(name));
-      return KernelQuantizeMx(b, in[0], out[0], out[1]);
-    }
-    if (name == kScaledMatmulTarget) {
-      if (in.size() != 4 || out.size() != 1) return shape_error(std::string(name));
-      return KernelScaledMatmul(b, in[0], in[1], in[2], in[3], out[0]);
-    }
-    return Status::Error("the interpreter does not know custom_call_target \"" + std::string(name) + "\"");
+    return Status::Error("bundle has an unknown custom call kind");
   }
 
   // ---- called computations -------------------------------------------------------------
@@ -289,8 +369,9 @@ class Machine {
   // to the caller's values; HLO has no recursion, and a file that asks for it (or nests calls
   // absurdly deep) is rejected rather than allowed to corrupt a running frame.
 
-  Result<const ComputationRecord*> Callee(const BundleRecord& b, AttrId id, size_t index = 0) {
-    const AttrRecord* a = b.Find(id);
+  Result<const ComputationRecord*> Callee(const Step& s, AttrId id, size_t index = 0) {
+    const BundleRecord& b = *s.bundle;
+    const AttrRecord* a = s.Find(id);
     if (!a || index >= a->computations.size())
       return Status::Error("bundle '" + std::string(OpcodeName(b.opcode)) + "' has no " + std::string(AttrName(id)) + " computation");
     return &p_.computations[a->computations[index]];
@@ -337,18 +418,20 @@ class Machine {
     return Enter(f, CalleeBase(b));
   }
 
-  Status RunCall(const BundleRecord& b, AttrId computation) {
-    NHLO_ASSIGN_OR_RETURN(const ComputationRecord* f, Callee(b, computation));
+  Status RunCall(const Step& s, AttrId computation) {
+    const BundleRecord& b = *s.bundle;
+    NHLO_ASSIGN_OR_RETURN(const ComputationRecord* f, Callee(s, computation));
     NHLO_TRY(CallWithBuffers(b, *f, b.operands));
     return CopyTreeFrom(*f, f->root, b.result);
   }
 
   // The loop state lives in the result buffer: it starts as the operand, each condition and
   // body run reads it through their parameter, and the body's root is copied back into it.
-  Status RunWhile(const BundleRecord& b) {
+  Status RunWhile(const Step& s) {
+    const BundleRecord& b = *s.bundle;
     NHLO_TRY(Arity(b, 1));
-    NHLO_ASSIGN_OR_RETURN(const ComputationRecord* cond, Callee(b, AttrId::kCondition));
-    NHLO_ASSIGN_OR_RETURN(const ComputationRecord* body, Callee(b, AttrId::kBody));
+    NHLO_ASSIGN_OR_RETURN(const ComputationRecord* cond, Callee(s, AttrId::kCondition));
+    NHLO_ASSIGN_OR_RETURN(const ComputationRecord* body, Callee(s, AttrId::kBody));
     if (cond->params.size() != 1 || body->params.size() != 1) return Status::Error("while computations take one parameter");
     const BufferRecord& pred = cond->buffers[cond->root];
     if (pred.type != PrimitiveType::kPred || pred.size != 1) return Status::Error("while condition must return pred[]");
@@ -365,7 +448,8 @@ class Machine {
     return OkStatus();
   }
 
-  Status RunConditional(const BundleRecord& b) {
+  Status RunConditional(const Step& s) {
+    const BundleRecord& b = *s.bundle;
     if (b.operands.empty()) return Status::Error("conditional needs a selector");
     const BufferRecord& sel = B(b.operands[0]);
     if (!ptr_[b.operands[0]] || sel.size == 0) return Status::Error("conditional selector is unbound");
@@ -373,15 +457,15 @@ class Machine {
     const ComputationRecord* f;
     if (sel.type == PrimitiveType::kPred) {
       branch = ptr_[b.operands[0]][0] ? 0 : 1;
-      NHLO_ASSIGN_OR_RETURN(f, Callee(b, branch == 0 ? AttrId::kTrueComputation : AttrId::kFalseComputation));
+      NHLO_ASSIGN_OR_RETURN(f, Callee(s, branch == 0 ? AttrId::kTrueComputation : AttrId::kFalseComputation));
     } else if (sel.type == PrimitiveType::kS32) {
-      const AttrRecord* list = b.Find(AttrId::kBranchComputations);
+      const AttrRecord* list = s.Find(AttrId::kBranchComputations);
       if (!list || list->computations.empty()) return Status::Error("conditional has no branch_computations");
       int32_t index;
       std::memcpy(&index, ptr_[b.operands[0]], 4);
       // XLA: an out-of-range index runs the last branch.
       branch = index < 0 || static_cast<size_t>(index) >= list->computations.size() ? list->computations.size() - 1 : static_cast<size_t>(index);
-      NHLO_ASSIGN_OR_RETURN(f, Callee(b, AttrId::kBranchComputations, branch));
+      NHLO_ASSIGN_OR_RETURN(f, Callee(s, AttrId::kBranchComputations, branch));
     } else {
       return Status::Error("conditional selector must be pred or s32");
     }
@@ -421,11 +505,12 @@ class Machine {
 
   // reduce(inputs..., inits...): for each result element, the reducer folds the inputs'
   // elements along the reduced dimensions in row-major order, starting from the inits.
-  Status RunReduce(const BundleRecord& b) {
+  Status RunReduce(const Step& s) {
+    const BundleRecord& b = *s.bundle;
     size_t n = b.operands.size() / 2;
     if (n == 0 || b.operands.size() != 2 * n) return Status::Error("reduce needs inputs and as many init values");
-    NHLO_ASSIGN_OR_RETURN(const ComputationRecord* f, Callee(b, AttrId::kToApply));
-    const AttrRecord* dims_attr = b.Find(AttrId::kDimensions);
+    NHLO_ASSIGN_OR_RETURN(const ComputationRecord* f, Callee(s, AttrId::kToApply));
+    const AttrRecord* dims_attr = s.Find(AttrId::kDimensions);
     if (!dims_attr || f->params.size() != 2 * n) return Status::Error("reduce needs dimensions and a reducer of " + std::to_string(2 * n) + " parameters");
     NHLO_ASSIGN_OR_RETURN(std::vector<Buf> in, OperandArrays(b, 0, n));
     NHLO_ASSIGN_OR_RETURN(std::vector<Buf> init, OperandArrays(b, n, n));
@@ -501,8 +586,9 @@ class Machine {
     return static_cast<const uint8_t*>(P(f, f.root));
   }
 
-  Status RunMap(const BundleRecord& b) {
-    NHLO_ASSIGN_OR_RETURN(const ComputationRecord* f, Callee(b, AttrId::kToApply));
+  Status RunMap(const Step& s) {
+    const BundleRecord& b = *s.bundle;
+    NHLO_ASSIGN_OR_RETURN(const ComputationRecord* f, Callee(s, AttrId::kToApply));
     NHLO_ASSIGN_OR_RETURN(Buf out, Array(b.result));
     std::vector<Buf> in;
     for (uint32_t o : b.operands) {
@@ -529,9 +615,10 @@ class Machine {
 
   // sort(operands...) along one dimension with a comparator of 2N scalars (lhs_0, rhs_0, ...);
   // stable, which also satisfies is_stable=false.
-  Status RunSort(const BundleRecord& b) {
-    NHLO_ASSIGN_OR_RETURN(const ComputationRecord* f, Callee(b, AttrId::kToApply));
-    const AttrRecord* dims = b.Find(AttrId::kDimensions);
+  Status RunSort(const Step& s) {
+    const BundleRecord& b = *s.bundle;
+    NHLO_ASSIGN_OR_RETURN(const ComputationRecord* f, Callee(s, AttrId::kToApply));
+    const AttrRecord* dims = s.Find(AttrId::kDimensions);
     size_t n = b.operands.size();
     if (n == 0 || !dims || dims->ints.size() != 1) return Status::Error("sort needs operands and one dimension");
     NHLO_ASSIGN_OR_RETURN(std::vector<Buf> in, OperandArrays(b, 0, n));
@@ -578,16 +665,17 @@ class Machine {
 
   // reduce-window(inputs..., inits...) with window={size stride pad lhs_dilate rhs_dilate}:
   // each output element folds the window's in-range, non-hole input elements into the inits.
-  Status RunReduceWindow(const BundleRecord& b) {
+  Status RunReduceWindow(const Step& s) {
+    const BundleRecord& b = *s.bundle;
     size_t n = b.operands.size() / 2;
     if (n == 0 || b.operands.size() != 2 * n) return Status::Error("reduce-window needs inputs and as many init values");
-    NHLO_ASSIGN_OR_RETURN(const ComputationRecord* f, Callee(b, AttrId::kToApply));
+    NHLO_ASSIGN_OR_RETURN(const ComputationRecord* f, Callee(s, AttrId::kToApply));
     NHLO_ASSIGN_OR_RETURN(std::vector<Buf> in, OperandArrays(b, 0, n));
     NHLO_ASSIGN_OR_RETURN(std::vector<Buf> init, OperandArrays(b, n, n));
     NHLO_ASSIGN_OR_RETURN(std::vector<Buf> out, ResultLeaves(b, n, "reduce-window"));
     const std::vector<int64_t>& shape = Dims(in[0]);
     std::vector<WindowDim> window;
-    if (const AttrRecord* w = b.Find(AttrId::kWindow)) {
+    if (const AttrRecord* w = s.Find(AttrId::kWindow)) {
       window = w->window;
     }
     if (window.empty()) window.assign(shape.size(), WindowDim{});
@@ -651,15 +739,16 @@ class Machine {
   // scatter(inputs..., indices, updates...): the result starts as the inputs; each update
   // element is combined with the result element it lands on by the to_apply computation. A
   // window that does not fit in the operand is skipped, as XLA's evaluator does.
-  Status RunScatter(const BundleRecord& b) {
+  Status RunScatter(const Step& s) {
+    const BundleRecord& b = *s.bundle;
     size_t n = (b.operands.size() - 1) / 2;
     if (n == 0 || b.operands.size() != 2 * n + 1) return Status::Error("scatter takes inputs, indices and as many updates");
-    NHLO_ASSIGN_OR_RETURN(const ComputationRecord* f, Callee(b, AttrId::kToApply));
-    const auto* window_dims = IntList(b, AttrId::kUpdateWindowDims);
-    const auto* inserted = IntList(b, AttrId::kInsertedWindowDims);
-    const auto* to_operand = IntList(b, AttrId::kScatterDimsToOperandDims);
-    const AttrRecord* ivd_attr = b.Find(AttrId::kIndexVectorDim);
-    const auto* batching = IntList(b, AttrId::kInputBatchingDims);
+    NHLO_ASSIGN_OR_RETURN(const ComputationRecord* f, Callee(s, AttrId::kToApply));
+    const auto* window_dims = IntList(s, AttrId::kUpdateWindowDims);
+    const auto* inserted = IntList(s, AttrId::kInsertedWindowDims);
+    const auto* to_operand = IntList(s, AttrId::kScatterDimsToOperandDims);
+    const AttrRecord* ivd_attr = s.Find(AttrId::kIndexVectorDim);
+    const auto* batching = IntList(s, AttrId::kInputBatchingDims);
     if (!window_dims || !inserted || !to_operand || !ivd_attr) return Status::Error("bundle 'scatter' is missing dimension numbers");
     if (batching && !batching->empty()) return Status::Error("the interpreter does not implement scatter with batching dimensions yet");
     NHLO_ASSIGN_OR_RETURN(std::vector<Buf> in, OperandArrays(b, 0, n));
@@ -743,6 +832,7 @@ class Machine {
   std::vector<std::vector<uint8_t*>> ptrs_;   // per computation: where each buffer's bytes are
   std::vector<std::vector<uint32_t>> temps_;  // per computation: its temp buffers
   std::vector<std::vector<std::string>> constants_;  // per computation: unpacked constants
+  std::vector<std::vector<Step>> steps_;      // per computation: its bundles lowered
   const ComputationRecord* cur_ = nullptr;    // the running computation
   uint8_t** ptr_ = nullptr;                   // its pointer table
   uint8_t* base_ = nullptr;                   // its frame

@@ -5,12 +5,53 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "codegen/bundle_format.h"
+#include "interp/op_table.h"
 #include "support/status.h"
+#include "types/custom_call_configs.h"
 
 namespace nhlo {
+
+/// The custom calls the interpreter runs, told apart once at load.
+enum class CustomCallKind : uint8_t { kNone, kUniformQuantize, kUniformDequantize, kQuantizeMx, kScaledMatmul };
+
+/// A bundle lowered for execution, once, when the program is loaded: its record, its
+/// attributes by id in O(1), the computations it calls and its custom call's decoded config.
+/// Kernels read attributes through Find and never search or parse.
+struct Step {
+  const BundleRecord* bundle = nullptr;
+  OpFamily family = OpFamily::kNotExecutable;
+  uint8_t attr_slot[kAttrCount];  // index into bundle->attrs, kNoAttr when absent
+  static constexpr uint8_t kNoAttr = 0xff;
+  CustomCallKind custom_call = CustomCallKind::kNone;
+  /// The decoded backend_config of a custom call the interpreter knows (null otherwise); kept
+  /// out of line so a step stays small.
+  struct Configs {
+    UniformQuantConfig uniform_quant;  // kUniformQuantize / kUniformDequantize
+    QuantizeMxConfig quantize_mx;      // kQuantizeMx
+    ScaledMatmulConfig scaled_matmul;  // kScaledMatmul
+  };
+  std::unique_ptr<const Configs> config;
+
+  const AttrRecord* Find(AttrId id) const {
+    uint8_t slot = attr_slot[static_cast<int>(id)];
+    return slot == kNoAttr ? nullptr : &bundle->attrs[slot];
+  }
+  Opcode opcode() const { return bundle->opcode; }
+};
+
+/// A step for `bundle` with its attribute slots filled (no custom call decoded).
+inline Step StepFor(const BundleRecord& bundle) {
+  Step s;
+  s.bundle = &bundle;
+  for (uint8_t& slot : s.attr_slot) slot = Step::kNoAttr;
+  for (size_t i = 0; i < bundle.attrs.size() && i < Step::kNoAttr; ++i)
+    s.attr_slot[static_cast<int>(bundle.attrs[i].id)] = static_cast<uint8_t>(i);
+  return s;
+}
 
 /// One operand or result: its buffer record and its bytes.
 struct Buf {
@@ -23,43 +64,43 @@ struct Buf {
 
 Status KernelUnary(Opcode op, const Buf& in, const Buf& out);
 Status KernelBinary(Opcode op, const Buf& a, const Buf& b, const Buf& out);
-Status KernelCompare(const BundleRecord& bundle, const Buf& a, const Buf& b, const Buf& out);
+Status KernelCompare(const Step& bundle, const Buf& a, const Buf& b, const Buf& out);
 Status KernelSelect(const Buf& pred, const Buf& on_true, const Buf& on_false, const Buf& out);
 Status KernelClamp(const Buf& lo, const Buf& x, const Buf& hi, const Buf& out);
 Status KernelConvert(const Buf& in, const Buf& out);
 Status KernelBitcastConvert(const Buf& in, const Buf& out);
 
-Status KernelBroadcast(const BundleRecord& bundle, const Buf& in, const Buf& out);
+Status KernelBroadcast(const Step& bundle, const Buf& in, const Buf& out);
 Status KernelReshape(const Buf& in, const Buf& out);
-Status KernelTranspose(const BundleRecord& bundle, const Buf& in, const Buf& out);
-Status KernelIota(const BundleRecord& bundle, const Buf& out);
-Status KernelSlice(const BundleRecord& bundle, const Buf& in, const Buf& out);
-Status KernelConcatenate(const BundleRecord& bundle, const std::vector<Buf>& ins, const Buf& out);
-Status KernelPad(const BundleRecord& bundle, const Buf& in, const Buf& value, const Buf& out);
-Status KernelReverse(const BundleRecord& bundle, const Buf& in, const Buf& out);
+Status KernelTranspose(const Step& bundle, const Buf& in, const Buf& out);
+Status KernelIota(const Step& bundle, const Buf& out);
+Status KernelSlice(const Step& bundle, const Buf& in, const Buf& out);
+Status KernelConcatenate(const Step& bundle, const std::vector<Buf>& ins, const Buf& out);
+Status KernelPad(const Step& bundle, const Buf& in, const Buf& value, const Buf& out);
+Status KernelReverse(const Step& bundle, const Buf& in, const Buf& out);
 /// dynamic-slice(operand, starts...) and dynamic-update-slice(operand, update, starts...).
 Status KernelDynamicSlice(const std::vector<Buf>& ops, const Buf& out);
 Status KernelDynamicUpdateSlice(const std::vector<Buf>& ops, const Buf& out);
-Status KernelDot(const BundleRecord& bundle, const Buf& lhs, const Buf& rhs, const Buf& out);
-Status KernelGather(const BundleRecord& bundle, const Buf& operand, const Buf& indices, const Buf& out);
-Status KernelConvolution(const BundleRecord& bundle, const Buf& lhs, const Buf& rhs, const Buf& out);
+Status KernelDot(const Step& bundle, const Buf& lhs, const Buf& rhs, const Buf& out);
+Status KernelGather(const Step& bundle, const Buf& operand, const Buf& indices, const Buf& out);
+Status KernelConvolution(const Step& bundle, const Buf& lhs, const Buf& rhs, const Buf& out);
 
-Status KernelBatchNormTraining(const BundleRecord& bundle, const Buf& x, const Buf& scale, const Buf& offset,
+Status KernelBatchNormTraining(const Step& bundle, const Buf& x, const Buf& scale, const Buf& offset,
                                const Buf& out, const Buf& mean, const Buf& var);
 /// uniform_quantize (quantize = true) and uniform_dequantize custom calls.
-Status KernelUniformQuantize(const BundleRecord& bundle, const Buf& x, const Buf& out, bool quantize);
-Status KernelQuantizeMx(const BundleRecord& bundle, const Buf& x, const Buf& data, const Buf& scales);
+Status KernelUniformQuantize(const Step& bundle, const Buf& x, const Buf& out, bool quantize);
+Status KernelQuantizeMx(const Step& bundle, const Buf& x, const Buf& data, const Buf& scales);
 /// scaled-dot(lhs, rhs, lhs_scale, rhs_scale), XLA's operand order.
-Status KernelScaledDot(const BundleRecord& bundle, const Buf& lhs, const Buf& rhs, const Buf& lhs_scale, const Buf& rhs_scale,
+Status KernelScaledDot(const Step& bundle, const Buf& lhs, const Buf& rhs, const Buf& lhs_scale, const Buf& rhs_scale,
                        const Buf& out);
-Status KernelScaledMatmul(const BundleRecord& bundle, const Buf& lhs, const Buf& rhs, const Buf& lhs_scale, const Buf& rhs_scale,
+Status KernelScaledMatmul(const Step& bundle, const Buf& lhs, const Buf& rhs, const Buf& lhs_scale, const Buf& rhs_scale,
                           const Buf& out);
 
 /// Dims of a buffer record as a vector (helper shared by the kernel files).
 inline const std::vector<int64_t>& Dims(const Buf& b) { return b.rec->dims; }
 
-/// The integer list attribute `id` of a bundle, or null when absent (or not a plain list).
-inline const std::vector<int64_t>* IntList(const BundleRecord& b, AttrId id) {
+/// The integer list attribute `id` of a step, or null when absent (or not a plain list).
+inline const std::vector<int64_t>* IntList(const Step& b, AttrId id) {
   const AttrRecord* a = b.Find(id);
   return a && a->kind == AttrKind::IntList ? &a->ints : nullptr;
 }

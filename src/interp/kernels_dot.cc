@@ -11,7 +11,7 @@
 namespace nhlo {
 namespace {
 
-const std::vector<int64_t>& ListOr(const BundleRecord& b, AttrId id, const std::vector<int64_t>& empty) {
+const std::vector<int64_t>& ListOr(const Step& b, AttrId id, const std::vector<int64_t>& empty) {
   const AttrRecord* a = b.Find(id);
   return a && a->kind == AttrKind::IntList ? a->ints : empty;
 }
@@ -40,7 +40,7 @@ std::vector<C> Gather(const Buf& buf, const std::vector<int64_t>& order, Load&& 
 
 }  // namespace
 
-Status KernelDot(const BundleRecord& bundle, const Buf& lhs, const Buf& rhs, const Buf& out) {
+Status KernelDot(const Step& bundle, const Buf& lhs, const Buf& rhs, const Buf& out) {
   static const std::vector<int64_t> kEmpty;
   const auto& lb = ListOr(bundle, AttrId::kLhsBatchDims, kEmpty);
   const auto& lc = ListOr(bundle, AttrId::kLhsContractingDims, kEmpty);

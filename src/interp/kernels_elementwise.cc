@@ -238,7 +238,7 @@ Status KernelBinary(Opcode op, const Buf& a, const Buf& b, const Buf& out) {
   });
 }
 
-Status KernelCompare(const BundleRecord& bundle, const Buf& a, const Buf& b, const Buf& out) {
+Status KernelCompare(const Step& bundle, const Buf& a, const Buf& b, const Buf& out) {
   NHLO_TRY(CheckSameCount(Opcode::kCompare, {&a, &b, &out}));
   if (a.type() != b.type() || out.type() != PrimitiveType::kPred)
     return Status::Error("bundle 'compare' has mismatched operand or result types");

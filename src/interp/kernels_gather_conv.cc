@@ -16,7 +16,7 @@ bool Contains(const std::vector<int64_t>& v, int64_t x) { return std::find(v.beg
 
 }  // namespace
 
-Status KernelGather(const BundleRecord& b, const Buf& operand, const Buf& indices, const Buf& out) {
+Status KernelGather(const Step& b, const Buf& operand, const Buf& indices, const Buf& out) {
   static const std::vector<int64_t> kNone;
   const auto* offset_dims = IntList(b, AttrId::kOffsetDims);
   const auto* collapsed = IntList(b, AttrId::kCollapsedSliceDims);
@@ -78,7 +78,7 @@ Status KernelGather(const BundleRecord& b, const Buf& operand, const Buf& indice
   return OkStatus();
 }
 
-Status KernelConvolution(const BundleRecord& b, const Buf& lhs, const Buf& rhs, const Buf& out) {
+Status KernelConvolution(const Step& b, const Buf& lhs, const Buf& rhs, const Buf& out) {
   const AttrRecord* labels_attr = b.Find(AttrId::kDimLabels);
   if (!labels_attr) return Status::Error("bundle 'convolution' has no dim_labels");
   const ConvDimLabels& l = labels_attr->dim_labels;

@@ -36,7 +36,7 @@ Status NeedFloat(const Buf& b, const char* what) {
 
 }  // namespace
 
-Status KernelBatchNormTraining(const BundleRecord& bundle, const Buf& x, const Buf& scale, const Buf& offset,
+Status KernelBatchNormTraining(const Step& bundle, const Buf& x, const Buf& scale, const Buf& offset,
                                const Buf& out, const Buf& mean, const Buf& var) {
   const AttrRecord* eps = bundle.Find(AttrId::kEpsilon);
   const AttrRecord* fi = bundle.Find(AttrId::kFeatureIndex);
@@ -85,10 +85,8 @@ Status KernelBatchNormTraining(const BundleRecord& bundle, const Buf& x, const B
   });
 }
 
-Status KernelUniformQuantize(const BundleRecord& bundle, const Buf& x, const Buf& out, bool quantize) {
-  const AttrRecord* cfg = bundle.Find(AttrId::kBackendConfig);
-  if (!cfg) return Status::Error("uniform quantize custom call has no backend_config");
-  NHLO_ASSIGN_OR_RETURN(UniformQuantConfig c, ParseUniformQuantConfig(cfg->text));
+Status KernelUniformQuantize(const Step& bundle, const Buf& x, const Buf& out, bool quantize) {
+  const UniformQuantConfig& c = bundle.config->uniform_quant;
   const Buf& real = quantize ? x : out;
   const Buf& stored = quantize ? out : x;
   if (real.count() != stored.count() || real.type() != c.expressed_type || stored.type() != c.storage_type)
@@ -128,10 +126,8 @@ Status KernelUniformQuantize(const BundleRecord& bundle, const Buf& x, const Buf
   });
 }
 
-Status KernelQuantizeMx(const BundleRecord& bundle, const Buf& x, const Buf& data, const Buf& scales) {
-  const AttrRecord* cfg = bundle.Find(AttrId::kBackendConfig);
-  if (!cfg) return Status::Error("QuantizeMX custom call has no backend_config");
-  NHLO_ASSIGN_OR_RETURN(QuantizeMxConfig c, ParseQuantizeMxConfig(cfg->text));
+Status KernelQuantizeMx(const Step& bundle, const Buf& x, const Buf& data, const Buf& scales) {
+  const QuantizeMxConfig& c = bundle.config->quantize_mx;
   if (c.dim < 0 || c.dim >= static_cast<int64_t>(x.rank())) return Status::Error("QuantizeMX dim is out of range");
   NHLO_TRY(NeedFloat(x, "QuantizeMX"));
   bool packed = data.type() == PrimitiveType::kU32;
@@ -193,7 +189,7 @@ std::vector<float> DequantizeOperand(PrimitiveType element, const uint8_t* codes
 }
 
 Status DotOfValues(std::vector<float>& lhs, const std::vector<int64_t>& lhs_dims, std::vector<float>& rhs,
-                   const std::vector<int64_t>& rhs_dims, const BundleRecord& dnums, const Buf& out) {
+                   const std::vector<int64_t>& rhs_dims, const Step& dnums, const Buf& out) {
   BufferRecord lrec, rrec;
   lrec.type = rrec.type = PrimitiveType::kF32;
   lrec.dims = lhs_dims;
@@ -216,7 +212,7 @@ AttrRecord ListAttr(AttrId id, const std::vector<int64_t>& v) {
 // scaled-dot(lhs, rhs, lhs_scale, rhs_scale) (XLA's operand order): each operand dequantized
 // with its block scales (block = contracting size / scale contracting size), then an
 // f32-accumulated dot.
-Status KernelScaledDot(const BundleRecord& bundle, const Buf& lhs, const Buf& rhs, const Buf& lhs_scale, const Buf& rhs_scale,
+Status KernelScaledDot(const Step& bundle, const Buf& lhs, const Buf& rhs, const Buf& lhs_scale, const Buf& rhs_scale,
                        const Buf& out) {
   const AttrRecord* lc = bundle.Find(AttrId::kLhsContractingDims);
   const AttrRecord* rc = bundle.Find(AttrId::kRhsContractingDims);
@@ -242,11 +238,9 @@ Status KernelScaledDot(const BundleRecord& bundle, const Buf& lhs, const Buf& rh
 
 // ScaledMatmul(lhs_u32, rhs_u32, lhs_scale, rhs_scale): unpack four lanes per u32 along the
 // contracting dimension, then exactly the scaled-dot computation.
-Status KernelScaledMatmul(const BundleRecord& bundle, const Buf& lhs, const Buf& rhs, const Buf& lhs_scale, const Buf& rhs_scale,
+Status KernelScaledMatmul(const Step& bundle, const Buf& lhs, const Buf& rhs, const Buf& lhs_scale, const Buf& rhs_scale,
                           const Buf& out) {
-  const AttrRecord* cfg = bundle.Find(AttrId::kBackendConfig);
-  if (!cfg) return Status::Error("ScaledMatmul custom call has no backend_config");
-  NHLO_ASSIGN_OR_RETURN(ScaledMatmulConfig c, ParseScaledMatmulConfig(cfg->text));
+  const ScaledMatmulConfig& c = bundle.config->scaled_matmul;
   if (c.lhs_contracting.size() != 1 || c.rhs_contracting.size() != 1) return Status::Error("ScaledMatmul needs one contracting dimension per side");
   std::vector<float> values[2];
   std::vector<int64_t> logical[2];
@@ -283,7 +277,7 @@ Status KernelScaledMatmul(const BundleRecord& bundle, const Buf& lhs, const Buf&
   BundleRecord dnums;
   dnums.attrs = {ListAttr(AttrId::kLhsBatchDims, c.lhs_batch), ListAttr(AttrId::kLhsContractingDims, c.lhs_contracting),
                  ListAttr(AttrId::kRhsBatchDims, c.rhs_batch), ListAttr(AttrId::kRhsContractingDims, c.rhs_contracting)};
-  return DotOfValues(values[0], logical[0], values[1], logical[1], dnums, out);
+  return DotOfValues(values[0], logical[0], values[1], logical[1], StepFor(dnums), out);
 }
 
 }  // namespace nhlo

@@ -10,7 +10,7 @@
 
 namespace nhlo {
 
-Status KernelBroadcast(const BundleRecord& bundle, const Buf& in, const Buf& out) {
+Status KernelBroadcast(const Step& bundle, const Buf& in, const Buf& out) {
   if (in.type() != out.type()) return Status::Error("bundle 'broadcast' changes the element type");
   std::vector<int64_t> map;
   if (const auto* dims = IntList(bundle, AttrId::kDimensions)) map = *dims;
@@ -40,7 +40,7 @@ Status KernelReshape(const Buf& in, const Buf& out) {
   return OkStatus();
 }
 
-Status KernelTranspose(const BundleRecord& bundle, const Buf& in, const Buf& out) {
+Status KernelTranspose(const Step& bundle, const Buf& in, const Buf& out) {
   const auto* perm = IntList(bundle, AttrId::kDimensions);
   if (!perm || perm->size() != in.rank() || in.rank() != out.rank() || in.type() != out.type())
     return Status::Error("bundle 'transpose' has an invalid permutation");
@@ -61,7 +61,7 @@ Status KernelTranspose(const BundleRecord& bundle, const Buf& in, const Buf& out
   return OkStatus();
 }
 
-Status KernelIota(const BundleRecord& bundle, const Buf& out) {
+Status KernelIota(const Step& bundle, const Buf& out) {
   const AttrRecord* dim = bundle.Find(AttrId::kIotaDimension);
   if (!dim || dim->i < 0 || dim->i >= static_cast<int64_t>(out.rank()))
     return Status::Error("bundle 'iota' has an invalid iota_dimension");
@@ -75,7 +75,7 @@ Status KernelIota(const BundleRecord& bundle, const Buf& out) {
 }
 
 
-Status KernelSlice(const BundleRecord& bundle, const Buf& in, const Buf& out) {
+Status KernelSlice(const Step& bundle, const Buf& in, const Buf& out) {
   const AttrRecord* a = bundle.Find(AttrId::kSlice);
   if (!a) return Status::Error("bundle 'slice' has no slice attribute");
   const std::vector<SliceDim>& ranges = a->slices;
@@ -97,7 +97,7 @@ Status KernelSlice(const BundleRecord& bundle, const Buf& in, const Buf& out) {
   return OkStatus();
 }
 
-Status KernelConcatenate(const BundleRecord& bundle, const std::vector<Buf>& ins, const Buf& out) {
+Status KernelConcatenate(const Step& bundle, const std::vector<Buf>& ins, const Buf& out) {
   const auto* dims = IntList(bundle, AttrId::kDimensions);
   if (!dims || dims->size() != 1 || ins.empty()) return Status::Error("bundle 'concatenate' needs one dimension");
   int64_t axis = (*dims)[0];
@@ -126,7 +126,7 @@ Status KernelConcatenate(const BundleRecord& bundle, const std::vector<Buf>& ins
   return OkStatus();
 }
 
-Status KernelPad(const BundleRecord& bundle, const Buf& in, const Buf& value, const Buf& out) {
+Status KernelPad(const Step& bundle, const Buf& in, const Buf& value, const Buf& out) {
   const AttrRecord* a = bundle.Find(AttrId::kPadding);
   if (!a) return Status::Error("bundle 'pad' has no padding attribute");
   const std::vector<PaddingDim>& pads = a->padding;
@@ -153,7 +153,7 @@ Status KernelPad(const BundleRecord& bundle, const Buf& in, const Buf& value, co
   return OkStatus();
 }
 
-Status KernelReverse(const BundleRecord& bundle, const Buf& in, const Buf& out) {
+Status KernelReverse(const Step& bundle, const Buf& in, const Buf& out) {
   const auto* dims = IntList(bundle, AttrId::kDimensions);
   if (!dims || in.type() != out.type() || Dims(in) != Dims(out)) return Status::Error("bundle 'reverse' does not match its operand");
   std::vector<bool> flip(in.rank(), false);

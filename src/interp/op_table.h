@@ -1,0 +1,30 @@
+// SPDX-License-Identifier: Apache-2.0
+// How the interpreter executes each opcode: the family of step that runs it, or why it cannot.
+// One exhaustive switch over Opcode (no default: a new opcode without a row here does not
+// compile), read once per bundle when a program is loaded.
+#pragma once
+
+#include <string_view>
+
+#include "types/opcode.h"
+
+namespace nhlo {
+
+/// The kinds of step the interpreter has; each names one routine of the executor.
+enum class OpFamily : uint8_t {
+  kNotExecutable,
+  kBound,  // parameter, constant: bound before the run
+  kTuple, kGetTupleElement, kCopy, kTupleResult, kCall, kFusion, kWhile, kConditional, kReduce, kMap, kScatter,
+  kSort, kReduceWindow, kUnary, kBinary, kCompare, kSelect, kClamp, kConvert, kBitcastConvert, kBroadcast, kReshape,
+  kTranspose, kIota, kSlice, kConcatenate, kPad, kReverse, kDynamicSlice, kDynamicUpdateSlice, kDot, kGather,
+  kConvolution, kScaledDot,
+};
+
+struct OpExecution {
+  OpFamily family = OpFamily::kNotExecutable;
+  std::string_view not_executable;  // why, for kNotExecutable
+};
+
+OpExecution ExecutionOf(Opcode op);
+
+}  // namespace nhlo
