@@ -12,6 +12,7 @@
 #include "ir/verifier.h"
 #include "parser/lexer.h"
 #include "parser/parser.h"
+#include "support/text_scan.h"
 
 using namespace nhlo;
 
@@ -48,6 +49,34 @@ TEST_CASE("lexer classifies numbers, dim labels, padding and names") {
   CHECK(Kinds("/* c */ x // rest\n y") == std::vector<Tok>{Tok::kIdent, Tok::kIdent});
   CHECK(Kinds("x /* open") == std::vector<Tok>{Tok::kIdent, Tok::kError});
   CHECK(Kinds("\"a\\\"b\" 'c'") == std::vector<Tok>{Tok::kString, Tok::kString});
+}
+
+TEST_CASE("the printer's lexical questions (support/text_scan.h) answer as the lexer reads") {
+  // ScansAsOneIdentifier must agree with a Lexer on every word, hand-picked and random.
+  auto lexes_as_one_ident = [](std::string_view text) {
+    Lexer lex(text);
+    Token t = lex.Next();
+    return t.kind == Tok::kIdent && t.text == text && lex.Next().kind == Tok::kEof;
+  };
+  std::vector<std::string> words = {"jit_f", "a.1", "x-y", "_", "nan", "nana", "inf", "-x", ".a", "2", "a b", "a:",
+                                    "a=", "b01f_01io->b01f", "bf_io", "f32", "%a", "a/*b*/", "", "a\n", "x\x01"};
+  std::mt19937 rng(7);
+  const char alphabet[] = "abfn_.-09 :=/*%>\n";
+  for (int i = 0; i < 5000; ++i) {
+    std::string w;
+    for (size_t n = 1 + rng() % 6; n > 0; --n) w += alphabet[rng() % (sizeof(alphabet) - 1)];
+    words.push_back(w);
+  }
+  for (const std::string& w : words) CHECK_MESSAGE(ScansAsOneIdentifier(w) == lexes_as_one_ident(w), w);
+  // A raw block is verbatim when the lexer reads it whole and sees nothing to fold.
+  CHECK(IsVerbatimRawBlock("{\"a\": {\"b\": \"}\"}}"));
+  CHECK(IsVerbatimRawBlock("{a='}' b=1}"));
+  CHECK(!IsVerbatimRawBlock("{a=1}}"));
+  CHECK(!IsVerbatimRawBlock("{a=1\n}"));
+  CHECK(!IsVerbatimRawBlock("{a=1  b=2}"));
+  CHECK(!IsVerbatimRawBlock("{a=1 /* c */}"));
+  CHECK(!IsVerbatimRawBlock(std::string_view("{\"a\0\"}", 6)));
+  CHECK(!IsVerbatimRawBlock("{\"a}"));
 }
 
 TEST_CASE("diagnostics carry 1-based line and column and the source line") {

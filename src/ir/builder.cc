@@ -7,7 +7,7 @@
 #include <unordered_set>
 
 #include "ir/literal.h"
-#include "parser/parser.h"
+#include "support/escape.h"
 
 namespace nhlo {
 

@@ -4,31 +4,11 @@
 #include <charconv>
 
 #include "ir/literal.h"
-#include "parser/lexer.h"
-#include "parser/parser.h"
+#include "support/escape.h"
+#include "support/text_scan.h"
 
 namespace nhlo {
 namespace {
-
-// A backend_config string that is itself one balanced {...} block prints raw, as XLA does —
-// unless the parser would fold its whitespace or comments when reading it back (a line break
-// outside quotes, say), or it holds a NUL byte (an escaped \0, which the reader rejects in raw
-// text); then it stays a quoted string, so printing round-trips exactly.
-bool LooksLikeJsonObject(std::string_view text) {
-  if (text.size() < 2 || text.front() != '{' || text.back() != '}') return false;
-  if (text.find('\0') != std::string_view::npos) return false;
-  Lexer lex(text);
-  Token t = lex.RawBraceBlock();
-  return t.kind == Tok::kString && t.text.size() == text.size() && !lex.last_block_needs_fold();
-}
-
-// XLA prints the module name bare. A name only `%name` can spell (`HloModule %2`, `%nan`)
-// keeps its `%`, so the printed text reads back to the same name.
-bool ReadsBackBare(std::string_view name) {
-  Lexer lex(name);
-  Token t = lex.Next();
-  return t.kind == Tok::kIdent && t.text == name && lex.Next().kind == Tok::kEof;
-}
 
 void AppendDouble(std::string& out, double v) {
   char buf[64];
@@ -236,7 +216,11 @@ void AppendAttributeValue(std::string& out, const Attribute& a) {
       AppendShape(out, *a.shape);
       break;
     case AttrKind::Config:
-      if (a.config_is_json || LooksLikeJsonObject(a.text)) {
+      // A string that is itself one balanced {...} block prints raw, as XLA does — unless the
+      // parser would fold its whitespace or comments when reading it back (a line break outside
+      // quotes, say), or it holds a NUL byte (an escaped \0, which the reader rejects in raw
+      // text); then it stays a quoted string, so printing round-trips exactly.
+      if (a.config_is_json || IsVerbatimRawBlock(a.text)) {
         out += a.text;
       } else {
         out += '"';
@@ -379,7 +363,9 @@ std::string PrintModule(const Module& module) {
   std::string out;
   out.reserve(4096);
   out += "HloModule ";
-  if (!ReadsBackBare(module.name)) out += '%';
+  // XLA prints the module name bare. A name only `%name` can spell (`HloModule %2`, `%nan`)
+  // keeps its `%`, so the printed text reads back to the same name.
+  if (!ScansAsOneIdentifier(module.name)) out += '%';
   out += module.name;
   for (const auto& [name, value] : module.header_attrs) {
     out += ", ";
