@@ -91,11 +91,24 @@ struct ReplicaGroupList {
   Span<int64_t> transpose{};    // empty: no T(...)
 };
 
+/// One `key=value` of a KeyValues attribute (metadata, frontend_attributes). XLA's values are
+/// strings and integers; anything else (a bare word such as `true`, a `{...}` block) is kept as
+/// written.
+enum class KeyValueKind : uint8_t { kString, kInt, kBare };
+struct KeyValue {
+  std::string_view key;
+  union {
+    std::string_view text{};  // kString: the value unescaped; kBare: as written (whitespace folded)
+    int64_t i;                // kInt
+  };
+  KeyValueKind kind = KeyValueKind::kString;
+};
+
 /// One `name=value`. Which fields are meaningful depends on `kind`; the kind-specific values
 /// share storage (48 bytes an attribute: large modules carry millions of them).
 ///
 /// Structured kinds (Window, SliceRanges, PaddingConfig, DimLabels, Enum, EnumList,
-/// ReplicaGroups, PairList) hold their typed value; `text` is empty unless the source spelled
+/// ReplicaGroups, PairList, KeyValues) hold their typed value; `text` is empty unless the source spelled
 /// the value differently from how the printer writes it (`{{0, 1}}`, fields out of order), in
 /// which case it keeps that spelling so that printing a parsed module changes nothing. Code
 /// that changes a typed value clears `text`.
@@ -120,8 +133,11 @@ struct Attribute {
     Span<PaddingDim> padding;      // PaddingConfig
     const ConvDimLabels* dim_labels;        // DimLabels
     const ReplicaGroupList* replica_groups; // ReplicaGroups
+    Span<KeyValue> entries;        // KeyValues, in source order
   };
 };
+
+static_assert(sizeof(Attribute) == 48, "a large module carries millions of attributes");
 
 // ----------------------------------------------------------------------------------------
 // Instructions, computations, modules

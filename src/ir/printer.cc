@@ -166,7 +166,37 @@ void AppendReplicaGroups(std::string& out, const ReplicaGroupList& g) {
   out += '}';
 }
 
+// `{op_type="dot" op_name="a/b" source_line=3}`: strings quoted and escaped, integers and
+// bare values as they are.
+void AppendKeyValues(std::string& out, AttrId id, Span<KeyValue> entries) {
+  std::string_view sep = KeyValueSeparator(id);
+  out += '{';
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const KeyValue& e = entries[i];
+    if (i) out += sep;
+    out += e.key;
+    switch (e.kind) {
+      case KeyValueKind::kString:
+        out.append("=\"", 2);
+        AppendCEscaped(out, e.text);
+        out += '"';
+        break;
+      case KeyValueKind::kInt:
+        out += '=';
+        AppendInt(out, e.i);
+        break;
+      case KeyValueKind::kBare:
+        out += '=';
+        out += e.text;
+        break;
+    }
+  }
+  out += '}';
+}
+
 }  // namespace
+
+std::string_view KeyValueSeparator(AttrId id) { return id == AttrId::kMetadata ? " " : ", "; }
 
 void AppendAttributeValue(std::string& out, const Attribute& a) {
   switch (a.kind) {
@@ -175,7 +205,7 @@ void AppendAttributeValue(std::string& out, const Attribute& a) {
     case AttrKind::Float: AppendDouble(out, a.f); break;
     case AttrKind::String:
       out += '"';
-      out += CEscape(a.text);
+      AppendCEscaped(out, a.text);
       out += '"';
       break;
     case AttrKind::Ident:
@@ -263,6 +293,9 @@ void AppendAttributeValue(std::string& out, const Attribute& a) {
       break;
     case AttrKind::ReplicaGroups:
       if (a.text.empty()) AppendReplicaGroups(out, *a.replica_groups); else out += a.text;
+      break;
+    case AttrKind::KeyValues:
+      if (a.text.empty()) AppendKeyValues(out, a.id, a.entries); else out += a.text;
       break;
     case AttrKind::PairList:
       if (!a.text.empty()) {

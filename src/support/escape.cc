@@ -3,6 +3,8 @@
 
 #include <cctype>
 
+#include "support/text_scan.h"
+
 namespace nhlo {
 
 std::string CUnescape(std::string_view body) {
@@ -53,7 +55,19 @@ std::string CUnescape(std::string_view body) {
 std::string CEscape(std::string_view text) {
   std::string out;
   out.reserve(text.size());
-  for (unsigned char c : text) {
+  AppendCEscaped(out, text);
+  return out;
+}
+
+void AppendCEscaped(std::string& out, std::string_view text) {
+  size_t i = 0;
+  for (;;) {
+    // Plain runs (most of every string) in one append.
+    size_t special = FindNotPlain(text.data(), i, text.size());
+    out.append(text.data() + i, special - i);
+    if (special == text.size()) return;
+    i = special + 1;
+    auto c = static_cast<unsigned char>(text[special]);
     switch (c) {
       case '\n': out += "\\n"; break;
       case '\t': out += "\\t"; break;
@@ -61,20 +75,13 @@ std::string CEscape(std::string_view text) {
       case '"': out += "\\\""; break;
       case '\\': out += "\\\\"; break;
       case '\'': out += "\\'"; break;
-      default:
-        if (c < 0x20 || c >= 0x7f) {
-          char buf[5];
-          buf[0] = '\\';
-          buf[1] = static_cast<char>('0' + ((c >> 6) & 7));
-          buf[2] = static_cast<char>('0' + ((c >> 3) & 7));
-          buf[3] = static_cast<char>('0' + (c & 7));
-          out.append(buf, 4);
-        } else {
-          out += static_cast<char>(c);
-        }
+      default: {  // the other control characters and everything outside ASCII: octal
+        char buf[4] = {'\\', static_cast<char>('0' + ((c >> 6) & 7)), static_cast<char>('0' + ((c >> 3) & 7)),
+                       static_cast<char>('0' + (c & 7))};
+        out.append(buf, 4);
+      }
     }
   }
-  return out;
 }
 
 }  // namespace nhlo

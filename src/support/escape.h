@@ -12,5 +12,7 @@ namespace nhlo {
 std::string CUnescape(std::string_view body);
 /// C-escapes a string for printing inside double quotes.
 std::string CEscape(std::string_view text);
+/// CEscape(text) appended to `out`, without a temporary (the printer writes every op_name).
+void AppendCEscaped(std::string& out, std::string_view text);
 
 }  // namespace nhlo
