@@ -136,6 +136,13 @@ Attribute TextAttr(Module& module, AttrId id, AttrKind kind, std::string_view te
   return a;
 }
 
+Attribute JsonConfigAttr(Module& module, std::string_view json_text) {
+  Attribute a = TextAttr(module, AttrId::kBackendConfig, AttrKind::Config, json_text);
+  a.config_is_json = true;
+  a.json = module.ParseJson(a.text);
+  return a;
+}
+
 void ReplaceAllUses(Computation* comp, Instruction* from, Instruction* to) {
   for (Instruction* inst : comp->instructions) {
     if (inst == to) continue;  // the replacement may use the original

@@ -42,7 +42,11 @@ void RemoveAttr(Module& module, Instruction* inst, AttrId id);
 /// Copies every attribute of `from` onto `to` (a fresh array in the arena).
 void CopyAttrs(Module& module, const Instruction* from, Instruction* to);
 Attribute IntListAttr(Module& module, AttrId id, const std::vector<int64_t>& values);
+/// An attribute of a kind whose whole value is `text` (String, Ident, Raw).
 Attribute TextAttr(Module& module, AttrId id, AttrKind kind, std::string_view text);
+/// A backend_config written as the raw {...} object `json_text`, parsed once as the parser
+/// parses configs (Module::ParseJson).
+Attribute JsonConfigAttr(Module& module, std::string_view json_text);
 
 /// Replaces every use of `from` in `comp` (operands, the root, control predecessors) by `to`.
 void ReplaceAllUses(Computation* comp, Instruction* from, Instruction* to);

@@ -13,6 +13,8 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "support/arena.h"
 #include "types/hlo_attrs.h"
 #include "types/opcode.h"
@@ -116,12 +118,12 @@ struct Attribute {
   AttrId id{};
   AttrKind kind{};
   bool b = false;
-  bool config_is_json = false;     // Config written as a raw {...} block
+  bool config_is_json = false;     // Config written as a raw {...} block (else a quoted string)
   union {
     int64_t i = 0;                 // Int; Enum: the value's code (attr_enums.def)
     double f;                      // Float
   };
-  std::string_view text;           // String (unescaped), Ident, Raw, Config; see above
+  std::string_view text;           // String (unescaped), Ident, Raw, Config (what prints); see above
   union {
     Span<int64_t> ints{};          // IntList; EnumList: codes; PairList: source, target, ...
     Span<Computation*> computations;  // Computation (one) and ComputationList
@@ -134,6 +136,7 @@ struct Attribute {
     const ConvDimLabels* dim_labels;        // DimLabels
     const ReplicaGroupList* replica_groups; // ReplicaGroups
     Span<KeyValue> entries;        // KeyValues, in source order
+    const nlohmann::json* json;    // Config: `text` parsed once (Module::ParseJson); null if not JSON
   };
 };
 
@@ -232,6 +235,11 @@ struct Module {
   /// Drops the name cache UniqueName keeps (the parser calls it once the module is complete).
   void ForgetNames();
 
+  /// `text` parsed as JSON, kept by the module for its lifetime; null when the text is not valid
+  /// JSON (XLA accepts any backend_config string: only the custom calls that read one object to
+  /// it). The parser calls it once per backend_config, so nothing downstream parses config text.
+  const nlohmann::json* ParseJson(std::string_view text);
+
   /// Shape helpers allocating in the arena.
   Shape MakeArrayShape(PrimitiveType type, const std::vector<int64_t>& dims);
   Shape MakeTupleShape(const std::vector<Shape>& elements);
@@ -240,6 +248,8 @@ struct Module {
   struct NameSet;
   std::unique_ptr<NameSet> names_;
   uint32_t mark_counter_ = 0;
+  // Parsed configs live outside the arena: JSON values own heap memory and need destroying.
+  std::vector<std::unique_ptr<nlohmann::json>> json_values_;
 };
 
 /// Counts the users of every instruction in `comp` (by instruction pointer, control edges

@@ -747,6 +747,8 @@ Status Parser::ParseAttribute(Instruction* inst, SmallVec<Attribute, 8>& attrs) 
       } else {
         return Expected("a string or '{'");
       }
+      // Parsed once here, for whoever reads it; text that is not JSON is still a valid config.
+      attr.json = module_.ParseJson(attr.text);
       break;
     case AttrKind::Literal: {
       Shape s;
