@@ -8,7 +8,9 @@
 #include "passes/pass.h"
 #include "passes/pass_manager.h"
 #include "support/diff.h"
+#include "support/escape.h"
 #include "support/status.h"
+#include "support/text_scan.h"
 
 using namespace nhlo;
 
@@ -78,4 +80,20 @@ TEST_CASE("diagnostic formatting") {
   CHECK(d.col == 5);
   CHECK(FormatDiagnostic(d) == "f.hlo:2:5: error: bad thing\n  \tcd ef\n  \t   ^\n");
   CHECK(Status::Error("plain").ToString() == "error: plain\n");
+}
+
+TEST_CASE("FindNotPlain stops at exactly what CEscape changes") {
+  // Every byte value, at every position of a 16-byte step and in the scalar tail.
+  for (int c = 0; c < 256; ++c) {
+    std::string one(1, static_cast<char>(c));
+    bool plain = CEscape(one) == one;
+    for (size_t at : {size_t(0), size_t(5), size_t(15), size_t(16), size_t(33)}) {
+      std::string s(40, 'a');
+      s[at] = static_cast<char>(c);
+      CHECK_MESSAGE(FindNotPlain(s.data(), 0, s.size()) == (plain ? s.size() : at), "byte " << c << " at " << at);
+    }
+  }
+  std::string out = "x";
+  AppendCEscaped(out, std::string("a\"b\\c'd\ne\x01\x7f\xff") + std::string(20, 'z'));
+  CHECK(out == "xa\\\"b\\\\c\\'d\\ne\\001\\177\\377" + std::string(20, 'z'));
 }

@@ -5,8 +5,6 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include <nlohmann/json.hpp>
-
 #include "support/status.h"
 
 namespace nhlo {
@@ -122,14 +120,6 @@ struct Module::NameSet {
 
 Module::Module() : names_(std::make_unique<NameSet>()) {}
 Module::~Module() = default;
-
-const nlohmann::json* Module::ParseJson(std::string_view text) {
-  if (text.empty()) return nullptr;
-  nlohmann::json value = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (value.is_discarded()) return nullptr;
-  json_values_.push_back(std::make_unique<nlohmann::json>(std::move(value)));
-  return json_values_.back().get();
-}
 
 Computation* Module::AddComputation(std::string_view comp_name) {
   computations.push_back(std::make_unique<Computation>());

@@ -248,8 +248,13 @@ struct Module {
   struct NameSet;
   std::unique_ptr<NameSet> names_;
   uint32_t mark_counter_ = 0;
-  // Parsed configs live outside the arena: JSON values own heap memory and need destroying.
-  std::vector<std::unique_ptr<nlohmann::json>> json_values_;
+  // Parsed configs live outside the arena: JSON values own heap memory and need destroying. The
+  // deleter is defined beside ParseJson (ir/json_values.cc), so only that file includes the
+  // full nlohmann header.
+  struct JsonDeleter {
+    void operator()(nlohmann::json* value) const;
+  };
+  std::vector<std::unique_ptr<nlohmann::json, JsonDeleter>> json_values_;
 };
 
 /// Counts the users of every instruction in `comp` (by instruction pointer, control edges

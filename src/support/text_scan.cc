@@ -23,14 +23,14 @@ size_t FindEither(const char* s, size_t i, size_t n, char a, char b) {
 
 size_t FindNotPlain(const char* s, size_t i, size_t n) {
 #if defined(__SSE2__)
-  // Signed bytes: below ' ' catches the control characters and everything from 0x80 up.
-  const __m128i space = _mm_set1_epi8(' '), del = _mm_set1_epi8(0x7f), dquote = _mm_set1_epi8('"'),
+  // c + 1 as a signed byte is below ' ' + 1 exactly for the control characters, DEL and
+  // everything from 0x80 up: one compare for all of them.
+  const __m128i one = _mm_set1_epi8(1), first_plain = _mm_set1_epi8(' ' + 1), dquote = _mm_set1_epi8('"'),
                 squote = _mm_set1_epi8('\''), backslash = _mm_set1_epi8('\\');
   for (; i + 16 <= n; i += 16) {
     __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i));
-    __m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmplt_epi8(c, space), _mm_cmpeq_epi8(c, del)),
-                               _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(c, dquote), _mm_cmpeq_epi8(c, squote)),
-                                            _mm_cmpeq_epi8(c, backslash)));
+    __m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmplt_epi8(_mm_add_epi8(c, one), first_plain), _mm_cmpeq_epi8(c, dquote)),
+                               _mm_or_si128(_mm_cmpeq_epi8(c, squote), _mm_cmpeq_epi8(c, backslash)));
     int hits = _mm_movemask_epi8(hit);
     if (hits) return i + static_cast<size_t>(__builtin_ctz(static_cast<unsigned>(hits)));
   }
