@@ -6,7 +6,6 @@
 #include <unordered_set>
 
 #include "ir/literal.h"
-#include "support/escape.h"
 
 namespace nhlo {
 

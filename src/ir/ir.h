@@ -110,10 +110,10 @@ struct KeyValue {
 /// share storage (48 bytes an attribute: large modules carry millions of them).
 ///
 /// Structured kinds (Window, SliceRanges, PaddingConfig, DimLabels, Enum, EnumList,
-/// ReplicaGroups, PairList, KeyValues) hold their typed value; `text` is empty unless the source spelled
-/// the value differently from how the printer writes it (`{{0, 1}}`, fields out of order), in
-/// which case it keeps that spelling so that printing a parsed module changes nothing. Code
-/// that changes a typed value clears `text`.
+/// ReplicaGroups, PairList, KeyValues) hold their typed value; `text` is empty unless the
+/// source spelled the value differently from how the printer writes it (`{{0, 1}}`, fields out
+/// of order), in which case it keeps that spelling so that printing a parsed module changes
+/// nothing. Code that changes a typed value clears `text`.
 struct Attribute {
   AttrId id{};
   AttrKind kind{};
@@ -236,8 +236,9 @@ struct Module {
   void ForgetNames();
 
   /// `text` parsed as JSON, kept by the module for its lifetime; null when the text is not valid
-  /// JSON (XLA accepts any backend_config string: only the custom calls that read one object to
-  /// it). The parser calls it once per backend_config, so nothing downstream parses config text.
+  /// JSON, which is no error (XLA accepts any backend_config string; only the custom calls nhlo
+  /// gives meaning to reject one, see ir/custom_calls.h). The parser calls it once per
+  /// backend_config, so nothing downstream parses config text.
   const nlohmann::json* ParseJson(std::string_view text);
 
   /// Shape helpers allocating in the arena.

@@ -29,7 +29,8 @@ size_t FindNotPlain(const char* s, size_t i, size_t n) {
                 squote = _mm_set1_epi8('\''), backslash = _mm_set1_epi8('\\');
   for (; i + 16 <= n; i += 16) {
     __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i));
-    __m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmplt_epi8(_mm_add_epi8(c, one), first_plain), _mm_cmpeq_epi8(c, dquote)),
+    __m128i unprintable = _mm_cmplt_epi8(_mm_add_epi8(c, one), first_plain);
+    __m128i hit = _mm_or_si128(_mm_or_si128(unprintable, _mm_cmpeq_epi8(c, dquote)),
                                _mm_or_si128(_mm_cmpeq_epi8(c, squote), _mm_cmpeq_epi8(c, backslash)));
     int hits = _mm_movemask_epi8(hit);
     if (hits) return i + static_cast<size_t>(__builtin_ctz(static_cast<unsigned>(hits)));
