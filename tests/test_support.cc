@@ -93,7 +93,20 @@ TEST_CASE("FindNotPlain stops at exactly what CEscape changes") {
       CHECK_MESSAGE(FindNotPlain(s.data(), 0, s.size()) == (plain ? s.size() : at), "byte " << c << " at " << at);
     }
   }
+  // Every start and length around the 16-byte steps, against a byte-by-byte search.
+  for (size_t n = 0; n <= 40; ++n)
+    for (size_t hit = 0; hit <= n; ++hit)
+      for (size_t start = 0; start <= n; ++start) {
+        std::string s(n, 'a');
+        if (hit < n) s[hit] = '"';
+        size_t want = hit >= start && hit < n ? hit : n;
+        CHECK(FindNotPlain(s.data(), start, n) == want);
+      }
   std::string out = "x";
   AppendCEscaped(out, std::string("a\"b\\c'd\ne\x01\x7f\xff") + std::string(20, 'z'));
   CHECK(out == "xa\\\"b\\\\c\\'d\\ne\\001\\177\\377" + std::string(20, 'z'));
+  std::string text = std::string("q\"\x01\xfe") + std::string(30, 'p') + "\n";
+  std::string written(CEscapedSize(text), '?');
+  CHECK(WriteCEscaped(written.data(), text) == written.data() + written.size());
+  CHECK(written == CEscape(text));
 }

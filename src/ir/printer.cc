@@ -2,6 +2,7 @@
 #include "ir/printer.h"
 
 #include <charconv>
+#include <cstring>
 
 #include "ir/literal.h"
 #include "support/escape.h"
@@ -167,31 +168,55 @@ void AppendReplicaGroups(std::string& out, const ReplicaGroupList& g) {
 }
 
 // `{op_type="dot" op_name="a/b" source_line=3}`: strings quoted and escaped, integers and
-// bare values as they are.
+// bare values as they are. Sized first, then written in place: metadata is on nearly every
+// instruction of a large dump, and appending it piece by piece cost more than its bytes.
 void AppendKeyValues(std::string& out, AttrId id, Span<KeyValue> entries) {
-  std::string_view sep = KeyValueSeparator(id);
-  out += '{';
+  const std::string_view sep = KeyValueSeparator(id);
+  constexpr size_t kMaxIntSize = 20;  // -9223372036854775808
+  size_t size = 2;
+  uint64_t escaped = 0;  // strings (of the first 64 entries) that need escapes; the rest are copied
   for (size_t i = 0; i < entries.size(); ++i) {
     const KeyValue& e = entries[i];
-    if (i) out += sep;
-    out += e.key;
+    size += (i ? sep.size() : 0) + e.key.size() + 1;
     switch (e.kind) {
-      case KeyValueKind::kString:
-        out.append("=\"", 2);
-        AppendCEscaped(out, e.text);
-        out += '"';
+      case KeyValueKind::kString: {
+        size_t escaped_size = CEscapedSize(e.text);
+        if (escaped_size != e.text.size() || i >= 64) escaped |= uint64_t(1) << (i < 64 ? i : 63);
+        size += escaped_size + 2;
         break;
-      case KeyValueKind::kInt:
-        out += '=';
-        AppendInt(out, e.i);
+      }
+      case KeyValueKind::kInt: {
+        char digits[kMaxIntSize];
+        size += static_cast<size_t>(std::to_chars(digits, digits + kMaxIntSize, e.i).ptr - digits);
         break;
-      case KeyValueKind::kBare:
-        out += '=';
-        out += e.text;
-        break;
+      }
+      case KeyValueKind::kBare: size += e.text.size(); break;
     }
   }
-  out += '}';
+  const size_t at = out.size();
+  out.resize(at + size);
+  char* p = out.data() + at;
+  auto put = [&p](std::string_view s) {
+    std::memcpy(p, s.data(), s.size());
+    p += s.size();
+  };
+  *p++ = '{';
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const KeyValue& e = entries[i];
+    if (i) put(sep);
+    put(e.key);
+    *p++ = '=';
+    switch (e.kind) {
+      case KeyValueKind::kString:
+        *p++ = '"';
+        if (escaped >> (i < 64 ? i : 63) & 1) p = WriteCEscaped(p, e.text); else put(e.text);
+        *p++ = '"';
+        break;
+      case KeyValueKind::kInt: p = std::to_chars(p, p + kMaxIntSize, e.i).ptr; break;
+      case KeyValueKind::kBare: put(e.text); break;
+    }
+  }
+  *p = '}';
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 #include "support/escape.h"
 
 #include <cctype>
+#include <cstring>
 
 #include "support/text_scan.h"
 
@@ -52,6 +53,29 @@ std::string CUnescape(std::string_view body) {
   return out;
 }
 
+namespace {
+
+// The escape of a byte FindNotPlain stops at (a quote, a backslash, a control character or a
+// byte outside printable ASCII), written at `out`; returns its length.
+size_t EscapeByte(unsigned char c, char* out) {
+  out[0] = '\\';
+  switch (c) {
+    case '\n': out[1] = 'n'; return 2;
+    case '\t': out[1] = 't'; return 2;
+    case '\r': out[1] = 'r'; return 2;
+    case '"': out[1] = '"'; return 2;
+    case '\\': out[1] = '\\'; return 2;
+    case '\'': out[1] = '\''; return 2;
+    default:  // the other control characters and everything outside ASCII: octal
+      out[1] = static_cast<char>('0' + ((c >> 6) & 7));
+      out[2] = static_cast<char>('0' + ((c >> 3) & 7));
+      out[3] = static_cast<char>('0' + (c & 7));
+      return 4;
+  }
+}
+
+}  // namespace
+
 std::string CEscape(std::string_view text) {
   std::string out;
   out.reserve(text.size());
@@ -66,21 +90,29 @@ void AppendCEscaped(std::string& out, std::string_view text) {
     size_t special = FindNotPlain(text.data(), i, text.size());
     out.append(text.data() + i, special - i);
     if (special == text.size()) return;
+    char escape[4];
+    out.append(escape, EscapeByte(static_cast<unsigned char>(text[special]), escape));
     i = special + 1;
-    auto c = static_cast<unsigned char>(text[special]);
-    switch (c) {
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      case '\r': out += "\\r"; break;
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\'': out += "\\'"; break;
-      default: {  // the other control characters and everything outside ASCII: octal
-        char buf[4] = {'\\', static_cast<char>('0' + ((c >> 6) & 7)), static_cast<char>('0' + ((c >> 3) & 7)),
-                       static_cast<char>('0' + (c & 7))};
-        out.append(buf, 4);
-      }
-    }
+  }
+}
+
+size_t CEscapedSize(std::string_view text) {
+  size_t size = text.size();
+  char escape[4];
+  for (size_t i = FindNotPlain(text.data(), 0, text.size()); i < text.size(); i = FindNotPlain(text.data(), i + 1, text.size()))
+    size += EscapeByte(static_cast<unsigned char>(text[i]), escape) - 1;
+  return size;
+}
+
+char* WriteCEscaped(char* out, std::string_view text) {
+  size_t i = 0;
+  for (;;) {
+    size_t special = FindNotPlain(text.data(), i, text.size());
+    std::memcpy(out, text.data() + i, special - i);
+    out += special - i;
+    if (special == text.size()) return out;
+    out += EscapeByte(static_cast<unsigned char>(text[special]), out);
+    i = special + 1;
   }
 }
 

@@ -27,20 +27,27 @@ size_t FindNotPlain(const char* s, size_t i, size_t n) {
   // everything from 0x80 up: one compare for all of them.
   const __m128i one = _mm_set1_epi8(1), first_plain = _mm_set1_epi8(' ' + 1), dquote = _mm_set1_epi8('"'),
                 squote = _mm_set1_epi8('\''), backslash = _mm_set1_epi8('\\');
-  for (; i + 16 <= n; i += 16) {
-    __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i));
+  auto hits = [&](size_t at) {
+    __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + at));
     __m128i unprintable = _mm_cmplt_epi8(_mm_add_epi8(c, one), first_plain);
     __m128i hit = _mm_or_si128(_mm_or_si128(unprintable, _mm_cmpeq_epi8(c, dquote)),
                                _mm_or_si128(_mm_cmpeq_epi8(c, squote), _mm_cmpeq_epi8(c, backslash)));
-    int hits = _mm_movemask_epi8(hit);
-    if (hits) return i + static_cast<size_t>(__builtin_ctz(static_cast<unsigned>(hits)));
+    return static_cast<unsigned>(_mm_movemask_epi8(hit));
+  };
+  if (i + 16 <= n) {
+    for (; i + 16 <= n; i += 16)
+      if (unsigned h = hits(i)) return i + static_cast<size_t>(__builtin_ctz(h));
+    // The tail as the last sixteen bytes, overlapping what was read: short tails are common
+    // (every string is one).
+    if (i < n) {
+      unsigned h = hits(n - 16) >> (16 - (n - i));
+      return h ? i + static_cast<size_t>(__builtin_ctz(h)) : n;
+    }
+    return n;
   }
 #endif
-  for (; i < n; ++i) {
-    auto c = static_cast<unsigned char>(s[i]);
-    if (c < 0x20 || c >= 0x7f || c == '"' || c == '\'' || c == '\\') return i;
-  }
-  return n;
+  while (i < n && !IsNotPlain(s[i])) ++i;
+  return i;
 }
 
 RawBlockScan ScanRawBraceBlock(std::string_view text, size_t start) {

@@ -12,7 +12,9 @@
 namespace nhlo {
 
 // Character classes as one table lookup each: the lexer asks for every byte of the input.
-enum CharClass : uint8_t { kIdentStartBit = 1, kIdentCharBit = 2, kDigitBit = 4, kSpaceBit = 8, kRawSpecialBit = 16 };
+enum CharClass : uint8_t {
+  kIdentStartBit = 1, kIdentCharBit = 2, kDigitBit = 4, kSpaceBit = 8, kRawSpecialBit = 16, kNotPlainBit = 32
+};
 inline constexpr auto kCharClasses = [] {
   struct Table {
     uint8_t bits[256] = {};
@@ -23,8 +25,11 @@ inline constexpr auto kCharClasses = [] {
     bool space = c == ' ' || c == '\t' || c == '\n' || c == '\r';
     // What a raw {...} block scan must stop at: whitespace (folding), quotes, comments, braces.
     bool raw_special = space || c == '"' || c == '\'' || c == '/' || c == '{' || c == '}';
+    // What a quoted string cannot hold as itself (see FindNotPlain).
+    bool not_plain = c < 0x20 || c >= 0x7f || c == '"' || c == '\'' || c == '\\';
     t.bits[c] = static_cast<uint8_t>((alpha ? kIdentStartBit : 0) | (alpha || digit || c == '.' || c == '-' ? kIdentCharBit : 0) |
-                                     (digit ? kDigitBit : 0) | (space ? kSpaceBit : 0) | (raw_special ? kRawSpecialBit : 0));
+                                     (digit ? kDigitBit : 0) | (space ? kSpaceBit : 0) | (raw_special ? kRawSpecialBit : 0) |
+                                     (not_plain ? kNotPlainBit : 0));
   }
   return t;
 }();
@@ -33,6 +38,7 @@ inline bool IsIdentChar(char c) { return kCharClasses.bits[static_cast<uint8_t>(
 inline bool IsDigit(char c) { return kCharClasses.bits[static_cast<uint8_t>(c)] & kDigitBit; }
 inline bool IsSpace(char c) { return kCharClasses.bits[static_cast<uint8_t>(c)] & kSpaceBit; }
 inline bool IsRawSpecial(char c) { return kCharClasses.bits[static_cast<uint8_t>(c)] & kRawSpecialBit; }
+inline bool IsNotPlain(char c) { return kCharClasses.bits[static_cast<uint8_t>(c)] & kNotPlainBit; }
 
 /// Index of the first `a` or `b` in s[i, n), or n. Sixteen bytes a step where SSE2 exists:
 /// quoted strings (long op_name metadata) are a large share of a big module's bytes.
