@@ -99,7 +99,8 @@ void AppendCEscaped(std::string& out, std::string_view text) {
 size_t CEscapedSize(std::string_view text) {
   size_t size = text.size();
   char escape[4];
-  for (size_t i = FindNotPlain(text.data(), 0, text.size()); i < text.size(); i = FindNotPlain(text.data(), i + 1, text.size()))
+  const size_t n = text.size();
+  for (size_t i = FindNotPlain(text.data(), 0, n); i < n; i = FindNotPlain(text.data(), i + 1, n))
     size += EscapeByte(static_cast<unsigned char>(text[i]), escape) - 1;
   return size;
 }

@@ -27,8 +27,9 @@ inline constexpr auto kCharClasses = [] {
     bool raw_special = space || c == '"' || c == '\'' || c == '/' || c == '{' || c == '}';
     // What a quoted string cannot hold as itself (see FindNotPlain).
     bool not_plain = c < 0x20 || c >= 0x7f || c == '"' || c == '\'' || c == '\\';
-    t.bits[c] = static_cast<uint8_t>((alpha ? kIdentStartBit : 0) | (alpha || digit || c == '.' || c == '-' ? kIdentCharBit : 0) |
-                                     (digit ? kDigitBit : 0) | (space ? kSpaceBit : 0) | (raw_special ? kRawSpecialBit : 0) |
+    bool ident_char = alpha || digit || c == '.' || c == '-';
+    t.bits[c] = static_cast<uint8_t>((alpha ? kIdentStartBit : 0) | (ident_char ? kIdentCharBit : 0) | (digit ? kDigitBit : 0) |
+                                     (space ? kSpaceBit : 0) | (raw_special ? kRawSpecialBit : 0) |
                                      (not_plain ? kNotPlainBit : 0));
   }
   return t;
