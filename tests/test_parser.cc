@@ -12,6 +12,7 @@
 #include "ir/verifier.h"
 #include "parser/lexer.h"
 #include "parser/parser.h"
+#include "support/text_scan.h"
 
 using namespace nhlo;
 
@@ -48,6 +49,34 @@ TEST_CASE("lexer classifies numbers, dim labels, padding and names") {
   CHECK(Kinds("/* c */ x // rest\n y") == std::vector<Tok>{Tok::kIdent, Tok::kIdent});
   CHECK(Kinds("x /* open") == std::vector<Tok>{Tok::kIdent, Tok::kError});
   CHECK(Kinds("\"a\\\"b\" 'c'") == std::vector<Tok>{Tok::kString, Tok::kString});
+}
+
+TEST_CASE("the printer's lexical questions (support/text_scan.h) answer as the lexer reads") {
+  // ScansAsOneIdentifier must agree with a Lexer on every word, hand-picked and random.
+  auto lexes_as_one_ident = [](std::string_view text) {
+    Lexer lex(text);
+    Token t = lex.Next();
+    return t.kind == Tok::kIdent && t.text == text && lex.Next().kind == Tok::kEof;
+  };
+  std::vector<std::string> words = {"jit_f", "a.1", "x-y", "_", "nan", "nana", "inf", "-x", ".a", "2", "a b", "a:",
+                                    "a=", "b01f_01io->b01f", "bf_io", "f32", "%a", "a/*b*/", "", "a\n", "x\x01"};
+  std::mt19937 rng(7);
+  const char alphabet[] = "abfn_.-09 :=/*%>\n";
+  for (int i = 0; i < 5000; ++i) {
+    std::string w;
+    for (size_t n = 1 + rng() % 6; n > 0; --n) w += alphabet[rng() % (sizeof(alphabet) - 1)];
+    words.push_back(w);
+  }
+  for (const std::string& w : words) CHECK_MESSAGE(ScansAsOneIdentifier(w) == lexes_as_one_ident(w), w);
+  // A raw block is verbatim when the lexer reads it whole and sees nothing to fold.
+  CHECK(IsVerbatimRawBlock("{\"a\": {\"b\": \"}\"}}"));
+  CHECK(IsVerbatimRawBlock("{a='}' b=1}"));
+  CHECK(!IsVerbatimRawBlock("{a=1}}"));
+  CHECK(!IsVerbatimRawBlock("{a=1\n}"));
+  CHECK(!IsVerbatimRawBlock("{a=1  b=2}"));
+  CHECK(!IsVerbatimRawBlock("{a=1 /* c */}"));
+  CHECK(!IsVerbatimRawBlock(std::string_view("{\"a\0\"}", 6)));
+  CHECK(!IsVerbatimRawBlock("{\"a}"));
 }
 
 TEST_CASE("diagnostics carry 1-based line and column and the source line") {
@@ -301,4 +330,105 @@ TEST_CASE("the verifier reports every problem") {
       "  x = f32[2] add(a, a)\n  y = f32[3] negate(a)\n  z = f32[2] broadcast(b), dimensions={0}\n  ROOT r = f32[2] copy(x)\n}\n");
   CHECK(out.find("t.hlo:6:3: error: 'negate' result shape is f32[3] but its operands give f32[2]") != std::string::npos);
   CHECK(out.find("t.hlo:7:3: error: broadcast changes the element type from s32 to f32") != std::string::npos);
+}
+
+TEST_CASE("metadata and frontend_attributes are typed key/value lists that print back byte for byte") {
+  const char* text = R"(HloModule m
+ENTRY e {
+  a = f32[2] parameter(0), metadata={op_type="add" op_name="jit(f)/a\'b\\c" source_file="f.py" source_line=12 stack_frame_id=-3}
+  b = f32[2] negate(a), frontend_attributes={_xla_compute_type="host", sdy={mesh = #sdy.mesh<[]>}, n="7"}
+  ROOT c = f32[2] abs(b), metadata={op_name='odd'  ,source_line=007 preserve_layout=true}
+})";
+  auto m = ParseModule("t.hlo", text);
+  REQUIRE(m.ok());
+  const Computation& e = *(*m)->entry;
+  const Attribute* md = e.instructions[0]->FindAttr(AttrId::kMetadata);
+  REQUIRE(md);
+  CHECK(md->kind == AttrKind::KeyValues);
+  CHECK(md->text.empty());  // written as the printer writes it: nothing kept
+  REQUIRE(md->entries.size() == 5);
+  CHECK(md->entries[0].key == "op_type");
+  CHECK(md->entries[0].kind == KeyValueKind::kString);
+  CHECK(md->entries[0].text == "add");
+  CHECK(md->entries[1].text == "jit(f)/a'b\\c");  // unescaped
+  CHECK(md->entries[3].key == "source_line");
+  CHECK(md->entries[3].kind == KeyValueKind::kInt);
+  CHECK(md->entries[3].i == 12);
+  CHECK(md->entries[4].i == -3);
+
+  const Attribute* fa = e.instructions[1]->FindAttr(AttrId::kFrontendAttributes);
+  REQUIRE(fa);
+  CHECK(fa->kind == AttrKind::KeyValues);
+  REQUIRE(fa->entries.size() == 3);
+  CHECK(fa->entries[1].key == "sdy");
+  CHECK(fa->entries[1].kind == KeyValueKind::kBare);
+  CHECK(fa->entries[1].text == "{mesh = #sdy.mesh<[]>}");
+  CHECK(fa->entries[2].text == "7");
+  CHECK(fa->entries[2].kind == KeyValueKind::kString);
+
+  // Spelled otherwise than the printer writes it (quotes, separators, leading zeros): the
+  // entries are typed all the same and the spelling is kept for printing.
+  const Attribute* odd = e.root->FindAttr(AttrId::kMetadata);
+  REQUIRE(odd);
+  CHECK(!odd->text.empty());
+  REQUIRE(odd->entries.size() == 3);
+  CHECK(odd->entries[0].text == "odd");
+  CHECK(odd->entries[1].kind == KeyValueKind::kInt);
+  CHECK(odd->entries[1].i == 7);
+  CHECK(odd->entries[2].kind == KeyValueKind::kBare);
+  CHECK(odd->entries[2].text == "true");
+
+  std::string printed = PrintModule(**m);
+  CHECK(printed.find(R"(metadata={op_type="add" op_name="jit(f)/a\'b\\c" source_file="f.py" source_line=12 stack_frame_id=-3})") !=
+        std::string::npos);
+  CHECK(printed.find(R"(frontend_attributes={_xla_compute_type="host", sdy={mesh = #sdy.mesh<[]>}, n="7"})") != std::string::npos);
+  CHECK(printed.find(R"(metadata={op_name='odd',source_line=007 preserve_layout=true})") != std::string::npos);  // folded
+  CHECK(PrintOrError(printed) == printed);
+
+  // A value written across lines or with comments goes the general way and reads the same.
+  std::string wrapped = PrintOrError(
+      "HloModule m\nENTRY e {\n  ROOT a = f32[2] parameter(0), metadata={op_type=\"add\"\n   /* c */ op_name=\"x\"}\n}\n");
+  CHECK(wrapped.find(R"(metadata={op_type="add" op_name="x"})") != std::string::npos);
+
+  // Changing the entries and clearing the spelling prints the typed value as XLA writes it.
+  Attribute copy = *odd;
+  copy.text = {};
+  std::string out;
+  AppendAttributeValue(out, copy);
+  CHECK(out == R"({op_name="odd" source_line=7 preserve_layout=true})");
+}
+
+TEST_CASE("malformed metadata is an error at the value") {
+  for (const char* bad : {"metadata={op_name}", "metadata={op_name=}", "metadata={=\"x\"}", "metadata=op_name",
+                          "metadata={a=\"x\"\"y\"}", "frontend_attributes={a={b}c}"}) {
+    std::string out = PrintOrError(std::string("HloModule m\nENTRY e {\n  ROOT a = f32[2] parameter(0), ") + bad + "\n}\n");
+    CHECK_MESSAGE(out.find("t.hlo:3:") != std::string::npos, bad);
+    CHECK_MESSAGE(out.find("is not a") != std::string::npos, out);
+  }
+}
+
+TEST_CASE("metadata read straight from the source reads as the folded general way does") {
+  // `metadata={...}` takes the one-pass reader; `metadata=\n{...}` the token path (capture,
+  // fold, decode). Both must accept the same values and print them the same.
+  std::mt19937 rng(99);
+  const char* pieces[] = {"op_name", "=", "\"a/b\"", "'q'", " ", "  ", ",", "12", "-0", "007", "x.y", "{", "}",
+                          "{k=\"}\"}", "\"\\n\"", "\n", "/* c */", "// c\n", "/", "\"\\\\\"", "\"\\x41\"", "true"};
+  int accepted = 0;
+  for (int i = 0; i < 4000; ++i) {
+    std::string value = "{";
+    for (int n = static_cast<int>(rng() % 8); n > 0; --n) value += pieces[rng() % std::size(pieces)];
+    value += "}";
+    auto print = [&](const std::string& sep) {
+      return PrintOrError("HloModule m\nENTRY e {\n  ROOT a = f32[2] parameter(0), metadata=" + sep + value + "\n}\n");
+    };
+    std::string fast = print(""), general = print("\n");
+    bool fast_ok = fast.rfind("HloModule", 0) == 0, general_ok = general.rfind("HloModule", 0) == 0;
+    CHECK_MESSAGE(fast_ok == general_ok, value << "\n" << fast << "\n" << general);
+    if (fast_ok && general_ok) {
+      ++accepted;
+      CHECK_MESSAGE(fast == general, value);
+      CHECK_MESSAGE(PrintOrError(fast) == fast, value);
+    }
+  }
+  CHECK(accepted > 100);
 }

@@ -16,6 +16,10 @@
 
 #include "driver/driver.h"
 #include "interp/mx.h"
+#include "ir/builder.h"
+#include "ir/printer.h"
+#include "parser/parser.h"
+#include "passes/pass.h"
 #include "types/float_cast.h"
 
 namespace {
@@ -246,4 +250,41 @@ TEST_CASE("QuantizeMX blocks agree with the ocp_floor_rne lines of the MX tables
   MESSAGE("compared " << blocks << " MX blocks");
   CHECK(blocks >= 98);
   CHECK(mismatches == 0);
+}
+
+TEST_CASE("metadata and frontend_attributes edited by a pass print as XLA writes them") {
+  auto m = nhlo::ParseModule("t.hlo", R"(HloModule m
+ENTRY e {
+  a = s32[2,3] parameter(0)
+  b = s32[3,2] parameter(1)
+  ROOT d = s32[2,2] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}, metadata={op_type='dot'  source_file="m.py", source_line=03}, frontend_attributes={z="1", b="x\001"}
+})");
+  REQUIRE(m.ok());
+  int index = nhlo::FindPass("neuron-int-matmul-downcast");
+  REQUIRE(index >= 0);
+  size_t count = 0;
+  auto pass = nhlo::RegisteredPasses(&count)[index].create();
+  REQUIRE(pass->Run(**m).ok());
+  std::string printed = nhlo::PrintModule(**m);
+  // op_name goes where XLA's OpMetadataToString puts it (after op_type); every value is written
+  // as XLA writes it, whatever the source's spelling; frontend attribute keys come sorted.
+  CHECK(printed.find(R"(%d.1 = f32[2,2]{1,0} dot(%convert.1, %convert.2), lhs_contracting_dims={1}, rhs_contracting_dims={0}, )"
+                     R"(frontend_attributes={auto_cast="none", b="x\001", z="1"}, )"
+                     R"(metadata={op_type="dot" op_name=" Downcast for int support " source_file="m.py" source_line=3})") !=
+        std::string::npos);
+  CHECK(printed.find(R"(%convert.1 = f32[2,3]{1,0} convert(%a), frontend_attributes={auto_cast="none"}, )"
+                     R"(metadata={op_type="dot" op_name=" Downcast for int support " source_file="m.py" source_line=3})") !=
+        std::string::npos);
+
+  // The helpers on their own: an existing op_name gets the suffix, a missing one is created.
+  nhlo::Module& module = **m;
+  const nhlo::Attribute* md = module.entry->root->operands[0]->FindAttr(nhlo::AttrId::kMetadata);
+  REQUIRE(md);
+  nhlo::Attribute twice = nhlo::AppendToMetadataOpName(module, md, "!");
+  const nhlo::KeyValue* op_name = nhlo::FindEntry(twice, "op_name");
+  REQUIRE(op_name);
+  CHECK(op_name->text == " Downcast for int support !");
+  std::string fresh;
+  nhlo::AppendAttributeValue(fresh, nhlo::AppendToMetadataOpName(module, nullptr, "x"));
+  CHECK(fresh == R"({op_name="x"})");
 }

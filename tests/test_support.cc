@@ -8,7 +8,9 @@
 #include "passes/pass.h"
 #include "passes/pass_manager.h"
 #include "support/diff.h"
+#include "support/escape.h"
 #include "support/status.h"
+#include "support/text_scan.h"
 
 using namespace nhlo;
 
@@ -78,4 +80,33 @@ TEST_CASE("diagnostic formatting") {
   CHECK(d.col == 5);
   CHECK(FormatDiagnostic(d) == "f.hlo:2:5: error: bad thing\n  \tcd ef\n  \t   ^\n");
   CHECK(Status::Error("plain").ToString() == "error: plain\n");
+}
+
+TEST_CASE("FindNotPlain stops at exactly what CEscape changes") {
+  // Every byte value, at every position of a 16-byte step and in the scalar tail.
+  for (int c = 0; c < 256; ++c) {
+    std::string one(1, static_cast<char>(c));
+    bool plain = CEscape(one) == one;
+    for (size_t at : {size_t(0), size_t(5), size_t(15), size_t(16), size_t(33)}) {
+      std::string s(40, 'a');
+      s[at] = static_cast<char>(c);
+      CHECK_MESSAGE(FindNotPlain(s.data(), 0, s.size()) == (plain ? s.size() : at), "byte " << c << " at " << at);
+    }
+  }
+  // Every start and length around the 16-byte steps, against a byte-by-byte search.
+  for (size_t n = 0; n <= 40; ++n)
+    for (size_t hit = 0; hit <= n; ++hit)
+      for (size_t start = 0; start <= n; ++start) {
+        std::string s(n, 'a');
+        if (hit < n) s[hit] = '"';
+        size_t want = hit >= start && hit < n ? hit : n;
+        CHECK(FindNotPlain(s.data(), start, n) == want);
+      }
+  std::string out = "x";
+  AppendCEscaped(out, std::string("a\"b\\c'd\ne\x01\x7f\xff") + std::string(20, 'z'));
+  CHECK(out == "xa\\\"b\\\\c\\'d\\ne\\001\\177\\377" + std::string(20, 'z'));
+  std::string text = std::string("q\"\x01\xfe") + std::string(30, 'p') + "\n";
+  std::string written(CEscapedSize(text), '?');
+  CHECK(WriteCEscaped(written.data(), text) == written.data() + written.size());
+  CHECK(written == CEscape(text));
 }

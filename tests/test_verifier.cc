@@ -3,6 +3,10 @@
 // readers of window/slice/padding/dim_labels text, and the verifier's report of every problem.
 #include <doctest/doctest.h>
 
+#include <nlohmann/json.hpp>
+
+#include "ir/custom_calls.h"
+#include "ir/printer.h"
 #include "ir/shape_inference.h"
 #include "ir/verifier.h"
 #include "parser/attr_values.h"
@@ -335,4 +339,45 @@ ENTRY e {
   CHECK(d[1] == "10: reduce dimension 1 is out of range for f32[4]");
   CHECK(d[2] == "11: 'slice' result shape is f32[3] but its operands give f32[2]");
   CHECK(d[3] == "12: 'sqrt' result shape is f32[4] but its operands give f32[3]");
+}
+
+TEST_CASE("backend_config is parsed once; text that is not JSON is still a config") {
+  auto m = nhlo::ParseModule("t.hlo", R"(HloModule m
+ENTRY e {
+  a = f32[2] parameter(0), backend_config={"x": {"y": "}"}, "n": [1, 2]}
+  b = f32[2] negate(a), backend_config="{\"k\": 7}"
+  c = f32[2] abs(b), backend_config="opaque\001bytes"
+  d = f32[2] sign(c), backend_config={"unclosed": [1, 2}
+  ROOT q = (f8e4m3fn[2,32], f8e8m0fnu[2,1]) custom-call(f32[2,32] parameter(1)), custom_call_target="QuantizeMX", backend_config="42"
+})");
+  REQUIRE(m.ok());  // XLA accepts any backend_config string: malformed JSON is no parse error
+  const auto& insts = (*m)->entry->instructions;
+  auto json_of = [&](size_t i) { return nhlo::BackendConfigJson(*insts[i]); };
+  REQUIRE(json_of(0));
+  CHECK((*json_of(0))["x"]["y"] == "}");
+  CHECK((*json_of(0))["n"].size() == 2);
+  REQUIRE(json_of(1));
+  CHECK((*json_of(1))["k"] == 7);
+  CHECK(json_of(2) == nullptr);
+  CHECK(json_of(3) == nullptr);
+  // The text, not the parsed value, is what prints.
+  std::string printed = nhlo::PrintModule(**m);
+  CHECK(printed.find(R"(backend_config={"x": {"y": "}"}, "n": [1, 2]})") != std::string::npos);
+  CHECK(printed.find(R"(backend_config={"k": 7})") != std::string::npos);
+  CHECK(printed.find(R"(backend_config="opaque\001bytes")") != std::string::npos);
+  CHECK(printed.find(R"(backend_config={"unclosed": [1, 2})") != std::string::npos);
+  // Only the custom calls nhlo gives meaning to reject a config, with the readers' messages.
+  nhlo::Status v = nhlo::VerifyModule(**m);
+  REQUIRE(!v.ok());
+  CHECK(v.ToString().find("'q': QuantizeMX backend_config must be a JSON object") != std::string::npos);
+  CHECK(v.ToString().find("'d'") == std::string::npos);
+  // The text readers (the interpreter's) and the parsed-value readers agree.
+  for (std::string_view text : {"", "42", "{\"dtype\": \"float8_e5m2\", \"dim\": 1, \"block_size\": 32, \"scale_method\": \"EMAX\"}",
+                                "{\"dtype\": 1}", "{"}) {
+    nhlo::Module scratch;
+    auto from_text = nhlo::ParseQuantizeMxConfig(text);
+    auto from_value = nhlo::ParseQuantizeMxConfig(scratch.ParseJson(text));
+    CHECK(from_text.ok() == from_value.ok());
+    if (!from_text.ok()) CHECK(from_text.status().ToString() == from_value.status().ToString());
+  }
 }

@@ -505,7 +505,7 @@ class Decoder {
         }
         break;
       }
-      case AttrKind::InstructionList: case AttrKind::Shape: case AttrKind::Literal:
+      case AttrKind::InstructionList: case AttrKind::Shape: case AttrKind::Literal: case AttrKind::KeyValues:
         return r.ErrorAt(at, "attribute '" + name + "' is of a kind bundle files do not carry");
     }
     if (r.pos() != end) return r.ErrorAt(at, "attribute '" + name + "' payload size does not match its contents");

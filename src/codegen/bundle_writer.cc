@@ -67,7 +67,7 @@ bool MayWriteInPlace(Opcode op) {
 // lists them.
 bool Encoded(const Instruction& inst, const Attribute& a) {
   switch (a.kind) {
-    case AttrKind::InstructionList: case AttrKind::Shape: case AttrKind::Literal:
+    case AttrKind::InstructionList: case AttrKind::Shape: case AttrKind::Literal: case AttrKind::KeyValues:
       return false;
     case AttrKind::Raw:
       return a.id == AttrId::kSparsityConfig;  // changes the dot; kept so the loader can name it
@@ -458,7 +458,7 @@ class Writer {
         }
         break;
       }
-      case AttrKind::InstructionList: case AttrKind::Shape: case AttrKind::Literal:
+      case AttrKind::InstructionList: case AttrKind::Shape: case AttrKind::Literal: case AttrKind::KeyValues:
         break;  // never encoded (see Encoded)
     }
     uint64_t payload = w.size() - start;

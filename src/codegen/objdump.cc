@@ -92,7 +92,8 @@ void AppendAttr(std::string& out, const BundleProgram& p, const AttrRecord& a) {
       }
       break;
     case AttrKind::Ident: case AttrKind::Raw: out += a.text; break;
-    case AttrKind::Shape: case AttrKind::Literal: case AttrKind::InstructionList: break;  // never in a file
+    case AttrKind::Shape: case AttrKind::Literal: case AttrKind::InstructionList: case AttrKind::KeyValues:
+      break;  // never in a file
     case AttrKind::IntList: AppendInts(out, a.ints); break;
     case AttrKind::PairList:
       out += '{';

@@ -2,12 +2,10 @@
 #include "ir/builder.h"
 
 #include <algorithm>
-#include <map>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "ir/literal.h"
-#include "parser/parser.h"
 
 namespace nhlo {
 
@@ -137,6 +135,13 @@ Attribute TextAttr(Module& module, AttrId id, AttrKind kind, std::string_view te
   return a;
 }
 
+Attribute JsonConfigAttr(Module& module, std::string_view json_text) {
+  Attribute a = TextAttr(module, AttrId::kBackendConfig, AttrKind::Config, json_text);
+  a.config_is_json = true;
+  a.json = module.ParseJson(a.text);
+  return a;
+}
+
 void ReplaceAllUses(Computation* comp, Instruction* from, Instruction* to) {
   for (Instruction* inst : comp->instructions) {
     if (inst == to) continue;  // the replacement may use the original
@@ -183,80 +188,63 @@ void SortTopologically(Computation* comp) {
   comp->instructions = std::move(order);
 }
 
+const KeyValue* FindEntry(const Attribute& attr, std::string_view key) {
+  for (const KeyValue& e : attr.entries)
+    if (e.key == key) return &e;
+  return nullptr;
+}
+
 namespace {
 
-// Splits `{k=v k2="x" ...}` (or comma separated) into ordered (key, value) pairs. Values are
-// kept as written: quoted strings, brace groups or bare tokens.
-std::vector<std::pair<std::string, std::string>> SplitPairs(std::string_view raw) {
-  std::vector<std::pair<std::string, std::string>> pairs;
-  if (raw.size() < 2) return pairs;
-  std::string_view body = raw.substr(1, raw.size() - 2);
-  size_t i = 0;
-  auto skip = [&] { while (i < body.size() && (body[i] == ' ' || body[i] == ',')) ++i; };
-  while (skip(), i < body.size()) {
-    size_t eq = body.find('=', i);
-    if (eq == std::string_view::npos) break;
-    std::string key(body.substr(i, eq - i));
-    i = eq + 1;
-    size_t start = i;
-    if (i < body.size() && body[i] == '"') {
-      for (++i; i < body.size() && body[i] != '"'; ++i)
-        if (body[i] == '\\') ++i;
-      ++i;
-    } else if (i < body.size() && body[i] == '{') {
-      int depth = 0;
-      for (; i < body.size(); ++i) {
-        if (body[i] == '"') {
-          for (++i; i < body.size() && body[i] != '"'; ++i)
-            if (body[i] == '\\') ++i;
-          continue;
-        }
-        if (body[i] == '{') ++depth;
-        if (body[i] == '}' && --depth == 0) {
-          ++i;
-          break;
-        }
-      }
-    } else {
-      while (i < body.size() && body[i] != ' ' && body[i] != ',') ++i;
-    }
-    pairs.emplace_back(std::move(key), std::string(body.substr(start, i - start)));
-  }
-  return pairs;
+// A KeyValues attribute holding `entries`, printed the way the printer writes them.
+Attribute KeyValuesAttr(Module& module, AttrId id, const std::vector<KeyValue>& entries) {
+  Attribute a;
+  a.id = id;
+  a.kind = AttrKind::KeyValues;
+  a.entries = module.arena.Copy(entries);
+  return a;
+}
+
+KeyValue StringEntry(Module& module, std::string_view key, std::string_view value) {
+  KeyValue e;
+  e.key = module.arena.CopyString(key);
+  e.kind = KeyValueKind::kString;
+  e.text = module.arena.CopyString(value);
+  return e;
 }
 
 }  // namespace
 
-std::string AppendToMetadataOpName(std::string_view metadata_raw, std::string_view suffix) {
-  auto pairs = SplitPairs(metadata_raw);
+Attribute AppendToMetadataOpName(Module& module, const Attribute* metadata, std::string_view suffix) {
+  std::vector<KeyValue> entries;
+  if (metadata) entries.assign(metadata->entries.begin(), metadata->entries.end());
   bool found = false;
-  for (auto& [key, value] : pairs) {
-    if (key != "op_name") continue;
+  for (KeyValue& e : entries) {
+    if (e.key != "op_name") continue;
     found = true;
-    std::string current = value.size() >= 2 ? CUnescape(std::string_view(value).substr(1, value.size() - 2)) : "";
-    value = "\"" + CEscape(current + std::string(suffix)) + "\"";
+    // A value that is not a string (never written by XLA) contributes its spelling.
+    std::string name = e.kind == KeyValueKind::kInt ? std::to_string(e.i) : std::string(e.text);
+    e = StringEntry(module, e.key, name + std::string(suffix));
   }
-  if (!found) pairs.insert(pairs.begin(), {"op_name", "\"" + CEscape(suffix) + "\""});
-  std::string out = "{";
-  for (size_t i = 0; i < pairs.size(); ++i) {
-    if (i) out += ' ';
-    out += pairs[i].first + "=" + pairs[i].second;
+  if (!found) {
+    auto op_type = std::find_if(entries.begin(), entries.end(), [](const KeyValue& e) { return e.key == "op_type"; });
+    entries.insert(op_type == entries.end() ? entries.begin() : op_type + 1, StringEntry(module, "op_name", suffix));
   }
-  return out + "}";
+  return KeyValuesAttr(module, AttrId::kMetadata, entries);
 }
 
-std::string SetFrontendAttribute(std::string_view raw, std::string_view key, std::string_view value) {
-  std::map<std::string, std::string> sorted;
-  for (auto& [k, v] : SplitPairs(raw)) sorted[k] = v;
-  sorted[std::string(key)] = "\"" + CEscape(value) + "\"";
-  std::string out = "{";
-  bool first = true;
-  for (const auto& [k, v] : sorted) {
-    if (!first) out += ", ";
-    first = false;
-    out += k + "=" + v;
-  }
-  return out + "}";
+Attribute SetFrontendAttribute(Module& module, const Attribute* attrs, std::string_view key, std::string_view value) {
+  std::vector<KeyValue> entries;
+  auto set = [&](const KeyValue& e) {
+    auto same = std::find_if(entries.begin(), entries.end(), [&](const KeyValue& x) { return x.key == e.key; });
+    if (same != entries.end()) *same = e;
+    else entries.push_back(e);
+  };
+  if (attrs)
+    for (const KeyValue& e : attrs->entries) set(e);
+  set(StringEntry(module, key, value));
+  std::stable_sort(entries.begin(), entries.end(), [](const KeyValue& a, const KeyValue& b) { return a.key < b.key; });
+  return KeyValuesAttr(module, AttrId::kFrontendAttributes, entries);
 }
 
 }  // namespace nhlo

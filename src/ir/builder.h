@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Helpers passes use to edit the IR: new instructions with attributes, use replacement,
-// restoring a def-before-use order, and editing metadata / frontend_attributes text.
+// restoring a def-before-use order, and editing metadata / frontend_attributes entries.
 #pragma once
 
 #include <string>
@@ -42,7 +42,11 @@ void RemoveAttr(Module& module, Instruction* inst, AttrId id);
 /// Copies every attribute of `from` onto `to` (a fresh array in the arena).
 void CopyAttrs(Module& module, const Instruction* from, Instruction* to);
 Attribute IntListAttr(Module& module, AttrId id, const std::vector<int64_t>& values);
+/// An attribute of a kind whose whole value is `text` (String, Ident, Raw).
 Attribute TextAttr(Module& module, AttrId id, AttrKind kind, std::string_view text);
+/// A backend_config written as the raw {...} object `json_text`, parsed once as the parser
+/// parses configs (Module::ParseJson).
+Attribute JsonConfigAttr(Module& module, std::string_view json_text);
 
 /// Replaces every use of `from` in `comp` (operands, the root, control predecessors) by `to`.
 void ReplaceAllUses(Computation* comp, Instruction* from, Instruction* to);
@@ -51,9 +55,13 @@ void ReplaceAllUses(Computation* comp, Instruction* from, Instruction* to);
 /// depth-first post-order over operands, starting from the current order.
 void SortTopologically(Computation* comp);
 
-/// `metadata={...}` text with `suffix` appended to op_name (op_name is created if missing).
-std::string AppendToMetadataOpName(std::string_view metadata_raw, std::string_view suffix);
-/// `frontend_attributes={...}` text with key=value set (keys kept sorted, as XLA prints them).
-std::string SetFrontendAttribute(std::string_view raw, std::string_view key, std::string_view value);
+/// The entry `key` of a KeyValues attribute (metadata, frontend_attributes), or null.
+const KeyValue* FindEntry(const Attribute& attr, std::string_view key);
+/// A metadata attribute: `metadata` (null: none) with `suffix` appended to op_name. A missing
+/// op_name is added where XLA prints it: after op_type, else first.
+Attribute AppendToMetadataOpName(Module& module, const Attribute* metadata, std::string_view suffix);
+/// A frontend_attributes attribute: `attrs` (null: none) with `key` set to the string `value`
+/// and the keys sorted, as XLA keeps them in a map (a key given twice keeps its last value).
+Attribute SetFrontendAttribute(Module& module, const Attribute* attrs, std::string_view key, std::string_view value);
 
 }  // namespace nhlo

@@ -8,20 +8,13 @@
 namespace nhlo {
 namespace {
 
-int64_t IntTypeMin(PrimitiveType t) { return IsSignedInt(t) ? -(int64_t(1) << (BitWidth(t) - 1)) : 0; }
-int64_t IntTypeMax(PrimitiveType t) {
-  return IsSignedInt(t) ? (int64_t(1) << (BitWidth(t) - 1)) - 1 : (int64_t(1) << BitWidth(t)) - 1;
-}
 std::string Str(const Shape& s) { return ShapeToString(s, false); }
 
 }  // namespace
 
-
-
-
-std::string_view BackendConfigText(const Instruction& inst) {
+const nlohmann::json* BackendConfigJson(const Instruction& inst) {
   const Attribute* a = inst.FindAttr(AttrId::kBackendConfig);
-  return a ? a->text : std::string_view();
+  return a && a->kind == AttrKind::Config ? a->json : nullptr;
 }
 
 std::string_view CustomCallTarget(const Instruction& inst) {

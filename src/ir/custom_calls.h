@@ -23,8 +23,10 @@ Status CheckQuantizeMx(const Instruction& inst, const QuantizeMxConfig& config, 
 /// contracting dims match in size and do not overlap batch dims, indices in range.
 Status CheckScaledMatmul(const Instruction& inst, const ScaledMatmulConfig& config);
 
-/// The backend_config text of a custom call ("" if none).
-std::string_view BackendConfigText(const Instruction& inst);
+/// The backend_config of an instruction as the parser parsed it (Module::ParseJson); null when
+/// there is none or its text is not valid JSON. The config readers of types/custom_call_configs.h
+/// take it as it is.
+const nlohmann::json* BackendConfigJson(const Instruction& inst);
 
 /// The custom_call_target of a custom call ("" for other instructions).
 std::string_view CustomCallTarget(const Instruction& inst);

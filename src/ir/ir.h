@@ -13,6 +13,8 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "support/arena.h"
 #include "types/hlo_attrs.h"
 #include "types/opcode.h"
@@ -91,24 +93,37 @@ struct ReplicaGroupList {
   Span<int64_t> transpose{};    // empty: no T(...)
 };
 
+/// One `key=value` of a KeyValues attribute (metadata, frontend_attributes). XLA's values are
+/// strings and integers; anything else (a bare word such as `true`, a `{...}` block) is kept as
+/// written.
+enum class KeyValueKind : uint8_t { kString, kInt, kBare };
+struct KeyValue {
+  std::string_view key;
+  union {
+    std::string_view text{};  // kString: the value unescaped; kBare: as written (whitespace folded)
+    int64_t i;                // kInt
+  };
+  KeyValueKind kind = KeyValueKind::kString;
+};
+
 /// One `name=value`. Which fields are meaningful depends on `kind`; the kind-specific values
 /// share storage (48 bytes an attribute: large modules carry millions of them).
 ///
 /// Structured kinds (Window, SliceRanges, PaddingConfig, DimLabels, Enum, EnumList,
-/// ReplicaGroups, PairList) hold their typed value; `text` is empty unless the source spelled
-/// the value differently from how the printer writes it (`{{0, 1}}`, fields out of order), in
-/// which case it keeps that spelling so that printing a parsed module changes nothing. Code
-/// that changes a typed value clears `text`.
+/// ReplicaGroups, PairList, KeyValues) hold their typed value; `text` is empty unless the
+/// source spelled the value differently from how the printer writes it (`{{0, 1}}`, fields out
+/// of order), in which case it keeps that spelling so that printing a parsed module changes
+/// nothing. Code that changes a typed value clears `text`.
 struct Attribute {
   AttrId id{};
   AttrKind kind{};
   bool b = false;
-  bool config_is_json = false;     // Config written as a raw {...} block
+  bool config_is_json = false;     // Config written as a raw {...} block (else a quoted string)
   union {
     int64_t i = 0;                 // Int; Enum: the value's code (attr_enums.def)
     double f;                      // Float
   };
-  std::string_view text;           // String (unescaped), Ident, Raw, Config; see above
+  std::string_view text;           // String (unescaped), Ident, Raw, Config (what prints); see above
   union {
     Span<int64_t> ints{};          // IntList; EnumList: codes; PairList: source, target, ...
     Span<Computation*> computations;  // Computation (one) and ComputationList
@@ -120,8 +135,12 @@ struct Attribute {
     Span<PaddingDim> padding;      // PaddingConfig
     const ConvDimLabels* dim_labels;        // DimLabels
     const ReplicaGroupList* replica_groups; // ReplicaGroups
+    Span<KeyValue> entries;        // KeyValues, in source order
+    const nlohmann::json* json;    // Config: `text` parsed once (Module::ParseJson); null if not JSON
   };
 };
+
+static_assert(sizeof(Attribute) == 48, "a large module carries millions of attributes");
 
 // ----------------------------------------------------------------------------------------
 // Instructions, computations, modules
@@ -216,6 +235,12 @@ struct Module {
   /// Drops the name cache UniqueName keeps (the parser calls it once the module is complete).
   void ForgetNames();
 
+  /// `text` parsed as JSON, kept by the module for its lifetime; null when the text is not valid
+  /// JSON, which is no error (XLA accepts any backend_config string; only the custom calls nhlo
+  /// gives meaning to reject one, see ir/custom_calls.h). The parser calls it once per
+  /// backend_config, so nothing downstream parses config text.
+  const nlohmann::json* ParseJson(std::string_view text);
+
   /// Shape helpers allocating in the arena.
   Shape MakeArrayShape(PrimitiveType type, const std::vector<int64_t>& dims);
   Shape MakeTupleShape(const std::vector<Shape>& elements);
@@ -224,6 +249,13 @@ struct Module {
   struct NameSet;
   std::unique_ptr<NameSet> names_;
   uint32_t mark_counter_ = 0;
+  // Parsed configs live outside the arena: JSON values own heap memory and need destroying. The
+  // deleter is defined beside ParseJson (ir/json_values.cc), so only that file includes the
+  // full nlohmann header.
+  struct JsonDeleter {
+    void operator()(nlohmann::json* value) const;
+  };
+  std::vector<std::unique_ptr<nlohmann::json, JsonDeleter>> json_values_;
 };
 
 /// Counts the users of every instruction in `comp` (by instruction pointer, control edges

@@ -2,33 +2,14 @@
 #include "ir/printer.h"
 
 #include <charconv>
+#include <cstring>
 
 #include "ir/literal.h"
-#include "parser/lexer.h"
-#include "parser/parser.h"
+#include "support/escape.h"
+#include "support/text_scan.h"
 
 namespace nhlo {
 namespace {
-
-// A backend_config string that is itself one balanced {...} block prints raw, as XLA does —
-// unless the parser would fold its whitespace or comments when reading it back (a line break
-// outside quotes, say), or it holds a NUL byte (an escaped \0, which the reader rejects in raw
-// text); then it stays a quoted string, so printing round-trips exactly.
-bool LooksLikeJsonObject(std::string_view text) {
-  if (text.size() < 2 || text.front() != '{' || text.back() != '}') return false;
-  if (text.find('\0') != std::string_view::npos) return false;
-  Lexer lex(text);
-  Token t = lex.RawBraceBlock();
-  return t.kind == Tok::kString && t.text.size() == text.size() && !lex.last_block_needs_fold();
-}
-
-// XLA prints the module name bare. A name only `%name` can spell (`HloModule %2`, `%nan`)
-// keeps its `%`, so the printed text reads back to the same name.
-bool ReadsBackBare(std::string_view name) {
-  Lexer lex(name);
-  Token t = lex.Next();
-  return t.kind == Tok::kIdent && t.text == name && lex.Next().kind == Tok::kEof;
-}
 
 void AppendDouble(std::string& out, double v) {
   char buf[64];
@@ -186,7 +167,61 @@ void AppendReplicaGroups(std::string& out, const ReplicaGroupList& g) {
   out += '}';
 }
 
+// `{op_type="dot" op_name="a/b" source_line=3}`: strings quoted and escaped, integers and
+// bare values as they are. Sized first, then written in place: metadata is on nearly every
+// instruction of a large dump, and appending it piece by piece cost more than its bytes.
+void AppendKeyValues(std::string& out, AttrId id, Span<KeyValue> entries) {
+  const std::string_view sep = KeyValueSeparator(id);
+  constexpr size_t kMaxIntSize = 20;  // -9223372036854775808
+  size_t size = 2;
+  uint64_t escaped = 0;  // strings (of the first 64 entries) that need escapes; the rest are copied
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const KeyValue& e = entries[i];
+    size += (i ? sep.size() : 0) + e.key.size() + 1;
+    switch (e.kind) {
+      case KeyValueKind::kString: {
+        size_t escaped_size = CEscapedSize(e.text);
+        if (escaped_size != e.text.size() || i >= 64) escaped |= uint64_t(1) << (i < 64 ? i : 63);
+        size += escaped_size + 2;
+        break;
+      }
+      case KeyValueKind::kInt: {
+        char digits[kMaxIntSize];
+        size += static_cast<size_t>(std::to_chars(digits, digits + kMaxIntSize, e.i).ptr - digits);
+        break;
+      }
+      case KeyValueKind::kBare: size += e.text.size(); break;
+    }
+  }
+  const size_t at = out.size();
+  out.resize(at + size);
+  char* p = out.data() + at;
+  auto put = [&p](std::string_view s) {
+    std::memcpy(p, s.data(), s.size());
+    p += s.size();
+  };
+  *p++ = '{';
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const KeyValue& e = entries[i];
+    if (i) put(sep);
+    put(e.key);
+    *p++ = '=';
+    switch (e.kind) {
+      case KeyValueKind::kString:
+        *p++ = '"';
+        if (escaped >> (i < 64 ? i : 63) & 1) p = WriteCEscaped(p, e.text); else put(e.text);
+        *p++ = '"';
+        break;
+      case KeyValueKind::kInt: p = std::to_chars(p, p + kMaxIntSize, e.i).ptr; break;
+      case KeyValueKind::kBare: put(e.text); break;
+    }
+  }
+  *p = '}';
+}
+
 }  // namespace
+
+std::string_view KeyValueSeparator(AttrId id) { return id == AttrId::kMetadata ? " " : ", "; }
 
 void AppendAttributeValue(std::string& out, const Attribute& a) {
   switch (a.kind) {
@@ -195,7 +230,7 @@ void AppendAttributeValue(std::string& out, const Attribute& a) {
     case AttrKind::Float: AppendDouble(out, a.f); break;
     case AttrKind::String:
       out += '"';
-      out += CEscape(a.text);
+      AppendCEscaped(out, a.text);
       out += '"';
       break;
     case AttrKind::Ident:
@@ -236,7 +271,11 @@ void AppendAttributeValue(std::string& out, const Attribute& a) {
       AppendShape(out, *a.shape);
       break;
     case AttrKind::Config:
-      if (a.config_is_json || LooksLikeJsonObject(a.text)) {
+      // A string that is itself one balanced {...} block prints raw, as XLA does — unless the
+      // parser would fold its whitespace or comments when reading it back (a line break outside
+      // quotes, say), or it holds a NUL byte (an escaped \0, which the reader rejects in raw
+      // text); then it stays a quoted string, so printing round-trips exactly.
+      if (a.config_is_json || IsVerbatimRawBlock(a.text)) {
         out += a.text;
       } else {
         out += '"';
@@ -279,6 +318,9 @@ void AppendAttributeValue(std::string& out, const Attribute& a) {
       break;
     case AttrKind::ReplicaGroups:
       if (a.text.empty()) AppendReplicaGroups(out, *a.replica_groups); else out += a.text;
+      break;
+    case AttrKind::KeyValues:
+      if (a.text.empty()) AppendKeyValues(out, a.id, a.entries); else out += a.text;
       break;
     case AttrKind::PairList:
       if (!a.text.empty()) {
@@ -379,7 +421,9 @@ std::string PrintModule(const Module& module) {
   std::string out;
   out.reserve(4096);
   out += "HloModule ";
-  if (!ReadsBackBare(module.name)) out += '%';
+  // XLA prints the module name bare. A name only `%name` can spell (`HloModule %2`, `%nan`)
+  // keeps its `%`, so the printed text reads back to the same name.
+  if (!ScansAsOneIdentifier(module.name)) out += '%';
   out += module.name;
   for (const auto& [name, value] : module.header_attrs) {
     out += ", ";

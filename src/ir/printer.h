@@ -16,5 +16,9 @@ void AppendInstruction(std::string& out, const Instruction& inst);
 /// The text after `name=` of one attribute, as XLA writes it (or as the source spelled a
 /// structured value the printer would write differently; see Attribute).
 void AppendAttributeValue(std::string& out, const Attribute& a);
+/// What the printer writes between the entries of a KeyValues attribute: a space in metadata,
+/// as XLA's OpMetadataToString; ", " in frontend_attributes, as nhlo's passes have always
+/// written them (XLA's FrontendAttributesToString joins with a bare ",").
+std::string_view KeyValueSeparator(AttrId id);
 
 }  // namespace nhlo

@@ -100,16 +100,16 @@ class Verifier {
     std::string_view target = CustomCallTarget(inst);
     std::string prefix = "'" + std::string(inst.name) + "': ";
     if (target == kQuantizeMxTarget) {
-      Result<QuantizeMxConfig> c = ParseQuantizeMxConfig(BackendConfigText(inst));
+      Result<QuantizeMxConfig> c = ParseQuantizeMxConfig(BackendConfigJson(inst));
       bool device = false;
       Status s = c.ok() ? CheckQuantizeMx(inst, *c, &device) : c.status();
       if (!s.ok()) Fail(inst, prefix + s.message());
     } else if (target == kScaledMatmulTarget) {
-      Result<ScaledMatmulConfig> c = ParseScaledMatmulConfig(BackendConfigText(inst));
+      Result<ScaledMatmulConfig> c = ParseScaledMatmulConfig(BackendConfigJson(inst));
       Status s = c.ok() ? CheckScaledMatmul(inst, *c) : c.status();
       if (!s.ok()) Fail(inst, prefix + s.message());
     } else if (target == kUniformQuantizeTarget || target == kUniformDequantizeTarget) {
-      Result<UniformQuantConfig> c = ParseUniformQuantConfig(BackendConfigText(inst));
+      Result<UniformQuantConfig> c = ParseUniformQuantConfig(BackendConfigJson(inst));
       if (!c.ok()) return Fail(inst, prefix + c.status().message());
       if (inst.operands.size() != 1) return Fail(inst, prefix + "uniform quantize custom calls take one operand");
       bool quantize = target == kUniformQuantizeTarget;

@@ -4,11 +4,14 @@
 // reads attribute text again.
 #include "parser/attr_values.h"
 
+#include <algorithm>
 #include <charconv>
 #include <optional>
 
 #include "ir/printer.h"
+#include "support/escape.h"
 #include "support/small_vec.h"
+#include "support/text_scan.h"
 
 namespace nhlo {
 namespace {
@@ -388,6 +391,153 @@ Result<std::vector<int64_t>> ReadEnumList(EnumSet set, AttrId id, std::string_vi
   return codes;
 }
 
+namespace {
+
+// Where ScanKeyValues reads from: one folded block (the whole text), or the source itself from
+// the block's '{' on, where anything whitespace folding would change sends the block back the
+// general way.
+enum class KeyValueInput { kBlock, kSource };
+
+// `{key=value ...}` of metadata and frontend_attributes. Keys are attribute names (the
+// characters the lexer reads before `=`); a value is a quoted string, a balanced {...} block or
+// a bare word (an integer when it reads as one); entries are separated by spaces and/or commas.
+// While reading, notes whether the printer writes the entries back as the text, so the spelling
+// is kept only when it would not (one pass, no trial print: metadata is on nearly every
+// instruction of a large dump). Returns the length of the block; from kSource, 0 when the block
+// must be captured and folded first (including every malformed block, so that errors are
+// reported the one way).
+Result<size_t> ScanKeyValues(Arena& arena, Attribute& attr, std::string_view text, KeyValueInput input) {
+  const bool from_source = input == KeyValueInput::kSource;
+  if (text.size() < 2 || text.front() != '{' || (!from_source && text.back() != '}')) {
+    if (from_source) return size_t{0};
+    return Status::Error(std::string(AttrName(attr.id)) + "=" + std::string(text) + " is not a {key=value ...} list");
+  }
+  // Pointers rather than indices and substr: this runs for nearly every instruction.
+  const char* const begin = text.data();
+  const char* const limit = begin + text.size();
+  auto malformed = [&](const char* at) -> Result<size_t> {
+    if (from_source) return size_t{0};
+    return Status::Error(std::string(AttrName(attr.id)) + "={...} is not a list of key=value entries at '" +
+                         std::string(at, std::min<size_t>(24, static_cast<size_t>(limit - at))) + "'");
+  };
+  auto view = [](const char* from, const char* to) { return std::string_view(from, static_cast<size_t>(to - from)); };
+  auto offset = [&](const char* at) { return static_cast<size_t>(at - begin); };
+  const std::string_view sep = KeyValueSeparator(attr.id);
+  SmallVec<KeyValue, 8> entries;
+  bool canonical = true;
+  const char* p = begin + 1;
+  for (;;) {
+    const char* sep_start = p;
+    for (; p < limit && (*p == ' ' || *p == ','); ++p)
+      if (from_source && *p == ' ' && p + 1 < limit && p[1] == ' ') return size_t{0};  // folding joins them
+    if (p == limit) return malformed(sep_start);
+    if (*p == '}') {
+      canonical &= p == sep_start;
+      ++p;
+      break;
+    }
+    if (entries.size() == 0) {
+      canonical &= p == sep_start;
+    } else if (static_cast<size_t>(p - sep_start) != sep.size()) {
+      canonical = false;
+    } else {
+      for (size_t i = 0; i < sep.size(); ++i) canonical &= sep_start[i] == sep[i];
+    }
+    KeyValue kv;
+    const char* key = p;
+    if (!IsIdentStart(*p)) return malformed(p);
+    while (p < limit && IsIdentChar(*p)) ++p;
+    kv.key = view(key, p);
+    if (p < limit && *p == ' ') {
+      canonical = false;
+      ++p;
+    }
+    if (p == limit || *p != '=') return malformed(key);
+    ++p;
+    if (p < limit && *p == ' ') {
+      canonical = false;
+      ++p;
+    }
+    if (p == limit || *p == '}') return malformed(key);
+    const char c = *p;
+    if (c == '"' || c == '\'') {
+      kv.kind = KeyValueKind::kString;
+      // Nearly every string is plain up to its closing quote: then it is its own value and
+      // prints as written.
+      size_t close = FindNotPlain(begin, offset(p + 1), text.size());
+      if (c == '"' && close < text.size() && begin[close] == '"') {
+        kv.text = view(p + 1, begin + close);
+      } else {
+        close = offset(p + 1);
+        for (;;) {
+          close = FindEither(begin, close, text.size(), c, '\\');
+          if (close >= text.size()) return malformed(key);
+          if (begin[close] == c) break;
+          close += 2;  // an escape: skip the escaped character
+        }
+        std::string_view body = view(p + 1, begin + close);
+        std::string value = CUnescape(body);
+        kv.text = arena.CopyString(value);
+        canonical &= c == '"' && CEscape(value) == body;
+      }
+      p = begin + close + 1;
+    } else if (c == '{') {
+      RawBlockScan block = ScanRawBraceBlock(text, offset(p));
+      if (!block.ok || (from_source && block.needs_fold)) return malformed(key);
+      kv.kind = KeyValueKind::kBare;
+      kv.text = view(p, begin + block.end);
+      p = begin + block.end;
+    } else {
+      // A bare word runs to a separator, a brace, a quote or whitespace; a '/' is part of it
+      // unless it opens a comment.
+      const char* word = p;
+      for (;;) {
+        while (p < limit && !IsRawSpecial(*p) && *p != ',') ++p;
+        if (p + 1 < limit && *p == '/' && p[1] != '/' && p[1] != '*') {
+          ++p;
+          continue;
+        }
+        break;
+      }
+      if (p == word || (p < limit && (*p == '/' || *p == '\n' || *p == '\t' || *p == '\r'))) return malformed(key);
+      // Up to 18 digits without a leading zero (as the printer writes them) are read here;
+      // anything longer or odder that from_chars takes is checked against to_chars.
+      const char* digits = word + (*word == '-');
+      bool plain_int = p > digits && p - digits <= 18 && (*digits != '0' || (p - digits == 1 && digits == word));
+      int64_t v = 0;
+      for (const char* d = digits; plain_int && d < p; ++d) {
+        plain_int = IsDigit(*d);
+        v = v * 10 + (*d - '0');
+      }
+      if (plain_int) {
+        kv.kind = KeyValueKind::kInt;
+        kv.i = digits == word ? v : -v;
+      } else if (auto [q, ec] = std::from_chars(word, p, v); ec == std::errc() && q == p) {
+        kv.kind = KeyValueKind::kInt;
+        kv.i = v;
+        char buf[24];
+        auto printed = std::to_chars(buf, buf + sizeof(buf), v);
+        canonical &= view(buf, printed.ptr) == view(word, p);
+      } else {
+        kv.kind = KeyValueKind::kBare;
+        kv.text = view(word, p);
+      }
+    }
+    entries.push_back(kv);
+  }
+  if (!from_source && p != limit) return malformed(p);
+  attr.entries = arena.Copy(entries.data(), entries.size());
+  attr.text = canonical ? std::string_view() : view(begin, p);
+  return offset(p);
+}
+
+}  // namespace
+
+size_t ReadPlainKeyValues(Arena& arena, Attribute& attr, std::string_view source) {
+  Result<size_t> length = ScanKeyValues(arena, attr, source, KeyValueInput::kSource);
+  return length.ok() ? *length : 0;
+}
+
 Status DecodeStructuredValue(Arena& arena, Attribute& attr, std::string_view text) {
   switch (attr.kind) {
     case AttrKind::Window: {
@@ -431,6 +581,8 @@ Status DecodeStructuredValue(Arena& arena, Attribute& attr, std::string_view tex
       attr.ints = arena.Copy(pairs);
       break;
     }
+    case AttrKind::KeyValues:  // decides itself whether to keep the spelling
+      return ScanKeyValues(arena, attr, text, KeyValueInput::kBlock).status();
     case AttrKind::Int: case AttrKind::Bool: case AttrKind::Float: case AttrKind::String: case AttrKind::Ident:
     case AttrKind::IntList: case AttrKind::Computation: case AttrKind::ComputationList:
     case AttrKind::InstructionList: case AttrKind::Shape: case AttrKind::Raw: case AttrKind::Config:

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Readers for structured attribute values (window, slice ranges, padding config, dim_labels,
-// enum words and lists, replica groups, source/target pairs). The parser calls
+// enum words and lists, replica groups, source/target pairs, metadata and frontend_attributes). The parser calls
 // DecodeStructuredValue once per such attribute; errors are plain messages the parser places.
 #pragma once
 
@@ -19,6 +19,12 @@ Result<ConvDimLabels> ReadDimLabels(std::string_view text);
 Result<ReplicaGroupList> ReadReplicaGroups(Arena& arena, std::string_view text);
 /// Flattened: source0, target0, source1, target1, ...
 Result<std::vector<int64_t>> ReadPairList(std::string_view text);
+
+/// Reads a KeyValues attribute (metadata, frontend_attributes) straight from `source`, which
+/// starts at the value's '{', when the block is written plainly: nothing whitespace folding
+/// would change and nothing malformed. Returns the length of the block, or 0 when the block
+/// must be captured, folded and decoded the general way (DecodeStructuredValue).
+size_t ReadPlainKeyValues(Arena& arena, Attribute& attr, std::string_view source);
 
 /// Fills the typed value of a structured-kind attribute from its captured `text` (a view that
 /// outlives the module) and keeps `text` only when the printer would spell the value otherwise.

@@ -1,10 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "parser/lexer.h"
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
-
 namespace nhlo {
 namespace {
 
@@ -128,20 +124,6 @@ size_t MatchNan(std::string_view s) {
 }
 
 }  // namespace
-
-size_t FindEither(const char* s, size_t i, size_t n, char a, char b) {
-#if defined(__SSE2__)
-  const __m128i va = _mm_set1_epi8(a), vb = _mm_set1_epi8(b);
-  for (; i + 16 <= n; i += 16) {
-    __m128i chunk = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i));
-    int hits = _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(chunk, va), _mm_cmpeq_epi8(chunk, vb)));
-    if (hits) return i + static_cast<size_t>(__builtin_ctz(static_cast<unsigned>(hits)));
-  }
-#endif
-  for (; i < n; ++i)
-    if (s[i] == a || s[i] == b) return i;
-  return n;
-}
 
 bool Lexer::SkipTrivia() {
   for (;;) {
@@ -346,43 +328,14 @@ Token Lexer::RawBraceBlock() {
   if (!SkipTrivia()) return Token{Tok::kError, pos_, "unterminated /* comment"};
   uint32_t start = pos_;
   if (pos_ >= src_.size() || src_[pos_] != '{') return Token{Tok::kError, start, "expected '{'"};
-  // Strings (either quote, with escapes) and comments are skipped with the same rules the
-  // whitespace folding of raw text uses, so a brace inside either never ends the block.
-  int depth = 0;
-  bool fold = false;
-  while (pos_ < src_.size()) {
-    char c = src_[pos_++];
-    if (!IsRawSpecial(c)) continue;
-    if (c == ' ') {
-      fold |= pos_ < src_.size() && src_[pos_] == ' ';
-    } else if (c == '\n' || c == '\t' || c == '\r') {
-      fold = true;
-    } else if (c == '"' || c == '\'') {
-      for (;;) {
-        pos_ = static_cast<uint32_t>(FindEither(src_.data(), pos_, src_.size(), c, '\\'));
-        if (pos_ >= src_.size() || src_[pos_] == c) break;
-        pos_ += pos_ + 1 < src_.size() ? 2 : 1;
-      }
-      if (pos_ >= src_.size()) break;
-      ++pos_;
-    } else if (c == '/' && pos_ < src_.size() && src_[pos_] == '/') {
-      fold = true;
-      while (pos_ < src_.size() && src_[pos_] != '\n') ++pos_;
-    } else if (c == '/' && pos_ < src_.size() && src_[pos_] == '*') {
-      fold = true;
-      size_t end = src_.find("*/", pos_ + 1);
-      if (end == std::string_view::npos) break;
-      pos_ = static_cast<uint32_t>(end + 2);
-    } else if (c == '{') {
-      ++depth;
-    } else if (c == '}') {
-      if (--depth == 0) {
-        last_block_needs_fold_ = fold;
-        return Make(Tok::kString, start, pos_);
-      }
-    }
+  RawBlockScan scan = ScanRawBraceBlock(src_, start);
+  if (!scan.ok) {
+    pos_ = static_cast<uint32_t>(src_.size());
+    return Token{Tok::kError, start, "unbalanced '{' in attribute value"};
   }
-  return Token{Tok::kError, start, "unbalanced '{' in attribute value"};
+  pos_ = static_cast<uint32_t>(scan.end);
+  last_block_needs_fold_ = scan.needs_fold;
+  return Make(Tok::kString, start, pos_);
 }
 
 }  // namespace nhlo

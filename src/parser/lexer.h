@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <string_view>
 
+#include "support/text_scan.h"
+
 namespace nhlo {
 
 enum class Tok : uint8_t {
@@ -48,7 +50,7 @@ class Lexer {
   /// copying a returned token there costs a store-forwarding stall on every token.
   void NextInto(Token& out);
   /// Scans a raw balanced `{...}` block starting at the current position (after skipping
-  /// whitespace), honouring double-quoted strings; used for JSON-like values. Returns a kString
+  /// whitespace) with ScanRawBraceBlock's rules; used for JSON-like values. Returns a kString
   /// token whose text includes the braces, or kError if unbalanced.
   Token RawBraceBlock();
   /// Whether the last RawBraceBlock saw text that whitespace folding changes (line breaks,
@@ -72,32 +74,5 @@ class Lexer {
   uint32_t pos_ = 0;
   bool last_block_needs_fold_ = true;
 };
-
-// Character classes as one table lookup each: the lexer asks for every byte of the input.
-enum CharClass : uint8_t { kIdentStartBit = 1, kIdentCharBit = 2, kDigitBit = 4, kSpaceBit = 8, kRawSpecialBit = 16 };
-inline constexpr auto kCharClasses = [] {
-  struct Table {
-    uint8_t bits[256] = {};
-  } t;
-  for (int c = 0; c < 256; ++c) {
-    bool alpha = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
-    bool digit = c >= '0' && c <= '9';
-    bool space = c == ' ' || c == '\t' || c == '\n' || c == '\r';
-    // What a raw {...} block scan must stop at: whitespace (folding), quotes, comments, braces.
-    bool raw_special = space || c == '"' || c == '\'' || c == '/' || c == '{' || c == '}';
-    t.bits[c] = static_cast<uint8_t>((alpha ? kIdentStartBit : 0) | (alpha || digit || c == '.' || c == '-' ? kIdentCharBit : 0) |
-                                     (digit ? kDigitBit : 0) | (space ? kSpaceBit : 0) | (raw_special ? kRawSpecialBit : 0));
-  }
-  return t;
-}();
-inline bool IsIdentStart(char c) { return kCharClasses.bits[static_cast<uint8_t>(c)] & kIdentStartBit; }
-inline bool IsIdentChar(char c) { return kCharClasses.bits[static_cast<uint8_t>(c)] & kIdentCharBit; }
-inline bool IsDigit(char c) { return kCharClasses.bits[static_cast<uint8_t>(c)] & kDigitBit; }
-inline bool IsSpace(char c) { return kCharClasses.bits[static_cast<uint8_t>(c)] & kSpaceBit; }
-inline bool IsRawSpecial(char c) { return kCharClasses.bits[static_cast<uint8_t>(c)] & kRawSpecialBit; }
-
-/// Index of the first `a` or `b` in s[i, n), or n. Sixteen bytes a step where SSE2 exists:
-/// quoted strings (long op_name metadata) are a large share of a big module's bytes.
-size_t FindEither(const char* s, size_t i, size_t n, char a, char b);
 
 }  // namespace nhlo

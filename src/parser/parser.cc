@@ -548,7 +548,7 @@ Result<Computation*> Parser::ParseComputationRef() {
 bool Parser::CapturedAsRaw(AttrKind kind) {
   switch (kind) {
     case AttrKind::Raw: case AttrKind::Window: case AttrKind::SliceRanges: case AttrKind::EnumList:
-    case AttrKind::ReplicaGroups: case AttrKind::PairList:
+    case AttrKind::ReplicaGroups: case AttrKind::PairList: case AttrKind::KeyValues:
       return true;
     case AttrKind::Int: case AttrKind::Bool: case AttrKind::Float: case AttrKind::String: case AttrKind::Ident:
     case AttrKind::IntList: case AttrKind::Computation: case AttrKind::ComputationList:
@@ -589,6 +589,15 @@ Status Parser::ParseAttribute(Instruction* inst, SmallVec<Attribute, 8>& attrs) 
     while (*p == ' ') ++p;
     if (*p == '{' && raw_text) {
       uint32_t value_offset = static_cast<uint32_t>(p - text);
+      // Plainly written metadata is decoded in the same pass that finds its end.
+      if (attr.kind == AttrKind::KeyValues) {
+        if (size_t length = ReadPlainKeyValues(arena, attr, std::string_view(src_.text).substr(value_offset))) {
+          lex_.set_position(value_offset + static_cast<uint32_t>(length));
+          AdvanceIfChar(',', Tok::kComma);
+          attrs.push_back(attr);
+          return OkStatus();
+        }
+      }
       lex_.set_position(value_offset);
       Token block = lex_.RawBraceBlock();
       if (block.kind == Tok::kError) return ErrorAt(block.offset, std::string(block.text));
@@ -717,7 +726,7 @@ Status Parser::ParseAttribute(Instruction* inst, SmallVec<Attribute, 8>& attrs) 
       break;
     }
     case AttrKind::Raw: case AttrKind::Window: case AttrKind::SliceRanges: case AttrKind::EnumList:
-    case AttrKind::ReplicaGroups: case AttrKind::PairList: {
+    case AttrKind::ReplicaGroups: case AttrKind::PairList: case AttrKind::KeyValues: {
       uint32_t value_offset = tok_.offset;
       NHLO_ASSIGN_OR_RETURN(attr.text, CaptureRaw());
       NHLO_TRY(Structure(attr, value_offset));
@@ -738,6 +747,8 @@ Status Parser::ParseAttribute(Instruction* inst, SmallVec<Attribute, 8>& attrs) 
       } else {
         return Expected("a string or '{'");
       }
+      // Parsed once here, for whoever reads it; text that is not JSON is still a valid config.
+      attr.json = module_.ParseJson(attr.text);
       break;
     case AttrKind::Literal: {
       Shape s;

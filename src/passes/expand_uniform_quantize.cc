@@ -53,7 +53,7 @@ class ExpandUniformQuantize final : public Pass {
     bool quantize = CustomCallTarget(*call) == kUniformQuantizeTarget;
     if (call->operands.size() != 1)
       return Fail(module, *call, Status::Error("uniform quantize custom calls take one operand"));
-    Result<UniformQuantConfig> config = ParseUniformQuantConfig(BackendConfigText(*call));
+    Result<UniformQuantConfig> config = ParseUniformQuantConfig(BackendConfigJson(*call));
     if (!config.ok()) return Fail(module, *call, config.status());
     const UniformQuantConfig& c = *config;
     Instruction* x = call->operands[0];

@@ -70,9 +70,7 @@ class LegalizeScaledMatmul final : public Pass {
     Instruction* call = module.NewInstruction(comp, Opcode::kCustomCall, dot->shape,
                                               {packed[0], packed[1], dot->operands[2], dot->operands[3]}, dot->name);
     SetAttr(module, call, TextAttr(module, AttrId::kCustomCallTarget, AttrKind::String, kScaledMatmulTarget));
-    Attribute config = TextAttr(module, AttrId::kBackendConfig, AttrKind::Config, ScaledMatmulConfigJson(c));
-    config.config_is_json = true;
-    SetAttr(module, call, config);
+    SetAttr(module, call, JsonConfigAttr(module, ScaledMatmulConfigJson(c)));
     if (const Attribute* md = dot->FindAttr(AttrId::kMetadata)) SetAttr(module, call, *md);
     if (Status s = CheckScaledMatmul(*call, c); !s.ok()) {
       std::erase(comp->instructions, call);

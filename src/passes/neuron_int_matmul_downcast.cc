@@ -16,12 +16,9 @@ namespace {
 constexpr std::string_view kDowncastNote = " Downcast for int support ";
 
 void AddAutoCastNone(Module& module, const Instruction* original_dot, Instruction* inst) {
-  const Attribute* md = original_dot->FindAttr(AttrId::kMetadata);
-  SetAttr(module, inst, TextAttr(module, AttrId::kMetadata, AttrKind::Raw,
-                                 AppendToMetadataOpName(md ? md->text : "{}", kDowncastNote)));
-  const Attribute* fa = inst->FindAttr(AttrId::kFrontendAttributes);
-  SetAttr(module, inst, TextAttr(module, AttrId::kFrontendAttributes, AttrKind::Raw,
-                                 SetFrontendAttribute(fa ? fa->text : "{}", "auto_cast", "none")));
+  SetAttr(module, inst, AppendToMetadataOpName(module, original_dot->FindAttr(AttrId::kMetadata), kDowncastNote));
+  SetAttr(module, inst,
+          SetFrontendAttribute(module, inst->FindAttr(AttrId::kFrontendAttributes), "auto_cast", "none"));
 }
 
 class NeuronIntMatmulDowncast final : public Pass {

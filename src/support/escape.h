@@ -12,5 +12,11 @@ namespace nhlo {
 std::string CUnescape(std::string_view body);
 /// C-escapes a string for printing inside double quotes.
 std::string CEscape(std::string_view text);
+/// CEscape(text) appended to `out`, without a temporary (the printer writes every op_name).
+void AppendCEscaped(std::string& out, std::string_view text);
+/// The length of CEscape(text), and CEscape(text) written at `out` (room for that many bytes),
+/// returning the end: for a writer that sizes its output first and fills it in place.
+size_t CEscapedSize(std::string_view text);
+char* WriteCEscaped(char* out, std::string_view text);
 
 }  // namespace nhlo

@@ -12,10 +12,17 @@ namespace {
 
 using Json = nlohmann::json;
 
-Result<Json> ParseObject(std::string_view text, std::string_view what) {
-  Json j = Json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return Status::Error(std::string(what) + " backend_config is not valid JSON");
-  if (!j.is_object()) return Status::Error(std::string(what) + " backend_config must be a JSON object");
+// The config text parsed the way Module::ParseJson parses it (null: not valid JSON), kept in
+// `storage`; so a reader given text and one given the IR's parsed value see the same thing.
+const Json* ParseText(std::string_view text, Json& storage) {
+  if (text.empty()) return nullptr;
+  storage = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  return storage.is_discarded() ? nullptr : &storage;
+}
+
+Result<const Json*> CheckObject(const Json* j, std::string_view what) {
+  if (!j) return Status::Error(std::string(what) + " backend_config is not valid JSON");
+  if (!j->is_object()) return Status::Error(std::string(what) + " backend_config must be a JSON object");
   return j;
 }
 
@@ -80,8 +87,14 @@ std::string_view MxElementName(PrimitiveType t) {
 int MxEmax(PrimitiveType t) { return t == PrimitiveType::kF8E5M2 ? 15 : 8; }
 
 Result<UniformQuantConfig> ParseUniformQuantConfig(std::string_view json) {
+  Json storage;
+  return ParseUniformQuantConfig(ParseText(json, storage));
+}
+
+Result<UniformQuantConfig> ParseUniformQuantConfig(const Json* config) {
   constexpr std::string_view what = "uniform quantize";
-  NHLO_ASSIGN_OR_RETURN(Json j, ParseObject(json, what));
+  NHLO_ASSIGN_OR_RETURN(const Json* object, CheckObject(config, what));
+  const Json& j = *object;
   UniformQuantConfig c;
   auto scale = j.find("scale");
   if (scale == j.end()) return Status::Error("uniform quantize backend_config has no \"scale\"");
@@ -124,8 +137,14 @@ Result<UniformQuantConfig> ParseUniformQuantConfig(std::string_view json) {
 }
 
 Result<QuantizeMxConfig> ParseQuantizeMxConfig(std::string_view json) {
+  Json storage;
+  return ParseQuantizeMxConfig(ParseText(json, storage));
+}
+
+Result<QuantizeMxConfig> ParseQuantizeMxConfig(const Json* config) {
   constexpr std::string_view what = "QuantizeMX";
-  NHLO_ASSIGN_OR_RETURN(Json j, ParseObject(json, what));
+  NHLO_ASSIGN_OR_RETURN(const Json* object, CheckObject(config, what));
+  const Json& j = *object;
   QuantizeMxConfig c;
   NHLO_ASSIGN_OR_RETURN(std::string dtype, StringKey(j, "dtype", what));
   auto element = MxElementFromName(dtype);
@@ -140,8 +159,14 @@ Result<QuantizeMxConfig> ParseQuantizeMxConfig(std::string_view json) {
 }
 
 Result<ScaledMatmulConfig> ParseScaledMatmulConfig(std::string_view json) {
+  Json storage;
+  return ParseScaledMatmulConfig(ParseText(json, storage));
+}
+
+Result<ScaledMatmulConfig> ParseScaledMatmulConfig(const Json* config) {
   constexpr std::string_view what = "ScaledMatmul";
-  NHLO_ASSIGN_OR_RETURN(Json j, ParseObject(json, what));
+  NHLO_ASSIGN_OR_RETURN(const Json* object, CheckObject(config, what));
+  const Json& j = *object;
   ScaledMatmulConfig c;
   NHLO_ASSIGN_OR_RETURN(c.lhs_batch, IntListKey(j, "lhs_batch_dims", what));
   NHLO_ASSIGN_OR_RETURN(c.lhs_contracting, IntListKey(j, "lhs_contracting_dims", what));

@@ -2,7 +2,9 @@
 // The backend_config of the custom calls nhlo gives meaning to, as typed values and their JSON
 // readers: uniform_quantize / uniform_dequantize (seed 002 §3-4), QuantizeMX (seed 002 §5 +
 // DESIGN.md) and ScaledMatmul. The verifier, the passes and the interpreter's loader share these
-// readers so they cannot disagree about a config.
+// readers so they cannot disagree about a config. Each reader takes the config text (the
+// interpreter's loader has only that) or the value the IR parsed once (null: the text was not
+// valid JSON); both give the same result and the same messages.
 #pragma once
 
 #include <cstdint>
@@ -10,6 +12,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include <nlohmann/json_fwd.hpp>
 
 #include "support/status.h"
 #include "types/primitive_type.h"
@@ -41,6 +45,7 @@ struct UniformQuantConfig {
 /// Parses the JSON dictionary; a scalar scale or zero_point is an error, as the seed's
 /// deserializer reads both as arrays.
 Result<UniformQuantConfig> ParseUniformQuantConfig(std::string_view json);
+Result<UniformQuantConfig> ParseUniformQuantConfig(const nlohmann::json* config);
 
 /// QuantizeMX backend_config: {"dtype", "dim", "block_size", "scale_method"}.
 struct QuantizeMxConfig {
@@ -51,6 +56,7 @@ struct QuantizeMxConfig {
 };
 
 Result<QuantizeMxConfig> ParseQuantizeMxConfig(std::string_view json);
+Result<QuantizeMxConfig> ParseQuantizeMxConfig(const nlohmann::json* config);
 
 
 /// ScaledMatmul backend_config: the dot dimension numbers, the element types of the packed
@@ -63,6 +69,7 @@ struct ScaledMatmulConfig {
 };
 
 Result<ScaledMatmulConfig> ParseScaledMatmulConfig(std::string_view json);
+Result<ScaledMatmulConfig> ParseScaledMatmulConfig(const nlohmann::json* config);
 std::string ScaledMatmulConfigJson(const ScaledMatmulConfig& config);
 
 

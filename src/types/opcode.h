@@ -45,7 +45,7 @@ enum class AttrKind : uint8_t {
   ComputationList = 7,
   InstructionList = 8,
   Shape = 9,
-  Raw = 10,             // text nhlo keeps but gives no structure (sharding, metadata, ...)
+  Raw = 10,             // text nhlo keeps but gives no structure (sharding, statistics, ...)
   Config = 11,          // backend_config: a "string" or a raw {...} JSON object
   Literal = 12,
   Window = 13,          // window={size=3x3 stride=2x2 pad=0_1x1_1 ...}
@@ -56,8 +56,9 @@ enum class AttrKind : uint8_t {
   EnumList = 18,        // operand_precision={high,default}
   ReplicaGroups = 19,   // replica_groups={{0,1},{2,3}} or [2,2]<=[4] or [2,2]<=[2,2]T(1,0)
   PairList = 20,        // source_target_pairs={{0,1},{1,2}}
+  KeyValues = 21,       // metadata={op_name="a" source_line=3}, frontend_attributes={k="v"}
 };
-inline constexpr int kAttrKindCount = 21;
+inline constexpr int kAttrKindCount = 22;
 
 enum class AttrId : uint8_t {
 #define NHLO_ATTR(Enum, text, kind, code) k##Enum,
