@@ -221,7 +221,8 @@ void AppendKeyValues(std::string& out, AttrId id, Span<KeyValue> entries) {
 
 }  // namespace
 
-std::string_view KeyValueSeparator(AttrId id) { return id == AttrId::kMetadata ? " " : ", "; }
+// XLA separates metadata fields by a space and frontend attributes by a bare comma.
+std::string_view KeyValueSeparator(AttrId id) { return id == AttrId::kMetadata ? " " : ","; }
 
 void AppendAttributeValue(std::string& out, const Attribute& a) {
   switch (a.kind) {
