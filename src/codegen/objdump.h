@@ -20,8 +20,8 @@ std::string DumpBundleProgram(const BundleProgram& program, std::string_view fil
 /// the sections and records. Offsets come from the decoded records; the fields inside a record
 /// are walked by the format's layout and each value is checked against its bytes (a mismatch
 /// is printed as `DUMP ERROR`). Written to `out` as it goes, so a large file is never held as
-/// one string.
-void HexDumpBundleProgram(const BundleProgram& program, std::string_view file_name, std::ostream& out);
+/// one string. Returns the number of such mismatches: 0 unless the dumper has a bug.
+size_t HexDumpBundleProgram(const BundleProgram& program, std::string_view file_name, std::ostream& out);
 
 /// `--arena`: per computation its frame size and the live-bytes lower bound recorded in the
 /// file, their ratio, and a total line with the entry's arena.

@@ -6,10 +6,10 @@
 // string views into the file); the fields inside a record are walked by the format's layout,
 // in the order bundle_writer.cc writes them and bundle_reader.cc reads them, and every numeric
 // field's decoded value is compared with its bytes, so a walk that went astray prints
-// `DUMP ERROR` instead of a plausible lie. The records are sorted by file offset and printed with one
-// cursor: bytes no record claims print as padding (or `unreferenced` if they are not the zeros
-// of an alignment), and bytes that two records claim print once, under the first. So every byte
-// appears exactly once, in order, whatever the reader accepted.
+// `DUMP ERROR` instead of a plausible lie. The records are sorted by file offset and printed
+// with one cursor: bytes no record claims print as padding (or `unreferenced` if they are not
+// the zeros of an alignment), and bytes that two records claim print once, under the first. So
+// every byte appears exactly once, in order, whatever the reader accepted.
 #include <algorithm>
 #include <cstddef>
 #include <cstdio>
@@ -148,7 +148,8 @@ class HexDumper {
     out_.reserve(kFlushAt + 4096);
   }
 
-  void Run(std::string_view file_name) {
+  // Returns the number of fields whose bytes disagree with the decoded value.
+  size_t Run(std::string_view file_name) {
     out_ += "; " + std::string(file_name) + ": " + Count(bytes_.size(), "byte") + ", nhlo bundle file version " +
             Dec(p_.version) + "\n";
     std::vector<Block> blocks = CollectBlocks();
@@ -157,6 +158,7 @@ class HexDumper {
     Gap(bytes_.size());
     out_ += "; end of file\n";
     Flush();
+    return dump_errors_;
   }
 
  private:
@@ -578,7 +580,10 @@ class HexDumper {
   void Num(uint64_t& at, size_t n, std::string_view name, uint64_t decoded, std::string value) {
     uint64_t mask = n == 8 ? ~uint64_t{0} : (uint64_t{1} << (8 * n)) - 1;
     uint64_t actual = Bytes(at, n);
-    if (actual != (decoded & mask)) value += "  DUMP ERROR: the reader decoded " + Dec(decoded) + ", the bytes hold " + Dec(actual);
+    if (actual != (decoded & mask)) {
+      value += "  DUMP ERROR: the reader decoded " + Dec(decoded) + ", the bytes hold " + Dec(actual);
+      ++dump_errors_;
+    }
     Field(at, n, name, value);
     at += n;
   }
@@ -601,7 +606,10 @@ class HexDumper {
     uint64_t offset = Where(s) - strings_base_;
     std::string value = Preview(s) + " (strings + " + Hex(offset) + ", " + Count(s.size(), "byte") + ")";
     uint64_t actual = Bytes(at, 8), decoded = offset | (static_cast<uint64_t>(s.size()) << 32);
-    if (actual != decoded) value += "  DUMP ERROR: the bytes do not hold this reference";
+    if (actual != decoded) {
+      value += "  DUMP ERROR: the bytes do not hold this reference";
+      ++dump_errors_;
+    }
     Field(at, 8, name, value);
     at += 8;
   }
@@ -710,13 +718,14 @@ class HexDumper {
   uint64_t strings_base_ = 0;
   size_t offset_width_ = 1, index_width_ = 1, name_width_ = kFixedNameWidth;
   uint64_t pos_ = 0;  // every byte before this has been printed
+  size_t dump_errors_ = 0;
   std::string out_;
 };
 
 }  // namespace
 
-void HexDumpBundleProgram(const BundleProgram& program, std::string_view file_name, std::ostream& out) {
-  HexDumper(program, out).Run(file_name);
+size_t HexDumpBundleProgram(const BundleProgram& program, std::string_view file_name, std::ostream& out) {
+  return HexDumper(program, out).Run(file_name);
 }
 
 }  // namespace nhlo

@@ -32,7 +32,11 @@ int ObjdumpMain(const std::vector<std::string>& args, std::istream& in, std::ost
     PrintStatus(program.status(), err);
     return kExitInputRejected;
   }
-  if (hex) HexDumpBundleProgram(*program, name, out);
+  if (hex) {
+    size_t dump_errors = HexDumpBundleProgram(*program, name, out);
+    if (dump_errors != 0)
+      err << "nhlo-objdump: internal error: " << dump_errors << " field(s) of the dump disagree with the reader (DUMP ERROR)\n";
+  }
   if (arena) out << ArenaTable(*program, name);
   if (!hex && !arena) out << DumpBundleProgram(*program, name);
   return kExitOk;
