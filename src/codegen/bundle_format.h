@@ -99,6 +99,8 @@ struct AttrRecord {
   std::vector<PaddingDim> padding;
   ConvDimLabels dim_labels;
   ReplicaGroupsRecord replica_groups;
+  uint32_t file_offset = 0;   // where its header starts
+  uint32_t payload_size = 0;  // bytes after the 8-byte header, before the padding to 4
 };
 
 struct BundleRecord {
@@ -127,6 +129,8 @@ struct ComputationRecord {
   uint64_t live_bytes_bound = 0;      // the compiler's lower bound for frame_size (informational)
   std::vector<BundleRecord> bundles;
   uint32_t file_offset = 0;
+  uint32_t code_offset = 0;  // where its bundle stream starts in the file
+  uint32_t code_size = 0;    // bytes of its bundle stream
 };
 
 struct SectionRecord {

@@ -261,6 +261,8 @@ class Decoder {
       if (c.root >= c.buffers.size()) return r.ErrorAt(at, where + ": root buffer index out of range");
       if (offset > code.size() || size > code.size() - offset) return r.ErrorAt(at, "bundle stream lies outside the code section");
       if (static_cast<uint64_t>(bundle_count) * kBundleFixedSize > size) return r.ErrorAt(at, "bundle count does not fit in the bundle stream");
+      c.code_offset = code_base + offset;
+      c.code_size = size;
       Reader br(code.substr(offset, size), code_base + offset, file_);
       c.bundles.resize(bundle_count);
       for (BundleRecord& b : c.bundles) NHLO_TRY(ReadBundle(br, c, i, b));
@@ -346,6 +348,7 @@ class Decoder {
 
   Status ReadAttr(Reader& r, AttrRecord& a, uint32_t comp_index) {
     size_t at = r.pos();
+    a.file_offset = r.offset();
     uint16_t code;
     uint8_t kind, reserved;
     uint32_t payload;
@@ -358,6 +361,7 @@ class Decoder {
     if (kind >= kAttrKindCount) return r.ErrorAt(at, "unknown attribute kind " + std::to_string(kind));
     a.id = *id;
     a.kind = static_cast<AttrKind>(kind);
+    a.payload_size = payload;
     std::string name(AttrName(a.id));
     AttrKind declared = AttrDeclaredKind(a.id);
     // A declared integer list may hold a list of lists in the IR (kept as Raw), never encoded.

@@ -2,6 +2,7 @@
 #include "codegen/objdump.h"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cstdio>
 
@@ -65,7 +66,9 @@ void AppendInts(std::string& out, const std::vector<int64_t>& v) {
 
 std::string Tag(uint8_t tag) { return tag == kNoDtype ? "--" : Hex(tag, 2).substr(2); }
 
-void AppendAttr(std::string& out, const BundleProgram& p, const AttrRecord& a) {
+}  // namespace
+
+void AppendAttrText(std::string& out, const BundleProgram& p, const AttrRecord& a) {
   out += AttrName(a.id);
   out += '=';
   switch (a.kind) {
@@ -185,8 +188,6 @@ void AppendAttr(std::string& out, const BundleProgram& p, const AttrRecord& a) {
   }
 }
 
-}  // namespace
-
 std::string DumpBundleProgram(const BundleProgram& p, std::string_view file_name) {
   std::string out;
   out += std::string(file_name) + ": nhlo bundle file version " + std::to_string(p.version) + ", arch v" +
@@ -244,12 +245,56 @@ std::string DumpBundleProgram(const BundleProgram& p, std::string_view file_name
       }
       for (size_t i = 0; i < b.attrs.size(); ++i) {
         line += i ? ", " : "   ";
-        AppendAttr(line, p, b.attrs[i]);
+        AppendAttrText(line, p, b.attrs[i]);
       }
       if (b.callee_frame != 0) line += ", callees at @" + Hex(b.callee_frame, 6);
       out += line + "\n";
     }
   }
+  return out;
+}
+
+namespace {
+
+std::string Ratio(uint64_t frame, uint64_t bound) {
+  if (bound == 0) return frame == 0 ? "-" : "inf";
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.2f", static_cast<double>(frame) / static_cast<double>(bound));
+  return buf;
+}
+
+std::string PadLeft(const std::string& s, size_t width) {
+  return s.size() < width ? std::string(width - s.size(), ' ') + s : s;
+}
+
+}  // namespace
+
+std::string ArenaTable(const BundleProgram& p, std::string_view file_name) {
+  // Column widths from the data: the widest cell of each column, headings included.
+  const char* heads[] = {"#", "computation", "frame", "live-bytes bound", "ratio"};
+  size_t w[5];
+  for (size_t i = 0; i < 5; ++i) w[i] = std::string_view(heads[i]).size();
+  std::vector<std::array<std::string, 5>> rows;
+  rows.reserve(p.computations.size());
+  for (size_t c = 0; c < p.computations.size(); ++c) {
+    const ComputationRecord& comp = p.computations[c];
+    rows.push_back({std::to_string(c), CEscape(comp.name), std::to_string(comp.frame_size),
+                    std::to_string(comp.live_bytes_bound), Ratio(comp.frame_size, comp.live_bytes_bound)});
+    for (size_t i = 0; i < 5; ++i) w[i] = std::max(w[i], rows.back()[i].size());
+  }
+  std::string out = std::string(file_name) + ": frame of each computation against the live-bytes lower bound in the file\n";
+  auto line = [&](const std::array<std::string, 5>& r) {
+    std::string l = "  " + PadLeft(r[0], w[0]) + "  " + Pad(r[1], w[1]) + "  " + PadLeft(r[2], w[2]) + "  " + PadLeft(r[3], w[3]) +
+                    "  " + PadLeft(r[4], w[4]);
+    while (!l.empty() && l.back() == ' ') l.pop_back();
+    out += l + "\n";
+  };
+  line({heads[0], heads[1], heads[2], heads[3], heads[4]});
+  for (const auto& r : rows) line(r);
+  const ComputationRecord& entry = p.computations[p.entry];
+  out += "arena " + std::to_string(p.arena_size) + " bytes: the frame of entry #" + std::to_string(p.entry) + " '" +
+         CEscape(entry.name) + "' (live-bytes bound " + std::to_string(entry.live_bytes_bound) + ", ratio " +
+         Ratio(p.arena_size, entry.live_bytes_bound) + ")\n";
   return out;
 }
 
