@@ -107,6 +107,7 @@ std::string AttrKindName(AttrKind k) {
     case AttrKind::EnumList: return "enum list";
     case AttrKind::ReplicaGroups: return "replica groups";
     case AttrKind::PairList: return "pair list";
+    case AttrKind::KeyValues: return "key/value list";
   }
   return "unknown";
 }
@@ -554,7 +555,7 @@ class HexDumper {
         }
         break;
       }
-      case AttrKind::InstructionList: case AttrKind::Shape: case AttrKind::Literal:
+      case AttrKind::InstructionList: case AttrKind::Shape: case AttrKind::Literal: case AttrKind::KeyValues:
         break;  // the reader rejects these kinds
     }
     // Whatever payload the walk did not name (never, for a file the reader accepted) prints by
