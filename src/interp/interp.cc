@@ -34,7 +34,7 @@ class Machine {
       const ComputationRecord& comp = p_.computations[c];
       steps_[c].reserve(comp.bundles.size());
       for (const BundleRecord& b : comp.bundles) {
-        Result<Step> step = Lower(b);
+        Result<Step> step = Lower(comp, b);
         if (!step.ok()) return Annotate(comp, b, step.status());
         steps_[c].push_back(std::move(*step));
       }
@@ -170,7 +170,7 @@ class Machine {
 
   // Lowers one bundle: its step family, attribute slots and custom call, and the checks that
   // do not depend on values (operand counts, attributes each family reads).
-  Result<Step> Lower(const BundleRecord& b) {
+  Result<Step> Lower(const ComputationRecord& comp, const BundleRecord& b) {
     Step s = StepFor(b);
     OpExecution exec = ExecutionOf(b.opcode);
     s.family = exec.family;
@@ -199,7 +199,55 @@ class Machine {
     }
     if (arity >= 0) NHLO_TRY(Arity(b, static_cast<size_t>(arity)));
     if (b.opcode == Opcode::kCustomCall) NHLO_TRY(LowerCustomCall(s));
+    NHLO_TRY(CheckScalarCallee(comp, s));
     return s;
+  }
+
+  // Ops that call a computation once per element (map, sort, reduce-window, scatter) bind
+  // scalars of known types to its parameters: checked here, once, instead of on every call.
+  Status CheckScalarCallee(const ComputationRecord& comp, const Step& s) {
+    const BundleRecord& b = *s.bundle;
+    std::vector<PrimitiveType> want;
+    auto type_of = [&](size_t operand) { return comp.buffers[b.operands[operand]].type; };
+    size_t n = b.operands.size();
+    switch (s.family) {
+      case OpFamily::kMap:
+        for (size_t i = 0; i < n; ++i) want.push_back(type_of(i));
+        break;
+      case OpFamily::kSort:
+        for (size_t i = 0; i < n; ++i) want.insert(want.end(), {type_of(i), type_of(i)});
+        break;
+      case OpFamily::kReduceWindow:  // inputs..., inits...: the reducer takes (accumulators, elements)
+        if (n % 2 != 0) return OkStatus();  // RunReduceWindow reports it
+        for (size_t i = n / 2; i < n; ++i) want.push_back(type_of(i));
+        for (size_t i = 0; i < n / 2; ++i) want.push_back(type_of(i));
+        break;
+      case OpFamily::kScatter:  // inputs..., indices, updates...: (current values, updates)
+        if (n % 2 != 1) return OkStatus();  // RunScatter reports it
+        for (size_t i = 0; i < n / 2; ++i) want.push_back(type_of(i));
+        for (size_t i = n / 2 + 1; i < n; ++i) want.push_back(type_of(i));
+        break;
+      case OpFamily::kNotExecutable: case OpFamily::kBound: case OpFamily::kTuple: case OpFamily::kGetTupleElement:
+      case OpFamily::kCopy: case OpFamily::kTupleResult: case OpFamily::kCall: case OpFamily::kFusion:
+      case OpFamily::kWhile: case OpFamily::kConditional: case OpFamily::kReduce: case OpFamily::kUnary:
+      case OpFamily::kBinary: case OpFamily::kCompare: case OpFamily::kSelect: case OpFamily::kClamp:
+      case OpFamily::kConvert: case OpFamily::kBitcastConvert: case OpFamily::kBroadcast: case OpFamily::kReshape:
+      case OpFamily::kTranspose: case OpFamily::kIota: case OpFamily::kSlice: case OpFamily::kConcatenate:
+      case OpFamily::kPad: case OpFamily::kReverse: case OpFamily::kDynamicSlice: case OpFamily::kDynamicUpdateSlice:
+      case OpFamily::kDot: case OpFamily::kGather: case OpFamily::kConvolution: case OpFamily::kScaledDot:
+        return OkStatus();
+    }
+    NHLO_ASSIGN_OR_RETURN(const ComputationRecord* f, Callee(s, AttrId::kToApply));
+    if (f->params.size() != want.size())
+      return Status::Error("computation '" + std::string(f->name) + "' takes " + std::to_string(f->params.size()) +
+                           " parameters, '" + std::string(OpcodeName(b.opcode)) + "' passes " + std::to_string(want.size()));
+    for (size_t i = 0; i < want.size(); ++i) {
+      const BufferRecord& pb = f->buffers[f->params[i]];
+      if (pb.type != want[i] || !IsArrayType(want[i]) || pb.size != static_cast<uint64_t>(HostByteSize(want[i])))
+        return Status::Error("parameter " + std::to_string(i) + " of '" + std::string(f->name) + "' is not a " +
+                             std::string(PrimitiveTypeName(want[i])) + " scalar");
+    }
+    return OkStatus();
   }
 
   // Tells the custom call's target apart and decodes its backend_config, once.
@@ -572,13 +620,9 @@ class Machine {
   // root's bytes. The parameter types must match the arguments.
   Result<const uint8_t*> CallScalar(const BundleRecord& b, const ComputationRecord& f,
                                     const std::vector<std::pair<PrimitiveType, uint8_t*>>& args) {
-    if (f.params.size() != args.size()) return Status::Error("computation '" + std::string(f.name) + "' takes " + std::to_string(f.params.size()) + " parameters");
-    for (size_t i = 0; i < args.size(); ++i) {
-      const BufferRecord& pb = f.buffers[f.params[i]];
-      if (pb.type != args[i].first || pb.size != static_cast<uint64_t>(HostByteSize(args[i].first)))
-        return Status::Error("parameter " + std::to_string(i) + " of '" + std::string(f.name) + "' is not a scalar of the right type");
-      P(f, f.params[i]) = args[i].second;
-    }
+    // The loader checked that `f` takes these scalars (CheckScalarCallee); the arguments are
+    // bound without looking again, once per element.
+    for (size_t i = 0; i < args.size(); ++i) P(f, f.params[i]) = args[i].second;
     NHLO_TRY(Enter(f, CalleeBase(b)));
     // A tuple root has no bytes of its own: callers read its leaves.
     if (f.buffers[f.root].type == PrimitiveType::kTuple) return static_cast<const uint8_t*>(nullptr);
