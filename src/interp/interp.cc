@@ -842,7 +842,8 @@ class Machine {
       }
       int64_t dst = 0;
       for (size_t d = 0; d < shape.size(); ++d) {
-        if (start[d] < 0 || start[d] + window_size[d] > shape[d]) return;  // window out of bounds: skipped
+        // Window out of bounds: skipped. Written so that no index, however large, overflows.
+        if (start[d] < 0 || start[d] > shape[d] - window_size[d]) return;
         dst += start[d] * strides[d];
       }
       for (size_t k = 0; k < operand_window.size(); ++k) dst += u[(*window_dims)[k]] * strides[operand_window[k]];
