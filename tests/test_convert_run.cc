@@ -10,7 +10,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <unistd.h>
+
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <sstream>
 
 #include "driver/driver.h"
@@ -108,4 +112,32 @@ TEST_CASE("nhlo-run convert + bitcast-convert prints the encode tables' bits") {
   MESSAGE("compared " << compared << " conversions through nhlo-run");
   CHECK(mismatches == 0);
   CHECK(compared > 20000);
+}
+
+// nhlo-compile never writes its bundle over its own input, and writes into a FIFO or device
+// instead of replacing it with a regular file.
+TEST_CASE("nhlo-compile output safety") {
+  std::string dir = std::filesystem::temp_directory_path().string() + "/nhlo-output-safety-" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  std::string hlo = dir + "/m.hlo";
+  const std::string text = "HloModule m\nENTRY e { ROOT p = f32[] parameter(0) }\n";
+  { std::ofstream(hlo) << text; }
+  std::istringstream in;
+  std::ostringstream out, err;
+  CHECK(nhlo::CompileMain({hlo, "-o", hlo}, in, out, err) == nhlo::kExitUsage);
+  CHECK(err.str().find("names the input file") != std::string::npos);
+  std::ifstream back(hlo);
+  std::string kept((std::istreambuf_iterator<char>(back)), std::istreambuf_iterator<char>());
+  CHECK(kept == text);
+  // Through a symlink: the file it names is replaced, the link stays a link.
+  std::string target = dir + "/real.bin", link = dir + "/link.bin";
+  { std::ofstream(target) << "old"; }
+  std::filesystem::create_symlink(target, link);
+  CHECK(nhlo::CompileMain({hlo, "-o", link}, in, out, err) == nhlo::kExitOk);
+  CHECK(std::filesystem::is_symlink(link));
+  CHECK(std::filesystem::file_size(target) > 100);
+  // /dev/null stays a device.
+  CHECK(nhlo::CompileMain({hlo, "-o", "/dev/null"}, in, out, err) == nhlo::kExitOk);
+  CHECK(std::filesystem::is_character_file("/dev/null"));
+  std::filesystem::remove_all(dir);
 }

@@ -29,13 +29,42 @@ Result<std::string> ReadInput(const std::string& path, std::istream& in) {
   if (std::filesystem::is_directory(path, ec)) return Status::Error("'" + path + "' is a directory");
   std::ifstream f(path, std::ios::binary);
   if (!f) return Status::Error("cannot open '" + path + "': " + std::strerror(errno));
-  std::ostringstream ss;
-  ss << f.rdbuf();
+  // Read in blocks up to the limit, so an endless source (/dev/zero, a FIFO) ends with a
+  // message instead of exhausting memory; the parser's source offsets are 32-bit anyway.
+  std::string text;
+  char block[1 << 16];
+  while (f.read(block, sizeof(block)) || f.gcount() > 0) {
+    if (text.size() + static_cast<size_t>(f.gcount()) > kMaxInputBytes)
+      return Status::Error("'" + path + "' is larger than " + std::to_string(kMaxInputBytes) + " bytes, the most nhlo reads");
+    text.append(block, static_cast<size_t>(f.gcount()));
+  }
   if (f.bad()) return Status::Error("cannot read '" + path + "'");
-  return ss.str();
+  return text;
 }
 
-Status WriteFileAtomically(const std::string& path, std::string_view bytes) {
+bool SameFile(const std::string& a, const std::string& b) {
+  std::error_code ec;
+  return std::filesystem::exists(a, ec) && std::filesystem::exists(b, ec) && std::filesystem::equivalent(a, b, ec);
+}
+
+Status WriteFileAtomically(const std::string& given, std::string_view bytes) {
+  std::error_code ec;
+  std::filesystem::file_status st = std::filesystem::status(given, ec);  // follows symlinks
+  if (std::filesystem::exists(st) && !std::filesystem::is_regular_file(st)) {
+    // A FIFO, a device or /dev/stdout: written to directly, never replaced by a regular file.
+    std::ofstream f(given, std::ios::binary);
+    if (!f) return Status::Error("cannot write '" + given + "': " + std::strerror(errno));
+    f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    f.flush();
+    if (!f) return Status::Error("cannot write '" + given + "'");
+    return OkStatus();
+  }
+  // A symlink to a regular file: the file it names is replaced, the link stays.
+  std::string path = given;
+  if (std::filesystem::is_symlink(std::filesystem::symlink_status(given, ec))) {
+    std::filesystem::path target = std::filesystem::canonical(given, ec);
+    if (!ec) path = target.string();
+  }
   std::string tmp = path + ".tmp" + std::to_string(::getpid());
   {
     std::ofstream f(tmp, std::ios::binary | std::ios::trunc);

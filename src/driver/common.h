@@ -17,9 +17,14 @@
 
 namespace nhlo {
 
-/// Reads a path, or standard input for "-".
+/// The most bytes of input a program reads (source offsets are 32-bit).
+inline constexpr size_t kMaxInputBytes = (size_t(1) << 32) - 1;
+/// Reads a path (at most kMaxInputBytes), or standard input for "-".
 Result<std::string> ReadInput(const std::string& path, std::istream& in);
-/// Writes via a temporary file and a rename, so a failure never leaves a partial file.
+/// True when both paths exist and name the same file.
+bool SameFile(const std::string& a, const std::string& b);
+/// Writes a regular file via a temporary file and a rename, so a failure never leaves a partial
+/// file (through a symlink, the file it names); a FIFO or device is written to directly.
 Status WriteFileAtomically(const std::string& path, std::string_view bytes);
 void PrintStatus(const Status& status, std::ostream& err);
 

@@ -33,6 +33,10 @@ int CompileMain(const std::vector<std::string>& args, std::istream& in, std::ost
     err << "nhlo-compile: error: --emit=bundle needs -o FILE\n";
     return kExitUsage;
   }
+  if (emit == "bundle" && input != "-" && output != "-" && SameFile(input, output)) {
+    err << "nhlo-compile: error: -o " << output << " names the input file; the bundle would replace the HLO it comes from\n";
+    return kExitUsage;
+  }
   if (emit == "bundle" && flags.split_input_file) {
     err << "nhlo-compile: error: --split-input-file produces several modules; use --emit=hlo or --emit=none\n";
     return kExitUsage;
