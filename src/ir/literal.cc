@@ -35,9 +35,25 @@ void AppendArrayLevel(std::string& out, const Shape& shape, const uint8_t* data,
 
 }  // namespace
 
+// Empty arrays with more nested `{}` than this print elided.
+constexpr uint64_t kMaxEmptyGroups = 4096;
+
 void AppendArrayLiteral(std::string& out, const Shape& shape, const uint8_t* data) {
   if (shape.dims.empty()) {
     AppendElement(out, shape.type, data, /*in_array=*/false);
+    return;
+  }
+  // An empty array whose leading dimensions are huge (`s32[1000000000000,0]`) would print a
+  // trillion `{}`; it has no values, so the elided form, which reads back as the same empty
+  // array, says everything.
+  uint64_t groups = 1;
+  for (int64_t d : shape.dims) {
+    if (d == 0) break;
+    groups = d > 0 && groups <= (uint64_t(1) << 40) / static_cast<uint64_t>(d) ? groups * static_cast<uint64_t>(d)
+                                                                              : uint64_t(1) << 41;
+  }
+  if (shape.ElementCount() == 0 && groups > kMaxEmptyGroups) {
+    out += "{...}";
     return;
   }
   int64_t index = 0;
