@@ -94,7 +94,7 @@ Inference InferSlice(Module& m, const Instruction& inst) {
       return Error("slice limit " + Num(r.limit) + " is past the end" + where);
     if (r.start > r.limit) return Error("slice start " + Num(r.start) + " is after its limit " + Num(r.limit) + where);
     if (r.stride <= 0) return Error("slice stride " + Num(r.stride) + " must be positive" + where);
-    int64_t size = (r.limit - r.start + r.stride - 1) / r.stride;
+    int64_t size = r.limit == r.start ? 0 : 1 + (r.limit - r.start - 1) / r.stride;  // no overflow for any stride
     // A one-element slice of a dynamic dimension is static (XLA).
     dims.Add(size, size != 1 && KindAt(x, i) == DimKind::kBounded ? DimKind::kBounded : DimKind::kStatic);
   }

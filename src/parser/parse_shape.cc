@@ -63,9 +63,10 @@ Status Parser::ParseShape(Shape& shape, int depth) {
       if (tok_.kind != Tok::kInt) return Expected("dimension size");
       NHLO_ASSIGN_OR_RETURN(value, ParseInt(tok_));
       if (value < 0) return ErrorHere("dimension size must be >= 0");
-      if (value != 0 && elements > INT64_MAX / value)
-        return ErrorHere("shape has more than 2^63 elements");
-      elements *= value;
+      // The non-zero dimensions must multiply to less than 2^63 whatever their order: an empty
+      // array's other dimensions still size its loops and its printed form.
+      if (value != 0 && elements > INT64_MAX / value) return ErrorHere("shape has more than 2^63 elements");
+      if (value != 0) elements *= value;
       Advance();
     }
     dynamic |= kind != DimKind::kStatic;
