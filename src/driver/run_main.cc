@@ -104,7 +104,7 @@ Result<uint64_t> ParseSize(const std::string& text) {
 // Decodes one bundle file, checks that its run fits in memory, builds the arguments and runs the
 // entry computation.
 int RunOne(const std::string& name, std::string bytes, const std::vector<std::string>& arg_texts, bool random, uint64_t seed,
-           uint64_t memory_limit, bool limit_given, std::ostream& out, std::ostream& err) {
+           uint64_t memory_limit, bool limit_given, uint64_t max_steps, std::ostream& out, std::ostream& err) {
   Result<BundleProgram> program = ReadBundleFile(std::move(bytes), name);
   if (!program.ok()) {
     PrintStatus(program.status(), err);
@@ -134,7 +134,9 @@ int RunOne(const std::string& name, std::string bytes, const std::vector<std::st
       values.push_back(std::move(*v));
     }
   }
-  Result<Value> result = Execute(*program, values);
+  ExecuteOptions run_options;
+  run_options.max_steps = max_steps;
+  Result<Value> result = Execute(*program, values, run_options);
   if (!result.ok()) {
     PrintStatus(result.status(), err);
     return kExitInputRejected;
@@ -159,6 +161,10 @@ int RunMain(const std::vector<std::string>& args, std::istream& in, std::ostream
   app.add_option("--arg", arg_texts, "an argument as XLA literal text, e.g. 'f32[2] {1, 2}' (repeat, in parameter order)");
   auto* random = app.add_option("--random-args", seed, "use deterministic pseudo-random arguments from SEED");
   std::string max_memory;
+  uint64_t max_steps = 0;
+  app.add_option("--max-steps", max_steps,
+                 "stop with an error after N bundles have run (loop bodies and reducers count each run); "
+                 "0, the default, is no limit");
   app.add_option("--max-memory", max_memory,
                  "refuse, before any work, a run that needs more than SIZE bytes (K, M, G, T suffixes; "
                  "default: the machine's available memory)");
@@ -199,7 +205,7 @@ int RunMain(const std::vector<std::string>& args, std::istream& in, std::ostream
     PrintStatus(bytes.status(), err);
     return kExitInputRejected;
   }
-  if (LooksLikeBundle(*bytes)) return RunOne(name, std::move(*bytes), arg_texts, random->count() > 0, seed, memory_limit, !max_memory.empty(), out, err);
+  if (LooksLikeBundle(*bytes)) return RunOne(name, std::move(*bytes), arg_texts, random->count() > 0, seed, memory_limit, !max_memory.empty(), max_steps, out, err);
   // HLO text: compile in memory with the same pipeline options nhlo-compile takes; with
   // --split-input-file each module runs on its own, results separated by `// -----`.
   std::vector<InputPiece> pieces;
@@ -220,7 +226,7 @@ int RunMain(const std::vector<std::string>& args, std::istream& in, std::ostream
       exit_code = kExitInputRejected;
       continue;
     }
-    if (int code = RunOne(name, std::move(*emitted), arg_texts, random->count() > 0, seed, memory_limit, !max_memory.empty(), out, err); code != kExitOk)
+    if (int code = RunOne(name, std::move(*emitted), arg_texts, random->count() > 0, seed, memory_limit, !max_memory.empty(), max_steps, out, err); code != kExitOk)
       exit_code = code;
   }
   return exit_code;

@@ -53,6 +53,8 @@ class Machine {
     return OkStatus();
   }
 
+  void set_max_steps(uint64_t n) { max_steps_ = n; }
+
   Result<Value> Run(const std::vector<Value>& args) {
     try {
       arena_.assign(static_cast<size_t>(p_.arena_size), '\0');
@@ -149,6 +151,8 @@ class Machine {
 
   Status RunComputation(const ComputationRecord& comp) {
     for (const Step& step : steps_[IndexOf(comp)]) {
+      if (max_steps_ != 0 && ++steps_done_ > max_steps_)
+        return Status::Error("stopped after " + std::to_string(max_steps_) + " steps (--max-steps)");
       Status s = RunStep(step);
       if (!s.ok()) return Annotate(comp, *step.bundle, s);
     }
@@ -882,6 +886,8 @@ class Machine {
   uint8_t** ptr_ = nullptr;                   // its pointer table
   uint8_t* base_ = nullptr;                   // its frame
   int depth_ = 0;
+  uint64_t max_steps_ = 0;   // 0: no limit
+  uint64_t steps_done_ = 0;
   std::string arena_;
   std::vector<Value> args_;
 };
@@ -893,8 +899,9 @@ Status LoadForExecution(const BundleProgram& program) {
   return machine.Load();
 }
 
-Result<Value> Execute(const BundleProgram& program, const std::vector<Value>& args) {
+Result<Value> Execute(const BundleProgram& program, const std::vector<Value>& args, const ExecuteOptions& options) {
   Machine machine(program);
+  machine.set_max_steps(options.max_steps);
   NHLO_TRY(machine.Load());
   return machine.Run(args);
 }

@@ -4,6 +4,7 @@
 // rounded once, integers wrapping, XLA's rules for division by zero, shifts and converts.
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
 #include "codegen/bundle_format.h"
@@ -17,6 +18,12 @@ namespace nhlo {
 Status LoadForExecution(const BundleProgram& program);
 
 /// Runs the entry computation on `args` (one per parameter, in parameter order).
-Result<Value> Execute(const BundleProgram& program, const std::vector<Value>& args);
+struct ExecuteOptions {
+  /// Stop with an error after this many bundles have run (loop bodies and reducers count each
+  /// time they run); 0 is no limit.
+  uint64_t max_steps = 0;
+};
+Result<Value> Execute(const BundleProgram& program, const std::vector<Value>& args,
+                      const ExecuteOptions& options = {});
 
 }  // namespace nhlo
