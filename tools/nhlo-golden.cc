@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-// Golden-file tests. Every testdata/**/*.hlo file is one test: its `// RUN:` lines are run
-// in-process through the same entry points as the installed programs, and their combined
+// nhlo-golden: expected-block golden tests (docs/testing.md). Every *.hlo file under DIR is one
+// test: its `// RUN:` lines are run in-process through the same entry points as the installed
+// programs (so the runner needs no other program beside it and no checkout), and their combined
 // stdout, stderr and the last exit code are compared with the expected blocks at the end of the
 // file (or in <file>.expected when the file says `// EXPECTED-IN: sidecar`). A mismatch prints a
 // unified diff. `--update` rewrites the expected blocks from the current build. Every test input
 // that parses also gets the round-trip check print(parse(print(m))) == print(m) for free.
+// Folders holding a lit.cfg.py are lit suites (FileCheck tests) and are skipped.
 //
 // Directives (each a line comment):
 //   // RUN: nhlo-compile %s --emit=hlo      run a program; %s = this file, %t = a scratch path
@@ -14,6 +16,7 @@
 //   // RUN: ls %t.dir                       list a folder's file names, sorted
 //   // RUN: cat %t.dir/file                 print a file
 //   // NORMALIZE: time                      replace timing figures with <t>
+//   // EXPECTED-IN: sidecar                 the expected blocks live in <file>.expected
 #include <re2/re2.h>
 
 #include <algorithm>
@@ -21,6 +24,8 @@
 #include <fstream>
 #include <iostream>
 #include <sstream>
+
+#include <unistd.h>
 
 #include "driver/driver.h"
 #include "ir/printer.h"
@@ -158,10 +163,14 @@ class Runner {
 
   int Run() {
     std::vector<fs::path> tests;
-    for (const auto& entry : fs::recursive_directory_iterator(root_))
-      if (entry.is_regular_file() && entry.path().extension() == ".hlo" &&
-          entry.path().string().find(filter_) != std::string::npos)
-        tests.push_back(entry.path());
+    if (fs::is_regular_file(root_)) tests.push_back(root_);
+    else for (auto it = fs::recursive_directory_iterator(root_); it != fs::recursive_directory_iterator(); ++it) {
+      // A lit suite's *.hlo files carry shell RUN lines for lit, not for this runner.
+      if (it->is_directory() && fs::exists(it->path() / "lit.cfg.py")) it.disable_recursion_pending();
+      if (it->is_regular_file() && it->path().extension() == ".hlo" &&
+          it->path().string().find(filter_) != std::string::npos)
+        tests.push_back(it->path());
+    }
     std::sort(tests.begin(), tests.end());
     fs::create_directories(scratch_);
     for (const fs::path& t : tests) RunTest(t);
@@ -254,24 +263,38 @@ class Runner {
 }  // namespace
 
 int main(int argc, char** argv) {
+  constexpr std::string_view kUsage =
+      "usage: nhlo-golden [--update] [--filter=SUBSTRING] [--scratch=DIR] DIR|FILE\n"
+      "Runs every *.hlo golden file under DIR (or one FILE) and compares its output with the\n"
+      "expected blocks at its end; --update rewrites them. See docs/testing.md.\n";
   bool update = false;
-  std::string filter;
+  std::string filter, scratch_arg;
   std::vector<std::string> positional;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--update") update = true;
     else if (a.rfind("--filter=", 0) == 0) filter = a.substr(9);
+    else if (a.rfind("--scratch=", 0) == 0) scratch_arg = a.substr(10);
+    else if (a == "-h" || a == "--help") return std::cout << kUsage, 0;
+    else if (a.size() > 1 && a[0] == '-') return std::cerr << "nhlo-golden: unknown option '" << a << "'\n" << kUsage, 2;
     else positional.push_back(a);
   }
-  if (positional.size() != 2) {
-    std::cerr << "usage: golden_runner [--update] [--filter=SUBSTRING] TESTDATA_DIR SCRATCH_DIR\n";
-    return 2;
-  }
-  // Run from the folder above testdata/ so paths in diagnostics read "testdata/..." whatever
-  // directory the runner was started from (meson test and the update target differ).
+  if (positional.size() != 1) return std::cerr << kUsage, 2;
   fs::path root = fs::absolute(positional[0]).lexically_normal();
   if (root.filename().empty()) root = root.parent_path();
-  fs::path scratch = fs::absolute(positional[1]);
+  if (!fs::exists(root)) return std::cerr << "nhlo-golden: no such file or folder: " << positional[0] << "\n", 2;
+  // %t paths go to --scratch (kept, for looking at afterwards) or to a fresh temporary folder
+  // that is removed at the end.
+  bool own_scratch = scratch_arg.empty();
+  fs::path scratch = own_scratch ? fs::temp_directory_path() / ("nhlo-golden-" + std::to_string(::getpid()))
+                                 : fs::absolute(scratch_arg);
+  // Run from the folder above DIR so paths in diagnostics read "DIR/..." wherever DIR lives and
+  // whatever directory the runner was started from (meson test and the update target differ).
   fs::current_path(root.parent_path());
-  return Runner(root.filename(), scratch, update, filter).Run();
+  int rc = Runner(root.filename(), scratch, update, filter).Run();
+  if (own_scratch) {
+    std::error_code ec;
+    fs::remove_all(scratch, ec);
+  }
+  return rc;
 }
