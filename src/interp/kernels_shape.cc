@@ -84,7 +84,7 @@ Status KernelSlice(const Step& bundle, const Buf& in, const Buf& out) {
   for (size_t d = 0; d < ranges.size(); ++d) {
     const SliceDim& r = ranges[d];
     if (r.start < 0 || r.limit > Dims(in)[d] || r.start > r.limit || r.stride <= 0 ||
-        (r.limit - r.start + r.stride - 1) / r.stride != Dims(out)[d])
+        (r.limit == r.start ? 0 : 1 + (r.limit - r.start - 1) / r.stride) != Dims(out)[d])
       return Status::Error("bundle 'slice' has a range that does not fit its operand");
   }
   int size = HostByteSize(out.type());
@@ -135,7 +135,8 @@ Status KernelPad(const Step& bundle, const Buf& in, const Buf& value, const Buf&
     return Status::Error("bundle 'pad' does not match its operands");
   for (size_t d = 0; d < pads.size(); ++d) {
     int64_t n = Dims(in)[d];
-    int64_t want = pads[d].low + pads[d].high + n + (n > 0 ? (n - 1) * pads[d].interior : 0);
+    // In 128 bits: edges near +-2^63 that cancel out are valid and must not overflow on the way.
+    __int128 want = __int128{pads[d].low} + pads[d].high + n + (n > 0 ? __int128{n - 1} * pads[d].interior : 0);
     if (pads[d].interior < 0 || want != Dims(out)[d]) return Status::Error("bundle 'pad' result shape does not match its padding");
   }
   int size = HostByteSize(out.type());
@@ -144,9 +145,9 @@ Status KernelPad(const Step& bundle, const Buf& in, const Buf& value, const Buf&
   ForEachIndex(Dims(in), [&](int64_t linear, const std::vector<int64_t>& index) {
     int64_t dst = 0;
     for (size_t d = 0; d < index.size(); ++d) {
-      int64_t pos = pads[d].low + index[d] * (pads[d].interior + 1);
+      __int128 pos = __int128{pads[d].low} + __int128{index[d]} * (__int128{pads[d].interior} + 1);
       if (pos < 0 || pos >= Dims(out)[d]) return;  // negative padding cuts elements away
-      dst += pos * out_strides[d];
+      dst += static_cast<int64_t>(pos) * out_strides[d];
     }
     std::memcpy(out.data + dst * size, in.data + linear * size, size);
   });
