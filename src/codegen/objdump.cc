@@ -107,14 +107,7 @@ void AppendAttrText(std::string& out, const BundleProgram& p, const AttrRecord& 
       out += '}';
       break;
     case AttrKind::Enum: out += EnumValueName(EnumSetOf(a.id), a.i); break;
-    case AttrKind::EnumList:
-      out += '{';
-      for (size_t i = 0; i < a.ints.size(); ++i) {
-        if (i) out += ',';
-        out += EnumValueName(EnumSetOf(a.id), a.ints[i]);
-      }
-      out += '}';
-      break;
+    case AttrKind::EnumList: AppendEnumList(out, a.id, a.ints.data(), a.ints.size()); break;
     case AttrKind::Window:
       out += '{';
       for (size_t i = 0; i < a.window.size(); ++i) {

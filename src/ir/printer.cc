@@ -310,12 +310,7 @@ void AppendAttributeValue(std::string& out, const Attribute& a) {
         out += a.text;
         break;
       }
-      out += '{';
-      for (size_t i = 0; i < a.ints.size(); ++i) {
-        if (i) out += ',';
-        out += EnumValueName(EnumSetOf(a.id), a.ints[i]);
-      }
-      out += '}';
+      AppendEnumList(out, a.id, a.ints.data(), a.ints.size());
       break;
     case AttrKind::ReplicaGroups:
       if (a.text.empty()) AppendReplicaGroups(out, *a.replica_groups); else out += a.text;

@@ -149,6 +149,15 @@ std::string_view EnumValueName(EnumSet set, int64_t code) {
   return {};
 }
 
+void AppendEnumList(std::string& out, AttrId id, const int64_t* codes, size_t count) {
+  out += '{';
+  for (size_t i = 0; i < count; ++i) {
+    if (i) out += ',';
+    out += EnumValueName(EnumSetOf(id), codes[i]);
+  }
+  out += '}';
+}
+
 std::optional<uint8_t> EnumValueFromName(EnumSet set, std::string_view text) {
   for (const EnumInfo& e : kEnumValues)
     if (e.set == set && e.text == text) return e.code;

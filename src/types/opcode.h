@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace nhlo {
@@ -84,6 +85,8 @@ enum class EnumSet : uint8_t { kComparisonDirection, kComparisonType, kFftType, 
 EnumSet EnumSetOf(AttrId id);
 /// The spelling of `code` in `set`, or "" when the set has no such code.
 std::string_view EnumValueName(EnumSet set, int64_t code);
+/// `{high,default}`: an EnumList attribute's codes as HLO text.
+void AppendEnumList(std::string& out, AttrId id, const int64_t* codes, size_t count);
 /// The code of `text` in `set`.
 std::optional<uint8_t> EnumValueFromName(EnumSet set, std::string_view text);
 
