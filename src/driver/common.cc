@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -19,27 +20,58 @@
 
 namespace nhlo {
 
-Result<std::string> ReadInput(const std::string& path, std::istream& in) {
-  if (path == "-") {
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
+namespace {
+
+// Reads `in` in blocks up to `max_bytes`, so an endless source (/dev/zero, a FIFO, a pipe) ends
+// with a message instead of exhausting memory.
+Result<std::string> ReadBounded(std::istream& in, const std::string& what, uint64_t max_bytes) {
+  std::string text;
+  char block[1 << 16];
+  while (in.read(block, sizeof(block)) || in.gcount() > 0) {
+    if (text.size() + static_cast<uint64_t>(in.gcount()) > max_bytes)
+      return Status::Error(what + " is larger than " + std::to_string(max_bytes) +
+                           " bytes (--max-input-size; at most " + std::to_string(kMaxInputBytes) + ")");
+    text.append(block, static_cast<size_t>(in.gcount()));
   }
+  if (in.bad()) return Status::Error("cannot read " + what);
+  return text;
+}
+
+}  // namespace
+
+Result<std::string> ReadInput(const std::string& path, std::istream& in, uint64_t max_bytes) {
+  max_bytes = std::min<uint64_t>(max_bytes, kMaxInputBytes);
+  if (path == "-") return ReadBounded(in, "standard input", max_bytes);
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) return Status::Error("'" + path + "' is a directory");
   std::ifstream f(path, std::ios::binary);
   if (!f) return Status::Error("cannot open '" + path + "': " + std::strerror(errno));
-  // Read in blocks up to the limit, so an endless source (/dev/zero, a FIFO) ends with a
-  // message instead of exhausting memory; the parser's source offsets are 32-bit anyway.
-  std::string text;
-  char block[1 << 16];
-  while (f.read(block, sizeof(block)) || f.gcount() > 0) {
-    if (text.size() + static_cast<size_t>(f.gcount()) > kMaxInputBytes)
-      return Status::Error("'" + path + "' is larger than " + std::to_string(kMaxInputBytes) + " bytes, the most nhlo reads");
-    text.append(block, static_cast<size_t>(f.gcount()));
+  return ReadBounded(f, "'" + path + "'", max_bytes);
+}
+
+Result<uint64_t> ParseSize(const std::string& text, const std::string& flag) {
+  size_t used = 0;
+  double value = 0;
+  try {
+    value = std::stod(text, &used);
+  } catch (...) {
+    return Status::Error(flag + ": '" + text + "' is not a size (e.g. 16G, 512MiB, 1000000)");
   }
-  if (f.bad()) return Status::Error("cannot read '" + path + "'");
-  return text;
+  std::string suffix = text.substr(used);
+  double scale = 1;
+  if (suffix.empty() || suffix == "B") scale = 1;
+  else if (suffix == "K" || suffix == "KiB" || suffix == "k") scale = 1024.0;
+  else if (suffix == "M" || suffix == "MiB") scale = 1024.0 * 1024;
+  else if (suffix == "G" || suffix == "GiB") scale = 1024.0 * 1024 * 1024;
+  else if (suffix == "T" || suffix == "TiB") scale = 1024.0 * 1024 * 1024 * 1024;
+  else return Status::Error(flag + ": unknown unit '" + suffix + "' (use K, M, G or T)");
+  if (!(value >= 0) || value * scale > 1.8e19) return Status::Error(flag + ": '" + text + "' is out of range");
+  return static_cast<uint64_t>(value * scale);
+}
+
+void AddInputSizeFlag(CLI::App& app, std::string& size) {
+  app.add_option("--max-input-size", size,
+                 "refuse an input larger than SIZE bytes (K, M, G, T suffixes; default and most: 4G)");
 }
 
 bool SameFile(const std::string& a, const std::string& b) {

@@ -19,8 +19,14 @@ namespace nhlo {
 
 /// The most bytes of input a program reads (source offsets are 32-bit).
 inline constexpr size_t kMaxInputBytes = (size_t(1) << 32) - 1;
-/// Reads a path (at most kMaxInputBytes), or standard input for "-".
-Result<std::string> ReadInput(const std::string& path, std::istream& in);
+/// Reads a path, or standard input for "-": at most `max_bytes` (and never more than
+/// kMaxInputBytes).
+Result<std::string> ReadInput(const std::string& path, std::istream& in, uint64_t max_bytes = kMaxInputBytes);
+/// `16G`, `512MiB`, `1000000`: a byte count with an optional binary suffix (K, M, G, T; KiB...).
+/// `flag` names the option in messages.
+Result<uint64_t> ParseSize(const std::string& text, const std::string& flag);
+/// Adds `--max-input-size=SIZE` to a program's options.
+void AddInputSizeFlag(CLI::App& app, std::string& size);
 /// True when both paths exist and name the same file.
 bool SameFile(const std::string& a, const std::string& b);
 /// Writes a regular file via a temporary file and a rename, so a failure never leaves a partial

@@ -15,6 +15,8 @@ int CompileMain(const std::vector<std::string>& args, std::istream& in, std::ost
   std::string input, output, emit = "bundle";
   app.add_option("input", input, "HLO text file, or - for standard input");
   app.add_option("-o,--output", output, "output file (the bundle; '-' writes it to standard output)");
+  std::string max_input;
+  AddInputSizeFlag(app, max_input);
   app.add_option("--emit", emit, "what to produce: bundle (default), hlo (the module after the pipeline, to stdout), none")
       ->check(CLI::IsMember({"bundle", "hlo", "none"}));
   PipelineFlags flags;
@@ -48,7 +50,16 @@ int CompileMain(const std::vector<std::string>& args, std::istream& in, std::ost
     return kExitUsage;
   }
   Result<CodegenOptions> codegen = flags.ToCodegenOptions();
-  Result<std::string> text = ReadInput(input, in);
+  uint64_t input_limit = kMaxInputBytes;
+  if (!max_input.empty()) {
+    Result<uint64_t> limit = ParseSize(max_input, "--max-input-size");
+    if (!limit.ok()) {
+      err << "nhlo-compile: error: " << limit.status().message() << "\n";
+      return kExitUsage;
+    }
+    input_limit = *limit;
+  }
+  Result<std::string> text = ReadInput(input, in, input_limit);
   if (!text.ok()) {
     PrintStatus(text.status(), err);
     return kExitInputRejected;

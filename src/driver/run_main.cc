@@ -80,27 +80,6 @@ uint64_t MachineMemory() {
   return pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : UINT64_MAX;
 }
 
-// `--max-memory=SIZE`: a byte count with an optional binary suffix (K, M, G, T; KiB... too).
-Result<uint64_t> ParseSize(const std::string& text) {
-  size_t used = 0;
-  double value = 0;
-  try {
-    value = std::stod(text, &used);
-  } catch (...) {
-    return Status::Error("--max-memory: '" + text + "' is not a size (e.g. 16G, 512MiB, 1000000)");
-  }
-  std::string suffix = text.substr(used);
-  double scale = 1;
-  if (suffix.empty() || suffix == "B") scale = 1;
-  else if (suffix == "K" || suffix == "KiB" || suffix == "k") scale = 1024.0;
-  else if (suffix == "M" || suffix == "MiB") scale = 1024.0 * 1024;
-  else if (suffix == "G" || suffix == "GiB") scale = 1024.0 * 1024 * 1024;
-  else if (suffix == "T" || suffix == "TiB") scale = 1024.0 * 1024 * 1024 * 1024;
-  else return Status::Error("--max-memory: unknown unit '" + suffix + "' (use K, M, G or T)");
-  if (value < 0 || value * scale > 1.8e19) return Status::Error("--max-memory: '" + text + "' is out of range");
-  return static_cast<uint64_t>(value * scale);
-}
-
 // Decodes one bundle file, checks that its run fits in memory, builds the arguments and runs the
 // entry computation.
 int RunOne(const std::string& name, std::string bytes, const std::vector<std::string>& arg_texts, bool random, uint64_t seed,
@@ -160,7 +139,8 @@ int RunMain(const std::vector<std::string>& args, std::istream& in, std::ostream
   app.add_option("input", input, "bundle file or HLO text file (detected by content), or - for standard input");
   app.add_option("--arg", arg_texts, "an argument as XLA literal text, e.g. 'f32[2] {1, 2}' (repeat, in parameter order)");
   auto* random = app.add_option("--random-args", seed, "use deterministic pseudo-random arguments from SEED");
-  std::string max_memory;
+  std::string max_memory, max_input;
+  AddInputSizeFlag(app, max_input);
   uint64_t max_steps = 0;
   app.add_option("--max-steps", max_steps,
                  "stop with an error after N bundles have run (loop bodies and reducers count each run); "
@@ -192,15 +172,24 @@ int RunMain(const std::vector<std::string>& args, std::istream& in, std::ostream
   }
   uint64_t memory_limit = MachineMemory();
   if (!max_memory.empty()) {
-    Result<uint64_t> limit = ParseSize(max_memory);
+    Result<uint64_t> limit = ParseSize(max_memory, "--max-memory");
     if (!limit.ok()) {
       err << "nhlo-run: error: " << limit.status().message() << "\n";
       return kExitUsage;
     }
     memory_limit = *limit;
   }
+  uint64_t input_limit = kMaxInputBytes;
+  if (!max_input.empty()) {
+    Result<uint64_t> limit = ParseSize(max_input, "--max-input-size");
+    if (!limit.ok()) {
+      err << "nhlo-run: error: " << limit.status().message() << "\n";
+      return kExitUsage;
+    }
+    input_limit = *limit;
+  }
   std::string name = input == "-" ? "<stdin>" : input;
-  Result<std::string> bytes = ReadInput(input, in);
+  Result<std::string> bytes = ReadInput(input, in, input_limit);
   if (!bytes.ok()) {
     PrintStatus(bytes.status(), err);
     return kExitInputRejected;
