@@ -8,8 +8,6 @@
 namespace nhlo {
 namespace {
 
-uint64_t AlignTo(uint64_t v, uint64_t align) { return (v + align - 1) & ~(align - 1); }
-
 // Best-fit placement in schedule order: free gaps keyed by offset, coalesced on release.
 class GapAllocator {
  public:

@@ -16,6 +16,9 @@ struct FrameSlot {
   uint64_t offset = 0; // set by PlaceSlots
 };
 
+/// `v` rounded up to a multiple of `align` (a power of two).
+inline uint64_t AlignTo(uint64_t v, uint64_t align) { return (v + align - 1) & ~(align - 1); }
+
 /// Sets every slot's offset and returns the frame size. Two strategies are tried and the
 /// smaller frame kept (ties: the first): a sweep in schedule order that puts each new slot in
 /// the best-fitting free gap, and XLA's/TFLite's offline "greedy by size" that places the

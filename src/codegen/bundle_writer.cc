@@ -36,8 +36,6 @@ class ByteWriter {
   std::string bytes_;
 };
 
-uint64_t AlignTo(uint64_t v, uint64_t align) { return (v + align - 1) & ~(align - 1); }
-
 // Where a buffer may start: its element's natural alignment (so kernels read elements at their
 // own alignment), and a cache line for arrays of 4 KiB or more. A callee's frame is placed at
 // the largest alignment its own offsets rely on, and the arena starts at kFrameAlignment, so

@@ -115,7 +115,7 @@ int RunOne(const std::string& name, std::string bytes, const std::vector<std::st
   }
   ExecuteOptions run_options;
   run_options.max_steps = max_steps;
-  Result<Value> result = Execute(*program, values, run_options);
+  Result<Value> result = Execute(*program, std::move(values), run_options);
   if (!result.ok()) {
     PrintStatus(result.status(), err);
     return kExitInputRejected;

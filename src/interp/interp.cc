@@ -55,7 +55,8 @@ class Machine {
 
   void set_max_steps(uint64_t n) { max_steps_ = n; }
 
-  Result<Value> Run(const std::vector<Value>& args) {
+  // Takes the arguments over: entry parameters are bound to their bytes, so they are not copied.
+  Result<Value> Run(std::vector<Value> args) {
     try {
       arena_.assign(static_cast<size_t>(p_.arena_size), '\0');
     } catch (const std::bad_alloc&) {
@@ -65,7 +66,7 @@ class Machine {
     if (args.size() != entry.params.size())
       return Status::Error("the entry computation '" + std::string(entry.name) + "' takes " +
                            std::to_string(entry.params.size()) + " argument(s), got " + std::to_string(args.size()));
-    args_ = args;
+    args_ = std::move(args);
     SetCurrent(entry, reinterpret_cast<uint8_t*>(arena_.data()));
     for (size_t i = 0; i < args_.size(); ++i)
       NHLO_TRY(BindArgument(entry.params[i], args_[i], "argument " + std::to_string(i)));
@@ -480,8 +481,7 @@ class Machine {
   // The loop state lives in the result buffer: it starts as the operand, each condition and
   // body run reads it through their parameter, and the body's root is copied back into it.
   Status RunWhile(const Step& s) {
-    const BundleRecord& b = *s.bundle;
-    NHLO_TRY(Arity(b, 1));
+    const BundleRecord& b = *s.bundle;  // one operand: Lower checked it
     NHLO_ASSIGN_OR_RETURN(const ComputationRecord* cond, Callee(s, AttrId::kCondition));
     NHLO_ASSIGN_OR_RETURN(const ComputationRecord* body, Callee(s, AttrId::kBody));
     if (cond->params.size() != 1 || body->params.size() != 1) return Status::Error("while computations take one parameter");
@@ -899,11 +899,11 @@ Status LoadForExecution(const BundleProgram& program) {
   return machine.Load();
 }
 
-Result<Value> Execute(const BundleProgram& program, const std::vector<Value>& args, const ExecuteOptions& options) {
+Result<Value> Execute(const BundleProgram& program, std::vector<Value> args, const ExecuteOptions& options) {
   Machine machine(program);
   machine.set_max_steps(options.max_steps);
   NHLO_TRY(machine.Load());
-  return machine.Run(args);
+  return machine.Run(std::move(args));
 }
 
 std::string ValueShapeText(const Value& v) {

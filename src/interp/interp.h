@@ -23,7 +23,9 @@ struct ExecuteOptions {
   /// time they run); 0 is no limit.
   uint64_t max_steps = 0;
 };
-Result<Value> Execute(const BundleProgram& program, const std::vector<Value>& args,
+/// `args` are taken by value: callers that no longer need them move them in, so a run holds its
+/// arguments once (nhlo-run's memory check counts them once).
+Result<Value> Execute(const BundleProgram& program, std::vector<Value> args,
                       const ExecuteOptions& options = {});
 
 }  // namespace nhlo
