@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "driver/driver.h"
+#include "driver/version.h"
 #include "ir/verifier.h"
 #include "parser/parser.h"
 
@@ -116,7 +117,7 @@ Status WriteFileAtomically(const std::string& given, std::string_view bytes) {
   return OkStatus();
 }
 
-void PrintStatus(const Status& status, std::ostream& err) { err << status.ToString(); }
+void PrintStatus(const Status& status, std::ostream& err, std::string_view program) { err << status.ToString(program); }
 
 void AddPipelineFlags(CLI::App& app, PipelineFlags& f) {
   app.add_option("--passes", f.passes, "run exactly these passes (comma-separated, in registration order; 'none' for no passes)")
@@ -138,6 +139,29 @@ void AddPipelineFlags(CLI::App& app, PipelineFlags& f) {
   app.add_option("--arch", f.arch, "target architecture for wire tags (v3 or v4)")->check(CLI::IsMember({"v3", "v4"}));
   app.add_flag("--device-only", f.device_only, "reject element types that have no device dtype");
   app.add_flag("--split-input-file", f.split_input_file, "treat '// -----' lines as separators between modules");
+}
+
+// How many modules the text holds (lines starting with `HloModule`), for the hint after a
+// failed parse of a multi-module file.
+int CountHloModules(std::string_view text) {
+  int count = 0;
+  for (size_t pos = 0; pos < text.size();) {
+    size_t start = text.find_first_not_of(" \t", pos);
+    if (start != std::string_view::npos && text.compare(start, 10, "HloModule ") == 0) ++count;
+    size_t eol = text.find('\n', pos);
+    if (eol == std::string_view::npos) break;
+    pos = eol + 1;
+  }
+  return count;
+}
+
+std::vector<std::string> GivenPipelineFlags(const CLI::App& app) {
+  std::vector<std::string> given;
+  for (const char* flag : {"--passes", "--enable-pass", "--disable-pass", "--print-before-all", "--print-after-all",
+                           "--print-before", "--print-after", "--print-changed", "--dump-dir", "--time-passes",
+                           "--verify-each", "--opt-bisect-limit", "--arch", "--device-only", "--split-input-file"})
+    if (app.count(flag) > 0) given.push_back(flag);
+  return given;
 }
 
 Result<PipelineOptions> PipelineFlags::ToOptions() const {
@@ -182,22 +206,78 @@ std::vector<std::string> ExpandOptionalValues(const std::vector<std::string>& ar
   return out;
 }
 
+namespace {
+
+size_t EditDistance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+// The option of `app` closest to the unknown `word` (`--print-after-al` -> `--print-after-all`),
+// or empty when none is close: at most a third of the word's letters differ.
+std::string ClosestOption(const CLI::App& app, const std::string& word) {
+  std::string given = word.substr(0, word.find('='));
+  std::string best;
+  size_t best_distance = given.size() / 3 + 1;
+  for (const CLI::Option* opt : app.get_options()) {
+    for (const std::string& name : opt->get_lnames()) {
+      std::string candidate = "--" + name;
+      size_t d = EditDistance(given, candidate);
+      // A prefix of an option is also what the user meant (`--print-after` for `--print-af`).
+      if (candidate.compare(0, given.size(), given) == 0 && given.size() >= 4) d = std::min<size_t>(d, 1);
+      if (d < best_distance) best_distance = d, best = candidate;
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
 int ParseCommandLine(CLI::App& app, const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   std::vector<std::string> expanded = ExpandOptionalValues(args);
   std::vector<const char*> argv;
   argv.push_back(app.get_name().c_str());
   for (const std::string& a : expanded) argv.push_back(a.c_str());
+  app.set_version_flag("--version", VersionText(app.get_name()));
+  // Words CLI11 does not know are collected and reported here, with a suggestion.
+  app.allow_extras();
   try {
     app.parse(static_cast<int>(argv.size()), argv.data());
   } catch (const CLI::CallForHelp&) {
     out << app.help();
+    return kExitOk;
+  } catch (const CLI::CallForVersion& e) {
+    out << e.what() << "\n";
     return kExitOk;
   } catch (const CLI::ParseError& e) {
     err << app.get_name() << ": error: " << e.what() << "\n"
         << "Run with --help for more information.\n";
     return kExitUsage;
   }
-  return -1;
+  std::vector<std::string> extras = app.remaining();
+  if (extras.empty()) return -1;
+  for (const std::string& word : extras) {
+    err << app.get_name() << ": error: ";
+    if (word.size() > 1 && word[0] == '-') {
+      err << "unknown option '" << word << "'";
+      if (std::string hint = ClosestOption(app, word); !hint.empty()) err << "; did you mean '" << hint << "'?";
+    } else {
+      err << "unexpected argument '" << word << "' (one input file is read)";
+    }
+    err << "\n";
+  }
+  err << "Run with --help for more information.\n";
+  return kExitUsage;
 }
 
 Result<std::unique_ptr<Module>> CompileText(std::string name, std::string text, const PipelineOptions& options,

@@ -32,7 +32,9 @@ bool SameFile(const std::string& a, const std::string& b);
 /// Writes a regular file via a temporary file and a rename, so a failure never leaves a partial
 /// file (through a symlink, the file it names); a FIFO or device is written to directly.
 Status WriteFileAtomically(const std::string& path, std::string_view bytes);
-void PrintStatus(const Status& status, std::ostream& err);
+/// Prints every diagnostic; those without a file get the `program: ` prefix, so each line a
+/// program prints is `program: error: ...` or `file:line:col: error: ...`.
+void PrintStatus(const Status& status, std::ostream& err, std::string_view program);
 
 /// Flags that drive the pass pipeline, as parsed from the command line.
 struct PipelineFlags {
@@ -53,6 +55,11 @@ struct PipelineFlags {
 };
 
 void AddPipelineFlags(CLI::App& app, PipelineFlags& flags);
+/// How many modules `text` holds (lines starting with `HloModule`), for the --split-input-file
+/// hint after a failed parse.
+int CountHloModules(std::string_view text);
+/// The pipeline flags given on the command line (for "has no effect" warnings).
+std::vector<std::string> GivenPipelineFlags(const CLI::App& app);
 
 /// `--flag` alone becomes `--flag=<value>` for flags whose value is optional.
 std::vector<std::string> ExpandOptionalValues(const std::vector<std::string>& args);

@@ -43,10 +43,12 @@ int CompileMain(const std::vector<std::string>& args, std::istream& in, std::ost
     err << "nhlo-compile: error: --split-input-file produces several modules; use --emit=hlo or --emit=none\n";
     return kExitUsage;
   }
+  if (emit != "bundle" && !output.empty())
+    err << "nhlo-compile: warning: -o has no effect with --emit=" << emit
+        << (emit == "hlo" ? " (the module is printed to standard output)" : " (nothing is written)") << "\n";
   Result<PipelineOptions> options = flags.ToOptions();
   if (!options.ok()) {
-    err << "nhlo-compile: ";
-    PrintStatus(options.status(), err);
+    PrintStatus(options.status(), err, "nhlo-compile");
     return kExitUsage;
   }
   Result<CodegenOptions> codegen = flags.ToCodegenOptions();
@@ -61,11 +63,12 @@ int CompileMain(const std::vector<std::string>& args, std::istream& in, std::ost
   }
   Result<std::string> text = ReadInput(input, in, input_limit);
   if (!text.ok()) {
-    PrintStatus(text.status(), err);
+    PrintStatus(text.status(), err, "nhlo-compile");
     return kExitInputRejected;
   }
   std::string name = input == "-" ? "<stdin>" : input;
   std::vector<InputPiece> pieces;
+  int modules = flags.split_input_file ? 0 : CountHloModules(*text);
   if (flags.split_input_file) pieces = SplitInputFile(*text);
   else pieces.push_back({std::move(*text), 1});
 
@@ -74,7 +77,10 @@ int CompileMain(const std::vector<std::string>& args, std::istream& in, std::ost
     Result<std::unique_ptr<Module>> module = CompileText(name, std::move(pieces[i].text), *options, err);
     if (i > 0 && emit == "hlo") out << "// -----\n";
     if (!module.ok()) {
-      PrintStatus(module.status(), err);
+      PrintStatus(module.status(), err, "nhlo-compile");
+      if (modules > 1)
+        err << "nhlo-compile: note: " << name << " holds " << modules
+            << " modules; use --split-input-file to compile each on its own\n";
       exit_code = kExitInputRejected;
       continue;
     }
@@ -82,13 +88,13 @@ int CompileMain(const std::vector<std::string>& args, std::istream& in, std::ost
     if (emit == "bundle") {
       Result<std::string> bytes = EmitBundleFile(**module, *codegen);
       if (!bytes.ok()) {
-        PrintStatus(bytes.status(), err);
+        PrintStatus(bytes.status(), err, "nhlo-compile");
         return kExitInputRejected;
       }
       if (output == "-") {
         out.write(bytes->data(), static_cast<std::streamsize>(bytes->size()));
       } else if (Status s = WriteFileAtomically(output, *bytes); !s.ok()) {
-        PrintStatus(s, err);
+        PrintStatus(s, err, "nhlo-compile");
         return kExitInputRejected;
       }
     }

@@ -24,12 +24,12 @@ int ObjdumpMain(const std::vector<std::string>& args, std::istream& in, std::ost
   std::string name = input == "-" ? "<stdin>" : input;
   Result<std::string> bytes = ReadInput(input, in);
   if (!bytes.ok()) {
-    PrintStatus(bytes.status(), err);
+    PrintStatus(bytes.status(), err, "nhlo-objdump");
     return kExitInputRejected;
   }
   Result<BundleProgram> program = ReadBundleFile(std::move(*bytes), name);
   if (!program.ok()) {
-    PrintStatus(program.status(), err);
+    PrintStatus(program.status(), err, "nhlo-objdump");
     return kExitInputRejected;
   }
   if (hex) {

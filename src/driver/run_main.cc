@@ -2,7 +2,9 @@
 // nhlo-run: execute a bundle file (or HLO text, compiled in memory first) and print results.
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
+#include <optional>
 #include <fstream>
 #include <iostream>
 
@@ -10,8 +12,10 @@
 #include "codegen/codegen.h"
 #include "driver/common.h"
 #include "driver/driver.h"
+#include "driver/print_values.h"
 #include "driver/values.h"
 #include "interp/interp.h"
+#include "ir/literal.h"
 #include "parser/parser.h"
 
 namespace nhlo {
@@ -80,52 +84,135 @@ uint64_t MachineMemory() {
   return pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : UINT64_MAX;
 }
 
+// What every run of one nhlo-run invocation shares.
+struct RunSettings {
+  std::vector<std::string> arg_texts;
+  bool random = false;
+  uint64_t seed = 0;
+  uint64_t memory_limit = 0;
+  bool limit_given = false;
+  uint64_t max_steps = 0;
+  PrintValues print_values = PrintValues::kAuto;
+  bool show_progress = false;  // standard error is a terminal and --quiet is not given
+};
+
+// `(f32[2,3], s32[])`: what the entry computation takes, for messages.
+std::string SignatureText(const ComputationRecord& entry) {
+  Module scratch;
+  std::string out = "(";
+  for (size_t i = 0; i < entry.params.size(); ++i) {
+    if (i) out += ", ";
+    AppendShape(out, BufferShape(entry, entry.params[i], scratch), /*print_layout=*/false);
+  }
+  return out + ")";
+}
+
+// A line on standard error that tells how far a long run has come, redrawn in place; shown only
+// after the first second, so short runs print nothing.
+class ProgressLine {
+ public:
+  ProgressLine(std::string name, std::ostream& err) : name_(std::move(name)), err_(err) {}
+  ~ProgressLine() {
+    if (shown_) err_ << "\r\x1b[K" << std::flush;  // clear it before results or errors follow
+  }
+  void Update(const ExecutionProgress& p) {
+    auto now = std::chrono::steady_clock::now();
+    if (now - start_ < std::chrono::seconds(1) || now - last_ < std::chrono::milliseconds(200)) return;
+    last_ = now;
+    shown_ = true;
+    double seconds = std::chrono::duration<double>(now - start_).count();
+    char line[256];
+    std::snprintf(line, sizeof(line), "\rnhlo-run: %s: %llu bundles run, %llu loop iterations, %.0f s\x1b[K",
+                  name_.c_str(), static_cast<unsigned long long>(p.steps),
+                  static_cast<unsigned long long>(p.loop_iterations), seconds);
+    err_ << line << std::flush;
+  }
+
+ private:
+  std::string name_;
+  std::ostream& err_;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now(), last_{};
+  bool shown_ = false;
+};
+
+// The failing instruction's line in the HLO the bundle was compiled from, when the run failed at
+// a bundle whose result names an instruction written in that text.
+std::optional<Diagnostic> SourceDiagnostic(const Module& module, const ExecutionErrorSite& site) {
+  const Computation* comp = module.FindComputation(site.computation);
+  if (!comp) return std::nullopt;
+  for (const Instruction* inst : comp->instructions) {
+    if (inst->name != site.result) continue;
+    if (inst->source_offset == Instruction::kNoLocation || inst->source_id >= module.sources.size()) break;
+    const SourceBuffer& source = *module.sources[inst->source_id];
+    return DiagnosticAt(source.name, source.text, inst->source_offset, site.message);
+  }
+  return std::nullopt;
+}
+
 // Decodes one bundle file, checks that its run fits in memory, builds the arguments and runs the
-// entry computation.
-int RunOne(const std::string& name, std::string bytes, const std::vector<std::string>& arg_texts, bool random, uint64_t seed,
-           uint64_t memory_limit, bool limit_given, uint64_t max_steps, std::ostream& out, std::ostream& err) {
+// entry computation. `source` is the module the bundle was compiled from (HLO input), or null.
+int RunOne(const std::string& name, std::string bytes, const RunSettings& settings, const Module* source,
+           std::ostream& out, std::ostream& err) {
   Result<BundleProgram> program = ReadBundleFile(std::move(bytes), name);
   if (!program.ok()) {
-    PrintStatus(program.status(), err);
+    PrintStatus(program.status(), err, "nhlo-run");
     return kExitInputRejected;
   }
   MemoryNeed need = MemoryNeeded(*program);
-  if (need.total() > memory_limit) {
-    err << name << ": error: running this program needs " << Bytes(need.total()) << " (arena " << Bytes(need.arena)
-        << ", arguments " << Bytes(need.arguments) << ", constants " << Bytes(need.constants) << "), but "
-        << (limit_given ? "--max-memory allows " : "this machine has ") << Bytes(memory_limit)
-        << (limit_given ? "" : " available (--max-memory=SIZE sets another limit)") << "\n";
+  if (need.total() > settings.memory_limit) {
+    err << "nhlo-run: error: " << name << ": running this program needs " << Bytes(need.total()) << " (arena "
+        << Bytes(need.arena) << ", arguments " << Bytes(need.arguments) << ", constants " << Bytes(need.constants)
+        << "), but " << (settings.limit_given ? "--max-memory allows " : "this machine has ")
+        << Bytes(settings.memory_limit)
+        << (settings.limit_given ? "" : " available (--max-memory=SIZE sets another limit)") << "\n";
     return kExitInputRejected;
   }
   const ComputationRecord& entry = program->computations[program->entry];
   std::vector<Value> values;
-  if (random) {
+  if (settings.random) {
     Module scratch;
     for (size_t i = 0; i < entry.params.size(); ++i)
-      values.push_back(RandomValue(BufferShape(entry, entry.params[i], scratch), seed * 1000003 + i));
+      values.push_back(RandomValue(BufferShape(entry, entry.params[i], scratch), settings.seed * 1000003 + i));
   } else {
-    for (size_t i = 0; i < arg_texts.size(); ++i) {
-      Result<Value> v = ParseValue(arg_texts[i], "--arg " + std::to_string(i + 1));
+    if (settings.arg_texts.size() != entry.params.size()) {
+      size_t n = settings.arg_texts.size();
+      err << "nhlo-run: error: the entry computation '" << entry.name << "' takes " << SignatureText(entry)
+          << " and got " << n << (n == 1 ? " argument" : " arguments") << "\n"
+          << "nhlo-run: note: give one --arg per parameter, in order, or --random-args=SEED\n";
+      return kExitInputRejected;
+    }
+    for (size_t i = 0; i < settings.arg_texts.size(); ++i) {
+      Result<Value> v = ParseValue(settings.arg_texts[i], "<argument " + std::to_string(i + 1) + ">");
       if (!v.ok()) {
-        PrintStatus(v.status(), err);
+        PrintStatus(v.status(), err, "nhlo-run");
         return kExitInputRejected;
       }
       values.push_back(std::move(*v));
     }
   }
   ExecuteOptions run_options;
-  run_options.max_steps = max_steps;
+  run_options.max_steps = settings.max_steps;
+  ExecutionErrorSite site;
+  run_options.error_site = &site;
+  std::optional<ProgressLine> progress;
+  if (settings.show_progress) {
+    progress.emplace(name, err);
+    run_options.progress = [&progress](const ExecutionProgress& p) { progress->Update(p); };
+  }
   Result<Value> result = Execute(*program, std::move(values), run_options);
+  progress.reset();
   if (!result.ok()) {
-    PrintStatus(result.status(), err);
+    // HLO input: the error points at the instruction's line, as the parser's errors do.
+    if (source && !site.computation.empty()) {
+      if (std::optional<Diagnostic> at = SourceDiagnostic(*source, site)) {
+        err << FormatDiagnostic(*at);
+        return kExitInputRejected;
+      }
+    }
+    PrintStatus(result.status(), err, "nhlo-run");
     return kExitInputRejected;
   }
-  // A tuple result is the computation's outputs: one per line.
-  if (result->IsTuple()) {
-    for (const Value& v : result->tuple) out << PrintValue(v) << "\n";
-  } else {
-    out << PrintValue(*result) << "\n";
-  }
+  out << FormatResult(*result, settings.print_values);
   return kExitOk;
 }
 
@@ -134,20 +221,24 @@ int RunOne(const std::string& name, std::string bytes, const std::vector<std::st
 int RunMain(const std::vector<std::string>& args, std::istream& in, std::ostream& out, std::ostream& err) {
   CLI::App app("Run an nhlo bundle file (or HLO text) in the reference interpreter.", "nhlo-run");
   std::string input;
-  std::vector<std::string> arg_texts;
-  uint64_t seed = 0;
+  RunSettings settings;
   app.add_option("input", input, "bundle file or HLO text file (detected by content), or - for standard input");
-  app.add_option("--arg", arg_texts, "an argument as XLA literal text, e.g. 'f32[2] {1, 2}' (repeat, in parameter order)");
-  auto* random = app.add_option("--random-args", seed, "use deterministic pseudo-random arguments from SEED");
-  std::string max_memory, max_input;
+  app.add_option("--arg", settings.arg_texts,
+                 "an argument as XLA literal text, e.g. 'f32[2] {1, 2}' (repeat, in parameter order)");
+  auto* random = app.add_option("--random-args", settings.seed, "use deterministic pseudo-random arguments from SEED");
+  std::string max_memory, max_input, print_values = "auto";
   AddInputSizeFlag(app, max_input);
-  uint64_t max_steps = 0;
-  app.add_option("--max-steps", max_steps,
+  app.add_option("--max-steps", settings.max_steps,
                  "stop with an error after N bundles have run (loop bodies and reducers count each run); "
                  "0, the default, is no limit");
   app.add_option("--max-memory", max_memory,
                  "refuse, before any work, a run that needs more than SIZE bytes (K, M, G, T suffixes; "
                  "default: the machine's available memory)");
+  app.add_option("--print-values", print_values,
+                 "how results are printed: auto (default: in full up to 1000 elements, else summarised), all, "
+                 "summary (shape, min, max, mean, NaN/Inf counts, first elements), none");
+  bool quiet = false;
+  app.add_flag("-q,--quiet", quiet, "no progress line on standard error during long runs");
   PipelineFlags flags;
   AddPipelineFlags(app, flags);
   if (int code = ParseCommandLine(app, args, out, err); code >= 0) return code;
@@ -160,30 +251,40 @@ int RunMain(const std::vector<std::string>& args, std::istream& in, std::ostream
     err << "nhlo-run: error: no input file (use - for standard input)\n";
     return kExitUsage;
   }
-  if (random->count() > 0 && !arg_texts.empty()) {
+  settings.random = random->count() > 0;
+  if (settings.random && !settings.arg_texts.empty()) {
     err << "nhlo-run: error: --arg and --random-args cannot be combined\n";
     return kExitUsage;
   }
-  Result<PipelineOptions> options = flags.ToOptions();
-  if (!options.ok()) {
-    err << "nhlo-run: ";
-    PrintStatus(options.status(), err);
+  Result<PrintValues> print_mode = ParsePrintValues(print_values);
+  if (!print_mode.ok()) {
+    PrintStatus(print_mode.status(), err, "nhlo-run");
     return kExitUsage;
   }
-  uint64_t memory_limit = MachineMemory();
+  settings.print_values = *print_mode;
+  // Progress goes only to a terminal: redirected or captured output stays byte-for-byte
+  // deterministic.
+  settings.show_progress = !quiet && &err == &std::cerr && isatty(STDERR_FILENO);
+  Result<PipelineOptions> options = flags.ToOptions();
+  if (!options.ok()) {
+    PrintStatus(options.status(), err, "nhlo-run");
+    return kExitUsage;
+  }
+  settings.memory_limit = MachineMemory();
   if (!max_memory.empty()) {
     Result<uint64_t> limit = ParseSize(max_memory, "--max-memory");
     if (!limit.ok()) {
-      err << "nhlo-run: error: " << limit.status().message() << "\n";
+      PrintStatus(limit.status(), err, "nhlo-run");
       return kExitUsage;
     }
-    memory_limit = *limit;
+    settings.memory_limit = *limit;
+    settings.limit_given = true;
   }
   uint64_t input_limit = kMaxInputBytes;
   if (!max_input.empty()) {
     Result<uint64_t> limit = ParseSize(max_input, "--max-input-size");
     if (!limit.ok()) {
-      err << "nhlo-run: error: " << limit.status().message() << "\n";
+      PrintStatus(limit.status(), err, "nhlo-run");
       return kExitUsage;
     }
     input_limit = *limit;
@@ -191,13 +292,18 @@ int RunMain(const std::vector<std::string>& args, std::istream& in, std::ostream
   std::string name = input == "-" ? "<stdin>" : input;
   Result<std::string> bytes = ReadInput(input, in, input_limit);
   if (!bytes.ok()) {
-    PrintStatus(bytes.status(), err);
+    PrintStatus(bytes.status(), err, "nhlo-run");
     return kExitInputRejected;
   }
-  if (LooksLikeBundle(*bytes)) return RunOne(name, std::move(*bytes), arg_texts, random->count() > 0, seed, memory_limit, !max_memory.empty(), max_steps, out, err);
+  if (LooksLikeBundle(*bytes)) {
+    for (const std::string& flag : GivenPipelineFlags(app))
+      err << "nhlo-run: warning: " << flag << " has no effect: " << name << " is a bundle file, compiled already\n";
+    return RunOne(name, std::move(*bytes), settings, nullptr, out, err);
+  }
   // HLO text: compile in memory with the same pipeline options nhlo-compile takes; with
   // --split-input-file each module runs on its own, results separated by `// -----`.
   std::vector<InputPiece> pieces;
+  int modules = flags.split_input_file ? 0 : CountHloModules(*bytes);
   if (flags.split_input_file) pieces = SplitInputFile(*bytes);
   else pieces.push_back({std::move(*bytes), 1});
   int exit_code = kExitOk;
@@ -205,17 +311,20 @@ int RunMain(const std::vector<std::string>& args, std::istream& in, std::ostream
     if (i > 0) out << "// -----\n";
     Result<std::unique_ptr<Module>> module = CompileText(name, std::move(pieces[i].text), *options, err);
     if (!module.ok()) {
-      PrintStatus(module.status(), err);
+      PrintStatus(module.status(), err, "nhlo-run");
+      if (modules > 1)
+        err << "nhlo-run: note: " << name << " holds " << modules
+            << " modules; use --split-input-file to run each on its own\n";
       exit_code = kExitInputRejected;
       continue;
     }
     Result<std::string> emitted = EmitBundleFile(**module, *flags.ToCodegenOptions());
     if (!emitted.ok()) {
-      PrintStatus(emitted.status(), err);
+      PrintStatus(emitted.status(), err, "nhlo-run");
       exit_code = kExitInputRejected;
       continue;
     }
-    if (int code = RunOne(name, std::move(*emitted), arg_texts, random->count() > 0, seed, memory_limit, !max_memory.empty(), max_steps, out, err); code != kExitOk)
+    if (int code = RunOne(name, std::move(*emitted), settings, module->get(), out, err); code != kExitOk)
       exit_code = code;
   }
   return exit_code;

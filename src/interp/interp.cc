@@ -53,7 +53,7 @@ class Machine {
     return OkStatus();
   }
 
-  void set_max_steps(uint64_t n) { max_steps_ = n; }
+  void set_options(const ExecuteOptions& options) { options_ = options; }
 
   // Takes the arguments over: entry parameters are bound to their bytes, so they are not copied.
   Result<Value> Run(std::vector<Value> args) {
@@ -69,7 +69,7 @@ class Machine {
     args_ = std::move(args);
     SetCurrent(entry, reinterpret_cast<uint8_t*>(arena_.data()));
     for (size_t i = 0; i < args_.size(); ++i)
-      NHLO_TRY(BindArgument(entry.params[i], args_[i], "argument " + std::to_string(i)));
+      NHLO_TRY(BindArgument(entry.params[i], args_[i], "argument " + std::to_string(i + 1)));
     NHLO_TRY(RunComputation(entry));
     return ReadValue(entry.root);
   }
@@ -152,25 +152,32 @@ class Machine {
 
   Status RunComputation(const ComputationRecord& comp) {
     for (const Step& step : steps_[IndexOf(comp)]) {
-      if (max_steps_ != 0 && ++steps_done_ > max_steps_)
-        return Status::Error("stopped after " + std::to_string(max_steps_) + " steps (--max-steps)");
+      ++progress_.steps;
+      if (options_.max_steps != 0 && progress_.steps > options_.max_steps)
+        return Annotate(comp, *step.bundle,
+                        Status::Error("stopped after " + std::to_string(options_.max_steps) + " steps (--max-steps)"));
+      if (options_.progress && (progress_.steps & 4095) == 0) options_.progress(progress_);
       Status s = RunStep(step);
       if (!s.ok()) return Annotate(comp, *step.bundle, s);
     }
     return OkStatus();
   }
 
-  // Adds where a failing bundle is to each diagnostic.
-  static Status Annotate(const ComputationRecord& comp, const BundleRecord& bundle, const Status& s) {
-    Status annotated;
+  // Adds where a failing bundle is to each diagnostic, once: the innermost bundle (a reducer's,
+  // a loop body's) is where the error is, and the callers only pass it on.
+  Status Annotate(const ComputationRecord& comp, const BundleRecord& bundle, const Status& s) {
+    if (annotated_) return s;
+    annotated_ = true;
+    std::string result(comp.buffers[bundle.result].name);
+    if (options_.error_site) *options_.error_site = {std::string(comp.name), result, s.message()};
+    Status out;
     for (Diagnostic d : s.diagnostics()) {
-      char where[64];
-      std::snprintf(where, sizeof(where), " (bundle at 0x%08x, result '%s')", bundle.file_offset,
-                    std::string(comp.buffers[bundle.result].name).c_str());
-      d.message += where;
-      annotated.diagnostics().push_back(d);
+      char where[48];
+      std::snprintf(where, sizeof(where), " (bundle at 0x%08x, result '", bundle.file_offset);
+      d.message += where + result + "')";
+      out.diagnostics().push_back(d);
     }
-    return annotated;
+    return out;
   }
 
   // Lowers one bundle: its step family, attribute slots and custom call, and the checks that
@@ -496,6 +503,8 @@ class Machine {
       NHLO_TRY(BindTree(*body, body->params[0], b.result));
       NHLO_TRY(Enter(*body, CalleeBase(b)));
       NHLO_TRY(CopyTreeFrom(*body, body->root, b.result));
+      ++progress_.loop_iterations;
+      if (options_.progress) options_.progress(progress_);
     }
     return OkStatus();
   }
@@ -886,8 +895,9 @@ class Machine {
   uint8_t** ptr_ = nullptr;                   // its pointer table
   uint8_t* base_ = nullptr;                   // its frame
   int depth_ = 0;
-  uint64_t max_steps_ = 0;   // 0: no limit
-  uint64_t steps_done_ = 0;
+  ExecuteOptions options_;
+  ExecutionProgress progress_;
+  bool annotated_ = false;  // the failing bundle's location is in the Status already
   std::string arena_;
   std::vector<Value> args_;
 };
@@ -901,7 +911,7 @@ Status LoadForExecution(const BundleProgram& program) {
 
 Result<Value> Execute(const BundleProgram& program, std::vector<Value> args, const ExecuteOptions& options) {
   Machine machine(program);
-  machine.set_max_steps(options.max_steps);
+  machine.set_options(options);
   NHLO_TRY(machine.Load());
   return machine.Run(std::move(args));
 }

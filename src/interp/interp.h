@@ -5,6 +5,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <string>
 #include <vector>
 
 #include "codegen/bundle_format.h"
@@ -17,11 +19,28 @@ namespace nhlo {
 /// checks `Execute` makes before its first bundle); for tools and the bundle fuzzer.
 Status LoadForExecution(const BundleProgram& program);
 
+/// How far a run has come, for progress reports.
+struct ExecutionProgress {
+  uint64_t steps = 0;            // bundles run (loop bodies and reducers count each run)
+  uint64_t loop_iterations = 0;  // while-loop iterations, all loops together
+};
+
+/// Where a run failed: the innermost bundle's computation and result buffer names, and the
+/// message without the "(bundle at ...)" suffix Execute's Status carries. A driver that holds
+/// the module the bundle came from maps the names back to the HLO line.
+struct ExecutionErrorSite {
+  std::string computation, result, message;
+};
+
 /// Runs the entry computation on `args` (one per parameter, in parameter order).
 struct ExecuteOptions {
   /// Stop with an error after this many bundles have run (loop bodies and reducers count each
   /// time they run); 0 is no limit.
   uint64_t max_steps = 0;
+  /// Called every few thousand bundles and every loop iteration; may be empty.
+  std::function<void(const ExecutionProgress&)> progress;
+  /// Filled when the run fails at a bundle; may be null.
+  ExecutionErrorSite* error_site = nullptr;
 };
 /// `args` are taken by value: callers that no longer need them move them in, so a run holds its
 /// arguments once (nhlo-run's memory check counts them once).

@@ -196,18 +196,21 @@ Status RunPipeline(Module& module, const PipelineOptions& options, std::ostream&
     }
   }
   double total_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - total_start).count();
+  // With --dump-dir the timing report is a file beside the dumps (time-passes.txt or .json);
+  // otherwise it goes to the log like every dump.
+  std::ostringstream report;
   if (options.time_passes == PipelineOptions::TimePasses::kText) {
     char line[256];
-    log << "// ===-------------------------------------------------------------------------===\n"
+    report << "// ===-------------------------------------------------------------------------===\n"
         << "//                          Pass execution timing report\n"
         << "// ===-------------------------------------------------------------------------===\n";
     std::snprintf(line, sizeof(line), "// %12.3f ms  total\n", total_ms);
-    log << line;
+    report << line;
     for (const Timing& t : timings) {
       std::snprintf(line, sizeof(line), "// %12.3f ms  %5.1f%%  %s (#%d, %s)\n", t.ms,
                     total_ms > 0 ? 100.0 * t.ms / total_ms : 0.0, std::string(t.name).c_str(), t.number,
                     t.changed ? "changed" : "unchanged");
-      log << line;
+      report << line;
     }
   } else if (options.time_passes == PipelineOptions::TimePasses::kJson) {
     std::ostringstream json;
@@ -218,7 +221,18 @@ Status RunPipeline(Module& module, const PipelineOptions& options, std::ostream&
            << ", \"changed\": " << (t.changed ? "true" : "false") << ", \"ms\": " << t.ms << "}";
     }
     json << "]}\n";
-    log << json.str();
+    report << json.str();
+  }
+  if (options.time_passes != PipelineOptions::TimePasses::kOff) {
+    if (options.dump_dir.empty()) {
+      log << report.str();
+    } else {
+      const char* ext = options.time_passes == PipelineOptions::TimePasses::kJson ? ".json" : ".txt";
+      std::filesystem::path path = std::filesystem::path(options.dump_dir) / (std::string("time-passes") + ext);
+      std::ofstream f(path, std::ios::binary);
+      f << report.str();
+      if (!f) return Status::Error("cannot write '" + path.string() + "'");
+    }
   }
   return OkStatus();
 }

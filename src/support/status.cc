@@ -2,17 +2,21 @@
 #include "support/status.h"
 
 #include <cstdio>
+#include <algorithm>
 #include <cstdlib>
 
 namespace nhlo {
 
 const std::vector<Diagnostic> Status::kNoDiagnostics;
 
-std::string FormatDiagnostic(const Diagnostic& diag) {
+std::string FormatDiagnostic(const Diagnostic& diag, std::string_view program) {
   std::string out;
   if (!diag.file.empty()) {
     out += diag.file;
     if (diag.line > 0) out += ":" + std::to_string(diag.line) + ":" + std::to_string(diag.col);
+    out += ": ";
+  } else if (!program.empty()) {
+    out += program;
     out += ": ";
   }
   switch (diag.severity) {
@@ -23,12 +27,26 @@ std::string FormatDiagnostic(const Diagnostic& diag) {
   out += diag.message;
   out += '\n';
   if (diag.line > 0) {
+    // A long line (minified JSON, a 38 KB literal) is shown as a window of at most
+    // kMaxEchoColumns around the caret, with "..." where it was cut.
+    std::string_view text = diag.line_text;
+    size_t caret = diag.col > 0 ? static_cast<size_t>(diag.col - 1) : 0;
+    if (caret > text.size()) caret = text.size();
+    size_t begin = 0, end = text.size();
+    if (text.size() > kMaxEchoColumns) {
+      begin = caret > kMaxEchoColumns / 2 ? caret - kMaxEchoColumns / 2 : 0;
+      end = std::min(text.size(), begin + kMaxEchoColumns);
+      if (end - begin < kMaxEchoColumns) begin = end - kMaxEchoColumns;
+    }
+    std::string_view prefix = begin > 0 ? "..." : "";
     out += "  ";
-    out += diag.line_text;
+    out += prefix;
+    out += text.substr(begin, end - begin);
+    if (end < text.size()) out += "...";
     out += "\n  ";
+    out.append(prefix.size(), ' ');
     // Keep tabs so the caret lines up under the same column in a terminal.
-    for (int i = 0; i + 1 < diag.col && i < static_cast<int>(diag.line_text.size()); ++i)
-      out += diag.line_text[i] == '\t' ? '\t' : ' ';
+    for (size_t i = begin; i < caret; ++i) out += text[i] == '\t' ? '\t' : ' ';
     out += "^\n";
   }
   return out;
@@ -62,9 +80,9 @@ Diagnostic DiagnosticAt(std::string_view file, std::string_view text, size_t off
   return diag;
 }
 
-std::string Status::ToString() const {
+std::string Status::ToString(std::string_view program) const {
   std::string out;
-  for (const Diagnostic& d : diagnostics()) out += FormatDiagnostic(d);
+  for (const Diagnostic& d : diagnostics()) out += FormatDiagnostic(d, program);
   return out;
 }
 

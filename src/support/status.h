@@ -27,8 +27,12 @@ struct Diagnostic {
   std::string line_text;
 };
 
-/// Formats `file:line:col: error: message` plus the source line and a caret, clang-style.
-std::string FormatDiagnostic(const Diagnostic& diag);
+/// The most columns of a source line a diagnostic echoes (a window around the caret).
+inline constexpr size_t kMaxEchoColumns = 200;
+
+/// Formats `file:line:col: error: message` plus the source line and a caret, clang-style. A
+/// diagnostic without a file is prefixed by `program` (`nhlo-run: error: ...`) when given.
+std::string FormatDiagnostic(const Diagnostic& diag, std::string_view program = {});
 
 /// Builds a diagnostic for byte `offset` of `text` (the whole source buffer named `file`).
 Diagnostic DiagnosticAt(std::string_view file, std::string_view text, size_t offset,
@@ -67,8 +71,9 @@ class [[nodiscard]] Status {
     if (other.ok()) return;
     diagnostics().insert(diagnostics().end(), other.diags_->begin(), other.diags_->end());
   }
-  /// Every diagnostic formatted clang-style, concatenated.
-  std::string ToString() const;
+  /// Every diagnostic formatted clang-style, concatenated; `program` prefixes the ones without
+  /// a file.
+  std::string ToString(std::string_view program = {}) const;
 
  private:
   static const std::vector<Diagnostic> kNoDiagnostics;
