@@ -10,6 +10,7 @@
 #include "codegen/codegen.h"
 #include "driver/common.h"
 #include "driver/driver.h"
+#include "driver/tensor_files.h"
 #include "driver/values.h"
 #include "interp/interp.h"
 #include "parser/parser.h"
@@ -83,7 +84,8 @@ uint64_t MachineMemory() {
 // Decodes one bundle file, checks that its run fits in memory, builds the arguments and runs the
 // entry computation.
 int RunOne(const std::string& name, std::string bytes, const std::vector<std::string>& arg_texts, bool random, uint64_t seed,
-           uint64_t memory_limit, bool limit_given, uint64_t max_steps, std::ostream& out, std::ostream& err) {
+           uint64_t memory_limit, bool limit_given, uint64_t max_steps, const TensorFileFlags& files, std::ostream& out,
+           std::ostream& err) {
   Result<BundleProgram> program = ReadBundleFile(std::move(bytes), name);
   if (!program.ok()) {
     PrintStatus(program.status(), err);
@@ -104,14 +106,17 @@ int RunOne(const std::string& name, std::string bytes, const std::vector<std::st
     for (size_t i = 0; i < entry.params.size(); ++i)
       values.push_back(RandomValue(BufferShape(entry, entry.params[i], scratch), seed * 1000003 + i));
   } else {
-    for (size_t i = 0; i < arg_texts.size(); ++i) {
-      Result<Value> v = ParseValue(arg_texts[i], "--arg " + std::to_string(i + 1));
-      if (!v.ok()) {
-        PrintStatus(v.status(), err);
-        return kExitInputRejected;
-      }
-      values.push_back(std::move(*v));
+    Result<std::vector<Value>> loaded = LoadArguments(arg_texts, files.args, EntryParameters(*program));
+    if (!loaded.ok()) {
+      PrintStatus(loaded.status(), err);
+      return kExitInputRejected;
     }
+    values = std::move(*loaded);
+  }
+  // Saved before the run, so the arguments of a run that fails can be passed again.
+  if (Status saved = files.save_args.empty() ? OkStatus() : SaveArguments(files.save_args, values); !saved.ok()) {
+    PrintStatus(saved, err);
+    return kExitInputRejected;
   }
   ExecuteOptions run_options;
   run_options.max_steps = max_steps;
@@ -126,6 +131,10 @@ int RunOne(const std::string& name, std::string bytes, const std::vector<std::st
   } else {
     out << PrintValue(*result) << "\n";
   }
+  if (Status saved = files.output.empty() ? OkStatus() : SaveOutputs(files.output, *result); !saved.ok()) {
+    PrintStatus(saved, err);
+    return kExitInputRejected;
+  }
   return kExitOk;
 }
 
@@ -137,7 +146,9 @@ int RunMain(const std::vector<std::string>& args, std::istream& in, std::ostream
   std::vector<std::string> arg_texts;
   uint64_t seed = 0;
   app.add_option("input", input, "bundle file or HLO text file (detected by content), or - for standard input");
-  app.add_option("--arg", arg_texts, "an argument as XLA literal text, e.g. 'f32[2] {1, 2}' (repeat, in parameter order)");
+  app.add_option("--arg", arg_texts,
+                 "an argument as XLA literal text, e.g. 'f32[2] {1, 2}', or @FILE: a .npy file or a file of literal "
+                 "text (repeat, in parameter order)");
   auto* random = app.add_option("--random-args", seed, "use deterministic pseudo-random arguments from SEED");
   std::string max_memory, max_input;
   AddInputSizeFlag(app, max_input);
@@ -150,6 +161,8 @@ int RunMain(const std::vector<std::string>& args, std::istream& in, std::ostream
                  "default: the machine's available memory)");
   PipelineFlags flags;
   AddPipelineFlags(app, flags);
+  TensorFileFlags files;
+  AddTensorFileFlags(app, files);
   if (int code = ParseCommandLine(app, args, out, err); code >= 0) return code;
   flags.passes_given = app.count("--passes") > 0;
   if (flags.list_passes) {
@@ -162,6 +175,11 @@ int RunMain(const std::vector<std::string>& args, std::istream& in, std::ostream
   }
   if (random->count() > 0 && !arg_texts.empty()) {
     err << "nhlo-run: error: --arg and --random-args cannot be combined\n";
+    return kExitUsage;
+  }
+  if (std::string misuse = TensorFileFlagMisuse(files, random->count() > 0 || !arg_texts.empty(), flags.split_input_file);
+      !misuse.empty()) {
+    err << "nhlo-run: error: " << misuse << "\n";
     return kExitUsage;
   }
   Result<PipelineOptions> options = flags.ToOptions();
@@ -194,7 +212,7 @@ int RunMain(const std::vector<std::string>& args, std::istream& in, std::ostream
     PrintStatus(bytes.status(), err);
     return kExitInputRejected;
   }
-  if (LooksLikeBundle(*bytes)) return RunOne(name, std::move(*bytes), arg_texts, random->count() > 0, seed, memory_limit, !max_memory.empty(), max_steps, out, err);
+  if (LooksLikeBundle(*bytes)) return RunOne(name, std::move(*bytes), arg_texts, random->count() > 0, seed, memory_limit, !max_memory.empty(), max_steps, files, out, err);
   // HLO text: compile in memory with the same pipeline options nhlo-compile takes; with
   // --split-input-file each module runs on its own, results separated by `// -----`.
   std::vector<InputPiece> pieces;
@@ -215,7 +233,7 @@ int RunMain(const std::vector<std::string>& args, std::istream& in, std::ostream
       exit_code = kExitInputRejected;
       continue;
     }
-    if (int code = RunOne(name, std::move(*emitted), arg_texts, random->count() > 0, seed, memory_limit, !max_memory.empty(), max_steps, out, err); code != kExitOk)
+    if (int code = RunOne(name, std::move(*emitted), arg_texts, random->count() > 0, seed, memory_limit, !max_memory.empty(), max_steps, files, out, err); code != kExitOk)
       exit_code = code;
   }
   return exit_code;
