@@ -92,7 +92,7 @@ TEST_CASE("nhlo-run convert + bitcast-convert prints the encode tables' bits") {
     { FILE* f = std::fopen(path.c_str(), "w"); std::fputs(module.c_str(), f); std::fclose(f); }
     std::istringstream in;
     std::ostringstream out, err;
-    int code = nhlo::RunMain({path, "--passes=none"}, in, out, err);
+    int code = nhlo::RunMain({path, "--passes=none", "--print-values=all"}, in, out, err);
     std::filesystem::remove(path);
     REQUIRE_MESSAGE(code == 0, err.str());
     std::string text = out.str();

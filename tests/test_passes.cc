@@ -41,6 +41,23 @@ std::string Run(const std::string& path, std::vector<std::string> args) {
   return out.str();
 }
 
+// The element texts of a printed tuple result `(shape, ...) (e0, e1, ...)`.
+std::vector<std::string> TupleElements(const std::string& text) {
+  size_t body = text.find(") (");
+  REQUIRE(body != std::string::npos);
+  std::vector<std::string> parts(1);
+  int depth = 0;
+  for (size_t i = body + 3; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '{' || c == '(') ++depth;
+    if (c == '}' || c == ')') --depth;
+    if (depth < 0) break;
+    if (depth == 0 && c == ',') parts.emplace_back();
+    else parts.back() += c;
+  }
+  return parts;
+}
+
 void CheckSameResults(const std::string& name, const std::string& module, const std::string& passes, int seeds) {
   std::string path = WriteTemp(name, module);
   for (int seed = 1; seed <= seeds; ++seed) {
@@ -141,16 +158,14 @@ ENTRY e {
       var[c] /= 32;
     }
     auto error = [&](const std::string& out) {
-      // Lines: out, mean, var. Compare the statistics and the normalised output.
-      std::istringstream lines(out);
-      std::string line_out, line_mean, line_var;
-      std::getline(lines, line_out);
-      std::getline(lines, line_mean);
-      std::getline(lines, line_var);
+      // One tuple literal: (out, mean, var). Compare the statistics and the normalised output.
+      std::vector<std::string> parts = TupleElements(out);
+      REQUIRE(parts.size() == 3);
+      const std::string &line_out = parts[0], &line_mean = parts[1], &line_var = parts[2];
       // strtod reads nan/inf too; a non-finite result counts as a large error, not garbage.
       auto numbers = [](const std::string& line) {
         std::vector<double> v;
-        std::string body = line.substr(line.find('{'));
+        std::string body = line;
         for (char& ch : body)
           if (ch == '{' || ch == '}' || ch == ',') ch = ' ';
         std::istringstream ss(body);

@@ -13,6 +13,7 @@
 #include "driver/common.h"
 #include "driver/driver.h"
 #include "driver/print_values.h"
+#include "driver/tensor_files.h"
 #include "driver/values.h"
 #include "interp/interp.h"
 #include "ir/literal.h"
@@ -94,6 +95,7 @@ struct RunSettings {
   uint64_t max_steps = 0;
   PrintValues print_values = PrintValues::kAuto;
   bool show_progress = false;  // standard error is a terminal and --quiet is not given
+  TensorFileFlags files;       // --args, --output, --save-args
 };
 
 // `(f32[2,3], s32[])`: what the entry computation takes, for messages.
@@ -174,21 +176,26 @@ int RunOne(const std::string& name, std::string bytes, const RunSettings& settin
     for (size_t i = 0; i < entry.params.size(); ++i)
       values.push_back(RandomValue(BufferShape(entry, entry.params[i], scratch), settings.seed * 1000003 + i));
   } else {
-    if (settings.arg_texts.size() != entry.params.size()) {
-      size_t n = settings.arg_texts.size();
-      err << "nhlo-run: error: the entry computation '" << entry.name << "' takes " << SignatureText(entry)
-          << " and got " << n << (n == 1 ? " argument" : " arguments") << "\n"
-          << "nhlo-run: note: give one --arg per parameter, in order, or --random-args=SEED\n";
+    Result<std::vector<Value>> loaded =
+        LoadArguments(settings.arg_texts, settings.files.args, EntryParameters(*program));
+    if (!loaded.ok()) {
+      PrintStatus(loaded.status(), err, "nhlo-run");
       return kExitInputRejected;
     }
-    for (size_t i = 0; i < settings.arg_texts.size(); ++i) {
-      Result<Value> v = ParseValue(settings.arg_texts[i], "<argument " + std::to_string(i + 1) + ">");
-      if (!v.ok()) {
-        PrintStatus(v.status(), err, "nhlo-run");
-        return kExitInputRejected;
-      }
-      values.push_back(std::move(*v));
+    size_t n = settings.files.args.empty() ? settings.arg_texts.size() : loaded->size();
+    if (n != entry.params.size()) {
+      err << "nhlo-run: error: the entry computation '" << entry.name << "' takes " << SignatureText(entry)
+          << " and got " << n << (n == 1 ? " argument" : " arguments") << "\n"
+          << "nhlo-run: note: give one --arg per parameter, in order, --args=@in.npz, or --random-args=SEED\n";
+      return kExitInputRejected;
     }
+    values = std::move(*loaded);
+  }
+  // Saved before the run, so the arguments of a run that fails can be passed again.
+  if (Status saved = settings.files.save_args.empty() ? OkStatus() : SaveArguments(settings.files.save_args, values);
+      !saved.ok()) {
+    PrintStatus(saved, err, "nhlo-run");
+    return kExitInputRejected;
   }
   ExecuteOptions run_options;
   run_options.max_steps = settings.max_steps;
@@ -213,6 +220,11 @@ int RunOne(const std::string& name, std::string bytes, const RunSettings& settin
     return kExitInputRejected;
   }
   out << FormatResult(*result, settings.print_values);
+  if (Status saved = settings.files.output.empty() ? OkStatus() : SaveOutputs(settings.files.output, *result);
+      !saved.ok()) {
+    PrintStatus(saved, err, "nhlo-run");
+    return kExitInputRejected;
+  }
   return kExitOk;
 }
 
@@ -224,7 +236,8 @@ int RunMain(const std::vector<std::string>& args, std::istream& in, std::ostream
   RunSettings settings;
   app.add_option("input", input, "bundle file or HLO text file (detected by content), or - for standard input");
   app.add_option("--arg", settings.arg_texts,
-                 "an argument as XLA literal text, e.g. 'f32[2] {1, 2}' (repeat, in parameter order)");
+                 "an argument as XLA literal text, e.g. 'f32[2] {1, 2}', or @FILE: a .npy file or a file of literal "
+                 "text (repeat, in parameter order)");
   auto* random = app.add_option("--random-args", settings.seed, "use deterministic pseudo-random arguments from SEED");
   std::string max_memory, max_input, print_values = "auto";
   AddInputSizeFlag(app, max_input);
@@ -241,6 +254,7 @@ int RunMain(const std::vector<std::string>& args, std::istream& in, std::ostream
   app.add_flag("-q,--quiet", quiet, "no progress line on standard error during long runs");
   PipelineFlags flags;
   AddPipelineFlags(app, flags);
+  AddTensorFileFlags(app, settings.files);
   if (int code = ParseCommandLine(app, args, out, err); code >= 0) return code;
   flags.passes_given = app.count("--passes") > 0;
   if (flags.list_passes) {
@@ -254,6 +268,12 @@ int RunMain(const std::vector<std::string>& args, std::istream& in, std::ostream
   settings.random = random->count() > 0;
   if (settings.random && !settings.arg_texts.empty()) {
     err << "nhlo-run: error: --arg and --random-args cannot be combined\n";
+    return kExitUsage;
+  }
+  if (std::string misuse = TensorFileFlagMisuse(settings.files, settings.random || !settings.arg_texts.empty(),
+                                                 flags.split_input_file);
+      !misuse.empty()) {
+    err << "nhlo-run: error: " << misuse << "\n";
     return kExitUsage;
   }
   Result<PrintValues> print_mode = ParsePrintValues(print_values);
