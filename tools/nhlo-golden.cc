@@ -16,6 +16,7 @@
 //   // RUN: ls %t.dir                       list a folder's file names, sorted
 //   // RUN: cat %t.dir/file                 print a file
 //   // NORMALIZE: time                      replace timing figures with <t>
+//   // NORMALIZE: version                   replace `0.1.0 (git 1a2b3c4d5e6f)` with <version>
 //   // EXPECTED-IN: sidecar                 the expected blocks live in <file>.expected
 #include <re2/re2.h>
 
@@ -136,7 +137,14 @@ Status RunBuiltin(const std::vector<std::string>& words, Outcome& o) {
   }
   if (cmd == "ls" && words.size() == 2) {
     std::vector<std::string> names;
-    for (const auto& e : fs::directory_iterator(words[1])) names.push_back(e.path().filename().string());
+    std::error_code ec;
+    for (fs::directory_iterator it(words[1], ec), end; !ec && it != end; it.increment(ec))
+      names.push_back(it->path().filename().string());
+    if (ec) {
+      o.err += "ls: cannot list '" + words[1] + "': " + ec.message() + "\n";
+      o.exit_code = 1;
+      return nhlo::OkStatus();
+    }
     std::sort(names.begin(), names.end());
     for (const std::string& n : names) o.out += n + "\n";
     o.exit_code = 0;
@@ -188,11 +196,12 @@ class Runner {
     std::string text = ReadFile(test);
     std::string input = StripExpected(text);
     std::vector<std::vector<std::string>> runs;
-    bool normalize_time = false, sidecar = false;
+    bool normalize_time = false, normalize_version = false, sidecar = false;
     std::istringstream lines(input);
     for (std::string line; std::getline(lines, line);) {
       if (line.rfind("// RUN:", 0) == 0) runs.push_back(SplitWords(line.substr(7)));
       if (line.rfind("// NORMALIZE: time", 0) == 0) normalize_time = true;
+      if (line.rfind("// NORMALIZE: version", 0) == 0) normalize_version = true;
       if (line.rfind("// EXPECTED-IN: sidecar", 0) == 0) sidecar = true;
     }
     if (runs.empty()) return Fail(test, "no // RUN: line");
@@ -209,14 +218,22 @@ class Runner {
       else if (words[0] == "nhlo-run") o.exit_code = nhlo::RunMain(args, in, out, err);
       else if (words[0] == "nhlo-objdump") o.exit_code = nhlo::ObjdumpMain(args, in, out, err);
       else if (Status s = RunBuiltin(words, o); !s.ok()) return Fail(test, s.ToString());
-      o.out += Replace(out.str(), tmp.string(), "%t");
-      o.err += Replace(err.str(), tmp.string(), "%t");
+      o.out += out.str();
+      o.err += err.str();
     }
+    // The scratch path reads `%t` in every output, the built-ins' included.
+    o.out = Replace(o.out, tmp.string(), "%t");
+    o.err = Replace(o.err, tmp.string(), "%t");
     if (normalize_time) {
       for (std::string* s : {&o.out, &o.err}) {
         RE2::GlobalReplace(s, R"([0-9]+\.[0-9]+ ms)", "<t> ms");
         RE2::GlobalReplace(s, R"( +[0-9]+\.[0-9]+%)", " <p>%");
         RE2::GlobalReplace(s, R"re("(total_ms|ms)": [0-9.e+-]+)re", "\"\\1\": <t>");
+      }
+    }
+    if (normalize_version) {
+      for (std::string* s : {&o.out, &o.err}) {
+        RE2::GlobalReplace(s, R"( [0-9]+\.[0-9]+\.[0-9]+( \(git [0-9a-f]+(-dirty)?\))?)", " <version>");
       }
     }
     std::string expected_now = ExpectedText(o);
