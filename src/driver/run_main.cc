@@ -8,6 +8,7 @@
 
 #include "codegen/bundle_reader.h"
 #include "codegen/codegen.h"
+#include "driver/check_passes.h"
 #include "driver/common.h"
 #include "driver/driver.h"
 #include "driver/values.h"
@@ -80,45 +81,66 @@ uint64_t MachineMemory() {
   return pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : UINT64_MAX;
 }
 
-// Decodes one bundle file, checks that its run fits in memory, builds the arguments and runs the
-// entry computation.
-int RunOne(const std::string& name, std::string bytes, const std::vector<std::string>& arg_texts, bool random, uint64_t seed,
-           uint64_t memory_limit, bool limit_given, uint64_t max_steps, std::ostream& out, std::ostream& err) {
-  Result<BundleProgram> program = ReadBundleFile(std::move(bytes), name);
-  if (!program.ok()) {
-    PrintStatus(program.status(), err);
-    return kExitInputRejected;
-  }
-  MemoryNeed need = MemoryNeeded(*program);
+// Decodes one bundle file and checks that its run fits in memory.
+Result<BundleProgram> LoadProgram(const std::string& name, std::string bytes, uint64_t memory_limit, bool limit_given) {
+  NHLO_ASSIGN_OR_RETURN(BundleProgram program, ReadBundleFile(std::move(bytes), name));
+  MemoryNeed need = MemoryNeeded(program);
   if (need.total() > memory_limit) {
-    err << name << ": error: running this program needs " << Bytes(need.total()) << " (arena " << Bytes(need.arena)
-        << ", arguments " << Bytes(need.arguments) << ", constants " << Bytes(need.constants) << "), but "
-        << (limit_given ? "--max-memory allows " : "this machine has ") << Bytes(memory_limit)
-        << (limit_given ? "" : " available (--max-memory=SIZE sets another limit)") << "\n";
-    return kExitInputRejected;
+    Diagnostic d;
+    d.file = name;
+    d.message = "running this program needs " + Bytes(need.total()) + " (arena " + Bytes(need.arena) + ", arguments " +
+                Bytes(need.arguments) + ", constants " + Bytes(need.constants) + "), but " +
+                (limit_given ? "--max-memory allows " : "this machine has ") + Bytes(memory_limit) +
+                (limit_given ? "" : " available (--max-memory=SIZE sets another limit)");
+    return Status::FromDiagnostic(std::move(d));
   }
-  const ComputationRecord& entry = program->computations[program->entry];
+  return program;
+}
+
+// The entry's arguments: from --arg texts, or --random-args (within --random-range if given).
+Result<std::vector<Value>> MakeArguments(const BundleProgram& program, const std::vector<std::string>& arg_texts,
+                                         bool random, uint64_t seed, const std::optional<RandomRange>& range) {
+  const ComputationRecord& entry = program.computations[program.entry];
   std::vector<Value> values;
   if (random) {
     Module scratch;
     for (size_t i = 0; i < entry.params.size(); ++i)
-      values.push_back(RandomValue(BufferShape(entry, entry.params[i], scratch), seed * 1000003 + i));
+      values.push_back(RandomValue(BufferShape(entry, entry.params[i], scratch), seed * 1000003 + i, range));
   } else {
     for (size_t i = 0; i < arg_texts.size(); ++i) {
-      Result<Value> v = ParseValue(arg_texts[i], "--arg " + std::to_string(i + 1));
-      if (!v.ok()) {
-        PrintStatus(v.status(), err);
-        return kExitInputRejected;
-      }
-      values.push_back(std::move(*v));
+      NHLO_ASSIGN_OR_RETURN(Value v, ParseValue(arg_texts[i], "--arg " + std::to_string(i + 1)));
+      values.push_back(std::move(v));
     }
+  }
+  return values;
+}
+
+// Runs one bundle file: decode, memory check, arguments, the entry computation; then prints
+// the results, or with --expected the comparison report.
+int RunOne(const std::string& name, std::string bytes, const std::vector<std::string>& arg_texts, bool random, uint64_t seed,
+           uint64_t memory_limit, bool limit_given, uint64_t max_steps, const RunChecks& checks, std::ostream& out,
+           std::ostream& err) {
+  Result<BundleProgram> program = LoadProgram(name, std::move(bytes), memory_limit, limit_given);
+  if (!program.ok()) {
+    PrintStatus(program.status(), err);
+    return kExitInputRejected;
+  }
+  Result<std::vector<Value>> values = MakeArguments(*program, arg_texts, random, seed, checks.range);
+  if (!values.ok()) {
+    PrintStatus(values.status(), err);
+    return kExitInputRejected;
   }
   ExecuteOptions run_options;
   run_options.max_steps = max_steps;
-  Result<Value> result = Execute(*program, std::move(values), run_options);
+  Result<Value> result = Execute(*program, std::move(*values), run_options);
   if (!result.ok()) {
     PrintStatus(result.status(), err);
     return kExitInputRejected;
+  }
+  if (checks.expected) {
+    CompareReport report = CompareValues(*result, *checks.expected, checks.tolerance);
+    out << FormatReport(report, checks.tolerance);
+    return report.pass() ? kExitOk : kExitInputRejected;
   }
   // A tuple result is the computation's outputs: one per line.
   if (result->IsTuple()) {
@@ -150,6 +172,8 @@ int RunMain(const std::vector<std::string>& args, std::istream& in, std::ostream
                  "default: the machine's available memory)");
   PipelineFlags flags;
   AddPipelineFlags(app, flags);
+  CheckFlags check;
+  AddCheckFlags(app, check);
   if (int code = ParseCommandLine(app, args, out, err); code >= 0) return code;
   flags.passes_given = app.count("--passes") > 0;
   if (flags.list_passes) {
@@ -170,6 +194,8 @@ int RunMain(const std::vector<std::string>& args, std::istream& in, std::ostream
     PrintStatus(options.status(), err);
     return kExitUsage;
   }
+  RunChecks checks;
+  if (int code = ResolveChecks(check, random->count() > 0, in, checks, err); code >= 0) return code;
   uint64_t memory_limit = MachineMemory();
   if (!max_memory.empty()) {
     Result<uint64_t> limit = ParseSize(max_memory, "--max-memory");
@@ -194,7 +220,12 @@ int RunMain(const std::vector<std::string>& args, std::istream& in, std::ostream
     PrintStatus(bytes.status(), err);
     return kExitInputRejected;
   }
-  if (LooksLikeBundle(*bytes)) return RunOne(name, std::move(*bytes), arg_texts, random->count() > 0, seed, memory_limit, !max_memory.empty(), max_steps, out, err);
+  if (LooksLikeBundle(*bytes) && check.check_passes) {
+    err << "nhlo-run: error: --check-passes needs HLO text (it compiles the module with and without passes); '"
+        << name << "' is a bundle file\n";
+    return kExitUsage;
+  }
+  if (LooksLikeBundle(*bytes)) return RunOne(name, std::move(*bytes), arg_texts, random->count() > 0, seed, memory_limit, !max_memory.empty(), max_steps, checks, out, err);
   // HLO text: compile in memory with the same pipeline options nhlo-compile takes; with
   // --split-input-file each module runs on its own, results separated by `// -----`.
   std::vector<InputPiece> pieces;
@@ -203,6 +234,19 @@ int RunMain(const std::vector<std::string>& args, std::istream& in, std::ostream
   int exit_code = kExitOk;
   for (size_t i = 0; i < pieces.size(); ++i) {
     if (i > 0) out << "// -----\n";
+    if (check.check_passes) {
+      ProgramRunner runner;
+      runner.load = [&](std::string bundle) {
+        return LoadProgram(name, std::move(bundle), memory_limit, !max_memory.empty());
+      };
+      runner.make_arguments = [&](const BundleProgram& p) {
+        return MakeArguments(p, arg_texts, random->count() > 0, seed, checks.range);
+      };
+      runner.execute.max_steps = max_steps;
+      int code = CheckPasses(name, pieces[i].text, *options, *flags.ToCodegenOptions(), checks.tolerance, runner, out, err);
+      if (code != kExitOk) exit_code = code;
+      continue;
+    }
     Result<std::unique_ptr<Module>> module = CompileText(name, std::move(pieces[i].text), *options, err);
     if (!module.ok()) {
       PrintStatus(module.status(), err);
@@ -215,7 +259,7 @@ int RunMain(const std::vector<std::string>& args, std::istream& in, std::ostream
       exit_code = kExitInputRejected;
       continue;
     }
-    if (int code = RunOne(name, std::move(*emitted), arg_texts, random->count() > 0, seed, memory_limit, !max_memory.empty(), max_steps, out, err); code != kExitOk)
+    if (int code = RunOne(name, std::move(*emitted), arg_texts, random->count() > 0, seed, memory_limit, !max_memory.empty(), max_steps, checks, out, err); code != kExitOk)
       exit_code = code;
   }
   return exit_code;
