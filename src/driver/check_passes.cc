@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "driver/check_passes.h"
 
+#include <cmath>
+#include <cstdlib>
 #include <sstream>
 
 #include "codegen/bundle_reader.h"
@@ -22,6 +24,15 @@ Tolerance CheckFlags::ToTolerance() const {
 }
 
 void AddCheckFlags(CLI::App& app, CheckFlags& f) {
+  // CLI11's NonNegativeNumber prints the whole double range; unsigned options wrap "-1".
+  CLI::Validator non_negative(
+      [](std::string& text) -> std::string {
+        char* end = nullptr;
+        double v = std::strtod(text.c_str(), &end);
+        if (text.empty() || *end != '\0' || !(v >= 0) || std::isinf(v)) return "'" + text + "' is not a number >= 0";
+        return {};
+      },
+      "NUMBER>=0");
   app.add_option("--expected", f.expected,
                  "compare the results with @FILE (XLA literal text; a tuple literal for a tuple result) or "
                  "with the literal given; prints a report, exit 1 on a mismatch");
@@ -29,12 +40,13 @@ void AddCheckFlags(CLI::App& app, CheckFlags& f) {
                "run HLO text with the pass pipeline and with --passes=none on the same arguments, compare, and "
                "on a mismatch name the first pass execution that changes the numbers");
   app.add_option("--rtol", f.rtol, "relative bound: |actual - expected| <= atol + rtol * |expected|")
-      ->check(CLI::NonNegativeNumber)
+      ->check(non_negative)
       ->each([&f](const std::string&) { f.rtol_given = true; });
   app.add_option("--atol", f.atol, "absolute bound (see --rtol); also makes integers compare within it")
-      ->check(CLI::NonNegativeNumber)
+      ->check(non_negative)
       ->each([&f](const std::string&) { f.atol_given = true; });
   app.add_option("--ulp", f.ulp, "pass elements within N units in the last place of the expected type")
+      ->check(non_negative)
       ->each([&f](const std::string&) { f.ulp_given = true; });
   app.add_option("--random-range", f.random_range,
                  "draw every --random-args element from LO,HI instead of its type's default");
