@@ -35,14 +35,14 @@ std::string Figure(double x) {
   return buf;
 }
 
-// One line per array leaf; tuple elements carry their index path (`/*index=1.0*/`).
-void AppendSummaries(std::string& out, const Value& v, const std::string& path) {
+// One line per array leaf; tuple elements carry the name --output gives them (out0, out1_0...).
+void AppendSummaries(std::string& out, const Value& v, const std::string& name) {
   if (v.IsTuple()) {
     for (size_t i = 0; i < v.tuple.size(); ++i)
-      AppendSummaries(out, v.tuple[i], path.empty() ? std::to_string(i) : path + "." + std::to_string(i));
+      AppendSummaries(out, v.tuple[i], name == "out" ? name + std::to_string(i) : name + "_" + std::to_string(i));
     return;
   }
-  if (!path.empty()) out += "/*index=" + path + "*/ ";
+  if (name != "out") out += name + ": ";
   out += SummarizeArray(v);
   out += '\n';
 }
@@ -59,7 +59,7 @@ std::string SummarizeArray(const Value& v) {
     return PrintValue(v);
   }
   const auto* data = reinterpret_cast<const uint8_t*>(v.bytes.data());
-  out += " {...} /* " + std::to_string(n) + " elements: ";
+  out += " {...}  // " + std::to_string(n) + " elements: ";
   const bool is_float = IsFloat(v.type);
   if (IsComplex(v.type)) {
     out += "complex";
@@ -86,7 +86,7 @@ std::string SummarizeArray(const Value& v) {
     if (i) out += ", ";
     AppendElement(out, v.type, data + i * size, /*in_array=*/true);
   }
-  out += ", ...} */";
+  out += ", ...}";
   return out;
 }
 
@@ -101,7 +101,7 @@ std::string FormatResult(const Value& result, PrintValues mode) {
   }
   std::string out;
   if (result.IsTuple()) out += ValueShapeText(result) + "\n";
-  AppendSummaries(out, result, "");
+  AppendSummaries(out, result, "out");
   return out;
 }
 

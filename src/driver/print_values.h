@@ -26,9 +26,9 @@ Result<PrintValues> ParsePrintValues(std::string_view text);
 /// The text nhlo-run prints for `result` (ending in a newline; empty for kNone).
 std::string FormatResult(const Value& result, PrintValues mode);
 
-/// One array as `f32[1024,1024] {...} /* 1048576 elements: min -1 max 0.99 mean 0.0002; nan 0,
-/// inf 0; first {0.5, -0.25, ...} */`: the literal elided as XLA elides large constants, the
-/// figures in a comment.
+/// One array as `f32[1024,1024] {...}  // 1048576 elements: min -1 max 0.99 mean 0.0002; nan 0,
+/// inf 0; first {0.5, -0.25, ...}`: the literal elided as XLA elides large constants, the
+/// figures in a line comment (so the text pastes into HLO and into block comments).
 std::string SummarizeArray(const Value& array);
 
 }  // namespace nhlo

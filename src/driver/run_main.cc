@@ -10,6 +10,7 @@
 
 #include "codegen/bundle_reader.h"
 #include "codegen/codegen.h"
+#include "driver/check_passes.h"
 #include "driver/common.h"
 #include "driver/driver.h"
 #include "driver/print_values.h"
@@ -96,6 +97,7 @@ struct RunSettings {
   PrintValues print_values = PrintValues::kAuto;
   bool show_progress = false;  // standard error is a terminal and --quiet is not given
   TensorFileFlags files;       // --args, --output, --save-args
+  RunChecks checks;            // --expected and its bounds, --random-range
 };
 
 // `(f32[2,3], s32[])`: what the entry computation takes, for messages.
@@ -151,46 +153,63 @@ std::optional<Diagnostic> SourceDiagnostic(const Module& module, const Execution
   return std::nullopt;
 }
 
-// Decodes one bundle file, checks that its run fits in memory, builds the arguments and runs the
-// entry computation. `source` is the module the bundle was compiled from (HLO input), or null.
-int RunOne(const std::string& name, std::string bytes, const RunSettings& settings, const Module* source,
-           std::ostream& out, std::ostream& err) {
-  Result<BundleProgram> program = ReadBundleFile(std::move(bytes), name);
-  if (!program.ok()) {
-    PrintStatus(program.status(), err, "nhlo-run");
-    return kExitInputRejected;
-  }
-  MemoryNeed need = MemoryNeeded(*program);
+// Decodes one bundle file and checks that its run fits in memory.
+Result<BundleProgram> LoadProgram(const std::string& name, std::string bytes, const RunSettings& settings) {
+  NHLO_ASSIGN_OR_RETURN(BundleProgram program, ReadBundleFile(std::move(bytes), name));
+  MemoryNeed need = MemoryNeeded(program);
   if (need.total() > settings.memory_limit) {
-    err << "nhlo-run: error: " << name << ": running this program needs " << Bytes(need.total()) << " (arena "
-        << Bytes(need.arena) << ", arguments " << Bytes(need.arguments) << ", constants " << Bytes(need.constants)
-        << "), but " << (settings.limit_given ? "--max-memory allows " : "this machine has ")
-        << Bytes(settings.memory_limit)
-        << (settings.limit_given ? "" : " available (--max-memory=SIZE sets another limit)") << "\n";
-    return kExitInputRejected;
+    Diagnostic d;
+    d.file = name;
+    d.message = "running this program needs " + Bytes(need.total()) + " (arena " + Bytes(need.arena) +
+                ", arguments " + Bytes(need.arguments) + ", constants " + Bytes(need.constants) + "), but " +
+                (settings.limit_given ? "--max-memory allows " : "this machine has ") +
+                Bytes(settings.memory_limit) +
+                (settings.limit_given ? "" : " available (--max-memory=SIZE sets another limit)");
+    return Status::FromDiagnostic(std::move(d));
   }
-  const ComputationRecord& entry = program->computations[program->entry];
+  return program;
+}
+
+// The entry's arguments: --random-args (within --random-range if given), --args=@in.npz, or
+// one --arg (literal text or @FILE) per parameter.
+Result<std::vector<Value>> MakeArguments(const BundleProgram& program, const RunSettings& settings) {
+  const ComputationRecord& entry = program.computations[program.entry];
   std::vector<Value> values;
   if (settings.random) {
     Module scratch;
     for (size_t i = 0; i < entry.params.size(); ++i)
-      values.push_back(RandomValue(BufferShape(entry, entry.params[i], scratch), settings.seed * 1000003 + i));
-  } else {
-    Result<std::vector<Value>> loaded =
-        LoadArguments(settings.arg_texts, settings.files.args, EntryParameters(*program));
-    if (!loaded.ok()) {
-      PrintStatus(loaded.status(), err, "nhlo-run");
-      return kExitInputRejected;
-    }
-    size_t n = settings.files.args.empty() ? settings.arg_texts.size() : loaded->size();
-    if (n != entry.params.size()) {
-      err << "nhlo-run: error: the entry computation '" << entry.name << "' takes " << SignatureText(entry)
-          << " and got " << n << (n == 1 ? " argument" : " arguments") << "\n"
-          << "nhlo-run: note: give one --arg per parameter, in order, --args=@in.npz, or --random-args=SEED\n";
-      return kExitInputRejected;
-    }
-    values = std::move(*loaded);
+      values.push_back(RandomValue(BufferShape(entry, entry.params[i], scratch), settings.seed * 1000003 + i,
+                                   settings.checks.range));
+    return values;
   }
+  NHLO_ASSIGN_OR_RETURN(values, LoadArguments(settings.arg_texts, settings.files.args, EntryParameters(program)));
+  size_t n = settings.files.args.empty() ? settings.arg_texts.size() : values.size();
+  if (n != entry.params.size()) {
+    Status s = Status::Error("the entry computation '" + std::string(entry.name) + "' takes " + SignatureText(entry) +
+                             " and got " + std::to_string(n) + (n == 1 ? " argument" : " arguments"));
+    s.diagnostics().push_back({Severity::kNote, {}, 0, 0,
+                               "give one --arg per parameter, in order, --args=@in.npz, or --random-args=SEED", {}});
+    return s;
+  }
+  return values;
+}
+
+// Runs one bundle file: decode, memory check, arguments, the entry computation; then prints
+// the results, or with --expected the comparison report. `source` is the module the bundle was
+// compiled from (HLO input), or null.
+int RunOne(const std::string& name, std::string bytes, const RunSettings& settings, const Module* source,
+           std::ostream& out, std::ostream& err) {
+  Result<BundleProgram> program = LoadProgram(name, std::move(bytes), settings);
+  if (!program.ok()) {
+    PrintStatus(program.status(), err, "nhlo-run");
+    return kExitInputRejected;
+  }
+  Result<std::vector<Value>> made = MakeArguments(*program, settings);
+  if (!made.ok()) {
+    PrintStatus(made.status(), err, "nhlo-run");
+    return kExitInputRejected;
+  }
+  std::vector<Value> values = std::move(*made);
   // Saved before the run, so the arguments of a run that fails can be passed again.
   if (Status saved = settings.files.save_args.empty() ? OkStatus() : SaveArguments(settings.files.save_args, values);
       !saved.ok()) {
@@ -219,7 +238,22 @@ int RunOne(const std::string& name, std::string bytes, const RunSettings& settin
     PrintStatus(result.status(), err, "nhlo-run");
     return kExitInputRejected;
   }
-  out << FormatResult(*result, settings.print_values);
+  if (!settings.checks.expected_tensor_file.empty()) {
+    Result<Value> expected = LoadExpectedOutputs(settings.checks.expected_tensor_file, *result);
+    if (!expected.ok()) {
+      PrintStatus(expected.status(), err, "nhlo-run");
+      return kExitInputRejected;
+    }
+    CompareReport report = CompareValues(*result, *expected, settings.checks.tolerance);
+    out << FormatReport(report, settings.checks.tolerance);
+    if (!report.pass()) return kExitInputRejected;
+  } else if (settings.checks.expected) {
+    CompareReport report = CompareValues(*result, *settings.checks.expected, settings.checks.tolerance);
+    out << FormatReport(report, settings.checks.tolerance);
+    if (!report.pass()) return kExitInputRejected;
+  } else {
+    out << FormatResult(*result, settings.print_values);
+  }
   if (Status saved = settings.files.output.empty() ? OkStatus() : SaveOutputs(settings.files.output, *result);
       !saved.ok()) {
     PrintStatus(saved, err, "nhlo-run");
@@ -255,6 +289,8 @@ int RunMain(const std::vector<std::string>& args, std::istream& in, std::ostream
   PipelineFlags flags;
   AddPipelineFlags(app, flags);
   AddTensorFileFlags(app, settings.files);
+  CheckFlags check;
+  AddCheckFlags(app, check);
   if (int code = ParseCommandLine(app, args, out, err); code >= 0) return code;
   flags.passes_given = app.count("--passes") > 0;
   if (flags.list_passes) {
@@ -282,6 +318,7 @@ int RunMain(const std::vector<std::string>& args, std::istream& in, std::ostream
     return kExitUsage;
   }
   settings.print_values = *print_mode;
+  if (int code = ResolveChecks(check, settings.random, in, settings.checks, err); code >= 0) return code;
   // Progress goes only to a terminal: redirected or captured output stays byte-for-byte
   // deterministic.
   settings.show_progress = !quiet && &err == &std::cerr && isatty(STDERR_FILENO);
@@ -315,6 +352,11 @@ int RunMain(const std::vector<std::string>& args, std::istream& in, std::ostream
     PrintStatus(bytes.status(), err, "nhlo-run");
     return kExitInputRejected;
   }
+  if (LooksLikeBundle(*bytes) && check.check_passes) {
+    err << "nhlo-run: error: --check-passes needs HLO text (it compiles the module with and without passes); '"
+        << name << "' is a bundle file\n";
+    return kExitUsage;
+  }
   if (LooksLikeBundle(*bytes)) {
     for (const std::string& flag : GivenPipelineFlags(app))
       err << "nhlo-run: warning: " << flag << " has no effect: " << name << " is a bundle file, compiled already\n";
@@ -329,6 +371,16 @@ int RunMain(const std::vector<std::string>& args, std::istream& in, std::ostream
   int exit_code = kExitOk;
   for (size_t i = 0; i < pieces.size(); ++i) {
     if (i > 0) out << "// -----\n";
+    if (check.check_passes) {
+      ProgramRunner runner;
+      runner.load = [&](std::string bundle) { return LoadProgram(name, std::move(bundle), settings); };
+      runner.make_arguments = [&](const BundleProgram& p) { return MakeArguments(p, settings); };
+      runner.execute.max_steps = settings.max_steps;
+      int code = CheckPasses(name, pieces[i].text, *options, *flags.ToCodegenOptions(), settings.checks.tolerance,
+                             runner, out, err);
+      if (code != kExitOk) exit_code = code;
+      continue;
+    }
     Result<std::unique_ptr<Module>> module = CompileText(name, std::move(pieces[i].text), *options, err);
     if (!module.ok()) {
       PrintStatus(module.status(), err, "nhlo-run");

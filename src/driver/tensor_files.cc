@@ -710,14 +710,16 @@ std::string Stem(const std::string& name) {
   return name.size() > 4 && name.ends_with(".npy") ? name.substr(0, name.size() - 4) : name;
 }
 
-Result<std::vector<Value>> LoadArgumentArchive(const std::string& path, const std::vector<TensorSpec>& params) {
+// `noun` is what the specs are ("parameter", "output") in messages.
+Result<std::vector<Value>> LoadArgumentArchive(const std::string& path, const std::vector<TensorSpec>& params,
+                                               const std::string& noun = "parameter") {
   uint64_t limit = 64 * 1024;
   for (const TensorSpec& p : params)
     if (AddOverflows(limit, SpecBytes(p), &limit) || AddOverflows(limit, kMaxNpyHeaderBytes + 4096, &limit))
       limit = UINT64_MAX;
   NHLO_ASSIGN_OR_RETURN(
       std::string bytes,
-      ReadTensorFile(path, limit, "a .npz of the entry's " + std::to_string(params.size()) + " parameter(s) needs"));
+      ReadTensorFile(path, limit, "a .npz of the " + std::to_string(params.size()) + " " + noun + "(s) needs"));
   if (StartsWith(bytes, kNpyMagic))
     return FileError(path, "is a .npy file; --args takes a .npz archive of every argument (use --arg=@" + path +
                                " for one argument)");
@@ -741,8 +743,8 @@ Result<std::vector<Value>> LoadArgumentArchive(const std::string& path, const st
       auto it = std::find(param_names.begin(), param_names.end(), Stem(e.name));
       if (it == param_names.end())
         return FileError(path, "member '" + e.name +
-                                   "' is named after no parameter (matching by name: the entry takes " +
-                                   std::to_string(params.size()) + " parameter(s))");
+                                   "' is named after no " + noun + " (matching by name: there are " +
+                                   std::to_string(params.size()) + " " + noun + "(s))");
       chosen[it - param_names.begin()] = &e;
     }
     for (size_t i = 0; i < params.size(); ++i)
@@ -751,7 +753,7 @@ Result<std::vector<Value>> LoadArgumentArchive(const std::string& path, const st
   } else {
     if (entries.size() != params.size())
       return FileError(path, "holds " + std::to_string(entries.size()) + " array(s) (" + listing +
-                                 ") but the entry takes " + std::to_string(params.size()) + " parameter(s)");
+                                 ") but there are " + std::to_string(params.size()) + " " + noun + "(s)");
     // Positions next: arg0, arg1... (nhlo's --save-args) or arr_0, arr_1... (np.savez(f, *arrays)).
     for (const char* prefix : {"arg", "arr_"}) {
       std::vector<const ZipEntry*> by_position(params.size(), nullptr);
@@ -783,7 +785,38 @@ void FlattenOutputs(const Value& v, const std::string& name, std::vector<std::pa
     FlattenOutputs(v.tuple[i], name == "out" ? name + std::to_string(i) : name + "_" + std::to_string(i), out);
 }
 
+// `like` with its leaves taken, in order, from `leaves`.
+Value Rebuild(const Value& like, std::vector<Value>& leaves, size_t& next) {
+  if (!like.IsTuple()) return std::move(leaves[next++]);
+  Value v;
+  v.type = PrimitiveType::kTuple;
+  for (const Value& e : like.tuple) v.tuple.push_back(Rebuild(e, leaves, next));
+  return v;
+}
+
 }  // namespace
+
+Result<Value> LoadExpectedOutputs(const std::string& path, const Value& result) {
+  std::vector<std::pair<std::string, const Value*>> outputs;
+  FlattenOutputs(result, "out", outputs);
+  if (!result.IsTuple()) outputs[0].first = "out0";
+  std::vector<TensorSpec> specs;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const Value& leaf = *outputs[i].second;
+    specs.push_back({"output " + std::to_string(i + 1) + " '" + outputs[i].first + "'", outputs[i].first, leaf.type,
+                     leaf.dims});
+  }
+  if (!result.IsTuple()) {
+    uint64_t limit = 0;
+    if (AddOverflows(SpecBytes(specs[0]), kMaxNpyHeaderBytes + 4096, &limit)) limit = UINT64_MAX;
+    NHLO_ASSIGN_OR_RETURN(std::string bytes, ReadTensorFile(path, limit, "the result (" + SpecShapeText(specs[0]) +
+                                                                             ") needs"));
+    if (StartsWith(bytes, kNpyMagic)) return ReadNpy(bytes, path, specs[0]);
+  }
+  NHLO_ASSIGN_OR_RETURN(std::vector<Value> leaves, LoadArgumentArchive(path, specs, "output"));
+  size_t next = 0;
+  return Rebuild(result, leaves, next);
+}
 
 void AddTensorFileFlags(CLI::App& app, TensorFileFlags& flags) {
   app.add_option("--args", flags.args,

@@ -102,4 +102,9 @@ std::string TensorFileFlagMisuse(const TensorFileFlags& flags, bool other_args, 
 /// flatten to `out1_0`...); a non-tuple result is `out0`. Files are written atomically.
 Status SaveOutputs(const std::string& path, const Value& result);
 
+/// An expected result read from a .npy (a single-array result) or a .npz whose members are
+/// matched to the outputs of `result` (shaped and typed like it) by name as --output writes
+/// them (out0, out1, out1_0...), else by position (arr_0... as np.savez writes), else in order.
+Result<Value> LoadExpectedOutputs(const std::string& path, const Value& result);
+
 }  // namespace nhlo

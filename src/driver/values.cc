@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "driver/values.h"
 
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+
 #include "ir/literal.h"
 #include "parser/parser.h"
 
@@ -39,12 +43,42 @@ uint64_t SplitMix(uint64_t& state) {
   return z ^ (z >> 31);
 }
 
-void FillRandom(Value& v, const Shape& shape, uint64_t& state) {
+// An integer uniform in [lo, hi] (inclusive) from one draw.
+int64_t UniformInt(uint64_t r, int64_t lo, int64_t hi) {
+  uint64_t span = static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo) + 1;  // 0: all of int64
+  return static_cast<int64_t>(static_cast<uint64_t>(lo) + (span == 0 ? r : r % span));
+}
+
+// The integer bounds `range` gives type `t`: [ceil(lo), floor(hi)] clamped to the type (and to
+// int64); a range holding no integer gives the one nearest its middle.
+std::pair<int64_t, int64_t> IntegerBounds(PrimitiveType t, const RandomRange& range) {
+  int bits = BitWidth(t);
+  double type_min = IsSignedInt(t) ? -std::ldexp(1.0, bits - 1) : 0.0;
+  // 2^63 itself does not fit int64_t; the largest double below it does.
+  double type_max = std::min(std::ldexp(1.0, IsSignedInt(t) ? bits - 1 : bits) - 1, 9223372036854774784.0);
+  double lo = std::clamp(std::ceil(range.lo), type_min, type_max);
+  double hi = std::clamp(std::floor(range.hi), type_min, type_max);
+  if (lo > hi) lo = hi = std::clamp(std::round((range.lo + range.hi) / 2), type_min, type_max);
+  return {static_cast<int64_t>(lo), static_cast<int64_t>(hi)};
+}
+
+// The exponents k of the powers of two 2^k that f8e8m0fnu can hold (k in [-127, 127]) inside
+// `range`; a range holding none gives the power of two nearest above its low end.
+std::pair<int64_t, int64_t> ScaleExponentBounds(const RandomRange& range) {
+  double lo = range.lo > 0 ? std::ceil(std::log2(range.lo)) : -127.0;
+  double hi = range.hi > 0 ? std::floor(std::log2(range.hi)) : -127.0;
+  lo = std::clamp(lo, -127.0, 127.0);
+  hi = std::clamp(hi, -127.0, 127.0);
+  if (lo > hi) hi = lo;
+  return {static_cast<int64_t>(lo), static_cast<int64_t>(hi)};
+}
+
+void FillRandom(Value& v, const Shape& shape, uint64_t& state, const std::optional<RandomRange>& range) {
   v.type = shape.type;
   if (shape.IsTuple()) {
     for (const Shape& e : shape.tuple) {
       v.tuple.emplace_back();
-      FillRandom(v.tuple.back(), e, state);
+      FillRandom(v.tuple.back(), e, state, range);
     }
     return;
   }
@@ -52,31 +86,58 @@ void FillRandom(Value& v, const Shape& shape, uint64_t& state) {
   int64_t bytes = HostBytes(shape);
   v.bytes.assign(bytes > 0 ? static_cast<size_t>(bytes) : 0, '\0');
   int size = HostByteSize(shape.type);
+  // Each element takes exactly one draw whatever its type, so a type's distribution never
+  // shifts the values of the arguments after it.
+  std::pair<int64_t, int64_t> int_bounds{0, 0}, scale_bounds{-4, 4};
+  if (IsInteger(shape.type)) {
+    // Small values keep products and sums far from overflow, so runs are comparable.
+    int64_t count = BitWidth(shape.type) >= 8 ? 16 : (int64_t(1) << (BitWidth(shape.type) - 1));
+    int_bounds = IsSignedInt(shape.type) && BitWidth(shape.type) >= 8 ? std::pair<int64_t, int64_t>{-8, 7}
+                                                                       : std::pair<int64_t, int64_t>{0, count - 1};
+    if (range) int_bounds = IntegerBounds(shape.type, *range);
+  }
+  if (range) scale_bounds = ScaleExponentBounds(*range);
+  double lo = range ? range->lo : -1.0, hi = range ? range->hi : 1.0;
   for (int64_t i = 0; size > 0 && i < shape.ElementCount(); ++i) {
     uint64_t r = SplitMix(state);
     uint8_t* p = reinterpret_cast<uint8_t*>(v.bytes.data()) + i * size;
     if (shape.type == PrimitiveType::kPred) {
       p[0] = r & 1;
     } else if (IsInteger(shape.type)) {
-      // Small values keep products and sums far from overflow, so runs are comparable.
-      int64_t range = BitWidth(shape.type) >= 8 ? 16 : (int64_t(1) << (BitWidth(shape.type) - 1));
-      int64_t value = static_cast<int64_t>(r % static_cast<uint64_t>(range));
-      if (IsSignedInt(shape.type) && BitWidth(shape.type) >= 8) value -= range / 2;
-      StoreFromInt(shape.type, p, value);
+      StoreFromInt(shape.type, p, UniformInt(r, int_bounds.first, int_bounds.second));
+    } else if (shape.type == PrimitiveType::kF8E8M0FNU) {
+      // A scale is a power of two; uniform floats would make half of them NaN (negative) and
+      // most of the rest tiny.
+      StoreBits(shape.type, p, static_cast<uint64_t>(127 + UniformInt(r, scale_bounds.first, scale_bounds.second)));
     } else if (IsFloat(shape.type) || IsComplex(shape.type)) {
       double unit = static_cast<double>(r >> 11) * 0x1.0p-53;  // [0, 1)
-      StoreFromDouble(shape.type, p, unit * 2.0 - 1.0);
+      StoreFromDouble(shape.type, p, lo + unit * (hi - lo));
     }
   }
 }
 
 }  // namespace
 
-Value RandomValue(const Shape& shape, uint64_t seed) {
+Value RandomValue(const Shape& shape, uint64_t seed, const std::optional<RandomRange>& range) {
   Value v;
   uint64_t state = seed;
-  FillRandom(v, shape, state);
+  FillRandom(v, shape, state, range);
   return v;
+}
+
+Result<RandomRange> ParseRandomRange(std::string_view text) {
+  auto bad = [&] {
+    return Status::Error("--random-range: '" + std::string(text) + "' is not LO,HI (two finite numbers, LO <= HI)");
+  };
+  size_t comma = text.find(',');
+  if (comma == std::string_view::npos) return bad();
+  RandomRange range;
+  for (auto [part, out] : {std::pair{text.substr(0, comma), &range.lo}, std::pair{text.substr(comma + 1), &range.hi}}) {
+    auto [end, ec] = std::from_chars(part.data(), part.data() + part.size(), *out);
+    if (part.empty() || ec != std::errc() || end != part.data() + part.size() || !std::isfinite(*out)) return bad();
+  }
+  if (range.lo > range.hi) return bad();
+  return range;
 }
 
 namespace {

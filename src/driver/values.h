@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -17,9 +18,24 @@ namespace nhlo {
 /// diagnostics (e.g. "--arg 1").
 Result<Value> ParseValue(std::string_view text, std::string_view what);
 
-/// A deterministic pseudo-random value of `shape` from `seed` (splitmix64): floats uniform in
-/// [-1, 1) rounded to the type, integers in a small range, pred 0/1.
-Value RandomValue(const Shape& shape, uint64_t seed);
+/// `--random-range=LO,HI`: the interval every random argument is drawn from instead of its
+/// type's default.
+struct RandomRange {
+  double lo = 0, hi = 0;
+};
+
+/// Parses `LO,HI` (finite numbers, LO <= HI).
+Result<RandomRange> ParseRandomRange(std::string_view text);
+
+/// A deterministic pseudo-random value of `shape` from `seed` (splitmix64, one draw per
+/// element). Without a range: floats uniform in [-1, 1) rounded to the type; f8e8m0fnu (a
+/// scale: exponent only) a power of two 2^k, k uniform in [-4, 4]; integers of 8 bits and more
+/// uniform in [-8, 7] (signed) or [0, 15] (unsigned), narrower ones in [0, 2^(bits-1) - 1];
+/// pred 0/1; complex numbers a real part as floats and imaginary part 0. With `range`: floats
+/// uniform in [lo, hi) rounded to the type, integers uniform in [ceil(lo), floor(hi)] clamped to
+/// the type, f8e8m0fnu 2^k with k uniform over the powers of two in [lo, hi]; pred unchanged.
+/// docs/cli.md has the reasons.
+Value RandomValue(const Shape& shape, uint64_t seed, const std::optional<RandomRange>& range = std::nullopt);
 
 /// `f32[2] {1, 2}`: the shape without layout, a space, then the literal body.
 std::string PrintValue(const Value& value);

@@ -1,0 +1,237 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "driver/check_passes.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <sstream>
+
+#include "codegen/bundle_reader.h"
+#include "driver/common.h"
+#include "driver/driver.h"
+#include "types/element.h"
+
+namespace nhlo {
+
+Tolerance CheckFlags::ToTolerance() const {
+  if (!rtol_given && !atol_given && !ulp_given) return DefaultTolerance();
+  Tolerance t;
+  t.allclose = rtol_given || atol_given;
+  t.rtol = rtol;
+  t.atol = atol;
+  if (ulp_given) t.ulp = ulp;
+  t.integers_use_atol = atol_given;
+  return t;
+}
+
+void AddCheckFlags(CLI::App& app, CheckFlags& f) {
+  // CLI11's NonNegativeNumber prints the whole double range; unsigned options wrap "-1".
+  CLI::Validator non_negative(
+      [](std::string& text) -> std::string {
+        char* end = nullptr;
+        double v = std::strtod(text.c_str(), &end);
+        if (text.empty() || *end != '\0' || !(v >= 0) || std::isinf(v)) return "'" + text + "' is not a number >= 0";
+        return {};
+      },
+      "NUMBER>=0");
+  app.add_option("--expected", f.expected,
+                 "compare the results with @FILE (XLA literal text; a tuple literal for a tuple result) or "
+                 "with the literal given; prints a report, exit 1 on a mismatch");
+  app.add_flag("--check-passes", f.check_passes,
+               "run HLO text with the pass pipeline and with --passes=none on the same arguments, compare, and "
+               "on a mismatch name the first pass execution that changes the numbers");
+  app.add_option("--rtol", f.rtol, "relative bound: |actual - expected| <= atol + rtol * |expected|")
+      ->check(non_negative)
+      ->each([&f](const std::string&) { f.rtol_given = true; });
+  app.add_option("--atol", f.atol, "absolute bound (see --rtol); also makes integers compare within it")
+      ->check(non_negative)
+      ->each([&f](const std::string&) { f.atol_given = true; });
+  app.add_option("--ulp", f.ulp, "pass elements within N units in the last place of the expected type")
+      ->check(non_negative)
+      ->each([&f](const std::string&) { f.ulp_given = true; });
+  app.add_option("--random-range", f.random_range,
+                 "draw every --random-args element from LO,HI instead of its type's default");
+}
+
+Result<Value> LoadExpected(const std::string& spec, std::istream& in) {
+  if (spec.empty() || spec[0] != '@') return ParseValue(spec, "--expected");
+  std::string path = spec.substr(1);
+  Result<std::string> text = ReadInput(path, in);
+  if (!text.ok()) return Status::Error("--expected: " + text.status().message());
+  return ParseValue(*text, path == "-" ? "<stdin>" : path);
+}
+
+int ResolveChecks(const CheckFlags& check, bool random, std::istream& in, RunChecks& checks, std::ostream& err) {
+  if (check.check_passes && !check.expected.empty()) {
+    err << "nhlo-run: error: --check-passes and --expected cannot be combined\n";
+    return kExitUsage;
+  }
+  if (!check.checking() && (check.rtol_given || check.atol_given || check.ulp_given)) {
+    err << "nhlo-run: error: --rtol, --atol and --ulp need --expected or --check-passes\n";
+    return kExitUsage;
+  }
+  if (!check.random_range.empty()) {
+    if (!random) {
+      err << "nhlo-run: error: --random-range needs --random-args\n";
+      return kExitUsage;
+    }
+    Result<RandomRange> range = ParseRandomRange(check.random_range);
+    if (!range.ok()) {
+      err << "nhlo-run: error: " << range.status().message() << "\n";
+      return kExitUsage;
+    }
+    checks.range = *range;
+  }
+  checks.tolerance = check.ToTolerance();
+  if (check.expected.size() > 5 && check.expected[0] == '@' &&
+      (check.expected.ends_with(".npy") || check.expected.ends_with(".npz"))) {
+    checks.expected_tensor_file = check.expected.substr(1);
+  } else if (!check.expected.empty()) {
+    Result<Value> expected = LoadExpected(check.expected, in);
+    if (!expected.ok()) {
+      PrintStatus(expected.status(), err, "nhlo-run");
+      return kExitInputRejected;
+    }
+    checks.expected = std::move(*expected);
+  }
+  return -1;
+}
+
+namespace {
+
+// `v` converted to the type of buffer `index` of `comp` where the element types differ.
+void ConvertToBuffer(Value& v, const ComputationRecord& comp, uint32_t index) {
+  const BufferRecord& b = comp.buffers[index];
+  if (b.type == PrimitiveType::kTuple) {
+    for (size_t i = 0; i < b.tuple.size() && i < v.tuple.size(); ++i) ConvertToBuffer(v.tuple[i], comp, b.tuple[i]);
+    return;
+  }
+  if (v.IsTuple() || v.type == b.type || !IsArrayType(v.type) || !IsArrayType(b.type) || v.dims != b.dims) return;
+  Value out;
+  out.type = b.type;
+  out.dims = v.dims;
+  int from = HostByteSize(v.type), to = HostByteSize(b.type);
+  out.bytes.assign(static_cast<size_t>(v.ElementCount() * to), '\0');
+  for (int64_t i = 0; i < v.ElementCount(); ++i)
+    ConvertElement(v.type, reinterpret_cast<const uint8_t*>(v.bytes.data()) + i * from, b.type,
+                   reinterpret_cast<uint8_t*>(out.bytes.data()) + i * to);
+  v = std::move(out);
+}
+
+// The pipeline options without any output: bisection probes compile silently.
+PipelineOptions Quiet(PipelineOptions o) {
+  o.print_before_all = o.print_after_all = false;
+  o.print_before_regex.clear();
+  o.print_after_regex.clear();
+  o.print_changed = PipelineOptions::PrintChanged::kOff;
+  o.dump_dir.clear();
+  o.time_passes = PipelineOptions::TimePasses::kOff;
+  return o;
+}
+
+// Compiles `text` with `options`, runs it on `args` (converted to its parameter types).
+Result<Value> CompileAndRun(const std::string& name, const std::string& text, const PipelineOptions& options,
+                            const CodegenOptions& codegen, const ProgramRunner& runner, const std::vector<Value>& args,
+                            std::ostream& log) {
+  NHLO_ASSIGN_OR_RETURN(std::unique_ptr<Module> module, CompileText(name, text, options, log));
+  NHLO_ASSIGN_OR_RETURN(std::string bundle, EmitBundleFile(*module, codegen));
+  NHLO_ASSIGN_OR_RETURN(BundleProgram program, runner.load(std::move(bundle)));
+  return Execute(program, ArgumentsFor(program, args), runner.execute);
+}
+
+// The pass executions `options` makes on `text`, in order, as the --opt-bisect-limit log names
+// them (only those it runs when the user gave a limit).
+Result<std::vector<std::string>> PassExecutions(const std::string& name, const std::string& text,
+                                                PipelineOptions options) {
+  if (options.bisect_limit < 0) options.bisect_limit = INT64_MAX;
+  std::ostringstream log;
+  NHLO_TRY(CompileText(name, text, Quiet(options), log).status());
+  std::vector<std::string> names;
+  std::istringstream lines(log.str());
+  const std::string running = "// BISECT: running pass (";
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind(running, 0) != 0) continue;
+    size_t close = line.find(") ", running.size());
+    if (close != std::string::npos) names.push_back(line.substr(close + 2));
+  }
+  return names;
+}
+
+std::string FirstLine(const Status& status) {
+  std::string text = status.ToString();
+  return text.substr(0, text.find('\n'));
+}
+
+}  // namespace
+
+std::vector<Value> ArgumentsFor(const BundleProgram& program, std::vector<Value> values) {
+  const ComputationRecord& entry = program.computations[program.entry];
+  for (size_t i = 0; i < values.size() && i < entry.params.size(); ++i)
+    ConvertToBuffer(values[i], entry, entry.params[i]);
+  return values;
+}
+
+int CheckPasses(const std::string& name, const std::string& text, const PipelineOptions& options,
+                const CodegenOptions& codegen, Tolerance tolerance, const ProgramRunner& runner, std::ostream& out,
+                std::ostream& err) {
+  auto fail = [&err](const Status& s) {
+    PrintStatus(s, err, "nhlo-run");
+    return 1;
+  };
+  PipelineOptions none;
+  none.passes = std::vector<std::string>{"none"};
+  std::ostringstream discard;
+  Result<std::unique_ptr<Module>> reference = CompileText(name, text, none, discard);
+  if (!reference.ok()) return fail(reference.status());
+  std::string module_name((*reference)->name);
+  Result<std::string> bundle = EmitBundleFile(**reference, codegen);
+  if (!bundle.ok()) return fail(bundle.status());
+  Result<BundleProgram> program = runner.load(std::move(*bundle));
+  if (!program.ok()) return fail(program.status());
+  Result<std::vector<Value>> args = runner.make_arguments(*program);
+  if (!args.ok()) return fail(args.status());
+  Result<Value> expected = Execute(*program, *args, runner.execute);
+  if (!expected.ok()) return fail(expected.status());
+
+  // The pipeline as configured; its dumps and bisect lines go to `err` as in a plain run.
+  Result<Value> actual = CompileAndRun(name, text, options, codegen, runner, *args, err);
+  if (!actual.ok()) return fail(actual.status());
+  // A pass may widen the entry's results (upcast-all-to-fp32): compared on the expected grid.
+  tolerance.allow_float_type_change = true;
+  CompareReport report = CompareValues(*actual, *expected, tolerance);
+  out << "check-passes: module '" << module_name << "': the pass pipeline against --passes=none\n"
+      << FormatReport(report, tolerance);
+  if (report.pass()) return 0;
+
+  // Bisection over the number of pass executions: limit 0 is the run without passes (which
+  // matched itself), the full count is the run that differs; each probe compiles with
+  // --opt-bisect-limit=k and compares with the reference run.
+  Result<std::vector<std::string>> executions = PassExecutions(name, text, options);
+  if (!executions.ok()) return fail(executions.status());
+  int64_t good = 0, bad = static_cast<int64_t>(executions->size());
+  while (bad - good > 1) {
+    int64_t mid = good + (bad - good) / 2;
+    PipelineOptions probe = Quiet(options);
+    probe.bisect_limit = mid;
+    std::ostringstream log;
+    Result<Value> result = CompileAndRun(name, text, probe, codegen, runner, *args, log);
+    bool differs;
+    out << "bisect: --opt-bisect-limit=" << mid << ": ";
+    if (!result.ok()) {
+      differs = true;
+      out << "fails: " << FirstLine(result.status()) << "\n";
+    } else {
+      differs = !CompareValues(*result, *expected, tolerance).pass();
+      out << (differs ? "differs" : "matches") << "\n";
+    }
+    (differs ? bad : good) = mid;
+  }
+  if (bad == 0) {
+    out << "first changing pass execution: none (the run without passes differs from itself)\n";
+  } else {
+    out << "first changing pass execution: " << bad << " (" << (*executions)[static_cast<size_t>(bad - 1)]
+        << " on module '" << module_name << "')\n";
+  }
+  return 1;
+}
+
+}  // namespace nhlo

@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: Apache-2.0
+// Checked runs of nhlo-run: the flags (--expected, --rtol, --atol, --ulp, --check-passes,
+// --random-range), reading an expected value, and --check-passes, which compiles HLO text with
+// and without the pass pipeline, runs both on the same arguments, compares them and, on a
+// mismatch, bisects with --opt-bisect-limit to the first pass execution that changes the
+// numbers. Formats: docs/cli.md, "Checked runs".
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "codegen/bundle_format.h"
+#include "codegen/codegen.h"
+#include "driver/compare.h"
+#include "driver/values.h"
+#include "interp/interp.h"
+#include "passes/pass_manager.h"
+
+namespace nhlo {
+
+/// The checked-run flags as parsed from the command line.
+struct CheckFlags {
+  std::string expected;  ///< --expected: `@FILE` (XLA literal text in FILE) or the literal itself
+  double rtol = 0, atol = 0;
+  uint64_t ulp = 0;
+  bool rtol_given = false, atol_given = false, ulp_given = false;
+  bool check_passes = false;
+  std::string random_range;  ///< --random-range=LO,HI, unparsed
+
+  bool checking() const { return check_passes || !expected.empty(); }
+  /// The bounds the flags give: DefaultTolerance() when none of --rtol, --atol, --ulp is given,
+  /// else exactly the ones given (a missing rtol or atol is 0).
+  Tolerance ToTolerance() const;
+};
+
+void AddCheckFlags(CLI::App& app, CheckFlags& flags);
+
+/// What the checked-run flags resolve to.
+struct RunChecks {
+  std::optional<RandomRange> range;  ///< --random-range
+  std::optional<Value> expected;     ///< --expected, read
+  /// --expected=@x.npy or @x.npz: read after the run, typed and shaped by the result (a .npy of
+  /// bf16 or f8 holds untyped bytes).
+  std::string expected_tensor_file;
+  Tolerance tolerance;
+};
+
+/// Checks the flags' combinations and reads --expected (from `in` for `@-`). Returns -1 to go
+/// on, or the exit code to stop with after a message on `err` (2 misuse, 1 a bad expected value).
+int ResolveChecks(const CheckFlags& flags, bool random, std::istream& in, RunChecks& checks, std::ostream& err);
+
+/// Reads --expected: `@FILE` is a file holding one XLA literal with its shape (a tuple literal
+/// for a tuple result), anything else is the literal text itself.
+Result<Value> LoadExpected(const std::string& spec, std::istream& in);
+
+/// `values` converted, leaf by leaf, to the element types of the entry parameters of `program`
+/// where those differ (a pass such as upcast-all-to-fp32 changes the entry's signature); a
+/// widening float convert is exact.
+std::vector<Value> ArgumentsFor(const BundleProgram& program, std::vector<Value> values);
+
+/// How nhlo-run runs a compiled program, so --check-passes runs exactly as a plain run does.
+struct ProgramRunner {
+  /// Decodes a bundle file and refuses it when its run would not fit in memory.
+  std::function<Result<BundleProgram>(std::string bundle)> load;
+  /// The arguments (--arg texts or --random-args) for the program compiled without passes.
+  std::function<Result<std::vector<Value>>(const BundleProgram&)> make_arguments;
+  ExecuteOptions execute;
+};
+
+/// --check-passes on one module of HLO text. The pipeline's dumps go to `err` as in a plain run;
+/// the report goes to `out`. Returns 0 when the outputs match, 1 on a mismatch or an error
+/// (printed on `err`).
+int CheckPasses(const std::string& name, const std::string& text, const PipelineOptions& options,
+                const CodegenOptions& codegen, Tolerance tolerance, const ProgramRunner& runner,
+                std::ostream& out, std::ostream& err);
+
+}  // namespace nhlo
