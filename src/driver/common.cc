@@ -155,6 +155,16 @@ int CountHloModules(std::string_view text) {
   return count;
 }
 
+std::vector<std::string> PipelineFlagWarnings(const PipelineFlags& f) {
+  std::vector<std::string> warnings;
+  bool dumps = f.print_before_all || f.print_after_all || !f.print_before.empty() || !f.print_after.empty() ||
+               !f.print_changed.empty() || !f.time_passes.empty();
+  if (!f.dump_dir.empty() && !dumps)
+    warnings.push_back("--dump-dir has no effect without --print-before/after(-all), --print-changed or "
+                       "--time-passes (nothing is dumped)");
+  return warnings;
+}
+
 std::vector<std::string> GivenPipelineFlags(const CLI::App& app) {
   std::vector<std::string> given;
   for (const char* flag : {"--passes", "--enable-pass", "--disable-pass", "--print-before-all", "--print-after-all",

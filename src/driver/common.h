@@ -58,6 +58,8 @@ void AddPipelineFlags(CLI::App& app, PipelineFlags& flags);
 /// How many modules `text` holds (lines starting with `HloModule`), for the --split-input-file
 /// hint after a failed parse.
 int CountHloModules(std::string_view text);
+/// Warnings for pipeline flags that do nothing in the combination given (e.g. --dump-dir alone).
+std::vector<std::string> PipelineFlagWarnings(const PipelineFlags& flags);
 /// The pipeline flags given on the command line (for "has no effect" warnings).
 std::vector<std::string> GivenPipelineFlags(const CLI::App& app);
 

@@ -46,6 +46,7 @@ int CompileMain(const std::vector<std::string>& args, std::istream& in, std::ost
   if (emit != "bundle" && !output.empty())
     err << "nhlo-compile: warning: -o has no effect with --emit=" << emit
         << (emit == "hlo" ? " (the module is printed to standard output)" : " (nothing is written)") << "\n";
+  for (const std::string& w : PipelineFlagWarnings(flags)) err << "nhlo-compile: warning: " << w << "\n";
   Result<PipelineOptions> options = flags.ToOptions();
   if (!options.ok()) {
     PrintStatus(options.status(), err, "nhlo-compile");

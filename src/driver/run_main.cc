@@ -322,6 +322,7 @@ int RunMain(const std::vector<std::string>& args, std::istream& in, std::ostream
   // Progress goes only to a terminal: redirected or captured output stays byte-for-byte
   // deterministic.
   settings.show_progress = !quiet && &err == &std::cerr && isatty(STDERR_FILENO);
+  for (const std::string& w : PipelineFlagWarnings(flags)) err << "nhlo-run: warning: " << w << "\n";
   Result<PipelineOptions> options = flags.ToOptions();
   if (!options.ok()) {
     PrintStatus(options.status(), err, "nhlo-run");

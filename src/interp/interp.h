@@ -37,7 +37,7 @@ struct ExecuteOptions {
   /// Stop with an error after this many bundles have run (loop bodies and reducers count each
   /// time they run); 0 is no limit.
   uint64_t max_steps = 0;
-  /// Called every few thousand bundles and every loop iteration; may be empty.
+  /// Called every 4096 bundles and every 256 loop iterations; may be empty.
   std::function<void(const ExecutionProgress&)> progress;
   /// Filled when the run fails at a bundle; may be null.
   ExecutionErrorSite* error_site = nullptr;
