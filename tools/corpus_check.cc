@@ -13,7 +13,9 @@
 #include <iostream>
 #include <sstream>
 
+#include "codegen/bundle_reader.h"
 #include "codegen/codegen.h"
+#include "interp/frame_checks.h"
 #include "ir/printer.h"
 #include "ir/verifier.h"
 #include "parser/parser.h"
@@ -43,6 +45,7 @@ struct ArenaTotals {
   double worst_ratio = 0;
   std::string worst;
   bool print_each = false;
+  uint64_t placement_errors = 0;
 };
 
 // Compiles a verified module to a bundle file and records its arena against the lower bound.
@@ -55,6 +58,23 @@ void CheckBundle(const std::string& name, const nhlo::Module& m, ArenaTotals& t)
     return;
   }
   ++t.compiled;
+  // What the interpreter's loader checks of buffer placement holds for every module nhlo writes.
+  auto program = nhlo::ReadBundleFile(std::move(*bytes), name);
+  if (!program.ok()) {
+    ++t.placement_errors;
+    std::cout << "READ " << name << "\n" << FirstLines(program.status().ToString(), 3);
+  } else {
+    for (const nhlo::ComputationRecord& comp : program->computations) {
+      nhlo::Status s = nhlo::CheckFrameAlignment(comp);
+      for (const nhlo::BundleRecord& b : comp.bundles)
+        if (s.ok()) s = nhlo::CheckBundlePlacement(*program, comp, b, nhlo::ExecutionOf(b.opcode).family);
+      if (!s.ok()) {
+        ++t.placement_errors;
+        std::cout << "PLACEMENT " << name << "\n" << FirstLines(s.ToString(), 3);
+        break;
+      }
+    }
+  }
   t.arena += report.arena;
   t.lower_bound += report.lower_bound;
   t.largest = std::max(t.largest, report.arena);
@@ -148,11 +168,12 @@ int main(int argc, char** argv) {
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::cout << files.size() << " files, " << pieces << " modules, " << bytes / 1e6 << " MB in " << seconds << " s\n";
   std::cout << "round trip (parse, print, re-parse, print) holds for " << round_trips << " of " << files.size() << " files\n";
-  std::cout << "bundles: " << totals.compiled << " modules compiled, " << totals.rejected << " refused by the format\n";
+  std::cout << "bundles: " << totals.compiled << " modules compiled, " << totals.rejected << " refused by the format, "
+            << totals.placement_errors << " failing the loader's alignment and overlap checks\n";
   std::cout << "arena: " << totals.arena << " bytes in all (lower bound " << totals.lower_bound << "), largest " << totals.largest
             << ", worst arena/lower-bound " << totals.worst_ratio << " in " << totals.worst << "\n";
   std::cout << "arena with one slot per value (format version 1): " << totals.unshared << " bytes in all, largest "
             << totals.largest_unshared << "\n";
   std::cout << passed << " passed, " << failed << " failed\n";
-  return failed == 0 && totals.rejected == 0 ? 0 : 1;
+  return failed == 0 && totals.rejected == 0 && totals.placement_errors == 0 ? 0 : 1;
 }

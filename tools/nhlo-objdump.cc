@@ -1,9 +1,4 @@
 // SPDX-License-Identifier: Apache-2.0
-#include <iostream>
-
 #include "driver/driver.h"
 
-int main(int argc, char** argv) {
-  std::ios::sync_with_stdio(false);
-  return nhlo::ObjdumpMain(std::vector<std::string>(argv + 1, argv + argc), std::cin, std::cout, std::cerr);
-}
+int main(int argc, char** argv) { return nhlo::GuardedMain("nhlo-objdump", nhlo::ObjdumpMain, argc, argv); }

@@ -45,6 +45,13 @@ Result<std::string> ReadInput(const std::string& path, std::istream& in, uint64_
   if (path == "-") return ReadBounded(in, "standard input", max_bytes);
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) return Status::Error("'" + path + "' is a directory");
+  // A regular file too large is refused from its size, before a byte is read.
+  if (std::filesystem::is_regular_file(path, ec)) {
+    uintmax_t size = std::filesystem::file_size(path, ec);
+    if (!ec && size > max_bytes)
+      return Status::Error("'" + path + "' is larger than " + std::to_string(max_bytes) +
+                           " bytes (--max-input-size; at most " + std::to_string(kMaxInputBytes) + ")");
+  }
   std::ifstream f(path, std::ios::binary);
   if (!f) return Status::Error("cannot open '" + path + "': " + std::strerror(errno));
   return ReadBounded(f, "'" + path + "'", max_bytes);
@@ -288,6 +295,22 @@ int ParseCommandLine(CLI::App& app, const std::vector<std::string>& args, std::o
   }
   err << "Run with --help for more information.\n";
   return kExitUsage;
+}
+
+int GuardedMain(const char* program, ProgramMain program_main, int argc, char** argv) {
+  std::ios::sync_with_stdio(false);
+  try {
+    return program_main(std::vector<std::string>(argv + 1, argv + argc), std::cin, std::cout, std::cerr);
+  } catch (const std::bad_alloc&) {
+    std::cout.flush();
+    std::cerr << "\n" << program << ": error: out of memory (an allocation failed; --max-memory, --max-input-size "
+              << "and --print-values=summary bound what a run allocates)\n";
+  } catch (const std::exception& e) {
+    std::cout.flush();
+    std::cerr << "\n" << program << ": internal error: uncaught exception: " << e.what()
+              << "\nThis is a bug in nhlo, not in your input; please report it.\n";
+  }
+  return kExitInputRejected;
 }
 
 Result<std::unique_ptr<Module>> CompileText(std::string name, std::string text, const PipelineOptions& options,

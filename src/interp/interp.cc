@@ -10,6 +10,7 @@
 
 #include "codegen/bundle_reader.h"
 #include "types/custom_call_configs.h"
+#include "interp/frame_checks.h"
 #include "interp/kernels.h"
 #include "interp/op_table.h"
 #include "support/small_vec.h"
@@ -33,9 +34,12 @@ class Machine {
     for (size_t c = 0; c < n; ++c) {
       const ComputationRecord& comp = p_.computations[c];
       steps_[c].reserve(comp.bundles.size());
+      NHLO_TRY(CheckFrameAlignment(comp));
       for (const BundleRecord& b : comp.bundles) {
         Result<Step> step = Lower(comp, b);
         if (!step.ok()) return Annotate(comp, b, step.status());
+        if (Status placed = CheckBundlePlacement(p_, comp, b, step->family); !placed.ok())
+          return Annotate(comp, b, placed);
         steps_[c].push_back(std::move(*step));
       }
       ptrs_[c].assign(comp.buffers.size(), nullptr);
