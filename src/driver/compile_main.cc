@@ -43,6 +43,9 @@ int CompileMain(const std::vector<std::string>& args, std::istream& in, std::ost
     err << "nhlo-compile: error: --split-input-file produces several modules; use --emit=hlo or --emit=none\n";
     return kExitUsage;
   }
+  for (const char* flag : {"--arch", "--device-only"})
+    if (emit != "bundle" && app.count(flag) > 0)
+      err << "nhlo-compile: warning: " << flag << " has no effect with --emit=" << emit << " (it shapes the bundle)\n";
   if (emit != "bundle" && !output.empty())
     err << "nhlo-compile: warning: -o has no effect with --emit=" << emit
         << (emit == "hlo" ? " (the module is printed to standard output)" : " (nothing is written)") << "\n";

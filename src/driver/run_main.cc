@@ -318,6 +318,9 @@ int RunMain(const std::vector<std::string>& args, std::istream& in, std::ostream
     return kExitUsage;
   }
   settings.print_values = *print_mode;
+  if (app.count("--print-values") > 0 && (!check.expected.empty() || check.check_passes))
+    err << "nhlo-run: warning: --print-values has no effect with " << (check.check_passes ? "--check-passes" : "--expected")
+        << " (the comparison report is printed instead of the results)\n";
   if (int code = ResolveChecks(check, settings.random, in, settings.checks, err); code >= 0) return code;
   // Progress goes only to a terminal: redirected or captured output stays byte-for-byte
   // deterministic.
