@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "codegen/bundle_format.h"
 
+#include "support/checked_math.h"
+
 namespace nhlo {
 
 std::string_view SectionName(SectionId id) {
@@ -25,12 +27,7 @@ std::string_view BufferKindName(BufferKind kind) {
 }
 
 int64_t BufferRecord::ElementCount() const {
-  int64_t n = 1;
-  for (int64_t d : dims) {
-    if (d < 0 || (d != 0 && n > INT64_MAX / d)) return -1;
-    n *= d;
-  }
-  return n;
+  return CheckedElementCount(dims);
 }
 
 const AttrRecord* BundleRecord::Find(AttrId id) const {

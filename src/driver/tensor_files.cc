@@ -13,6 +13,7 @@
 
 #include "driver/common.h"
 #include "driver/values.h"
+#include "support/checked_math.h"
 #include "types/element.h"
 
 namespace nhlo {
@@ -25,8 +26,6 @@ Status FileError(std::string_view file, std::string message) {
 
 // Overflow-checked arithmetic for sizes taken from files: a hostile header must fail the check,
 // never wrap into a small allocation.
-bool MulOverflows(uint64_t a, uint64_t b, uint64_t* out) { return __builtin_mul_overflow(a, b, out); }
-bool AddOverflows(uint64_t a, uint64_t b, uint64_t* out) { return __builtin_add_overflow(a, b, out); }
 
 std::string DimsText(const std::vector<int64_t>& dims) {
   std::string out = "[";
@@ -326,8 +325,7 @@ void FortranToC(const char* src, char* dst, const std::vector<int64_t>& dims, si
   size_t rank = dims.size();
   std::vector<int64_t> index(rank, 0), stride(rank, 1);
   for (size_t k = 1; k < rank; ++k) stride[k] = stride[k - 1] * dims[k - 1];
-  int64_t count = 1;
-  for (int64_t d : dims) count *= d;
+  int64_t count = CheckedElementCount(dims);  // checked by the caller against the file size
   for (int64_t n = 0; n < count; ++n) {
     int64_t from = 0;
     for (size_t k = 0; k < rank; ++k) from += index[k] * stride[k];

@@ -606,9 +606,8 @@ class Machine {
       elem[i].assign(static_cast<size_t>(HostByteSize(in[i].type())), '\0');
     }
     std::vector<int64_t> strides = RowMajorStrides(dims);
-    int64_t kept_count = 1, reduced_count = 1;
-    for (int64_t d : kept_dims) kept_count *= d;
-    for (int64_t d : reduced_dims) reduced_count *= d;
+    // Subsets of a buffer's dimensions, whose product the reader checked.
+    int64_t kept_count = CheckedElementCount(kept_dims), reduced_count = CheckedElementCount(reduced_dims);
     std::vector<int64_t> kept_index(kept_dims.size()), red_index(reduced_dims.size());
     for (int64_t k = 0; k < kept_count; ++k) {
       for (int64_t t = k, j = static_cast<int64_t>(kept_dims.size()) - 1; j >= 0; --j) kept_index[j] = t % kept_dims[j], t /= kept_dims[j];
@@ -749,7 +748,8 @@ class Machine {
       if (w.size < 1 || w.stride < 1 || w.base_dilation < 1 || w.window_dilation < 1) return Status::Error("reduce-window has an invalid window");
     std::vector<int64_t> in_strides = RowMajorStrides(shape);
     int64_t window_count = 1;
-    for (const WindowDim& w : window) window_count *= w.size;
+    for (const WindowDim& w : window)
+      if (MulOverflows(window_count, w.size, &window_count)) return Status::Error("reduce-window window is too large");
     std::vector<std::string> acc(n);
     std::vector<std::pair<PrimitiveType, uint8_t*>> args(2 * n);
     std::vector<int64_t> pos(shape.size());
@@ -855,7 +855,7 @@ class Machine {
       for (int64_t k = 0; k < index_len; ++k) {
         int64_t pos = 0;
         for (size_t d = 0; d < idims.size(); ++d) pos += (static_cast<int64_t>(d) == ivd ? k : batch[d]) * istrides[d];
-        start[(*to_operand)[k]] = LoadAsInt(indices.type(), indices.data + pos * HostByteSize(indices.type()));
+        start[(*to_operand)[k]] = LoadIndex(indices.type(), indices.data + pos * HostByteSize(indices.type()));
       }
       int64_t dst = 0;
       for (size_t d = 0; d < shape.size(); ++d) {

@@ -9,9 +9,11 @@
 #include <vector>
 
 #include "codegen/bundle_format.h"
+#include "support/checked_math.h"
 #include "interp/op_table.h"
 #include "support/status.h"
 #include "types/custom_call_configs.h"
+#include "types/element.h"
 
 namespace nhlo {
 
@@ -105,12 +107,22 @@ inline const std::vector<int64_t>* IntList(const Step& b, AttrId id) {
   return a && a->kind == AttrKind::IntList ? &a->ints : nullptr;
 }
 
+/// An index operand's element (gather, scatter, dynamic-slice starts) as int64: an unsigned value
+/// past INT64_MAX saturates instead of wrapping negative, so it clamps to the top as XLA's
+/// unsigned comparison does.
+inline int64_t LoadIndex(PrimitiveType type, const uint8_t* p) {
+  if (IsUnsignedInt(type)) {
+    uint64_t u = LoadAsUint(type, p);
+    return u > static_cast<uint64_t>(INT64_MAX) ? INT64_MAX : static_cast<int64_t>(u);
+  }
+  return LoadAsInt(type, p);
+}
+
 /// Walks every index of `dims` in row-major order, calling f(linear, index).
 template <typename F>
 void ForEachIndex(const std::vector<int64_t>& dims, F&& f) {
-  int64_t total = 1;
-  for (int64_t d : dims) total *= d;
-  if (total == 0) return;
+  int64_t total = CheckedElementCount(dims);  // a buffer's dimensions: checked by the reader
+  if (total <= 0) return;
   std::vector<int64_t> index(dims.size(), 0);
   for (int64_t linear = 0; linear < total; ++linear) {
     f(linear, index);

@@ -66,7 +66,7 @@ Status KernelGather(const Step& b, const Buf& operand, const Buf& indices, const
       int64_t pos = 0;
       for (size_t d = 0; d < idims.size(); ++d) pos += (static_cast<int64_t>(d) == ivd ? k : batch[d]) * idx_strides[d];
       int64_t od = (*start_index_map)[k];
-      int64_t v = LoadAsInt(indices.type(), indices.data + pos * isize);
+      int64_t v = LoadIndex(indices.type(), indices.data + pos * isize);
       start[od] = std::clamp<int64_t>(v, 0, Dims(operand)[od] - (*slice_sizes)[od]);  // XLA clamps
     }
     int64_t src = 0;

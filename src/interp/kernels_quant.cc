@@ -173,8 +173,7 @@ std::vector<float> DequantizeOperand(PrimitiveType element, const uint8_t* codes
   std::vector<int64_t> scale_dims = dims;
   scale_dims[contract] /= block;
   std::vector<int64_t> scale_strides = RowMajorStrides(scale_dims);
-  int64_t n = 1;
-  for (int64_t d : dims) n *= d;
+  int64_t n = CheckedElementCount(dims);  // a buffer's dimensions: checked by the reader
   std::vector<float> out(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) {
     int64_t s = 0;

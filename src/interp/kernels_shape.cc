@@ -182,11 +182,11 @@ Result<std::vector<int64_t>> StartIndices(const std::vector<Buf>& ops, size_t fi
   std::vector<int64_t> starts;
   if (ops.size() == first + 1 && ops[first].rank() == 1) {
     const Buf& v = ops[first];
-    for (int64_t i = 0; i < v.count(); ++i) starts.push_back(LoadAsInt(v.type(), v.data + i * HostByteSize(v.type())));
+    for (int64_t i = 0; i < v.count(); ++i) starts.push_back(LoadIndex(v.type(), v.data + i * HostByteSize(v.type())));
   } else {
     for (size_t i = first; i < ops.size(); ++i) {
       if (ops[i].count() != 1 || !IsInteger(ops[i].type())) return Status::Error("start indices must be integer scalars");
-      starts.push_back(LoadAsInt(ops[i].type(), ops[i].data));
+      starts.push_back(LoadIndex(ops[i].type(), ops[i].data));
     }
   }
   if (starts.size() != operand.rank() || sizes.size() != operand.rank())

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "support/checked_math.h"
 #include "types/primitive_type.h"
 
 namespace nhlo {
@@ -18,11 +19,8 @@ struct Value {
   std::vector<Value> tuple;
 
   bool IsTuple() const { return type == PrimitiveType::kTuple; }
-  int64_t ElementCount() const {
-    int64_t n = 1;
-    for (int64_t d : dims) n *= d;
-    return n;
-  }
+  /// -1 for dimensions that cannot be (negative, or multiplying past int64).
+  int64_t ElementCount() const { return CheckedElementCount(dims); }
 };
 
 /// `f32[2,3]` (tuples as `(f32[2], s32[])`): the shape of a value, for messages.

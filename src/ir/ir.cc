@@ -5,6 +5,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "support/checked_math.h"
 #include "support/status.h"
 
 namespace nhlo {
@@ -14,13 +15,7 @@ namespace nhlo {
 
 int64_t Shape::ElementCount() const {
   if (!IsArray()) return -1;
-  int64_t n = 1;
-  for (size_t i = 0; i < dims.size(); ++i) {
-    if (dims[i] < 0) return -1;
-    if (dims[i] != 0 && n > INT64_MAX / dims[i]) return -1;
-    n *= dims[i];
-  }
-  return n;
+  return CheckedElementCount(dims);
 }
 
 bool SameShape(const Shape& a, const Shape& b) {

@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "ir/printer.h"
+#include "support/checked_math.h"
 #include "support/escape.h"
 #include "support/small_vec.h"
 #include "support/text_scan.h"
@@ -335,14 +336,13 @@ Result<ReplicaGroupList> ReadReplicaGroups(Arena& arena, std::string_view text) 
       return Status::Error("replica_groups=" + std::string(text) + " is neither {{...},...} nor [groups,size]<=[dims]T(perm)");
     if (shape[0] < 0 || shape[1] < 0) return Status::Error("replica_groups iota shape must not be negative");
     int64_t product = 1;
-    for (int64_t d : reshape) {
-      if (d < 0 || (d != 0 && product > INT64_MAX / d)) return Status::Error("replica_groups iota dimensions are invalid");
-      product *= d;
-    }
-    if (shape[0] != 0 && shape[1] > INT64_MAX / shape[0]) return Status::Error("replica_groups iota shape is too large");
-    if (product != shape[0] * shape[1])
+    for (int64_t d : reshape)
+      if (d < 0 || MulOverflows(product, d, &product)) return Status::Error("replica_groups iota dimensions are invalid");
+    int64_t ids = 0;
+    if (MulOverflows(shape[0], shape[1], &ids)) return Status::Error("replica_groups iota shape is too large");
+    if (product != ids)
       return Status::Error("replica_groups " + std::string(text) + ": the iota has " + std::to_string(product) + " ids, the groups " +
-                           std::to_string(shape[0] * shape[1]));
+                           std::to_string(ids));
     if (!perm.empty()) {
       if (perm.size() != reshape.size()) return Status::Error("replica_groups transpose does not match the iota dimensions");
       std::vector<bool> seen(perm.size(), false);
