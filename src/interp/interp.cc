@@ -747,31 +747,50 @@ class Machine {
     for (const WindowDim& w : window)
       if (w.size < 1 || w.stride < 1 || w.base_dilation < 1 || w.window_dilation < 1) return Status::Error("reduce-window has an invalid window");
     std::vector<int64_t> in_strides = RowMajorStrides(shape);
-    int64_t window_count = 1;
-    for (const WindowDim& w : window)
-      if (MulOverflows(window_count, w.size, &window_count)) return Status::Error("reduce-window window is too large");
     std::vector<std::string> acc(n);
     std::vector<std::pair<PrimitiveType, uint8_t*>> args(2 * n);
-    std::vector<int64_t> pos(shape.size());
+    // Per dimension, the input indices the window meets at this output position, in window order.
+    // Found by walking the shorter of the window and the input, so a window of 2^31 elements over
+    // a small input (or the reverse) costs what the overlap costs, not the window's size.
+    std::vector<std::vector<int64_t>> hits(shape.size());
+    std::vector<size_t> at(shape.size());
     Status failure;
     ForEachIndex(Dims(out[0]), [&](int64_t linear, const std::vector<int64_t>& o) {
       if (!failure.ok()) return;
       for (size_t k = 0; k < n; ++k) acc[k].assign(reinterpret_cast<const char*>(init[k].data), HostByteSize(out[k].type()));
-      for (int64_t w = 0; w < window_count && failure.ok(); ++w) {
-        int64_t rest = w, src = 0;
-        bool inside = true;
+      bool empty = false;
+      for (size_t dd = 0; dd < shape.size(); ++dd) {
+        const WindowDim& w = window[dd];
+        hits[dd].clear();
+        // In 128 bits: strides, dilations and pads come from the file and may be near 2^63.
+        __int128 origin = __int128{o[dd]} * w.stride - w.pad_low;  // window element 0 in the dilated input
+        if (w.size <= shape[dd]) {
+          for (int64_t wi = 0; wi < w.size; ++wi) {
+            __int128 p = origin + __int128{wi} * w.window_dilation;
+            if (p >= 0 && p % w.base_dilation == 0 && p / w.base_dilation < shape[dd])
+              hits[dd].push_back(static_cast<int64_t>(p / w.base_dilation));
+          }
+        } else {
+          for (int64_t j = 0; j < shape[dd]; ++j) {
+            __int128 offset = __int128{j} * w.base_dilation - origin;  // = wi * window_dilation
+            if (offset >= 0 && offset % w.window_dilation == 0 && offset / w.window_dilation < w.size) hits[dd].push_back(j);
+          }
+        }
+        empty |= hits[dd].empty();
+      }
+      std::fill(at.begin(), at.end(), 0);
+      for (bool more = !empty; more && failure.ok();) {
+        int64_t src = 0;
+        for (size_t dd = 0; dd < shape.size(); ++dd) src += hits[dd][at[dd]] * in_strides[dd];
+        // The next window element, the last dimension fastest (the order of the window).
+        more = false;
         for (size_t dd = shape.size(); dd-- > 0;) {
-          int64_t wi = rest % window[dd].size;
-          rest /= window[dd].size;
-          // Position in the (dilated, padded) input.
-          int64_t p = o[dd] * window[dd].stride + wi * window[dd].window_dilation - window[dd].pad_low;
-          if (p < 0 || p % window[dd].base_dilation != 0 || p / window[dd].base_dilation >= shape[dd]) {
-            inside = false;
+          if (++at[dd] < hits[dd].size()) {
+            more = true;
             break;
           }
-          src += (p / window[dd].base_dilation) * in_strides[dd];
+          at[dd] = 0;
         }
-        if (!inside) continue;
         for (size_t k = 0; k < n; ++k) {
           args[k] = {out[k].type(), reinterpret_cast<uint8_t*>(acc[k].data())};
           args[n + k] = {in[k].type(), in[k].data + src * HostByteSize(in[k].type())};
