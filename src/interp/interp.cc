@@ -409,6 +409,14 @@ class Machine {
     };
     switch (s.custom_call) {
       case CustomCallKind::kNone:
+        if (b.opcode == Opcode::kBatchNormInference) {
+          if (in.size() != 5 || out.size() != 1) return shape_error("batch-norm-inference");
+          return KernelBatchNormInference(s, in[0], in[1], in[2], in[3], in[4], out[0]);
+        }
+        if (b.opcode == Opcode::kBatchNormGrad) {
+          if (in.size() != 5 || out.size() != 3) return shape_error("batch-norm-grad");
+          return KernelBatchNormGrad(s, in[0], in[1], in[2], in[3], in[4], out[0], out[1], out[2]);
+        }
         if (in.size() != 3 || out.size() != 3) return shape_error("batch-norm-training");
         return KernelBatchNormTraining(s, in[0], in[1], in[2], out[0], out[1], out[2]);
       case CustomCallKind::kUniformQuantize: case CustomCallKind::kUniformDequantize:

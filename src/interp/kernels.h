@@ -87,6 +87,12 @@ Status KernelConvolution(const Step& bundle, const Buf& lhs, const Buf& rhs, con
 
 Status KernelBatchNormTraining(const Step& bundle, const Buf& x, const Buf& scale, const Buf& offset,
                                const Buf& out, const Buf& mean, const Buf& var);
+/// batch-norm-inference(x, scale, offset, mean, variance) and batch-norm-grad(x, scale, mean,
+/// variance, grad_output) -> (grad_x, grad_scale, grad_offset), as XLA's BatchNormExpander.
+Status KernelBatchNormInference(const Step& bundle, const Buf& x, const Buf& scale, const Buf& offset, const Buf& mean,
+                                const Buf& var, const Buf& out);
+Status KernelBatchNormGrad(const Step& bundle, const Buf& x, const Buf& scale, const Buf& mean, const Buf& var,
+                           const Buf& grad_out, const Buf& grad_x, const Buf& grad_scale, const Buf& grad_offset);
 /// uniform_quantize (quantize = true) and uniform_dequantize custom calls.
 Status KernelUniformQuantize(const Step& bundle, const Buf& x, const Buf& out, bool quantize);
 Status KernelQuantizeMx(const Step& bundle, const Buf& x, const Buf& data, const Buf& scales);

@@ -29,8 +29,8 @@ OpExecution ExecutionOf(Opcode op) {
     case Opcode::kAsyncUpdate: return {OpFamily::kNotExecutable, "asynchronous pairs are not executed yet"};
     case Opcode::kAtan2: return {OpFamily::kBinary, {}};
     case Opcode::kAtanh: return {OpFamily::kUnary, {}};
-    case Opcode::kBatchNormGrad: return {OpFamily::kNotExecutable, "not implemented yet"};
-    case Opcode::kBatchNormInference: return {OpFamily::kNotExecutable, "not implemented yet"};
+    case Opcode::kBatchNormGrad: return {OpFamily::kTupleResult, {}};
+    case Opcode::kBatchNormInference: return {OpFamily::kTupleResult, {}};
     case Opcode::kBatchNormTraining: return {OpFamily::kTupleResult, {}};
     case Opcode::kBitcast: return {OpFamily::kReshape, {}};
     case Opcode::kBitcastConvert: return {OpFamily::kBitcastConvert, {}};
