@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -69,6 +70,8 @@ Status KernelSelect(const Buf& pred, const Buf& on_true, const Buf& on_false, co
 Status KernelClamp(const Buf& lo, const Buf& x, const Buf& hi, const Buf& out);
 Status KernelConvert(const Buf& in, const Buf& out);
 Status KernelBitcastConvert(const Buf& in, const Buf& out);
+/// reduce-precision(x), exponent_bits, mantissa_bits: XLA's evaluator rounding (kernels_elementwise.cc).
+Status KernelReducePrecision(const Step& bundle, const Buf& in, const Buf& out);
 
 Status KernelBroadcast(const Step& bundle, const Buf& in, const Buf& out);
 Status KernelReshape(const Buf& in, const Buf& out);
@@ -84,6 +87,12 @@ Status KernelDynamicUpdateSlice(const std::vector<Buf>& ops, const Buf& out);
 Status KernelDot(const Step& bundle, const Buf& lhs, const Buf& rhs, const Buf& out);
 Status KernelGather(const Step& bundle, const Buf& operand, const Buf& indices, const Buf& out);
 Status KernelConvolution(const Step& bundle, const Buf& lhs, const Buf& rhs, const Buf& out);
+
+/// A scalar computation the executor runs for a kernel: binds two scalars, returns the root's bytes.
+using ScalarCall = std::function<Result<const uint8_t*>(const uint8_t* a, const uint8_t* b)>;
+/// select-and-scatter(operand, source, init) with its select and scatter computations (kernels_window.cc).
+Status KernelSelectAndScatter(const Step& bundle, const Buf& operand, const Buf& source, const Buf& init, const Buf& out,
+                              const ScalarCall& select, const ScalarCall& scatter);
 
 Status KernelBatchNormTraining(const Step& bundle, const Buf& x, const Buf& scale, const Buf& offset,
                                const Buf& out, const Buf& mean, const Buf& var);
