@@ -69,6 +69,12 @@ Status KernelCompare(const Step& bundle, const Buf& a, const Buf& b, const Buf& 
 Status KernelSelect(const Buf& pred, const Buf& on_true, const Buf& on_false, const Buf& out);
 Status KernelClamp(const Buf& lo, const Buf& x, const Buf& hi, const Buf& out);
 Status KernelConvert(const Buf& in, const Buf& out);
+/// The c64/c128 forms of the elementwise kernels above (kernels_complex.cc); KernelUnary,
+/// KernelBinary, KernelCompare and KernelConvert hand complex operands to them.
+Status KernelComplexUnary(Opcode op, const Buf& in, const Buf& out);
+Status KernelComplexBinary(Opcode op, const Buf& a, const Buf& b, const Buf& out);
+Status KernelComplexCompare(bool equal, const Buf& a, const Buf& b, const Buf& out);
+Status KernelComplexConvert(const Buf& in, const Buf& out);
 Status KernelBitcastConvert(const Buf& in, const Buf& out);
 /// reduce-precision(x), exponent_bits, mantissa_bits: XLA's evaluator rounding (kernels_elementwise.cc).
 Status KernelReducePrecision(const Step& bundle, const Buf& in, const Buf& out);

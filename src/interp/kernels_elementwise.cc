@@ -200,6 +200,7 @@ F ReducePrecisionValue(F x, int exponent_bits, int mantissa_bits) {
 
 Status KernelUnary(Opcode op, const Buf& in, const Buf& out) {
   NHLO_TRY(CheckSameCount(op, {&in, &out}));
+  if (IsComplex(in.type())) return KernelComplexUnary(op, in, out);
   int64_t n = in.count();
   if (op == Opcode::kIsFinite) {
     return DispatchType(in.type(), [&](auto t) -> Status {
@@ -233,6 +234,7 @@ Status KernelUnary(Opcode op, const Buf& in, const Buf& out) {
 
 Status KernelBinary(Opcode op, const Buf& a, const Buf& b, const Buf& out) {
   NHLO_TRY(CheckSameCount(op, {&a, &b, &out}));
+  if (IsComplex(out.type())) return KernelComplexBinary(op, a, b, out);
   if (a.type() != b.type() || a.type() != out.type()) return Unimplemented(op, a.type());
   int64_t n = out.count();
   int bits = BitWidth(a.type());
@@ -283,6 +285,10 @@ Status KernelCompare(const Step& bundle, const Buf& a, const Buf& b, const Buf& 
     case ComparisonDirection::kGe: code = 5; break;
   }
   if (code < 0) return Status::Error("unknown comparison direction code " + std::to_string(dir->i));
+  if (IsComplex(a.type())) {
+    if (code > 1) return Status::Error("complex values compare only with EQ and NE");
+    return KernelComplexCompare(code == 0, a, b, out);
+  }
   bool total_order = type && type->i == static_cast<int64_t>(ComparisonType::kTotalOrder);
   int64_t n = out.count();
   auto cmp = [code](auto x, auto y) {
@@ -356,7 +362,7 @@ Status KernelClamp(const Buf& lo, const Buf& x, const Buf& hi, const Buf& out) {
 Status KernelConvert(const Buf& in, const Buf& out) {
   NHLO_TRY(CheckSameCount(Opcode::kConvert, {&in, &out}));
   PrimitiveType from = in.type(), to = out.type();
-  if (IsComplex(from) || IsComplex(to)) return Unimplemented(Opcode::kConvert, IsComplex(from) ? from : to);
+  if (IsComplex(from) || IsComplex(to)) return KernelComplexConvert(in, out);
   int64_t n = out.count();
   int in_size = HostByteSize(from), out_size = HostByteSize(to);
   for (int64_t i = 0; i < n; ++i) ConvertElement(from, in.data + i * in_size, to, out.data + i * out_size);
