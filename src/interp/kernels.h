@@ -97,8 +97,8 @@ Status KernelConvolution(const Step& bundle, const Buf& lhs, const Buf& rhs, con
 /// A scalar computation the executor runs for a kernel: binds two scalars, returns the root's bytes.
 using ScalarCall = std::function<Result<const uint8_t*>(const uint8_t* a, const uint8_t* b)>;
 /// select-and-scatter(operand, source, init) with its select and scatter computations (kernels_window.cc).
-Status KernelSelectAndScatter(const Step& bundle, const Buf& operand, const Buf& source, const Buf& init, const Buf& out,
-                              const ScalarCall& select, const ScalarCall& scatter);
+Status KernelSelectAndScatter(const Step& bundle, const Buf& operand, const Buf& source, const Buf& init,
+                              const Buf& out, const ScalarCall& select, const ScalarCall& scatter);
 
 Status KernelBatchNormTraining(const Step& bundle, const Buf& x, const Buf& scale, const Buf& offset,
                                const Buf& out, const Buf& mean, const Buf& var);
