@@ -197,14 +197,14 @@ class Machine {
     switch (exec.family) {
       case OpFamily::kGetTupleElement: case OpFamily::kCopy: case OpFamily::kUnary: case OpFamily::kConvert:
       case OpFamily::kBitcastConvert: case OpFamily::kBroadcast: case OpFamily::kReshape: case OpFamily::kTranspose:
-      case OpFamily::kSlice: case OpFamily::kReverse: case OpFamily::kWhile:
+      case OpFamily::kSlice: case OpFamily::kReverse: case OpFamily::kWhile: case OpFamily::kReducePrecision:
         arity = 1;
         break;
       case OpFamily::kBinary: case OpFamily::kCompare: case OpFamily::kPad: case OpFamily::kDot: case OpFamily::kGather:
       case OpFamily::kConvolution:
         arity = 2;
         break;
-      case OpFamily::kSelect: case OpFamily::kClamp: arity = 3; break;
+      case OpFamily::kSelect: case OpFamily::kClamp: case OpFamily::kSelectAndScatter: arity = 3; break;
       case OpFamily::kScaledDot: arity = 4; break;
       case OpFamily::kIota: arity = 0; break;
       case OpFamily::kNotExecutable: case OpFamily::kBound: case OpFamily::kTuple: case OpFamily::kTupleResult:
@@ -251,6 +251,7 @@ class Machine {
       case OpFamily::kTranspose: case OpFamily::kIota: case OpFamily::kSlice: case OpFamily::kConcatenate:
       case OpFamily::kPad: case OpFamily::kReverse: case OpFamily::kDynamicSlice: case OpFamily::kDynamicUpdateSlice:
       case OpFamily::kDot: case OpFamily::kGather: case OpFamily::kConvolution: case OpFamily::kScaledDot:
+      case OpFamily::kReducePrecision: case OpFamily::kSelectAndScatter:
         return OkStatus();
     }
     NHLO_ASSIGN_OR_RETURN(const ComputationRecord* f, Callee(s, AttrId::kToApply));
@@ -338,12 +339,13 @@ class Machine {
       case OpFamily::kScatter: return RunScatter(s);
       case OpFamily::kSort: return RunSort(s);
       case OpFamily::kReduceWindow: return RunReduceWindow(s);
+      case OpFamily::kSelectAndScatter: return RunSelectAndScatter(s);
       case OpFamily::kUnary: case OpFamily::kBinary: case OpFamily::kCompare: case OpFamily::kSelect:
       case OpFamily::kClamp: case OpFamily::kConvert: case OpFamily::kBitcastConvert: case OpFamily::kBroadcast:
       case OpFamily::kReshape: case OpFamily::kTranspose: case OpFamily::kIota: case OpFamily::kSlice:
       case OpFamily::kConcatenate: case OpFamily::kPad: case OpFamily::kReverse: case OpFamily::kDynamicSlice:
       case OpFamily::kDynamicUpdateSlice: case OpFamily::kDot: case OpFamily::kGather: case OpFamily::kConvolution:
-      case OpFamily::kScaledDot:
+      case OpFamily::kScaledDot: case OpFamily::kReducePrecision:
         return RunArrayStep(s);
     }
     return Status::Error("bundle has an unknown step family");
@@ -380,10 +382,11 @@ class Machine {
       case OpFamily::kGather: return KernelGather(s, in[0], in[1], out);
       case OpFamily::kConvolution: return KernelConvolution(s, in[0], in[1], out);
       case OpFamily::kScaledDot: return KernelScaledDot(s, in[0], in[1], in[2], in[3], out);
+      case OpFamily::kReducePrecision: return KernelReducePrecision(s, in[0], out);
       case OpFamily::kNotExecutable: case OpFamily::kBound: case OpFamily::kTuple: case OpFamily::kGetTupleElement:
       case OpFamily::kCopy: case OpFamily::kTupleResult: case OpFamily::kCall: case OpFamily::kFusion:
       case OpFamily::kWhile: case OpFamily::kConditional: case OpFamily::kReduce: case OpFamily::kMap:
-      case OpFamily::kScatter: case OpFamily::kSort: case OpFamily::kReduceWindow:
+      case OpFamily::kScatter: case OpFamily::kSort: case OpFamily::kReduceWindow: case OpFamily::kSelectAndScatter:
         break;
     }
     return Status::Error("bundle is not an array step");
@@ -413,6 +416,14 @@ class Machine {
     };
     switch (s.custom_call) {
       case CustomCallKind::kNone:
+        if (b.opcode == Opcode::kBatchNormInference) {
+          if (in.size() != 5 || out.size() != 1) return shape_error("batch-norm-inference");
+          return KernelBatchNormInference(s, in[0], in[1], in[2], in[3], in[4], out[0]);
+        }
+        if (b.opcode == Opcode::kBatchNormGrad) {
+          if (in.size() != 5 || out.size() != 3) return shape_error("batch-norm-grad");
+          return KernelBatchNormGrad(s, in[0], in[1], in[2], in[3], in[4], out[0], out[1], out[2]);
+        }
         if (in.size() != 3 || out.size() != 3) return shape_error("batch-norm-training");
         return KernelBatchNormTraining(s, in[0], in[1], in[2], out[0], out[1], out[2]);
       case CustomCallKind::kUniformQuantize: case CustomCallKind::kUniformDequantize:
@@ -814,6 +825,35 @@ class Machine {
       for (size_t k = 0; k < n; ++k) std::memcpy(out[k].data + linear * acc[k].size(), acc[k].data(), acc[k].size());
     });
     return failure;
+  }
+
+  // select-and-scatter(operand, source, init): the kernel walks the windows and calls back for
+  // select(selected, candidate) -> pred[] and scatter(source value, result value) -> T.
+  Status RunSelectAndScatter(const Step& s) {
+    const BundleRecord& b = *s.bundle;
+    NHLO_ASSIGN_OR_RETURN(const ComputationRecord* select, Callee(s, AttrId::kSelect));
+    NHLO_ASSIGN_OR_RETURN(const ComputationRecord* scatter, Callee(s, AttrId::kScatter));
+    NHLO_ASSIGN_OR_RETURN(std::vector<Buf> in, OperandArrays(b, 0, 3));
+    NHLO_ASSIGN_OR_RETURN(Buf out, Array(b.result));
+    PrimitiveType t = in[0].type();
+    uint64_t size = static_cast<uint64_t>(HostByteSize(t));
+    for (const ComputationRecord* f : {select, scatter}) {
+      const BufferRecord& root = f->buffers[f->root];
+      PrimitiveType want = f == select ? PrimitiveType::kPred : t;
+      bool ok = f->params.size() == 2 && root.type == want && root.size == static_cast<uint64_t>(HostByteSize(want));
+      for (size_t i = 0; ok && i < 2; ++i)
+        ok = f->buffers[f->params[i]].type == t && f->buffers[f->params[i]].size == size;
+      if (!ok)
+        return Status::Error("select-and-scatter computation '" + std::string(f->name) + "' must take two " +
+                             std::string(PrimitiveTypeName(t)) + " scalars and return a " +
+                             std::string(PrimitiveTypeName(want)) + " scalar");
+    }
+    auto call = [&](const ComputationRecord* f) {
+      return [this, &b, f, t](const uint8_t* x, const uint8_t* y) {
+        return CallScalar(b, *f, {{t, const_cast<uint8_t*>(x)}, {t, const_cast<uint8_t*>(y)}});
+      };
+    };
+    return KernelSelectAndScatter(s, in[0], in[1], in[2], out, call(select), call(scatter));
   }
 
   // scatter(inputs..., indices, updates...): the result starts as the inputs; each update

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -70,7 +71,15 @@ Status KernelCompare(const Step& bundle, const Buf& a, const Buf& b, const Buf& 
 Status KernelSelect(const Buf& pred, const Buf& on_true, const Buf& on_false, const Buf& out);
 Status KernelClamp(const Buf& lo, const Buf& x, const Buf& hi, const Buf& out);
 Status KernelConvert(const Buf& in, const Buf& out);
+/// The c64/c128 forms of the elementwise kernels above (kernels_complex.cc); KernelUnary,
+/// KernelBinary, KernelCompare and KernelConvert hand complex operands to them.
+Status KernelComplexUnary(Opcode op, const Buf& in, const Buf& out);
+Status KernelComplexBinary(Opcode op, const Buf& a, const Buf& b, const Buf& out);
+Status KernelComplexCompare(bool equal, const Buf& a, const Buf& b, const Buf& out);
+Status KernelComplexConvert(const Buf& in, const Buf& out);
 Status KernelBitcastConvert(const Buf& in, const Buf& out);
+/// reduce-precision(x), exponent_bits, mantissa_bits: XLA's evaluator rounding (kernels_elementwise.cc).
+Status KernelReducePrecision(const Step& bundle, const Buf& in, const Buf& out);
 
 Status KernelBroadcast(const Step& bundle, const Buf& in, const Buf& out);
 Status KernelReshape(const Buf& in, const Buf& out);
@@ -87,8 +96,20 @@ Status KernelDot(const Step& bundle, const Buf& lhs, const Buf& rhs, const Buf& 
 Status KernelGather(const Step& bundle, const Buf& operand, const Buf& indices, const Buf& out);
 Status KernelConvolution(const Step& bundle, const Buf& lhs, const Buf& rhs, const Buf& out);
 
+/// A scalar computation the executor runs for a kernel: binds two scalars, returns the root's bytes.
+using ScalarCall = std::function<Result<const uint8_t*>(const uint8_t* a, const uint8_t* b)>;
+/// select-and-scatter(operand, source, init) with its select and scatter computations (kernels_window.cc).
+Status KernelSelectAndScatter(const Step& bundle, const Buf& operand, const Buf& source, const Buf& init,
+                              const Buf& out, const ScalarCall& select, const ScalarCall& scatter);
+
 Status KernelBatchNormTraining(const Step& bundle, const Buf& x, const Buf& scale, const Buf& offset,
                                const Buf& out, const Buf& mean, const Buf& var);
+/// batch-norm-inference(x, scale, offset, mean, variance) and batch-norm-grad(x, scale, mean,
+/// variance, grad_output) -> (grad_x, grad_scale, grad_offset), as XLA's BatchNormExpander.
+Status KernelBatchNormInference(const Step& bundle, const Buf& x, const Buf& scale, const Buf& offset, const Buf& mean,
+                                const Buf& var, const Buf& out);
+Status KernelBatchNormGrad(const Step& bundle, const Buf& x, const Buf& scale, const Buf& mean, const Buf& var,
+                           const Buf& grad_out, const Buf& grad_x, const Buf& grad_scale, const Buf& grad_offset);
 /// uniform_quantize (quantize = true) and uniform_dequantize custom calls.
 Status KernelUniformQuantize(const Step& bundle, const Buf& x, const Buf& out, bool quantize);
 Status KernelQuantizeMx(const Step& bundle, const Buf& x, const Buf& data, const Buf& scales);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Elementwise kernels: unary, binary, compare, select, clamp, convert and bitcast-convert, with
 // XLA's HloEvaluator rules (shared/reference/HLO_SEMANTICS.md, "General" and "convert").
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <limits>
@@ -168,10 +169,38 @@ C BinaryInt(Opcode op, C a, C b, int bits, bool* ok) {
   }
 }
 
+// reduce-precision of one value in the bit layout of F (float or double), as XLA's evaluator
+// does it: round the mantissa to nearest-even, then flush values below the reduced format's
+// normal range to signed zero (denormals included) and values above it to signed infinity. A
+// NaN stays the input NaN, or becomes +inf when no mantissa bit is left to carry it.
+template <typename F>
+F ReducePrecisionValue(F x, int exponent_bits, int mantissa_bits) {
+  using U = std::conditional_t<sizeof(F) == 4, uint32_t, uint64_t>;
+  constexpr int kMantissa = std::numeric_limits<F>::digits - 1;
+  constexpr int kExponent = 8 * sizeof(F) - kMantissa - 1;
+  U bits = std::bit_cast<U>(x);
+  if (mantissa_bits < kMantissa) {
+    U last_bit = U(1) << (kMantissa - mantissa_bits);
+    U bias = (last_bit >> 1) - 1 + ((bits & last_bit) >> (kMantissa - mantissa_bits));
+    bits = (bits + bias) & ~(last_bit - 1);  // a carry into the exponent is the right result
+  }
+  if (exponent_bits < kExponent) {
+    U sign = bits & (U(1) << (8 * sizeof(F) - 1));
+    U exponent_mask = ((U(1) << kExponent) - 1) << kMantissa;
+    U bias = (U(1) << (kExponent - 1)) - 1, reduced_bias = (U(1) << (exponent_bits - 1)) - 1;
+    U exponent = bits & exponent_mask;
+    if (exponent > (bias + reduced_bias) << kMantissa) bits = sign | exponent_mask;
+    if (exponent <= (bias - reduced_bias) << kMantissa) bits = sign;
+  }
+  if (std::isnan(x)) return mantissa_bits > 0 ? x : std::numeric_limits<F>::infinity();
+  return std::bit_cast<F>(bits);
+}
+
 }  // namespace
 
 Status KernelUnary(Opcode op, const Buf& in, const Buf& out) {
   NHLO_TRY(CheckSameCount(op, {&in, &out}));
+  if (IsComplex(in.type())) return KernelComplexUnary(op, in, out);
   int64_t n = in.count();
   if (op == Opcode::kIsFinite) {
     return DispatchType(in.type(), [&](auto t) -> Status {
@@ -205,6 +234,7 @@ Status KernelUnary(Opcode op, const Buf& in, const Buf& out) {
 
 Status KernelBinary(Opcode op, const Buf& a, const Buf& b, const Buf& out) {
   NHLO_TRY(CheckSameCount(op, {&a, &b, &out}));
+  if (IsComplex(out.type())) return KernelComplexBinary(op, a, b, out);
   if (a.type() != b.type() || a.type() != out.type()) return Unimplemented(op, a.type());
   int64_t n = out.count();
   int bits = BitWidth(a.type());
@@ -255,6 +285,10 @@ Status KernelCompare(const Step& bundle, const Buf& a, const Buf& b, const Buf& 
     case ComparisonDirection::kGe: code = 5; break;
   }
   if (code < 0) return Status::Error("unknown comparison direction code " + std::to_string(dir->i));
+  if (IsComplex(a.type())) {
+    if (code > 1) return Status::Error("complex values compare only with EQ and NE");
+    return KernelComplexCompare(code == 0, a, b, out);
+  }
   bool total_order = type && type->i == static_cast<int64_t>(ComparisonType::kTotalOrder);
   int64_t n = out.count();
   auto cmp = [code](auto x, auto y) {
@@ -328,11 +362,35 @@ Status KernelClamp(const Buf& lo, const Buf& x, const Buf& hi, const Buf& out) {
 Status KernelConvert(const Buf& in, const Buf& out) {
   NHLO_TRY(CheckSameCount(Opcode::kConvert, {&in, &out}));
   PrimitiveType from = in.type(), to = out.type();
-  if (IsComplex(from) || IsComplex(to)) return Unimplemented(Opcode::kConvert, IsComplex(from) ? from : to);
+  if (IsComplex(from) || IsComplex(to)) return KernelComplexConvert(in, out);
   int64_t n = out.count();
   int in_size = HostByteSize(from), out_size = HostByteSize(to);
   for (int64_t i = 0; i < n; ++i) ConvertElement(from, in.data + i * in_size, to, out.data + i * out_size);
   return OkStatus();
+}
+
+Status KernelReducePrecision(const Step& bundle, const Buf& in, const Buf& out) {
+  NHLO_TRY(CheckSameCount(Opcode::kReducePrecision, {&in, &out}));
+  const AttrRecord* e = bundle.Find(AttrId::kExponentBits);
+  const AttrRecord* m = bundle.Find(AttrId::kMantissaBits);
+  if (!e || !m || e->i < 1 || m->i < 0)
+    return Status::Error("bundle 'reduce-precision' needs exponent_bits >= 1 and mantissa_bits >= 0");
+  if (in.type() != out.type() || !IsFloat(in.type())) return Unimplemented(Opcode::kReducePrecision, in.type());
+  // Widths past f64's change nothing; capped so they fit an int.
+  int exponent_bits = static_cast<int>(std::min<int64_t>(e->i, 64));
+  int mantissa_bits = static_cast<int>(std::min<int64_t>(m->i, 64));
+  int64_t n = in.count();
+  // Types narrower than f32 are reduced in f32's layout and rounded back once, as XLA computes them.
+  return DispatchType(in.type(), [&](auto t) -> Status {
+    using C = typename decltype(t)::Compute;
+    if constexpr (!std::is_floating_point_v<C>) {
+      return Unimplemented(Opcode::kReducePrecision, in.type());
+    } else {
+      for (int64_t i = 0; i < n; ++i)
+        t.Store(out.data, i, ReducePrecisionValue<C>(t.Load(in.data, i), exponent_bits, mantissa_bits));
+      return OkStatus();
+    }
+  });
 }
 
 Status KernelBitcastConvert(const Buf& in, const Buf& out) {

@@ -94,19 +94,25 @@ Status KernelConvolution(const Step& b, const Buf& lhs, const Buf& rhs, const Bu
   const AttrRecord* fgc_attr = b.Find(AttrId::kFeatureGroupCount);
   const AttrRecord* bgc_attr = b.Find(AttrId::kBatchGroupCount);
   int64_t fgc = fgc_attr ? fgc_attr->i : 1;
-  if (bgc_attr && bgc_attr->i != 1) return Status::Error("the interpreter does not implement batch_group_count yet");
+  int64_t bgc = bgc_attr ? bgc_attr->i : 1;
   const std::vector<int64_t>& ld = Dims(lhs);
   const std::vector<int64_t>& kd = Dims(rhs);
   const std::vector<int64_t>& od = Dims(out);
   int64_t in_features = ld[l.input_feature], kernel_in = kd[l.kernel_input_feature], out_features = kd[l.kernel_output_feature];
-  if (fgc < 1 || in_features != kernel_in * fgc || out_features % fgc != 0 || od[l.output_feature] != out_features ||
-      od[l.output_batch] != ld[l.input_batch])
+  // batch_group_count B: the input batch is B groups of N/B, output feature f reads group
+  // f / (O/B), and the output batch is N/B (XLA's evaluator).
+  if (fgc < 1 || bgc < 1 || in_features != kernel_in * fgc || out_features % fgc != 0 || out_features % bgc != 0 ||
+      ld[l.input_batch] % bgc != 0 || od[l.output_feature] != out_features ||
+      od[l.output_batch] != ld[l.input_batch] / bgc)
     return Status::Error("convolution feature or batch sizes do not match");
   for (size_t s = 0; s < spatial; ++s)
     if (window[s].size != kd[l.kernel_spatial[s]] || window[s].stride < 1 || window[s].base_dilation < 1 || window[s].window_dilation < 1)
       return Status::Error("convolution window does not match the kernel");
   std::vector<int64_t> ls = RowMajorStrides(ld), ks = RowMajorStrides(kd);
-  int64_t per_group_out = out_features / fgc;
+  int64_t per_group_out = out_features / fgc, per_batch_group_out = out_features / bgc;
+  int64_t batch_group_size = ld[l.input_batch] / bgc;
+  // Integer results are clamped to the result type's range, not wrapped (unlike dot).
+  int bits = BitWidth(out.type());
   return DispatchType(out.type(), [&](auto ot) -> Status {
     using C = typename decltype(ot)::Compute;
     std::vector<C> a(static_cast<size_t>(lhs.count())), k(static_cast<size_t>(rhs.count()));
@@ -124,9 +130,10 @@ Status KernelConvolution(const Step& b, const Buf& lhs, const Buf& rhs, const Bu
     ForEachIndex(od, [&](int64_t linear, const std::vector<int64_t>& o) {
       int64_t batch = o[l.output_batch], feature = o[l.output_feature];
       int64_t group = feature / per_group_out;
+      int64_t in_batch = batch + (feature / per_batch_group_out) * batch_group_size;
       C acc = C(0);
       ForEachIndex(kernel_spatial_dims, [&](int64_t, const std::vector<int64_t>& kw) {
-        int64_t lhs_base = batch * ls[l.input_batch];
+        int64_t lhs_base = in_batch * ls[l.input_batch];
         int64_t rhs_base = feature * ks[l.kernel_output_feature];
         for (size_t s = 0; s < spatial; ++s) {
           int64_t p = o[l.output_spatial[s]] * window[s].stride + kw[s] * window[s].window_dilation - window[s].pad_low;
@@ -144,6 +151,17 @@ Status KernelConvolution(const Step& b, const Buf& lhs, const Buf& rhs, const Bu
           else acc = C(static_cast<std::make_unsigned_t<C>>(acc) + static_cast<std::make_unsigned_t<C>>(x) * static_cast<std::make_unsigned_t<C>>(w));
         }
       });
+      if constexpr (std::is_integral_v<C>) {
+        if (out.type() != PrimitiveType::kPred && bits < 64) {
+          if constexpr (std::is_signed_v<C>) {
+            C lo = -(C(1) << (bits - 1)), hi = (C(1) << (bits - 1)) - 1;
+            acc = acc < lo ? lo : acc > hi ? hi : acc;
+          } else {
+            C hi = (C(1) << bits) - 1;
+            acc = acc > hi ? hi : acc;
+          }
+        }
+      }
       ot.Store(out.data, linear, acc);
     });
     return OkStatus();

@@ -29,8 +29,8 @@ OpExecution ExecutionOf(Opcode op) {
     case Opcode::kAsyncUpdate: return {OpFamily::kNotExecutable, "asynchronous pairs are not executed yet"};
     case Opcode::kAtan2: return {OpFamily::kBinary, {}};
     case Opcode::kAtanh: return {OpFamily::kUnary, {}};
-    case Opcode::kBatchNormGrad: return {OpFamily::kNotExecutable, "not implemented yet"};
-    case Opcode::kBatchNormInference: return {OpFamily::kNotExecutable, "not implemented yet"};
+    case Opcode::kBatchNormGrad: return {OpFamily::kTupleResult, {}};
+    case Opcode::kBatchNormInference: return {OpFamily::kTupleResult, {}};
     case Opcode::kBatchNormTraining: return {OpFamily::kTupleResult, {}};
     case Opcode::kBitcast: return {OpFamily::kReshape, {}};
     case Opcode::kBitcastConvert: return {OpFamily::kBitcastConvert, {}};
@@ -101,7 +101,7 @@ OpExecution ExecutionOf(Opcode op) {
     case Opcode::kRecv: return {OpFamily::kNotExecutable, "host transfers need data from outside the program; no option supplies it yet"};
     case Opcode::kRecvDone: return {OpFamily::kNotExecutable, "host transfers need data from outside the program; no option supplies it yet"};
     case Opcode::kReduce: return {OpFamily::kReduce, {}};
-    case Opcode::kReducePrecision: return {OpFamily::kNotExecutable, "not implemented yet"};
+    case Opcode::kReducePrecision: return {OpFamily::kReducePrecision, {}};
     case Opcode::kReduceScatter: return {OpFamily::kNotExecutable, "collectives and device ids need multi-device execution, which the interpreter does not have yet"};
     case Opcode::kReduceWindow: return {OpFamily::kReduceWindow, {}};
     case Opcode::kRemainder: return {OpFamily::kBinary, {}};
@@ -118,7 +118,7 @@ OpExecution ExecutionOf(Opcode op) {
     case Opcode::kScan: return {OpFamily::kNotExecutable, "not implemented yet"};
     case Opcode::kScatter: return {OpFamily::kScatter, {}};
     case Opcode::kSelect: return {OpFamily::kSelect, {}};
-    case Opcode::kSelectAndScatter: return {OpFamily::kNotExecutable, "not implemented yet"};
+    case Opcode::kSelectAndScatter: return {OpFamily::kSelectAndScatter, {}};
     case Opcode::kSend: return {OpFamily::kNotExecutable, "host transfers need data from outside the program; no option supplies it yet"};
     case Opcode::kSendDone: return {OpFamily::kNotExecutable, "host transfers need data from outside the program; no option supplies it yet"};
     case Opcode::kSetDimensionSize: return {OpFamily::kNotExecutable, "dynamic shapes are not executed yet (runtime sizes are not tracked)"};

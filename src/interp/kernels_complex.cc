@@ -1,0 +1,182 @@
+// SPDX-License-Identifier: Apache-2.0
+// Elementwise kernels on c64 and c128, as XLA's evaluator computes them: in std::complex of the
+// part type (float for c64, double for c128), with the standard library's functions. complex()
+// builds a value from two real parts, real/imag/abs return the part type, compare knows EQ and
+// NE, and convert goes real -> complex (imaginary part 0) and complex -> complex; complex ->
+// real is refused, as XLA's Literal::Convert refuses it.
+#include <complex>
+#include <cstring>
+
+#include "interp/kernels.h"
+#include "types/element.h"
+
+namespace nhlo {
+namespace {
+
+Status Unsupported(Opcode op, PrimitiveType t) {
+  return Status::Error("the interpreter does not implement '" + std::string(OpcodeName(op)) + "' on " +
+                       std::string(PrimitiveTypeName(t)));
+}
+
+// The real type of a complex type's parts, or kInvalid.
+PrimitiveType PartType(PrimitiveType t) {
+  if (t == PrimitiveType::kC64) return PrimitiveType::kF32;
+  if (t == PrimitiveType::kC128) return PrimitiveType::kF64;
+  return PrimitiveType::kInvalid;
+}
+
+template <typename R>
+std::complex<R> LoadC(const uint8_t* p, int64_t i) {
+  R parts[2];
+  std::memcpy(parts, p + i * sizeof(parts), sizeof(parts));
+  return {parts[0], parts[1]};
+}
+
+template <typename R>
+void StoreC(uint8_t* p, int64_t i, std::complex<R> v) {
+  R parts[2] = {v.real(), v.imag()};
+  std::memcpy(p + i * sizeof(parts), parts, sizeof(parts));
+}
+
+template <typename R>
+void StoreR(uint8_t* p, int64_t i, R v) {
+  std::memcpy(p + i * sizeof(R), &v, sizeof(R));
+}
+
+template <typename R>
+R LoadR(const uint8_t* p, int64_t i) {
+  R v;
+  std::memcpy(&v, p + i * sizeof(R), sizeof(R));
+  return v;
+}
+
+// One complex -> complex function; false when XLA's evaluator has none for complex.
+template <typename R>
+bool UnaryC(Opcode op, std::complex<R> x, std::complex<R>* y) {
+  using C = std::complex<R>;
+  switch (op) {
+    case Opcode::kNegate: *y = -x; return true;
+    case Opcode::kCopy: *y = x; return true;
+    case Opcode::kExp: *y = std::exp(x); return true;
+    case Opcode::kLog: *y = std::log(x); return true;
+    case Opcode::kSqrt: *y = std::sqrt(x); return true;
+    case Opcode::kRsqrt: *y = C(1) / std::sqrt(x); return true;
+    case Opcode::kSin: *y = std::sin(x); return true;
+    case Opcode::kCos: *y = std::cos(x); return true;
+    case Opcode::kTan: *y = std::tan(x); return true;
+    case Opcode::kTanh: *y = std::tanh(x); return true;
+    case Opcode::kSinh: *y = std::sinh(x); return true;
+    case Opcode::kCosh: *y = std::cosh(x); return true;
+    case Opcode::kAsin: *y = std::asin(x); return true;
+    case Opcode::kAcos: *y = std::acos(x); return true;
+    case Opcode::kAsinh: *y = std::asinh(x); return true;
+    case Opcode::kAcosh: *y = std::acosh(x); return true;
+    case Opcode::kAtanh: *y = std::atanh(x); return true;
+    case Opcode::kLogistic: *y = C(1) / (C(1) + std::exp(-x)); return true;
+    case Opcode::kSign:  // x / |x|, and 0 for 0 (NaN parts propagate through the division)
+      *y = x == C(0) ? C(0) : x / std::abs(x);
+      return true;
+    default: return false;
+  }
+}
+
+template <typename R>
+bool BinaryC(Opcode op, std::complex<R> a, std::complex<R> b, std::complex<R>* y) {
+  using C = std::complex<R>;
+  switch (op) {
+    case Opcode::kAdd: *y = a + b; return true;
+    case Opcode::kSubtract: *y = a - b; return true;
+    case Opcode::kMultiply: *y = a * b; return true;
+    case Opcode::kDivide: *y = a / b; return true;
+    case Opcode::kPower: *y = a == C(1) || b == C(0) ? C(1) : std::pow(a, b); return true;
+    default: return false;
+  }
+}
+
+template <typename R>
+Status UnaryTyped(Opcode op, const Buf& in, const Buf& out) {
+  int64_t n = in.count();
+  PrimitiveType part = PartType(in.type());
+  if (op == Opcode::kAbs || op == Opcode::kReal || op == Opcode::kImag) {
+    if (out.type() != part) return Unsupported(op, in.type());
+    for (int64_t i = 0; i < n; ++i) {
+      std::complex<R> x = LoadC<R>(in.data, i);
+      StoreR<R>(out.data, i, op == Opcode::kAbs ? std::abs(x) : op == Opcode::kReal ? x.real() : x.imag());
+    }
+    return OkStatus();
+  }
+  if (out.type() != in.type()) return Unsupported(op, in.type());
+  for (int64_t i = 0; i < n; ++i) {
+    std::complex<R> y;
+    if (!UnaryC<R>(op, LoadC<R>(in.data, i), &y)) return Unsupported(op, in.type());
+    StoreC<R>(out.data, i, y);
+  }
+  return OkStatus();
+}
+
+template <typename R>
+Status BinaryTyped(Opcode op, const Buf& a, const Buf& b, const Buf& out) {
+  int64_t n = out.count();
+  if (op == Opcode::kComplex) {
+    if (a.type() != PartType(out.type()) || b.type() != a.type()) return Unsupported(op, a.type());
+    for (int64_t i = 0; i < n; ++i) StoreC<R>(out.data, i, {LoadR<R>(a.data, i), LoadR<R>(b.data, i)});
+    return OkStatus();
+  }
+  if (a.type() != out.type() || b.type() != out.type()) return Unsupported(op, a.type());
+  for (int64_t i = 0; i < n; ++i) {
+    std::complex<R> y;
+    if (!BinaryC<R>(op, LoadC<R>(a.data, i), LoadC<R>(b.data, i), &y)) return Unsupported(op, a.type());
+    StoreC<R>(out.data, i, y);
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+Status KernelComplexUnary(Opcode op, const Buf& in, const Buf& out) {
+  if (in.count() != out.count()) return Status::Error("bundle '" + std::string(OpcodeName(op)) + "' changes the size");
+  if (in.type() == PrimitiveType::kC64) return UnaryTyped<float>(op, in, out);
+  if (in.type() == PrimitiveType::kC128) return UnaryTyped<double>(op, in, out);
+  return Unsupported(op, in.type());
+}
+
+Status KernelComplexBinary(Opcode op, const Buf& a, const Buf& b, const Buf& out) {
+  if (a.count() != out.count() || b.count() != out.count())
+    return Status::Error("bundle '" + std::string(OpcodeName(op)) + "' has operands whose element counts differ");
+  if (out.type() == PrimitiveType::kC64) return BinaryTyped<float>(op, a, b, out);
+  if (out.type() == PrimitiveType::kC128) return BinaryTyped<double>(op, a, b, out);
+  return Unsupported(op, out.type());
+}
+
+Status KernelComplexCompare(bool equal, const Buf& a, const Buf& b, const Buf& out) {
+  int64_t n = out.count();
+  for (int64_t i = 0; i < n; ++i) {
+    bool same = a.type() == PrimitiveType::kC64 ? LoadC<float>(a.data, i) == LoadC<float>(b.data, i)
+                                                : LoadC<double>(a.data, i) == LoadC<double>(b.data, i);
+    out.data[i] = same == equal;
+  }
+  return OkStatus();
+}
+
+Status KernelComplexConvert(const Buf& in, const Buf& out) {
+  int64_t n = out.count();
+  if (!IsComplex(out.type())) return Unsupported(Opcode::kConvert, in.type());  // complex -> real
+  bool wide = out.type() == PrimitiveType::kC128;
+  for (int64_t i = 0; i < n; ++i) {
+    std::complex<double> v;
+    if (IsComplex(in.type())) {
+      v = in.type() == PrimitiveType::kC64 ? std::complex<double>(LoadC<float>(in.data, i)) : LoadC<double>(in.data, i);
+    } else {
+      // The real part as XLA converts a real value to the part type; the imaginary part is 0.
+      uint8_t part[8];
+      PrimitiveType pt = wide ? PrimitiveType::kF64 : PrimitiveType::kF32;
+      ConvertElement(in.type(), in.data + i * HostByteSize(in.type()), pt, part);
+      v = wide ? LoadR<double>(part, 0) : LoadR<float>(part, 0);
+    }
+    if (wide) StoreC<double>(out.data, i, v);
+    else StoreC<float>(out.data, i, {static_cast<float>(v.real()), static_cast<float>(v.imag())});
+  }
+  return OkStatus();
+}
+
+}  // namespace nhlo
