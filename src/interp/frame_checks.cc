@@ -52,6 +52,7 @@ bool MayWriteInPlace(OpFamily family) {
   switch (family) {
     case OpFamily::kUnary: case OpFamily::kBinary: case OpFamily::kCompare: case OpFamily::kSelect:
     case OpFamily::kClamp: case OpFamily::kConvert: case OpFamily::kCopy:  // copy: a memmove
+    case OpFamily::kReducePrecision:
       return true;
     case OpFamily::kNotExecutable: case OpFamily::kBound: case OpFamily::kTuple: case OpFamily::kGetTupleElement:
     case OpFamily::kTupleResult: case OpFamily::kCall: case OpFamily::kFusion:
@@ -60,7 +61,7 @@ bool MayWriteInPlace(OpFamily family) {
     case OpFamily::kBroadcast: case OpFamily::kReshape: case OpFamily::kTranspose: case OpFamily::kIota:
     case OpFamily::kSlice: case OpFamily::kConcatenate: case OpFamily::kPad: case OpFamily::kReverse:
     case OpFamily::kDynamicSlice: case OpFamily::kDynamicUpdateSlice: case OpFamily::kDot: case OpFamily::kGather:
-    case OpFamily::kConvolution: case OpFamily::kScaledDot:
+    case OpFamily::kConvolution: case OpFamily::kScaledDot: case OpFamily::kSelectAndScatter:
       return false;
   }
   return false;
