@@ -135,7 +135,7 @@ OpExecution ExecutionOf(Opcode op) {
     case Opcode::kSubtract: return {OpFamily::kBinary, {}};
     case Opcode::kTan: return {OpFamily::kUnary, {}};
     case Opcode::kTanh: return {OpFamily::kUnary, {}};
-    case Opcode::kTopK: return {OpFamily::kNotExecutable, "not implemented yet"};
+    case Opcode::kTopK: return {OpFamily::kTupleResult, {}};
     case Opcode::kTranspose: return {OpFamily::kTranspose, {}};
     case Opcode::kTriangularSolve: return {OpFamily::kNotExecutable, "linear algebra ops are not implemented yet"};
     case Opcode::kTuple: return {OpFamily::kTuple, {}};
