@@ -198,10 +198,11 @@ class Machine {
       case OpFamily::kGetTupleElement: case OpFamily::kCopy: case OpFamily::kUnary: case OpFamily::kConvert:
       case OpFamily::kBitcastConvert: case OpFamily::kBroadcast: case OpFamily::kReshape: case OpFamily::kTranspose:
       case OpFamily::kSlice: case OpFamily::kReverse: case OpFamily::kWhile: case OpFamily::kReducePrecision:
+      case OpFamily::kCholesky:
         arity = 1;
         break;
       case OpFamily::kBinary: case OpFamily::kCompare: case OpFamily::kPad: case OpFamily::kDot: case OpFamily::kGather:
-      case OpFamily::kConvolution:
+      case OpFamily::kConvolution: case OpFamily::kRng: case OpFamily::kTriangularSolve:
         arity = 2;
         break;
       case OpFamily::kSelect: case OpFamily::kClamp: case OpFamily::kSelectAndScatter: arity = 3; break;
@@ -266,7 +267,8 @@ class Machine {
       case OpFamily::kReshape: case OpFamily::kTranspose: case OpFamily::kIota: case OpFamily::kSlice:
       case OpFamily::kConcatenate: case OpFamily::kPad: case OpFamily::kReverse: case OpFamily::kDynamicSlice:
       case OpFamily::kDynamicUpdateSlice: case OpFamily::kDot: case OpFamily::kGather: case OpFamily::kConvolution:
-      case OpFamily::kScaledDot: case OpFamily::kReducePrecision:
+      case OpFamily::kScaledDot: case OpFamily::kReducePrecision: case OpFamily::kRng: case OpFamily::kCholesky:
+      case OpFamily::kTriangularSolve:
         return RunArrayStep(s);
     }
     return Status::Error("bundle has an unknown step family");
@@ -304,6 +306,9 @@ class Machine {
       case OpFamily::kConvolution: return KernelConvolution(s, in[0], in[1], out);
       case OpFamily::kScaledDot: return KernelScaledDot(s, in[0], in[1], in[2], in[3], out);
       case OpFamily::kReducePrecision: return KernelReducePrecision(s, in[0], out);
+      case OpFamily::kRng: return KernelRng(s, in[0], in[1], out, rng_engine_);
+      case OpFamily::kCholesky: return KernelCholesky(s, in[0], out);
+      case OpFamily::kTriangularSolve: return KernelTriangularSolve(s, in[0], in[1], out);
       case OpFamily::kNotExecutable: case OpFamily::kBound: case OpFamily::kTuple: case OpFamily::kGetTupleElement:
       case OpFamily::kCopy: case OpFamily::kTupleResult: case OpFamily::kCall: case OpFamily::kFusion:
       case OpFamily::kWhile: case OpFamily::kConditional: case OpFamily::kReduce: case OpFamily::kMap:
@@ -353,6 +358,10 @@ class Machine {
         if (b.opcode == Opcode::kTopK) {
           if (in.size() != 1 || out.size() != 2) return shape_error("topk");
           return RunTopK(s, in[0], out[0], out[1]);
+        }
+        if (b.opcode == Opcode::kRngBitGenerator) {
+          if (in.size() != 1 || out.empty() || out.size() > 2) return shape_error("rng-bit-generator");
+          return KernelRngBitGenerator(s, in[0], out.size() == 2 ? &out[0] : nullptr, out.back());
         }
         if (b.opcode == Opcode::kBatchNormInference) {
           if (in.size() != 5 || out.size() != 1) return shape_error("batch-norm-inference");
@@ -921,6 +930,9 @@ class Machine {
   bool annotated_ = false;  // the failing bundle's location is in the Status already
   std::string arena_;
   std::vector<Value> args_;
+  // rng's engine, one per run: XLA's evaluator draws from one std::minstd_rand0 seeded with the
+  // module's seed; nhlo's runs are as with seed 1.
+  std::minstd_rand0 rng_engine_{1};
 };
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <random>
 #include <vector>
 
 #include "codegen/bundle_format.h"
@@ -116,6 +117,17 @@ Status LowerCustomCall(const BundleProgram& program, const ComputationRecord& co
 /// Ops that call a computation once per element (map, sort, reduce-window, scatter) bind scalars
 /// of known types to its parameters: checked once, at load, instead of on every call.
 Status CheckScalarCallee(const BundleProgram& program, const ComputationRecord& comp, const Step& step);
+
+/// rng-bit-generator(state) -> (new state, bits) or bits alone (`new_state` null), THREE_FRY and
+/// PHILOX as XLA's RngBitGeneratorExpander; rng_default is PHILOX (kernels_rng.cc).
+Status KernelRngBitGenerator(const Step& bundle, const Buf& state, const Buf* new_state, const Buf& bits);
+/// rng(a, b), distribution=rng_uniform ([a, b)) or rng_normal (mean a, deviation b), drawn from
+/// `engine` with the std:: distributions XLA's evaluator uses.
+Status KernelRng(const Step& bundle, const Buf& a, const Buf& b, const Buf& out, std::minstd_rand0& engine);
+/// cholesky(a), lower=true|false, and triangular-solve(a, b) with left_side, lower,
+/// unit_diagonal, transpose_a (kernels_linalg.cc).
+Status KernelCholesky(const Step& bundle, const Buf& a, const Buf& out);
+Status KernelTriangularSolve(const Step& bundle, const Buf& a, const Buf& b, const Buf& out);
 
 Status KernelBatchNormTraining(const Step& bundle, const Buf& x, const Buf& scale, const Buf& offset,
                                const Buf& out, const Buf& mean, const Buf& var);

@@ -129,7 +129,8 @@ Status CheckScalarCallee(const BundleProgram& p, const ComputationRecord& comp, 
     case OpFamily::kTranspose: case OpFamily::kIota: case OpFamily::kSlice: case OpFamily::kConcatenate:
     case OpFamily::kPad: case OpFamily::kReverse: case OpFamily::kDynamicSlice: case OpFamily::kDynamicUpdateSlice:
     case OpFamily::kDot: case OpFamily::kGather: case OpFamily::kConvolution: case OpFamily::kScaledDot:
-    case OpFamily::kReducePrecision: case OpFamily::kSelectAndScatter:
+    case OpFamily::kReducePrecision: case OpFamily::kSelectAndScatter: case OpFamily::kRng:
+    case OpFamily::kCholesky: case OpFamily::kTriangularSolve:
       return OkStatus();
   }
   const AttrRecord* to_apply = s.Find(AttrId::kToApply);
