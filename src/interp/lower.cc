@@ -18,9 +18,9 @@ const ComputationRecord* NamedComputation(const BundleProgram& p, const Step& s)
 
 // XLA's TopkDecomposer reads a comparator whose root is compare(p0, p1) GT (or compare(p1, p0) LT)
 // as GtTotalOrder, and compare(p0, p1) LT (or compare(p1, p0) GT) as LtTotalOrder. Anything else
-// runs as written.
+// runs as written. A comparator of (value, value, index, index) is read the same way.
 TopKOrder ComparatorOrder(const ComputationRecord& f) {
-  if (f.params.size() != 2) return TopKOrder::kComparator;
+  if (f.params.size() != 2 && f.params.size() != 4) return TopKOrder::kComparator;
   for (const BundleRecord& b : f.bundles) {
     if (b.result != f.root) continue;
     const AttrRecord* dir = b.Find(AttrId::kDirection);

@@ -162,8 +162,10 @@ Status CheckTopK(const Instruction& inst, std::string_view target) {
   }
   std::vector<const Computation*> called = NamedComputations(inst);
   if (called.size() > 1) return Status::Error(Quoted(target) + " names more than one comparator");
-  if (called.size() == 1 && called[0]->Parameters().size() != 2)
-    return Status::Error(Quoted(target) + " comparator '" + std::string(called[0]->name) + "' must take 2 parameters");
+  // (value, value) or, as XLA's TopkRewriter writes it, (value, value, index, index).
+  if (called.size() == 1 && called[0]->Parameters().size() != 2 && called[0]->Parameters().size() != 4)
+    return Status::Error(Quoted(target) + " comparator '" + std::string(called[0]->name) +
+                         "' must take 2 parameters (or 4 with the indices)");
   return OkStatus();
 }
 
