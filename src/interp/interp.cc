@@ -203,6 +203,7 @@ class Machine {
         break;
       case OpFamily::kBinary: case OpFamily::kCompare: case OpFamily::kPad: case OpFamily::kDot: case OpFamily::kGather:
       case OpFamily::kConvolution: case OpFamily::kRng: case OpFamily::kTriangularSolve:
+      case OpFamily::kStochasticConvert:
         arity = 2;
         break;
       case OpFamily::kSelect: case OpFamily::kClamp: case OpFamily::kSelectAndScatter: arity = 3; break;
@@ -268,7 +269,7 @@ class Machine {
       case OpFamily::kConcatenate: case OpFamily::kPad: case OpFamily::kReverse: case OpFamily::kDynamicSlice:
       case OpFamily::kDynamicUpdateSlice: case OpFamily::kDot: case OpFamily::kGather: case OpFamily::kConvolution:
       case OpFamily::kScaledDot: case OpFamily::kReducePrecision: case OpFamily::kRng: case OpFamily::kCholesky:
-      case OpFamily::kTriangularSolve:
+      case OpFamily::kTriangularSolve: case OpFamily::kStochasticConvert:
         return RunArrayStep(s);
     }
     return Status::Error("bundle has an unknown step family");
@@ -309,6 +310,7 @@ class Machine {
       case OpFamily::kRng: return KernelRng(s, in[0], in[1], out, rng_engine_);
       case OpFamily::kCholesky: return KernelCholesky(s, in[0], out);
       case OpFamily::kTriangularSolve: return KernelTriangularSolve(s, in[0], in[1], out);
+      case OpFamily::kStochasticConvert: return KernelStochasticConvert(in[0], in[1], out);
       case OpFamily::kNotExecutable: case OpFamily::kBound: case OpFamily::kTuple: case OpFamily::kGetTupleElement:
       case OpFamily::kCopy: case OpFamily::kTupleResult: case OpFamily::kCall: case OpFamily::kFusion:
       case OpFamily::kWhile: case OpFamily::kConditional: case OpFamily::kReduce: case OpFamily::kMap:

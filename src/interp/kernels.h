@@ -124,6 +124,8 @@ Status KernelRngBitGenerator(const Step& bundle, const Buf& state, const Buf* ne
 /// rng(a, b), distribution=rng_uniform ([a, b)) or rng_normal (mean a, deviation b), drawn from
 /// `engine` with the std:: distributions XLA's evaluator uses.
 Status KernelRng(const Step& bundle, const Buf& a, const Buf& b, const Buf& out, std::minstd_rand0& engine);
+/// stochastic-convert(x, random) to a signed integer type, as XLA's StochasticConvertDecomposer.
+Status KernelStochasticConvert(const Buf& x, const Buf& random, const Buf& out);
 /// cholesky(a), lower=true|false, and triangular-solve(a, b) with left_side, lower,
 /// unit_diagonal, transpose_a (kernels_linalg.cc).
 Status KernelCholesky(const Step& bundle, const Buf& a, const Buf& out);

@@ -5,6 +5,7 @@
 // layouts, shape splitting and element order of XLA's builder library, and rng_default mapped to
 // PHILOX as XLA's CPU and GPU compilers map it. Also rng (the evaluator's std:: distributions).
 #include <array>
+#include <cmath>
 #include <cstring>
 #include <random>
 #include <string>
@@ -194,6 +195,52 @@ Status KernelRng(const Step& bundle, const Buf& a, const Buf& b, const Buf& out,
   if (!(lo < hi)) return Status::Error("rng uniform needs low < high");
   std::uniform_int_distribution<int64_t> gen(lo, hi - 1);
   for (int64_t i = 0; i < out.count(); ++i) StoreFromInt(t, out.data + i * HostByteSize(t), gen(engine));
+  return OkStatus();
+}
+
+}  // namespace nhlo
+
+namespace nhlo {
+
+// stochastic-convert(x, random) to a signed integer type, as XLA's StochasticConvertDecomposer:
+// |x| is cut into floor and fraction; the fraction times 2^bits(random), converted to the
+// random type, rounds the magnitude up when random is below it; the sign is put back; x at or
+// beyond the type's min or max (as the operand type holds them) gives min or max. Every step
+// is exact in double, so one double computation gives the expansion's result.
+Status KernelStochasticConvert(const Buf& x, const Buf& random, const Buf& out) {
+  PrimitiveType from = x.type(), rt = random.type(), to = out.type();
+  if (!IsFloat(from) || !IsUnsignedInt(rt) || BitWidth(rt) != BitWidth(from) || Dims(random) != Dims(x) ||
+      Dims(out) != Dims(x))
+    return Status::Error("stochastic-convert takes a float operand and unsigned random bits of its width and shape");
+  if (!IsSignedInt(to) || BitWidth(to) < 8)
+    return Status::Error("stochastic-convert to " + std::string(PrimitiveTypeName(to)) +
+                         " is not implemented (XLA's decomposer converts to signed integers only)");
+  int bits = BitWidth(to);
+  auto as_operand = [&](double v) {  // a bound as MakeScalarLike(operand, bound) holds it
+    uint8_t tmp[8];
+    StoreFromDouble(from, tmp, v);
+    return LoadAsDouble(from, tmp);
+  };
+  const double min = as_operand(-std::ldexp(1.0, bits - 1)), max = as_operand(std::ldexp(1.0, bits - 1) - 1);
+  const int64_t tmin = -(int64_t{1} << (bits - 1)), tmax = (int64_t{1} << (bits - 1)) - 1;
+  int xs = HostByteSize(from), rs = HostByteSize(rt), os = HostByteSize(to);
+  for (int64_t i = 0; i < x.count(); ++i) {
+    double v = LoadAsDouble(from, x.data + i * xs);
+    double magnitude = std::fabs(v), whole = std::floor(magnitude);
+    double fixed = (magnitude - whole) * std::ldexp(1.0, BitWidth(rt));
+    uint8_t f64_bits[8], fixed_bits[8], whole_bits[8];
+    std::memcpy(f64_bits, &fixed, 8);
+    ConvertElement(PrimitiveType::kF64, f64_bits, rt, fixed_bits);  // XLA's convert: NaN -> 0
+    std::memcpy(f64_bits, &whole, 8);
+    ConvertElement(PrimitiveType::kF64, f64_bits, to, whole_bits);
+    int64_t result = LoadAsInt(to, whole_bits);
+    if (LoadAsUint(rt, random.data + i * rs) < LoadAsUint(rt, fixed_bits)) ++result;
+    if (v < 0) result = -result;  // sign(x) < 0; NaN is not
+    uint8_t* o = out.data + i * os;
+    StoreFromInt(to, o, result);  // wraps to the type, as the expansion's add and negate do
+    if (v <= min) StoreFromInt(to, o, tmin);
+    if (v >= max) StoreFromInt(to, o, tmax);
+  }
   return OkStatus();
 }
 

@@ -130,7 +130,7 @@ Status CheckScalarCallee(const BundleProgram& p, const ComputationRecord& comp, 
     case OpFamily::kPad: case OpFamily::kReverse: case OpFamily::kDynamicSlice: case OpFamily::kDynamicUpdateSlice:
     case OpFamily::kDot: case OpFamily::kGather: case OpFamily::kConvolution: case OpFamily::kScaledDot:
     case OpFamily::kReducePrecision: case OpFamily::kSelectAndScatter: case OpFamily::kRng:
-    case OpFamily::kCholesky: case OpFamily::kTriangularSolve:
+    case OpFamily::kCholesky: case OpFamily::kTriangularSolve: case OpFamily::kStochasticConvert:
       return OkStatus();
   }
   const AttrRecord* to_apply = s.Find(AttrId::kToApply);

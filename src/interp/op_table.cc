@@ -131,7 +131,7 @@ OpExecution ExecutionOf(Opcode op) {
     case Opcode::kSlice: return {OpFamily::kSlice, {}};
     case Opcode::kSort: return {OpFamily::kSort, {}};
     case Opcode::kSqrt: return {OpFamily::kUnary, {}};
-    case Opcode::kStochasticConvert: return {OpFamily::kNotExecutable, "needs random bits; not implemented yet"};
+    case Opcode::kStochasticConvert: return {OpFamily::kStochasticConvert, {}};
     case Opcode::kSubtract: return {OpFamily::kBinary, {}};
     case Opcode::kTan: return {OpFamily::kUnary, {}};
     case Opcode::kTanh: return {OpFamily::kUnary, {}};

@@ -18,6 +18,7 @@ enum class OpFamily : uint8_t {
   kSort, kReduceWindow, kUnary, kBinary, kCompare, kSelect, kClamp, kConvert, kBitcastConvert, kBroadcast, kReshape,
   kTranspose, kIota, kSlice, kConcatenate, kPad, kReverse, kDynamicSlice, kDynamicUpdateSlice, kDot, kGather,
   kConvolution, kScaledDot, kReducePrecision, kSelectAndScatter, kRng, kCholesky, kTriangularSolve,
+  kStochasticConvert,
 };
 
 struct OpExecution {
