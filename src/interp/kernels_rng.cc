@@ -4,11 +4,13 @@
 // Random123 known-answer vectors in testdata/exec/rng_bit_generator.hlo), the state and counter
 // layouts, shape splitting and element order of XLA's builder library, and rng_default mapped to
 // PHILOX as XLA's CPU and GPU compilers map it. Also rng (the evaluator's std:: distributions).
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstring>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "interp/element_traits.h"
 #include "interp/kernels.h"
@@ -128,30 +130,29 @@ Status KernelRngBitGenerator(const Step& bundle, const Buf& state, const Buf* ne
   if (state.type() != PrimitiveType::kU64 || state.rank() != 1)
     return Status::Error("rng-bit-generator state must be u64[N]");
   int64_t n = state.count();
-  if (a == Algorithm::kRngThreeFry ? n != 2 : (n != 2 && n != 3))
-    return Status::Error(std::string("rng-bit-generator state u64[") + std::to_string(n) + "] is not what " +
-                         (a == Algorithm::kRngThreeFry ? "THREE_FRY takes (u64[2]: key, counter)"
-                                                       : "PHILOX takes (u64[2] or u64[3]: key, counter words)"));
+  // Words past the ones the algorithm reads (THREE_FRY: 2, PHILOX: 3) pass through unchanged;
+  // XLA's expander leaves such a state ill-typed (its computation returns the short state).
+  if (n < 2) return Status::Error("rng-bit-generator state u64[" + std::to_string(n) + "] has no counter");
   if (new_state && (new_state->type() != PrimitiveType::kU64 || new_state->count() != n))
     return Status::Error("rng-bit-generator new state must have the state's shape");
   PrimitiveType t = bits.type();
   if (!IsInteger(t) || BitWidth(t) < 8)
     return Status::Error("rng-bit-generator produces integers of 8 to 64 bits, not " +
                          std::string(PrimitiveTypeName(t)));
-  uint64_t s[3] = {};
-  std::memcpy(s, state.data, static_cast<size_t>(n) * 8);
-  uint64_t next[3] = {s[0], s[1], s[2]};
+  std::vector<uint64_t> s(static_cast<size_t>(std::max<int64_t>(n, 3)), 0);
+  std::memcpy(s.data(), state.data, static_cast<size_t>(n) * 8);
+  std::vector<uint64_t> next = s;
   if (a == Algorithm::kRngThreeFry) {
     next[1] = s[1] + ThreeFryBits(s[0], s[1], bits);
   } else {
-    // u64[3]: the counter is (s[1], s[2]); u64[2]: XLA reverses the state, so the counter is
-    // (s[1], s[0]) and only its low word is kept.
-    std::array<uint64_t, 2> counter = {s[1], n == 3 ? s[2] : s[0]};
+    // u64[3] and longer: the counter is (s[1], s[2]); u64[2]: XLA reverses the state, so the
+    // counter is (s[1], s[0]) and only its low word is kept.
+    std::array<uint64_t, 2> counter = {s[1], n >= 3 ? s[2] : s[0]};
     std::array<uint64_t, 2> advanced = PhiloxBits(s[0], counter, bits);
     next[1] = advanced[0];
-    if (n == 3) next[2] = advanced[1];
+    if (n >= 3) next[2] = advanced[1];
   }
-  if (new_state) std::memcpy(new_state->data, next, static_cast<size_t>(n) * 8);
+  if (new_state) std::memcpy(new_state->data, next.data(), static_cast<size_t>(n) * 8);
   return OkStatus();
 }
 
