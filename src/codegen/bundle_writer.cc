@@ -12,6 +12,7 @@
 
 #include "codegen/buffer_assignment.h"
 #include "codegen/codegen.h"
+#include "ir/custom_calls.h"
 #include "ir/literal.h"
 #include "ir/verifier.h"
 
@@ -234,6 +235,10 @@ class Writer {
     for (size_t i = 0; i < n; ++i) {
       const Instruction* inst = comp.instructions[i];
       position[inst] = static_cast<uint32_t>(i);
+      // A custom call nhlo cannot run has no bundle: refused here, at its line, not when it runs.
+      if (inst->opcode == Opcode::kCustomCall)
+        if (Status s = CheckCustomCallExecutable(*inst); !s.ok())
+          return Status::FromDiagnostic(DiagnosticFor(m_, *inst, s.message()));
       BufferKind kind = inst->opcode == Opcode::kParameter  ? BufferKind::kParameter
                         : inst->opcode == Opcode::kConstant ? BufferKind::kConstant
                                                             : BufferKind::kTemp;

@@ -53,6 +53,7 @@ std::string SummarizeArray(const Value& v) {
   std::string out = ValueShapeText(v);
   const int64_t n = v.ElementCount();
   const int size = HostByteSize(v.type);
+  if (!IsArrayType(v.type)) return PrintValue(v);  // a token
   if (size <= 0 || static_cast<int64_t>(v.bytes.size()) / size < n) return out + " {...}";
   if (n <= kSummaryFirstElements) {
     // Nothing to summarise: the literal is as short as the summary.

@@ -152,6 +152,10 @@ void AppendValueBody(std::string& out, const Value& v) {
     out += ')';
     return;
   }
+  if (!IsArrayType(v.type)) {  // a token has no elements; XLA's literal text is `token`
+    out += PrimitiveTypeName(v.type);
+    return;
+  }
   Shape s;
   s.type = v.type;
   s.dims = Span<int64_t>(const_cast<int64_t*>(v.dims.data()), v.dims.size());

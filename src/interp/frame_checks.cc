@@ -61,7 +61,8 @@ bool MayWriteInPlace(OpFamily family) {
     case OpFamily::kBroadcast: case OpFamily::kReshape: case OpFamily::kTranspose: case OpFamily::kIota:
     case OpFamily::kSlice: case OpFamily::kConcatenate: case OpFamily::kPad: case OpFamily::kReverse:
     case OpFamily::kDynamicSlice: case OpFamily::kDynamicUpdateSlice: case OpFamily::kDot: case OpFamily::kGather:
-    case OpFamily::kConvolution: case OpFamily::kScaledDot: case OpFamily::kSelectAndScatter:
+    case OpFamily::kConvolution: case OpFamily::kScaledDot: case OpFamily::kSelectAndScatter: case OpFamily::kRng:
+    case OpFamily::kCholesky: case OpFamily::kTriangularSolve: case OpFamily::kStochasticConvert:
       return false;
   }
   return false;

@@ -198,10 +198,12 @@ class Machine {
       case OpFamily::kGetTupleElement: case OpFamily::kCopy: case OpFamily::kUnary: case OpFamily::kConvert:
       case OpFamily::kBitcastConvert: case OpFamily::kBroadcast: case OpFamily::kReshape: case OpFamily::kTranspose:
       case OpFamily::kSlice: case OpFamily::kReverse: case OpFamily::kWhile: case OpFamily::kReducePrecision:
+      case OpFamily::kCholesky:
         arity = 1;
         break;
       case OpFamily::kBinary: case OpFamily::kCompare: case OpFamily::kPad: case OpFamily::kDot: case OpFamily::kGather:
-      case OpFamily::kConvolution:
+      case OpFamily::kConvolution: case OpFamily::kRng: case OpFamily::kTriangularSolve:
+      case OpFamily::kStochasticConvert:
         arity = 2;
         break;
       case OpFamily::kSelect: case OpFamily::kClamp: case OpFamily::kSelectAndScatter: arity = 3; break;
@@ -214,88 +216,9 @@ class Machine {
         break;
     }
     if (arity >= 0) NHLO_TRY(Arity(b, static_cast<size_t>(arity)));
-    if (b.opcode == Opcode::kCustomCall) NHLO_TRY(LowerCustomCall(s));
-    NHLO_TRY(CheckScalarCallee(comp, s));
+    if (b.opcode == Opcode::kCustomCall) NHLO_TRY(LowerCustomCall(p_, comp, s));
+    NHLO_TRY(CheckScalarCallee(p_, comp, s));
     return s;
-  }
-
-  // Ops that call a computation once per element (map, sort, reduce-window, scatter) bind
-  // scalars of known types to its parameters: checked here, once, instead of on every call.
-  Status CheckScalarCallee(const ComputationRecord& comp, const Step& s) {
-    const BundleRecord& b = *s.bundle;
-    std::vector<PrimitiveType> want;
-    auto type_of = [&](size_t operand) { return comp.buffers[b.operands[operand]].type; };
-    size_t n = b.operands.size();
-    switch (s.family) {
-      case OpFamily::kMap:
-        for (size_t i = 0; i < n; ++i) want.push_back(type_of(i));
-        break;
-      case OpFamily::kSort:
-        for (size_t i = 0; i < n; ++i) want.insert(want.end(), {type_of(i), type_of(i)});
-        break;
-      case OpFamily::kReduceWindow:  // inputs..., inits...: the reducer takes (accumulators, elements)
-        if (n % 2 != 0) return OkStatus();  // RunReduceWindow reports it
-        for (size_t i = n / 2; i < n; ++i) want.push_back(type_of(i));
-        for (size_t i = 0; i < n / 2; ++i) want.push_back(type_of(i));
-        break;
-      case OpFamily::kScatter:  // inputs..., indices, updates...: (current values, updates)
-        if (n % 2 != 1) return OkStatus();  // RunScatter reports it
-        for (size_t i = 0; i < n / 2; ++i) want.push_back(type_of(i));
-        for (size_t i = n / 2 + 1; i < n; ++i) want.push_back(type_of(i));
-        break;
-      case OpFamily::kNotExecutable: case OpFamily::kBound: case OpFamily::kTuple: case OpFamily::kGetTupleElement:
-      case OpFamily::kCopy: case OpFamily::kTupleResult: case OpFamily::kCall: case OpFamily::kFusion:
-      case OpFamily::kWhile: case OpFamily::kConditional: case OpFamily::kReduce: case OpFamily::kUnary:
-      case OpFamily::kBinary: case OpFamily::kCompare: case OpFamily::kSelect: case OpFamily::kClamp:
-      case OpFamily::kConvert: case OpFamily::kBitcastConvert: case OpFamily::kBroadcast: case OpFamily::kReshape:
-      case OpFamily::kTranspose: case OpFamily::kIota: case OpFamily::kSlice: case OpFamily::kConcatenate:
-      case OpFamily::kPad: case OpFamily::kReverse: case OpFamily::kDynamicSlice: case OpFamily::kDynamicUpdateSlice:
-      case OpFamily::kDot: case OpFamily::kGather: case OpFamily::kConvolution: case OpFamily::kScaledDot:
-      case OpFamily::kReducePrecision: case OpFamily::kSelectAndScatter:
-        return OkStatus();
-    }
-    NHLO_ASSIGN_OR_RETURN(const ComputationRecord* f, Callee(s, AttrId::kToApply));
-    if (f->params.size() != want.size())
-      return Status::Error("computation '" + std::string(f->name) + "' takes " + std::to_string(f->params.size()) +
-                           " parameters, '" + std::string(OpcodeName(b.opcode)) + "' passes " + std::to_string(want.size()));
-    for (size_t i = 0; i < want.size(); ++i) {
-      const BufferRecord& pb = f->buffers[f->params[i]];
-      if (pb.type != want[i] || !IsArrayType(want[i]) || pb.size != static_cast<uint64_t>(HostByteSize(want[i])))
-        return Status::Error("parameter " + std::to_string(i) + " of '" + std::string(f->name) + "' is not a " +
-                             std::string(PrimitiveTypeName(want[i])) + " scalar");
-    }
-    return OkStatus();
-  }
-
-  // Tells the custom call's target apart and decodes its backend_config, once.
-  Status LowerCustomCall(Step& s) {
-    const AttrRecord* target = s.Find(AttrId::kCustomCallTarget);
-    std::string_view name = target ? target->text : std::string_view();
-    const AttrRecord* config = s.Find(AttrId::kBackendConfig);
-    std::string_view json = config ? config->text : std::string_view();
-    auto configs = std::make_unique<Step::Configs>();
-    if (name == kUniformQuantizeTarget || name == kUniformDequantizeTarget) {
-      s.custom_call = name == kUniformQuantizeTarget ? CustomCallKind::kUniformQuantize : CustomCallKind::kUniformDequantize;
-      if (!config) return Status::Error("uniform quantize custom call has no backend_config");
-      NHLO_ASSIGN_OR_RETURN(configs->uniform_quant, ParseUniformQuantConfig(json));
-      s.config = std::move(configs);
-      return OkStatus();
-    }
-    if (name == kQuantizeMxTarget) {
-      s.custom_call = CustomCallKind::kQuantizeMx;
-      if (!config) return Status::Error("QuantizeMX custom call has no backend_config");
-      NHLO_ASSIGN_OR_RETURN(configs->quantize_mx, ParseQuantizeMxConfig(json));
-      s.config = std::move(configs);
-      return OkStatus();
-    }
-    if (name == kScaledMatmulTarget) {
-      s.custom_call = CustomCallKind::kScaledMatmul;
-      if (!config) return Status::Error("ScaledMatmul custom call has no backend_config");
-      NHLO_ASSIGN_OR_RETURN(configs->scaled_matmul, ParseScaledMatmulConfig(json));
-      s.config = std::move(configs);
-      return OkStatus();
-    }
-    return Status::Error("the interpreter does not know custom_call_target \"" + std::string(name) + "\"");
   }
 
   Status Arity(const BundleRecord& b, size_t n) const {
@@ -345,7 +268,8 @@ class Machine {
       case OpFamily::kReshape: case OpFamily::kTranspose: case OpFamily::kIota: case OpFamily::kSlice:
       case OpFamily::kConcatenate: case OpFamily::kPad: case OpFamily::kReverse: case OpFamily::kDynamicSlice:
       case OpFamily::kDynamicUpdateSlice: case OpFamily::kDot: case OpFamily::kGather: case OpFamily::kConvolution:
-      case OpFamily::kScaledDot: case OpFamily::kReducePrecision:
+      case OpFamily::kScaledDot: case OpFamily::kReducePrecision: case OpFamily::kRng: case OpFamily::kCholesky:
+      case OpFamily::kTriangularSolve: case OpFamily::kStochasticConvert:
         return RunArrayStep(s);
     }
     return Status::Error("bundle has an unknown step family");
@@ -383,6 +307,10 @@ class Machine {
       case OpFamily::kConvolution: return KernelConvolution(s, in[0], in[1], out);
       case OpFamily::kScaledDot: return KernelScaledDot(s, in[0], in[1], in[2], in[3], out);
       case OpFamily::kReducePrecision: return KernelReducePrecision(s, in[0], out);
+      case OpFamily::kRng: return KernelRng(s, in[0], in[1], out, rng_engine_);
+      case OpFamily::kCholesky: return KernelCholesky(s, in[0], out);
+      case OpFamily::kTriangularSolve: return KernelTriangularSolve(s, in[0], in[1], out);
+      case OpFamily::kStochasticConvert: return KernelStochasticConvert(in[0], in[1], out);
       case OpFamily::kNotExecutable: case OpFamily::kBound: case OpFamily::kTuple: case OpFamily::kGetTupleElement:
       case OpFamily::kCopy: case OpFamily::kTupleResult: case OpFamily::kCall: case OpFamily::kFusion:
       case OpFamily::kWhile: case OpFamily::kConditional: case OpFamily::kReduce: case OpFamily::kMap:
@@ -395,6 +323,16 @@ class Machine {
   // Ops whose result may be a tuple: the kernels get one Buf per result leaf.
   Status RunTupleResult(const Step& s) {
     const BundleRecord& b = *s.bundle;
+    // Custom calls whose operands and result may be tuples (or tokens) of any depth.
+    switch (s.custom_call) {
+      case CustomCallKind::kIdentity: case CustomCallKind::kShardShape: return CopyTree(b.operands[0], b.result);
+      case CustomCallKind::kCallComputation:
+        return RunCall(s, s.Find(AttrId::kCalledComputations) ? AttrId::kCalledComputations : AttrId::kToApply);
+      case CustomCallKind::kUnknown: return Status::Error("the interpreter does not know this custom_call_target");
+      case CustomCallKind::kNone: case CustomCallKind::kUniformQuantize: case CustomCallKind::kUniformDequantize:
+      case CustomCallKind::kQuantizeMx: case CustomCallKind::kScaledMatmul: case CustomCallKind::kTopK:
+        break;
+    }
     std::vector<Buf> in, out;
     for (uint32_t o : b.operands) {
       NHLO_ASSIGN_OR_RETURN(Buf buf, Array(o));
@@ -415,7 +353,18 @@ class Machine {
                            std::to_string(out.size()) + " results, which its kernel does not take");
     };
     switch (s.custom_call) {
+      case CustomCallKind::kTopK:
+        if (in.size() != 1 || out.size() != 2) return shape_error("TopK");
+        return RunTopK(s, in[0], out[0], out[1]);
       case CustomCallKind::kNone:
+        if (b.opcode == Opcode::kTopK) {
+          if (in.size() != 1 || out.size() != 2) return shape_error("topk");
+          return RunTopK(s, in[0], out[0], out[1]);
+        }
+        if (b.opcode == Opcode::kRngBitGenerator) {
+          if (in.size() != 1 || out.empty() || out.size() > 2) return shape_error("rng-bit-generator");
+          return KernelRngBitGenerator(s, in[0], out.size() == 2 ? &out[0] : nullptr, out.back());
+        }
         if (b.opcode == Opcode::kBatchNormInference) {
           if (in.size() != 5 || out.size() != 1) return shape_error("batch-norm-inference");
           return KernelBatchNormInference(s, in[0], in[1], in[2], in[3], in[4], out[0]);
@@ -435,8 +384,28 @@ class Machine {
       case CustomCallKind::kScaledMatmul:
         if (in.size() != 4 || out.size() != 1) return shape_error("ScaledMatmul");
         return KernelScaledMatmul(s, in[0], in[1], in[2], in[3], out[0]);
+      case CustomCallKind::kIdentity: case CustomCallKind::kShardShape: case CustomCallKind::kCallComputation:
+      case CustomCallKind::kUnknown:
+        break;
     }
     return Status::Error("bundle has an unknown custom call kind");
+  }
+
+  // topk(x), largest=true|false, and the TopK custom call (order fixed at load from its comparator).
+  Status RunTopK(const Step& s, const Buf& x, const Buf& values, const Buf& indices) {
+    const BundleRecord& b = *s.bundle;
+    TopKOrder order = s.topk_order;
+    if (b.opcode == Opcode::kTopK) {
+      const AttrRecord* largest = s.Find(AttrId::kLargest);
+      order = !largest || largest->b ? TopKOrder::kDescending : TopKOrder::kAscending;
+    }
+    if (order != TopKOrder::kComparator) return KernelTopK(x, values, indices, order, {});
+    // The comparator's signature was checked at load (LowerCustomCall).
+    NHLO_ASSIGN_OR_RETURN(const ComputationRecord* f, Callee(s, AttrId::kCalledComputations));
+    PrimitiveType t = x.type();
+    return KernelTopK(x, values, indices, order, [this, &b, f, t](const uint8_t* x0, const uint8_t* x1) {
+      return CallScalar(b, *f, {{t, const_cast<uint8_t*>(x0)}, {t, const_cast<uint8_t*>(x1)}});
+    });
   }
 
   // ---- called computations -------------------------------------------------------------
@@ -963,6 +932,9 @@ class Machine {
   bool annotated_ = false;  // the failing bundle's location is in the Status already
   std::string arena_;
   std::vector<Value> args_;
+  // rng's engine, one per run: XLA's evaluator draws from one std::minstd_rand0 seeded with the
+  // module's seed; nhlo's runs are as with seed 1.
+  std::minstd_rand0 rng_engine_{1};
 };
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <random>
 #include <vector>
 
 #include "codegen/bundle_format.h"
@@ -14,12 +15,14 @@
 #include "interp/op_table.h"
 #include "support/status.h"
 #include "types/custom_call_configs.h"
+#include "types/custom_call_targets.h"
 #include "types/element.h"
 
 namespace nhlo {
 
-/// The custom calls the interpreter runs, told apart once at load.
-enum class CustomCallKind : uint8_t { kNone, kUniformQuantize, kUniformDequantize, kQuantizeMx, kScaledMatmul };
+/// How top-k orders a row: XLA's GtTotalOrder (descending) or LtTotalOrder (ascending), or the
+/// comparator computation the executor runs.
+enum class TopKOrder : uint8_t { kDescending, kAscending, kComparator };
 
 /// A bundle lowered for execution, once, when the program is loaded: its record, its
 /// attributes by id in O(1), the computations it calls and its custom call's decoded config.
@@ -29,7 +32,8 @@ struct Step {
   OpFamily family = OpFamily::kNotExecutable;
   uint8_t attr_slot[kAttrCount];  // index into bundle->attrs, kNoAttr when absent
   static constexpr uint8_t kNoAttr = 0xff;
-  CustomCallKind custom_call = CustomCallKind::kNone;
+  CustomCallKind custom_call = CustomCallKind::kNone;  // told apart once, at load
+  TopKOrder topk_order = TopKOrder::kDescending;      // topk and the TopK custom call
   /// The decoded backend_config of a custom call the interpreter knows (null otherwise); kept
   /// out of line so a step stays small.
   struct Configs {
@@ -101,6 +105,31 @@ using ScalarCall = std::function<Result<const uint8_t*>(const uint8_t* a, const 
 /// select-and-scatter(operand, source, init) with its select and scatter computations (kernels_window.cc).
 Status KernelSelectAndScatter(const Step& bundle, const Buf& operand, const Buf& source, const Buf& init,
                               const Buf& out, const ScalarCall& select, const ScalarCall& scatter);
+
+/// topk / TopK: for each row along the last dimension of `x`, the first k = values' last
+/// dimension elements in `order` and their s32 indices; stable, so ties keep the lower index.
+/// `less(a, b)` runs the comparator for TopKOrder::kComparator (kernels_sort.cc).
+Status KernelTopK(const Buf& x, const Buf& values, const Buf& indices, TopKOrder order, const ScalarCall& less);
+
+/// Load-time lowering of a custom call (lower.cc): its kind, decoded config and, for
+/// TopK, the order its comparator computation gives.
+Status LowerCustomCall(const BundleProgram& program, const ComputationRecord& comp, Step& step);
+/// Ops that call a computation once per element (map, sort, reduce-window, scatter) bind scalars
+/// of known types to its parameters: checked once, at load, instead of on every call.
+Status CheckScalarCallee(const BundleProgram& program, const ComputationRecord& comp, const Step& step);
+
+/// rng-bit-generator(state) -> (new state, bits) or bits alone (`new_state` null), THREE_FRY and
+/// PHILOX as XLA's RngBitGeneratorExpander; rng_default is PHILOX (kernels_rng.cc).
+Status KernelRngBitGenerator(const Step& bundle, const Buf& state, const Buf* new_state, const Buf& bits);
+/// rng(a, b), distribution=rng_uniform ([a, b)) or rng_normal (mean a, deviation b), drawn from
+/// `engine` with the std:: distributions XLA's evaluator uses.
+Status KernelRng(const Step& bundle, const Buf& a, const Buf& b, const Buf& out, std::minstd_rand0& engine);
+/// stochastic-convert(x, random) to a signed integer type, as XLA's StochasticConvertDecomposer.
+Status KernelStochasticConvert(const Buf& x, const Buf& random, const Buf& out);
+/// cholesky(a), lower=true|false, and triangular-solve(a, b) with left_side, lower,
+/// unit_diagonal, transpose_a (kernels_linalg.cc).
+Status KernelCholesky(const Step& bundle, const Buf& a, const Buf& out);
+Status KernelTriangularSolve(const Step& bundle, const Buf& a, const Buf& b, const Buf& out);
 
 Status KernelBatchNormTraining(const Step& bundle, const Buf& x, const Buf& scale, const Buf& offset,
                                const Buf& out, const Buf& mean, const Buf& var);

@@ -38,7 +38,7 @@ OpExecution ExecutionOf(Opcode op) {
     case Opcode::kCall: return {OpFamily::kCall, {}};
     case Opcode::kCbrt: return {OpFamily::kUnary, {}};
     case Opcode::kCeil: return {OpFamily::kUnary, {}};
-    case Opcode::kCholesky: return {OpFamily::kNotExecutable, "linear algebra ops are not implemented yet"};
+    case Opcode::kCholesky: return {OpFamily::kCholesky, {}};
     case Opcode::kClamp: return {OpFamily::kClamp, {}};
     case Opcode::kCollectiveBroadcast: return {OpFamily::kNotExecutable, "collectives and device ids need multi-device execution, which the interpreter does not have yet"};
     case Opcode::kCollectivePermute: return {OpFamily::kNotExecutable, "collectives and device ids need multi-device execution, which the interpreter does not have yet"};
@@ -108,9 +108,9 @@ OpExecution ExecutionOf(Opcode op) {
     case Opcode::kReplicaId: return {OpFamily::kNotExecutable, "collectives and device ids need multi-device execution, which the interpreter does not have yet"};
     case Opcode::kReshape: return {OpFamily::kReshape, {}};
     case Opcode::kReverse: return {OpFamily::kReverse, {}};
-    case Opcode::kRng: return {OpFamily::kNotExecutable, "random number generation is not implemented yet (XLA's exact THREE_FRY/PHILOX bits are needed)"};
-    case Opcode::kRngBitGenerator: return {OpFamily::kNotExecutable, "random number generation is not implemented yet (XLA's exact THREE_FRY/PHILOX bits are needed)"};
-    case Opcode::kRngGetAndUpdateState: return {OpFamily::kNotExecutable, "random number generation is not implemented yet (XLA's exact THREE_FRY/PHILOX bits are needed)"};
+    case Opcode::kRng: return {OpFamily::kRng, {}};
+    case Opcode::kRngBitGenerator: return {OpFamily::kTupleResult, {}};
+    case Opcode::kRngGetAndUpdateState: return {OpFamily::kNotExecutable, "the global RNG state of XLA's GPU backend is not modelled yet"};
     case Opcode::kRoundNearestAfz: return {OpFamily::kUnary, {}};
     case Opcode::kRoundNearestEven: return {OpFamily::kUnary, {}};
     case Opcode::kRsqrt: return {OpFamily::kUnary, {}};
@@ -131,13 +131,13 @@ OpExecution ExecutionOf(Opcode op) {
     case Opcode::kSlice: return {OpFamily::kSlice, {}};
     case Opcode::kSort: return {OpFamily::kSort, {}};
     case Opcode::kSqrt: return {OpFamily::kUnary, {}};
-    case Opcode::kStochasticConvert: return {OpFamily::kNotExecutable, "needs random bits; not implemented yet"};
+    case Opcode::kStochasticConvert: return {OpFamily::kStochasticConvert, {}};
     case Opcode::kSubtract: return {OpFamily::kBinary, {}};
     case Opcode::kTan: return {OpFamily::kUnary, {}};
     case Opcode::kTanh: return {OpFamily::kUnary, {}};
-    case Opcode::kTopK: return {OpFamily::kNotExecutable, "not implemented yet"};
+    case Opcode::kTopK: return {OpFamily::kTupleResult, {}};
     case Opcode::kTranspose: return {OpFamily::kTranspose, {}};
-    case Opcode::kTriangularSolve: return {OpFamily::kNotExecutable, "linear algebra ops are not implemented yet"};
+    case Opcode::kTriangularSolve: return {OpFamily::kTriangularSolve, {}};
     case Opcode::kTuple: return {OpFamily::kTuple, {}};
     case Opcode::kWhile: return {OpFamily::kWhile, {}};
     case Opcode::kXor: return {OpFamily::kBinary, {}};

@@ -17,7 +17,8 @@ enum class OpFamily : uint8_t {
   kTuple, kGetTupleElement, kCopy, kTupleResult, kCall, kFusion, kWhile, kConditional, kReduce, kMap, kScatter,
   kSort, kReduceWindow, kUnary, kBinary, kCompare, kSelect, kClamp, kConvert, kBitcastConvert, kBroadcast, kReshape,
   kTranspose, kIota, kSlice, kConcatenate, kPad, kReverse, kDynamicSlice, kDynamicUpdateSlice, kDot, kGather,
-  kConvolution, kScaledDot, kReducePrecision, kSelectAndScatter,
+  kConvolution, kScaledDot, kReducePrecision, kSelectAndScatter, kRng, kCholesky, kTriangularSolve,
+  kStochasticConvert,
 };
 
 struct OpExecution {

@@ -128,3 +128,113 @@ Status CheckScaledMatmul(const Instruction& inst, const ScaledMatmulConfig& c) {
 }
 
 }  // namespace nhlo
+
+namespace nhlo {
+namespace {
+
+std::string Quoted(std::string_view target) { return "custom_call_target \"" + std::string(target) + "\""; }
+
+// The computations a custom call names, in called_computations then to_apply.
+std::vector<const Computation*> NamedComputations(const Instruction& inst) {
+  std::vector<const Computation*> out;
+  for (AttrId id : {AttrId::kCalledComputations, AttrId::kToApply})
+    if (const Attribute* a = inst.FindAttr(id))
+      for (const Computation* c : a->computations) out.push_back(c);
+  return out;
+}
+
+Status CheckTopK(const Instruction& inst, std::string_view target) {
+  const Shape& r = inst.shape;
+  if (inst.operands.size() != 1 || !inst.operands[0]->shape.IsArray() || inst.operands[0]->shape.rank() < 1)
+    return Status::Error(Quoted(target) + " takes one array operand of rank >= 1");
+  const Shape& x = inst.operands[0]->shape;
+  if (!r.IsTuple() || r.tuple.size() != 2 || !r.tuple[0].IsArray() || !r.tuple[1].IsArray() ||
+      r.tuple[0].type != x.type || r.tuple[1].type != PrimitiveType::kS32 || r.tuple[0].rank() != x.rank() ||
+      r.tuple[1].rank() != x.rank())
+    return Status::Error(Quoted(target) + " returns (" + std::string(PrimitiveTypeName(x.type)) +
+                         " values, s32 indices) of the operand's rank, got " + Str(r));
+  size_t last = x.rank() - 1;
+  for (size_t d = 0; d < x.rank(); ++d) {
+    int64_t want = r.tuple[0].dims[d];
+    if (r.tuple[1].dims[d] != want || (d != last && want != x.dims[d]) || (d == last && want > x.dims[d]))
+      return Status::Error(Quoted(target) + " result " + Str(r) + " does not take k <= " +
+                           std::to_string(x.dims[last]) + " elements along the last dimension of " + Str(x));
+  }
+  std::vector<const Computation*> called = NamedComputations(inst);
+  if (called.size() > 1) return Status::Error(Quoted(target) + " names more than one comparator");
+  // (value, value) or, as XLA's TopkRewriter writes it, (value, value, index, index).
+  if (called.size() == 1 && called[0]->Parameters().size() != 2 && called[0]->Parameters().size() != 4)
+    return Status::Error(Quoted(target) + " comparator '" + std::string(called[0]->name) +
+                         "' must take 2 parameters (or 4 with the indices)");
+  return OkStatus();
+}
+
+}  // namespace
+
+const Computation* CustomCallComputation(const Instruction& inst) {
+  std::vector<const Computation*> called = NamedComputations(inst);
+  return called.empty() ? nullptr : called[0];
+}
+
+CustomCallKind CustomCallKindOf(const Instruction& inst) {
+  if (inst.opcode != Opcode::kCustomCall) return CustomCallKind::kNone;
+  return CustomCallKindOf(CustomCallTarget(inst), CustomCallComputation(inst) != nullptr);
+}
+
+Status CheckCustomCallExecutable(const Instruction& inst) {
+  std::string_view target = CustomCallTarget(inst);
+  std::vector<const Computation*> called = NamedComputations(inst);
+  switch (CustomCallKindOf(inst)) {
+    case CustomCallKind::kNone:
+      return OkStatus();
+    case CustomCallKind::kUnknown:
+      return Status::Error("unknown " + Quoted(target) +
+                           ": nhlo cannot compile or run it (its meaning lives in the backend that provides it; "
+                           "docs/interpreter.md lists the known targets)");
+    case CustomCallKind::kUniformQuantize: case CustomCallKind::kUniformDequantize: case CustomCallKind::kQuantizeMx:
+    case CustomCallKind::kScaledMatmul:
+      return OkStatus();  // their contracts are the verifier's (CheckKnownCustomCall)
+    case CustomCallKind::kIdentity:
+      if (inst.operands.size() != 1 || !SameShape(inst.operands[0]->shape, inst.shape))
+        return Status::Error(Quoted(target) + " is an identity: it takes one operand of its result's shape " +
+                             Str(inst.shape));
+      return OkStatus();
+    case CustomCallKind::kShardShape: {
+      if (inst.operands.size() != 1 || !inst.operands[0]->shape.IsArray() || !inst.shape.IsArray() ||
+          inst.operands[0]->shape.type != inst.shape.type)
+        return Status::Error(Quoted(target) + " takes one array operand of its result's element type");
+      const Shape& x = inst.operands[0]->shape;
+      if (x.ElementCount() != inst.shape.ElementCount())
+        return Status::Error(Quoted(target) + " from " + Str(x) + " to " + Str(inst.shape) +
+                             " changes the element count: a shard smaller than the full value needs multi-device "
+                             "execution, which the interpreter does not have yet");
+      return OkStatus();
+    }
+    case CustomCallKind::kTopK:
+      return CheckTopK(inst, target);
+    case CustomCallKind::kCallComputation: {
+      if (called.empty())
+        return Status::Error(Quoted(target) + " names no computation to run (called_computations={...}); nhlo "
+                             "does not expand XLA builder library calls by name");
+      if (called.size() > 1) return Status::Error(Quoted(target) + " names more than one computation to run");
+      const Computation& f = *called[0];
+      std::vector<Instruction*> params = f.Parameters();
+      if (params.size() != inst.operands.size())
+        return Status::Error(Quoted(target) + " passes " + std::to_string(inst.operands.size()) + " operand(s) to " +
+                             "computation '" + std::string(f.name) + "', which takes " +
+                             std::to_string(params.size()) + " parameter(s)");
+      for (size_t i = 0; i < params.size(); ++i)
+        if (!SameShape(params[i]->shape, inst.operands[i]->shape))
+          return Status::Error(Quoted(target) + " operand " + std::to_string(i) + " " + Str(inst.operands[i]->shape) +
+                               " does not match parameter " + std::to_string(i) + " " + Str(params[i]->shape) +
+                               " of computation '" + std::string(f.name) + "'");
+      if (!SameShape(f.root->shape, inst.shape))
+        return Status::Error(Quoted(target) + " result " + Str(inst.shape) + " is not what computation '" +
+                             std::string(f.name) + "' returns, " + Str(f.root->shape));
+      return OkStatus();
+    }
+  }
+  return OkStatus();
+}
+
+}  // namespace nhlo

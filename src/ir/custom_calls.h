@@ -8,6 +8,7 @@
 #include "ir/ir.h"
 #include "support/status.h"
 #include "types/custom_call_configs.h"
+#include "types/custom_call_targets.h"
 
 namespace nhlo {
 
@@ -30,5 +31,17 @@ const nlohmann::json* BackendConfigJson(const Instruction& inst);
 
 /// The custom_call_target of a custom call ("" for other instructions).
 std::string_view CustomCallTarget(const Instruction& inst);
+
+/// The computation a custom call names (called_computations={c} or to_apply=c); null when it
+/// names none. A call naming several is reported by CheckCustomCallExecutable.
+const Computation* CustomCallComputation(const Instruction& inst);
+
+/// What custom call `inst` runs as (types/custom_call_targets.def).
+CustomCallKind CustomCallKindOf(const Instruction& inst);
+
+/// Whether nhlo can compile and run custom call `inst`: its target is known
+/// (types/custom_call_targets.def) and its operands, result and called computation fit the
+/// target's meaning. The message names the target; the caller adds the HLO line.
+Status CheckCustomCallExecutable(const Instruction& inst);
 
 }  // namespace nhlo

@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: Apache-2.0
+// cholesky and triangular-solve. XLA's evaluator refuses both; XLA's interpreter backend expands
+// them first (CholeskyExpander, TriangularSolveExpander). cholesky follows the expander's
+// unblocked loop, its whole block for n <= 128: column j of L is (A - L L^T)[r, j] / l_jj for
+// r >= j with l_jj = sqrt((A - L L^T)[j, j]), the dot summed over every k in increasing order and
+// each HLO step rounded to the element type; a NaN l_jj makes the whole matrix NaN; the other
+// triangle is zero; upper works on the transpose. triangular-solve is substitution in
+// increasing k (XLA's expander multiplies by inverted diagonal blocks instead, so its last bits
+// can differ). bf16, f16 and the f8 types compute in f32: cholesky rounds each step,
+// triangular-solve rounds its results once.
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "interp/element_traits.h"
+#include "interp/kernels.h"
+
+namespace nhlo {
+namespace {
+
+// The matrix size of a batch of square matrices [..., n, n], or an error.
+Result<int64_t> SquareSize(const Buf& a, const char* op) {
+  const std::vector<int64_t>& d = Dims(a);
+  if (d.size() < 2 || d[d.size() - 1] != d[d.size() - 2])
+    return Status::Error(std::string(op) + " takes batches of square matrices [..., n, n]");
+  if (!IsFloat(a.type()))
+    return Status::Error(std::string(op) + " of " + std::string(PrimitiveTypeName(a.type())) +
+                         " is not implemented (floating-point element types only)");
+  return d.back();
+}
+
+}  // namespace
+
+Status KernelCholesky(const Step& bundle, const Buf& a, const Buf& out) {
+  NHLO_ASSIGN_OR_RETURN(int64_t n, SquareSize(a, "cholesky"));
+  if (Dims(out) != Dims(a) || out.type() != a.type())
+    return Status::Error("cholesky result must have its operand's shape");
+  const AttrRecord* lower_attr = bundle.Find(AttrId::kLower);
+  bool lower = !lower_attr || lower_attr->b;
+  int64_t batch = n == 0 ? 0 : a.count() / (n * n);
+  return DispatchType(a.type(), [&](auto tr) -> Status {
+    using C = typename decltype(tr)::Compute;
+    if constexpr (!std::is_floating_point_v<C>) {
+      return Status::Error("cholesky: not a float type");
+    } else {
+      // Rounds a computed value to the element type, as each HLO op of the expansion does.
+      uint8_t scratch[8];
+      auto round = [&](C v) {
+        tr.Store(scratch, 0, v);
+        return tr.Load(scratch, 0);
+      };
+      std::vector<C> m(static_cast<size_t>(n * n)), l(static_cast<size_t>(n * n)), s(static_cast<size_t>(n));
+      for (int64_t b = 0; b < batch; ++b) {
+        const int64_t base = b * n * n;
+        // Upper: the lower factor of the transpose, transposed back.
+        for (int64_t r = 0; r < n; ++r)
+          for (int64_t c = 0; c < n; ++c) m[r * n + c] = tr.Load(a.data, base + (lower ? r * n + c : c * n + r));
+        std::fill(l.begin(), l.end(), C(0));
+        bool error = false;
+        for (int64_t j = 0; j < n; ++j) {
+          for (int64_t r = j; r < n; ++r) {
+            C dot = 0;
+            for (int64_t k = 0; k < n; ++k) dot += l[r * n + k] * l[j * n + k];
+            s[r] = round(m[r * n + j] - round(dot));
+          }
+          C ljj = round(std::sqrt(s[j]));
+          error |= std::isnan(ljj);
+          for (int64_t r = j; r < n; ++r) l[r * n + j] = round(round(s[r] / ljj) + C(0));
+        }
+        for (int64_t r = 0; r < n; ++r)
+          for (int64_t c = 0; c < n; ++c)
+            tr.Store(out.data, base + (lower ? r * n + c : c * n + r),
+                     error ? std::numeric_limits<C>::quiet_NaN() : l[r * n + c]);
+      }
+      return OkStatus();
+    }
+  });
+}
+
+Status KernelTriangularSolve(const Step& bundle, const Buf& a, const Buf& b, const Buf& out) {
+  NHLO_ASSIGN_OR_RETURN(int64_t k_size, SquareSize(a, "triangular-solve"));
+  const AttrRecord* left_attr = bundle.Find(AttrId::kLeftSide);
+  const AttrRecord* lower_attr = bundle.Find(AttrId::kLower);
+  const AttrRecord* unit_attr = bundle.Find(AttrId::kUnitDiagonal);
+  const AttrRecord* transpose_attr = bundle.Find(AttrId::kTransposeA);
+  bool left = left_attr && left_attr->b, lower = lower_attr && lower_attr->b, unit = unit_attr && unit_attr->b;
+  bool transposed = transpose_attr && static_cast<TransposeA>(transpose_attr->i) != TransposeA::kNoTranspose;
+  const std::vector<int64_t>& bd = Dims(b);
+  if (b.type() != a.type() || out.type() != a.type() || Dims(out) != bd || bd.size() != Dims(a).size())
+    return Status::Error("triangular-solve takes a and b of one type and rank and returns b's shape");
+  int64_t rows = bd[bd.size() - 2], cols = bd.back();
+  if ((left ? rows : cols) != k_size)
+    return Status::Error("triangular-solve: a is " + std::to_string(k_size) + "x" + std::to_string(k_size) +
+                         " but b's " + (left ? "rows" : "columns") + " number " + std::to_string(left ? rows : cols));
+  for (size_t d = 0; d + 2 < bd.size(); ++d)
+    if (bd[d] != Dims(a)[d]) return Status::Error("triangular-solve: a and b differ in their batch dimensions");
+  int64_t matrices = rows * cols == 0 ? 0 : b.count() / (rows * cols);
+  // op(a) is lower triangular when a's used triangle is lower and not transposed, or upper and
+  // transposed (ADJOINT of a real matrix is its transpose).
+  bool lower_eff = lower != transposed;
+  return DispatchType(a.type(), [&](auto tr) -> Status {
+    using C = typename decltype(tr)::Compute;
+    if constexpr (!std::is_floating_point_v<C>) {
+      return Status::Error("triangular-solve: not a float type");
+    } else {
+      std::vector<C> x(static_cast<size_t>(rows * cols));
+      for (int64_t mtx = 0; mtx < matrices; ++mtx) {
+        const int64_t abase = mtx * k_size * k_size, bbase = mtx * rows * cols;
+        auto op_a = [&](int64_t i, int64_t k) {  // op(a)[i][k] in its triangle
+          return tr.Load(a.data, abase + (transposed ? k * k_size + i : i * k_size + k));
+        };
+        for (int64_t i = 0; i < rows * cols; ++i) x[i] = tr.Load(b.data, bbase + i);
+        // Left: op(a) X = B, one column of X at a time; right: X op(a) = B, one row at a time.
+        // Unknown t of a line depends on the ones before it in solve order (k < t for lower
+        // left and upper right, k > t otherwise).
+        bool forward = left ? lower_eff : !lower_eff;
+        int64_t lines = left ? cols : rows;
+        for (int64_t line = 0; line < lines; ++line) {
+          auto at = [&](int64_t t) -> C& { return left ? x[t * cols + line] : x[line * cols + t]; };
+          for (int64_t step = 0; step < k_size; ++step) {
+            int64_t t = forward ? step : k_size - 1 - step;
+            C sum = 0;
+            for (int64_t k = 0; k < k_size; ++k) {
+              bool before = forward ? k < t : k > t;
+              if (before) sum += (left ? op_a(t, k) : op_a(k, t)) * at(k);
+            }
+            C v = at(t) - sum;
+            if (!unit) v /= op_a(t, t);
+            at(t) = v;
+          }
+        }
+        for (int64_t i = 0; i < rows * cols; ++i) tr.Store(out.data, bbase + i, x[i]);
+      }
+      return OkStatus();
+    }
+  });
+}
+
+}  // namespace nhlo

@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: Apache-2.0
+// Load-time lowering: custom calls (the target's kind from types/custom_call_targets.def, its
+// backend_config decoded once, for TopK the order its comparator gives) and the signatures of
+// the scalar computations ops call per element.
+#include <string>
+
+#include "interp/kernels.h"
+
+namespace nhlo {
+namespace {
+
+// The computation a custom call names (called_computations first, then to_apply), or null.
+const ComputationRecord* NamedComputation(const BundleProgram& p, const Step& s) {
+  for (AttrId id : {AttrId::kCalledComputations, AttrId::kToApply})
+    if (const AttrRecord* a = s.Find(id); a && !a->computations.empty()) return &p.computations[a->computations[0]];
+  return nullptr;
+}
+
+// XLA's TopkDecomposer reads a comparator whose root is compare(p0, p1) GT (or compare(p1, p0) LT)
+// as GtTotalOrder, and compare(p0, p1) LT (or compare(p1, p0) GT) as LtTotalOrder. Anything else
+// runs as written. A comparator of (value, value, index, index) is read the same way.
+TopKOrder ComparatorOrder(const ComputationRecord& f) {
+  if (f.params.size() != 2 && f.params.size() != 4) return TopKOrder::kComparator;
+  for (const BundleRecord& b : f.bundles) {
+    if (b.result != f.root) continue;
+    const AttrRecord* dir = b.Find(AttrId::kDirection);
+    if (b.opcode != Opcode::kCompare || b.operands.size() != 2 || !dir) return TopKOrder::kComparator;
+    bool straight = b.operands[0] == f.params[0] && b.operands[1] == f.params[1];
+    bool swapped = b.operands[0] == f.params[1] && b.operands[1] == f.params[0];
+    auto d = static_cast<ComparisonDirection>(dir->i);
+    if ((straight && d == ComparisonDirection::kGt) || (swapped && d == ComparisonDirection::kLt))
+      return TopKOrder::kDescending;
+    if ((straight && d == ComparisonDirection::kLt) || (swapped && d == ComparisonDirection::kGt))
+      return TopKOrder::kAscending;
+    return TopKOrder::kComparator;
+  }
+  return TopKOrder::kComparator;
+}
+
+// A comparator that runs as written binds two scalars of the operand's type and returns pred[].
+Status CheckComparator(const ComputationRecord& comp, const BundleRecord& b, const ComputationRecord& f) {
+  if (b.operands.size() != 1) return Status::Error("TopK takes one operand");
+  PrimitiveType t = comp.buffers[b.operands[0]].type;
+  const BufferRecord& root = f.buffers[f.root];
+  bool ok = IsArrayType(t) && f.params.size() == 2 && root.type == PrimitiveType::kPred && root.size == 1;
+  for (size_t i = 0; ok && i < 2; ++i)
+    ok = f.buffers[f.params[i]].type == t && f.buffers[f.params[i]].size == static_cast<uint64_t>(HostByteSize(t));
+  if (!ok)
+    return Status::Error("TopK comparator '" + std::string(f.name) + "' must take two " +
+                         std::string(PrimitiveTypeName(t)) + " scalars and return pred[]");
+  return OkStatus();
+}
+
+}  // namespace
+
+Status LowerCustomCall(const BundleProgram& p, const ComputationRecord& comp, Step& s) {
+  const AttrRecord* target = s.Find(AttrId::kCustomCallTarget);
+  std::string_view name = target ? target->text : std::string_view();
+  const AttrRecord* config = s.Find(AttrId::kBackendConfig);
+  std::string_view json = config ? config->text : std::string_view();
+  const ComputationRecord* called = NamedComputation(p, s);
+  s.custom_call = CustomCallKindOf(name, called != nullptr);
+  auto configs = std::make_unique<Step::Configs>();
+  switch (s.custom_call) {
+    case CustomCallKind::kNone: case CustomCallKind::kUnknown:
+      s.custom_call = CustomCallKind::kUnknown;
+      return Status::Error("the interpreter does not know custom_call_target \"" + std::string(name) + "\"");
+    case CustomCallKind::kUniformQuantize: case CustomCallKind::kUniformDequantize: {
+      if (!config) return Status::Error("uniform quantize custom call has no backend_config");
+      NHLO_ASSIGN_OR_RETURN(configs->uniform_quant, ParseUniformQuantConfig(json));
+      break;
+    }
+    case CustomCallKind::kQuantizeMx: {
+      if (!config) return Status::Error("QuantizeMX custom call has no backend_config");
+      NHLO_ASSIGN_OR_RETURN(configs->quantize_mx, ParseQuantizeMxConfig(json));
+      break;
+    }
+    case CustomCallKind::kScaledMatmul: {
+      if (!config) return Status::Error("ScaledMatmul custom call has no backend_config");
+      NHLO_ASSIGN_OR_RETURN(configs->scaled_matmul, ParseScaledMatmulConfig(json));
+      break;
+    }
+    case CustomCallKind::kIdentity: case CustomCallKind::kShardShape:
+      if (s.bundle->operands.size() != 1)
+        return Status::Error("custom_call_target \"" + std::string(name) + "\" takes one operand");
+      return OkStatus();
+    case CustomCallKind::kTopK:
+      s.topk_order = called ? ComparatorOrder(*called) : TopKOrder::kDescending;
+      if (s.topk_order == TopKOrder::kComparator) return CheckComparator(comp, *s.bundle, *called);
+      return OkStatus();
+    case CustomCallKind::kCallComputation:
+      if (!called)
+        return Status::Error("custom_call_target \"" + std::string(name) + "\" names no computation to run");
+      return OkStatus();
+  }
+  s.config = std::move(configs);
+  return OkStatus();
+}
+
+// Ops that call a computation once per element (map, sort, reduce-window, scatter) bind
+// scalars of known types to its parameters: checked here, once, instead of on every call.
+Status CheckScalarCallee(const BundleProgram& p, const ComputationRecord& comp, const Step& s) {
+  const BundleRecord& b = *s.bundle;
+  std::vector<PrimitiveType> want;
+  auto type_of = [&](size_t operand) { return comp.buffers[b.operands[operand]].type; };
+  size_t n = b.operands.size();
+  switch (s.family) {
+    case OpFamily::kMap:
+      for (size_t i = 0; i < n; ++i) want.push_back(type_of(i));
+      break;
+    case OpFamily::kSort:
+      for (size_t i = 0; i < n; ++i) want.insert(want.end(), {type_of(i), type_of(i)});
+      break;
+    case OpFamily::kReduceWindow:  // inputs..., inits...: the reducer takes (accumulators, elements)
+      if (n % 2 != 0) return OkStatus();  // RunReduceWindow reports it
+      for (size_t i = n / 2; i < n; ++i) want.push_back(type_of(i));
+      for (size_t i = 0; i < n / 2; ++i) want.push_back(type_of(i));
+      break;
+    case OpFamily::kScatter:  // inputs..., indices, updates...: (current values, updates)
+      if (n % 2 != 1) return OkStatus();  // RunScatter reports it
+      for (size_t i = 0; i < n / 2; ++i) want.push_back(type_of(i));
+      for (size_t i = n / 2 + 1; i < n; ++i) want.push_back(type_of(i));
+      break;
+    case OpFamily::kNotExecutable: case OpFamily::kBound: case OpFamily::kTuple: case OpFamily::kGetTupleElement:
+    case OpFamily::kCopy: case OpFamily::kTupleResult: case OpFamily::kCall: case OpFamily::kFusion:
+    case OpFamily::kWhile: case OpFamily::kConditional: case OpFamily::kReduce: case OpFamily::kUnary:
+    case OpFamily::kBinary: case OpFamily::kCompare: case OpFamily::kSelect: case OpFamily::kClamp:
+    case OpFamily::kConvert: case OpFamily::kBitcastConvert: case OpFamily::kBroadcast: case OpFamily::kReshape:
+    case OpFamily::kTranspose: case OpFamily::kIota: case OpFamily::kSlice: case OpFamily::kConcatenate:
+    case OpFamily::kPad: case OpFamily::kReverse: case OpFamily::kDynamicSlice: case OpFamily::kDynamicUpdateSlice:
+    case OpFamily::kDot: case OpFamily::kGather: case OpFamily::kConvolution: case OpFamily::kScaledDot:
+    case OpFamily::kReducePrecision: case OpFamily::kSelectAndScatter: case OpFamily::kRng:
+    case OpFamily::kCholesky: case OpFamily::kTriangularSolve: case OpFamily::kStochasticConvert:
+      return OkStatus();
+  }
+  const AttrRecord* to_apply = s.Find(AttrId::kToApply);
+  if (!to_apply || to_apply->computations.empty())
+    return Status::Error("bundle '" + std::string(OpcodeName(b.opcode)) + "' has no to_apply computation");
+  const ComputationRecord* f = &p.computations[to_apply->computations[0]];
+  if (f->params.size() != want.size())
+    return Status::Error("computation '" + std::string(f->name) + "' takes " + std::to_string(f->params.size()) +
+                         " parameters, '" + std::string(OpcodeName(b.opcode)) + "' passes " +
+                         std::to_string(want.size()));
+  for (size_t i = 0; i < want.size(); ++i) {
+    const BufferRecord& pb = f->buffers[f->params[i]];
+    if (pb.type != want[i] || !IsArrayType(want[i]) || pb.size != static_cast<uint64_t>(HostByteSize(want[i])))
+      return Status::Error("parameter " + std::to_string(i) + " of '" + std::string(f->name) + "' is not a " +
+                           std::string(PrimitiveTypeName(want[i])) + " scalar");
+  }
+  return OkStatus();
+}
+
+}  // namespace nhlo

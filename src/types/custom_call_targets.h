@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: Apache-2.0
+// The custom-call targets nhlo knows (custom_call_targets.def) and what each one runs as. Shared
+// by the compiler, which refuses any other target, and the interpreter's loader.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+namespace nhlo {
+
+/// What a custom call runs as. kNone: not a custom call; kUnknown: a target nhlo cannot run.
+enum class CustomCallKind : uint8_t {
+  kNone,
+  kUnknown,
+  kUniformQuantize,
+  kUniformDequantize,
+  kQuantizeMx,
+  kScaledMatmul,
+  kIdentity,         // result = operand
+  kShardShape,       // result = operand's bytes in the result's dimensions (same element count)
+  kTopK,             // (values, indices) of the k first elements in the comparator's order
+  kCallComputation,  // result = the called computation run on the operands
+};
+
+struct CustomCallTargetRow {
+  CustomCallKind kind;
+  std::string_view target;
+  bool prefix;  // matches every target that starts with `target`
+  std::string_view meaning;
+};
+
+/// Every row of custom_call_targets.def, in its order.
+std::span<const CustomCallTargetRow> KnownCustomCallTargets();
+
+/// The row that matches `target` (exact rows before prefix rows); null when none does.
+const CustomCallTargetRow* FindCustomCallTarget(std::string_view target);
+
+/// What a custom call with `target` runs as: its row's kind; without a row, kCallComputation
+/// when it names a called computation, else kUnknown.
+CustomCallKind CustomCallKindOf(std::string_view target, bool calls_computation);
+
+}  // namespace nhlo
