@@ -236,7 +236,7 @@ class Writer {
       const Instruction* inst = comp.instructions[i];
       position[inst] = static_cast<uint32_t>(i);
       // A custom call nhlo cannot run has no bundle: refused here, at its line, not when it runs.
-      if (inst->opcode == Opcode::kCustomCall)
+      if (inst->opcode == Opcode::kCustomCall && opts_.refuse_unknown_custom_calls)
         if (Status s = CheckCustomCallExecutable(*inst); !s.ok())
           return Status::FromDiagnostic(DiagnosticFor(m_, *inst, s.message()));
       BufferKind kind = inst->opcode == Opcode::kParameter  ? BufferKind::kParameter

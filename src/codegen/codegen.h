@@ -16,6 +16,10 @@ struct CodegenOptions {
   TargetArch arch = TargetArch::kV4;
   /// Reject host-only ("golden") element types that have no backend dtype.
   bool device_only = false;
+  /// Refuse custom calls whose target nhlo cannot run (the default: a bundle holds only what
+  /// the interpreter executes). Layout studies (nhlo-corpus-check) turn it off to measure the
+  /// format and buffer assignment on every module.
+  bool refuse_unknown_custom_calls = true;
 };
 
 /// What buffer assignment achieved: per computation its frame and the lower bound for it (the
