@@ -211,7 +211,9 @@ struct Module {
 
   Arena arena;
   std::string_view name;
-  std::vector<std::unique_ptr<Computation>> computations;  // callees before callers
+  /// Callees before callers. Add through AddComputation, which keeps FindComputation's index;
+  /// reordering is free, but removing or renaming a computation must go through the index too.
+  std::vector<std::unique_ptr<Computation>> computations;
   Computation* entry = nullptr;
   /// Header attributes other than the name, kept as (name, raw text) in source order.
   std::vector<std::pair<std::string_view, std::string_view>> header_attrs;
@@ -223,7 +225,11 @@ struct Module {
   /// instructions in O(1) without a set.
   uint32_t NewMark() { return ++mark_counter_; }
 
+  /// A new computation at the end of `computations`. Its name must not be taken (the parser
+  /// reports a duplicate before adding).
   Computation* AddComputation(std::string_view name);
+  /// The computation called `name`, or null; hashed, as it is asked once per computation and
+  /// once per reference (dumps have thousands of computations).
   Computation* FindComputation(std::string_view name) const;
   /// A new instruction in `comp`, appended at the end (callers reorder as needed). The name is
   /// made unique within the module from `base_name`.
@@ -248,6 +254,8 @@ struct Module {
  private:
   struct NameSet;
   std::unique_ptr<NameSet> names_;
+  struct ComputationIndex;
+  std::unique_ptr<ComputationIndex> computation_index_;
   uint32_t mark_counter_ = 0;
   // Parsed configs live outside the arena: JSON values own heap memory and need destroying. The
   // deleter is defined beside ParseJson (ir/json_values.cc), so only that file includes the
