@@ -38,11 +38,13 @@ struct Layout {
 /// An array shape (element type + dims), a tuple, a token or opaque. Trivially copyable: the
 /// spans point into the module arena (or are empty).
 struct Shape {
-  PrimitiveType type = PrimitiveType::kInvalid;
+  // Field order packs the 4-aligned spans and the type into 48 bytes: tuple shapes hold one
+  // Shape per element, and an instruction holds one.
   Span<int64_t> dims{};             // for `?` dims the value is -1
   Span<DimKind> dim_kinds{};        // empty when every dim is static
-  const Layout* layout = nullptr; // null: default (row-major) layout
   Span<Shape> tuple{};              // elements when type == kTuple
+  PrimitiveType type = PrimitiveType::kInvalid;
+  const Layout* layout = nullptr; // null: default (row-major) layout
 
   bool IsTuple() const { return type == PrimitiveType::kTuple; }
   bool IsArray() const { return IsArrayType(type); }
@@ -141,6 +143,7 @@ struct Attribute {
 };
 
 static_assert(sizeof(Attribute) == 48, "a large module carries millions of attributes");
+static_assert(sizeof(Shape) == 48, "a tuple shape holds one Shape per element");
 
 // ----------------------------------------------------------------------------------------
 // Instructions, computations, modules
@@ -169,6 +172,8 @@ struct Instruction {
   const Attribute* FindAttr(AttrId id) const;
   const Instruction* operand(size_t i) const { return operands[i]; }
 };
+
+static_assert(sizeof(Instruction) == 128, "a module holds one per instruction: about 2x the text of short lines");
 
 struct Computation {
   std::string_view name;
