@@ -168,12 +168,13 @@ void RunSize(const nhlo_bench::ShapeInfo& shape, int64_t target, const Options& 
   // Memory per input byte: what parsing and verifying added to the process at its peak (arena,
   // name tables, vectors: the maxrss delta) over the text's size. The module also keeps the
   // text itself, one more byte per byte.
-  std::printf("%-8s %9zu instructions %7zu computations %7.1f MB  parse+verify %8.3f s  best %6.1f MB/s  median %6.1f MB/s"
-              "  %5.2f M instr/s  (%2.0f%% verify)  print %6.1f MB/s  memory +%.2fx the text (arena blocks %.2fx)"
-              "  [generated in %.1f s]\n",
-              std::string(shape.name).c_str(), first.instructions, first.computations, mb, best_s, Best(rates),
-              Median(rates), first.instructions / best_s / 1e6, 100 * Median(verify_shares), Best(print_rates),
-              growth_mb / mb, first.arena_bytes / 1e6 / mb, generate_s);
+  std::printf(
+      "%-8s %9zu instructions %7zu computations %7.1f MB  parse+verify %8.3f s  best %6.1f MB/s  median %6.1f MB/s"
+      "  %5.2f M instr/s  (%2.0f%% verify)  print %6.1f MB/s  memory +%.2fx the text (arena blocks %.2fx)"
+      "  [generated in %.1f s]\n",
+      std::string(shape.name).c_str(), first.instructions, first.computations, mb, best_s, Best(rates), Median(rates),
+      first.instructions / best_s / 1e6, 100 * Median(verify_shares), Best(print_rates), growth_mb / mb,
+      first.arena_bytes / 1e6 / mb, generate_s);
   std::fflush(stdout);
 }
 
@@ -292,7 +293,8 @@ int RunFiles(const std::string& dir, size_t largest, int repeats) {
   namespace fs = std::filesystem;
   std::vector<FileFigures> files;
   std::error_code ec;
-  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec)) {
     if (!it->is_regular_file() || it->path().extension() != ".hlo") continue;
     FileFigures f;
     f.path = it->path().string();
@@ -309,14 +311,16 @@ int RunFiles(const std::string& dir, size_t largest, int repeats) {
   if (largest && files.size() > largest) files.resize(largest);
   std::printf("%zu files under %s, best of %d runs each (parse includes splitting at `// -----`)\n", files.size(),
               dir.c_str(), repeats);
-  std::printf("%10s %9s %9s %9s %9s %7s  %s\n", "bytes", "parse", "verify", "p+v", "read+scan", "memory", "file (MB/s)");
+  std::printf("%10s %9s %9s %9s %9s %7s  %s\n", "bytes", "parse", "verify", "p+v", "read+scan", "arena",
+              "file (MB/s)");
   FileFigures sum;
   for (FileFigures& f : files) {
     MeasureFile(f, repeats);
     double mb = f.bytes / 1e6;
     std::printf("%10zu %9.1f %9.1f %9.1f %9.1f %6.2fx  %s%s%s\n", f.bytes, mb / f.parse_s, mb / f.verify_s,
-                mb / (f.parse_s + f.verify_s), mb / (f.read_s + f.scan_s), f.bytes ? double(f.arena_bytes) / f.bytes : 0.0,
-                fs::path(f.path).filename().c_str(), f.failure.empty() ? "" : "  ", f.failure.c_str());
+                mb / (f.parse_s + f.verify_s), mb / (f.read_s + f.scan_s),
+                f.bytes ? double(f.arena_bytes) / f.bytes : 0.0, fs::path(f.path).filename().c_str(),
+                f.failure.empty() ? "" : "  ", f.failure.c_str());
     std::fflush(stdout);
     sum.bytes += f.bytes;
     sum.parse_s = (sum.parse_s == 1e30 ? 0 : sum.parse_s) + f.parse_s;
@@ -329,18 +333,20 @@ int RunFiles(const std::string& dir, size_t largest, int repeats) {
   double wc_s = TimeWc(files, repeats);
   const char* locale = std::getenv("LC_ALL");
   if (!locale || !*locale) locale = std::getenv("LANG");
-  std::printf("aggregate: %.1f MB in %zu files: parse %.1f MB/s, verify %.1f MB/s, parse+verify %.1f MB/s (%.3f s); "
-              "read %.1f MB/s, read+word scan %.1f MB/s (%.3f s); wc -w %.1f MB/s (%.3f s, locale %s); "
-              "parse+verify / wc -w time %.2f; arena %.2fx the text\n",
-              mb, files.size(), mb / sum.parse_s, mb / sum.verify_s, mb / (sum.parse_s + sum.verify_s),
-              sum.parse_s + sum.verify_s, mb / sum.read_s, mb / (sum.read_s + sum.scan_s), sum.read_s + sum.scan_s,
-              wc_s > 0 ? mb / wc_s : 0.0, wc_s, locale && *locale ? locale : "C",
-              wc_s > 0 ? (sum.parse_s + sum.verify_s) / wc_s : 0.0, double(sum.arena_bytes) / sum.bytes);
+  std::printf(
+      "aggregate: %.1f MB in %zu files: parse %.1f MB/s, verify %.1f MB/s, parse+verify %.1f MB/s (%.3f s); "
+      "read %.1f MB/s, read+word scan %.1f MB/s (%.3f s); wc -w %.1f MB/s (%.3f s, locale %s); "
+      "parse+verify / wc -w time %.2f; arena %.2fx the text\n",
+      mb, files.size(), mb / sum.parse_s, mb / sum.verify_s, mb / (sum.parse_s + sum.verify_s),
+      sum.parse_s + sum.verify_s, mb / sum.read_s, mb / (sum.read_s + sum.scan_s), sum.read_s + sum.scan_s,
+      wc_s > 0 ? mb / wc_s : 0.0, wc_s, locale && *locale ? locale : "C",
+      wc_s > 0 ? (sum.parse_s + sum.verify_s) / wc_s : 0.0, double(sum.arena_bytes) / sum.bytes);
   return 0;
 }
 
 constexpr const char* kUsage =
-    "usage: nhlo-parser-bench [--shape=NAME[,NAME...]|all] [--repeat=N] [--timeout=SECONDS] [--write=FILE] [INSTRUCTIONS...]\n"
+    "usage: nhlo-parser-bench [--shape=NAME[,NAME...]|all] [--repeat=N] [--timeout=SECONDS] [--write=FILE] "
+    "[INSTRUCTIONS...]\n"
     "       nhlo-parser-bench --files=DIR [--largest=N] [--repeat=N]\n"
     "  Generated modules (default shape flat, sizes 10000 100000 1000000, N=5, timeout 600 s per run):\n"
     "  parse+verify and print MB/s, instructions/s and memory per input byte, each run in its own process.\n"
@@ -412,8 +418,10 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (opt.write_path.empty())
-    std::printf("nhlo parser benchmark (one core; each module generated once, then measured %d times, each run in its "
-                "own process)\n", opt.repeats);
+    std::printf(
+        "nhlo parser benchmark (one core; each module generated once, then measured %d times, each run in its "
+        "own process)\n",
+        opt.repeats);
   std::fflush(stdout);
   for (const nhlo_bench::ShapeInfo* shape : shapes) {
     for (int64_t n : sizes) {

@@ -43,8 +43,10 @@ std::string Header(std::string_view shape, int64_t target) {
 
 void Metadata(std::string& s, Gen& g, int64_t i, std::string_view op) {
   Put(s, ", metadata={op_type=\"", op, "\" op_name=\"jit(train_step)/jit(main)/transformer/layer_", i % 48,
-      "/attention/dot_general[dimension_numbers=(((2,), (1,)), ((0,), (0,)))]\" source_file=\"/home/user/model/layers.py\" "
-      "source_line=", 100 + g.Next() % 900, "}");
+      "/attention/dot_general[dimension_numbers=(((2,), (1,)), ((0,), (0,)))]\" "
+      "source_file=\"/home/user/model/layers.py\" "
+      "source_line=",
+      100 + g.Next() % 900, "}");
 }
 
 constexpr const char* kReducer =
@@ -61,7 +63,8 @@ std::string Flat(int64_t target) {
        "  %p1 = f32[64,256]{1,0} parameter(1)\n  %m = f32[64,256]{1,0} multiply(%p0, %p1)\n"
        "  ROOT %t = f32[64,256]{1,0} tanh(%m)\n}\n\n";
   s += "%cond (c: (s32[], f32[64,256])) -> pred[] {\n  %c = (s32[], f32[64,256]{1,0}) parameter(0)\n"
-       "  %i = s32[] get-tuple-element(%c), index=0\n  %n = s32[] constant(10)\n  ROOT %lt = pred[] compare(%i, %n), direction=LT\n}\n\n";
+       "  %i = s32[] get-tuple-element(%c), index=0\n  %n = s32[] constant(10)\n  ROOT %lt = pred[] compare(%i, %n), "
+       "direction=LT\n}\n\n";
   s += "%body (b: (s32[], f32[64,256])) -> (s32[], f32[64,256]) {\n  %b = (s32[], f32[64,256]{1,0}) parameter(0)\n"
        "  %i = s32[] get-tuple-element(%b), index=0\n  %x = f32[64,256]{1,0} get-tuple-element(%b), index=1\n"
        "  %one = s32[] constant(1)\n  %j = s32[] add(%i, %one)\n  %y = f32[64,256]{1,0} exponential(%x)\n"
@@ -73,8 +76,10 @@ std::string Flat(int64_t target) {
   for (int64_t i = 0; i < target; ++i) {
     std::string name = "v" + std::to_string(i);
     switch (g.Next() % 16) {
-      case 0: case 1:
-        Put(s, "  %", name, " = f32[64,256]{1,0} dot(%", prev, ", %w), lhs_contracting_dims={1}, rhs_contracting_dims={0}, "
+      case 0:
+      case 1:
+        Put(s, "  %", name, " = f32[64,256]{1,0} dot(%", prev,
+            ", %w), lhs_contracting_dims={1}, rhs_contracting_dims={0}, "
             "operand_precision={highest,highest}");
         Metadata(s, g, i, i % 3 ? "dot_general" : "add");
         s += '\n';
@@ -85,7 +90,8 @@ std::string Flat(int64_t target) {
         s += '\n';
         break;
       case 3:
-        Put(s, "  %", name, ".c = f32[8,32,32,16]{3,2,1,0} convolution(%img, %ker), window={size=3x3 pad=1_1x1_1}, "
+        Put(s, "  %", name,
+            ".c = f32[8,32,32,16]{3,2,1,0} convolution(%img, %ker), window={size=3x3 pad=1_1x1_1}, "
             "dim_labels=b01f_01io->b01f");
         Metadata(s, g, i, i % 3 ? "dot_general" : "add");
         Put(s, "\n  %", name, " = f32[64,256]{1,0} add(%", prev, ", %x)\n");
@@ -93,7 +99,8 @@ std::string Flat(int64_t target) {
         break;
       case 4:
         Put(s, "  %", name, ".k = f32[256]{0} constant({");
-        for (int k = 0; k < 256; ++k) Put(s, k ? ", " : "", static_cast<int>(g.Next() % 2000) - 1000, ".", g.Next() % 100);
+        for (int k = 0; k < 256; ++k)
+          Put(s, k ? ", " : "", static_cast<int>(g.Next() % 2000) - 1000, ".", g.Next() % 100);
         Put(s, "})\n  %", name, ".b = f32[64,256]{1,0} broadcast(%", name, ".k), dimensions={1}\n");
         Put(s, "  %", name, " = f32[64,256]{1,0} multiply(%", prev, ", %", name, ".b)");
         Metadata(s, g, i, i % 3 ? "dot_general" : "add");
@@ -101,7 +108,8 @@ std::string Flat(int64_t target) {
         i += 2;
         break;
       case 5:
-        Put(s, "  %", name, ".z = s32[] constant(0)\n  %", name, ".t = (s32[], f32[64,256]{1,0}) tuple(%", name, ".z, %", prev, ")\n");
+        Put(s, "  %", name, ".z = s32[] constant(0)\n  %", name, ".t = (s32[], f32[64,256]{1,0}) tuple(%", name,
+            ".z, %", prev, ")\n");
         Put(s, "  %", name, ".w = (s32[], f32[64,256]{1,0}) while(%", name, ".t), condition=%cond, body=%body\n");
         Put(s, "  %", name, " = f32[64,256]{1,0} get-tuple-element(%", name, ".w), index=1\n");
         i += 3;
@@ -133,16 +141,15 @@ std::string Fusions(int64_t target) {
   int64_t layers = target / 13 + 1;
   for (int64_t l = 0; l < layers; ++l) {
     Put(s, "%fused_computation.", l, " (param_0.", l, ": f32[64,256], param_1.", l, ": f32[256]) -> f32[64,256] {\n",
-        "  %param_0.", l, " = f32[64,256]{1,0} parameter(0)\n",
-        "  %param_1.", l, " = f32[256]{0} parameter(1)\n",
-        "  %broadcast.", l, " = f32[64,256]{1,0} broadcast(%param_1.", l, "), dimensions={1}\n",
-        "  %multiply.", l, " = f32[64,256]{1,0} multiply(%param_0.", l, ", %broadcast.", l, ")\n",
-        "  %constant.", l, " = f32[] constant(0.5)\n",
-        "  %broadcast.", l, ".1 = f32[64,256]{1,0} broadcast(%constant.", l, "), dimensions={}\n",
-        "  ROOT %add.", l, " = f32[64,256]{1,0} add(%multiply.", l, ", %broadcast.", l, ".1)\n}\n\n");
-    Put(s, "%region_", l, ".", 3 * l + 7, " (Arg_0.", l, ": f32[], Arg_1.", l, ": f32[]) -> f32[] {\n",
-        "  %Arg_0.", l, " = f32[] parameter(0)\n  %Arg_1.", l, " = f32[] parameter(1)\n",
-        "  ROOT %add.", l, ".r = f32[] add(%Arg_0.", l, ", %Arg_1.", l, ")\n}\n\n");
+        "  %param_0.", l, " = f32[64,256]{1,0} parameter(0)\n", "  %param_1.", l, " = f32[256]{0} parameter(1)\n",
+        "  %broadcast.", l, " = f32[64,256]{1,0} broadcast(%param_1.", l, "), dimensions={1}\n", "  %multiply.", l,
+        " = f32[64,256]{1,0} multiply(%param_0.", l, ", %broadcast.", l, ")\n", "  %constant.", l,
+        " = f32[] constant(0.5)\n", "  %broadcast.", l, ".1 = f32[64,256]{1,0} broadcast(%constant.", l,
+        "), dimensions={}\n", "  ROOT %add.", l, " = f32[64,256]{1,0} add(%multiply.", l, ", %broadcast.", l,
+        ".1)\n}\n\n");
+    Put(s, "%region_", l, ".", 3 * l + 7, " (Arg_0.", l, ": f32[], Arg_1.", l, ": f32[]) -> f32[] {\n", "  %Arg_0.", l,
+        " = f32[] parameter(0)\n  %Arg_1.", l, " = f32[] parameter(1)\n", "  ROOT %add.", l, ".r = f32[] add(%Arg_0.",
+        l, ", %Arg_1.", l, ")\n}\n\n");
   }
   s += "ENTRY %main.0 (x: f32[64,256], bias: f32[256]) -> f32[64,256] {\n  %x = f32[64,256]{1,0} parameter(0)\n"
        "  %bias = f32[256]{0} parameter(1)\n";
@@ -150,9 +157,8 @@ std::string Fusions(int64_t target) {
   for (int64_t l = 0; l < layers; ++l) {
     Put(s, "  %fusion.", l, " = f32[64,256]{1,0} fusion(%", prev, ", %bias), kind=kLoop, calls=%fused_computation.", l);
     Metadata(s, g, l, "mul");
-    Put(s, "\n  %constant.", l, " = f32[] constant(0)\n",
-        "  %reduce.", l, " = f32[64]{0} reduce(%fusion.", l, ", %constant.", l, "), dimensions={1}, to_apply=%region_", l, ".",
-        3 * l + 7, "\n");
+    Put(s, "\n  %constant.", l, " = f32[] constant(0)\n", "  %reduce.", l, " = f32[64]{0} reduce(%fusion.", l,
+        ", %constant.", l, "), dimensions={1}, to_apply=%region_", l, ".", 3 * l + 7, "\n");
     prev = "fusion." + std::to_string(l);
   }
   Put(s, "  ROOT %out = f32[64,256]{1,0} copy(%", prev, ")\n}\n");
@@ -171,9 +177,11 @@ std::string MetadataShape(int64_t target) {
   for (int64_t i = 0; i < target; ++i) {
     const char* op = kOps[g.Next() % 4];
     Put(s, "  %", op, ".", i, " = f32[128]{0} ", op, "(%", prev, ", %p1), metadata={op_type=\"", op,
-        "\" op_name=\"jit(train_step)/jit(main)/transpose(jvp(Transformer))/decoder/layers_", i % 32,
-        "/mlp/dense_", i % 3, "/", op, "\" source_file=\"/usr/local/lib/python3.11/site-packages/flax/linen/linear.py\" "
-        "source_line=", 200 + g.Next() % 300, " source_end_line=", 520 + g.Next() % 10, " source_column=", g.Next() % 80,
+        "\" op_name=\"jit(train_step)/jit(main)/transpose(jvp(Transformer))/decoder/layers_", i % 32, "/mlp/dense_",
+        i % 3, "/", op,
+        "\" source_file=\"/usr/local/lib/python3.11/site-packages/flax/linen/linear.py\" "
+        "source_line=",
+        200 + g.Next() % 300, " source_end_line=", 520 + g.Next() % 10, " source_column=", g.Next() % 80,
         " source_end_column=", 80 + g.Next() % 40, "}\n");
     prev = std::string(op) + "." + std::to_string(i);
   }
@@ -185,8 +193,10 @@ std::string MetadataShape(int64_t target) {
 void LiteralRows(std::string& s, Gen& g, std::string_view type, int64_t n, int64_t row) {
   s += '{';
   for (int64_t i = 0; i < n; ++i) {
-    if (i % row == 0) s += i ? "}, {" : "{";
-    else s += ", ";
+    if (i % row == 0)
+      s += i ? "}, {" : "{";
+    else
+      s += ", ";
     uint64_t r = g.Next();
     if (type == "s32") {
       Put(s, static_cast<int64_t>(r % 200000) - 100000);
@@ -260,27 +270,29 @@ std::string Tuples(int64_t target) {
 std::string Calls(int64_t target) {
   std::string s = Header("calls", target);
   int64_t depth = target / 8 + 1;
-  s += "%c.0 (p.0: f32[16]) -> f32[16] {\n  %p.0 = f32[16]{0} parameter(0)\n  ROOT %n.0 = f32[16]{0} negate(%p.0)\n}\n\n";
+  s += "%c.0 (p.0: f32[16]) -> f32[16] {\n  %p.0 = f32[16]{0} parameter(0)\n  ROOT %n.0 = f32[16]{0} "
+       "negate(%p.0)\n}\n\n";
   s += "%cond (t: (s32[], f32[16])) -> pred[] {\n  %t = (s32[], f32[16]{0}) parameter(0)\n"
-       "  %i = s32[] get-tuple-element(%t), index=0\n  %n = s32[] constant(4)\n  ROOT %lt = pred[] compare(%i, %n), direction=LT\n}\n\n";
+       "  %i = s32[] get-tuple-element(%t), index=0\n  %n = s32[] constant(4)\n  ROOT %lt = pred[] compare(%i, %n), "
+       "direction=LT\n}\n\n";
   for (int64_t k = 1; k < depth; ++k) {
     if (k % 16 == 0) {
-      Put(s, "%body.", k, " (t.", k, ": (s32[], f32[16])) -> (s32[], f32[16]) {\n  %t.", k, " = (s32[], f32[16]{0}) parameter(0)\n",
-          "  %i.", k, " = s32[] get-tuple-element(%t.", k, "), index=0\n  %x.", k, " = f32[16]{0} get-tuple-element(%t.", k,
-          "), index=1\n  %one.", k, " = s32[] constant(1)\n  %j.", k, " = s32[] add(%i.", k, ", %one.", k, ")\n",
-          "  %y.", k, " = f32[16]{0} call(%x.", k, "), to_apply=%c.", k - 1, "\n",
-          "  ROOT %r.", k, " = (s32[], f32[16]{0}) tuple(%j.", k, ", %y.", k, ")\n}\n\n");
-      Put(s, "%c.", k, " (p.", k, ": f32[16]) -> f32[16] {\n  %p.", k, " = f32[16]{0} parameter(0)\n",
-          "  %z.", k, " = s32[] constant(0)\n  %t.", k, " = (s32[], f32[16]{0}) tuple(%z.", k, ", %p.", k, ")\n",
-          "  %w.", k, " = (s32[], f32[16]{0}) while(%t.", k, "), condition=%cond, body=%body.", k, "\n",
-          "  ROOT %g.", k, " = f32[16]{0} get-tuple-element(%w.", k, "), index=1\n}\n\n");
+      Put(s, "%body.", k, " (t.", k, ": (s32[], f32[16])) -> (s32[], f32[16]) {\n  %t.", k,
+          " = (s32[], f32[16]{0}) parameter(0)\n", "  %i.", k, " = s32[] get-tuple-element(%t.", k, "), index=0\n  %x.",
+          k, " = f32[16]{0} get-tuple-element(%t.", k, "), index=1\n  %one.", k, " = s32[] constant(1)\n  %j.", k,
+          " = s32[] add(%i.", k, ", %one.", k, ")\n", "  %y.", k, " = f32[16]{0} call(%x.", k, "), to_apply=%c.", k - 1,
+          "\n", "  ROOT %r.", k, " = (s32[], f32[16]{0}) tuple(%j.", k, ", %y.", k, ")\n}\n\n");
+      Put(s, "%c.", k, " (p.", k, ": f32[16]) -> f32[16] {\n  %p.", k, " = f32[16]{0} parameter(0)\n", "  %z.", k,
+          " = s32[] constant(0)\n  %t.", k, " = (s32[], f32[16]{0}) tuple(%z.", k, ", %p.", k, ")\n", "  %w.", k,
+          " = (s32[], f32[16]{0}) while(%t.", k, "), condition=%cond, body=%body.", k, "\n", "  ROOT %g.", k,
+          " = f32[16]{0} get-tuple-element(%w.", k, "), index=1\n}\n\n");
       continue;
     }
-    Put(s, "%c.", k, " (p.", k, ": f32[16]) -> f32[16] {\n  %p.", k, " = f32[16]{0} parameter(0)\n",
-        "  %a.", k, " = f32[16]{0} call(%p.", k, "), to_apply=%c.", k - 1, "\n",
-        "  %n.", k, " = f32[16]{0} negate(%a.", k, ")\n  %e.", k, " = f32[16]{0} exponential(%n.", k, ")\n",
-        "  %m.", k, " = f32[16]{0} multiply(%e.", k, ", %p.", k, ")\n  %s.", k, " = f32[16]{0} subtract(%m.", k, ", %a.", k, ")\n",
-        "  %x.", k, " = f32[16]{0} maximum(%s.", k, ", %p.", k, ")\n  ROOT %r.", k, " = f32[16]{0} add(%x.", k, ", %n.", k, ")\n}\n\n");
+    Put(s, "%c.", k, " (p.", k, ": f32[16]) -> f32[16] {\n  %p.", k, " = f32[16]{0} parameter(0)\n", "  %a.", k,
+        " = f32[16]{0} call(%p.", k, "), to_apply=%c.", k - 1, "\n", "  %n.", k, " = f32[16]{0} negate(%a.", k,
+        ")\n  %e.", k, " = f32[16]{0} exponential(%n.", k, ")\n", "  %m.", k, " = f32[16]{0} multiply(%e.", k, ", %p.",
+        k, ")\n  %s.", k, " = f32[16]{0} subtract(%m.", k, ", %a.", k, ")\n", "  %x.", k, " = f32[16]{0} maximum(%s.",
+        k, ", %p.", k, ")\n  ROOT %r.", k, " = f32[16]{0} add(%x.", k, ", %n.", k, ")\n}\n\n");
   }
   Put(s, "ENTRY %main (x: f32[16]) -> f32[16] {\n  %x = f32[16]{0} parameter(0)\n",
       "  ROOT %out = f32[16]{0} call(%x), to_apply=%c.", depth - 1, "\n}\n");
@@ -298,16 +310,22 @@ std::string Attrs(int64_t target) {
        "  %x = f32[64,256]{1,0} parameter(2)\n  %w = f32[256,256]{1,0} parameter(3)\n";
   std::string prev = "x";
   for (int64_t i = 0; i < target; ++i) {
-    std::string_view common = ", sharding={replicated}, frontend_attributes={_scheduling_group_id=\"3\" _xla_stream_annotation=\"1\"}";
+    std::string_view common =
+        ", sharding={replicated}, frontend_attributes={_scheduling_group_id=\"3\" _xla_stream_annotation=\"1\"}";
     switch (i % 4) {
       case 0:
-        Put(s, "  %conv.", i, " = f32[8,32,32,16]{3,2,1,0} convolution(%img, %ker), window={size=3x3 stride=1x1 pad=1_1x1_1 "
+        Put(s, "  %conv.", i,
+            " = f32[8,32,32,16]{3,2,1,0} convolution(%img, %ker), window={size=3x3 stride=1x1 pad=1_1x1_1 "
             "lhs_dilate=1x1 rhs_dilate=1x1}, dim_labels=b01f_01io->b01f, feature_group_count=1, batch_group_count=1, "
-            "operand_precision={highest,highest}", common);
+            "operand_precision={highest,highest}",
+            common);
         break;
       case 1:
-        Put(s, "  %dot.", i, " = f32[64,256]{1,0} dot(%", prev, ", %w), lhs_contracting_dims={1}, rhs_contracting_dims={0}, "
-            "operand_precision={default,default}", common, ", backend_config={\"operation_queue_id\":\"0\","
+        Put(s, "  %dot.", i, " = f32[64,256]{1,0} dot(%", prev,
+            ", %w), lhs_contracting_dims={1}, rhs_contracting_dims={0}, "
+            "operand_precision={default,default}",
+            common,
+            ", backend_config={\"operation_queue_id\":\"0\","
             "\"wait_on_operation_queues\":[],\"force_earliest_schedule\":false}");
         prev = "dot." + std::to_string(i);
         break;
@@ -317,9 +335,11 @@ std::string Attrs(int64_t target) {
         prev = "all-reduce." + std::to_string(i);
         break;
       default:
-        Put(s, "  %custom-call.", i, " = f32[64,256]{1,0} custom-call(%", prev, ", %w), custom_call_target=\"my_kernel_", i % 7,
+        Put(s, "  %custom-call.", i, " = f32[64,256]{1,0} custom-call(%", prev,
+            ", %w), custom_call_target=\"my_kernel_", i % 7,
             "\", operand_layout_constraints={f32[64,256]{1,0}, f32[256,256]{1,0}}, custom_call_has_side_effect=true, "
-            "output_to_operand_aliasing={{}: (0, {})}, schedule=SCHEDULE_LATEST, api_version=API_VERSION_STATUS_RETURNING",
+            "output_to_operand_aliasing={{}: (0, {})}, schedule=SCHEDULE_LATEST, "
+            "api_version=API_VERSION_STATUS_RETURNING",
             common, ", backend_config=\"opaque-", g.Next() % 1000, "\"");
         prev = "custom-call." + std::to_string(i);
         break;
