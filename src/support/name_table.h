@@ -59,8 +59,10 @@ class NameTable {
     T* node = nullptr;
     uint64_t hash = 0;
   };
+
+ public:
   // Eight bytes a step (names are looked up once per operand), then murmur3's finalizer so the
-  // slot index (low bits) depends on every byte.
+  // slot index (low bits) depends on every byte. Public for other tables of names.
   static uint64_t Hash(std::string_view s) {
     const char* p = s.data();
     size_t n = s.size();
@@ -94,6 +96,8 @@ class NameTable {
     h ^= h >> 33;
     return h;
   }
+
+ private:
   void Grow() {
     std::vector<Slot> old = std::move(slots_);
     slots_.assign(old.size() * 2, Slot{});
