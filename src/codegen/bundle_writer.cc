@@ -15,6 +15,7 @@
 #include "ir/custom_calls.h"
 #include "ir/literal.h"
 #include "ir/verifier.h"
+#include "support/name_table.h"
 
 namespace nhlo {
 namespace {
@@ -109,13 +110,35 @@ class Writer {
     std::string code;
   };
 
+  // The offset of `s` in the string section, added on first use. Every instruction and buffer
+  // name passes through here, so the index is open addressing over the section itself (offset,
+  // size and hash per slot, nothing copied): a map keyed by std::string copies was a fifth of
+  // compiling a 1M-instruction module.
   uint32_t String(std::string_view s) {
-    auto it = string_index_.find(s);
-    if (it != string_index_.end()) return it->second;
+    if ((string_count_ + 1) * 2 > string_slots_.size()) GrowStrings();
+    uint64_t h = NameTable<Instruction>::Hash(s);
+    size_t mask = string_slots_.size() - 1;
+    size_t i = h & mask;
+    for (; string_slots_[i].size != kNoString; i = (i + 1) & mask) {
+      const StringSlot& slot = string_slots_[i];
+      if (slot.hash == h && std::string_view(strings_).substr(slot.offset, slot.size) == s) return slot.offset;
+    }
     uint32_t off = static_cast<uint32_t>(strings_.size());
     strings_.append(s);
-    string_index_.emplace(std::string(s), off);
+    string_slots_[i] = StringSlot{off, static_cast<uint32_t>(s.size()), h};
+    ++string_count_;
     return off;
+  }
+  void GrowStrings() {
+    std::vector<StringSlot> old = std::move(string_slots_);
+    string_slots_.assign(std::max<size_t>(64, old.size() * 2), StringSlot{});
+    size_t mask = string_slots_.size() - 1;
+    for (const StringSlot& slot : old) {
+      if (slot.size == kNoString) continue;
+      size_t i = slot.hash & mask;
+      while (string_slots_[i].size != kNoString) i = (i + 1) & mask;
+      string_slots_[i] = slot;
+    }
   }
   void StringRef(ByteWriter& w, std::string_view s) {
     w.U32(String(s));
@@ -551,9 +574,11 @@ class Writer {
     return std::move(file.bytes());
   }
 
-  struct StringHash {
-    using is_transparent = void;
-    size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
+  static constexpr uint32_t kNoString = UINT32_MAX;  // an empty slot's size
+  struct StringSlot {
+    uint32_t offset = 0;
+    uint32_t size = kNoString;
+    uint64_t hash = 0;
   };
 
   const Module& m_;
@@ -562,7 +587,8 @@ class Writer {
   std::unordered_map<const Computation*, uint32_t> comp_index_;
   std::vector<CompOut> comps_;
   std::string strings_;
-  std::unordered_map<std::string, uint32_t, StringHash, std::equal_to<>> string_index_;
+  std::vector<StringSlot> string_slots_;
+  size_t string_count_ = 0;
   std::string constants_;
 };
 

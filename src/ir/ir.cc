@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include "support/checked_math.h"
+#include "support/name_table.h"
 #include "support/status.h"
 
 namespace nhlo {
@@ -113,7 +114,13 @@ struct Module::NameSet {
   std::unordered_map<std::string_view, int64_t> next_suffix;
 };
 
-Module::Module() : names_(std::make_unique<NameSet>()) {}
+// Computation names to computations, keyed by the computations' own names.
+struct Module::ComputationIndex {
+  NameTable<Computation> by_name;
+};
+
+Module::Module()
+    : names_(std::make_unique<NameSet>()), computation_index_(std::make_unique<ComputationIndex>()) {}
 Module::~Module() = default;
 
 Computation* Module::AddComputation(std::string_view comp_name) {
@@ -121,13 +128,12 @@ Computation* Module::AddComputation(std::string_view comp_name) {
   Computation* comp = computations.back().get();
   comp->name = comp_name;
   comp->parent = this;
+  computation_index_->by_name.InsertUnique(comp);  // a taken name keeps its first owner
   return comp;
 }
 
 Computation* Module::FindComputation(std::string_view comp_name) const {
-  for (const auto& c : computations)
-    if (c->name == comp_name) return c.get();
-  return nullptr;
+  return computation_index_->by_name.find(comp_name);
 }
 
 void Module::ForgetNames() {

@@ -38,11 +38,13 @@ struct Layout {
 /// An array shape (element type + dims), a tuple, a token or opaque. Trivially copyable: the
 /// spans point into the module arena (or are empty).
 struct Shape {
-  PrimitiveType type = PrimitiveType::kInvalid;
+  // Field order packs the 4-aligned spans and the type into 48 bytes: tuple shapes hold one
+  // Shape per element, and an instruction holds one.
   Span<int64_t> dims{};             // for `?` dims the value is -1
   Span<DimKind> dim_kinds{};        // empty when every dim is static
-  const Layout* layout = nullptr; // null: default (row-major) layout
   Span<Shape> tuple{};              // elements when type == kTuple
+  PrimitiveType type = PrimitiveType::kInvalid;
+  const Layout* layout = nullptr; // null: default (row-major) layout
 
   bool IsTuple() const { return type == PrimitiveType::kTuple; }
   bool IsArray() const { return IsArrayType(type); }
@@ -141,6 +143,7 @@ struct Attribute {
 };
 
 static_assert(sizeof(Attribute) == 48, "a large module carries millions of attributes");
+static_assert(sizeof(Shape) == 48, "a tuple shape holds one Shape per element");
 
 // ----------------------------------------------------------------------------------------
 // Instructions, computations, modules
@@ -169,6 +172,8 @@ struct Instruction {
   const Attribute* FindAttr(AttrId id) const;
   const Instruction* operand(size_t i) const { return operands[i]; }
 };
+
+static_assert(sizeof(Instruction) == 128, "a module holds one per instruction: about 2x the text of short lines");
 
 struct Computation {
   std::string_view name;
@@ -211,7 +216,9 @@ struct Module {
 
   Arena arena;
   std::string_view name;
-  std::vector<std::unique_ptr<Computation>> computations;  // callees before callers
+  /// Callees before callers. Add through AddComputation, which keeps FindComputation's index;
+  /// reordering is free, but removing or renaming a computation must go through the index too.
+  std::vector<std::unique_ptr<Computation>> computations;
   Computation* entry = nullptr;
   /// Header attributes other than the name, kept as (name, raw text) in source order.
   std::vector<std::pair<std::string_view, std::string_view>> header_attrs;
@@ -223,7 +230,11 @@ struct Module {
   /// instructions in O(1) without a set.
   uint32_t NewMark() { return ++mark_counter_; }
 
+  /// A new computation at the end of `computations`. Its name must not be taken (the parser
+  /// reports a duplicate before adding).
   Computation* AddComputation(std::string_view name);
+  /// The computation called `name`, or null; hashed, as it is asked once per computation and
+  /// once per reference (dumps have thousands of computations).
   Computation* FindComputation(std::string_view name) const;
   /// A new instruction in `comp`, appended at the end (callers reorder as needed). The name is
   /// made unique within the module from `base_name`.
@@ -248,6 +259,8 @@ struct Module {
  private:
   struct NameSet;
   std::unique_ptr<NameSet> names_;
+  struct ComputationIndex;
+  std::unique_ptr<ComputationIndex> computation_index_;
   uint32_t mark_counter_ = 0;
   // Parsed configs live outside the arena: JSON values own heap memory and need destroying. The
   // deleter is defined beside ParseJson (ir/json_values.cc), so only that file includes the

@@ -113,13 +113,32 @@ std::optional<int64_t> SingleDimension(const Instruction& inst, std::string& err
   return (*dims)[0];
 }
 
-Signature SignatureOf(const Computation& c) {
+namespace {
+
+thread_local SignatureCache* active_signatures = nullptr;
+
+Signature ScanSignature(const Computation& c) {
   Signature sig;
   SmallVec<const Instruction*, 8> params;
   c.AppendParameters(params);
   for (const Instruction* p : params) sig.params.push_back(&p->shape);
   sig.result = c.root ? &c.root->shape : nullptr;
   return sig;
+}
+
+}  // namespace
+
+SignatureCache::SignatureCache() : outer_(active_signatures) { active_signatures = this; }
+SignatureCache::~SignatureCache() { active_signatures = outer_; }
+
+const Signature& SignatureCache::Get(const Computation& c) {
+  auto [it, added] = table_.try_emplace(&c);
+  if (added) it->second = ScanSignature(c);
+  return it->second;
+}
+
+Signature SignatureOf(const Computation& c) {
+  return active_signatures ? active_signatures->Get(c) : ScanSignature(c);
 }
 
 std::string Describe(const Computation& c) {

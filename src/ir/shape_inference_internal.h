@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "ir/shape_inference.h"
@@ -86,6 +87,23 @@ struct Signature {
   const Shape* result = nullptr;
 };
 Signature SignatureOf(const Computation& c);
+
+/// While one is alive (on this thread), SignatureOf answers from a table filled on the first
+/// question about each computation instead of scanning the computation every time, so a
+/// computation called from many sites costs its size once. Only for code that changes no
+/// computation meanwhile: the verifier holds one for its run.
+class SignatureCache {
+ public:
+  SignatureCache();
+  ~SignatureCache();
+  SignatureCache(const SignatureCache&) = delete;
+  SignatureCache& operator=(const SignatureCache&) = delete;
+  const Signature& Get(const Computation& c);
+
+ private:
+  std::unordered_map<const Computation*, Signature> table_;
+  SignatureCache* outer_;
+};
 /// `'name' (f32[], f32[]) -> f32[]` for messages.
 std::string Describe(const Computation& c);
 

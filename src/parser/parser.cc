@@ -10,6 +10,8 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "ir/opcode_attrs.h"
 #include "parser/attr_values.h"
@@ -131,6 +133,7 @@ Status Parser::Run() {
   NHLO_TRY(ParseStackFrames());
   if (tok_.kind == Tok::kEof) return ErrorHere("expected a computation, got end of file");
   while (tok_.kind != Tok::kEof) NHLO_TRY(ParseComputation());
+  PlaceInlineComputations();
 
   // Entry: the one marked ENTRY, else the last computation.
   Computation* entry = nullptr;
@@ -258,6 +261,7 @@ Status Parser::ParseComputation() {
   comp->source_offset = name_offset;
   comp->source_id = source_id_;
   scope_.clear();
+  param_numbers_.clear();
   bool has_root = false;
   while (tok_.kind != Tok::kRBrace) {
     if (tok_.kind == Tok::kEof) return ErrorHere("expected '}' to close computation '" +
@@ -369,9 +373,8 @@ Result<Instruction*> Parser::ParseInstructionBody(Computation* comp, std::string
     if (tok_.kind != Tok::kInt) return Expected("parameter number");
     NHLO_ASSIGN_OR_RETURN(int64_t number, ParseInt(tok_));
     if (number < 0) return ErrorHere("parameter number must be >= 0");
-    for (Instruction* other : comp->instructions)
-      if (other->opcode == Opcode::kParameter && other->parameter_number == number)
-        return ErrorHere("parameter number " + std::to_string(number) + " is used twice");
+    if (!param_numbers_.Insert(number))
+      return ErrorHere("parameter number " + std::to_string(number) + " is used twice");
     inst->parameter_number = number;
     Advance();
     NHLO_TRY(Expect(Tok::kRParen, "')'"));
@@ -503,18 +506,24 @@ Result<Computation*> Parser::ParseInlineComputation(std::string_view owner) {
   Advance();
   std::string base = std::string(owner.empty() ? "inline" : owner) + ".region";
   std::string_view name = module_.arena.CopyString(base);
-  for (int i = 1; module_.FindComputation(name); ++i) name = module_.arena.CopyString(base + "." + std::to_string(i));
+  if (module_.FindComputation(name)) {
+    // Computations are never removed, so the suffixes tried for this base before are still
+    // taken: start after them rather than at 1 (owners of the same name recur in every
+    // computation).
+    int& i = next_region_suffix_[base];
+    do name = module_.arena.CopyString(base + "." + std::to_string(++i));
+    while (module_.FindComputation(name));
+  }
   Computation* enclosing = current_comp_;
   Computation* comp = module_.AddComputation(name);
   comp->source_offset = open;
   comp->source_id = source_id_;
-  // Move it right before the computation that uses it.
-  auto& list = module_.computations;
-  auto at = std::find_if(list.begin(), list.end(), [&](const auto& c) { return c.get() == enclosing; });
-  if (at != list.end()) std::rotate(at, list.end() - 1, list.end());
+  inline_regions_.emplace_back(comp, enclosing);  // moved before `enclosing` at the end
   NameMap saved_scope = std::move(scope_);
+  ParamNumbers saved_params = std::move(param_numbers_);
   std::string_view saved_instruction = current_instruction_;
   scope_.clear();
+  param_numbers_.clear();
   bool has_root = false;
   while (tok_.kind != Tok::kRBrace) {
     if (tok_.kind == Tok::kEof) return ErrorHere("expected '}' to close the inline computation, got end of file");
@@ -528,9 +537,37 @@ Result<Computation*> Parser::ParseInlineComputation(std::string_view owner) {
   if (!comp->root) comp->root = comp->instructions.back();
   Advance();
   scope_ = std::move(saved_scope);
+  param_numbers_ = std::move(saved_params);
   current_instruction_ = saved_instruction;
   current_comp_ = enclosing;
   return comp;
+}
+
+// Puts every inline computation right before the computation that holds it, after the ones it
+// holds itself, in the order they were written: callees before callers. Done once for the
+// module: moving the list at each inline computation would cost the whole list every time.
+void Parser::PlaceInlineComputations() {
+  if (inline_regions_.empty()) return;
+  std::unordered_map<const Computation*, std::vector<Computation*>> held;
+  std::unordered_set<const Computation*> is_inline;
+  for (auto [region, enclosing] : inline_regions_) {
+    if (!enclosing) continue;
+    held[enclosing].push_back(region);
+    is_inline.insert(region);
+  }
+  std::vector<Computation*> order;
+  order.reserve(module_.computations.size());
+  // Recursion depth is bounded by ParseOptions::max_nesting, as for the inline computations.
+  auto place = [&](auto& self, Computation* c) -> void {
+    if (auto it = held.find(c); it != held.end())
+      for (Computation* region : it->second) self(self, region);
+    order.push_back(c);
+  };
+  for (const auto& c : module_.computations)
+    if (!is_inline.count(c.get())) place(place, c.get());
+  std::unordered_map<const Computation*, std::unique_ptr<Computation>> owned;
+  for (auto& c : module_.computations) owned.emplace(c.get(), std::move(c));
+  for (size_t i = 0; i < order.size(); ++i) module_.computations[i] = std::move(owned[order[i]]);
 }
 
 Result<Computation*> Parser::ParseComputationRef() {

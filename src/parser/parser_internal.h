@@ -9,11 +9,14 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "ir/ir.h"
 #include "parser/lexer.h"
 #include "parser/parser.h"
+#include "support/name_table.h"
 #include "support/small_vec.h"
 #include "support/status.h"
 
@@ -29,101 +32,31 @@ std::string Describe(const Token& t);
 /// space, so it prints the same however the input was wrapped; `known_clean` skips the check.
 std::string_view FoldRaw(Arena& arena, std::string_view raw, bool known_clean = false);
 
-// Instruction names of the computation being parsed: open addressing over the instructions
-// themselves (the key is the instruction's name, a view into the source). A slot holds the
-// instruction and its name's full hash, side by side in one 16-byte entry: a probe compares
-// names only when the hashes are equal, growing never re-reads names, and a new name's insert
-// touches one cache line. No allocation per name.
-class NameMap {
+// Instruction names of the computation being parsed (see support/name_table.h).
+using NameMap = NameTable<Instruction>;
+
+// Parameter numbers of the computation being parsed, to reject one used twice. Numbers are
+// nearly always written 0, 1, 2, ...: while they are, a count answers; any other order goes to
+// a hash set. Nothing is sized by a number (a text may write any).
+class ParamNumbers {
  public:
   void clear() {
-    slots_.assign(64, Slot{});
-    size_ = 0;
+    dense_ = 0;
+    if (!sparse_.empty()) sparse_ = {};  // a fresh set: clear() would walk every old bucket
   }
-  Instruction* find(std::string_view name) const {
-    if (slots_.empty()) return nullptr;
-    uint64_t h = Hash(name);
-    size_t mask = slots_.size() - 1;
-    for (size_t i = h & mask;; i = (i + 1) & mask) {
-      const Slot& slot = slots_[i];
-      if (!slot.inst) return nullptr;
-      if (slot.hash == h && slot.inst->name == name) return slot.inst;
+  /// False if `number` was seen before.
+  bool Insert(int64_t number) {
+    if (number < dense_) return false;
+    if (sparse_.empty() && number == dense_) {
+      ++dense_;
+      return true;
     }
-  }
-  /// Where the lookup of `name` starts (null while empty). A new name's slot is a random place
-  /// in a table that outgrows the caches on big modules, so the parser prefetches it when it
-  /// reads the name and uses it once the instruction is parsed. (The prefetch is at the call
-  /// site: GCC deems a function that only prefetches free of effects and drops the call.)
-  const void* SlotFor(std::string_view name) const {
-    return slots_.empty() ? nullptr : &slots_[Hash(name) & (slots_.size() - 1)];
-  }
-  /// Adds `value` unless an instruction of the same name is there; returns that one, or null.
-  Instruction* InsertUnique(Instruction* value) {
-    if (slots_.empty()) clear();
-    if ((size_ + 1) * 2 > slots_.size()) Grow();
-    uint64_t h = Hash(value->name);
-    size_t mask = slots_.size() - 1;
-    size_t i = h & mask;
-    for (; slots_[i].inst; i = (i + 1) & mask)
-      if (slots_[i].hash == h && slots_[i].inst->name == value->name) return slots_[i].inst;
-    slots_[i] = Slot{value, h};
-    ++size_;
-    return nullptr;
+    return sparse_.insert(number).second;
   }
 
  private:
-  struct Slot {
-    Instruction* inst = nullptr;
-    uint64_t hash = 0;
-  };
-  // Eight bytes a step (names are looked up once per operand), then murmur3's finalizer so the
-  // slot index (low bits) depends on every byte.
-  static uint64_t Hash(std::string_view s) {
-    const char* p = s.data();
-    size_t n = s.size();
-    constexpr uint64_t kMul = 0xFF51AFD7ED558CCDULL;
-    uint64_t h = n * 0x9E3779B97F4A7C15ULL;
-    auto load8 = [](const char* q) {
-      uint64_t w;
-      std::memcpy(&w, q, 8);
-      return w;
-    };
-    auto load4 = [](const char* q) {
-      uint32_t w;
-      std::memcpy(&w, q, 4);
-      return uint64_t(w);
-    };
-    // Fixed-size loads only (a variable-length memcpy is a library call); short names are read
-    // as two overlapping halves.
-    if (n >= 8) {
-      for (size_t i = 0; i + 8 <= n; i += 8) {
-        h = (h ^ load8(p + i)) * kMul;
-        h ^= h >> 32;
-      }
-      h = (h ^ load8(p + n - 8)) * kMul;
-    } else if (n >= 4) {
-      h = (h ^ (load4(p) | (load4(p + n - 4) << 32))) * kMul;
-    } else if (n > 0) {
-      h = (h ^ (uint64_t(uint8_t(p[0])) | uint64_t(uint8_t(p[n / 2])) << 8 | uint64_t(uint8_t(p[n - 1])) << 16)) * kMul;
-    }
-    h ^= h >> 33;
-    h *= 0xC4CEB9FE1A85EC53ULL;
-    h ^= h >> 33;
-    return h;
-  }
-  void Grow() {
-    std::vector<Slot> old = std::move(slots_);
-    slots_.assign(old.size() * 2, Slot{});
-    size_t mask = slots_.size() - 1;
-    for (const Slot& slot : old) {
-      if (!slot.inst) continue;
-      size_t i = slot.hash & mask;
-      while (slots_[i].inst) i = (i + 1) & mask;
-      slots_[i] = slot;
-    }
-  }
-  std::vector<Slot> slots_;
-  size_t size_ = 0;
+  int64_t dense_ = 0;  // 0 .. dense_-1 seen
+  std::unordered_set<int64_t> sparse_;
 };
 
 class Parser {
@@ -196,6 +129,7 @@ class Parser {
   Result<double> ParseFloatToken(const Token& t, uint64_t* nan_payload);
   Status ParseIntList(SmallVec<int64_t, 16>& out);
   Result<Computation*> ParseComputationRef();
+  void PlaceInlineComputations();
   bool BraceGroupIsFollowedByBrace();
 
   Module& module_;
@@ -205,6 +139,10 @@ class Parser {
   Lexer lex_;
   Token tok_;
   NameMap scope_;  // current computation's names
+  ParamNumbers param_numbers_;  // current computation's parameter numbers
+  // Inline computations with the computation holding them (PlaceInlineComputations).
+  std::vector<std::pair<Computation*, Computation*>> inline_regions_;
+  std::unordered_map<std::string, int> next_region_suffix_;  // generated inline names, per base
   bool literal_follows_ = false;  // parsing the shape of `shape literal` text
   int nesting_ = 0;               // depth of nested instructions and inline computations
   std::string_view current_instruction_;  // for naming inline computations

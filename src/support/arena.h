@@ -17,8 +17,13 @@ namespace nhlo {
 
 /// A fixed-size view of arena (or static) memory; the IR's list type. Trivial (so it can live in
 /// a union): declare members as `Span<T> x{};` to start empty.
+///
+/// Packed to 12 bytes, 4-aligned: a Shape holds three and an Instruction five more, and the
+/// padding after the 32-bit size was a sixth of every instruction's memory (text with short
+/// lines made modules over 4x its size). The pointer is read unaligned, which costs nothing on
+/// x86-64 and AArch64.
 template <typename T>
-struct Span {
+struct __attribute__((packed, aligned(4))) Span {
   T* data_;
   uint32_t size_;
 
