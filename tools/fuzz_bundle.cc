@@ -5,15 +5,27 @@
 // attribute checks behind them. A decoded program is dumped (nhlo-objdump's renderers walk every
 // decoded field) and loaded. Bad input must give an error, never a crash, a sanitizer report or
 // a huge allocation. The `-x` hex dump of an accepted file must also give the file back when
-// its hex columns are read (every byte once, in order), and never report a DUMP ERROR.
+// its hex columns are read (every byte once, in order), and never report a DUMP ERROR. A program
+// the loader accepts is run on random arguments with a step limit (when it is small).
+//
+// Structure-aware mutation (LLVMFuzzerCustomMutator): half of the mutants are made by decoding
+// the input with the project's reader and rewriting one to three fields in place, at the file
+// offsets the reader records: operand, result, root and parameter indices, buffer locations,
+// sizes, dimensions and types, callee frames, frame sizes, opcodes and attribute payloads
+// (Int, IntList, Computation, Enum, Window, SliceRanges, PaddingConfig), each to a plausible
+// value (another index of the same computation, a neighbour, an extreme). The others come from
+// libFuzzer's byte mutations. Either way the file size and checksum are recomputed, so most
+// mutants pass the header and reach the reader's deep checks, the loader and the interpreter.
 // Build and run: tools/fuzz-bundle [SECONDS]
 #include <cstdlib>
 #include <cstring>
+#include <random>
 #include <sstream>
 #include <string>
 
 #include "codegen/bundle_reader.h"
 #include "codegen/objdump.h"
+#include "driver/values.h"
 #include "interp/interp.h"
 
 namespace {
@@ -37,6 +49,30 @@ std::string BytesFromHexDump(const std::string& dump) {
   return bytes;
 }
 
+// The shape of buffer `index` of `comp`, tuples included.
+nhlo::Shape ShapeOf(const nhlo::ComputationRecord& comp, uint32_t index, nhlo::Module& scratch) {
+  const nhlo::BufferRecord& b = comp.buffers[index];
+  if (b.type != nhlo::PrimitiveType::kTuple) return scratch.MakeArrayShape(b.type, b.dims);
+  std::vector<nhlo::Shape> elements;
+  for (uint32_t e : b.tuple) elements.push_back(ShapeOf(comp, e, scratch));
+  return scratch.MakeTupleShape(elements);
+}
+
+uint64_t LeafBytes(const nhlo::ComputationRecord& comp, uint32_t index) {
+  const nhlo::BufferRecord& b = comp.buffers[index];
+  if (b.type != nhlo::PrimitiveType::kTuple) return b.size;
+  uint64_t total = 0;
+  for (uint32_t e : b.tuple) total += LeafBytes(comp, e);
+  return total;
+}
+
+// Programs are run only when arena plus arguments fit in kMaxRunBytes and no buffer has more
+// than kMaxRunElements elements: the step limit counts bundles, not the work inside a kernel, so
+// the big models among the seeds would run for minutes under the sanitizers.
+constexpr uint64_t kMaxRunBytes = 64 << 20;
+constexpr int64_t kMaxRunElements = 1 << 14;
+constexpr uint64_t kMaxSteps = 20000;
+
 void DecodeAndLoad(std::string bytes) {
   nhlo::Result<nhlo::BundleProgram> program = nhlo::ReadBundleFile(std::move(bytes), "fuzz.bin");
   if (!program.ok()) return;
@@ -44,10 +80,142 @@ void DecodeAndLoad(std::string bytes) {
   (void)nhlo::ArenaTable(*program, "fuzz.bin");
   std::ostringstream hex;
   if (nhlo::HexDumpBundleProgram(*program, "fuzz.bin", hex) != 0 || BytesFromHexDump(hex.str()) != program->bytes) std::abort();
-  (void)nhlo::LoadForExecution(*program);
+  if (!nhlo::LoadForExecution(*program).ok()) return;
+  const nhlo::ComputationRecord& entry = program->computations[program->entry];
+  uint64_t need = program->arena_size;
+  for (uint32_t p : entry.params) need += LeafBytes(entry, p);
+  if (need > kMaxRunBytes) return;
+  for (const nhlo::ComputationRecord& c : program->computations)
+    for (const nhlo::BufferRecord& b : c.buffers)
+      if (b.ElementCount() < 0 || b.ElementCount() > kMaxRunElements) return;
+  nhlo::Module scratch;
+  std::vector<nhlo::Value> args;
+  for (size_t i = 0; i < entry.params.size(); ++i) args.push_back(nhlo::RandomValue(ShapeOf(entry, entry.params[i], scratch), i));
+  nhlo::ExecuteOptions options;
+  options.max_steps = kMaxSteps;
+  (void)nhlo::Execute(*program, std::move(args), options);
+}
+
+// Writes the real file size and the checksum into the header.
+void Forge(uint8_t* data, size_t size) {
+  if (size < nhlo::kHeaderSize || !nhlo::LooksLikeBundle(std::string_view(reinterpret_cast<char*>(data), size))) return;
+  uint32_t file_size = static_cast<uint32_t>(size);
+  std::memcpy(data + 12, &file_size, 4);
+  uint32_t checksum = nhlo::BundleChecksum(std::string_view(reinterpret_cast<char*>(data), size));
+  std::memcpy(data + 16, &checksum, 4);
+}
+
+// One field of a decoded file: where it is, how wide, and what kind of value suits it.
+struct Field {
+  enum Kind { kIndex, kI64, kEnum, kOpcode, kType, kComputation };
+  size_t offset;
+  int width;  // 1, 2, 4 or 8 bytes
+  Kind kind;
+  uint64_t bound;  // indices: the count they index into (computation indices: the computation's own index)
+};
+
+void Collect(const nhlo::BundleProgram& p, std::vector<Field>& out) {
+  for (size_t ci = 0; ci < p.computations.size(); ++ci) {
+    const nhlo::ComputationRecord& c = p.computations[ci];
+    uint64_t n = c.buffers.size();
+    out.push_back({c.file_offset + 16u, 4, Field::kIndex, n});  // root
+    out.push_back({c.file_offset + 32u, 8, Field::kI64, 0});    // frame size
+    for (size_t i = 0; i < c.params.size(); ++i) out.push_back({c.file_offset + 56 + 4 * i, 4, Field::kIndex, n});
+    for (const nhlo::BufferRecord& b : c.buffers) {
+      out.push_back({b.file_offset + 8u, 1, Field::kType, 0});
+      out.push_back({b.file_offset + 24u, 8, Field::kI64, 0});  // size
+      out.push_back({b.file_offset + 32u, 8, Field::kI64, 0});  // location
+      for (size_t d = 0; d < b.dims.size(); ++d) out.push_back({b.file_offset + 40 + 8 * d, 8, Field::kI64, 0});
+      for (size_t t = 0; t < b.tuple.size(); ++t)
+        out.push_back({b.file_offset + 40 + 8 * b.dims.size() + 4 * t, 4, Field::kIndex, n});
+    }
+    for (const nhlo::BundleRecord& b : c.bundles) {
+      out.push_back({b.file_offset + 0u, 2, Field::kOpcode, 0});
+      out.push_back({b.file_offset + 8u, 4, Field::kIndex, n});  // result
+      out.push_back({b.file_offset + 24u, 8, Field::kI64, 0});   // callee frame
+      for (size_t k = 0; k < b.operands.size(); ++k) out.push_back({b.file_offset + 32 + 4 * k, 4, Field::kIndex, n});
+      for (const nhlo::AttrRecord& a : b.attrs) {
+        size_t payload = a.file_offset + nhlo::kAttrHeaderSize;
+        switch (a.kind) {
+          case nhlo::AttrKind::Int: out.push_back({payload, 8, Field::kI64, 0}); break;
+          case nhlo::AttrKind::Enum: out.push_back({payload, 1, Field::kEnum, 0}); break;
+          case nhlo::AttrKind::Computation: out.push_back({payload + 4, 4, Field::kComputation, ci}); break;
+          case nhlo::AttrKind::ComputationList:
+            for (size_t k = 0; k < a.computations.size(); ++k) out.push_back({payload + 4 + 4 * k, 4, Field::kComputation, ci});
+            break;
+          case nhlo::AttrKind::IntList:
+            for (size_t k = 0; k < a.ints.size(); ++k) out.push_back({payload + 4 + 8 * k, 8, Field::kI64, 0});
+            break;
+          case nhlo::AttrKind::Window:
+            for (size_t k = 0; k < a.window.size() * 7; ++k) out.push_back({payload + 4 + 8 * k, 8, Field::kI64, 0});
+            break;
+          case nhlo::AttrKind::SliceRanges:
+          case nhlo::AttrKind::PaddingConfig:
+            for (size_t k = 0; k < (a.slices.size() + a.padding.size()) * 3; ++k)
+              out.push_back({payload + 4 + 8 * k, 8, Field::kI64, 0});
+            break;
+          default: break;
+        }
+      }
+    }
+  }
+}
+
+// A plausible new value for a field holding `old`.
+uint64_t NewValue(const Field& f, uint64_t old, std::mt19937_64& rng) {
+  auto pick = [&](uint64_t n) { return n == 0 ? 0 : rng() % n; };
+  switch (f.kind) {
+    case Field::kIndex: return pick(8) == 0 ? f.bound + pick(2) : pick(f.bound);
+    case Field::kComputation: return pick(8) == 0 ? f.bound : pick(f.bound);
+    case Field::kEnum: return pick(8);
+    case Field::kOpcode: return pick(133);
+    case Field::kType: return pick(37);
+    case Field::kI64: break;
+  }
+  static const uint64_t kExtremes[] = {0, 1, 2, 3, 4, 8, 16, 64, 4096, uint64_t{1} << 31, uint64_t{1} << 32,
+                                       uint64_t{1} << 62, uint64_t{INT64_MAX}, uint64_t{1} << 63, ~uint64_t{0}};
+  switch (pick(4)) {
+    case 0: return old + 1 + pick(8);
+    case 1: return old - 1 - pick(8);
+    case 2: return kExtremes[pick(sizeof(kExtremes) / sizeof(kExtremes[0]))];
+    default: return -(pick(4) + 1) * (pick(2) ? 1 : 8) + (pick(2) ? 0 : old);
+  }
+}
+
+// Rewrites one to three fields of a decodable file in place; false if it does not decode.
+bool MutateFields(uint8_t* data, size_t size, std::mt19937_64& rng) {
+  std::string copy(reinterpret_cast<char*>(data), size);
+  Forge(reinterpret_cast<uint8_t*>(copy.data()), copy.size());
+  nhlo::Result<nhlo::BundleProgram> program = nhlo::ReadBundleFile(std::move(copy), "fuzz.bin");
+  if (!program.ok()) return false;
+  std::vector<Field> fields;
+  Collect(*program, fields);
+  if (fields.empty()) return false;
+  for (int edits = 1 + static_cast<int>(rng() % 3); edits > 0; --edits) {
+    const Field& f = fields[rng() % fields.size()];
+    if (f.offset + f.width > size) continue;
+    uint64_t old = 0;
+    std::memcpy(&old, data + f.offset, f.width);  // little-endian host
+    uint64_t v = NewValue(f, old, rng);
+    std::memcpy(data + f.offset, &v, f.width);
+  }
+  return true;
 }
 
 }  // namespace
+
+extern "C" size_t LLVMFuzzerMutate(uint8_t* data, size_t size, size_t max_size);
+
+extern "C" size_t LLVMFuzzerCustomMutator(uint8_t* data, size_t size, size_t max_size, unsigned int seed) {
+  std::mt19937_64 rng(seed);
+  if (rng() % 2 == 0 && MutateFields(data, size, rng)) {
+    Forge(data, size);
+    return size;
+  }
+  size = LLVMFuzzerMutate(data, size, max_size);
+  Forge(data, size);
+  return size;
+}
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string bytes(reinterpret_cast<const char*>(data), size);
