@@ -77,10 +77,17 @@ void CheckBundle(const std::string& name, const nhlo::Module& m, ArenaTotals& t)
     ++t.placement_errors;
     std::cout << "READ " << name << "\n" << FirstLines(program.status().ToString(), 3);
   } else {
+    std::vector<uint64_t> frame_alignment;
     for (const nhlo::ComputationRecord& comp : program->computations) {
       nhlo::Status s = nhlo::CheckFrameAlignment(comp);
-      for (const nhlo::BundleRecord& b : comp.bundles)
+      frame_alignment.push_back(nhlo::FrameAlignment(comp));
+      for (const nhlo::BundleRecord& b : comp.bundles) {
         if (s.ok()) s = nhlo::CheckBundlePlacement(*program, comp, b, nhlo::ExecutionOf(b.opcode).family);
+        if (!s.ok()) break;
+        nhlo::Result<uint64_t> need = nhlo::CheckCalleeFrameAlignment(b, frame_alignment);
+        if (!need.ok()) s = need.status();
+        else frame_alignment.back() = std::max(frame_alignment.back(), *need);
+      }
       if (!s.ok()) {
         ++t.placement_errors;
         std::cout << "PLACEMENT " << name << "\n" << FirstLines(s.ToString(), 3);

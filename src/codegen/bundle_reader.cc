@@ -478,6 +478,28 @@ class Decoder {
             s->push_back(v);
           }
         }
+        // Without a `?` label each shape's labels are a permutation of its dimensions (batch,
+        // feature, spatial...), which the interpreter indexes with.
+        if (!l.has_unknown) {
+          auto permutation = [&](size_t rank, std::initializer_list<int64_t> fixed, const SpatialDims& dims) {
+            if (rank != spatial + 2) return false;
+            uint64_t seen = 0;
+            auto take = [&](int64_t v) {
+              if (v < 0 || v >= static_cast<int64_t>(rank) || (seen >> v & 1)) return false;
+              seen |= uint64_t{1} << v;
+              return true;
+            };
+            for (int64_t v : fixed)
+              if (!take(v)) return false;
+            for (int64_t v : dims)
+              if (!take(v)) return false;
+            return true;
+          };
+          if (!permutation(l.input_rank, {l.input_batch, l.input_feature}, l.input_spatial) ||
+              !permutation(l.kernel_rank, {l.kernel_input_feature, l.kernel_output_feature}, l.kernel_spatial) ||
+              !permutation(l.output_rank, {l.output_batch, l.output_feature}, l.output_spatial))
+            return r.ErrorAt(at, "dim_labels are not a permutation of the dimensions of each shape");
+        }
         break;
       }
       case AttrKind::ReplicaGroups: {

@@ -24,6 +24,23 @@ Status CheckFrameAlignment(const ComputationRecord& comp) {
   return OkStatus();
 }
 
+uint64_t FrameAlignment(const ComputationRecord& comp) {
+  uint64_t align = 1;
+  for (const BufferRecord& b : comp.buffers)
+    if (b.kind == BufferKind::kTemp && IsArrayType(b.type) && b.size > 0) align = std::max(align, RequiredAlignment(b.type));
+  return align;
+}
+
+Result<uint64_t> CheckCalleeFrameAlignment(const BundleRecord& b, const std::vector<uint64_t>& frame_alignment) {
+  uint64_t need = 1;
+  for (const AttrRecord& a : b.attrs)
+    for (uint32_t callee : a.computations) need = std::max(need, frame_alignment[callee]);
+  if (b.callee_frame % need != 0)
+    return Status::Error("callees' frame at offset " + std::to_string(b.callee_frame) + " is not aligned to the " +
+                         std::to_string(need) + " bytes its temps need");
+  return need;
+}
+
 namespace {
 
 struct ByteRange {

@@ -31,15 +31,20 @@ class Machine {
     temps_.resize(n);
     constants_.resize(n);
     steps_.resize(n);
+    std::vector<uint64_t> frame_alignment;  // per computation (callees come first)
     for (size_t c = 0; c < n; ++c) {
       const ComputationRecord& comp = p_.computations[c];
       steps_[c].reserve(comp.bundles.size());
       NHLO_TRY(CheckFrameAlignment(comp));
+      frame_alignment.push_back(FrameAlignment(comp));
       for (const BundleRecord& b : comp.bundles) {
         Result<Step> step = Lower(comp, b);
         if (!step.ok()) return Annotate(comp, b, step.status());
         if (Status placed = CheckBundlePlacement(p_, comp, b, step->family); !placed.ok())
           return Annotate(comp, b, placed);
+        Result<uint64_t> callee_need = CheckCalleeFrameAlignment(b, frame_alignment);
+        if (!callee_need.ok()) return Annotate(comp, b, callee_need.status());
+        frame_alignment[c] = std::max(frame_alignment[c], *callee_need);
         steps_[c].push_back(std::move(*step));
       }
       ptrs_[c].assign(comp.buffers.size(), nullptr);

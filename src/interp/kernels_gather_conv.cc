@@ -48,6 +48,19 @@ Status KernelGather(const Step& b, const Buf& operand, const Buf& indices, const
       return Status::Error("gather offset dimensions do not match the slice sizes");
   for (size_t d = 0; d < operand.rank(); ++d)
     if ((*slice_sizes)[d] < 0 || (*slice_sizes)[d] > Dims(operand)[d]) return Status::Error("gather slice size is larger than the operand");
+  // Batch dimensions of the result: the index dimensions other than index_vector_dim, in order.
+  for (size_t d = 0, bi = 0; d < out.rank(); ++d) {
+    if (Contains(*offset_dims, static_cast<int64_t>(d))) continue;
+    if (static_cast<int64_t>(bi) == ivd) ++bi;
+    if (bi >= idims.size() || Dims(out)[d] != idims[bi++]) return Status::Error("gather result batch dimensions do not match the indices");
+  }
+  // A collapsed dimension with slice size 0 (the verifier allows 0 or 1, as XLA does) gives every
+  // result element an empty slice to read from: there is no value to gather.
+  if (out.count() > 0)
+    for (int64_t d : *collapsed)
+      if (d >= 0 && d < static_cast<int64_t>(operand.rank()) && (*slice_sizes)[d] == 0)
+        return Status::Error("gather collapses dimension " + std::to_string(d) +
+                             " with slice size 0, so its result elements have nothing to read");
   std::vector<int64_t> op_strides = RowMajorStrides(Dims(operand));
   std::vector<int64_t> idx_strides = RowMajorStrides(idims);
   int size = HostByteSize(out.type()), isize = HostByteSize(indices.type());
