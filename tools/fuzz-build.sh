@@ -18,7 +18,15 @@ fuzz_build() {
     fi
     objs+=("$obj")
   done
-  if [ "$relink" = 1 ] || [ ! -x "$out/$name" ] || [ "tools/$name.cc" -nt "$out/$name" ]; then
-    clang++ "${flags[@]}" -Wall -Wextra -fsanitize=fuzzer "tools/$name.cc" "${objs[@]}" -lre2 -o "$out/$name"
+  # --version's text, which meson generates with vcs_tag.
+  if [ ! -f "$objdir/version.o" ] || [ src/driver/version.cc.in -nt "$objdir/version.o" ]; then
+    sed 's/@VCS_TAG@/fuzz/' src/driver/version.cc.in > "$objdir/version.cc"
+    clang++ "${flags[@]}" -DNHLO_VERSION='"fuzz"' -c "$objdir/version.cc" -o "$objdir/version.o"
+    relink=1
+  fi
+  objs+=("$objdir/version.o")
+  if [ "$relink" = 1 ] || [ ! -x "$out/$name" ] || [ "tools/$name.cc" -nt "$out/$name" ] ||
+     [ -n "$(find "${objs[@]}" -newer "$out/$name" | head -1)" ]; then
+    clang++ "${flags[@]}" -Wall -Wextra -fsanitize=fuzzer "tools/$name.cc" "${objs[@]}" -lre2 -lz -o "$out/$name"
   fi
 }
