@@ -8,9 +8,11 @@
 // or the two runs' results differing in any bit.
 //
 // Why bit-for-bit: the default pipeline is the identity on what the generator emits except for
-// dce and neuron-int-matmul-downcast. dce cannot change a result; the downcast routes integer
-// dots through f32, which is exact when every product and partial sum is below 2^24 and fits the
-// result type, so the operands of every integer dot are clamped to a range that guarantees it.
+// passes that are exact on it. dce cannot change a result; the custom-call expansions and MX
+// legalizations give the interpreter's own kernels' bits (docs/passes.md); the int-matmul
+// downcast routes integer dots through f32, which is exact when every product and partial sum is
+// below 2^24 and fits the result type, so the operands of every integer dot are clamped to a
+// range that guarantees it.
 // batch-norm-training is generated for f16/f32 only (batchnorm-training-upcast rewrites bf16
 // ones and changes their rounding on purpose); upcast-all-to-fp32 is off by default.
 // Build and run: tools/fuzz-modules [SECONDS]
