@@ -212,6 +212,9 @@ class Decoder {
         }
       } else if (b.size != 0 || !b.dims.empty()) {
         return r.ErrorAt(at, where + " of type " + std::string(PrimitiveTypeName(b.type)) + " cannot hold data");
+      } else if (b.kind == BufferKind::kConstant && b.location > p_.constants.size()) {
+        // A token constant holds no data, but its location is still an offset into the section.
+        return r.ErrorAt(at, where + " lies outside the constant section");
       }
       if (b.kind == BufferKind::kParameter && b.location > INT32_MAX) return r.ErrorAt(at, where + " has an impossible parameter number");
     }
