@@ -48,9 +48,9 @@ constexpr PT kTypes[] = {
     PT::kF8E4M3B11FNUZ, PT::kF8E5M2FNUZ, PT::kF8E4M3FNUZ, PT::kF8E4M3, PT::kF8E3M4, PT::kF8E8M0FNU, PT::kF4E2M1FN,
     PT::kF6E3M2FN, PT::kF6E2M3FN,
 };
-// Not generated: c64 and c128 (the interpreter computes nothing on complex values yet; every
-// kernel answers "does not implement"), convolution batch_group_count > 1 (not implemented),
-// f64 batch-norm-training (refused), and gather/scatter batching dimensions (not implemented).
+// Not generated: c64 and c128 (the interpreter's complex kernels cover only some ops; the rest
+// answer "does not implement"), f64 batch-norm-training and uniform quantization (refused), and
+// gather/scatter batching dimensions (not implemented).
 // Types an index operand may have (dynamic-slice starts, gather/scatter indices, branch index).
 constexpr PT kIndexTypes[] = {PT::kS8, PT::kS16, PT::kS32, PT::kS64, PT::kU8, PT::kU16, PT::kU32, PT::kU64};
 
@@ -716,6 +716,7 @@ class Generator {
     size_t spatial = static_cast<size_t>(Int(0, 2));
     int64_t fgc = 1, bgc = 1;
     if (Coin(20)) fgc = Int(1, 3);
+    else if (Coin(20)) bgc = Int(1, 3);
     int64_t batch = bgc * Int(Coin(10) ? 0 : 1, 2), in_per_group = Int(1, 3), out_per_group = Int(1, 2);
     int64_t in_features = in_per_group * fgc, out_features = out_per_group * fgc * bgc;
     std::vector<int64_t> base(spatial), kernel(spatial);
