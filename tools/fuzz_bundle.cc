@@ -79,7 +79,8 @@ void DecodeAndLoad(std::string bytes) {
   (void)nhlo::DumpBundleProgram(*program, "fuzz.bin");
   (void)nhlo::ArenaTable(*program, "fuzz.bin");
   std::ostringstream hex;
-  if (nhlo::HexDumpBundleProgram(*program, "fuzz.bin", hex) != 0 || BytesFromHexDump(hex.str()) != program->bytes) std::abort();
+  if (nhlo::HexDumpBundleProgram(*program, "fuzz.bin", hex) != 0 || BytesFromHexDump(hex.str()) != program->bytes)
+    std::abort();
   if (!nhlo::LoadForExecution(*program).ok()) return;
   const nhlo::ComputationRecord& entry = program->computations[program->entry];
   uint64_t need = program->arena_size;
@@ -90,7 +91,8 @@ void DecodeAndLoad(std::string bytes) {
       if (b.ElementCount() < 0 || b.ElementCount() > kMaxRunElements) return;
   nhlo::Module scratch;
   std::vector<nhlo::Value> args;
-  for (size_t i = 0; i < entry.params.size(); ++i) args.push_back(nhlo::RandomValue(ShapeOf(entry, entry.params[i], scratch), i));
+  for (size_t i = 0; i < entry.params.size(); ++i)
+    args.push_back(nhlo::RandomValue(ShapeOf(entry, entry.params[i], scratch), i));
   nhlo::ExecuteOptions options;
   options.max_steps = kMaxSteps;
   (void)nhlo::Execute(*program, std::move(args), options);
@@ -141,7 +143,8 @@ void Collect(const nhlo::BundleProgram& p, std::vector<Field>& out) {
           case nhlo::AttrKind::Enum: out.push_back({payload, 1, Field::kEnum, 0}); break;
           case nhlo::AttrKind::Computation: out.push_back({payload + 4, 4, Field::kComputation, ci}); break;
           case nhlo::AttrKind::ComputationList:
-            for (size_t k = 0; k < a.computations.size(); ++k) out.push_back({payload + 4 + 4 * k, 4, Field::kComputation, ci});
+            for (size_t k = 0; k < a.computations.size(); ++k)
+              out.push_back({payload + 4 + 4 * k, 4, Field::kComputation, ci});
             break;
           case nhlo::AttrKind::IntList:
             for (size_t k = 0; k < a.ints.size(); ++k) out.push_back({payload + 4 + 8 * k, 8, Field::kI64, 0});
@@ -172,8 +175,21 @@ uint64_t NewValue(const Field& f, uint64_t old, std::mt19937_64& rng) {
     case Field::kType: return pick(37);
     case Field::kI64: break;
   }
-  static const uint64_t kExtremes[] = {0, 1, 2, 3, 4, 8, 16, 64, 4096, uint64_t{1} << 31, uint64_t{1} << 32,
-                                       uint64_t{1} << 62, uint64_t{INT64_MAX}, uint64_t{1} << 63, ~uint64_t{0}};
+  static const uint64_t kExtremes[] = {0,
+                                       1,
+                                       2,
+                                       3,
+                                       4,
+                                       8,
+                                       16,
+                                       64,
+                                       4096,
+                                       uint64_t{1} << 31,
+                                       uint64_t{1} << 32,
+                                       uint64_t{1} << 62,
+                                       uint64_t{INT64_MAX},
+                                       uint64_t{1} << 63,
+                                       ~uint64_t{0}};
   switch (pick(4)) {
     case 0: return old + 1 + pick(8);
     case 1: return old - 1 - pick(8);

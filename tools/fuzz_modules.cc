@@ -42,11 +42,11 @@ constexpr int64_t kMaxElements = 256;
 constexpr uint64_t kMaxSteps = 20000;
 
 constexpr PT kTypes[] = {
-    PT::kPred,     PT::kS1,       PT::kS2,          PT::kS4,         PT::kS8,         PT::kS16,     PT::kS32,
-    PT::kS64,      PT::kU1,       PT::kU2,          PT::kU4,         PT::kU8,         PT::kU16,     PT::kU32,
-    PT::kU64,      PT::kF16,      PT::kBF16,        PT::kF32,        PT::kF64,        PT::kF8E5M2,  PT::kF8E4M3FN,
+    PT::kPred,          PT::kS1,         PT::kS2,         PT::kS4,     PT::kS8,     PT::kS16,       PT::kS32,
+    PT::kS64,           PT::kU1,         PT::kU2,         PT::kU4,     PT::kU8,     PT::kU16,       PT::kU32,
+    PT::kU64,           PT::kF16,        PT::kBF16,       PT::kF32,    PT::kF64,    PT::kF8E5M2,    PT::kF8E4M3FN,
     PT::kF8E4M3B11FNUZ, PT::kF8E5M2FNUZ, PT::kF8E4M3FNUZ, PT::kF8E4M3, PT::kF8E3M4, PT::kF8E8M0FNU, PT::kF4E2M1FN,
-    PT::kF6E3M2FN, PT::kF6E2M3FN,
+    PT::kF6E3M2FN,      PT::kF6E2M3FN,
 };
 // Not generated: c64 and c128 (the interpreter's complex kernels cover only some ops; the rest
 // answer "does not implement"), f64 batch-norm-training and uniform quantization (refused), and
@@ -198,7 +198,8 @@ class Generator {
     if (IsInt(t)) {
       int b = Bits(t);
       if (IsSigned(t)) {
-        int64_t lo = b == 64 ? INT64_MIN : -(int64_t{1} << (b - 1)), hi = b == 64 ? INT64_MAX : (int64_t{1} << (b - 1)) - 1;
+        int64_t lo = b == 64 ? INT64_MIN : -(int64_t{1} << (b - 1)),
+                hi = b == 64 ? INT64_MAX : (int64_t{1} << (b - 1)) - 1;
         if (Coin(70)) return std::to_string(std::clamp<int64_t>(Int(-8, 8), lo, hi));
         return std::to_string(Coin() ? lo : hi);
       }
@@ -270,10 +271,14 @@ class Generator {
   std::string Need(const Sh& s) {
     std::vector<Val> same, same_dims, same_count, scalar;
     for (const Val& v : b_->values) {
-      if (v.shape == s) same.push_back(v);
-      else if (v.shape.dims == s.dims) same_dims.push_back(v);
-      else if (v.shape.type == s.type && v.shape.Count() == s.Count()) same_count.push_back(v);
-      else if (v.shape.type == s.type && v.shape.rank() == 0) scalar.push_back(v);
+      if (v.shape == s)
+        same.push_back(v);
+      else if (v.shape.dims == s.dims)
+        same_dims.push_back(v);
+      else if (v.shape.type == s.type && v.shape.Count() == s.Count())
+        same_count.push_back(v);
+      else if (v.shape.type == s.type && v.shape.rank() == 0)
+        scalar.push_back(v);
     }
     int how = Int(0, 9);
     if (!same.empty() && how < 7) return same[Int(0, static_cast<int>(same.size()) - 1)].name;
@@ -347,8 +352,12 @@ class Generator {
   void RandomOp() {
     bool nested = b_->depth < 2;
     switch (Int(0, 33)) {
-      case 0: case 1: case 2: Unary(); break;
-      case 3: case 4: case 5: Binary(); break;
+      case 0:
+      case 1:
+      case 2: Unary(); break;
+      case 3:
+      case 4:
+      case 5: Binary(); break;
       case 6: Compare(); break;
       case 7: Select(); break;
       case 8: Clamp(); break;
@@ -367,12 +376,24 @@ class Generator {
       case 21: Dot(); break;
       case 22: Convolution(); break;
       case 23: Gather(); break;
-      case 24: if (nested) Scatter(); break;
-      case 25: if (nested) Reduce(); break;
-      case 26: if (nested) ReduceWindow(); break;
-      case 27: if (nested) Coin() ? Map() : Sort(); break;
-      case 28: if (nested) Coin() ? While() : Conditional(); break;
-      case 29: if (nested) CallOrFusion(); break;
+      case 24:
+        if (nested) Scatter();
+        break;
+      case 25:
+        if (nested) Reduce();
+        break;
+      case 26:
+        if (nested) ReduceWindow();
+        break;
+      case 27:
+        if (nested) Coin() ? Map() : Sort();
+        break;
+      case 28:
+        if (nested) Coin() ? While() : Conditional();
+        break;
+      case 29:
+        if (nested) CallOrFusion();
+        break;
       case 30: TupleOps(); break;
       case 31: Coin() ? BatchNormTraining() : CopyLike(); break;
       case 32: UniformQuantize(); break;
@@ -385,13 +406,36 @@ class Generator {
     PT t = x.shape.type;
     std::vector<std::string> ops;
     if (IsFp(t) || IsCx(t)) {
-      for (const char* op : {"acos", "acosh", "asin", "asinh", "atanh", "cbrt", "cosh", "cosine", "erf", "exponential",
-                             "exponential-minus-one", "log", "log-plus-one", "logistic", "rsqrt", "sine", "sinh", "sqrt",
-                             "tan", "tanh", "negate", "sign", "abs", "real", "imag"})
+      for (const char* op : {"acos",
+                             "acosh",
+                             "asin",
+                             "asinh",
+                             "atanh",
+                             "cbrt",
+                             "cosh",
+                             "cosine",
+                             "erf",
+                             "exponential",
+                             "exponential-minus-one",
+                             "log",
+                             "log-plus-one",
+                             "logistic",
+                             "rsqrt",
+                             "sine",
+                             "sinh",
+                             "sqrt",
+                             "tan",
+                             "tanh",
+                             "negate",
+                             "sign",
+                             "abs",
+                             "real",
+                             "imag"})
         ops.push_back(op);
     }
     if (IsFp(t))
-      for (const char* op : {"ceil", "floor", "round-nearest-afz", "round-nearest-even", "is-finite"}) ops.push_back(op);
+      for (const char* op : {"ceil", "floor", "round-nearest-afz", "round-nearest-even", "is-finite"})
+        ops.push_back(op);
     if (IsInt(t))
       for (const char* op : {"negate", "not", "popcnt", "count-leading-zeros"}) ops.push_back(op);
     if (IsSigned(t))
@@ -618,7 +662,8 @@ class Generator {
     int b = Bits(s.type);
     double top = IsSigned(s.type) ? std::ldexp(1.0, b - 1) - 1 : std::ldexp(1.0, b) - 1;
     top = std::min(top, std::ldexp(1.0, 24) - 1);
-    int64_t bound = static_cast<int64_t>(std::floor(std::sqrt(top / static_cast<double>(std::max<int64_t>(contracted, 1)))));
+    int64_t bound =
+        static_cast<int64_t>(std::floor(std::sqrt(top / static_cast<double>(std::max<int64_t>(contracted, 1)))));
     if (IsSigned(s.type) && bound * bound * std::max<int64_t>(contracted, 1) > top) --bound;
     std::string lo = ScalarConstant(s.type, IsSigned(s.type) ? std::to_string(-bound) : "0");
     std::string hi = ScalarConstant(s.type, std::to_string(bound));
@@ -639,12 +684,14 @@ class Generator {
       std::vector<int64_t> perm = Permutation(rank);  // perm[k]: where logical dim k goes
       dims.assign(rank, 0);
       for (size_t k = 0; k < rank; ++k) {
-        int64_t size = k < batch.size()                    ? batch[k]
+        int64_t size = k < batch.size()                     ? batch[k]
                        : k < batch.size() + contract.size() ? contract[k - batch.size()]
                                                             : free[k - batch.size() - contract.size()];
         dims[perm[k]] = size;
-        if (k < batch.size()) bdims.push_back(perm[k]);
-        else if (k < batch.size() + contract.size()) cdims.push_back(perm[k]);
+        if (k < batch.size())
+          bdims.push_back(perm[k]);
+        else if (k < batch.size() + contract.size())
+          cdims.push_back(perm[k]);
       }
       // Free dimensions appear in the result in the operand's order.
       std::vector<int64_t> free_pos;
@@ -715,8 +762,10 @@ class Generator {
     if (t == PT::kPred || IsCx(t)) t = PT::kF32;
     size_t spatial = static_cast<size_t>(Int(0, 2));
     int64_t fgc = 1, bgc = 1;
-    if (Coin(20)) fgc = Int(1, 3);
-    else if (Coin(20)) bgc = Int(1, 3);
+    if (Coin(20))
+      fgc = Int(1, 3);
+    else if (Coin(20))
+      bgc = Int(1, 3);
     int64_t batch = bgc * Int(Coin(10) ? 0 : 1, 2), in_per_group = Int(1, 3), out_per_group = Int(1, 2);
     int64_t in_features = in_per_group * fgc, out_features = out_per_group * fgc * bgc;
     std::vector<int64_t> base(spatial), kernel(spatial);
@@ -802,10 +851,10 @@ class Generator {
     for (int64_t& d : out)
       if (d < 0) d = batch[bi++];
     if (Product(out) > kMaxElements) return;
-    Emit(Arr(x.shape.type, out), "gather(" + x.name + ", " + idx + "), offset_dims=" + List(pos) +
-                                     ", collapsed_slice_dims=" + List(collapsed) + ", start_index_map=" +
-                                     List(start_map) + ", index_vector_dim=" + std::to_string(ivd) +
-                                     ", slice_sizes=" + List(slice_sizes) + (Coin(20) ? ", indices_are_sorted=true" : ""));
+    Emit(Arr(x.shape.type, out),
+         "gather(" + x.name + ", " + idx + "), offset_dims=" + List(pos) + ", collapsed_slice_dims=" + List(collapsed) +
+             ", start_index_map=" + List(start_map) + ", index_vector_dim=" + std::to_string(ivd) +
+             ", slice_sizes=" + List(slice_sizes) + (Coin(20) ? ", indices_are_sorted=true" : ""));
   }
 
   void Scatter() {
@@ -816,8 +865,10 @@ class Generator {
     to_operand.resize(Int(0, static_cast<int>(r)));
     std::vector<int64_t> inserted, window_sizes;
     for (size_t d = 0; d < r; ++d) {
-      if (x.shape.dims[d] >= 1 && Coin(40)) inserted.push_back(static_cast<int64_t>(d));
-      else window_sizes.push_back(Int(0, static_cast<int>(x.shape.dims[d])));
+      if (x.shape.dims[d] >= 1 && Coin(40))
+        inserted.push_back(static_cast<int64_t>(d));
+      else
+        window_sizes.push_back(Int(0, static_cast<int>(x.shape.dims[d])));
     }
     std::vector<int64_t> batch(Int(0, 2));
     for (int64_t& b : batch) b = Int(0, 3);
@@ -843,9 +894,10 @@ class Generator {
     }
     std::string f = ScalarComputation(types, 2, n > 1);
     Sh out = n == 1 ? x.shape : Tup({x.shape, Arr(types[1], x.shape.dims)});
-    std::string s = Emit(out, "scatter(" + operands + ", " + idx + ", " + updates + "), update_window_dims=" + List(pos) +
-                                  ", inserted_window_dims=" + List(inserted) + ", scatter_dims_to_operand_dims=" +
-                                  List(to_operand) + ", index_vector_dim=" + std::to_string(ivd) + ", to_apply=" + f);
+    std::string s = Emit(out, "scatter(" + operands + ", " + idx + ", " + updates +
+                                  "), update_window_dims=" + List(pos) + ", inserted_window_dims=" + List(inserted) +
+                                  ", scatter_dims_to_operand_dims=" + List(to_operand) +
+                                  ", index_vector_dim=" + std::to_string(ivd) + ", to_apply=" + f);
     if (n > 1) Unpack(s, out);
   }
 
@@ -958,8 +1010,9 @@ class Generator {
       f = Computation(params, Arr(PT::kPred, {}), Int(0, 3));
     }
     Sh out = n == 1 ? x.shape : Tup(shapes);
-    std::string s = Emit(out, "sort(" + names + "), dimensions={" + std::to_string(Int(0, static_cast<int>(x.shape.rank()) - 1)) +
-                                  "}" + (Coin() ? ", is_stable=true" : "") + ", to_apply=" + f);
+    std::string s =
+        Emit(out, "sort(" + names + "), dimensions={" + std::to_string(Int(0, static_cast<int>(x.shape.rank()) - 1)) +
+                      "}" + (Coin() ? ", is_stable=true" : "") + ", to_apply=" + f);
     if (n > 1) Unpack(s, out);
   }
 
@@ -1006,7 +1059,8 @@ class Generator {
     std::string root = Emit(state, "tuple(" + all + ")");
     helpers_.push_back(Finish(body, root));
     b_ = outer;
-    std::string init = Emit(state, "tuple(" + ScalarConstant(PT::kS32, std::to_string(Int(-1, 1))) + ", " + names + ")");
+    std::string init =
+        Emit(state, "tuple(" + ScalarConstant(PT::kS32, std::to_string(Int(-1, 1))) + ", " + names + ")");
     std::string w = Emit(state, "while(" + init + "), condition=" + cond.name + ", body=" + body.name);
     Unpack(w, state);
   }
@@ -1020,8 +1074,10 @@ class Generator {
     for (int i = 0; i < branches; ++i) {
       std::string names;
       Sh arg = Coin() ? StateOf(names) : Pick().shape;
-      if (!arg.IsTuple()) names = Need(arg);
-      else names = Emit(arg, "tuple(" + names + ")");
+      if (!arg.IsTuple())
+        names = Need(arg);
+      else
+        names = Emit(arg, "tuple(" + names + ")");
       args.push_back(names);
       comps.push_back(Computation({arg}, result, Int(0, 4)));
     }
@@ -1076,8 +1132,9 @@ class Generator {
     std::string x = Need(Arr(t, dims));
     std::string scale = Need(Arr(t, {dims[feature]})), offset = Need(Arr(t, {dims[feature]}));
     Sh out = Tup({Arr(t, dims), Arr(t, {dims[feature]}), Arr(t, {dims[feature]})});
-    std::string bn = Emit(out, "batch-norm-training(" + x + ", " + scale + ", " + offset + "), epsilon=" +
-                                   (Coin() ? "0.001" : "1") + ", feature_index=" + std::to_string(feature));
+    std::string bn =
+        Emit(out, "batch-norm-training(" + x + ", " + scale + ", " + offset + "), epsilon=" + (Coin() ? "0.001" : "1") +
+                      ", feature_index=" + std::to_string(feature));
     Unpack(bn, out);
   }
 
@@ -1095,18 +1152,21 @@ class Generator {
       if (dims[axis] == 0) dims[axis] = 1;
     }
     int b = Bits(st);
-    int64_t lo = IsSigned(st) ? -(int64_t{1} << (b - 1)) : 0, hi = IsSigned(st) ? (int64_t{1} << (b - 1)) - 1 : (int64_t{1} << b) - 1;
+    int64_t lo = IsSigned(st) ? -(int64_t{1} << (b - 1)) : 0,
+            hi = IsSigned(st) ? (int64_t{1} << (b - 1)) - 1 : (int64_t{1} << b) - 1;
     int64_t smin = Coin(70) ? lo : Int(static_cast<int>(std::max<int64_t>(lo, -100)), 0);
-    int64_t smax = Coin(70) ? hi : Int(static_cast<int>(std::max<int64_t>(smin, 0)), static_cast<int>(std::min<int64_t>(hi, 100)));
+    int64_t smax =
+        Coin(70) ? hi : Int(static_cast<int>(std::max<int64_t>(smin, 0)), static_cast<int>(std::min<int64_t>(hi, 100)));
     std::string scales, zeros;
     for (int64_t i = 0; i < (axis < 0 ? 1 : dims[axis]); ++i) {
       scales += std::string(i ? ", " : "") + in_.PickValueInArray(kScales);
-      zeros += (i ? ", " : "") + std::to_string(Int(static_cast<int>(smin), static_cast<int>(std::min<int64_t>(smax, smin + 20))));
+      zeros += (i ? ", " : "") +
+               std::to_string(Int(static_cast<int>(smin), static_cast<int>(std::min<int64_t>(smax, smin + 20))));
     }
     std::string config = "backend_config={\"scale\": [" + scales + "], \"zero_point\": [" + zeros +
-                         "], \"quantization_dimension\": " + std::to_string(axis) + ", \"storage_min\": " +
-                         std::to_string(smin) + ", \"storage_max\": " + std::to_string(smax) + ", \"storage_type\": \"" +
-                         TypeName(st) + "\", \"expressed_type\": \"" + TypeName(et) + "\"}";
+                         "], \"quantization_dimension\": " + std::to_string(axis) +
+                         ", \"storage_min\": " + std::to_string(smin) + ", \"storage_max\": " + std::to_string(smax) +
+                         ", \"storage_type\": \"" + TypeName(st) + "\", \"expressed_type\": \"" + TypeName(et) + "\"}";
     if (Coin()) {
       std::string x = Need(Arr(et, dims));
       Emit(Arr(st, dims), "custom-call(" + x + "), custom_call_target=\"uniform_quantize\", " + config);
@@ -1124,9 +1184,10 @@ class Generator {
     sdims[dim] /= 32;
     Sh out = Tup({Arr(f8, dims), Arr(PT::kF8E8M0FNU, sdims)});
     std::string x = Need(Arr(t, dims));
-    std::string q = Emit(out, "custom-call(" + x + "), custom_call_target=\"QuantizeMX\", backend_config={\"dtype\": \"" +
-                                  std::string(f8 == PT::kF8E4M3FN ? "float8_e4m3fn" : "float8_e5m2") + "\", \"dim\": " +
-                                  std::to_string(dim) + ", \"block_size\": 32, \"scale_method\": \"EMAX\"}");
+    std::string q =
+        Emit(out, "custom-call(" + x + "), custom_call_target=\"QuantizeMX\", backend_config={\"dtype\": \"" +
+                      std::string(f8 == PT::kF8E4M3FN ? "float8_e4m3fn" : "float8_e5m2") +
+                      "\", \"dim\": " + std::to_string(dim) + ", \"block_size\": 32, \"scale_method\": \"EMAX\"}");
     std::string data = Emit(out.tuple[0], "get-tuple-element(" + q + "), index=0");
     scales = Emit(out.tuple[1], "get-tuple-element(" + q + "), index=1");
     return data;
@@ -1157,7 +1218,8 @@ class Generator {
 };
 
 [[noreturn]] void Finding(const std::string& what, const std::string& text, const nhlo::Status* status = nullptr) {
-  std::fprintf(stderr, "fuzz-modules: %s\n%s%s\n", what.c_str(), status ? status->ToString().c_str() : "", text.c_str());
+  std::fprintf(stderr, "fuzz-modules: %s\n%s%s\n", what.c_str(), status ? status->ToString().c_str() : "",
+               text.c_str());
   std::abort();
 }
 

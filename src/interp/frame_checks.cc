@@ -27,7 +27,8 @@ Status CheckFrameAlignment(const ComputationRecord& comp) {
 uint64_t FrameAlignment(const ComputationRecord& comp) {
   uint64_t align = 1;
   for (const BufferRecord& b : comp.buffers)
-    if (b.kind == BufferKind::kTemp && IsArrayType(b.type) && b.size > 0) align = std::max(align, RequiredAlignment(b.type));
+    if (b.kind == BufferKind::kTemp && IsArrayType(b.type) && b.size > 0)
+      align = std::max(align, RequiredAlignment(b.type));
   return align;
 }
 

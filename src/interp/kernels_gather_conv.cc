@@ -52,7 +52,8 @@ Status KernelGather(const Step& b, const Buf& operand, const Buf& indices, const
   for (size_t d = 0, bi = 0; d < out.rank(); ++d) {
     if (Contains(*offset_dims, static_cast<int64_t>(d))) continue;
     if (static_cast<int64_t>(bi) == ivd) ++bi;
-    if (bi >= idims.size() || Dims(out)[d] != idims[bi++]) return Status::Error("gather result batch dimensions do not match the indices");
+    if (bi >= idims.size() || Dims(out)[d] != idims[bi++])
+      return Status::Error("gather result batch dimensions do not match the indices");
   }
   // A collapsed dimension with slice size 0 (the verifier allows 0 or 1, as XLA does) gives every
   // result element an empty slice to read from: there is no value to gather.
