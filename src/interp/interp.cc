@@ -219,8 +219,33 @@ class Machine {
     }
     if (arity >= 0) NHLO_TRY(Arity(b, static_cast<size_t>(arity)));
     if (b.opcode == Opcode::kCustomCall) NHLO_TRY(LowerCustomCall(p_, comp, s));
+    if (s.family == OpFamily::kCollective) NHLO_TRY(CheckOneDevice(s));
     NHLO_TRY(CheckScalarCallee(p_, comp, s));
     return s;
+  }
+
+  // A collective whose replica groups or source-target pairs name a device beyond device 0 is a
+  // multi-device program even when its header gives no counts (XLA's tests set them outside
+  // the text): refused at load, as a header of more than one device is.
+  Status CheckOneDevice(const Step& s) const {
+    const BundleRecord& b = *s.bundle;
+    auto refuse = [&](const std::string& what) {
+      return Status::Error("'" + std::string(OpcodeName(b.opcode)) + "' " + what +
+                           ", but the program has one device (replica_count \u00d7 num_partitions = 1); multi-device "
+                           "execution is not implemented yet");
+    };
+    if (const AttrRecord* g = s.Find(AttrId::kReplicaGroups)) {
+      const ReplicaGroupsRecord& r = g->replica_groups;
+      if (r.mesh) return refuse("has replica_groups over a device mesh");
+      if (r.iota && r.num_groups * r.group_size > 1)
+        return refuse("has iota replica_groups of " + std::to_string(r.num_groups * r.group_size) + " devices");
+      for (int64_t id : r.ids)
+        if (id != 0) return refuse("names device " + std::to_string(id) + " in its replica_groups");
+    }
+    if (const AttrRecord* pairs = s.Find(AttrId::kSourceTargetPairs))
+      for (int64_t id : pairs->ints)
+        if (id != 0) return refuse("names device " + std::to_string(id) + " in its source_target_pairs");
+    return OkStatus();
   }
 
   Status Arity(const BundleRecord& b, size_t n) const {
@@ -429,6 +454,14 @@ class Machine {
       std::memset(ptr_[buffer], 0, b.size);
     }
   }
+  // Whether an async -start's result is (operands, results[, contexts]) rather than the results
+  // alone: one array operand and a tuple result, or several operands and a tuple of tuples.
+  bool HoldsOperands(const BundleRecord& b) const {
+    const BufferRecord& r = B(b.result);
+    if (r.type != PrimitiveType::kTuple || r.tuple.size() < 2) return false;
+    if (b.operands.size() == 1) return B(b.operands[0]).type != PrimitiveType::kTuple;
+    return B(r.tuple[0]).type == PrimitiveType::kTuple && B(r.tuple[0]).tuple.size() == b.operands.size();
+  }
   // Element `i` of the tuple buffer `buffer`.
   Result<uint32_t> Element(const BundleRecord& b, uint32_t buffer, size_t i) {
     const BufferRecord& t = B(buffer);
@@ -444,14 +477,21 @@ class Machine {
       case Opcode::kPartitionId: case Opcode::kReplicaId:
         ZeroTree(b.result);
         return OkStatus();
-      case Opcode::kAllGatherStart: {
+      case Opcode::kAllGatherStart: case Opcode::kAllReduceStart: {
+        if (!HoldsOperands(b)) return CopyOperands(b, b.result);  // the result alone
         NHLO_ASSIGN_OR_RETURN(uint32_t held, Element(b, b.result, 0));
         NHLO_ASSIGN_OR_RETURN(uint32_t gathered, Element(b, b.result, 1));
         NHLO_TRY(CopyOperands(b, held));
         return CopyOperands(b, gathered);
       }
-      case Opcode::kAllGatherDone: case Opcode::kCollectivePermuteDone: {
+      case Opcode::kAllGatherDone: case Opcode::kCollectivePermuteDone: case Opcode::kAllReduceDone: {
         if (b.operands.size() != 1) break;
+        const BufferRecord& in = B(b.operands[0]);
+        const BufferRecord& out = B(b.result);
+        // (operands, results[, contexts]) from the -start, or the results themselves.
+        bool pair = in.type == PrimitiveType::kTuple && in.tuple.size() >= 2 &&
+                    (out.type != PrimitiveType::kTuple || in.tuple.size() != out.tuple.size());
+        if (!pair) return CopyCollectiveLeaf(b, b.operands[0], b.result);
         NHLO_ASSIGN_OR_RETURN(uint32_t results, Element(b, b.operands[0], 1));
         return CopyCollectiveLeaf(b, results, b.result);
       }
@@ -462,7 +502,7 @@ class Machine {
         bool to_self = false;
         for (size_t i = 0; pairs && i + 1 < pairs->ints.size(); i += 2) to_self |= pairs->ints[i] == 0 && pairs->ints[i + 1] == 0;
         uint32_t received = b.result;
-        if (b.opcode == Opcode::kCollectivePermuteStart) {
+        if (b.opcode == Opcode::kCollectivePermuteStart && HoldsOperands(b)) {
           // (operand, result, contexts...): the contexts are u32 scalars nhlo leaves zero.
           ZeroTree(b.result);
           NHLO_ASSIGN_OR_RETURN(uint32_t held, Element(b, b.result, 0));
@@ -475,7 +515,7 @@ class Machine {
         }
         return CopyCollectiveLeaf(b, b.operands[0], received);
       }
-      case Opcode::kAllReduce: case Opcode::kAllReduceStart: case Opcode::kAllReduceDone: case Opcode::kAllGather:
+      case Opcode::kAllReduce: case Opcode::kAllGather:
       case Opcode::kReduceScatter: case Opcode::kAllToAll: case Opcode::kCollectiveBroadcast:
         return CopyOperands(b, b.result);
       default:
