@@ -219,7 +219,7 @@ class Machine {
     }
     if (arity >= 0) NHLO_TRY(Arity(b, static_cast<size_t>(arity)));
     if (b.opcode == Opcode::kCustomCall) NHLO_TRY(LowerCustomCall(p_, comp, s));
-    if (s.family == OpFamily::kCollective) NHLO_TRY(CheckOneDevice(s));
+    if (s.family == OpFamily::kCollective) NHLO_TRY(CheckOneDevice(comp, s));
     NHLO_TRY(CheckScalarCallee(p_, comp, s));
     return s;
   }
@@ -227,7 +227,7 @@ class Machine {
   // A collective whose replica groups or source-target pairs name a device beyond device 0 is a
   // multi-device program even when its header gives no counts (XLA's tests set them outside
   // the text): refused at load, as a header of more than one device is.
-  Status CheckOneDevice(const Step& s) const {
+  Status CheckOneDevice(const ComputationRecord& comp, const Step& s) const {
     const BundleRecord& b = *s.bundle;
     auto refuse = [&](const std::string& what) {
       return Status::Error("'" + std::string(OpcodeName(b.opcode)) + "' " + what +
@@ -245,6 +245,15 @@ class Machine {
     if (const AttrRecord* pairs = s.Find(AttrId::kSourceTargetPairs))
       for (int64_t id : pairs->ints)
         if (id != 0) return refuse("names device " + std::to_string(id) + " in its source_target_pairs");
+    // With groups left empty (all devices), a gathered or scattered result of another size than
+    // its operand tells of more devices.
+    if ((b.opcode == Opcode::kAllGather || b.opcode == Opcode::kReduceScatter || b.opcode == Opcode::kAllToAll) &&
+        b.operands.size() == 1) {
+      const BufferRecord& in = comp.buffers[b.operands[0]];
+      const BufferRecord& out = comp.buffers[b.result];
+      if (in.type != PrimitiveType::kTuple && out.type != PrimitiveType::kTuple && in.dims != out.dims)
+        return refuse("has a result of another shape than its operand (a group of more than one device)");
+    }
     return OkStatus();
   }
 
