@@ -194,7 +194,8 @@ TEST_CASE("every opcode has a kernel or a reason") {
   }
   CHECK(executable > 80);
   CHECK(ExecutionOf(Opcode::kAdd).family == OpFamily::kBinary);
-  CHECK(ExecutionOf(Opcode::kAllReduce).family == OpFamily::kNotExecutable);
+  CHECK(ExecutionOf(Opcode::kAllReduce).family == OpFamily::kCollective);
+  CHECK(ExecutionOf(Opcode::kSend).family == OpFamily::kNotExecutable);
 }
 
 // A program holding an op the interpreter cannot run is refused when it is loaded, before any

@@ -6,15 +6,28 @@
 // Every module that verifies is also compiled to a bundle file: the summary counts the ones the
 // format refuses and gives the arena that buffer assignment chose beside its lower bound (the
 // most bytes live at any point of the schedule); --arena prints both for every module.
+// --run also runs every module as `nhlo-run --random-args=1` does, each in a child process of its
+// own under a time limit (--timeout=S, default 10) and a memory limit (--max-memory=SIZE,
+// default 4G), and counts the modules that ran, were refused (grouped by reason), failed or
+// timed out.
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <sstream>
 
 #include "codegen/bundle_reader.h"
 #include "codegen/codegen.h"
+#include "driver/common.h"
+#include "driver/driver.h"
+#include "interp/interp.h"
 #include "interp/frame_checks.h"
 #include "ir/custom_calls.h"
 #include "ir/printer.h"
@@ -128,19 +141,210 @@ std::string CheckPiece(const std::string& name, const std::string& text, bool* r
   return {};
 }
 
+// ---- --run: every module in a child process of its own ------------------------------------
+// A child per module contains what a run can do wrong: an endless loop (alarm), a crash or an
+// allocation the machine cannot give (RLIMIT_AS); the parent only reads the child's report.
+
+struct RunLimits {
+  unsigned timeout_seconds = 10;
+  std::string max_memory = "4G";
+  uint64_t memory_bytes = 0;
+};
+
+struct RunTotals {
+  int ran = 0, refused = 0, failed = 0, timed_out = 0;
+  std::map<std::string, int> refusals;  // normalised reason -> modules
+  std::map<std::string, int> failures;
+};
+
+// The first error line without its `file:line:col: error: ` prefix.
+std::string FirstError(const std::string& text) {
+  std::istringstream lines(text);
+  std::string line, first;
+  while (std::getline(lines, line)) {
+    size_t at = line.find("error: ");
+    if (at != std::string::npos) return line.substr(at + 7);
+    if (first.empty()) first = line;
+  }
+  return first;
+}
+
+// A refusal's reason with what differs between modules taken out: the explanation after the
+// op's or target's quoted name, a parenthesised tail, numbers.
+std::string NormaliseReason(std::string why) {
+  // "the interpreter cannot execute 'fft': why", "unknown custom_call_target "x": why": the
+  // name is the reason.
+  if (size_t open = why.find_first_of("'\""); open != std::string::npos) {
+    size_t close = why.find(why[open], open + 1);
+    if (close != std::string::npos && close + 1 < why.size() && why[close + 1] == ':') why.resize(close + 1);
+  }
+  if (size_t paren = why.find(" ("); paren != std::string::npos) why.resize(paren);
+  std::string out;
+  for (size_t i = 0; i < why.size(); ++i) {
+    if (std::isdigit(static_cast<unsigned char>(why[i]))) {
+      out += 'N';
+      while (i + 1 < why.size() && std::isdigit(static_cast<unsigned char>(why[i + 1]))) ++i;
+    } else {
+      out += why[i];
+    }
+  }
+  if (out.size() > 120) out = out.substr(0, 117) + "...";
+  return out;
+}
+
+// In the child: compile and load (a failure is a refusal), then run as nhlo-run does. The report
+// is one letter (O ran, R refused, F failed) and the first error.
+std::string RunPieceInChild(const std::string& name, const std::string& text, const RunLimits& limits) {
+  try {
+    nhlo::PipelineFlags flags;
+    std::ostringstream log;
+    auto module = nhlo::CompileText(name, text, *flags.ToOptions(), log);
+    if (!module.ok()) return "R" + FirstError(module.status().ToString());
+    auto bytes = nhlo::EmitBundleFile(**module, *flags.ToCodegenOptions());
+    if (!bytes.ok()) return "R" + FirstError(bytes.status().ToString());
+    auto program = nhlo::ReadBundleFile(std::move(*bytes), name);
+    if (!program.ok()) return "F" + FirstError(program.status().ToString());
+    if (nhlo::Status loaded = nhlo::LoadForExecution(*program); !loaded.ok()) return "R" + FirstError(loaded.ToString());
+    module->reset();
+    std::istringstream in(text);
+    std::ostringstream out, err;
+    int code = nhlo::RunMain({"-", "--random-args=1", "--print-values=none", "--quiet", "--max-memory=" + limits.max_memory},
+                             in, out, err);
+    if (code == 0) return "O";
+    std::string why = FirstError(err.str());
+    // nhlo-run refuses a run that needs more memory than the limit before any work.
+    if (why.find("running this program needs") != std::string::npos) return "Rneeds more memory than --max-memory";
+    return "F" + why;
+  } catch (const std::bad_alloc&) {
+    return "Fout of memory (--max-memory)";
+  }
+}
+
+void RunPiece(const std::string& name, const std::string& text, const RunLimits& limits, RunTotals& t) {
+  int fds[2];
+  if (pipe(fds) != 0) {
+    std::perror("nhlo-corpus-check: pipe");
+    std::exit(2);
+  }
+  std::cout << std::flush;
+  pid_t pid = fork();
+  if (pid < 0) {
+    std::perror("nhlo-corpus-check: fork");
+    std::exit(2);
+  }
+  if (pid == 0) {
+    close(fds[0]);
+    // The address-space limit leaves room for the program itself above what --max-memory lets
+    // a run allocate.
+    rlimit as{};
+    as.rlim_cur = as.rlim_max = limits.memory_bytes + (uint64_t(1) << 30);
+    setrlimit(RLIMIT_AS, &as);
+    alarm(limits.timeout_seconds);
+    std::string report = RunPieceInChild(name, text, limits);
+    for (size_t done = 0; done < report.size();) {
+      ssize_t n = write(fds[1], report.data() + done, report.size() - done);
+      if (n <= 0) break;
+      done += static_cast<size_t>(n);
+    }
+    _exit(0);
+  }
+  close(fds[1]);
+  std::string report;
+  char buf[4096];
+  for (ssize_t n; (n = read(fds[0], buf, sizeof(buf))) != 0;) {
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    report.append(buf, static_cast<size_t>(n));
+  }
+  close(fds[0]);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+  if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM) {
+    ++t.timed_out;
+    std::cout << "TIMEOUT " << name << "\n";
+    return;
+  }
+  if (WIFSIGNALED(status) || report.empty()) {
+    std::string why = WIFSIGNALED(status) ? std::string("crashed: ") + strsignal(WTERMSIG(status)) : "exited without a report";
+    ++t.failed;
+    ++t.failures[why];
+    std::cout << "RUN-FAIL " << name << "\n" << why << "\n";
+    return;
+  }
+  std::string why = report.substr(1);
+  switch (report[0]) {
+    case 'O': ++t.ran; break;
+    case 'R':
+      ++t.refused;
+      ++t.refusals[NormaliseReason(why)];
+      break;
+    default:
+      ++t.failed;
+      ++t.failures[NormaliseReason(why)];
+      std::cout << "RUN-FAIL " << name << "\n" << why << "\n";
+      break;
+  }
+}
+
+void PrintRunSummary(const RunTotals& t) {
+  auto by_count = [](const std::map<std::string, int>& reasons) {
+    std::vector<std::pair<int, std::string>> v;
+    for (const auto& [why, n] : reasons) v.emplace_back(-n, why);
+    std::sort(v.begin(), v.end());
+    return v;
+  };
+  std::cout << "refusals by reason:\n";
+  for (const auto& [n, why] : by_count(t.refusals)) std::cout << "  " << -n << "  " << why << "\n";
+  if (!t.failures.empty()) std::cout << "failures by reason:\n";
+  for (const auto& [n, why] : by_count(t.failures)) std::cout << "  " << -n << "  " << why << "\n";
+  std::cout << "ran " << t.ran << ", refused " << t.refused << ", failed " << t.failed << ", timed out " << t.timed_out
+            << "\n";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   ArenaTotals totals;
   std::vector<std::string> inputs;
+  bool run = false;
+  RunLimits limits;
+  const char* usage = "usage: nhlo-corpus-check [--arena] [--run [--timeout=S] [--max-memory=SIZE]] DIR_OR_FILE...\n";
   for (int i = 1; i < argc; ++i) {
-    if (std::string(argv[i]) == "--arena") totals.print_each = true;
-    else inputs.push_back(argv[i]);
+    std::string a = argv[i];
+    if (a == "--arena") {
+      totals.print_each = true;
+    } else if (a == "--run") {
+      run = true;
+    } else if (a.rfind("--timeout=", 0) == 0) {
+      char* end = nullptr;
+      unsigned long s = std::strtoul(a.c_str() + 10, &end, 10);
+      if (*end || s == 0 || s > 86400) {
+        std::cerr << "nhlo-corpus-check: error: --timeout takes whole seconds from 1 to 86400\n";
+        return 2;
+      }
+      limits.timeout_seconds = static_cast<unsigned>(s);
+    } else if (a.rfind("--max-memory=", 0) == 0) {
+      limits.max_memory = a.substr(13);
+    } else if (a.rfind("--", 0) == 0) {
+      std::cerr << "nhlo-corpus-check: error: unknown option '" << a << "'\n" << usage;
+      return 2;
+    } else {
+      inputs.push_back(a);
+    }
   }
   if (inputs.empty()) {
-    std::cerr << "usage: nhlo-corpus-check [--arena] DIR_OR_FILE...\n";
+    std::cerr << usage;
     return 2;
   }
+  if (auto bytes = nhlo::ParseSize(limits.max_memory, "--max-memory"); bytes.ok()) {
+    limits.memory_bytes = *bytes;
+  } else {
+    std::cerr << "nhlo-corpus-check: error: " << FirstError(bytes.status().ToString()) << "\n";
+    return 2;
+  }
+  RunTotals run_totals;
   std::vector<fs::path> files;
   for (const std::string& input : inputs) {
     fs::path p = input;
@@ -176,6 +380,12 @@ int main(int argc, char** argv) {
       std::string why = CheckPiece(file.string(), piece.text, &round_trip_ok, totals);
       file_round_trips &= round_trip_ok;
       if (failure.empty()) failure = why;
+      if (run && why.empty()) {
+        RunPiece(file.string(), piece.text, limits, run_totals);
+      } else if (run) {  // listed above with the format failures
+        ++run_totals.refused;
+        ++run_totals.refusals["does not parse, round-trip or verify"];
+      }
     }
     round_trips += file_round_trips;
     if (failure.empty()) {
@@ -196,5 +406,6 @@ int main(int argc, char** argv) {
   std::cout << "arena with one slot per value (format version 1): " << totals.unshared << " bytes in all, largest "
             << totals.largest_unshared << "\n";
   std::cout << passed << " passed, " << failed << " failed\n";
+  if (run) PrintRunSummary(run_totals);
   return failed == 0 && totals.rejected == 0 && totals.placement_errors == 0 ? 0 : 1;
 }

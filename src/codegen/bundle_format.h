@@ -150,6 +150,9 @@ struct BundleProgram {
   std::string_view module_name;
   uint32_t entry = 0;
   uint64_t arena_size = 0;  // the entry computation's frame
+  /// replica_count × num_partitions of the module header (the module section's u32 after the
+  /// entry; 0 there, as files written before the field hold, reads as 1).
+  uint32_t devices = 1;
   uint32_t buffer_count = 0;
   std::string_view constants;
   std::vector<ComputationRecord> computations;

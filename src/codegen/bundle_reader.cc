@@ -103,9 +103,9 @@ class Decoder {
     {
       Reader m(sections[6], bases[6], file_);
       NHLO_TRY(ReadString(m, p_.module_name));
-      uint32_t reserved;
       NHLO_TRY(m.Read(p_.entry, "module section"));
-      NHLO_TRY(m.Read(reserved, "module section"));
+      NHLO_TRY(m.Read(p_.devices, "module section"));
+      if (p_.devices == 0) p_.devices = 1;
       NHLO_TRY(m.Read(p_.arena_size, "module section"));
       if (m.pos() != m.size()) return m.Error("trailing bytes in the module section");
     }

@@ -20,6 +20,21 @@
 namespace nhlo {
 namespace {
 
+// replica_count × num_partitions of the module header (each 1 when absent), at most UINT32_MAX.
+uint32_t DeviceCount(const Module& m) {
+  uint64_t devices = 1;
+  for (const auto& [name, raw] : m.header_attrs) {
+    if (name != "replica_count" && name != "num_partitions") continue;
+    uint64_t n = 0;
+    for (char c : raw) {
+      if (c < '0' || c > '9') break;
+      n = std::min<uint64_t>(n * 10 + static_cast<uint64_t>(c - '0'), UINT32_MAX);
+    }
+    devices = std::min<uint64_t>(devices * std::max<uint64_t>(n, 1), UINT32_MAX);
+  }
+  return static_cast<uint32_t>(devices);
+}
+
 class ByteWriter {
  public:
   void U8(uint8_t v) { bytes_.push_back(static_cast<char>(v)); }
@@ -538,7 +553,7 @@ class Writer {
     ByteWriter module;
     StringRef(module, m_.name);
     module.U32(entry);
-    module.U32(0);
+    module.U32(DeviceCount(m_) > 1 ? DeviceCount(m_) : 0);  // one device: 0, as before the field
     module.U64(comps_[entry].frame_size);
     if (report_) {
       report_->arena = comps_[entry].frame_size;

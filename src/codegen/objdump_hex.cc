@@ -567,7 +567,8 @@ class HexDumper {
     StringRef(at, "name", p_.module_name);
     const std::string entry = p_.entry < p_.computations.size() ? " '" + std::string(p_.computations[p_.entry].name) + "'" : "";
     U32(at, "entry", p_.entry, "computation " + Dec(p_.entry) + entry);
-    Reserved(at, 4);
+    U32(at, "devices", Bytes(at, 4),
+        p_.devices > 1 ? Dec(p_.devices) + " (replica_count x num_partitions)" : "one device");
     U64(at, "arena size", p_.arena_size, Dec(p_.arena_size));
   }
 

@@ -156,6 +156,7 @@ std::optional<Diagnostic> SourceDiagnostic(const Module& module, const Execution
 // Decodes one bundle file and checks that its run fits in memory.
 Result<BundleProgram> LoadProgram(const std::string& name, std::string bytes, const RunSettings& settings) {
   NHLO_ASSIGN_OR_RETURN(BundleProgram program, ReadBundleFile(std::move(bytes), name));
+  NHLO_TRY(CheckDeviceCount(program));
   MemoryNeed need = MemoryNeeded(program);
   if (need.total() > settings.memory_limit) {
     Diagnostic d;

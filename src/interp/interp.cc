@@ -26,6 +26,7 @@ class Machine {
   // Load: pointer tables, the temps each computation places when it is entered, and the
   // constants unpacked once into host layout.
   Status Load() {
+    NHLO_TRY(CheckDeviceCount(p_));
     size_t n = p_.computations.size();
     ptrs_.resize(n);
     temps_.resize(n);
@@ -218,12 +219,47 @@ class Machine {
       case OpFamily::kCall: case OpFamily::kFusion: case OpFamily::kConditional: case OpFamily::kReduce:
       case OpFamily::kMap: case OpFamily::kScatter: case OpFamily::kSort: case OpFamily::kReduceWindow:
       case OpFamily::kConcatenate: case OpFamily::kDynamicSlice: case OpFamily::kDynamicUpdateSlice:
+      case OpFamily::kCollective:
         break;
     }
     if (arity >= 0) NHLO_TRY(Arity(b, static_cast<size_t>(arity)));
     if (b.opcode == Opcode::kCustomCall) NHLO_TRY(LowerCustomCall(p_, comp, s));
+    if (s.family == OpFamily::kCollective) NHLO_TRY(CheckOneDevice(comp, s));
     NHLO_TRY(CheckScalarCallee(p_, comp, s));
     return s;
+  }
+
+  // A collective whose replica groups or source-target pairs name a device beyond device 0 is a
+  // multi-device program even when its header gives no counts (XLA's tests set them outside
+  // the text): refused at load, as a header of more than one device is.
+  Status CheckOneDevice(const ComputationRecord& comp, const Step& s) const {
+    const BundleRecord& b = *s.bundle;
+    auto refuse = [&](const std::string& what) {
+      return Status::Error("'" + std::string(OpcodeName(b.opcode)) + "' " + what +
+                           ", but the program has one device (replica_count \u00d7 num_partitions = 1); multi-device "
+                           "execution is not implemented yet");
+    };
+    if (const AttrRecord* g = s.Find(AttrId::kReplicaGroups)) {
+      const ReplicaGroupsRecord& r = g->replica_groups;
+      if (r.mesh) return refuse("has replica_groups over a device mesh");
+      if (r.iota && r.num_groups * r.group_size > 1)
+        return refuse("has iota replica_groups of " + std::to_string(r.num_groups * r.group_size) + " devices");
+      for (int64_t id : r.ids)
+        if (id != 0) return refuse("names device " + std::to_string(id) + " in its replica_groups");
+    }
+    if (const AttrRecord* pairs = s.Find(AttrId::kSourceTargetPairs))
+      for (int64_t id : pairs->ints)
+        if (id != 0) return refuse("names device " + std::to_string(id) + " in its source_target_pairs");
+    // With groups left empty (all devices), a gathered or scattered result of another size than
+    // its operand tells of more devices.
+    if ((b.opcode == Opcode::kAllGather || b.opcode == Opcode::kReduceScatter || b.opcode == Opcode::kAllToAll) &&
+        b.operands.size() == 1) {
+      const BufferRecord& in = comp.buffers[b.operands[0]];
+      const BufferRecord& out = comp.buffers[b.result];
+      if (in.type != PrimitiveType::kTuple && out.type != PrimitiveType::kTuple && in.dims != out.dims)
+        return refuse("has a result of another shape than its operand (a group of more than one device)");
+    }
+    return OkStatus();
   }
 
   Status Arity(const BundleRecord& b, size_t n) const {
@@ -268,6 +304,7 @@ class Machine {
       case OpFamily::kSort: return RunSort(s);
       case OpFamily::kReduceWindow: return RunReduceWindow(s);
       case OpFamily::kSelectAndScatter: return RunSelectAndScatter(s);
+      case OpFamily::kCollective: return RunCollective(s);
       case OpFamily::kUnary: case OpFamily::kBinary: case OpFamily::kCompare: case OpFamily::kSelect:
       case OpFamily::kClamp: case OpFamily::kConvert: case OpFamily::kBitcastConvert: case OpFamily::kBroadcast:
       case OpFamily::kReshape: case OpFamily::kTranspose: case OpFamily::kIota: case OpFamily::kSlice:
@@ -320,6 +357,7 @@ class Machine {
       case OpFamily::kCopy: case OpFamily::kTupleResult: case OpFamily::kCall: case OpFamily::kFusion:
       case OpFamily::kWhile: case OpFamily::kConditional: case OpFamily::kReduce: case OpFamily::kMap:
       case OpFamily::kScatter: case OpFamily::kSort: case OpFamily::kReduceWindow: case OpFamily::kSelectAndScatter:
+      case OpFamily::kCollective:
         break;
     }
     return Status::Error("bundle is not an array step");
@@ -394,6 +432,110 @@ class Machine {
         break;
     }
     return Status::Error("bundle has an unknown custom call kind");
+  }
+
+  // ---- collectives on one device ----------------------------------------------------------
+  // Load refuses a module of more than one device, so every group is {0}: a reduction over one
+  // value, a gather or scatter of one shard and an exchange with oneself leave the data as it
+  // is; collective-permute delivers only along a {0,0} pair, and a device that receives
+  // nothing gets zeros; replica-id and partition-id are 0. Async -start/-done pairs run at the
+  // start: all-gather-start and collective-permute-start hold (operands, results[, contexts]),
+  // their -done takes the results out; all-reduce-start holds the results themselves.
+
+  // Operands (one, or several as the elements of a tuple) copied into `to`.
+  Status CopyOperands(const BundleRecord& b, uint32_t to) {
+    const BufferRecord& r = B(to);
+    if (b.operands.size() == 1) return CopyCollectiveLeaf(b, b.operands[0], to);
+    if (r.type != PrimitiveType::kTuple || r.tuple.size() != b.operands.size())
+      return Status::Error("bundle '" + std::string(OpcodeName(b.opcode)) + "' has " + std::to_string(b.operands.size()) +
+                           " operands but its result is not a tuple of as many");
+    for (size_t i = 0; i < b.operands.size(); ++i) NHLO_TRY(CopyCollectiveLeaf(b, b.operands[i], r.tuple[i]));
+    return OkStatus();
+  }
+  Status CopyCollectiveLeaf(const BundleRecord& b, uint32_t from, uint32_t to) {
+    const BufferRecord& a = B(from);
+    const BufferRecord& r = B(to);
+    if (a.type != r.type || a.dims != r.dims || a.tuple.size() != r.tuple.size())
+      return Status::Error("'" + std::string(OpcodeName(b.opcode)) + "' of one device gives its operand's shape; buffer '" +
+                           std::string(r.name) + "' has another (a replica group of more than one device?)");
+    return CopyTree(from, to);
+  }
+  void ZeroTree(uint32_t buffer) {
+    const BufferRecord& b = B(buffer);
+    if (b.type == PrimitiveType::kTuple) {
+      for (uint32_t e : b.tuple) ZeroTree(e);
+    } else if (b.size > 0 && ptr_[buffer]) {
+      std::memset(ptr_[buffer], 0, b.size);
+    }
+  }
+  // Whether an async -start's result is (operands, results[, contexts]) rather than the results
+  // alone: one array operand and a tuple result, or several operands and a tuple of tuples.
+  bool HoldsOperands(const BundleRecord& b) const {
+    const BufferRecord& r = B(b.result);
+    if (r.type != PrimitiveType::kTuple || r.tuple.size() < 2) return false;
+    if (b.operands.size() == 1) return B(b.operands[0]).type != PrimitiveType::kTuple;
+    return B(r.tuple[0]).type == PrimitiveType::kTuple && B(r.tuple[0]).tuple.size() == b.operands.size();
+  }
+  // Element `i` of the tuple buffer `buffer`.
+  Result<uint32_t> Element(const BundleRecord& b, uint32_t buffer, size_t i) {
+    const BufferRecord& t = B(buffer);
+    if (t.type != PrimitiveType::kTuple || i >= t.tuple.size())
+      return Status::Error("bundle '" + std::string(OpcodeName(b.opcode)) + "' expects a tuple of at least " +
+                           std::to_string(i + 1) + " elements in buffer '" + std::string(t.name) + "'");
+    return t.tuple[i];
+  }
+
+  Status RunCollective(const Step& s) {
+    const BundleRecord& b = *s.bundle;
+    switch (b.opcode) {
+      case Opcode::kPartitionId: case Opcode::kReplicaId:
+        ZeroTree(b.result);
+        return OkStatus();
+      case Opcode::kAllGatherStart: case Opcode::kAllReduceStart: {
+        if (!HoldsOperands(b)) return CopyOperands(b, b.result);  // the result alone
+        NHLO_ASSIGN_OR_RETURN(uint32_t held, Element(b, b.result, 0));
+        NHLO_ASSIGN_OR_RETURN(uint32_t gathered, Element(b, b.result, 1));
+        NHLO_TRY(CopyOperands(b, held));
+        return CopyOperands(b, gathered);
+      }
+      case Opcode::kAllGatherDone: case Opcode::kCollectivePermuteDone: case Opcode::kAllReduceDone: {
+        if (b.operands.size() != 1) break;
+        const BufferRecord& in = B(b.operands[0]);
+        const BufferRecord& out = B(b.result);
+        // (operands, results[, contexts]) from the -start, or the results themselves.
+        bool pair = in.type == PrimitiveType::kTuple && in.tuple.size() >= 2 &&
+                    (out.type != PrimitiveType::kTuple || in.tuple.size() != out.tuple.size());
+        if (!pair) return CopyCollectiveLeaf(b, b.operands[0], b.result);
+        NHLO_ASSIGN_OR_RETURN(uint32_t results, Element(b, b.operands[0], 1));
+        return CopyCollectiveLeaf(b, results, b.result);
+      }
+      case Opcode::kCollectivePermute: case Opcode::kCollectivePermuteStart: {
+        if (b.operands.size() != 1)
+          return Status::Error("collective-permute with input/output buffer and offset operands is not executed yet");
+        const AttrRecord* pairs = s.Find(AttrId::kSourceTargetPairs);
+        bool to_self = false;
+        for (size_t i = 0; pairs && i + 1 < pairs->ints.size(); i += 2) to_self |= pairs->ints[i] == 0 && pairs->ints[i + 1] == 0;
+        uint32_t received = b.result;
+        if (b.opcode == Opcode::kCollectivePermuteStart && HoldsOperands(b)) {
+          // (operand, result, contexts...): the contexts are u32 scalars nhlo leaves zero.
+          ZeroTree(b.result);
+          NHLO_ASSIGN_OR_RETURN(uint32_t held, Element(b, b.result, 0));
+          NHLO_ASSIGN_OR_RETURN(received, Element(b, b.result, 1));
+          NHLO_TRY(CopyCollectiveLeaf(b, b.operands[0], held));
+        }
+        if (!to_self) {
+          ZeroTree(received);
+          return OkStatus();
+        }
+        return CopyCollectiveLeaf(b, b.operands[0], received);
+      }
+      case Opcode::kAllReduce: case Opcode::kAllGather:
+      case Opcode::kReduceScatter: case Opcode::kAllToAll: case Opcode::kCollectiveBroadcast:
+        return CopyOperands(b, b.result);
+      default:
+        break;
+    }
+    return Status::Error("bundle '" + std::string(OpcodeName(b.opcode)) + "' is not a collective the interpreter runs");
   }
 
   // topk(x), largest=true|false, and the TopK custom call (order fixed at load from its comparator).
@@ -943,6 +1085,13 @@ class Machine {
 };
 
 }  // namespace
+
+Status CheckDeviceCount(const BundleProgram& program) {
+  if (program.devices > 1)
+    return Status::Error("multi-device execution (replica_count × num_partitions = " + std::to_string(program.devices) +
+                         ") is not implemented yet");
+  return OkStatus();
+}
 
 Status LoadForExecution(const BundleProgram& program) {
   Machine machine(program);

@@ -19,6 +19,11 @@ namespace nhlo {
 /// checks `Execute` makes before its first bundle); for tools and the bundle fuzzer.
 Status LoadForExecution(const BundleProgram& program);
 
+/// A program of more than one device (replica_count × num_partitions > 1) is refused: the
+/// interpreter runs one device, where every replica group is {0}. Load checks it first; drivers
+/// call it before making arguments, so the refusal comes before any other complaint.
+Status CheckDeviceCount(const BundleProgram& program);
+
 /// How far a run has come, for progress reports.
 struct ExecutionProgress {
   uint64_t steps = 0;            // bundles run (loop bodies and reducers count each run)

@@ -19,6 +19,7 @@ enum class OpFamily : uint8_t {
   kTranspose, kIota, kSlice, kConcatenate, kPad, kReverse, kDynamicSlice, kDynamicUpdateSlice, kDot, kGather,
   kConvolution, kScaledDot, kReducePrecision, kSelectAndScatter, kRng, kCholesky, kTriangularSolve,
   kStochasticConvert,
+  kCollective,  // collectives and device ids on one device (interp.cc RunCollective)
 };
 
 struct OpExecution {
