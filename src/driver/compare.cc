@@ -112,7 +112,15 @@ std::string StructureError(const Value& a, const Value& e, const Tolerance& tol)
 void CompareArrays(const Value& a, const Value& e, const Tolerance& tol, OutputReport& r) {
   r.error = StructureError(a, e, tol);
   if (!r.error.empty()) return;
+  // A token (or any type without data) has nothing to compare: equal types are equal values.
+  if (!IsArrayType(e.type) || HostByteSize(e.type) <= 0) return;
   r.elements = e.ElementCount();
+  // The bytes must hold every element; anything else is a malformed value, not a difference.
+  if (static_cast<int64_t>(a.bytes.size()) < r.elements * HostByteSize(a.type) ||
+      static_cast<int64_t>(e.bytes.size()) < r.elements * HostByteSize(e.type)) {
+    r.error = "the values hold fewer bytes than their shapes need";
+    return;
+  }
   bool integral = !IsFloat(e.type) && !IsComplex(e.type);
   bool exact_integers = integral && !tol.integers_use_atol;
   if (IsFloat(e.type) || IsComplex(e.type)) r.max_ulps = 0;

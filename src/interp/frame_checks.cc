@@ -70,9 +70,9 @@ bool MayWriteInPlace(OpFamily family) {
   switch (family) {
     case OpFamily::kUnary: case OpFamily::kBinary: case OpFamily::kCompare: case OpFamily::kSelect:
     case OpFamily::kClamp: case OpFamily::kConvert: case OpFamily::kCopy:  // copy: a memmove
-    case OpFamily::kReducePrecision:
+    case OpFamily::kReducePrecision: case OpFamily::kAddDependency:  // add-dependency: a memmove
       return true;
-    case OpFamily::kNotExecutable: case OpFamily::kBound: case OpFamily::kTuple: case OpFamily::kGetTupleElement:
+    case OpFamily::kNotExecutable: case OpFamily::kBound: case OpFamily::kAfterAll: case OpFamily::kTuple: case OpFamily::kGetTupleElement:
     case OpFamily::kTupleResult: case OpFamily::kCall: case OpFamily::kFusion:
     case OpFamily::kWhile: case OpFamily::kConditional: case OpFamily::kReduce: case OpFamily::kMap:
     case OpFamily::kScatter: case OpFamily::kSort: case OpFamily::kReduceWindow: case OpFamily::kBitcastConvert:
@@ -92,7 +92,8 @@ bool MayWriteInPlace(OpFamily family) {
 Status CheckBundlePlacement(const BundleProgram& program, const ComputationRecord& comp, const BundleRecord& b,
                             OpFamily family) {
   // A tuple or get-tuple-element result names its operands' buffers: it writes nothing.
-  if (family == OpFamily::kTuple || family == OpFamily::kGetTupleElement || family == OpFamily::kBound)
+  if (family == OpFamily::kTuple || family == OpFamily::kGetTupleElement || family == OpFamily::kBound ||
+      family == OpFamily::kAfterAll)
     return OkStatus();
   std::vector<ByteRange> written, read;
   std::vector<uint32_t> stack;

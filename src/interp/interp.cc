@@ -209,14 +209,14 @@ class Machine {
         break;
       case OpFamily::kBinary: case OpFamily::kCompare: case OpFamily::kPad: case OpFamily::kDot: case OpFamily::kGather:
       case OpFamily::kConvolution: case OpFamily::kRng: case OpFamily::kTriangularSolve:
-      case OpFamily::kStochasticConvert:
+      case OpFamily::kStochasticConvert: case OpFamily::kAddDependency:
         arity = 2;
         break;
       case OpFamily::kSelect: case OpFamily::kClamp: case OpFamily::kSelectAndScatter: arity = 3; break;
       case OpFamily::kScaledDot: arity = 4; break;
       case OpFamily::kIota: arity = 0; break;
       case OpFamily::kNotExecutable: case OpFamily::kBound: case OpFamily::kTuple: case OpFamily::kTupleResult:
-      case OpFamily::kCall: case OpFamily::kFusion: case OpFamily::kConditional: case OpFamily::kReduce:
+      case OpFamily::kAfterAll: case OpFamily::kCall: case OpFamily::kFusion: case OpFamily::kConditional: case OpFamily::kReduce:
       case OpFamily::kMap: case OpFamily::kScatter: case OpFamily::kSort: case OpFamily::kReduceWindow:
       case OpFamily::kConcatenate: case OpFamily::kDynamicSlice: case OpFamily::kDynamicUpdateSlice:
       case OpFamily::kCollective:
@@ -278,6 +278,8 @@ class Machine {
       case OpFamily::kNotExecutable:
         return Status::Error("the interpreter cannot execute '" + std::string(OpcodeName(b.opcode)) + "'");
       case OpFamily::kBound: return OkStatus();  // bound before the run
+      case OpFamily::kAfterAll: return OkStatus();  // a token holds no data
+      case OpFamily::kAddDependency: return CopyTree(b.operands[0], b.result);
       case OpFamily::kTuple: {
         const BufferRecord& r = B(b.result);
         if (r.type != PrimitiveType::kTuple || r.tuple.size() != b.operands.size())
@@ -354,6 +356,7 @@ class Machine {
       case OpFamily::kTriangularSolve: return KernelTriangularSolve(s, in[0], in[1], out);
       case OpFamily::kStochasticConvert: return KernelStochasticConvert(in[0], in[1], out);
       case OpFamily::kNotExecutable: case OpFamily::kBound: case OpFamily::kTuple: case OpFamily::kGetTupleElement:
+      case OpFamily::kAfterAll: case OpFamily::kAddDependency:
       case OpFamily::kCopy: case OpFamily::kTupleResult: case OpFamily::kCall: case OpFamily::kFusion:
       case OpFamily::kWhile: case OpFamily::kConditional: case OpFamily::kReduce: case OpFamily::kMap:
       case OpFamily::kScatter: case OpFamily::kSort: case OpFamily::kReduceWindow: case OpFamily::kSelectAndScatter:

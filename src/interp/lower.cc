@@ -122,7 +122,7 @@ Status CheckScalarCallee(const BundleProgram& p, const ComputationRecord& comp, 
       for (size_t i = n / 2 + 1; i < n; ++i) want.push_back(type_of(i));
       break;
     case OpFamily::kNotExecutable: case OpFamily::kBound: case OpFamily::kTuple: case OpFamily::kGetTupleElement:
-    case OpFamily::kCopy: case OpFamily::kTupleResult: case OpFamily::kCall: case OpFamily::kFusion:
+    case OpFamily::kAfterAll: case OpFamily::kAddDependency: case OpFamily::kCopy: case OpFamily::kTupleResult: case OpFamily::kCall: case OpFamily::kFusion:
     case OpFamily::kWhile: case OpFamily::kConditional: case OpFamily::kReduce: case OpFamily::kUnary:
     case OpFamily::kBinary: case OpFamily::kCompare: case OpFamily::kSelect: case OpFamily::kClamp:
     case OpFamily::kConvert: case OpFamily::kBitcastConvert: case OpFamily::kBroadcast: case OpFamily::kReshape:

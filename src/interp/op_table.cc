@@ -12,8 +12,8 @@ OpExecution ExecutionOf(Opcode op) {
     case Opcode::kAcos: return {OpFamily::kUnary, {}};
     case Opcode::kAcosh: return {OpFamily::kUnary, {}};
     case Opcode::kAdd: return {OpFamily::kBinary, {}};
-    case Opcode::kAddDependency: return {OpFamily::kNotExecutable, "token ordering ops are not executed yet"};
-    case Opcode::kAfterAll: return {OpFamily::kNotExecutable, "tokens are not executed yet"};
+    case Opcode::kAddDependency: return {OpFamily::kAddDependency, {}};
+    case Opcode::kAfterAll: return {OpFamily::kAfterAll, {}};
     case Opcode::kAllGather: return {OpFamily::kCollective, {}};
     case Opcode::kAllGatherDone: return {OpFamily::kCollective, {}};
     case Opcode::kAllGatherStart: return {OpFamily::kCollective, {}};
