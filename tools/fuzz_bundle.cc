@@ -103,8 +103,7 @@ void Forge(uint8_t* data, size_t size) {
   if (size < nhlo::kHeaderSize || !nhlo::LooksLikeBundle(std::string_view(reinterpret_cast<char*>(data), size))) return;
   uint32_t file_size = static_cast<uint32_t>(size);
   std::memcpy(data + 12, &file_size, 4);
-  uint32_t checksum = nhlo::BundleChecksum(std::string_view(reinterpret_cast<char*>(data), size));
-  std::memcpy(data + 16, &checksum, 4);
+  nhlo::StoreBundleChecksum(reinterpret_cast<char*>(data), size);
 }
 
 // One field of a decoded file: where it is, how wide, and what kind of value suits it.
@@ -237,10 +236,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string bytes(reinterpret_cast<const char*>(data), size);
   DecodeAndLoad(bytes);
   if (bytes.size() >= nhlo::kHeaderSize && nhlo::LooksLikeBundle(bytes)) {
-    uint32_t file_size = static_cast<uint32_t>(bytes.size());
-    std::memcpy(&bytes[12], &file_size, 4);
-    uint32_t checksum = nhlo::BundleChecksum(bytes);
-    std::memcpy(&bytes[16], &checksum, 4);
+    Forge(reinterpret_cast<uint8_t*>(bytes.data()), bytes.size());
     DecodeAndLoad(std::move(bytes));
   }
   return 0;

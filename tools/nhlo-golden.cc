@@ -21,7 +21,6 @@
 #include <re2/re2.h>
 
 #include <algorithm>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -134,10 +133,7 @@ Status RunBuiltin(const std::vector<std::string>& words, Outcome& o) {
       bytes[static_cast<size_t>(at)] = static_cast<char>(std::stoi(words[3], nullptr, 0));
       // `patch` is a hostile writer's edit: the bundle checksum is made to match again, so the
       // file passes the header check and reaches the reader's and loader's later checks.
-      if (cmd == "patch" && bytes.size() >= 20) {
-        uint32_t checksum = nhlo::BundleChecksum(bytes);
-        std::memcpy(&bytes[16], &checksum, 4);
-      }
+      if (cmd == "patch") nhlo::StoreBundleChecksum(bytes.data(), bytes.size());
     }
     WriteFile(words[1], bytes);
     o.exit_code = 0;

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "codegen/bundle_format.h"
 
+#include <cstring>
+
 #include "support/checked_math.h"
 
 namespace nhlo {
@@ -43,6 +45,12 @@ uint32_t BundleChecksum(std::string_view bytes) {
     h = (h ^ c) * 16777619u;
   }
   return h;
+}
+
+void StoreBundleChecksum(char* data, size_t size) {
+  if (size < 20) return;
+  uint32_t checksum = BundleChecksum(std::string_view(data, size));
+  std::memcpy(data + 16, &checksum, 4);
 }
 
 uint64_t PackedConstantBytes(PrimitiveType type, int64_t count) {

@@ -160,6 +160,10 @@ struct BundleProgram {
 
 /// FNV-1a (32-bit) over the file with the checksum field (bytes 16..19) read as zero.
 uint32_t BundleChecksum(std::string_view bytes);
+/// Writes BundleChecksum of the `size` bytes at `data` into their checksum field; for tools that
+/// edit a bundle on purpose (the bundle fuzzer, nhlo-golden's `patch`). Files shorter than the
+/// field are left alone.
+void StoreBundleChecksum(char* data, size_t size);
 
 /// Bytes a constant of `type` with `count` elements takes in the constant section: sub-byte
 /// types are packed (lane 0 in the low bits), everything else as in the host layout.
