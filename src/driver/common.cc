@@ -127,6 +127,7 @@ Status WriteFileAtomically(const std::string& given, std::string_view bytes) {
 void PrintStatus(const Status& status, std::ostream& err, std::string_view program) { err << status.ToString(program); }
 
 void AddPipelineFlags(CLI::App& app, PipelineFlags& f) {
+  const size_t before = app.get_options().size();
   app.add_option("--passes", f.passes, "run exactly these passes (comma-separated, in registration order; 'none' for no passes)")
       ->each([&f](const std::string&) { f.passes_given = true; });
   app.add_option("--enable-pass", f.enable, "add passes to the pipeline (comma-separated, repeatable)");
@@ -146,6 +147,9 @@ void AddPipelineFlags(CLI::App& app, PipelineFlags& f) {
   app.add_option("--arch", f.arch, "target architecture for wire tags (v3 or v4)")->check(CLI::IsMember({"v3", "v4"}));
   app.add_flag("--device-only", f.device_only, "reject element types that have no device dtype");
   app.add_flag("--split-input-file", f.split_input_file, "treat '// -----' lines as separators between modules");
+  // One group: --help lists them together, and GivenPipelineFlags finds them without a second list.
+  std::vector<CLI::Option*> options = app.get_options();
+  for (size_t i = before; i < options.size(); ++i) options[i]->group(kPipelineFlagGroup);
 }
 
 // How many modules the text holds (lines starting with `HloModule`), for the hint after a
@@ -174,10 +178,8 @@ std::vector<std::string> PipelineFlagWarnings(const PipelineFlags& f) {
 
 std::vector<std::string> GivenPipelineFlags(const CLI::App& app) {
   std::vector<std::string> given;
-  for (const char* flag : {"--passes", "--enable-pass", "--disable-pass", "--print-before-all", "--print-after-all",
-                           "--print-before", "--print-after", "--print-changed", "--dump-dir", "--time-passes",
-                           "--verify-each", "--opt-bisect-limit", "--arch", "--device-only", "--split-input-file"})
-    if (app.count(flag) > 0) given.push_back(flag);
+  for (const CLI::Option* opt : app.get_options())
+    if (opt->get_group() == kPipelineFlagGroup && opt->count() > 0) given.push_back(opt->get_name());
   return given;
 }
 

@@ -60,6 +60,8 @@ void AddPipelineFlags(CLI::App& app, PipelineFlags& flags);
 int CountHloModules(std::string_view text);
 /// Warnings for pipeline flags that do nothing in the combination given (e.g. --dump-dir alone).
 std::vector<std::string> PipelineFlagWarnings(const PipelineFlags& flags);
+/// The --help heading of the pipeline flags, which AddPipelineFlags puts in one group.
+inline constexpr const char* kPipelineFlagGroup = "Pass pipeline";
 /// The pipeline flags given on the command line (for "has no effect" warnings).
 std::vector<std::string> GivenPipelineFlags(const CLI::App& app);
 
