@@ -35,18 +35,6 @@ std::string Figure(double x) {
   return buf;
 }
 
-// One line per array leaf; tuple elements carry the name --output gives them (out0, out1_0...).
-void AppendSummaries(std::string& out, const Value& v, const std::string& name) {
-  if (v.IsTuple()) {
-    for (size_t i = 0; i < v.tuple.size(); ++i)
-      AppendSummaries(out, v.tuple[i], name == "out" ? name + std::to_string(i) : name + "_" + std::to_string(i));
-    return;
-  }
-  if (name != "out") out += name + ": ";
-  out += SummarizeArray(v);
-  out += '\n';
-}
-
 }  // namespace
 
 std::string SummarizeArray(const Value& v) {
@@ -100,9 +88,10 @@ std::string FormatResult(const Value& result, PrintValues mode) {
       if (CountElements(result) <= kAutoPrintLimit) return PrintValue(result) + "\n";
       break;
   }
-  std::string out;
-  if (result.IsTuple()) out += ValueShapeText(result) + "\n";
-  AppendSummaries(out, result, "out");
+  if (!result.IsTuple()) return SummarizeArray(result) + "\n";
+  // The tuple's shape, then one line per array with the name --output gives it.
+  std::string out = ValueShapeText(result) + "\n";
+  for (const auto& [name, array] : NamedOutputs(result)) out += name + ": " + SummarizeArray(*array) + "\n";
   return out;
 }
 

@@ -773,16 +773,6 @@ Result<std::vector<Value>> LoadArgumentArchive(const std::string& path, const st
   return values;
 }
 
-// The outputs of a result with their names: out0, out1... (nested tuples out1_0...).
-void FlattenOutputs(const Value& v, const std::string& name, std::vector<std::pair<std::string, const Value*>>& out) {
-  if (!v.IsTuple()) {
-    out.push_back({name, &v});
-    return;
-  }
-  for (size_t i = 0; i < v.tuple.size(); ++i)
-    FlattenOutputs(v.tuple[i], name == "out" ? name + std::to_string(i) : name + "_" + std::to_string(i), out);
-}
-
 // `like` with its leaves taken, in order, from `leaves`.
 Value Rebuild(const Value& like, std::vector<Value>& leaves, size_t& next) {
   if (!like.IsTuple()) return std::move(leaves[next++]);
@@ -795,9 +785,7 @@ Value Rebuild(const Value& like, std::vector<Value>& leaves, size_t& next) {
 }  // namespace
 
 Result<Value> LoadExpectedOutputs(const std::string& path, const Value& result) {
-  std::vector<std::pair<std::string, const Value*>> outputs;
-  FlattenOutputs(result, "out", outputs);
-  if (!result.IsTuple()) outputs[0].first = "out0";
+  std::vector<std::pair<std::string, const Value*>> outputs = NamedOutputs(result);
   std::vector<TensorSpec> specs;
   for (size_t i = 0; i < outputs.size(); ++i) {
     const Value& leaf = *outputs[i].second;
@@ -879,9 +867,7 @@ Status SaveArguments(const std::string& path, const std::vector<Value>& args) {
 }
 
 Status SaveOutputs(const std::string& path, const Value& result) {
-  std::vector<std::pair<std::string, const Value*>> outputs;
-  FlattenOutputs(result, "out", outputs);
-  if (!result.IsTuple()) outputs[0].first = "out0";
+  std::vector<std::pair<std::string, const Value*>> outputs = NamedOutputs(result);
   std::vector<ZipEntry> files;
   for (const auto& [name, v] : outputs) {
     NHLO_ASSIGN_OR_RETURN(std::string npy, WriteNpy(*v));

@@ -27,6 +27,26 @@ Value ValueFromLiteral(const Literal& literal) {
   return v;
 }
 
+namespace {
+
+void AppendNamedLeaves(const Value& v, const std::string& name, std::vector<std::pair<std::string, const Value*>>& out) {
+  if (!v.IsTuple()) {
+    out.push_back({name, &v});
+    return;
+  }
+  for (size_t i = 0; i < v.tuple.size(); ++i)
+    AppendNamedLeaves(v.tuple[i], name == "out" ? name + std::to_string(i) : name + "_" + std::to_string(i), out);
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, const Value*>> NamedOutputs(const Value& result) {
+  std::vector<std::pair<std::string, const Value*>> outputs;
+  AppendNamedLeaves(result, "out", outputs);
+  if (!result.IsTuple()) outputs[0].first = "out0";
+  return outputs;
+}
+
 Result<Value> ParseValue(std::string_view text, std::string_view what) {
   Module scratch;
   NHLO_ASSIGN_OR_RETURN(const Literal* lit, ParseStandaloneLiteral(scratch, std::string(what), std::string(text)));

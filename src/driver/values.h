@@ -7,6 +7,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "interp/value.h"
 #include "ir/ir.h"
@@ -41,5 +43,10 @@ Value RandomValue(const Shape& shape, uint64_t seed, const std::optional<RandomR
 std::string PrintValue(const Value& value);
 
 Value ValueFromLiteral(const Literal& literal);
+
+/// The arrays of a result with the names nhlo-run gives them everywhere (--output's files,
+/// --expected's archive members, summaries): out0, out1... for a tuple's elements, out1_0... for
+/// a nested tuple's, and out0 for a result that is not a tuple. Pointers into `result`.
+std::vector<std::pair<std::string, const Value*>> NamedOutputs(const Value& result);
 
 }  // namespace nhlo
