@@ -23,15 +23,18 @@ namespace nhlo {
 
 namespace {
 
+Status InputTooLarge(const std::string& what, uint64_t max_bytes) {
+  return Status::Error(what + " is larger than " + std::to_string(max_bytes) + " bytes (--max-input-size; at most " +
+                       std::to_string(kMaxInputBytes) + ")");
+}
+
 // Reads `in` in blocks up to `max_bytes`, so an endless source (/dev/zero, a FIFO, a pipe) ends
 // with a message instead of exhausting memory.
 Result<std::string> ReadBounded(std::istream& in, const std::string& what, uint64_t max_bytes) {
   std::string text;
   char block[1 << 16];
   while (in.read(block, sizeof(block)) || in.gcount() > 0) {
-    if (text.size() + static_cast<uint64_t>(in.gcount()) > max_bytes)
-      return Status::Error(what + " is larger than " + std::to_string(max_bytes) +
-                           " bytes (--max-input-size; at most " + std::to_string(kMaxInputBytes) + ")");
+    if (text.size() + static_cast<uint64_t>(in.gcount()) > max_bytes) return InputTooLarge(what, max_bytes);
     text.append(block, static_cast<size_t>(in.gcount()));
   }
   if (in.bad()) return Status::Error("cannot read " + what);
@@ -44,13 +47,12 @@ Result<std::string> ReadInput(const std::string& path, std::istream& in, uint64_
   max_bytes = std::min<uint64_t>(max_bytes, kMaxInputBytes);
   if (path == "-") return ReadBounded(in, "standard input", max_bytes);
   std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) return Status::Error("'" + path + "' is a directory");
+  std::filesystem::file_status st = std::filesystem::status(path, ec);
+  if (std::filesystem::is_directory(st)) return Status::Error("'" + path + "' is a directory");
   // A regular file too large is refused from its size, before a byte is read.
-  if (std::filesystem::is_regular_file(path, ec)) {
+  if (std::filesystem::is_regular_file(st)) {
     uintmax_t size = std::filesystem::file_size(path, ec);
-    if (!ec && size > max_bytes)
-      return Status::Error("'" + path + "' is larger than " + std::to_string(max_bytes) +
-                           " bytes (--max-input-size; at most " + std::to_string(kMaxInputBytes) + ")");
+    if (!ec && size > max_bytes) return InputTooLarge("'" + path + "'", max_bytes);
   }
   std::ifstream f(path, std::ios::binary);
   if (!f) return Status::Error("cannot open '" + path + "': " + std::strerror(errno));
