@@ -841,20 +841,29 @@ class Generator {
     int64_t ivd;
     std::string idx = Indices(batch, start_map.size(), ivd);
     // Result: offset dims at sorted random positions, batch dims in the others.
-    size_t out_rank = batch.size() + offset_sizes.size();
-    std::vector<int64_t> pos = Permutation(out_rank);
-    pos.resize(offset_sizes.size());
-    std::sort(pos.begin(), pos.end());
-    std::vector<int64_t> out(out_rank, -1);
-    for (size_t i = 0; i < pos.size(); ++i) out[pos[i]] = offset_sizes[i];
-    size_t bi = 0;
-    for (int64_t& d : out)
-      if (d < 0) d = batch[bi++];
+    std::vector<int64_t> pos;
+    std::vector<int64_t> out = InterleaveWindowDims(batch, offset_sizes, pos);
     if (Product(out) > kMaxElements) return;
     Emit(Arr(x.shape.type, out),
          "gather(" + x.name + ", " + idx + "), offset_dims=" + List(pos) + ", collapsed_slice_dims=" + List(collapsed) +
              ", start_index_map=" + List(start_map) + ", index_vector_dim=" + std::to_string(ivd) +
              ", slice_sizes=" + List(slice_sizes) + (Coin(20) ? ", indices_are_sorted=true" : ""));
+  }
+
+  // Gather's result and scatter's updates: the window dimensions at sorted random positions
+  // (`pos`, their offset_dims / update_window_dims), the batch dimensions in the others, in order.
+  std::vector<int64_t> InterleaveWindowDims(const std::vector<int64_t>& batch, const std::vector<int64_t>& window,
+                                            std::vector<int64_t>& pos) {
+    size_t rank = batch.size() + window.size();
+    pos = Permutation(rank);
+    pos.resize(window.size());
+    std::sort(pos.begin(), pos.end());
+    std::vector<int64_t> dims(rank, -1);
+    for (size_t i = 0; i < pos.size(); ++i) dims[pos[i]] = window[i];
+    size_t next_batch = 0;
+    for (int64_t& d : dims)
+      if (d < 0) d = batch[next_batch++];
+    return dims;
   }
 
   void Scatter() {
@@ -874,15 +883,8 @@ class Generator {
     for (int64_t& b : batch) b = Int(0, 3);
     int64_t ivd;
     std::string idx = Indices(batch, to_operand.size(), ivd);
-    size_t u_rank = batch.size() + window_sizes.size();
-    std::vector<int64_t> pos = Permutation(u_rank);
-    pos.resize(window_sizes.size());
-    std::sort(pos.begin(), pos.end());
-    std::vector<int64_t> u_dims(u_rank, -1);
-    for (size_t i = 0; i < pos.size(); ++i) u_dims[pos[i]] = window_sizes[i];
-    size_t bi = 0;
-    for (int64_t& d : u_dims)
-      if (d < 0) d = batch[bi++];
+    std::vector<int64_t> pos;
+    std::vector<int64_t> u_dims = InterleaveWindowDims(batch, window_sizes, pos);
     if (Product(u_dims) > kMaxElements) return;
     std::vector<PT> types{x.shape.type};
     std::string operands = x.name, updates = Need(Arr(x.shape.type, u_dims));
