@@ -2,6 +2,8 @@
 // Tables and small utilities: the opcode and pass tables, the unified diff, diagnostics.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <atomic>
 #include <set>
 
 #include "ir/ir.h"
@@ -9,6 +11,7 @@
 #include "passes/pass_manager.h"
 #include "support/diff.h"
 #include "support/escape.h"
+#include "support/parallel.h"
 #include "support/status.h"
 #include "support/text_scan.h"
 
@@ -109,4 +112,25 @@ TEST_CASE("FindNotPlain stops at exactly what CEscape changes") {
   std::string written(CEscapedSize(text), '?');
   CHECK(WriteCEscaped(written.data(), text) == written.data() + written.size());
   CHECK(written == CEscape(text));
+}
+
+TEST_CASE("ParallelFor: every chunk once, boundaries independent of the thread count") {
+  for (int threads : {1, 2, 3, 8}) {
+    SetParallelThreads(threads);
+    CHECK(ParallelThreads() == threads);
+    std::vector<int> hits(1000, 0);
+    std::vector<int64_t> chunk_ends(1000, -1);
+    ParallelFor(1000, 64, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) ++hits[i], chunk_ends[i] = end;
+    });
+    for (int64_t i = 0; i < 1000; ++i) {
+      CHECK(hits[i] == 1);
+      CHECK(chunk_ends[i] == std::min<int64_t>((i / 64 + 1) * 64, 1000));
+    }
+    // A nested call runs inline instead of waiting on the pool it is part of.
+    std::atomic<int64_t> nested{0};
+    ParallelFor(4, 1, [&](int64_t, int64_t) { ParallelFor(10, 3, [&](int64_t b, int64_t e) { nested += e - b; }); });
+    CHECK(nested == 40);
+  }
+  SetParallelThreads(1);
 }

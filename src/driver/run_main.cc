@@ -19,6 +19,7 @@
 #include "interp/interp.h"
 #include "ir/literal.h"
 #include "parser/parser.h"
+#include "support/parallel.h"
 
 namespace nhlo {
 
@@ -285,6 +286,11 @@ int RunMain(const std::vector<std::string>& args, std::istream& in, std::ostream
   app.add_option("--print-values", print_values,
                  "how results are printed: auto (default: in full up to 1000 elements, else summarised), all, "
                  "summary (shape, min, max, mean, NaN/Inf counts, first elements), none");
+  int threads = 0;
+  app.add_option("--threads", threads,
+                 "worker threads for large kernels (default 0: every core this process may use); results are "
+                 "bit-identical for every N")
+      ->check(CLI::Range(0, 4096));
   bool quiet = false;
   app.add_flag("-q,--quiet", quiet, "no progress line on standard error during long runs");
   PipelineFlags flags;
@@ -319,6 +325,7 @@ int RunMain(const std::vector<std::string>& args, std::istream& in, std::ostream
     return kExitUsage;
   }
   settings.print_values = *print_mode;
+  SetParallelThreads(threads);
   if (app.count("--print-values") > 0 && (!check.expected.empty() || check.check_passes))
     err << "nhlo-run: warning: --print-values has no effect with " << (check.check_passes ? "--check-passes" : "--expected")
         << " (the comparison report is printed instead of the results)\n";
