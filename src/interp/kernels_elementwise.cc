@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "interp/element_traits.h"
+#include "interp/elementwise_ops.h"
 #include "interp/kernels.h"
 
 namespace nhlo {
@@ -23,150 +24,6 @@ Status CheckSameCount(Opcode op, std::initializer_list<const Buf*> bufs) {
     if (b->count() != n || !IsArrayType(b->type()))
       return Status::Error("bundle '" + std::string(OpcodeName(op)) + "' has operands whose element counts differ");
   return OkStatus();
-}
-
-template <typename C>
-C UnaryFloat(Opcode op, C x, bool* ok) {
-  switch (op) {
-    case Opcode::kAbs: return std::fabs(x);
-    case Opcode::kNegate: return -x;
-    case Opcode::kCeil: return std::ceil(x);
-    case Opcode::kFloor: return std::floor(x);
-    case Opcode::kExp: return std::exp(x);
-    case Opcode::kExpm1: return std::expm1(x);
-    case Opcode::kLog: return std::log(x);
-    case Opcode::kLog1p: return std::log1p(x);
-    case Opcode::kLogistic: return C(1) / (C(1) + std::exp(-x));
-    case Opcode::kSqrt: return std::sqrt(x);
-    case Opcode::kRsqrt: return C(1) / std::sqrt(x);
-    case Opcode::kCbrt: return std::cbrt(x);
-    case Opcode::kSin: return std::sin(x);
-    case Opcode::kCos: return std::cos(x);
-    case Opcode::kTan: return std::tan(x);
-    case Opcode::kTanh: return std::tanh(x);
-    case Opcode::kSinh: return std::sinh(x);
-    case Opcode::kCosh: return std::cosh(x);
-    case Opcode::kAcos: return std::acos(x);
-    case Opcode::kAcosh: return std::acosh(x);
-    case Opcode::kAsin: return std::asin(x);
-    case Opcode::kAsinh: return std::asinh(x);
-    case Opcode::kAtanh: return std::atanh(x);
-    case Opcode::kErf: return std::erf(x);
-    case Opcode::kSign:
-      if (std::isnan(x)) return x;
-      return x > 0 ? C(1) : x < 0 ? C(-1) : x;  // keeps the sign of zero
-    case Opcode::kRoundNearestAfz: return std::round(x);
-    case Opcode::kRoundNearestEven: return std::nearbyint(x);
-    case Opcode::kCopy: case Opcode::kReal: return x;
-    case Opcode::kImag: return C(0);
-    default: *ok = false; return x;
-  }
-}
-
-template <typename C>
-C UnaryInt(Opcode op, C x, int bits, bool* ok) {
-  using U = std::make_unsigned_t<C>;
-  U mask = bits >= 64 ? ~U(0) : (U(1) << bits) - 1;
-  switch (op) {
-    case Opcode::kAbs: if constexpr (std::is_signed_v<C>) return x < 0 ? C(U(0) - U(x)) : x; else return x;
-    case Opcode::kNegate: return C(U(0) - U(x));
-    case Opcode::kNot: return C(~U(x));
-    case Opcode::kSign: if constexpr (std::is_signed_v<C>) return x > 0 ? 1 : x < 0 ? -1 : 0; else return x > 0 ? 1 : 0;
-    case Opcode::kCopy: return x;
-    case Opcode::kPopulationCount: return C(std::popcount(U(x) & mask));
-    case Opcode::kClz: {
-      U v = U(x) & mask;
-      return C(std::countl_zero(v) - (64 - bits));
-    }
-    default: *ok = false; return x;
-  }
-}
-
-template <typename C>
-C BinaryFloat(Opcode op, C a, C b, bool* ok) {
-  switch (op) {
-    case Opcode::kAdd: return a + b;
-    case Opcode::kSubtract: return a - b;
-    case Opcode::kMultiply: return a * b;
-    case Opcode::kDivide: return a / b;
-    case Opcode::kRemainder: return std::fmod(a, b);
-    case Opcode::kAtan2: return std::atan2(a, b);
-    case Opcode::kPower:
-      if (a == C(1) || b == C(0)) return C(1);
-      return std::pow(a, b);
-    case Opcode::kMaximum:
-      if (std::isnan(a)) return a;
-      if (std::isnan(b)) return b;
-      return a >= b ? a : b;
-    case Opcode::kMinimum:
-      if (std::isnan(a)) return a;
-      if (std::isnan(b)) return b;
-      return a <= b ? a : b;
-    default: *ok = false; return a;
-  }
-}
-
-template <typename C>
-C BinaryInt(Opcode op, C a, C b, int bits, bool* ok) {
-  using U = std::make_unsigned_t<C>;
-  switch (op) {
-    case Opcode::kAdd: return C(U(a) + U(b));
-    case Opcode::kSubtract: return C(U(a) - U(b));
-    case Opcode::kMultiply: return C(U(a) * U(b));
-    case Opcode::kDivide:
-      if (b == 0) return std::is_signed_v<C> ? C(-1) : C(~U(0));
-      if constexpr (std::is_signed_v<C>) {
-        C min = bits >= 64 ? std::numeric_limits<C>::min() : -(C(1) << (bits - 1));
-        if (a == min && b == -1) return a;
-      }
-      return a / b;
-    case Opcode::kRemainder:
-      if (b == 0) return a;
-      if constexpr (std::is_signed_v<C>) if (b == -1) return 0;
-      return a % b;
-    case Opcode::kMaximum: return a >= b ? a : b;
-    case Opcode::kMinimum: return a <= b ? a : b;
-    case Opcode::kAnd: return a & b;
-    case Opcode::kOr: return a | b;
-    case Opcode::kXor: return a ^ b;
-    case Opcode::kShiftLeft: {
-      U amount = U(b) & (bits >= 64 ? ~U(0) : (U(1) << bits) - 1);
-      return amount >= U(bits) ? C(0) : C(U(a) << amount);
-    }
-    case Opcode::kShiftRightLogical: {
-      U mask = bits >= 64 ? ~U(0) : (U(1) << bits) - 1;
-      U amount = U(b) & mask;
-      return amount >= U(bits) ? C(0) : C((U(a) & mask) >> amount);
-    }
-    case Opcode::kShiftRightArithmetic: {
-      U mask = bits >= 64 ? ~U(0) : (U(1) << bits) - 1;
-      U amount = U(b) & mask;
-      // Compute on the sign-extended value; an out-of-range shift fills with the sign.
-      int64_t sa = static_cast<int64_t>(a);
-      if constexpr (!std::is_signed_v<C>) {
-        if (bits < 64 && (U(a) >> (bits - 1)) & 1) sa = static_cast<int64_t>(U(a) | ~mask);
-      }
-      if (amount >= U(bits)) return sa < 0 ? C(~U(0)) : C(0);
-      return C(sa >> amount);
-    }
-    case Opcode::kPower: {
-      if (b < 0) return a == 1 ? C(1) : C(0);
-      U result = 1, base = U(a);
-      for (U e = U(b); e; e >>= 1, base *= base)
-        if (e & 1) result *= base;
-      return C(result);
-    }
-    case Opcode::kMulhi: {
-      if constexpr (std::is_signed_v<C>) {
-        __int128 p = static_cast<__int128>(a) * b;
-        return C(p >> bits);
-      } else {
-        unsigned __int128 p = static_cast<unsigned __int128>(a) * b;
-        return C(p >> bits);
-      }
-    }
-    default: *ok = false; return a;
-  }
 }
 
 // reduce-precision of one value in the bit layout of F (float or double), as XLA's evaluator
@@ -201,6 +58,7 @@ F ReducePrecisionValue(F x, int exponent_bits, int mantissa_bits) {
 Status KernelUnary(Opcode op, const Buf& in, const Buf& out) {
   NHLO_TRY(CheckSameCount(op, {&in, &out}));
   if (IsComplex(in.type())) return KernelComplexUnary(op, in, out);
+  if (FastUnary(op, in, out)) return OkStatus();
   int64_t n = in.count();
   if (op == Opcode::kIsFinite) {
     return DispatchType(in.type(), [&](auto t) -> Status {
@@ -238,13 +96,7 @@ Status KernelBinary(Opcode op, const Buf& a, const Buf& b, const Buf& out) {
   if (a.type() != b.type() || a.type() != out.type()) return Unimplemented(op, a.type());
   int64_t n = out.count();
   int bits = BitWidth(a.type());
-  if (a.type() == PrimitiveType::kF32 && op == Opcode::kAdd) {  // hot path: the common case
-    const float* x = reinterpret_cast<const float*>(a.data);
-    const float* y = reinterpret_cast<const float*>(b.data);
-    float* z = reinterpret_cast<float*>(out.data);
-    for (int64_t i = 0; i < n; ++i) z[i] = x[i] + y[i];
-    return OkStatus();
-  }
+  if (FastBinary(op, a, b, out)) return OkStatus();
   return DispatchType(a.type(), [&](auto t) -> Status {
     using C = typename decltype(t)::Compute;
     bool ok = true;
@@ -290,6 +142,7 @@ Status KernelCompare(const Step& bundle, const Buf& a, const Buf& b, const Buf& 
     return KernelComplexCompare(code == 0, a, b, out);
   }
   bool total_order = type && type->i == static_cast<int64_t>(ComparisonType::kTotalOrder);
+  if (FastCompare(code, total_order, a, b, out)) return OkStatus();
   int64_t n = out.count();
   auto cmp = [code](auto x, auto y) {
     switch (code) {
@@ -326,9 +179,10 @@ Status KernelSelect(const Buf& pred, const Buf& on_true, const Buf& on_false, co
   if (pred.type() != PrimitiveType::kPred || (pred.count() != 1 && pred.count() != out.count()) ||
       on_true.type() != out.type() || on_false.type() != out.type())
     return Status::Error("bundle 'select' has mismatched operands");
+  if (FastSelect(pred, on_true, on_false, out)) return OkStatus();
   int64_t n = out.count();
   int size = HostByteSize(out.type());
-  bool scalar = pred.rank() == 0;
+  bool scalar = pred.count() != out.count();  // a scalar predicate (checked above: one element)
   for (int64_t i = 0; i < n; ++i) {
     bool p = pred.data[scalar ? 0 : i] != 0;
     std::memcpy(out.data + i * size, (p ? on_true.data : on_false.data) + i * size, size);
@@ -342,6 +196,7 @@ Status KernelClamp(const Buf& lo, const Buf& x, const Buf& hi, const Buf& out) {
     if (bound->type() != x.type() || (bound->count() != 1 && bound->count() != x.count()))
       return Status::Error("bundle 'clamp' has mismatched operands");
   if (x.type() != out.type()) return Status::Error("bundle 'clamp' has mismatched operands");
+  if (FastClamp(lo, x, hi, out)) return OkStatus();
   int64_t n = out.count();
   return DispatchType(x.type(), [&](auto t) -> Status {
     using C = typename decltype(t)::Compute;
@@ -363,6 +218,7 @@ Status KernelConvert(const Buf& in, const Buf& out) {
   NHLO_TRY(CheckSameCount(Opcode::kConvert, {&in, &out}));
   PrimitiveType from = in.type(), to = out.type();
   if (IsComplex(from) || IsComplex(to)) return KernelComplexConvert(in, out);
+  if (FastConvert(in, out)) return OkStatus();
   int64_t n = out.count();
   int in_size = HostByteSize(from), out_size = HostByteSize(to);
   for (int64_t i = 0; i < n; ++i) ConvertElement(from, in.data + i * in_size, to, out.data + i * out_size);

@@ -6,9 +6,172 @@
 
 #include "interp/element_traits.h"
 #include "interp/kernels.h"
+#include "support/parallel.h"
 #include "types/hlo_attrs.h"
 
 namespace nhlo {
+
+namespace {
+
+// A copy described as strided walks: for every index of `dims` (row-major), the element at
+// src + sum(index * src_stride) goes to dst + sum(index * dst_stride), strides in elements.
+struct Walk {
+  std::vector<int64_t> dims, src, dst;
+  void Add(int64_t n, int64_t src_stride, int64_t dst_stride) {
+    dims.push_back(n);
+    src.push_back(src_stride);
+    dst.push_back(dst_stride);
+  }
+  int64_t Count() const {
+    int64_t n = 1;
+    for (int64_t d : dims) n *= d;
+    return n;
+  }
+  // Drops size-1 dimensions and merges a dimension into its inner neighbour when both strides
+  // continue it, so the innermost run is as long as the layout allows. Keeps at least one dim.
+  void Simplify() {
+    Walk w;
+    for (size_t d = 0; d < dims.size(); ++d) {
+      if (dims[d] == 1) continue;
+      if (!w.dims.empty() && w.src.back() == src[d] * dims[d] && w.dst.back() == dst[d] * dims[d]) {
+        w.dims.back() *= dims[d];
+        w.src.back() = src[d];
+        w.dst.back() = dst[d];
+      } else {
+        w.Add(dims[d], src[d], dst[d]);
+      }
+    }
+    if (w.dims.empty()) w.Add(1, 1, 1);
+    *this = std::move(w);
+  }
+};
+
+template <typename U>
+void StridedCopy(const uint8_t* src, uint8_t* dst, int64_t n, int64_t ss, int64_t ds) {
+  const U* s = reinterpret_cast<const U*>(src);
+  U* d = reinterpret_cast<U*>(dst);
+  if (ds == 1 && ss == 0) {
+    std::fill(d, d + n, s[0]);
+  } else if (ds == 1 && ss == -1) {
+    for (int64_t i = 0; i < n; ++i) d[i] = s[-i];
+  } else if (ds == 1) {
+    for (int64_t i = 0; i < n; ++i) d[i] = s[i * ss];
+  } else {
+    for (int64_t i = 0; i < n; ++i) d[i * ds] = s[i * ss];
+  }
+}
+
+// Copies one run of n elements of `size` bytes with element strides ss (source) and ds (destination).
+void CopyRun(const uint8_t* src, uint8_t* dst, int64_t n, int64_t ss, int64_t ds, int size) {
+  if (ss == 1 && ds == 1) {
+    std::memcpy(dst, src, static_cast<size_t>(n) * size);
+    return;
+  }
+  switch (size) {
+    case 1: StridedCopy<uint8_t>(src, dst, n, ss, ds); return;
+    case 2: StridedCopy<uint16_t>(src, dst, n, ss, ds); return;
+    case 4: StridedCopy<uint32_t>(src, dst, n, ss, ds); return;
+    case 8: StridedCopy<uint64_t>(src, dst, n, ss, ds); return;
+    default:
+      for (int64_t i = 0; i < n; ++i) std::memcpy(dst + i * ds * size, src + i * ss * size, size);
+  }
+}
+
+// Fills n elements with the element at `value`.
+void Fill(uint8_t* dst, const uint8_t* value, int64_t n, int size) {
+  if (n <= 0) return;
+  CopyRun(value, dst, n, 0, 1, size);
+}
+
+// Calls row(src_offset, dst_offset) (in elements) for every index of the walk's outer dimensions
+// (all but the last `inner` ones), rows [begin, end) of them in row-major order.
+template <typename Row>
+void ForEachRow(const Walk& w, size_t inner, int64_t begin, int64_t end, Row&& row) {
+  size_t outer = w.dims.size() - inner;
+  std::vector<int64_t> index(outer, 0);
+  int64_t so = 0, d_o = 0, rest = begin;
+  for (size_t k = outer; k-- > 0;) {
+    index[k] = rest % w.dims[k];
+    rest /= w.dims[k];
+    so += index[k] * w.src[k];
+    d_o += index[k] * w.dst[k];
+  }
+  for (int64_t r = begin; r < end; ++r) {
+    row(so, d_o);
+    for (size_t k = outer; k-- > 0;) {
+      so += w.src[k];
+      d_o += w.dst[k];
+      if (++index[k] < w.dims[k]) break;
+      so -= w.src[k] * w.dims[k];
+      d_o -= w.dst[k] * w.dims[k];
+      index[k] = 0;
+    }
+  }
+}
+
+// 2-D tile of a transpose: dst[r * dr + c] = src[r + c * sc] for r < rows, c < cols.
+template <typename U>
+void TransposeTile(const uint8_t* src, uint8_t* dst, int64_t rows, int64_t cols, int64_t sc, int64_t dr) {
+  const U* s = reinterpret_cast<const U*>(src);
+  U* d = reinterpret_cast<U*>(dst);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) d[r * dr + c] = s[r + c * sc];
+}
+
+constexpr int64_t kTile = 32;
+constexpr int64_t kCopyChunk = 1 << 16;  // elements per parallel chunk of a copy
+
+// Runs the walk from src + src_base to dst + dst_base (bases in elements). When the innermost
+// destination run is strided in the source but another dimension is contiguous there, the two
+// are copied in tiles so both sides stay in cache (a transpose).
+void RunWalk(Walk w, const uint8_t* src, int64_t src_base, uint8_t* dst, int64_t dst_base, int size) {
+  w.Simplify();
+  if (w.Count() <= 0) return;
+  src += src_base * size;
+  dst += dst_base * size;
+  size_t last = w.dims.size() - 1;
+  int64_t n = w.dims[last], ss = w.src[last], ds = w.dst[last];
+  size_t k = last;  // a dimension contiguous in the source, for tiling
+  for (size_t d = 0; d < last; ++d)
+    if (w.src[d] == 1) k = d;
+  bool tiled = ds == 1 && ss != 1 && ss != 0 && k != last && size <= 8 && (size & (size - 1)) == 0;
+  if (!tiled) {
+    int64_t rows = w.Count() / n;
+    int64_t chunk = std::max<int64_t>(1, kCopyChunk / n);
+    ParallelFor(rows, chunk, [&](int64_t begin, int64_t end) {
+      ForEachRow(w, 1, begin, end, [&](int64_t so, int64_t d_o) { CopyRun(src + so * size, dst + d_o * size, n, ss, ds, size); });
+    });
+    return;
+  }
+  // Move dimension k next to the last one; the outer walk covers the rest, the tiles (k, last).
+  Walk outer;
+  for (size_t d = 0; d < last; ++d)
+    if (d != k) outer.Add(w.dims[d], w.src[d], w.dst[d]);
+  int64_t rows = w.dims[k], dr = w.dst[k];
+  int64_t bands = (rows + kTile - 1) / kTile;
+  outer.Add(bands, kTile * w.src[k], kTile * dr);
+  int64_t chunk = std::max<int64_t>(1, kCopyChunk / (kTile * n));
+  ParallelFor(outer.Count(), chunk, [&](int64_t begin, int64_t end) {
+    int64_t band = begin % bands;
+    ForEachRow(outer, 0, begin, end, [&](int64_t so, int64_t d_o) {
+      int64_t r_count = std::min(kTile, rows - band * kTile);
+      band = band + 1 == bands ? 0 : band + 1;
+      for (int64_t c = 0; c < n; c += kTile) {
+        int64_t c_count = std::min(kTile, n - c);
+        const uint8_t* s = src + (so + c * ss) * size;
+        uint8_t* d = dst + (d_o + c) * size;
+        switch (size) {
+          case 1: TransposeTile<uint8_t>(s, d, r_count, c_count, ss, dr); break;
+          case 2: TransposeTile<uint16_t>(s, d, r_count, c_count, ss, dr); break;
+          case 4: TransposeTile<uint32_t>(s, d, r_count, c_count, ss, dr); break;
+          default: TransposeTile<uint64_t>(s, d, r_count, c_count, ss, dr); break;
+        }
+      }
+    });
+  });
+}
+
+}  // namespace
 
 Status KernelBroadcast(const Step& bundle, const Buf& in, const Buf& out) {
   if (in.type() != out.type()) return Status::Error("bundle 'broadcast' changes the element type");
@@ -22,14 +185,17 @@ Status KernelBroadcast(const Step& bundle, const Buf& in, const Buf& out) {
   int size = HostByteSize(out.type());
   std::vector<int64_t> in_strides = RowMajorStrides(Dims(in));
   if (in.count() == 1) {
-    for (int64_t i = 0; i < out.count(); ++i) std::memcpy(out.data + i * size, in.data, size);
+    Fill(out.data, in.data, out.count(), size);
     return OkStatus();
   }
-  ForEachIndex(Dims(out), [&](int64_t linear, const std::vector<int64_t>& index) {
-    int64_t src = 0;
-    for (size_t i = 0; i < map.size(); ++i) src += (Dims(in)[i] == 1 ? 0 : index[map[i]]) * in_strides[i];
-    std::memcpy(out.data + linear * size, in.data + src * size, size);
-  });
+  // Each result dimension reads the operand dimension mapped to it (stride 0 when none is, or
+  // when that one has size 1).
+  std::vector<int64_t> src_strides(out.rank(), 0), out_strides = RowMajorStrides(Dims(out));
+  for (size_t i = 0; i < map.size(); ++i)
+    if (Dims(in)[i] != 1) src_strides[map[i]] += in_strides[i];
+  Walk w;
+  for (size_t d = 0; d < out.rank(); ++d) w.Add(Dims(out)[d], src_strides[d], out_strides[d]);
+  RunWalk(std::move(w), in.data, 0, out.data, 0, size);
   return OkStatus();
 }
 
@@ -52,12 +218,10 @@ Status KernelTranspose(const Step& bundle, const Buf& in, const Buf& out) {
     seen[p] = true;
   }
   int size = HostByteSize(out.type());
-  std::vector<int64_t> in_strides = RowMajorStrides(Dims(in));
-  ForEachIndex(Dims(out), [&](int64_t linear, const std::vector<int64_t>& index) {
-    int64_t src = 0;
-    for (size_t i = 0; i < index.size(); ++i) src += index[i] * in_strides[(*perm)[i]];
-    std::memcpy(out.data + linear * size, in.data + src * size, size);
-  });
+  std::vector<int64_t> in_strides = RowMajorStrides(Dims(in)), out_strides = RowMajorStrides(Dims(out));
+  Walk w;
+  for (size_t i = 0; i < out.rank(); ++i) w.Add(Dims(out)[i], in_strides[(*perm)[i]], out_strides[i]);
+  RunWalk(std::move(w), in.data, 0, out.data, 0, size);
   return OkStatus();
 }
 
@@ -67,10 +231,23 @@ Status KernelIota(const Step& bundle, const Buf& out) {
     return Status::Error("bundle 'iota' has an invalid iota_dimension");
   int size = HostByteSize(out.type());
   PrimitiveType t = out.type();
-  ForEachIndex(Dims(out), [&](int64_t linear, const std::vector<int64_t>& index) {
-    if (IsFloat(t)) StoreFromDouble(t, out.data + linear * size, static_cast<double>(index[dim->i]));
-    else StoreFromInt(t, out.data + linear * size, index[dim->i]);
-  });
+  if (out.count() <= 0) return OkStatus();
+  // The value depends only on the index along the iota dimension: store each value once, then
+  // fill the runs of the dimensions inside it.
+  int64_t outer = 1, inner = 1, n = Dims(out)[dim->i];
+  for (int64_t d = 0; d < dim->i; ++d) outer *= Dims(out)[d];
+  for (size_t d = dim->i + 1; d < out.rank(); ++d) inner *= Dims(out)[d];
+  std::vector<uint8_t> values(static_cast<size_t>(n) * size);
+  for (int64_t i = 0; i < n; ++i) {
+    if (IsFloat(t)) StoreFromDouble(t, values.data() + i * size, static_cast<double>(i));
+    else StoreFromInt(t, values.data() + i * size, i);
+  }
+  for (int64_t o = 0; o < outer; ++o) {
+    uint8_t* base = out.data + o * n * inner * size;
+    if (inner == 1) std::memcpy(base, values.data(), values.size());
+    else
+      for (int64_t i = 0; i < n; ++i) Fill(base + i * inner * size, values.data() + i * size, inner, size);
+  }
   return OkStatus();
 }
 
@@ -88,12 +265,16 @@ Status KernelSlice(const Step& bundle, const Buf& in, const Buf& out) {
       return Status::Error("bundle 'slice' has a range that does not fit its operand");
   }
   int size = HostByteSize(out.type());
-  std::vector<int64_t> in_strides = RowMajorStrides(Dims(in));
-  ForEachIndex(Dims(out), [&](int64_t linear, const std::vector<int64_t>& index) {
-    int64_t src = 0;
-    for (size_t d = 0; d < index.size(); ++d) src += (ranges[d].start + index[d] * ranges[d].stride) * in_strides[d];
-    std::memcpy(out.data + linear * size, in.data + src * size, size);
-  });
+  if (out.count() <= 0) return OkStatus();
+  std::vector<int64_t> in_strides = RowMajorStrides(Dims(in)), out_strides = RowMajorStrides(Dims(out));
+  Walk w;
+  int64_t base = 0;
+  for (size_t d = 0; d < out.rank(); ++d) {
+    base += ranges[d].start * in_strides[d];
+    // A dimension of one element never steps, so its stride (possibly huge) is not used.
+    w.Add(Dims(out)[d], Dims(out)[d] == 1 ? 0 : ranges[d].stride * in_strides[d], out_strides[d]);
+  }
+  RunWalk(std::move(w), in.data, base, out.data, 0, size);
   return OkStatus();
 }
 
@@ -140,17 +321,24 @@ Status KernelPad(const Step& bundle, const Buf& in, const Buf& value, const Buf&
     if (pads[d].interior < 0 || want != Dims(out)[d]) return Status::Error("bundle 'pad' result shape does not match its padding");
   }
   int size = HostByteSize(out.type());
-  for (int64_t i = 0; i < out.count(); ++i) std::memcpy(out.data + i * size, value.data, size);
-  std::vector<int64_t> out_strides = RowMajorStrides(Dims(out));
-  ForEachIndex(Dims(in), [&](int64_t linear, const std::vector<int64_t>& index) {
-    int64_t dst = 0;
-    for (size_t d = 0; d < index.size(); ++d) {
-      __int128 pos = __int128{pads[d].low} + __int128{index[d]} * (__int128{pads[d].interior} + 1);
-      if (pos < 0 || pos >= Dims(out)[d]) return;  // negative padding cuts elements away
-      dst += static_cast<int64_t>(pos) * out_strides[d];
-    }
-    std::memcpy(out.data + dst * size, in.data + linear * size, size);
-  });
+  Fill(out.data, value.data, out.count(), size);
+  // Each dimension keeps the operand indices [first, limit) whose position low + i * (interior
+  // + 1) falls inside the result (negative padding cuts elements away); they are copied as a walk.
+  std::vector<int64_t> in_strides = RowMajorStrides(Dims(in)), out_strides = RowMajorStrides(Dims(out));
+  Walk w;
+  int64_t src_base = 0, dst_base = 0;
+  for (size_t d = 0; d < in.rank(); ++d) {
+    __int128 step = __int128{pads[d].interior} + 1, low = pads[d].low, size_out = Dims(out)[d];
+    __int128 first = low >= 0 ? 0 : (-low + step - 1) / step;
+    __int128 limit = size_out - 1 - low < 0 ? 0 : (size_out - 1 - low) / step + 1;
+    limit = std::min<__int128>(limit, Dims(in)[d]);
+    if (first >= limit) return OkStatus();  // nothing of the operand survives
+    int64_t count = static_cast<int64_t>(limit - first);
+    src_base += static_cast<int64_t>(first) * in_strides[d];
+    dst_base += static_cast<int64_t>(low + first * step) * out_strides[d];
+    w.Add(count, in_strides[d], count == 1 ? 0 : static_cast<int64_t>(step * out_strides[d]));
+  }
+  RunWalk(std::move(w), in.data, src_base, out.data, dst_base, size);
   return OkStatus();
 }
 
@@ -163,12 +351,15 @@ Status KernelReverse(const Step& bundle, const Buf& in, const Buf& out) {
     flip[d] = true;
   }
   int size = HostByteSize(out.type());
+  if (out.count() <= 0) return OkStatus();
   std::vector<int64_t> strides = RowMajorStrides(Dims(in));
-  ForEachIndex(Dims(out), [&](int64_t linear, const std::vector<int64_t>& index) {
-    int64_t src = 0;
-    for (size_t d = 0; d < index.size(); ++d) src += (flip[d] ? Dims(in)[d] - 1 - index[d] : index[d]) * strides[d];
-    std::memcpy(out.data + linear * size, in.data + src * size, size);
-  });
+  Walk w;
+  int64_t base = 0;
+  for (size_t d = 0; d < in.rank(); ++d) {
+    if (flip[d]) base += (Dims(in)[d] - 1) * strides[d];
+    w.Add(Dims(in)[d], flip[d] ? -strides[d] : strides[d], strides[d]);
+  }
+  RunWalk(std::move(w), in.data, base, out.data, 0, size);
   return OkStatus();
 }
 
@@ -206,12 +397,15 @@ Status KernelDynamicSlice(const std::vector<Buf>& ops, const Buf& out) {
   if (in.type() != out.type() || in.rank() != out.rank()) return Status::Error("bundle 'dynamic-slice' does not match its operand");
   NHLO_ASSIGN_OR_RETURN(std::vector<int64_t> starts, StartIndices(ops, 1, in, Dims(out)));
   int size = HostByteSize(out.type());
-  std::vector<int64_t> strides = RowMajorStrides(Dims(in));
-  ForEachIndex(Dims(out), [&](int64_t linear, const std::vector<int64_t>& index) {
-    int64_t src = 0;
-    for (size_t d = 0; d < index.size(); ++d) src += (starts[d] + index[d]) * strides[d];
-    std::memcpy(out.data + linear * size, in.data + src * size, size);
-  });
+  if (out.count() <= 0) return OkStatus();
+  std::vector<int64_t> strides = RowMajorStrides(Dims(in)), out_strides = RowMajorStrides(Dims(out));
+  Walk w;
+  int64_t base = 0;
+  for (size_t d = 0; d < in.rank(); ++d) {
+    base += starts[d] * strides[d];
+    w.Add(Dims(out)[d], strides[d], out_strides[d]);
+  }
+  RunWalk(std::move(w), in.data, base, out.data, 0, size);
   return OkStatus();
 }
 
@@ -224,12 +418,15 @@ Status KernelDynamicUpdateSlice(const std::vector<Buf>& ops, const Buf& out) {
   NHLO_ASSIGN_OR_RETURN(std::vector<int64_t> starts, StartIndices(ops, 2, in, Dims(update)));
   int size = HostByteSize(out.type());
   if (out.data != in.data) std::memmove(out.data, in.data, static_cast<size_t>(out.count()) * size);
-  std::vector<int64_t> strides = RowMajorStrides(Dims(out));
-  ForEachIndex(Dims(update), [&](int64_t linear, const std::vector<int64_t>& index) {
-    int64_t dst = 0;
-    for (size_t d = 0; d < index.size(); ++d) dst += (starts[d] + index[d]) * strides[d];
-    std::memcpy(out.data + dst * size, update.data + linear * size, size);
-  });
+  if (update.count() <= 0) return OkStatus();
+  std::vector<int64_t> strides = RowMajorStrides(Dims(out)), update_strides = RowMajorStrides(Dims(update));
+  Walk w;
+  int64_t base = 0;
+  for (size_t d = 0; d < out.rank(); ++d) {
+    base += starts[d] * strides[d];
+    w.Add(Dims(update)[d], update_strides[d], strides[d]);
+  }
+  RunWalk(std::move(w), update.data, 0, out.data, base, size);
   return OkStatus();
 }
 
