@@ -32,48 +32,32 @@ const ByteTable& ByteDecodeTable(PrimitiveType t) {
 }  // namespace
 
 void DecodeFloatBlock(PrimitiveType t, const uint8_t* src, float* dst, int64_t n) {
-  if (t == PrimitiveType::kBF16 || t == PrimitiveType::kF16) {
-    uint16_t codes[kFloatBlock];
-    for (int64_t done = 0; done < n; done += kFloatBlock) {
-      int64_t m = n - done < kFloatBlock ? n - done : kFloatBlock;
-      std::memcpy(codes, src + done * 2, static_cast<size_t>(m) * 2);
-      float* d = dst + done;
-      if (t == PrimitiveType::kBF16) {
-        for (int64_t i = 0; i < m; ++i) d[i] = Bf16ToF32(codes[i]);
-      } else {
-        for (int64_t i = 0; i < m; ++i) d[i] = F16ToF32(codes[i]);
-      }
-    }
-    return;
-  }
-  if (t == PrimitiveType::kF32) {
+  if (t == PrimitiveType::kBF16) {
+    const uint16_t* codes = reinterpret_cast<const uint16_t*>(src);
+    for (int64_t i = 0; i < n; ++i) dst[i] = Bf16ToF32(codes[i]);
+  } else if (t == PrimitiveType::kF16) {
+    const uint16_t* codes = reinterpret_cast<const uint16_t*>(src);
+    for (int64_t i = 0; i < n; ++i) dst[i] = F16ToF32(codes[i]);
+  } else if (t == PrimitiveType::kF32) {
     std::memcpy(dst, src, static_cast<size_t>(n) * 4);
-    return;
+  } else {
+    const ByteTable& table = ByteDecodeTable(t);
+    for (int64_t i = 0; i < n; ++i) dst[i] = table[src[i]];
   }
-  const ByteTable& table = ByteDecodeTable(t);
-  for (int64_t i = 0; i < n; ++i) dst[i] = table[src[i]];
 }
 
 void EncodeFloatBlock(PrimitiveType t, const float* src, uint8_t* dst, int64_t n) {
-  if (t == PrimitiveType::kBF16 || t == PrimitiveType::kF16) {
-    uint16_t codes[kFloatBlock];
-    for (int64_t done = 0; done < n; done += kFloatBlock) {
-      int64_t m = n - done < kFloatBlock ? n - done : kFloatBlock;
-      const float* s = src + done;
-      if (t == PrimitiveType::kBF16) {
-        for (int64_t i = 0; i < m; ++i) codes[i] = F32ToBf16(s[i]);
-      } else {
-        for (int64_t i = 0; i < m; ++i) codes[i] = F32ToF16(s[i]);
-      }
-      std::memcpy(dst + done * 2, codes, static_cast<size_t>(m) * 2);
-    }
-    return;
-  }
-  if (t == PrimitiveType::kF32) {
+  if (t == PrimitiveType::kBF16) {
+    uint16_t* codes = reinterpret_cast<uint16_t*>(dst);
+    for (int64_t i = 0; i < n; ++i) codes[i] = F32ToBf16(src[i]);
+  } else if (t == PrimitiveType::kF16) {
+    uint16_t* codes = reinterpret_cast<uint16_t*>(dst);
+    for (int64_t i = 0; i < n; ++i) codes[i] = F32ToF16(src[i]);
+  } else if (t == PrimitiveType::kF32) {
     std::memcpy(dst, src, static_cast<size_t>(n) * 4);
-    return;
+  } else {
+    for (int64_t i = 0; i < n; ++i) StoreBits(t, dst + i, EncodeFromF32(t, src[i]));
   }
-  for (int64_t i = 0; i < n; ++i) StoreBits(t, dst + i, EncodeFromF32(t, src[i]));
 }
 
 }  // namespace nhlo

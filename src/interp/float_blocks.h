@@ -33,7 +33,9 @@ inline float F16ToF32(uint16_t h) {
   uint32_t normal = (em << 13) + 0x38000000u;                    // exponent rebiased by 127 - 15
   uint32_t special = normal + 0x38000000u;                       // all-ones exponent -> 0xff
   float sub = static_cast<float>(static_cast<int32_t>(em)) * 0x1p-24f;  // subnormal: exact
-  uint32_t bits = em < 0x400u ? std::bit_cast<uint32_t>(sub) : em >= 0x7c00u ? special : normal;
+  // Selected with masks rather than branches, so the loops over blocks vectorize.
+  uint32_t is_sub = 0u - static_cast<uint32_t>(em < 0x400u), is_special = 0u - static_cast<uint32_t>(em >= 0x7c00u);
+  uint32_t bits = (std::bit_cast<uint32_t>(sub) & is_sub) | (special & is_special) | (normal & ~(is_sub | is_special));
   return std::bit_cast<float>(sign | bits);
 }
 
@@ -49,7 +51,8 @@ inline uint16_t F32ToF16(float f) {
   // Below 2^-14: adding 0.5 rounds to the 2^-24 grid (RNE); the low bits are the code.
   float half = std::bit_cast<float>(a) + 0.5f;
   uint32_t sub = std::bit_cast<uint32_t>(half) - 0x3f000000u;
-  uint32_t code = a > 0x7f800000u ? 0x7e00u : a >= 0x38800000u ? normal : sub;
+  uint32_t is_nan = 0u - static_cast<uint32_t>(a > 0x7f800000u), is_normal = 0u - static_cast<uint32_t>(a >= 0x38800000u);
+  uint32_t code = (0x7e00u & is_nan) | (normal & is_normal & ~is_nan) | (sub & ~is_normal);
   return static_cast<uint16_t>(sign | code);
 }
 

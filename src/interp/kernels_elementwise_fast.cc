@@ -8,6 +8,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "interp/elementwise_ops.h"
 #include "interp/float_blocks.h"
@@ -97,6 +100,51 @@ void BinarySpan(const T* x, const T* y, T* z, int64_t m) {
     for (int64_t i = 0; i < m; ++i)
       z[i] = static_cast<T>(BinaryInt<C>(K, static_cast<C>(x[i]), static_cast<C>(y[i]), 8 * sizeof(T), &ignored));
   }
+}
+
+// Outputs at least this large are written with non-temporal stores by add, subtract and
+// multiply: they would leave the cache anyway, and skipping the read-for-ownership of every
+// output line makes these memory-bound loops about 1.5x faster. Only the stores differ.
+constexpr int64_t kStreamBytes = int64_t{8} << 20;
+
+template <Opcode K>
+constexpr bool kStreamable = K == Opcode::kAdd || K == Opcode::kSubtract || K == Opcode::kMultiply;
+
+// BinarySpan for add/subtract/multiply over 16-byte vectors with streaming stores; the same
+// IEEE (or wrapping unsigned) operations, and the same both-NaN rule, as BinarySpan.
+template <Opcode K, typename T, bool kSecondNaN = false>
+void StreamBinary(const T* x, const T* y, T* z, int64_t m) {
+#if defined(__SSE2__)
+  uintptr_t address = reinterpret_cast<uintptr_t>(z);
+  int64_t head = address % sizeof(T) != 0 ? m : static_cast<int64_t>(((16 - (address & 15)) & 15) / sizeof(T));
+  head = std::min(head, m);
+  BinarySpan<K, T, kSecondNaN>(x, y, z, head);
+  using E = typename std::conditional_t<std::is_floating_point_v<T>, std::type_identity<T>, std::make_unsigned<T>>::type;
+  using I = std::conditional_t<sizeof(T) == 4, int32_t, int64_t>;  // float lanes' masks
+  typedef E V __attribute__((vector_size(16)));
+  constexpr int64_t kLanes = 16 / sizeof(T);
+  int64_t i = head;
+  for (; i + kLanes <= m; i += kLanes) {
+    V a, b, r;
+    std::memcpy(&a, x + i, 16);
+    std::memcpy(&b, y + i, 16);
+    if constexpr (K == Opcode::kAdd) r = a + b;
+    else if constexpr (K == Opcode::kSubtract) r = a - b;
+    else r = a * b;
+    if constexpr (std::is_floating_point_v<T> && K != Opcode::kSubtract) {
+      typedef I M __attribute__((vector_size(16)));
+      constexpr I kQuiet = I(1) << (std::numeric_limits<T>::digits - 2);
+      M both = (a != a) & (b != b);
+      M nan = std::bit_cast<M>(kSecondNaN ? b : a) | kQuiet;
+      r = std::bit_cast<V>((both & nan) | (~both & std::bit_cast<M>(r)));
+    }
+    _mm_stream_si128(reinterpret_cast<__m128i*>(z + i), std::bit_cast<__m128i>(r));
+  }
+  BinarySpan<K, T, kSecondNaN>(x + i, y + i, z + i, m - i);
+  _mm_sfence();
+#else
+  BinarySpan<K, T, kSecondNaN>(x, y, z, m);
+#endif
 }
 
 template <Opcode K>
@@ -420,9 +468,17 @@ bool FastBinary(Opcode op, const Buf& a, const Buf& b, const Buf& out) {
     auto run = [&](auto k) {
       constexpr Opcode K = decltype(k)::value;
       handled = true;
-      if (t == PrimitiveType::kF32) {
+      if (t == PrimitiveType::kF32 && kStreamable<K> && n * 4 >= kStreamBytes) {
+        ForChunks(n, [&](int64_t s, int64_t e) {
+          StreamBinary<K, float, K == Opcode::kAdd>(As<float>(x) + s, As<float>(y) + s, As<float>(z) + s, e - s);
+        });
+      } else if (t == PrimitiveType::kF32) {
         ForChunks(n, [&](int64_t s, int64_t e) {
           BinarySpan<K, float, K == Opcode::kAdd>(As<float>(x) + s, As<float>(y) + s, As<float>(z) + s, e - s);
+        });
+      } else if (t == PrimitiveType::kF64 && kStreamable<K> && n * 8 >= kStreamBytes) {
+        ForChunks(n, [&](int64_t s, int64_t e) {
+          StreamBinary<K, double>(As<double>(x) + s, As<double>(y) + s, As<double>(z) + s, e - s);
         });
       } else if (t == PrimitiveType::kF64) {
         ForChunks(n, [&](int64_t s, int64_t e) {
@@ -442,7 +498,11 @@ bool FastBinary(Opcode op, const Buf& a, const Buf& b, const Buf& out) {
     auto run = [&](auto k) {
       constexpr Opcode K = decltype(k)::value;
       handled = true;
-      ForChunks(n, [&](int64_t s, int64_t e) { BinarySpan<K, T>(As<T>(x) + s, As<T>(y) + s, As<T>(z) + s, e - s); });
+      if (kStreamable<K> && n * static_cast<int64_t>(sizeof(T)) >= kStreamBytes) {
+        ForChunks(n, [&](int64_t s, int64_t e) { StreamBinary<K, T>(As<T>(x) + s, As<T>(y) + s, As<T>(z) + s, e - s); });
+      } else {
+        ForChunks(n, [&](int64_t s, int64_t e) { BinarySpan<K, T>(As<T>(x) + s, As<T>(y) + s, As<T>(z) + s, e - s); });
+      }
     };
 #define NHLO_X(name) if (op == Opcode::name) run(OpConst<Opcode::name>{}); else
     NHLO_BINARY_INT_OPS(NHLO_X) {}
