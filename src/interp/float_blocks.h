@@ -51,7 +51,8 @@ inline uint16_t F32ToF16(float f) {
   // Below 2^-14: adding 0.5 rounds to the 2^-24 grid (RNE); the low bits are the code.
   float half = std::bit_cast<float>(a) + 0.5f;
   uint32_t sub = std::bit_cast<uint32_t>(half) - 0x3f000000u;
-  uint32_t is_nan = 0u - static_cast<uint32_t>(a > 0x7f800000u), is_normal = 0u - static_cast<uint32_t>(a >= 0x38800000u);
+  uint32_t is_nan = 0u - static_cast<uint32_t>(a > 0x7f800000u);
+  uint32_t is_normal = 0u - static_cast<uint32_t>(a >= 0x38800000u);
   uint32_t code = (0x7e00u & is_nan) | (normal & is_normal & ~is_nan) | (sub & ~is_normal);
   return static_cast<uint16_t>(sign | code);
 }

@@ -68,7 +68,8 @@ void UnarySpan(const T* x, T* z, int64_t m) {
     for (int64_t i = 0; i < m; ++i) z[i] = UnaryFloat<T>(K, x[i], &ignored);
   } else {
     using C = IntCompute<T>;
-    for (int64_t i = 0; i < m; ++i) z[i] = static_cast<T>(UnaryInt<C>(K, static_cast<C>(x[i]), 8 * sizeof(T), &ignored));
+    for (int64_t i = 0; i < m; ++i)
+      z[i] = static_cast<T>(UnaryInt<C>(K, static_cast<C>(x[i]), 8 * sizeof(T), &ignored));
   }
 }
 
@@ -119,26 +120,35 @@ void StreamBinary(const T* x, const T* y, T* z, int64_t m) {
   int64_t head = address % sizeof(T) != 0 ? m : static_cast<int64_t>(((16 - (address & 15)) & 15) / sizeof(T));
   head = std::min(head, m);
   BinarySpan<K, T, kSecondNaN>(x, y, z, head);
-  using E = typename std::conditional_t<std::is_floating_point_v<T>, std::type_identity<T>, std::make_unsigned<T>>::type;
+  using E = typename std::conditional_t<std::is_floating_point_v<T>, std::type_identity<T>,
+                                        std::make_unsigned<T>>::type;  // integers wrap as unsigned
   using I = std::conditional_t<sizeof(T) == 4, int32_t, int64_t>;  // float lanes' masks
   typedef E V __attribute__((vector_size(16)));
+  typedef I M __attribute__((vector_size(16)));
   constexpr int64_t kLanes = 16 / sizeof(T);
   int64_t i = head;
-  for (; i + kLanes <= m; i += kLanes) {
-    V a, b, r;
-    std::memcpy(&a, x + i, 16);
-    std::memcpy(&b, y + i, 16);
-    if constexpr (K == Opcode::kAdd) r = a + b;
-    else if constexpr (K == Opcode::kSubtract) r = a - b;
-    else r = a * b;
-    if constexpr (std::is_floating_point_v<T> && K != Opcode::kSubtract) {
-      typedef I M __attribute__((vector_size(16)));
-      constexpr I kQuiet = I(1) << (std::numeric_limits<T>::digits - 2);
-      M both = (a != a) & (b != b);
-      M nan = std::bit_cast<M>(kSecondNaN ? b : a) | kQuiet;
-      r = std::bit_cast<V>((both & nan) | (~both & std::bit_cast<M>(r)));
+  for (; i + 4 * kLanes <= m; i += 4 * kLanes) {  // a cache line per step
+    V a[4], b[4], r[4];
+    std::memcpy(a, x + i, 64);
+    std::memcpy(b, y + i, 64);
+    for (int k = 0; k < 4; ++k) {
+      if constexpr (K == Opcode::kAdd) r[k] = a[k] + b[k];
+      else if constexpr (K == Opcode::kSubtract) r[k] = a[k] - b[k];
+      else r[k] = a[k] * b[k];
     }
-    _mm_stream_si128(reinterpret_cast<__m128i*>(z + i), std::bit_cast<__m128i>(r));
+    if constexpr (std::is_floating_point_v<T> && K != Opcode::kSubtract) {
+      M both[4];
+      for (int k = 0; k < 4; ++k) both[k] = (a[k] != a[k]) & (b[k] != b[k]);
+      if (_mm_movemask_epi8(std::bit_cast<__m128i>(both[0] | both[1] | both[2] | both[3])) != 0) {
+        constexpr I kQuiet = I(1) << (std::numeric_limits<T>::digits - 2);
+        for (int k = 0; k < 4; ++k) {
+          M nan = std::bit_cast<M>(kSecondNaN ? b[k] : a[k]) | kQuiet;
+          r[k] = std::bit_cast<V>((both[k] & nan) | (~both[k] & std::bit_cast<M>(r[k])));
+        }
+      }
+    }
+    for (int k = 0; k < 4; ++k)
+      _mm_stream_si128(reinterpret_cast<__m128i*>(z + i + k * kLanes), std::bit_cast<__m128i>(r[k]));
   }
   BinarySpan<K, T, kSecondNaN>(x + i, y + i, z + i, m - i);
   _mm_sfence();
@@ -211,7 +221,9 @@ bool CompareWithCode(bool total_order, const Buf& a, const Buf& b, const Buf& ou
     int width = BitWidth(t);
     auto run = [&](auto u) {
       using U = decltype(u);
-      ForChunks(n, [&](int64_t s, int64_t e) { TotalOrderSpan<kCode, U>(As<U>(x) + s, As<U>(y) + s, o + s, e - s, width); });
+      ForChunks(n, [&](int64_t s, int64_t e) {
+        TotalOrderSpan<kCode, U>(As<U>(x) + s, As<U>(y) + s, o + s, e - s, width);
+      });
     };
     switch (HostByteSize(t)) {
       case 1: run(uint8_t{}); return true;
@@ -499,7 +511,9 @@ bool FastBinary(Opcode op, const Buf& a, const Buf& b, const Buf& out) {
       constexpr Opcode K = decltype(k)::value;
       handled = true;
       if (kStreamable<K> && n * static_cast<int64_t>(sizeof(T)) >= kStreamBytes) {
-        ForChunks(n, [&](int64_t s, int64_t e) { StreamBinary<K, T>(As<T>(x) + s, As<T>(y) + s, As<T>(z) + s, e - s); });
+        ForChunks(n, [&](int64_t s, int64_t e) {
+          StreamBinary<K, T>(As<T>(x) + s, As<T>(y) + s, As<T>(z) + s, e - s);
+        });
       } else {
         ForChunks(n, [&](int64_t s, int64_t e) { BinarySpan<K, T>(As<T>(x) + s, As<T>(y) + s, As<T>(z) + s, e - s); });
       }

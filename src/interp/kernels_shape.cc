@@ -139,7 +139,8 @@ void RunWalk(Walk w, const uint8_t* src, int64_t src_base, uint8_t* dst, int64_t
     int64_t rows = w.Count() / n;
     int64_t chunk = std::max<int64_t>(1, kCopyChunk / n);
     ParallelFor(rows, chunk, [&](int64_t begin, int64_t end) {
-      ForEachRow(w, 1, begin, end, [&](int64_t so, int64_t d_o) { CopyRun(src + so * size, dst + d_o * size, n, ss, ds, size); });
+      ForEachRow(w, 1, begin, end,
+                 [&](int64_t so, int64_t d_o) { CopyRun(src + so * size, dst + d_o * size, n, ss, ds, size); });
     });
     return;
   }
