@@ -10,6 +10,7 @@
 #include <cstring>
 #if defined(__SSE2__)
 #include <emmintrin.h>
+#include <xmmintrin.h>
 #endif
 
 #include "interp/elementwise_ops.h"
@@ -61,15 +62,57 @@ bool WithNativeInt(PrimitiveType t, F&& f) {
 
 // ---- unary / binary spans ----
 
+// Integer ops SSE2 has no lane instructions for (variable shifts, popcount, 64-bit products):
+// their loops stay scalar, which is faster than the vectorizer's emulation.
+template <Opcode K>
+constexpr bool kScalarInt = K == Opcode::kShiftLeft || K == Opcode::kShiftRightLogical ||
+                            K == Opcode::kShiftRightArithmetic || K == Opcode::kPower || K == Opcode::kMulhi ||
+                            K == Opcode::kPopulationCount || K == Opcode::kClz;
+
+// Keeps the compiler from vectorizing a loop through v (an empty asm, no instruction).
+template <typename T>
+inline T Opaque(T v) {
+  asm("" : "+r"(v));
+  return v;
+}
+
+// sqrt and rsqrt over SSE2 lanes: the IEEE square root glibc's sqrtf/sqrt also return (they
+// are the same instruction), which the compiler cannot vectorize itself while errno is on.
+// Returns how many elements it did.
+template <Opcode K, typename T>
+int64_t SqrtLanes(const T* x, T* z, int64_t m) {
+  int64_t i = 0;
+#if defined(__SSE2__)
+  if constexpr (std::is_same_v<T, float>) {
+    for (; i + 4 <= m; i += 4) {
+      __m128 r = _mm_sqrt_ps(_mm_loadu_ps(x + i));
+      if constexpr (K == Opcode::kRsqrt) r = _mm_div_ps(_mm_set1_ps(1.0f), r);
+      _mm_storeu_ps(z + i, r);
+    }
+  } else {
+    for (; i + 2 <= m; i += 2) {
+      __m128d r = _mm_sqrt_pd(_mm_loadu_pd(x + i));
+      if constexpr (K == Opcode::kRsqrt) r = _mm_div_pd(_mm_set1_pd(1.0), r);
+      _mm_storeu_pd(z + i, r);
+    }
+  }
+#endif
+  return i;
+}
+
 template <Opcode K, typename T>
 void UnarySpan(const T* x, T* z, int64_t m) {
   bool ignored = true;
   if constexpr (std::is_floating_point_v<T>) {
-    for (int64_t i = 0; i < m; ++i) z[i] = UnaryFloat<T>(K, x[i], &ignored);
+    int64_t i = 0;
+    if constexpr (K == Opcode::kSqrt || K == Opcode::kRsqrt) i = SqrtLanes<K, T>(x, z, m);
+    for (; i < m; ++i) z[i] = UnaryFloat<T>(K, x[i], &ignored);
   } else {
     using C = IntCompute<T>;
-    for (int64_t i = 0; i < m; ++i)
-      z[i] = static_cast<T>(UnaryInt<C>(K, static_cast<C>(x[i]), 8 * sizeof(T), &ignored));
+    for (int64_t i = 0; i < m; ++i) {
+      T r = static_cast<T>(UnaryInt<C>(K, static_cast<C>(x[i]), 8 * sizeof(T), &ignored));
+      z[i] = kScalarInt<K> ? Opaque(r) : r;
+    }
   }
 }
 
@@ -98,8 +141,10 @@ void BinarySpan(const T* x, const T* y, T* z, int64_t m) {
     for (int64_t i = 0; i < m; ++i) z[i] = BinaryFloat<T>(K, x[i], y[i], &ignored);
   } else {
     using C = IntCompute<T>;
-    for (int64_t i = 0; i < m; ++i)
-      z[i] = static_cast<T>(BinaryInt<C>(K, static_cast<C>(x[i]), static_cast<C>(y[i]), 8 * sizeof(T), &ignored));
+    for (int64_t i = 0; i < m; ++i) {
+      T r = static_cast<T>(BinaryInt<C>(K, static_cast<C>(x[i]), static_cast<C>(y[i]), 8 * sizeof(T), &ignored));
+      z[i] = kScalarInt<K> ? Opaque(r) : r;
+    }
   }
 }
 
