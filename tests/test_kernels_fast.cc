@@ -75,6 +75,24 @@ TEST_CASE("bf16 and f16 block codecs match float_cast") {
   CHECK(bad == 0);
 }
 
+TEST_CASE("one-byte float encoding by table matches EncodeFromF32") {
+  for (P t : {P::kF8E5M2, P::kF8E4M3FN, P::kF8E4M3, P::kF8E3M4, P::kF8E4M3FNUZ, P::kF8E5M2FNUZ,
+              P::kF8E4M3B11FNUZ, P::kF4E2M1FN, P::kF6E2M3FN, P::kF6E3M2FN, P::kF8E8M0FNU}) {
+    std::vector<float> values;
+    for (uint32_t top = 0; top < 65536; ++top)
+      for (uint32_t low : {0u, 1u, 0x7fffu, 0x8000u, 0x8001u, 0xffffu})
+        values.push_back(std::bit_cast<float>(top << 16 | low));
+    std::vector<uint8_t> codes(values.size());
+    // Twice: the first call counts towards the tables, the second uses them.
+    for (int pass = 0; pass < 2; ++pass) {
+      EncodeFloatBlock(t, values.data(), codes.data(), static_cast<int64_t>(values.size()));
+      int64_t bad = 0;
+      for (size_t i = 0; i < values.size(); ++i) bad += codes[i] != EncodeFromF32(t, values[i]);
+      CHECK_MESSAGE(bad == 0, PrimitiveTypeName(t));
+    }
+  }
+}
+
 TEST_CASE("add and multiply keep the NaN the per-element kernels returned") {
   // Both operands NaN: f32 add returns the second (quieted), everything else the first.
   for (int64_t n : {int64_t{3}, int64_t{1} << 21}) {  // the plain and the streaming loop

@@ -412,9 +412,11 @@ struct ConvertBlock {
       for (int64_t i = 0; i < m; ++i) As<double>(p)[i] = static_cast<double>(v[i]);
     } else if (to == PrimitiveType::kF32 || IsBlockFloat(to)) {
       // Integers round once to f32; doubles to f32 first too (every narrower type is encoded
-      // from double directly except bf16 and f16, which go through f32 as Eigen does).
+      // from double directly except bf16 and f16, which go through f32 as Eigen does). Doubles
+      // that came from f32 or a narrower float are exact floats, so the f32 encoder is the same.
+      bool exact_float = from == PrimitiveType::kF32 || IsBlockFloat(from);
       if (to == PrimitiveType::kF32 || to == PrimitiveType::kBF16 || to == PrimitiveType::kF16 ||
-          !std::is_same_v<V, double>) {
+          !std::is_same_v<V, double> || exact_float) {
         float* out = to == PrimitiveType::kF32 ? As<float>(p) : f;
         for (int64_t i = 0; i < m; ++i) out[i] = static_cast<float>(v[i]);
         if (to != PrimitiveType::kF32) EncodeFloatBlock(to, f, p, m);
