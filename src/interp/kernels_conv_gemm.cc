@@ -6,6 +6,7 @@
 // (stride, padding, dilations, reversal), feature_group_count or batch_group_count is covered;
 // integer results, tiny convolutions and kernels holding Inf or NaN (0 * Inf from padding would
 // give NaN where the reference kernel skips the tap) are left to the reference kernel.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -68,7 +69,14 @@ Status ConvolutionViaGemm(const ConvDimLabels& l, const std::vector<WindowDim>& 
       NHLO_TRY(ToComputeArray<C>(rhs, out.type(), ot, w));
       for (C v : w)
         if (!std::isfinite(v)) return OkStatus();
-      NHLO_TRY(ToComputeArray<C>(lhs, out.type(), ot, a));
+      // The input is read in place when it is already in the compute type.
+      const C* in = reinterpret_cast<const C*>(lhs.data);
+      bool in_place = lhs.type() == out.type() && reinterpret_cast<uintptr_t>(lhs.data) % alignof(C) == 0 &&
+                      (lhs.type() == PrimitiveType::kF32 || lhs.type() == PrimitiveType::kF64);
+      if (!in_place) {
+        NHLO_TRY(ToComputeArray<C>(lhs, out.type(), ot, a));
+        in = a.data();
+      }
       handled = true;
       std::vector<int64_t> ls = RowMajorStrides(ld), ks = RowMajorStrides(kd), os = RowMajorStrides(od);
 
@@ -98,7 +106,12 @@ Status ConvolutionViaGemm(const ConvDimLabels& l, const std::vector<WindowDim>& 
         }
 
       int64_t blocks = (rows + kBlockRows - 1) / kBlockRows;
-      int64_t in_fs = ls[l.input_feature];
+      int64_t in_fs = ls[l.input_feature], out_fs = os[l.output_feature];
+      // The result written directly when it is of the compute type (f32, f64).
+      C* out_typed = (out.type() == PrimitiveType::kF32 || out.type() == PrimitiveType::kF64) &&
+                             reinterpret_cast<uintptr_t>(out.data) % alignof(C) == 0
+                         ? reinterpret_cast<C*>(out.data)
+                         : nullptr;
       ParallelFor(groups * blocks, 1, [&](int64_t begin, int64_t end) {
         std::vector<C> cols, res;
         std::vector<int64_t> o(1 + spatial);
@@ -106,7 +119,7 @@ Status ConvolutionViaGemm(const ConvDimLabels& l, const std::vector<WindowDim>& 
           int64_t g = job / blocks, r0 = (job % blocks) * kBlockRows;
           int64_t n_rows = rows - r0 < kBlockRows ? rows - r0 : kBlockRows;
           int64_t fg = fgc > 1 ? g : 0, bg = bgc > 1 ? g : 0;
-          cols.assign(static_cast<size_t>(n_rows * depth), C(0));
+          cols.resize(static_cast<size_t>(n_rows * depth));
           res.resize(static_cast<size_t>(n_rows * per_group));
           for (int64_t r = 0; r < n_rows; ++r) {
             Unravel(r0 + r, out_sp_dims, o);
@@ -122,22 +135,27 @@ Status ConvolutionViaGemm(const ConvDimLabels& l, const std::vector<WindowDim>& 
                 if (p >= ld[l.input_spatial[s]]) inside = false;
                 src += p * ls[l.input_spatial[s]];
               }
-              if (!inside) continue;
               C* dst = cols.data() + r * depth + t * kernel_in;
-              if (in_fs == 1) {
-                std::memcpy(dst, a.data() + src, static_cast<size_t>(kernel_in) * sizeof(C));
+              if (!inside) {
+                std::fill(dst, dst + kernel_in, C(0));
+              } else if (in_fs == 1) {
+                std::memcpy(dst, in + src, static_cast<size_t>(kernel_in) * sizeof(C));
               } else {
-                for (int64_t fi = 0; fi < kernel_in; ++fi) dst[fi] = a[src + fi * in_fs];
+                for (int64_t fi = 0; fi < kernel_in; ++fi) dst[fi] = in[src + fi * in_fs];
               }
             }
           }
           GemmBt(per_group, n_rows, depth, kmat.data() + g * per_group * depth, cols.data(), res.data());
           for (int64_t r = 0; r < n_rows; ++r) {
             Unravel(r0 + r, out_sp_dims, o);
-            int64_t base = o[0] * os[l.output_batch] + g * per_group * os[l.output_feature];
+            int64_t base = o[0] * os[l.output_batch] + g * per_group * out_fs;
             for (size_t s = 0; s < spatial; ++s) base += o[1 + s] * os[l.output_spatial[s]];
-            for (int64_t fo = 0; fo < per_group; ++fo)
-              ot.Store(out.data, base + fo * os[l.output_feature], res[fo * n_rows + r]);
+            const C* col = res.data() + r;
+            if (out_typed) {
+              for (int64_t fo = 0; fo < per_group; ++fo) out_typed[base + fo * out_fs] = col[fo * n_rows];
+            } else {
+              for (int64_t fo = 0; fo < per_group; ++fo) ot.Store(out.data, base + fo * out_fs, col[fo * n_rows]);
+            }
           }
         }
       });
