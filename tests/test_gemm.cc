@@ -176,7 +176,10 @@ struct TestBuf {
         std::memcpy(&bytes[4 * i], &x, 4);
         return;
       }
-      default: FAIL("unsupported test type");
+      default: {
+        REQUIRE(IsCastableLowPrecisionFloat(rec.type));
+        StoreBits(rec.type, &bytes[HostByteSize(rec.type) * i], EncodeFromF32(rec.type, static_cast<float>(v)));
+      }
     }
   }
   double Get(int64_t i) const {
@@ -196,9 +199,11 @@ struct TestBuf {
         std::memcpy(&x, &bytes[4 * i], 4);
         return x;
       }
-      default: FAIL("unsupported test type");
+      default: {
+        REQUIRE(IsCastableLowPrecisionFloat(rec.type));
+        return DecodeToF32(rec.type, static_cast<uint32_t>(LoadBits(rec.type, &bytes[HostByteSize(rec.type) * i])));
+      }
     }
-    return 0;
   }
   void Fill(uint32_t seed, bool integers = false) {
     std::mt19937 rng(seed);
@@ -232,10 +237,12 @@ void CheckPermutedDot(PrimitiveType type, double tolerance) {
       }
 }
 
-TEST_CASE("dot kernel: permuted operands, f32, bf16 and s32") {
+TEST_CASE("dot kernel: permuted operands, f32, bf16, s32, f16 and f8") {
   CheckPermutedDot(PrimitiveType::kF32, 1e-5);
   CheckPermutedDot(PrimitiveType::kBF16, 1e-2);  // one rounding of the f32 sum to bf16
   CheckPermutedDot(PrimitiveType::kS32, 0);
+  CheckPermutedDot(PrimitiveType::kF16, 2e-3);
+  CheckPermutedDot(PrimitiveType::kF8E4M3FN, 0.07);
 }
 
 struct ConvCase {

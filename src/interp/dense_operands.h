@@ -54,6 +54,24 @@ Status ToComputeArray(const Buf& buf, PrimitiveType result, ResultTraits rt, std
       return OkStatus();
     }
   }
+  if constexpr (std::is_same_v<ResultTraits, LowFloatTraits>) {
+    // The other low floats through a decode table: 256 entries for the one-byte types (f8, and
+    // f6/f4 stored one per byte), 65536 for f16 when the array is large enough to repay it.
+    int size = HostByteSize(t);
+    if (size == 1 || (size == 2 && count >= 65536)) {
+      std::vector<float> table(size == 1 ? 256 : 65536);
+      for (size_t code = 0; code < table.size(); ++code) {
+        uint8_t bytes[2] = {static_cast<uint8_t>(code), static_cast<uint8_t>(code >> 8)};
+        table[code] = rt.Load(bytes, 0);
+      }
+      for (int64_t i = 0; i < count; ++i) {
+        uint16_t code = buf.data[i * size];
+        if (size == 2) std::memcpy(&code, buf.data + 2 * i, 2);
+        dst[i] = table[code];
+      }
+      return OkStatus();
+    }
+  }
   for (int64_t i = 0; i < count; ++i) dst[i] = rt.Load(buf.data, i);
   return OkStatus();
 }
