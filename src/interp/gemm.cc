@@ -18,6 +18,7 @@ using gemm_internal::Blocking;
 constexpr int64_t kTileM = 256;
 constexpr int64_t kTileN = 480;
 constexpr int64_t kMaxKc = 256;
+constexpr int64_t kMinTiles = 4;
 
 bool CpuHasAvx2() {
 #if defined(NHLO_GEMM_X86)
@@ -54,14 +55,18 @@ template <typename T, typename TileFn>
 void Run(int64_t batch, int64_t m, int64_t n, int64_t k, const T* a, bool a_t, const T* b, bool b_t, T* c,
          TileFn tile_fn) {
   if (batch <= 0 || m <= 0 || n <= 0) return;
-  int64_t tiles_m = (m + kTileM - 1) / kTileM, tiles_n = (n + kTileN - 1) / kTileN;
+  // Fewer than kMinTiles tiles: smaller row tiles (down to 64 rows), so that a mid-sized product
+  // still spreads over a few threads. Depends only on the shape, like everything here.
+  int64_t tile_m = kTileM, tiles_n = (n + kTileN - 1) / kTileN;
+  while (tile_m > 64 && batch * tiles_n * ((m + tile_m - 1) / tile_m) < kMinTiles) tile_m /= 2;
+  int64_t tiles_m = (m + tile_m - 1) / tile_m;
   int64_t per_batch = tiles_m * tiles_n;
   int64_t kc = DepthBlock(k);
   ParallelFor(batch * per_batch, 1, [&](int64_t begin, int64_t end) {
     for (int64_t t = begin; t < end; ++t) {
       int64_t bi = t / per_batch, ti = (t % per_batch) / tiles_n, tj = t % tiles_n;
-      int64_t i0 = ti * kTileM, j0 = tj * kTileN;
-      int64_t tm = m - i0 < kTileM ? m - i0 : kTileM, tn = n - j0 < kTileN ? n - j0 : kTileN;
+      int64_t i0 = ti * tile_m, j0 = tj * kTileN;
+      int64_t tm = m - i0 < tile_m ? m - i0 : tile_m, tn = n - j0 < kTileN ? n - j0 : kTileN;
       const T* ab = a + bi * m * k;
       const T* bb = b + bi * k * n;
       gemm_internal::Tile<T> tile{tm, tn, k, a_t ? ab + i0 : ab + i0 * k, a_t ? m : k, a_t,
