@@ -288,6 +288,16 @@ void CheckConv(const ConvCase& c) {
   Step step = StepFor(rec);
   Status st = KernelConvolution(step, in.buf(), k.buf(), out.buf());
   REQUIRE_MESSAGE(st.ok(), st.message());
+  {
+    // The same bits with 2 and 3 threads.
+    Restore restore;
+    for (int threads : {2, 3}) {
+      SetParallelThreads(threads);
+      TestBuf again(PrimitiveType::kF32, out.rec.dims);
+      REQUIRE(KernelConvolution(step, in.buf(), k.buf(), again.buf()).ok());
+      CHECK(again.bytes == out.bytes);
+    }
+  }
   int64_t kin = c.in_f / c.fgc, per_fg = c.out_f / c.fgc, per_bg = c.out_f / c.bgc, bgs = c.batch / c.bgc;
   for (int64_t b = 0; b < c.batch / c.bgc; ++b)
     for (int64_t y = 0; y < out_sp[0]; ++y)
@@ -320,6 +330,7 @@ TEST_CASE("convolution kernel: im2col + GEMM against the reference formula") {
   WindowDim same;
   same.pad_low = same.pad_high = 1;
   CheckConv({2, 8, 12, 17, 19, 3, 3, 1, 1, same});
+  CheckConv({3, 16, 20, 23, 29, 3, 3, 1, 1, same});  // several blocks of 480 positions
   WindowDim odd;
   odd.stride = 2, odd.pad_low = 2, odd.pad_high = 1, odd.base_dilation = 2, odd.window_dilation = 2;
   odd.reversal = true;
