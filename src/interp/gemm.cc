@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // GEMM dispatch: picks the ISA once, fixes Eigen's blocking from the problem's shape alone and
 // cuts each product into output tiles that ParallelFor spreads over the threads. A tile is its
-// own Eigen product; its boundaries depend only on m and n, so the bits do not depend on the
+// own Eigen product; its boundaries depend only on the shape, so the bits do not depend on the
 // thread count (or on this machine's cache sizes, which Eigen would otherwise query).
 #include "interp/gemm.h"
 
@@ -62,7 +62,10 @@ void Run(int64_t batch, int64_t m, int64_t n, int64_t k, const T* a, bool a_t, c
   int64_t tiles_m = (m + tile_m - 1) / tile_m;
   int64_t per_batch = tiles_m * tiles_n;
   int64_t kc = DepthBlock(k);
-  ParallelFor(batch * per_batch, 1, [&](int64_t begin, int64_t end) {
+  // Small tiles (a batch of small products) go to the threads a few at a time. Grouping tiles
+  // does not change how each is computed.
+  int64_t tile_work = (m < tile_m ? m : tile_m) * (n < kTileN ? n : kTileN) * (k < 1 ? 1 : k);
+  ParallelFor(batch * per_batch, ChunkFor(tile_work, 1 << 20), [&](int64_t begin, int64_t end) {
     for (int64_t t = begin; t < end; ++t) {
       int64_t bi = t / per_batch, ti = (t % per_batch) / tiles_n, tj = t % tiles_n;
       int64_t i0 = ti * tile_m, j0 = tj * kTileN;
