@@ -636,3 +636,22 @@ TEST_CASE("float_cast: 0 mismatches against every shared numerics table" *
 
 }  // namespace
 }  // namespace nhlo
+
+TEST_CASE("bf16 and f16 fast encoders give the generic rounding's codes") {
+  using namespace nhlo;
+  // Every sign, exponent and top mantissa pattern (the upper 24 bits, in steps of 7 to keep the
+  // sanitizer build quick) with low bytes at the rounding boundaries.
+  for (PrimitiveType t : {PrimitiveType::kBF16, PrimitiveType::kF16}) {
+    int64_t mismatches = 0;
+    for (uint32_t upper = 0; upper < (1u << 24); upper += 7) {
+      for (uint32_t low : {0x00u, 0x01u, 0x7fu, 0x80u, 0x81u, 0xffu}) {
+        float v = std::bit_cast<float>(upper << 8 | low);
+        if (EncodeFromF32(t, v) != EncodeFromF32Slow(t, v)) ++mismatches;
+      }
+    }
+    for (uint32_t bits : {0x7f800000u, 0xff800000u, 0x7fc00001u, 0xffbfffffu, 0x477fefffu, 0x477ff000u, 0x38800000u,
+                          0x387fffffu, 0x33000000u, 0x33000001u, 0x00000001u, 0x80000000u, 0x7f7fffffu})
+      if (EncodeFromF32(t, std::bit_cast<float>(bits)) != EncodeFromF32Slow(t, std::bit_cast<float>(bits))) ++mismatches;
+    CHECK_MESSAGE(mismatches == 0, PrimitiveTypeName(t));
+  }
+}

@@ -219,10 +219,14 @@ TEST_CASE("a backend_config string that looks like JSON but spans lines stays a 
 
 TEST_CASE("a module name only %name can spell keeps its % (fuzzer finding)") {
   // `HloModule %2` printed as `HloModule 2`, which reads as a number, not a name.
-  for (std::string name : {"%2", "%nan", "%-x", "%.a"}) {
-    std::string printed = PrintOrError("HloModule " + name + "\nENTRY e {\n  ROOT p = f32[] parameter(0)\n}\n");
-    CHECK(printed.rfind("HloModule " + name + "\n", 0) == 0);
-    CHECK(PrintOrError(printed) == printed);
+  std::string printed = PrintOrError("HloModule %nan\nENTRY e {\n  ROOT p = f32[] parameter(0)\n}\n");
+  CHECK(printed.rfind("HloModule %nan\n", 0) == 0);
+  CHECK(PrintOrError(printed) == printed);
+  // A '%' name starts with a letter or '_', as in XLA's grammar (a later fuzzer finding: a
+  // parameter '%0r' printed into a signature that could not be read back).
+  for (std::string name : {"%2", "%-x", "%.a"}) {
+    std::string error = PrintOrError("HloModule " + name + "\nENTRY e {\n  ROOT p = f32[] parameter(0)\n}\n");
+    CHECK(error.find("expected a name after '%' (a name starts with a letter or '_')") != std::string::npos);
   }
   CHECK(PrintOrError("HloModule %jit_f\nENTRY e {\n  ROOT p = f32[] parameter(0)\n}\n").rfind("HloModule jit_f\n", 0) == 0);
 }

@@ -9,7 +9,7 @@
 // --run also runs every module as `nhlo-run --random-args=1` does, each in a child process of its
 // own under a time limit (--timeout=S, default 10) and a memory limit (--max-memory=SIZE,
 // default 4G), and counts the modules that ran, were refused (grouped by reason), failed or
-// timed out.
+// timed out, and lists the ten slowest runs (--threads=N for the runs, default 1).
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -149,12 +149,14 @@ struct RunLimits {
   unsigned timeout_seconds = 10;
   std::string max_memory = "4G";
   uint64_t memory_bytes = 0;
+  int threads = 1;  // --threads for each run (1 by default, so timings compare across machines)
 };
 
 struct RunTotals {
   int ran = 0, refused = 0, failed = 0, timed_out = 0;
   std::map<std::string, int> refusals;  // normalised reason -> modules
   std::map<std::string, int> failures;
+  std::vector<std::pair<double, std::string>> seconds;  // wall time of each piece that ran
 };
 
 // The first error line without its `file:line:col: error: ` prefix.
@@ -208,7 +210,8 @@ std::string RunPieceInChild(const std::string& name, const std::string& text, co
     module->reset();
     std::istringstream in(text);
     std::ostringstream out, err;
-    int code = nhlo::RunMain({"-", "--random-args=1", "--print-values=none", "--quiet", "--max-memory=" + limits.max_memory},
+    int code = nhlo::RunMain({"-", "--random-args=1", "--print-values=none", "--quiet", "--max-memory=" + limits.max_memory,
+                              "--threads=" + std::to_string(limits.threads)},
                              in, out, err);
     if (code == 0) return "O";
     std::string why = FirstError(err.str());
@@ -227,6 +230,7 @@ void RunPiece(const std::string& name, const std::string& text, const RunLimits&
     std::exit(2);
   }
   std::cout << std::flush;
+  auto start = std::chrono::steady_clock::now();
   pid_t pid = fork();
   if (pid < 0) {
     std::perror("nhlo-corpus-check: fork");
@@ -275,7 +279,10 @@ void RunPiece(const std::string& name, const std::string& text, const RunLimits&
   }
   std::string why = report.substr(1);
   switch (report[0]) {
-    case 'O': ++t.ran; break;
+    case 'O':
+      ++t.ran;
+      t.seconds.emplace_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), name);
+      break;
     case 'R':
       ++t.refused;
       ++t.refusals[NormaliseReason(why)];
@@ -299,6 +306,15 @@ void PrintRunSummary(const RunTotals& t) {
   for (const auto& [n, why] : by_count(t.refusals)) std::cout << "  " << -n << "  " << why << "\n";
   if (!t.failures.empty()) std::cout << "failures by reason:\n";
   for (const auto& [n, why] : by_count(t.failures)) std::cout << "  " << -n << "  " << why << "\n";
+  std::vector<std::pair<double, std::string>> slowest = t.seconds;
+  std::sort(slowest.rbegin(), slowest.rend());
+  if (slowest.size() > 10) slowest.resize(10);
+  std::cout << "slowest runs (compile, arguments and run, one process each):\n";
+  for (const auto& [seconds, name] : slowest) {
+    char line[64];
+    std::snprintf(line, sizeof(line), "  %8.2f s  ", seconds);
+    std::cout << line << name << "\n";
+  }
   std::cout << "ran " << t.ran << ", refused " << t.refused << ", failed " << t.failed << ", timed out " << t.timed_out
             << "\n";
 }
@@ -310,7 +326,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> inputs;
   bool run = false;
   RunLimits limits;
-  const char* usage = "usage: nhlo-corpus-check [--arena] [--run [--timeout=S] [--max-memory=SIZE]] DIR_OR_FILE...\n";
+  const char* usage = "usage: nhlo-corpus-check [--arena] [--run [--timeout=S] [--max-memory=SIZE] [--threads=N]] DIR_OR_FILE...\n";
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--arena") {
@@ -325,6 +341,12 @@ int main(int argc, char** argv) {
         return 2;
       }
       limits.timeout_seconds = static_cast<unsigned>(s);
+    } else if (a.rfind("--threads=", 0) == 0) {
+      limits.threads = std::atoi(a.c_str() + 10);
+      if (limits.threads < 0 || limits.threads > 4096) {
+        std::cerr << "nhlo-corpus-check: error: --threads takes 0 (every core) to 4096\n";
+        return 2;
+      }
     } else if (a.rfind("--max-memory=", 0) == 0) {
       limits.max_memory = a.substr(13);
     } else if (a.rfind("--", 0) == 0) {

@@ -97,6 +97,7 @@ struct RunSettings {
   uint64_t max_steps = 0;
   PrintValues print_values = PrintValues::kAuto;
   bool show_progress = false;  // standard error is a terminal and --quiet is not given
+  bool profile = false;        // --profile: time per bundle on standard error
   TensorFileFlags files;       // --args, --output, --save-args
   RunChecks checks;            // --expected and its bounds, --random-range
 };
@@ -110,6 +111,32 @@ std::string SignatureText(const ComputationRecord& entry) {
     AppendShape(out, BufferShape(entry, entry.params[i], scratch), /*print_layout=*/false);
   }
   return out + ")";
+}
+
+// --profile's table: bundles by time, the slowest first (at most 40 lines), with the share of
+// the entry computation's time.
+std::string FormatProfile(const ExecutionProfile& profile) {
+  std::vector<const BundleProfile*> order;
+  double total = 0;
+  for (const BundleProfile& b : profile.bundles) {
+    order.push_back(&b);
+    if (b.computation == profile.bundles.front().computation) total += b.seconds;  // the entry's bundles
+  }
+  std::stable_sort(order.begin(), order.end(), [](auto* a, auto* b) { return a->seconds > b->seconds; });
+  std::string out = "profile: " + std::to_string(profile.bundles.size()) + " bundles; a bundle that calls " +
+                    "computations includes their time\n     seconds  of run      runs  opcode                bundle\n";
+  char line[512];
+  size_t shown = std::min<size_t>(order.size(), 40);
+  for (size_t i = 0; i < shown; ++i) {
+    const BundleProfile& b = *order[i];
+    std::snprintf(line, sizeof(line), "%12.6f  %5.1f%%  %8llu  %-20s  %s/%s\n", b.seconds,
+                  total > 0 ? 100.0 * b.seconds / total : 0.0, static_cast<unsigned long long>(b.runs),
+                  std::string(OpcodeName(b.opcode)).c_str(), b.computation.c_str(), b.result.c_str());
+    out += line;
+  }
+  if (order.size() > shown) out += "  ... " + std::to_string(order.size() - shown) + " more\n";
+  std::snprintf(line, sizeof(line), "%12.6f  100.0%%  entry computation in all\n", total);
+  return out + line;
 }
 
 // A line on standard error that tells how far a long run has come, redrawn in place; shown only
@@ -227,8 +254,11 @@ int RunOne(const std::string& name, std::string bytes, const RunSettings& settin
     progress.emplace(name, err);
     run_options.progress = [&progress](const ExecutionProgress& p) { progress->Update(p); };
   }
+  ExecutionProfile profile;
+  if (settings.profile) run_options.profile = &profile;
   Result<Value> result = Execute(*program, std::move(values), run_options);
   progress.reset();
+  if (settings.profile) err << FormatProfile(profile);
   if (!result.ok()) {
     // HLO input: the error points at the instruction's line, as the parser's errors do.
     if (source && !site.computation.empty()) {
@@ -286,6 +316,8 @@ int RunMain(const std::vector<std::string>& args, std::istream& in, std::ostream
   app.add_option("--print-values", print_values,
                  "how results are printed: auto (default: in full up to 1000 elements, else summarised), all, "
                  "summary (shape, min, max, mean, NaN/Inf counts, first elements), none");
+  app.add_flag("--profile", settings.profile,
+               "after the run, print the time each bundle took on standard error, the slowest first");
   int threads = 0;
   app.add_option("--threads", threads,
                  "worker threads for large kernels (default 0: every core this process may use); results are "

@@ -7,6 +7,7 @@
 
 #include "ir/literal.h"
 #include "parser/parser.h"
+#include "support/parallel.h"
 
 namespace nhlo {
 
@@ -56,8 +57,11 @@ Result<Value> ParseValue(std::string_view text, std::string_view what) {
 
 namespace {
 
-uint64_t SplitMix(uint64_t& state) {
-  uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+constexpr uint64_t kSplitMixGamma = 0x9e3779b97f4a7c15ULL;
+
+// Draw `index` (from 0) of the SplitMix64 sequence whose state is `base`.
+inline uint64_t SplitMixAt(uint64_t base, int64_t index) {
+  uint64_t z = base + (static_cast<uint64_t>(index) + 1) * kSplitMixGamma;
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
   return z ^ (z >> 31);
@@ -118,21 +122,53 @@ void FillRandom(Value& v, const Shape& shape, uint64_t& state, const std::option
   }
   if (range) scale_bounds = ScaleExponentBounds(*range);
   double lo = range ? range->lo : -1.0, hi = range ? range->hi : 1.0;
-  for (int64_t i = 0; size > 0 && i < shape.ElementCount(); ++i) {
-    uint64_t r = SplitMix(state);
-    uint8_t* p = reinterpret_cast<uint8_t*>(v.bytes.data()) + i * size;
-    if (shape.type == PrimitiveType::kPred) {
-      p[0] = r & 1;
-    } else if (IsInteger(shape.type)) {
-      StoreFromInt(shape.type, p, UniformInt(r, int_bounds.first, int_bounds.second));
-    } else if (shape.type == PrimitiveType::kF8E8M0FNU) {
+  const int64_t count = size > 0 ? shape.ElementCount() : 0;
+  // Element i takes draw i after `base`: computed from its index, so chunks fill in parallel
+  // (and vectorize) with the values a sequential SplitMix walk gives.
+  const uint64_t base = state;
+  state += static_cast<uint64_t>(count) * kSplitMixGamma;
+  uint8_t* data = reinterpret_cast<uint8_t*>(v.bytes.data());
+  auto fill = [&](auto store) {
+    ParallelFor(count, 1 << 16, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) store(i, SplitMixAt(base, i));
+    });
+  };
+  auto unit = [](uint64_t r) { return static_cast<double>(r >> 11) * 0x1.0p-53; };  // [0, 1)
+  auto fill_native = [&](auto zero) {
+    using T = decltype(zero);
+    T* out = reinterpret_cast<T*>(data);
+    if constexpr (std::is_floating_point_v<T>) {
+      fill([&](int64_t i, uint64_t r) { out[i] = static_cast<T>(lo + unit(r) * (hi - lo)); });
+    } else {
+      int64_t first = int_bounds.first, last = int_bounds.second;
+      fill([&](int64_t i, uint64_t r) { out[i] = static_cast<T>(UniformInt(r, first, last)); });
+    }
+  };
+  switch (shape.type) {
+    case PrimitiveType::kF32: return fill_native(float{});
+    case PrimitiveType::kF64: return fill_native(double{});
+    case PrimitiveType::kS8: return fill_native(int8_t{});
+    case PrimitiveType::kS16: return fill_native(int16_t{});
+    case PrimitiveType::kS32: return fill_native(int32_t{});
+    case PrimitiveType::kS64: return fill_native(int64_t{});
+    case PrimitiveType::kU8: return fill_native(uint8_t{});
+    case PrimitiveType::kU16: return fill_native(uint16_t{});
+    case PrimitiveType::kU32: return fill_native(uint32_t{});
+    case PrimitiveType::kU64: return fill_native(uint64_t{});
+    case PrimitiveType::kPred: return fill([&](int64_t i, uint64_t r) { data[i] = r & 1; });
+    case PrimitiveType::kF8E8M0FNU:
       // A scale is a power of two; uniform floats would make half of them NaN (negative) and
       // most of the rest tiny.
-      StoreBits(shape.type, p, static_cast<uint64_t>(127 + UniformInt(r, scale_bounds.first, scale_bounds.second)));
-    } else if (IsFloat(shape.type) || IsComplex(shape.type)) {
-      double unit = static_cast<double>(r >> 11) * 0x1.0p-53;  // [0, 1)
-      StoreFromDouble(shape.type, p, lo + unit * (hi - lo));
-    }
+      return fill([&](int64_t i, uint64_t r) {
+        StoreBits(shape.type, data + i, static_cast<uint64_t>(127 + UniformInt(r, scale_bounds.first, scale_bounds.second)));
+      });
+    default: break;  // the other element types, one generic store each
+  }
+  PrimitiveType t = shape.type;
+  if (IsInteger(t)) {
+    fill([&](int64_t i, uint64_t r) { StoreFromInt(t, data + i * size, UniformInt(r, int_bounds.first, int_bounds.second)); });
+  } else if (IsFloat(t) || IsComplex(t)) {
+    fill([&](int64_t i, uint64_t r) { StoreFromDouble(t, data + i * size, lo + unit(r) * (hi - lo)); });
   }
 }
 

@@ -5,8 +5,10 @@
 #include "interp/interp.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <new>
+#include <unordered_map>
 
 #include "codegen/bundle_reader.h"
 #include "types/custom_call_configs.h"
@@ -167,10 +169,24 @@ class Machine {
         return Annotate(comp, *step.bundle,
                         Status::Error("stopped after " + std::to_string(options_.max_steps) + " steps (--max-steps)"));
       if (options_.progress && (progress_.steps & 4095) == 0) options_.progress(progress_);
-      Status s = RunStep(step);
+      Status s = options_.profile ? RunStepTimed(comp, step) : RunStep(step);
       if (!s.ok()) return Annotate(comp, *step.bundle, s);
     }
     return OkStatus();
+  }
+
+  Status RunStepTimed(const ComputationRecord& comp, const Step& step) {
+    auto start = std::chrono::steady_clock::now();
+    Status s = RunStep(step);
+    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    auto [it, added] = profile_index_.try_emplace(step.bundle, options_.profile->bundles.size());
+    if (added)
+      options_.profile->bundles.push_back(
+          {std::string(comp.name), std::string(comp.buffers[step.bundle->result].name), step.opcode(), 0, 0});
+    BundleProfile& entry = options_.profile->bundles[it->second];
+    ++entry.runs;
+    entry.seconds += seconds;
+    return s;
   }
 
   // Adds where a failing bundle is to each diagnostic, once: the innermost bundle (a reducer's,
@@ -1080,6 +1096,7 @@ class Machine {
   ExecuteOptions options_;
   ExecutionProgress progress_;
   bool annotated_ = false;  // the failing bundle's location is in the Status already
+  std::unordered_map<const BundleRecord*, size_t> profile_index_;  // into options_.profile
   std::string arena_;
   std::vector<Value> args_;
   // rng's engine, one per run: XLA's evaluator draws from one std::minstd_rand0 seeded with the

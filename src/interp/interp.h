@@ -37,6 +37,18 @@ struct ExecutionErrorSite {
   std::string computation, result, message;
 };
 
+/// Time per bundle (nhlo-run --profile). A bundle that calls computations (while, call,
+/// conditional, reduce...) counts their time too, as XLA's HLO profiles do.
+struct BundleProfile {
+  std::string computation, result;  // where the bundle is: its computation and result buffer
+  Opcode opcode = Opcode::kParameter;
+  uint64_t runs = 0;
+  double seconds = 0;
+};
+struct ExecutionProfile {
+  std::vector<BundleProfile> bundles;  // in order of first run
+};
+
 /// Runs the entry computation on `args` (one per parameter, in parameter order).
 struct ExecuteOptions {
   /// Stop with an error after this many bundles have run (loop bodies and reducers count each
@@ -46,6 +58,8 @@ struct ExecuteOptions {
   std::function<void(const ExecutionProgress&)> progress;
   /// Filled when the run fails at a bundle; may be null.
   ExecutionErrorSite* error_site = nullptr;
+  /// Filled with the time each bundle took when not null; bundles are timed only then.
+  ExecutionProfile* profile = nullptr;
 };
 /// `args` are taken by value: callers that no longer need them move them in, so a run holds its
 /// arguments once (nhlo-run's memory check counts them once).

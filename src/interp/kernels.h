@@ -99,6 +99,11 @@ Status KernelDynamicUpdateSlice(const std::vector<Buf>& ops, const Buf& out);
 Status KernelDot(const Step& bundle, const Buf& lhs, const Buf& rhs, const Buf& out);
 Status KernelGather(const Step& bundle, const Buf& operand, const Buf& indices, const Buf& out);
 Status KernelConvolution(const Step& bundle, const Buf& lhs, const Buf& rhs, const Buf& out);
+/// A convolution KernelConvolution has checked, through im2col and the GEMM for float results
+/// (kernels_conv_gemm.cc); sets `handled` false, writing nothing, for what it leaves to the
+/// reference kernel.
+Status ConvolutionViaGemm(const ConvDimLabels& labels, const std::vector<WindowDim>& window, int64_t fgc, int64_t bgc,
+                          const Buf& lhs, const Buf& rhs, const Buf& out, bool& handled);
 
 /// A scalar computation the executor runs for a kernel: binds two scalars, returns the root's bytes.
 using ScalarCall = std::function<Result<const uint8_t*>(const uint8_t* a, const uint8_t* b)>;

@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
-// dot with any dimension numbers. Operands are first gathered into [batch, free, contract]
-// order, then each output row accumulates over the contracting index in increasing order (the
-// evaluator's summation order, so f32 results match it bit for bit) with an i-k-j loop that
-// streams rows of the right-hand side through the cache.
+// dot with any dimension numbers. Operands are converted to the compute type and permuted into
+// [batch, free, contract] order (skipped when they already are), then float dots above a small
+// size run through Eigen's GEMM (gemm.h: FMA, blocked, so the last bits differ from a plain
+// k-order sum); integer and tiny dots keep the exact i-k-j loop.
+#include <algorithm>
 #include <cstring>
 
+#include "interp/dense_operands.h"
 #include "interp/element_traits.h"
+#include "interp/gemm.h"
 #include "interp/kernels.h"
 
 namespace nhlo {
@@ -16,26 +19,38 @@ const std::vector<int64_t>& ListOr(const Step& b, AttrId id, const std::vector<i
   return a && a->kind == AttrKind::IntList ? a->ints : empty;
 }
 
-// Gathers `buf` into a dense array of the compute type C, ordered by `order` (a permutation of
-// its dims), converting each element with `load`.
-template <typename C, typename Load>
-std::vector<C> Gather(const Buf& buf, const std::vector<int64_t>& order, Load&& load) {
-  const std::vector<int64_t>& dims = Dims(buf);
-  std::vector<int64_t> strides = RowMajorStrides(dims);
-  int64_t total = buf.count();
-  std::vector<C> out(static_cast<size_t>(total));
-  if (total == 0) return out;
-  std::vector<int64_t> index(order.size(), 0);
-  for (int64_t linear = 0; linear < total; ++linear) {
-    int64_t src = 0;
-    for (size_t k = 0; k < order.size(); ++k) src += index[k] * strides[order[k]];
-    out[linear] = load(src);
-    for (size_t k = order.size(); k-- > 0;) {
-      if (++index[k] < dims[order[k]]) break;
-      index[k] = 0;
+// Below this many multiply-adds a dot runs the plain loop (exact k-order sums, no packing);
+// above it, Eigen's GEMM (gemm.h). Depends only on the shape, so results stay deterministic.
+constexpr int64_t kGemmMinWork = 4096;
+
+// c (batch x m x n) = a (batch x m x k) * b (batch x k n): each output row accumulates over k in
+// increasing order with an i-k-j loop; integers wrap (two's complement), as XLA's do.
+template <typename C>
+void PlainDot(int64_t batch, int64_t m, int64_t n, int64_t k, const C* a, const C* b, C* c) {
+  for (int64_t bi = 0; bi < batch; ++bi) {
+    const C* ab = a + bi * m * k;
+    const C* bb = b + bi * k * n;
+    for (int64_t i = 0; i < m; ++i) {
+      C* row = c + (bi * m + i) * n;
+      std::fill(row, row + n, C(0));
+      for (int64_t kk = 0; kk < k; ++kk) {
+        C x = ab[i * k + kk];
+        const C* brow = bb + kk * n;
+        if constexpr (std::is_floating_point_v<C>) {
+          for (int64_t j = 0; j < n; ++j) row[j] += x * brow[j];
+        } else {
+          using U = std::make_unsigned_t<C>;
+          for (int64_t j = 0; j < n; ++j) row[j] = C(U(row[j]) + U(x) * U(brow[j]));
+        }
+      }
     }
   }
-  return out;
+}
+
+bool IsIdentity(const std::vector<int64_t>& order) {
+  for (size_t i = 0; i < order.size(); ++i)
+    if (order[i] != static_cast<int64_t>(i)) return false;
+  return true;
 }
 
 }  // namespace
@@ -75,52 +90,78 @@ Status KernelDot(const Step& bundle, const Buf& lhs, const Buf& rhs, const Buf& 
     k *= Dims(lhs)[lc[i]];
   }
   if (batch * m * n != out.count()) return bad();
-  // lhs as [batch, m, k]; rhs as [batch, k, n].
-  lorder.insert(lorder.end(), lc.begin(), lc.end());
-  std::vector<int64_t> rorder_bkn(rb.begin(), rb.end());
-  rorder_bkn.insert(rorder_bkn.end(), rc.begin(), rc.end());
-  rorder_bkn.insert(rorder_bkn.end(), rorder.begin() + rb.size(), rorder.end());
+  // lhs as [batch, m, k] or, transposed, [batch, k, m]; rhs as [batch, k, n] or [batch, n, k].
+  auto concat = [](const std::vector<int64_t>& batch_dims, auto first_begin, auto first_end, auto second_begin,
+                   auto second_end) {
+    std::vector<int64_t> order(batch_dims.begin(), batch_dims.end());
+    order.insert(order.end(), first_begin, first_end);
+    order.insert(order.end(), second_begin, second_end);
+    return order;
+  };
+  auto lfree = lorder.begin() + static_cast<std::ptrdiff_t>(lb.size());
+  auto rfree = rorder.begin() + static_cast<std::ptrdiff_t>(rb.size());
+  std::vector<int64_t> l_mk = concat(lb, lfree, lorder.end(), lc.begin(), lc.end());
+  std::vector<int64_t> l_km = concat(lb, lc.begin(), lc.end(), lfree, lorder.end());
+  std::vector<int64_t> r_kn = concat(rb, rc.begin(), rc.end(), rfree, rorder.end());
+  std::vector<int64_t> r_nk = concat(rb, rfree, rorder.end(), rc.begin(), rc.end());
 
-  // Accumulate in the result's compute domain, as the evaluator does.
+  // Accumulate in the result's compute domain, as the evaluator does. An operand of another
+  // element type is first converted to the result type (the evaluator's rule), so f32 operands
+  // of a bf16 dot are rounded to bf16 before multiplying.
   return DispatchType(out.type(), [&](auto out_traits) -> Status {
     using C = typename decltype(out_traits)::Compute;
-    // An operand of another element type is first converted to the result type (the
-    // evaluator's rule), so f32 operands of a bf16 dot are rounded to bf16 before multiplying.
-    auto gather = [&](const Buf& b, const std::vector<int64_t>& order, std::vector<C>& dst) -> Status {
-      bool convert = b.type() != out.type();
-      return DispatchType(b.type(), [&](auto in_traits) -> Status {
-        int in_size = HostByteSize(b.type());
-        dst = Gather<C>(b, order, [&](int64_t i) {
-          if (!convert) return static_cast<C>(in_traits.Load(b.data, i));
-          uint8_t tmp[16] = {};
-          ConvertElement(b.type(), b.data + i * in_size, out.type(), tmp);
-          return out_traits.Load(tmp, 0);
-        });
+    // Each operand in [batch, free, contract] order, in the compute type; an operand already
+    // stored as [batch, contract, free] is used as it is by the GEMM (the plain loop wants the
+    // first order). An f32 (f64) operand needing neither conversion nor permutation is read in
+    // place.
+    bool gemm = std::is_floating_point_v<C> && m * n * k >= kGemmMinWork;
+    std::vector<C> a_store, b_store;
+    auto prepare = [&](const Buf& buf, const std::vector<int64_t>& order, const std::vector<int64_t>& order_t,
+                       std::vector<C>& store, const C*& ptr, bool& transposed) -> Status {
+      transposed = gemm && !IsIdentity(order) && IsIdentity(order_t);
+      bool in_place = (IsIdentity(order) || transposed) && reinterpret_cast<uintptr_t>(buf.data) % alignof(C) == 0 &&
+                      ((std::is_same_v<C, float> && buf.type() == PrimitiveType::kF32 &&
+                        out.type() == PrimitiveType::kF32) ||
+                       (std::is_same_v<C, double> && buf.type() == PrimitiveType::kF64));
+      if (in_place) {
+        ptr = reinterpret_cast<const C*>(buf.data);
         return OkStatus();
-      });
-    };
-    std::vector<C> a, bmat;
-    NHLO_TRY(gather(lhs, lorder, a));
-    NHLO_TRY(gather(rhs, rorder_bkn, bmat));
-    std::vector<C> row(static_cast<size_t>(n));
-    for (int64_t bi = 0; bi < batch; ++bi) {
-      const C* ab = a.data() + bi * m * k;
-      const C* bb = bmat.data() + bi * k * n;
-      for (int64_t i = 0; i < m; ++i) {
-        std::fill(row.begin(), row.end(), C(0));
-        for (int64_t kk = 0; kk < k; ++kk) {
-          C x = ab[i * k + kk];
-          const C* brow = bb + kk * n;
-          if constexpr (std::is_floating_point_v<C>) {
-            for (int64_t j = 0; j < n; ++j) row[j] += x * brow[j];
-          } else {
-            using U = std::make_unsigned_t<C>;
-            for (int64_t j = 0; j < n; ++j) row[j] = C(U(row[j]) + U(x) * U(brow[j]));
-          }
-        }
-        for (int64_t j = 0; j < n; ++j) out_traits.Store(out.data, (bi * m + i) * n + j, row[j]);
       }
+      std::vector<C> dense;
+      NHLO_TRY(ToComputeArray<C>(buf, out.type(), out_traits, dense));
+      if (IsIdentity(order) || transposed) {
+        store = std::move(dense);
+      } else {
+        store.resize(dense.size());
+        PermuteDims(dense.data(), Dims(buf), order, store.data());
+      }
+      ptr = store.data();
+      return OkStatus();
+    };
+    const C *a = nullptr, *b = nullptr;
+    bool a_t = false, b_t = false;
+    NHLO_TRY(prepare(lhs, l_mk, l_km, a_store, a, a_t));
+    NHLO_TRY(prepare(rhs, r_kn, r_nk, b_store, b, b_t));
+    int64_t total = batch * m * n;
+    // The result, written in place when it is f32/f64 and aligned.
+    std::vector<C> c_store;
+    C* c = nullptr;
+    bool direct = reinterpret_cast<uintptr_t>(out.data) % alignof(C) == 0 &&
+                  ((std::is_same_v<C, float> && out.type() == PrimitiveType::kF32) ||
+                   (std::is_same_v<C, double> && out.type() == PrimitiveType::kF64));
+    if (direct) {
+      c = reinterpret_cast<C*>(out.data);
+    } else {
+      c_store.resize(static_cast<size_t>(total));
+      c = c_store.data();
     }
+    if constexpr (std::is_same_v<C, float>) {
+      if (gemm) GemmF32(batch, m, n, k, a, a_t, b, b_t, c);
+    } else if constexpr (std::is_same_v<C, double>) {
+      if (gemm) GemmF64(batch, m, n, k, a, a_t, b, b_t, c);
+    }
+    if (!gemm) PlainDot(batch, m, n, k, a, b, c);
+    if (!direct) StoreComputeArray(c, total, out, out_traits);
     return OkStatus();
   });
 }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // gather and convolution, written as XLA's HloEvaluator defines them (shared/reference
 // HLO_SEMANTICS.md): plain index arithmetic per output element, computing in the result's
-// compute domain. Reference kernels: clear rather than fast.
+// compute domain. Reference kernels: clear rather than fast. Float convolutions above a tiny size go
+// through im2col + GEMM instead (kernels_conv_gemm.cc); this kernel covers the rest.
 #include <algorithm>
 #include <cstring>
 
@@ -122,6 +123,9 @@ Status KernelConvolution(const Step& b, const Buf& lhs, const Buf& rhs, const Bu
   for (size_t s = 0; s < spatial; ++s)
     if (window[s].size != kd[l.kernel_spatial[s]] || window[s].stride < 1 || window[s].base_dilation < 1 || window[s].window_dilation < 1)
       return Status::Error("convolution window does not match the kernel");
+  bool handled = false;
+  NHLO_TRY(ConvolutionViaGemm(l, window, fgc, bgc, lhs, rhs, out, handled));
+  if (handled) return OkStatus();
   std::vector<int64_t> ls = RowMajorStrides(ld), ks = RowMajorStrides(kd);
   int64_t per_group_out = out_features / fgc, per_batch_group_out = out_features / bgc;
   int64_t batch_group_size = ld[l.input_batch] / bgc;

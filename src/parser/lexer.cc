@@ -210,6 +210,12 @@ void Lexer::NextInto(Token& out) {
   pos_ = ++p;
   switch (c) {
     case '%': {
+      // XLA's grammar: '%' [A-Za-z_][A-Za-z0-9_.-]*. A leading digit, '.' or '-' is refused here,
+      // as XLA refuses it, so no name is accepted that a signature could not print back.
+      if (p < n && !IsIdentStart(s[p])) {
+        out = Token{Tok::kError, start, "expected a name after '%' (a name starts with a letter or '_')"};
+        return;
+      }
       while (p < n && IsIdentChar(s[p])) ++p;
       pos_ = p;
       if (p == start + 1) { out = Token{Tok::kError, start, "expected a name after '%'"}; return; }

@@ -20,6 +20,9 @@ bool IsCastableLowPrecisionFloat(PrimitiveType t);
 /// have neither). Returns the code in the low bits (8 bits for f8, 6 for f6, 4 for f4). For
 /// t == F32 returns the bits of `v`.
 uint32_t EncodeFromF32(PrimitiveType t, float v);
+/// EncodeFromF32 through the generic rounding only (no bf16/f16 fast path): for tests that
+/// check the fast paths against it.
+uint32_t EncodeFromF32Slow(PrimitiveType t, float v);
 
 /// XLA convert f64 -> `t`. The f8/f6/f4/E8M0 types round the double directly (ml_dtypes has a
 /// converting constructor from double, so there is a single rounding); F16 and BF16 first round

@@ -1,0 +1,167 @@
+// SPDX-License-Identifier: Apache-2.0
+// convolution of float types as im2col + GEMM: each block of output positions gathers its input
+// windows into rows of [kernel taps x input features] (zeros where the window falls in padding
+// or between dilated input elements), multiplies them by the kernel reshaped to [taps x input
+// features, output features] through gemm.h and scatters the rows into the result. Any window
+// (stride, padding, dilations, reversal), feature_group_count or batch_group_count is covered;
+// integer results, tiny convolutions and kernels holding Inf or NaN (0 * Inf from padding would
+// give NaN where the reference kernel skips the tap) are left to the reference kernel.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "interp/dense_operands.h"
+#include "interp/element_traits.h"
+#include "interp/gemm.h"
+#include "interp/kernels.h"
+#include "support/parallel.h"
+
+namespace nhlo {
+namespace {
+
+// Output positions per block: one GEMM column tile (gemm.cc's kTileN).
+constexpr int64_t kBlockRows = 480;
+// Below this many multiply-adds the reference kernel is as fast.
+constexpr int64_t kMinWork = 4096;
+
+// c (m x n) = a (m x k) * b^T, b stored n x k.
+template <typename C>
+void GemmBt(int64_t m, int64_t n, int64_t k, const C* a, const C* b, C* c) {
+  if constexpr (std::is_same_v<C, float>) GemmF32(1, m, n, k, a, false, b, true, c);
+  else GemmF64(1, m, n, k, a, false, b, true, c);
+}
+
+// Row-major index of `linear` within `dims`.
+void Unravel(int64_t linear, const std::vector<int64_t>& dims, std::vector<int64_t>& index) {
+  for (size_t d = dims.size(); d-- > 0;) {
+    index[d] = linear % dims[d];
+    linear /= dims[d];
+  }
+}
+
+}  // namespace
+
+Status ConvolutionViaGemm(const ConvDimLabels& l, const std::vector<WindowDim>& window, int64_t fgc, int64_t bgc,
+                          const Buf& lhs, const Buf& rhs, const Buf& out, bool& handled) {
+  handled = false;
+  if (fgc > 1 && bgc > 1) return OkStatus();
+  return DispatchType(out.type(), [&](auto ot) -> Status {
+    using C = typename decltype(ot)::Compute;
+    if constexpr (!std::is_floating_point_v<C>) {
+      return OkStatus();
+    } else {
+      size_t spatial = l.input_spatial.size();
+      const std::vector<int64_t>&ld = Dims(lhs), &kd = Dims(rhs), &od = Dims(out);
+      int64_t groups = fgc * bgc;
+      int64_t kernel_in = kd[l.kernel_input_feature];
+      int64_t per_group = kd[l.kernel_output_feature] / groups;
+      int64_t batch_group_size = ld[l.input_batch] / bgc;
+      std::vector<int64_t> tap_dims(spatial), out_sp_dims(1 + spatial);
+      int64_t taps = 1;
+      for (size_t s = 0; s < spatial; ++s) taps *= tap_dims[s] = kd[l.kernel_spatial[s]];
+      out_sp_dims[0] = od[l.output_batch];
+      for (size_t s = 0; s < spatial; ++s) out_sp_dims[1 + s] = od[l.output_spatial[s]];
+      int64_t rows = out.count() / (per_group * groups > 0 ? per_group * groups : 1);
+      int64_t depth = taps * kernel_in;
+      if (out.count() == 0 || rows * per_group * groups * depth < kMinWork) return OkStatus();
+
+      std::vector<C> a, w;
+      NHLO_TRY(ToComputeArray<C>(rhs, out.type(), ot, w));
+      for (C v : w)
+        if (!std::isfinite(v)) return OkStatus();
+      // The input is read in place when it is already in the compute type.
+      const C* in = reinterpret_cast<const C*>(lhs.data);
+      bool in_place = lhs.type() == out.type() && reinterpret_cast<uintptr_t>(lhs.data) % alignof(C) == 0 &&
+                      (lhs.type() == PrimitiveType::kF32 || lhs.type() == PrimitiveType::kF64);
+      if (!in_place) {
+        NHLO_TRY(ToComputeArray<C>(lhs, out.type(), ot, a));
+        in = a.data();
+      }
+      handled = true;
+      std::vector<int64_t> ls = RowMajorStrides(ld), ks = RowMajorStrides(kd), os = RowMajorStrides(od);
+
+      // Each tap's kernel spatial index (for the input position) and offset (reversed if asked).
+      std::vector<int64_t> tap_index(taps * spatial), tap_offset(taps);
+      std::vector<int64_t> idx(spatial);
+      for (int64_t t = 0; t < taps; ++t) {
+        Unravel(t, tap_dims, idx);
+        int64_t off = 0;
+        for (size_t s = 0; s < spatial; ++s) {
+          tap_index[t * spatial + s] = idx[s];
+          off += (window[s].reversal ? tap_dims[s] - 1 - idx[s] : idx[s]) * ks[l.kernel_spatial[s]];
+        }
+        tap_offset[t] = off;
+      }
+      // The kernel of each group as [per_group, taps * kernel_in]: the GEMM computes the block's
+      // result transposed, [per_group, rows] = kmat * cols^T, so that the many output positions
+      // run along the GEMM's wide dimension.
+      std::vector<C> kmat(static_cast<size_t>(groups * per_group * depth));
+      for (int64_t g = 0; g < groups; ++g)
+        for (int64_t fo = 0; fo < per_group; ++fo) {
+          C* dst = kmat.data() + (g * per_group + fo) * depth;
+          int64_t base = (g * per_group + fo) * ks[l.kernel_output_feature];
+          for (int64_t t = 0; t < taps; ++t)
+            for (int64_t fi = 0; fi < kernel_in; ++fi)
+              dst[t * kernel_in + fi] = w[base + tap_offset[t] + fi * ks[l.kernel_input_feature]];
+        }
+
+      int64_t blocks = (rows + kBlockRows - 1) / kBlockRows;
+      int64_t in_fs = ls[l.input_feature], out_fs = os[l.output_feature];
+      // The result written directly when it is of the compute type (f32, f64).
+      C* out_typed = (out.type() == PrimitiveType::kF32 || out.type() == PrimitiveType::kF64) &&
+                             reinterpret_cast<uintptr_t>(out.data) % alignof(C) == 0
+                         ? reinterpret_cast<C*>(out.data)
+                         : nullptr;
+      ParallelFor(groups * blocks, 1, [&](int64_t begin, int64_t end) {
+        std::vector<C> cols, res;
+        std::vector<int64_t> o(1 + spatial);
+        for (int64_t job = begin; job < end; ++job) {
+          int64_t g = job / blocks, r0 = (job % blocks) * kBlockRows;
+          int64_t n_rows = rows - r0 < kBlockRows ? rows - r0 : kBlockRows;
+          int64_t fg = fgc > 1 ? g : 0, bg = bgc > 1 ? g : 0;
+          cols.resize(static_cast<size_t>(n_rows * depth));
+          res.resize(static_cast<size_t>(n_rows * per_group));
+          for (int64_t r = 0; r < n_rows; ++r) {
+            Unravel(r0 + r, out_sp_dims, o);
+            int64_t in_base = (o[0] + bg * batch_group_size) * ls[l.input_batch] + fg * kernel_in * in_fs;
+            for (int64_t t = 0; t < taps; ++t) {
+              int64_t src = in_base;
+              bool inside = true;
+              for (size_t s = 0; s < spatial && inside; ++s) {
+                const WindowDim& wd = window[s];
+                int64_t p = o[1 + s] * wd.stride + tap_index[t * spatial + s] * wd.window_dilation - wd.pad_low;
+                if (p < 0 || p % wd.base_dilation != 0) inside = false;
+                p /= wd.base_dilation;
+                if (p >= ld[l.input_spatial[s]]) inside = false;
+                src += p * ls[l.input_spatial[s]];
+              }
+              C* dst = cols.data() + r * depth + t * kernel_in;
+              if (!inside) {
+                std::fill(dst, dst + kernel_in, C(0));
+              } else if (in_fs == 1) {
+                std::memcpy(dst, in + src, static_cast<size_t>(kernel_in) * sizeof(C));
+              } else {
+                for (int64_t fi = 0; fi < kernel_in; ++fi) dst[fi] = in[src + fi * in_fs];
+              }
+            }
+          }
+          GemmBt(per_group, n_rows, depth, kmat.data() + g * per_group * depth, cols.data(), res.data());
+          for (int64_t r = 0; r < n_rows; ++r) {
+            Unravel(r0 + r, out_sp_dims, o);
+            int64_t base = o[0] * os[l.output_batch] + g * per_group * out_fs;
+            for (size_t s = 0; s < spatial; ++s) base += o[1 + s] * os[l.output_spatial[s]];
+            const C* col = res.data() + r;
+            if (out_typed) {
+              for (int64_t fo = 0; fo < per_group; ++fo) out_typed[base + fo * out_fs] = col[fo * n_rows];
+            } else {
+              for (int64_t fo = 0; fo < per_group; ++fo) ot.Store(out.data, base + fo * out_fs, col[fo * n_rows]);
+            }
+          }
+        }
+      });
+      return OkStatus();
+    }
+  });
+}
+
+}  // namespace nhlo

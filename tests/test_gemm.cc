@@ -1,0 +1,343 @@
+// SPDX-License-Identifier: Apache-2.0
+// The Eigen GEMM behind dot and convolution (src/interp/gemm.h): bit-identical results for
+// every thread count and across the AVX-512 and AVX2 paths, accuracy against a double
+// reference, and the dot and convolution kernels on layouts that need permuting, on bf16, on
+// integers and on windows with padding, strides, dilations and groups.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "interp/dense_operands.h"
+#include "interp/gemm.h"
+#include "interp/kernels.h"
+#include "support/parallel.h"
+#include "types/float_cast.h"
+
+namespace nhlo {
+namespace {
+
+// Restores the thread count and the ISA when a test ends.
+struct Restore {
+  GemmIsa isa = ActiveGemmIsa();
+  int threads = ParallelThreads();
+  ~Restore() {
+    SetGemmIsa(isa);
+    SetParallelThreads(threads);
+  }
+};
+
+template <typename T>
+std::vector<T> Random(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<T> u(T(-1), T(1));
+  std::vector<T> v(n);
+  for (T& x : v) x = u(rng);
+  return v;
+}
+
+template <typename T>
+std::vector<T> RunGemm(int64_t batch, int64_t m, int64_t n, int64_t k, const std::vector<T>& a,
+                       const std::vector<T>& b, bool a_t = false, bool b_t = false) {
+  std::vector<T> c(static_cast<size_t>(batch * m * n), T(-7));
+  if constexpr (std::is_same_v<T, float>) GemmF32(batch, m, n, k, a.data(), a_t, b.data(), b_t, c.data());
+  else GemmF64(batch, m, n, k, a.data(), a_t, b.data(), b_t, c.data());
+  return c;
+}
+
+// Each of `batch` rows x cols matrices transposed.
+template <typename T>
+std::vector<T> Transposed(const std::vector<T>& x, int64_t batch, int64_t rows, int64_t cols) {
+  std::vector<T> y(x.size());
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t i = 0; i < rows; ++i)
+      for (int64_t j = 0; j < cols; ++j) y[(b * cols + j) * rows + i] = x[(b * rows + i) * cols + j];
+  return y;
+}
+
+struct Shape {
+  int64_t batch, m, n, k;
+};
+const Shape kShapes[] = {{3, 257, 129, 300}, {1, 300, 1100, 531}, {2, 1, 700, 33}, {1, 65, 1, 1000}, {2, 77, 960, 301}};
+
+template <typename T>
+void CheckThreadsAndIsas() {
+  Restore restore;
+  std::vector<GemmIsa> isas = {GemmIsa::kBaseline};
+  if (SetGemmIsa(GemmIsa::kAvx2)) isas.push_back(GemmIsa::kAvx2);
+  if (SetGemmIsa(GemmIsa::kAvx512)) isas.push_back(GemmIsa::kAvx512);
+  for (const Shape& s : kShapes) {
+    CAPTURE(s.m);
+    CAPTURE(s.n);
+    CAPTURE(s.k);
+    auto a = Random<T>(static_cast<size_t>(s.batch * s.m * s.k), 1);
+    auto b = Random<T>(static_cast<size_t>(s.batch * s.k * s.n), 2);
+    std::vector<std::vector<T>> per_isa;
+    for (GemmIsa isa : isas) {
+      CAPTURE(GemmIsaName(isa));
+      REQUIRE(SetGemmIsa(isa));
+      SetParallelThreads(1);
+      std::vector<T> one = RunGemm(s.batch, s.m, s.n, s.k, a, b);
+      for (int threads : {2, 3}) {
+        SetParallelThreads(threads);
+        std::vector<T> many = RunGemm(s.batch, s.m, s.n, s.k, a, b);
+        CHECK(std::memcmp(one.data(), many.data(), one.size() * sizeof(T)) == 0);
+      }
+      // Operands stored transposed give the same bits.
+      auto at = Transposed(a, s.batch, s.m, s.k), bt = Transposed(b, s.batch, s.k, s.n);
+      for (int layout = 1; layout < 4; ++layout) {
+        CAPTURE(layout);
+        std::vector<T> other = RunGemm(s.batch, s.m, s.n, s.k, layout & 1 ? at : a, layout & 2 ? bt : b, layout & 1,
+                                       (layout & 2) != 0);
+        CHECK(std::memcmp(one.data(), other.data(), one.size() * sizeof(T)) == 0);
+      }
+      // Against a double reference: |error| <= k * eps * sum |a||b| (a loose bound).
+      double worst = 0;
+      for (int64_t bi = 0; bi < s.batch; ++bi)
+        for (int64_t i = 0; i < s.m; ++i)
+          for (int64_t j = 0; j < s.n; ++j) {
+            double ref = 0, mag = 0;
+            for (int64_t p = 0; p < s.k; ++p) {
+              double x = a[(bi * s.m + i) * s.k + p], y = b[(bi * s.k + p) * s.n + j];
+              ref += x * y;
+              mag += std::fabs(x * y);
+            }
+            double err = std::fabs(one[(bi * s.m + i) * s.n + j] - ref) / (mag > 0 ? mag : 1);
+            worst = err > worst ? err : worst;
+          }
+      CHECK(worst <= static_cast<double>(s.k) * std::numeric_limits<T>::epsilon());
+      per_isa.push_back(std::move(one));
+    }
+    // The two FMA paths agree bit for bit when n is a multiple of 48 (every column goes through
+    // Eigen's three-packet kernel on both); other columns may differ in the last bits, see
+    // docs/interpreter-performance.md.
+    if (per_isa.size() == 3 && s.n % 48 == 0)
+      CHECK(std::memcmp(per_isa[1].data(), per_isa[2].data(), per_isa[1].size() * sizeof(T)) == 0);
+  }
+}
+
+TEST_CASE("gemm: f32 results are identical for 1, 2 and 3 threads") { CheckThreadsAndIsas<float>(); }
+TEST_CASE("gemm: f64 results are identical for 1, 2 and 3 threads") { CheckThreadsAndIsas<double>(); }
+
+TEST_CASE("dot kernel: the fast f32 -> bf16 store rounds as EncodeFromF32") {
+  for (uint64_t bits = 0; bits <= 0xffffffffu; bits += 65521) {
+    for (uint32_t low : {0u, 1u, 0x7fffu, 0x8000u, 0x8001u, 0xffffu}) {
+      uint32_t b = (static_cast<uint32_t>(bits) & 0xffff0000u) | low;
+      float v;
+      std::memcpy(&v, &b, 4);
+      REQUIRE(Bf16FromF32(v) == EncodeFromF32(PrimitiveType::kBF16, v));
+    }
+  }
+}
+
+TEST_CASE("gemm: an ISA name for the benchmarks") {
+  std::string name = GemmIsaName(BestGemmIsa());
+  CHECK((name == "avx512" || name == "avx2" || name == "sse2" || name == "generic"));
+}
+
+AttrRecord Ints(AttrId id, std::vector<int64_t> v) {
+  AttrRecord a;
+  a.id = id;
+  a.kind = AttrKind::IntList;
+  a.ints = std::move(v);
+  return a;
+}
+
+// A buffer of `type` with `dims` filled from doubles.
+struct TestBuf {
+  BufferRecord rec;
+  std::vector<uint8_t> bytes;
+  TestBuf(PrimitiveType type, std::vector<int64_t> dims) {
+    rec.type = type;
+    rec.dims = std::move(dims);
+    int64_t n = 1;
+    for (int64_t d : rec.dims) n *= d;
+    rec.size = static_cast<uint64_t>(n * HostByteSize(type));
+    bytes.assign(rec.size, 0);
+  }
+  Buf buf() { return Buf{&rec, bytes.data()}; }
+  int64_t count() const { return static_cast<int64_t>(rec.size) / HostByteSize(rec.type); }
+  void Set(int64_t i, double v) {
+    switch (rec.type) {
+      case PrimitiveType::kF32: {
+        float f = static_cast<float>(v);
+        std::memcpy(&bytes[4 * i], &f, 4);
+        return;
+      }
+      case PrimitiveType::kBF16: {
+        uint16_t h = static_cast<uint16_t>(EncodeFromF32(rec.type, static_cast<float>(v)));
+        std::memcpy(&bytes[2 * i], &h, 2);
+        return;
+      }
+      case PrimitiveType::kS32: {
+        int32_t x = static_cast<int32_t>(v);
+        std::memcpy(&bytes[4 * i], &x, 4);
+        return;
+      }
+      default: {
+        REQUIRE(IsCastableLowPrecisionFloat(rec.type));
+        StoreBits(rec.type, &bytes[HostByteSize(rec.type) * i], EncodeFromF32(rec.type, static_cast<float>(v)));
+      }
+    }
+  }
+  double Get(int64_t i) const {
+    switch (rec.type) {
+      case PrimitiveType::kF32: {
+        float f;
+        std::memcpy(&f, &bytes[4 * i], 4);
+        return f;
+      }
+      case PrimitiveType::kBF16: {
+        uint16_t h;
+        std::memcpy(&h, &bytes[2 * i], 2);
+        return DecodeToF32(rec.type, h);
+      }
+      case PrimitiveType::kS32: {
+        int32_t x;
+        std::memcpy(&x, &bytes[4 * i], 4);
+        return x;
+      }
+      default: {
+        REQUIRE(IsCastableLowPrecisionFloat(rec.type));
+        return DecodeToF32(rec.type, static_cast<uint32_t>(LoadBits(rec.type, &bytes[HostByteSize(rec.type) * i])));
+      }
+    }
+  }
+  void Fill(uint32_t seed, bool integers = false) {
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<double> u(-1, 1);
+    for (int64_t i = 0; i < count(); ++i) Set(i, integers ? std::floor(u(rng) * 100) : u(rng));
+  }
+};
+
+// dot lhs [k, b, m] x rhs [b, n, k] -> [b, m, n]: batch in the middle, contraction first/last.
+void CheckPermutedDot(PrimitiveType type, double tolerance) {
+  const int64_t B = 3, M = 37, N = 45, K = 70;
+  TestBuf lhs(type, {K, B, M}), rhs(type, {B, N, K}), out(type, {B, M, N});
+  CAPTURE(PrimitiveTypeName(type));
+  bool integers = type == PrimitiveType::kS32;
+  lhs.Fill(3, integers);
+  rhs.Fill(4, integers);
+  BundleRecord rec;
+  rec.opcode = Opcode::kDot;
+  rec.attrs = {Ints(AttrId::kLhsBatchDims, {1}), Ints(AttrId::kRhsBatchDims, {0}),
+               Ints(AttrId::kLhsContractingDims, {0}), Ints(AttrId::kRhsContractingDims, {2})};
+  Step step = StepFor(rec);
+  REQUIRE(KernelDot(step, lhs.buf(), rhs.buf(), out.buf()).ok());
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t j = 0; j < N; ++j) {
+        double ref = 0;
+        for (int64_t p = 0; p < K; ++p) ref += lhs.Get((p * B + b) * M + i) * rhs.Get((b * N + j) * K + p);
+        double got = out.Get((b * M + i) * N + j);
+        if (integers) REQUIRE(got == ref);
+        else REQUIRE(std::fabs(got - ref) <= tolerance * (1 + std::fabs(ref)));
+      }
+}
+
+TEST_CASE("dot kernel: permuted operands, f32, bf16, s32, f16 and f8") {
+  CheckPermutedDot(PrimitiveType::kF32, 1e-5);
+  CheckPermutedDot(PrimitiveType::kBF16, 1e-2);  // one rounding of the f32 sum to bf16
+  CheckPermutedDot(PrimitiveType::kS32, 0);
+  CheckPermutedDot(PrimitiveType::kF16, 2e-3);
+  CheckPermutedDot(PrimitiveType::kF8E4M3FN, 0.07);
+}
+
+struct ConvCase {
+  int64_t batch, in_f, out_f, h, w, kh, kw, fgc, bgc;
+  WindowDim wd;
+};
+
+// A convolution with labels bf01_oi01->b01f (features first in the input, the kernel's output
+// features outermost), computed by the kernel and by the reference formula in double.
+void CheckConv(const ConvCase& c) {
+  std::vector<int64_t> out_sp(2);
+  int64_t in_sp[2] = {c.h, c.w}, k_sp[2] = {c.kh, c.kw};
+  for (int s = 0; s < 2; ++s) {
+    int64_t dilated_in = (in_sp[s] - 1) * c.wd.base_dilation + 1 + c.wd.pad_low + c.wd.pad_high;
+    int64_t dilated_k = (k_sp[s] - 1) * c.wd.window_dilation + 1;
+    out_sp[s] = (dilated_in - dilated_k) / c.wd.stride + 1;
+  }
+  TestBuf in(PrimitiveType::kF32, {c.batch, c.in_f, c.h, c.w});
+  TestBuf k(PrimitiveType::kF32, {c.out_f, c.in_f / c.fgc, c.kh, c.kw});
+  TestBuf out(PrimitiveType::kF32, {c.batch / c.bgc, out_sp[0], out_sp[1], c.out_f});
+  in.Fill(5);
+  k.Fill(6);
+  BundleRecord rec;
+  rec.opcode = Opcode::kConvolution;
+  AttrRecord labels;
+  labels.id = AttrId::kDimLabels;
+  labels.kind = AttrKind::DimLabels;
+  ConvDimLabels& l = labels.dim_labels;
+  l.input_batch = 0, l.input_feature = 1, l.input_spatial.push_back(2), l.input_spatial.push_back(3);
+  l.kernel_output_feature = 0, l.kernel_input_feature = 1, l.kernel_spatial.push_back(2), l.kernel_spatial.push_back(3);
+  l.output_batch = 0, l.output_feature = 3, l.output_spatial.push_back(1), l.output_spatial.push_back(2);
+  l.input_rank = l.kernel_rank = l.output_rank = 4;
+  AttrRecord window;
+  window.id = AttrId::kWindow;
+  window.kind = AttrKind::Window;
+  WindowDim w0 = c.wd, w1 = c.wd;
+  w0.size = c.kh, w1.size = c.kw;
+  window.window = {w0, w1};
+  AttrRecord fgc, bgc;
+  fgc.id = AttrId::kFeatureGroupCount, fgc.kind = AttrKind::Int, fgc.i = c.fgc;
+  bgc.id = AttrId::kBatchGroupCount, bgc.kind = AttrKind::Int, bgc.i = c.bgc;
+  rec.attrs = {labels, window, fgc, bgc};
+  Step step = StepFor(rec);
+  Status st = KernelConvolution(step, in.buf(), k.buf(), out.buf());
+  REQUIRE_MESSAGE(st.ok(), st.message());
+  {
+    // The same bits with 2 and 3 threads.
+    Restore restore;
+    for (int threads : {2, 3}) {
+      SetParallelThreads(threads);
+      TestBuf again(PrimitiveType::kF32, out.rec.dims);
+      REQUIRE(KernelConvolution(step, in.buf(), k.buf(), again.buf()).ok());
+      CHECK(again.bytes == out.bytes);
+    }
+  }
+  int64_t kin = c.in_f / c.fgc, per_fg = c.out_f / c.fgc, per_bg = c.out_f / c.bgc, bgs = c.batch / c.bgc;
+  for (int64_t b = 0; b < c.batch / c.bgc; ++b)
+    for (int64_t y = 0; y < out_sp[0]; ++y)
+      for (int64_t x = 0; x < out_sp[1]; ++x)
+        for (int64_t f = 0; f < c.out_f; ++f) {
+          double ref = 0;
+          int64_t g = f / per_fg, ib = b + (f / per_bg) * bgs;
+          for (int64_t ky = 0; ky < c.kh; ++ky)
+            for (int64_t kx = 0; kx < c.kw; ++kx) {
+              int64_t pos[2] = {y * c.wd.stride + ky * c.wd.window_dilation - c.wd.pad_low,
+                                x * c.wd.stride + kx * c.wd.window_dilation - c.wd.pad_low};
+              bool inside = true;
+              for (int s = 0; s < 2; ++s) {
+                if (pos[s] < 0 || pos[s] % c.wd.base_dilation != 0) inside = false;
+                pos[s] /= c.wd.base_dilation;
+                if (pos[s] >= in_sp[s]) inside = false;
+              }
+              if (!inside) continue;
+              int64_t ry = c.wd.reversal ? c.kh - 1 - ky : ky, rx = c.wd.reversal ? c.kw - 1 - kx : kx;
+              for (int64_t fi = 0; fi < kin; ++fi)
+                ref += in.Get(((ib * c.in_f + g * kin + fi) * c.h + pos[0]) * c.w + pos[1]) *
+                       k.Get(((f * kin + fi) * c.kh + ry) * c.kw + rx);
+            }
+          double got = out.Get(((b * out_sp[0] + y) * out_sp[1] + x) * c.out_f + f);
+          REQUIRE(std::fabs(got - ref) <= 1e-5 * (1 + std::fabs(ref)));
+        }
+}
+
+TEST_CASE("convolution kernel: im2col + GEMM against the reference formula") {
+  WindowDim same;
+  same.pad_low = same.pad_high = 1;
+  CheckConv({2, 8, 12, 17, 19, 3, 3, 1, 1, same});
+  CheckConv({3, 16, 20, 23, 29, 3, 3, 1, 1, same});  // several blocks of 480 positions
+  WindowDim odd;
+  odd.stride = 2, odd.pad_low = 2, odd.pad_high = 1, odd.base_dilation = 2, odd.window_dilation = 2;
+  odd.reversal = true;
+  CheckConv({2, 6, 9, 13, 11, 3, 2, 1, 1, odd});
+  CheckConv({2, 12, 8, 15, 15, 3, 3, 4, 1, same});  // feature groups
+  CheckConv({4, 5, 6, 15, 15, 3, 3, 1, 2, same});   // batch groups
+}
+
+}  // namespace
+}  // namespace nhlo

@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: Apache-2.0
+// The f32 exp and tanh kernels against the long-double libm rounded once to float (the
+// correctly rounded result, save for inputs within 2^-64 of a rounding boundary, which binary32
+// exp and tanh do not have): every 1021st float, the special values, and with
+// NHLO_EXHAUSTIVE=1 in the environment every one of the 2^32 (about three minutes per function).
+#include <doctest/doctest.h>
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <vector>
+
+#include "interp/vector_math.h"
+
+namespace {
+
+bool SameFloat(float a, float b) {
+  return std::bit_cast<uint32_t>(a) == std::bit_cast<uint32_t>(b) || (std::isnan(a) && std::isnan(b));
+}
+
+template <typename Kernel, typename Reference>
+int64_t Mismatches(Kernel kernel, Reference reference, uint64_t step) {
+  std::vector<float> in, out;
+  int64_t bad = 0;
+  auto flush = [&] {
+    out.resize(in.size());
+    kernel(in.data(), out.data(), static_cast<int64_t>(in.size()));
+    for (size_t i = 0; i < in.size(); ++i)
+      if (!SameFloat(out[i], reference(in[i]))) {
+        if (bad < 5) MESSAGE("input bits " << std::bit_cast<uint32_t>(in[i]) << " gave " << out[i]);
+        ++bad;
+      }
+    in.clear();
+  };
+  for (uint64_t bits = 0; bits < (uint64_t(1) << 32); bits += step) {
+    in.push_back(std::bit_cast<float>(static_cast<uint32_t>(bits)));
+    if (in.size() == 4096) flush();
+  }
+  for (float special : {0.0f, -0.0f, INFINITY, -INFINITY, NAN, 88.72283f, 88.72284f, -103.9721f, -103.97208f, 1e-30f,
+                        -1e-30f, 9.0f, 10.0f, 0.175f, 0x1p-149f})
+    in.push_back(special);
+  flush();
+  return bad;
+}
+
+uint64_t Step() { return std::getenv("NHLO_EXHAUSTIVE") ? 1 : 1021; }
+
+}  // namespace
+
+TEST_CASE("ExpF32 is correctly rounded") {
+  auto reference = [](float x) { return static_cast<float>(expl(static_cast<long double>(x))); };
+  CHECK(Mismatches([](const float* in, float* out, int64_t n) { nhlo::ExpF32(in, out, n); }, reference, Step()) == 0);
+  CHECK(SameFloat(nhlo::ExpF32(1.0f), 2.71828183f));
+  CHECK(std::isnan(nhlo::ExpF32(NAN)));
+}
+
+TEST_CASE("TanhF32 is correctly rounded and odd") {
+  auto reference = [](float x) { return static_cast<float>(tanhl(static_cast<long double>(x))); };
+  CHECK(Mismatches([](const float* in, float* out, int64_t n) { nhlo::TanhF32(in, out, n); }, reference, Step()) == 0);
+  CHECK(std::signbit(nhlo::TanhF32(-0.0f)));
+  CHECK(SameFloat(nhlo::TanhF32(-INFINITY), -1.0f));
+}

@@ -1,0 +1,58 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+# numpy on the shapes nhlo-interp-bench runs, one line per case: `name<TAB>rate` (G elements/s
+# or GFLOP/s, the unit nhlo's line uses), best of 3. A measuring stick for the benchmark's
+# --numpy column, never a dependency: run with OPENBLAS_NUM_THREADS=1 for one-thread figures.
+# numpy has no bf16, so the bf16 dot lines are numpy's f32 figures (the yardstick).
+import io
+import time
+
+import numpy as np
+
+
+def best(f, repeat=3):
+    f()
+    t = 1e30
+    for _ in range(repeat):
+        s = time.perf_counter()
+        f()
+        t = min(t, time.perf_counter() - s)
+    return t
+
+
+def emit(name, rate):
+    print(f"{name}\t{rate:.6f}", flush=True)
+
+
+rng = np.random.default_rng(1)
+n16m = 1 << 24
+x = rng.random(n16m, dtype=np.float32) * 2 - 1
+y = rng.random(n16m, dtype=np.float32) * 2 - 1
+z = np.empty_like(x)
+for name, f in [("add f32", lambda: np.add(x, y, out=z)), ("multiply f32", lambda: np.multiply(x, y, out=z)),
+                ("exp f32", lambda: np.exp(x, out=z)), ("tanh f32", lambda: np.tanh(x, out=z))]:
+    emit(name, n16m / best(f) / 1e9)
+for n in (256, 512, 1024):
+    a = rng.random((n, n), dtype=np.float32)
+    b = rng.random((n, n), dtype=np.float32)
+    rate = 2 * n ** 3 / best(lambda: a @ b) / 1e9
+    emit(f"dot f32 {n}", rate)
+    emit(f"dot bf16 {n}", rate)
+m = rng.random((4096, 4096), dtype=np.float32)
+emit("reduce rows f32", m.size / best(lambda: m.sum(axis=1)) / 1e9)
+emit("reduce cols f32", m.size / best(lambda: m.sum(axis=0)) / 1e9)
+o = np.empty_like(m)
+emit("transpose f32", m.size / best(lambda: np.copyto(o, m.T)) / 1e9)
+n1m = 1 << 20
+v = rng.random(n1m, dtype=np.float32)
+emit("sort f32", n1m / best(lambda: np.sort(v)) / 1e9)
+idx = rng.integers(0, n1m, n1m)
+emit("gather f32", n1m / best(lambda: np.take(v, idx)) / 1e9)
+acc = np.zeros(n1m, dtype=np.float32)
+emit("scatter-add f32", n1m / best(lambda: np.add.at(acc, idx, v)) / 1e9)
+emit("random-args f32", n16m / best(lambda: rng.random(n16m, dtype=np.float32)) / 1e9)
+emit("print summary f32", n16m / best(lambda: repr(x)) / 1e9)
+emit("write npy f32", n16m / best(lambda: np.save(io.BytesIO(), x)) / 1e9)
+small = x[:n1m]
+with np.printoptions(threshold=n1m + 1):
+    emit("print all f32", n1m / best(lambda: repr(small), repeat=1) / 1e9)

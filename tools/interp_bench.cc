@@ -1,0 +1,335 @@
+// SPDX-License-Identifier: Apache-2.0
+// nhlo-interp-bench: the interpreter's speed on fixed kernels, argument generation and result
+// printing, and on whole models of the corpus. One line per case: time and rate (G elements/s
+// or GFLOP/s). A kernel's time is its bundle's own (ExecuteOptions::profile), best of --repeat
+// runs, so binding arguments and copying results out are not counted; a model's time is the
+// whole `nhlo-run FILE --random-args=1 --print-values=none` (parse, passes, bundles, arguments,
+// run) in a child process under --model-timeout. With --numpy, tools/interp-bench-numpy.py
+// measures the same shapes with numpy in the same run and a ratio column compares them
+// (numpy is a measuring stick only; nothing else needs it).
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "codegen/bundle_reader.h"
+#include "codegen/codegen.h"
+#include "driver/common.h"
+#include "driver/driver.h"
+#include "driver/print_values.h"
+#include "driver/tensor_files.h"
+#include "driver/values.h"
+#include "interp/interp.h"
+#include "support/parallel.h"
+
+#ifndef NHLO_SOURCE_ROOT
+#define NHLO_SOURCE_ROOT "."
+#endif
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Seconds(Clock::time_point since) { return std::chrono::duration<double>(Clock::now() - since).count(); }
+
+// One kernel: a module whose root bundle `r` is the kernel, and the work it does per run.
+struct KernelCase {
+  std::string name;   // also the key the numpy script prints
+  std::string shape;  // for the reader
+  std::string hlo;
+  double work;        // elements or floating-point operations
+  bool flops;
+};
+
+const char* kAdd = "add { x = f32[] parameter(0)  y = f32[] parameter(1)  ROOT s = f32[] add(x, y) }\n";
+const char* kLess = "lt { x = f32[] parameter(0)  y = f32[] parameter(1)  ROOT c = pred[] compare(x, y), direction=LT }\n";
+
+std::string Module(const std::string& computations, const std::string& entry) {
+  return "HloModule bench\n" + computations + "ENTRY e {\n" + entry + "}\n";
+}
+
+std::vector<KernelCase> Kernels() {
+  std::vector<KernelCase> cases;
+  const int64_t n16m = int64_t(1) << 24, n1m = int64_t(1) << 20;
+  const std::string v16m = std::to_string(n16m), v1m = std::to_string(n1m);
+  for (const char* type : {"f32", "bf16"}) {
+    for (const char* op : {"add", "multiply"}) {
+      std::string t = std::string(type) + "[" + v16m + "]";
+      cases.push_back({std::string(op) + " " + type, "16M", Module("", "  a = " + t + " parameter(0)\n  b = " + t +
+                       " parameter(1)\n  ROOT r = " + t + " " + op + "(a, b)\n"), double(n16m), false});
+    }
+    for (const char* op : {"exponential", "tanh"}) {
+      std::string t = std::string(type) + "[" + v16m + "]";
+      cases.push_back({std::string(op == std::string("exponential") ? "exp" : op) + " " + type, "16M",
+                       Module("", "  a = " + t + " parameter(0)\n  ROOT r = " + t + " " + op + "(a)\n"), double(n16m),
+                       false});
+    }
+  }
+  for (const char* type : {"f32", "bf16"}) {
+    for (int n : {256, 512, 1024}) {
+      std::string t = std::string(type) + "[" + std::to_string(n) + "," + std::to_string(n) + "]";
+      cases.push_back({"dot " + std::string(type) + " " + std::to_string(n), std::to_string(n) + "^3",
+                       Module("", "  a = " + t + " parameter(0)\n  b = " + t + " parameter(1)\n  ROOT r = " + t +
+                                      " dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n"),
+                       2.0 * n * n * n, true});
+    }
+  }
+  cases.push_back({"conv2d f32", "3x3 8x56x56x64->64",
+                   Module("", "  a = f32[8,56,56,64] parameter(0)\n  k = f32[3,3,64,64] parameter(1)\n"
+                              "  ROOT r = f32[8,56,56,64] convolution(a, k), window={size=3x3 pad=1_1x1_1}, "
+                              "dim_labels=b01f_01io->b01f\n"),
+                   2.0 * 8 * 56 * 56 * 64 * 64 * 9, true});
+  for (auto [name, dim, kept] : {std::tuple{"reduce rows f32", "1", "4096"}, std::tuple{"reduce cols f32", "0", "4096"}})
+    cases.push_back({name, "4096x4096", Module(kAdd, "  m = f32[4096,4096] parameter(0)\n  z = f32[] constant(0)\n"
+                                                     "  ROOT r = f32[" + std::string(kept) + "] reduce(m, z), dimensions={" +
+                                                     dim + "}, to_apply=add\n"),
+                     4096.0 * 4096, false});
+  cases.push_back({"transpose f32", "4096x4096",
+                   Module("", "  m = f32[4096,4096] parameter(0)\n  ROOT r = f32[4096,4096] transpose(m), dimensions={1,0}\n"),
+                   4096.0 * 4096, false});
+  cases.push_back({"sort f32", "1M", Module(kLess, "  v = f32[" + v1m + "] parameter(0)\n  ROOT r = f32[" + v1m +
+                                                       "] sort(v), dimensions={0}, to_apply=lt\n"),
+                   double(n1m), false});
+  cases.push_back({"gather f32", "1M",
+                   Module("", "  x = f32[" + v1m + "] parameter(0)\n  i = s32[" + v1m + ",1] parameter(1)\n  ROOT r = f32[" +
+                                  v1m + "] gather(x, i), offset_dims={}, collapsed_slice_dims={0}, start_index_map={0}, "
+                                  "index_vector_dim=1, slice_sizes={1}\n"),
+                   double(n1m), false});
+  cases.push_back({"scatter-add f32", "1M",
+                   Module(kAdd, "  x = f32[" + v1m + "] parameter(0)\n  i = s32[" + v1m + ",1] parameter(1)\n  u = f32[" +
+                                    v1m + "] parameter(2)\n  ROOT r = f32[" + v1m + "] scatter(x, i, u), "
+                                    "update_window_dims={}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, "
+                                    "index_vector_dim=1, to_apply=add\n"),
+                   double(n1m), false});
+  return cases;
+}
+
+struct Row {
+  std::string name, shape;
+  double seconds = 0, rate = 0;
+  const char* unit = "";
+  std::string note;
+};
+
+void PrintRow(const Row& row, const std::map<std::string, double>& numpy) {
+  char line[256];
+  std::snprintf(line, sizeof(line), "%-22s %-20s %10.2f ms %9.4f %-8s", row.name.c_str(), row.shape.c_str(),
+                row.seconds * 1e3, row.rate, row.unit);
+  std::cout << line;
+  if (auto it = numpy.find(row.name); it != numpy.end() && row.rate > 0) {
+    std::snprintf(line, sizeof(line), "  numpy %9.4f  %6.2fx", it->second, row.rate / it->second);
+    std::cout << line;
+  } else if (!numpy.empty()) {
+    std::cout << "  numpy         -         ";
+  }
+  if (!row.note.empty()) std::cout << "  " << row.note;
+  std::cout << std::endl;
+}
+
+// A compiled and loaded kernel module with its arguments (seed 1, as nhlo-run --random-args=1).
+struct Prepared {
+  nhlo::BundleProgram program;
+  std::vector<nhlo::Value> args;
+};
+
+nhlo::Result<Prepared> Prepare(const KernelCase& k) {
+  nhlo::PipelineOptions options;
+  options.passes = std::vector<std::string>{};  // the kernel as written: no pass rewrites it
+  std::ostringstream log;
+  NHLO_ASSIGN_OR_RETURN(auto module, nhlo::CompileText(k.name, k.hlo, options, log));
+  std::vector<nhlo::Value> args;
+  std::vector<nhlo::Instruction*> params = module->entry->Parameters();
+  for (size_t i = 0; i < params.size(); ++i) args.push_back(nhlo::RandomValue(params[i]->shape, 1000003 + i));
+  NHLO_ASSIGN_OR_RETURN(std::string bytes, nhlo::EmitBundleFile(*module, nhlo::CodegenOptions{}));
+  NHLO_ASSIGN_OR_RETURN(nhlo::BundleProgram program, nhlo::ReadBundleFile(std::move(bytes), k.name));
+  return Prepared{std::move(program), std::move(args)};
+}
+
+nhlo::Result<Row> RunKernel(const KernelCase& k, int repeat) {
+  NHLO_ASSIGN_OR_RETURN(Prepared p, Prepare(k));
+  double best = 1e30;
+  for (int r = 0; r < repeat; ++r) {
+    nhlo::ExecutionProfile profile;
+    nhlo::ExecuteOptions options;
+    options.profile = &profile;
+    NHLO_ASSIGN_OR_RETURN(nhlo::Value result, nhlo::Execute(p.program, p.args, options));
+    for (const nhlo::BundleProfile& b : profile.bundles)
+      if (b.computation == "e" && b.result == "r") best = std::min(best, b.seconds);
+  }
+  Row row{k.name, k.shape, best, k.work / best / 1e9, k.flops ? "GFLOP/s" : "Gelem/s", ""};
+  return row;
+}
+
+template <typename F>
+double BestOf(int repeat, F&& f) {
+  double best = 1e30;
+  for (int r = 0; r < repeat; ++r) {
+    auto start = Clock::now();
+    f();
+    best = std::min(best, Seconds(start));
+  }
+  return best;
+}
+
+// Argument generation, printing and .npy writing of a 16M-element array.
+std::vector<Row> RunIo(int repeat) {
+  std::vector<Row> rows;
+  const double n = double(int64_t(1) << 24);
+  nhlo::Module scratch;
+  for (const char* type : {"f32", "bf16"}) {
+    std::string text = "HloModule m\nENTRY e {\n  ROOT p = " + std::string(type) + "[16777216] parameter(0)\n}\n";
+    std::ostringstream log;
+    auto module = nhlo::CompileText("io", text, nhlo::PipelineOptions{}, log);
+    if (!module.ok()) continue;
+    const nhlo::Shape& shape = (*module)->entry->Parameters()[0]->shape;
+    nhlo::Value value;
+    double t = BestOf(repeat, [&] { value = nhlo::RandomValue(shape, 1); });
+    rows.push_back({std::string("random-args ") + type, "16M", t, n / t / 1e9, "Gelem/s", ""});
+    std::string printed;
+    t = BestOf(repeat, [&] { printed = nhlo::FormatResult(value, nhlo::PrintValues::kAuto); });
+    rows.push_back({std::string("print summary ") + type, "16M", t, n / t / 1e9, "Gelem/s", ""});
+    t = BestOf(repeat, [&] { (void)nhlo::WriteNpy(value); });
+    rows.push_back({std::string("write npy ") + type, "16M", t, n / t / 1e9, "Gelem/s", ""});
+    nhlo::Value small = value;
+    small.dims = {int64_t(1) << 20};
+    small.bytes.resize(small.bytes.size() / 16);
+    t = BestOf(repeat, [&] { printed = nhlo::FormatResult(small, nhlo::PrintValues::kAll); });
+    rows.push_back({std::string("print all ") + type, "1M", t, double(1 << 20) / t / 1e9, "Gelem/s",
+                    "(every value as literal text)"});
+  }
+  return rows;
+}
+
+// Runs one corpus file as nhlo-run does, in a child process, and returns its wall time; a
+// negative time is a timeout, NaN a failure (with `why`).
+double RunModel(const std::string& path, int threads, int timeout, std::string& why) {
+  int fds[2];
+  if (pipe(fds) != 0) return std::nan("");
+  std::cout << std::flush;
+  auto start = Clock::now();
+  pid_t pid = fork();
+  if (pid < 0) return std::nan("");
+  if (pid == 0) {
+    close(fds[0]);
+    alarm(static_cast<unsigned>(timeout));
+    std::istringstream in;
+    std::ostringstream out, err;
+    int code = nhlo::RunMain({path, "--random-args=1", "--print-values=none", "--quiet", "--threads=" + std::to_string(threads)},
+                             in, out, err);
+    std::string report = code == 0 ? "" : err.str().substr(0, err.str().find('\n'));
+    if (write(fds[1], report.data(), report.size()) < 0) _exit(3);
+    _exit(code == 0 ? 0 : 1);
+  }
+  close(fds[1]);
+  char buf[512];
+  ssize_t got = read(fds[0], buf, sizeof(buf));
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  double t = Seconds(start);
+  if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM) return -t;
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    why = got > 0 ? std::string(buf, static_cast<size_t>(got)) : "exit status " + std::to_string(status);
+    return std::nan("");
+  }
+  return t;
+}
+
+// Runs the numpy script; its lines are `name<TAB>rate`.
+std::map<std::string, double> RunNumpy(const std::string& python) {
+  std::map<std::string, double> rates;
+  std::string command = "OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 " + python + " " NHLO_SOURCE_ROOT
+                        "/tools/interp-bench-numpy.py";
+  std::cout << "measuring numpy (" << command << ") ..." << std::endl;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) return rates;
+  char line[512];
+  while (std::fgets(line, sizeof(line), pipe)) {
+    std::string s(line);
+    size_t tab = s.find('\t');
+    if (tab == std::string::npos) continue;
+    rates[s.substr(0, tab)] = std::atof(s.c_str() + tab + 1);
+  }
+  if (pclose(pipe) != 0) std::cerr << "nhlo-interp-bench: warning: the numpy script failed; no numpy column\n";
+  return rates;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"nhlo-interp-bench: interpreter kernels, argument generation, printing and corpus models, timed"};
+  int threads = 1, repeat = 3, timeout = 120;
+  std::string filter, models = "cpu-benchmarks", corpus = NHLO_SOURCE_ROOT "/../shared/corpus", numpy_python;
+  bool with_numpy = false;
+  app.add_option("--threads", threads, "worker threads (default 1, as the issue's figures; 0: every core)");
+  app.add_option("--repeat", repeat, "runs per kernel; the best is shown (default 3)")->check(CLI::Range(1, 1000));
+  app.add_option("--filter", filter, "only cases whose name contains this text");
+  app.add_option("--models", models,
+                 "corpus models to run: cpu-benchmarks (default: XLA's CPU benchmark modules), all, none, or a "
+                 "comma-separated list of substrings of file names");
+  app.add_option("--corpus", corpus, "folder of .hlo files for --models (default ../shared/corpus beside the source)");
+  app.add_option("--model-timeout", timeout, "seconds before a model run is stopped (default 120)");
+  app.add_flag("--numpy", with_numpy, "also measure numpy on the same shapes (tools/interp-bench-numpy.py)");
+  app.add_option("--python", numpy_python, "the Python with numpy for --numpy (default /usr/bin/python3 if it exists, "
+                                           "else python3)");
+  CLI11_PARSE(app, argc, argv);
+  nhlo::SetParallelThreads(threads);
+  if (numpy_python.empty()) numpy_python = std::filesystem::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
+  std::map<std::string, double> numpy;
+  if (with_numpy) numpy = RunNumpy(numpy_python);
+  std::cout << "threads " << nhlo::ParallelThreads() << ", best of " << repeat << "\n";
+  auto wanted = [&](const std::string& name) { return filter.empty() || name.find(filter) != std::string::npos; };
+  for (const KernelCase& k : Kernels()) {
+    if (!wanted(k.name)) continue;
+    nhlo::Result<Row> row = RunKernel(k, repeat);
+    if (!row.ok()) {
+      std::cout << k.name << ": " << row.status().ToString();
+      continue;
+    }
+    PrintRow(*row, numpy);
+  }
+  for (const Row& row : RunIo(repeat))
+    if (wanted(row.name)) PrintRow(row, numpy);
+  if (models == "none") return 0;
+  std::vector<std::string> files;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(corpus, ec)) {
+    std::string name = entry.path().filename().string();
+    if (entry.path().extension() != ".hlo") continue;
+    bool take = models == "all" || (models == "cpu-benchmarks" && name.find("cpu__benchmarks__hlo__") != std::string::npos);
+    if (models != "all" && models != "cpu-benchmarks") {
+      std::stringstream list(models);
+      for (std::string item; std::getline(list, item, ',');)
+        if (!item.empty() && name.find(item) != std::string::npos) take = true;
+    }
+    if (take && wanted(name)) files.push_back(entry.path().string());
+  }
+  if (ec) {
+    std::cout << "no corpus at " << corpus << " (--corpus=DIR): models skipped\n";
+    return 0;
+  }
+  std::sort(files.begin(), files.end());
+  for (const std::string& path : files) {
+    std::string why;
+    double t = RunModel(path, threads, timeout, why);
+    std::string name = std::filesystem::path(path).stem().string();
+    if (size_t cut = name.rfind("__"); cut != std::string::npos) name = name.substr(cut + 2);
+    char line[512];
+    if (std::isnan(t)) std::snprintf(line, sizeof(line), "model %-52s    failed: %s", name.c_str(), why.c_str());
+    else if (t < 0) std::snprintf(line, sizeof(line), "model %-52s %9.2f s  timed out", name.c_str(), -t);
+    else std::snprintf(line, sizeof(line), "model %-52s %9.2f s", name.c_str(), t);
+    std::cout << line << std::endl;
+  }
+  return 0;
+}
