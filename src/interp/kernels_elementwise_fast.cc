@@ -157,7 +157,8 @@ template <Opcode K>
 constexpr bool kStreamable = K == Opcode::kAdd || K == Opcode::kSubtract || K == Opcode::kMultiply;
 
 // BinarySpan for add/subtract/multiply over 16-byte vectors with streaming stores; the same
-// IEEE (or wrapping unsigned) operations, and the same both-NaN rule, as BinarySpan.
+// IEEE (or wrapping unsigned) operations, and the same both-NaN rule (the hardware's: the
+// destination operand's NaN), as BinarySpan.
 template <Opcode K, typename T, bool kSecondNaN = false>
 void StreamBinary(const T* x, const T* y, T* z, int64_t m) {
 #if defined(__SSE2__)
@@ -167,9 +168,7 @@ void StreamBinary(const T* x, const T* y, T* z, int64_t m) {
   BinarySpan<K, T, kSecondNaN>(x, y, z, head);
   using E = typename std::conditional_t<std::is_floating_point_v<T>, std::type_identity<T>,
                                         std::make_unsigned<T>>::type;  // integers wrap as unsigned
-  using I = std::conditional_t<sizeof(T) == 4, int32_t, int64_t>;  // float lanes' masks
   typedef E V __attribute__((vector_size(16)));
-  typedef I M __attribute__((vector_size(16)));
   constexpr int64_t kLanes = 16 / sizeof(T);
   int64_t i = head;
   for (; i + 4 * kLanes <= m; i += 4 * kLanes) {  // a cache line per step
@@ -177,19 +176,21 @@ void StreamBinary(const T* x, const T* y, T* z, int64_t m) {
     std::memcpy(a, x + i, 64);
     std::memcpy(b, y + i, 64);
     for (int k = 0; k < 4; ++k) {
-      if constexpr (K == Opcode::kAdd) r[k] = a[k] + b[k];
-      else if constexpr (K == Opcode::kSubtract) r[k] = a[k] - b[k];
-      else r[k] = a[k] * b[k];
-    }
-    if constexpr (std::is_floating_point_v<T> && K != Opcode::kSubtract) {
-      M both[4];
-      for (int k = 0; k < 4; ++k) both[k] = (a[k] != a[k]) & (b[k] != b[k]);
-      if (_mm_movemask_epi8(std::bit_cast<__m128i>(both[0] | both[1] | both[2] | both[3])) != 0) {
-        constexpr I kQuiet = I(1) << (std::numeric_limits<T>::digits - 2);
-        for (int k = 0; k < 4; ++k) {
-          M nan = std::bit_cast<M>(kSecondNaN ? b[k] : a[k]) | kQuiet;
-          r[k] = std::bit_cast<V>((both[k] & nan) | (~both[k] & std::bit_cast<M>(r[k])));
-        }
+      if constexpr (std::is_floating_point_v<T> && K != Opcode::kSubtract) {
+        // The instruction itself, with the operand whose NaN wins (the destination) fixed, so
+        // the compiler cannot swap them: IEEE + and * are otherwise commutative, bit for bit.
+        V p = kSecondNaN ? b[k] : a[k], q = kSecondNaN ? a[k] : b[k];
+        if constexpr (std::is_same_v<T, float> && K == Opcode::kAdd) asm("addps %1, %0" : "+x"(p) : "x"(q));
+        else if constexpr (std::is_same_v<T, float>) asm("mulps %1, %0" : "+x"(p) : "x"(q));
+        else if constexpr (K == Opcode::kAdd) asm("addpd %1, %0" : "+x"(p) : "x"(q));
+        else asm("mulpd %1, %0" : "+x"(p) : "x"(q));
+        r[k] = p;
+      } else if constexpr (K == Opcode::kAdd) {
+        r[k] = a[k] + b[k];
+      } else if constexpr (K == Opcode::kSubtract) {
+        r[k] = a[k] - b[k];
+      } else {
+        r[k] = a[k] * b[k];
       }
     }
     for (int k = 0; k < 4; ++k)
