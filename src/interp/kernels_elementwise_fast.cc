@@ -163,7 +163,7 @@ template <Opcode K, typename T, bool kSecondNaN = false>
 void StreamBinary(const T* x, const T* y, T* z, int64_t m) {
 #if defined(__SSE2__)
   uintptr_t address = reinterpret_cast<uintptr_t>(z);
-  int64_t head = address % sizeof(T) != 0 ? m : static_cast<int64_t>(((16 - (address & 15)) & 15) / sizeof(T));
+  int64_t head = address % sizeof(T) != 0 ? m : static_cast<int64_t>(((64 - (address & 63)) & 63) / sizeof(T));
   head = std::min(head, m);
   BinarySpan<K, T, kSecondNaN>(x, y, z, head);
   using E = typename std::conditional_t<std::is_floating_point_v<T>, std::type_identity<T>,
@@ -171,30 +171,27 @@ void StreamBinary(const T* x, const T* y, T* z, int64_t m) {
   typedef E V __attribute__((vector_size(16)));
   constexpr int64_t kLanes = 16 / sizeof(T);
   int64_t i = head;
-  for (; i + 4 * kLanes <= m; i += 4 * kLanes) {  // a cache line per step
-    V a[4], b[4], r[4];
-    std::memcpy(a, x + i, 64);
-    std::memcpy(b, y + i, 64);
-    for (int k = 0; k < 4; ++k) {
-      if constexpr (std::is_floating_point_v<T> && K != Opcode::kSubtract) {
-        // The instruction itself, with the operand whose NaN wins (the destination) fixed, so
-        // the compiler cannot swap them: IEEE + and * are otherwise commutative, bit for bit.
-        V p = kSecondNaN ? b[k] : a[k], q = kSecondNaN ? a[k] : b[k];
-        if constexpr (std::is_same_v<T, float> && K == Opcode::kAdd) asm("addps %1, %0" : "+x"(p) : "x"(q));
-        else if constexpr (std::is_same_v<T, float>) asm("mulps %1, %0" : "+x"(p) : "x"(q));
-        else if constexpr (K == Opcode::kAdd) asm("addpd %1, %0" : "+x"(p) : "x"(q));
-        else asm("mulpd %1, %0" : "+x"(p) : "x"(q));
-        r[k] = p;
-      } else if constexpr (K == Opcode::kAdd) {
-        r[k] = a[k] + b[k];
-      } else if constexpr (K == Opcode::kSubtract) {
-        r[k] = a[k] - b[k];
-      } else {
-        r[k] = a[k] * b[k];
-      }
+  for (; i + kLanes <= m; i += kLanes) {
+    V a, b, r;
+    std::memcpy(&a, x + i, 16);
+    std::memcpy(&b, y + i, 16);
+    if constexpr (std::is_floating_point_v<T> && K != Opcode::kSubtract) {
+      // The instruction itself, with the operand whose NaN wins (the destination) fixed, so
+      // the compiler cannot swap them: IEEE + and * are otherwise commutative, bit for bit.
+      r = kSecondNaN ? b : a;
+      V q = kSecondNaN ? a : b;
+      if constexpr (std::is_same_v<T, float> && K == Opcode::kAdd) asm("addps %1, %0" : "+x"(r) : "x"(q));
+      else if constexpr (std::is_same_v<T, float>) asm("mulps %1, %0" : "+x"(r) : "x"(q));
+      else if constexpr (K == Opcode::kAdd) asm("addpd %1, %0" : "+x"(r) : "x"(q));
+      else asm("mulpd %1, %0" : "+x"(r) : "x"(q));
+    } else if constexpr (K == Opcode::kAdd) {
+      r = a + b;
+    } else if constexpr (K == Opcode::kSubtract) {
+      r = a - b;
+    } else {
+      r = a * b;
     }
-    for (int k = 0; k < 4; ++k)
-      _mm_stream_si128(reinterpret_cast<__m128i*>(z + i + k * kLanes), std::bit_cast<__m128i>(r[k]));
+    _mm_stream_si128(reinterpret_cast<__m128i*>(z + i), std::bit_cast<__m128i>(r));
   }
   BinarySpan<K, T, kSecondNaN>(x + i, y + i, z + i, m - i);
   _mm_sfence();
