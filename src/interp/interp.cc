@@ -12,6 +12,7 @@
 #include "types/custom_call_configs.h"
 #include "interp/frame_checks.h"
 #include "interp/kernels.h"
+#include "interp/native_callees.h"
 #include "interp/op_table.h"
 #include "support/small_vec.h"
 #include "types/element.h"
@@ -226,6 +227,7 @@ class Machine {
     if (b.opcode == Opcode::kCustomCall) NHLO_TRY(LowerCustomCall(p_, comp, s));
     if (s.family == OpFamily::kCollective) NHLO_TRY(CheckOneDevice(comp, s));
     NHLO_TRY(CheckScalarCallee(p_, comp, s));
+    LowerCalleePattern(p_, comp, s);
     return s;
   }
 
@@ -725,6 +727,7 @@ class Machine {
           f->buffers[f->params[n + i]].size != static_cast<uint64_t>(HostByteSize(in[i].type())))
         return Status::Error("reduce operands, init values, result and reducer do not match");
     }
+    if (n == 1 && s.pattern.op != ScalarOp::kNone) return KernelReduceNative(s.pattern, in[0], init[0], out[0], dims_attr->ints);
     std::vector<uint32_t> results;  // the reducer's result leaves
     const BufferRecord& root = f->buffers[f->root];
     if (n == 1) results.push_back(f->root);
@@ -788,6 +791,8 @@ class Machine {
     }
     const BufferRecord& root = f->buffers[f->root];
     if (root.type != out.type() || root.size != static_cast<uint64_t>(HostByteSize(out.type()))) return Status::Error("map computation must return a scalar of the result type");
+    if (s.pattern.op != ScalarOp::kNone && in.size() == 2)  // root = op(p0, p1): the elementwise kernel
+      return KernelBinary(ScalarOpcode(s.pattern.op), in[s.pattern.swapped], in[!s.pattern.swapped], out);
     std::vector<std::string> elems(in.size());
     std::vector<std::pair<PrimitiveType, uint8_t*>> args(in.size());
     int out_size = HostByteSize(out.type());
@@ -820,6 +825,7 @@ class Machine {
       if (Dims(in[k]) != shape || Dims(out[k]) != shape || in[k].type() != out[k].type()) return Status::Error("sort operands and results must have one shape");
     const BufferRecord& root = f->buffers[f->root];
     if (root.type != PrimitiveType::kPred || root.size != 1) return Status::Error("sort comparator must return pred[]");
+    if (s.pattern.compare_known && shape[d] <= int64_t{UINT32_MAX}) return KernelSortNative(s.pattern, in, out, d);
     std::vector<int64_t> strides = RowMajorStrides(shape);
     int64_t len = shape[d], stride = strides[d], total = in[0].count();
     std::vector<int64_t> order(static_cast<size_t>(len));
@@ -883,6 +889,7 @@ class Machine {
     // Found by walking the shorter of the window and the input, so a window of 2^31 elements over
     // a small input (or the reverse) costs what the overlap costs, not the window's size.
     std::vector<std::vector<int64_t>> hits(shape.size());
+    bool native = n == 1 && s.pattern.op != ScalarOp::kNone && in[0].type() == out[0].type();
     std::vector<size_t> at(shape.size());
     Status failure;
     ForEachIndex(Dims(out[0]), [&](int64_t linear, const std::vector<int64_t>& o) {
@@ -921,6 +928,9 @@ class Machine {
           }
           at[dd] = 0;
         }
+        if (native && ApplyScalarOp(s.pattern, in[0].type(), reinterpret_cast<uint8_t*>(acc[0].data()),
+                                    in[0].data + src * acc[0].size()))
+          continue;
         for (size_t k = 0; k < n; ++k) {
           args[k] = {out[k].type(), reinterpret_cast<uint8_t*>(acc[k].data())};
           args[n + k] = {in[k].type(), in[k].data + src * HostByteSize(in[k].type())};
@@ -972,7 +982,20 @@ class Machine {
         return CallScalar(b, *f, {{t, const_cast<uint8_t*>(x)}, {t, const_cast<uint8_t*>(y)}});
       };
     };
-    return KernelSelectAndScatter(s, in[0], in[1], in[2], out, call(select), call(scatter));
+    uint8_t selected = 0;
+    std::string value(size, '\0');
+    ScalarCall native_select = [&](const uint8_t* x, const uint8_t* y) -> Result<const uint8_t*> {
+      selected = CompareScalar(s.pattern, t, x, y);
+      return static_cast<const uint8_t*>(&selected);
+    };
+    ScalarCall native_scatter = [&](const uint8_t* x, const uint8_t* y) -> Result<const uint8_t*> {
+      std::memcpy(value.data(), x, size);  // scatter(source value, result value) = op(x, y)
+      if (!ApplyScalarOp(s.pattern, t, reinterpret_cast<uint8_t*>(value.data()), y))
+        return Status::Error("select-and-scatter's scatter has no native form for this type");
+      return reinterpret_cast<const uint8_t*>(value.data());
+    };
+    return KernelSelectAndScatter(s, in[0], in[1], in[2], out, s.pattern.compare_known ? native_select : call(select),
+                                  s.pattern.op != ScalarOp::kNone ? native_scatter : call(scatter));
   }
 
   // scatter(inputs..., indices, updates...): the result starts as the inputs; each update
@@ -1020,6 +1043,8 @@ class Machine {
     std::vector<int64_t> batch(idims.size()), start(shape.size());
     std::vector<std::pair<PrimitiveType, uint8_t*>> args(2 * n);
     std::vector<std::string> cur(n), val(n);
+    bool native = n == 1 && s.pattern.op != ScalarOp::kNone;
+    int element_size = HostByteSize(out[0].type());
     Status failure;
     ForEachIndex(udims, [&](int64_t linear, const std::vector<int64_t>& u) {
       if (!failure.ok()) return;
@@ -1042,6 +1067,9 @@ class Machine {
         dst += start[d] * strides[d];
       }
       for (size_t k = 0; k < operand_window.size(); ++k) dst += u[(*window_dims)[k]] * strides[operand_window[k]];
+      if (native && ApplyScalarOp(s.pattern, out[0].type(), out[0].data + dst * element_size,
+                                  upd[0].data + linear * element_size))
+        return;
       for (size_t i = 0; i < n; ++i) {
         int size = HostByteSize(out[i].type());
         cur[i].assign(reinterpret_cast<const char*>(out[i].data + dst * size), size);
