@@ -157,10 +157,23 @@ void ReduceTyped(const Tr& t, const Buf& in, const Buf& init, const Buf& out, co
         int64_t base = KeptOffset(outer, o) + c0;
         C* a = acc.data();
         for (int64_t c = 0; c < w; ++c) a[c] = init_value;
+        // Four rows at a time, each column still folding them in order: the accumulators are
+        // loaded and stored once per four rows.
+        int64_t rows[4];
+        int pending = 0;
         ForEachOffset(reduced, index, [&](int64_t r) {
-          int64_t src = base + r;
-          for (int64_t c = 0; c < w; ++c) a[c] = Step1<kOp, kSwapped>(t, a[c], t.Load(in.data, src + c));
+          rows[pending++] = base + r;
+          if (pending < 4) return;
+          pending = 0;
+          for (int64_t c = 0; c < w; ++c) {
+            C v = Step1<kOp, kSwapped>(t, a[c], t.Load(in.data, rows[0] + c));
+            v = Step1<kOp, kSwapped>(t, v, t.Load(in.data, rows[1] + c));
+            v = Step1<kOp, kSwapped>(t, v, t.Load(in.data, rows[2] + c));
+            a[c] = Step1<kOp, kSwapped>(t, v, t.Load(in.data, rows[3] + c));
+          }
         });
+        for (int k = 0; k < pending; ++k)
+          for (int64_t c = 0; c < w; ++c) a[c] = Step1<kOp, kSwapped>(t, a[c], t.Load(in.data, rows[k] + c));
         for (int64_t c = 0; c < w; ++c) t.Store(out.data, o * cols + c0 + c, a[c]);
       }
     });
