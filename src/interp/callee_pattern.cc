@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Load-time recognition of the computations ops call once per element: a reducer or combiner
-// that is one binary op of its two parameters, a sort comparator that compares one operand's
+// that is one binary op of its two parameters, JAX's argmax/argmin reducer, a sort comparator that compares one operand's
 // pair of parameters (directly, or after JAX's canonicalisation of NaNs and zeros), and a
 // select-and-scatter select that compares its two parameters. Every bundle of the computation
 // must belong to the pattern, so a computation that does anything more runs as written.
@@ -179,6 +179,63 @@ CalleePattern SortPattern(const BundleProgram& prog, const ComputationRecord& f)
   return p;
 }
 
+// JAX's argmax/argmin reducer of (v0, i0, v1, i1) -> (v, i):
+//   keep = or(compare(v0, v1) GT|LT, compare(v0, v0) NE)
+//   v = select(keep, v0, v1); i = select(or(keep, and(compare(v0, v1) EQ, compare(i0, i1) LT)), i0, i1)
+// (the operands of or and and in either order; every compare plain).
+CalleePattern ArgReducePattern(const ComputationRecord& f, PrimitiveType vt, PrimitiveType it) {
+  CalleePattern none, p;
+  if (f.params.size() != 4 || !NativeScalarType(vt) || !IsInteger(it) || f.root >= f.buffers.size()) return none;
+  const PrimitiveType types[4] = {vt, it, vt, it};
+  for (size_t i = 0; i < 4; ++i)
+    if (f.params[i] >= f.buffers.size() || !IsScalarOf(f.buffers[f.params[i]], types[i])) return none;
+  uint32_t v0 = f.params[0], i0 = f.params[1], v1 = f.params[2], i1 = f.params[3];
+  Indexed x = IndexOf(f);
+  auto producer = [&](uint32_t buffer) { return buffer < x.producer.size() ? x.producer[buffer] : nullptr; };
+  auto is = [&](uint32_t buffer, Opcode op, size_t operands) {
+    const BundleRecord* b = producer(buffer);
+    return b && b->opcode == op && b->operands.size() == operands ? b : nullptr;
+  };
+  auto compare_of = [&](uint32_t buffer, ComparisonDirection d, uint32_t lhs, uint32_t rhs) {
+    const BundleRecord* b = producer(buffer);
+    return IsCompare(b, d) && PlainCompare(*b) && b->operands[0] == lhs && b->operands[1] == rhs;
+  };
+  // either(b, f): f(b->operands[0], b->operands[1]) or f(b->operands[1], b->operands[0]).
+  auto either = [](const BundleRecord* b, auto&& match) {
+    return match(b->operands[0], b->operands[1]) || match(b->operands[1], b->operands[0]);
+  };
+  const BundleRecord* root = producer(f.root);
+  const BufferRecord& rb = f.buffers[f.root];
+  if (!root || root->opcode != Opcode::kTuple || root->operands.size() != 2 || rb.type != PrimitiveType::kTuple ||
+      rb.tuple.size() != 2 || x.body != 10)
+    return none;
+  const BundleRecord* sv = is(root->operands[0], Opcode::kSelect, 3);
+  const BundleRecord* si = is(root->operands[1], Opcode::kSelect, 3);
+  if (!sv || !si || sv->operands[1] != v0 || sv->operands[2] != v1 || si->operands[1] != i0 || si->operands[2] != i1)
+    return none;
+  uint32_t keep = sv->operands[0];
+  const BundleRecord* keep_or = is(keep, Opcode::kOr, 2);
+  const BundleRecord* index_or = is(si->operands[0], Opcode::kOr, 2);
+  if (!keep_or || !index_or) return none;
+  for (ComparisonDirection d : {ComparisonDirection::kGt, ComparisonDirection::kLt}) {
+    bool keep_ok = either(keep_or, [&](uint32_t a, uint32_t b) {
+      return compare_of(a, d, v0, v1) && compare_of(b, ComparisonDirection::kNe, v0, v0);
+    });
+    bool index_ok = either(index_or, [&](uint32_t a, uint32_t b) {
+      const BundleRecord* tie = a == keep ? is(b, Opcode::kAnd, 2) : nullptr;
+      return tie && either(tie, [&](uint32_t e, uint32_t l) {
+        return compare_of(e, ComparisonDirection::kEq, v0, v1) && compare_of(l, ComparisonDirection::kLt, i0, i1);
+      });
+    });
+    if (keep_ok && index_ok) {
+      p.arg_reduce = true;
+      p.direction = static_cast<uint8_t>(d);
+      return p;
+    }
+  }
+  return none;
+}
+
 // select-and-scatter's select: root = compare(p0, p1) (or compare(p1, p0), direction mirrored).
 CalleePattern SelectPattern(const ComputationRecord& f, PrimitiveType t) {
   CalleePattern none, p;
@@ -232,7 +289,10 @@ void LowerCalleePattern(const BundleProgram& p, const ComputationRecord& comp, S
   };
   const ComputationRecord* f = Called(p, s, AttrId::kToApply);
   switch (s.family) {
-    case OpFamily::kReduce: case OpFamily::kReduceWindow:  // one input and its init
+    case OpFamily::kReduce:
+      if (f && b.operands.size() == 4) s.pattern = ArgReducePattern(*f, type_of(0), type_of(1));
+      [[fallthrough]];
+    case OpFamily::kReduceWindow:  // one input and its init
       if (f && b.operands.size() == 2) s.pattern = BinaryPattern(*f, type_of(0));
       return;
     case OpFamily::kScatter:  // one input, indices, one update

@@ -27,6 +27,9 @@ struct CalleePattern {
   /// canonicalisation of NaNs and zeros before a total-order compare. Else key(x) = x.
   bool canonical = false;
   uint8_t direction = 0;
+  /// reduce of (values, indices): JAX's argmax (direction GT) or argmin (LT) reducer: the
+  /// accumulator (v0, i0) stays when compare(v0, v1) or v0 is NaN, or v0 == v1 and i0 < i1.
+  bool arg_reduce = false;
   uint32_t key_operand = 0;
   uint64_t nan_bits = 0, zero_bits = 0;
 };

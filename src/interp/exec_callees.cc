@@ -36,6 +36,8 @@ Status KernelReduce(const CalleePattern& pattern, const std::vector<Buf>& in, co
     if (Dims(in[i]) != dims || init[i].count() != 1 || out[i].rec->dims != kept_dims || init[i].type() != out[i].type())
       return Status::Error("reduce operands, init values, result and reducer do not match");
   if (n == 1 && pattern.op != ScalarOp::kNone) return KernelReduceNative(pattern, in[0], init[0], out[0], reduce_dims);
+  if (n == 2 && pattern.arg_reduce)
+    return KernelArgReduceNative(pattern, in[0], in[1], init[0], init[1], out[0], out[1], reduce_dims);
   std::vector<std::string> acc(n), elem(n);
   std::vector<const uint8_t*> args(2 * n);
   for (size_t i = 0; i < n; ++i) {

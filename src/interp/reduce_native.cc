@@ -137,6 +137,31 @@ int64_t Product(const std::vector<Group>& groups) {
   return n;
 }
 
+// Size-1 dimensions dropped; neighbours of one kind merged (they are contiguous together).
+// Returns whether the innermost group is kept (or there is none).
+bool MergeGroups(const std::vector<int64_t>& shape, const std::vector<int64_t>& dims, std::vector<Group>& kept,
+                 std::vector<Group>& reduced) {
+  std::vector<bool> is_reduced(shape.size(), false);
+  for (int64_t d : dims) is_reduced[static_cast<size_t>(d)] = true;  // checked by the caller
+  std::vector<int64_t> strides = RowMajorStrides(shape);
+  bool last_reduced = false, any = false;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 1) continue;
+    std::vector<Group>& into = is_reduced[d] ? reduced : kept;
+    if (any && last_reduced == is_reduced[d]) {
+      into.back().size *= shape[d];
+      into.back().stride = strides[d];
+    } else {
+      into.push_back({shape[d], strides[d]});
+    }
+    any = true;
+    last_reduced = is_reduced[d];
+  }
+  bool inner_kept = !any || !last_reduced;
+  if (kept.empty() && inner_kept) kept.push_back({1, 1});  // one result of one element
+  return inner_kept;
+}
+
 template <ScalarOp kOp, bool kSwapped, typename Tr>
 void ReduceTyped(const Tr& t, const Buf& in, const Buf& init, const Buf& out, const std::vector<Group>& kept,
                  const std::vector<Group>& reduced, bool inner_kept) {
@@ -243,35 +268,76 @@ bool NativeScalarType(PrimitiveType t) {
 
 Status KernelReduceNative(const CalleePattern& pattern, const Buf& in, const Buf& init, const Buf& out,
                           const std::vector<int64_t>& dims) {
-  const std::vector<int64_t>& shape = Dims(in);
-  std::vector<bool> is_reduced(shape.size(), false);
-  for (int64_t d : dims) is_reduced[static_cast<size_t>(d)] = true;  // checked by the caller
   int size = HostByteSize(out.type());
   if (out.count() == 0) return OkStatus();
   if (in.count() == 0) {  // nothing to fold: every result is the init value, as its bytes
     for (int64_t i = 0; i < out.count(); ++i) std::memcpy(out.data + i * size, init.data, size);
     return OkStatus();
   }
-  // Size-1 dimensions dropped; neighbours of one kind merged (they are contiguous together).
-  std::vector<int64_t> strides = RowMajorStrides(shape);
   std::vector<Group> kept, reduced;
-  bool last_reduced = false, any = false;
-  for (size_t d = 0; d < shape.size(); ++d) {
-    if (shape[d] == 1) continue;
-    std::vector<Group>& into = is_reduced[d] ? reduced : kept;
-    if (any && last_reduced == is_reduced[d]) {
-      into.back().size *= shape[d];
-      into.back().stride = strides[d];
-    } else {
-      into.push_back({shape[d], strides[d]});
-    }
-    any = true;
-    last_reduced = is_reduced[d];
-  }
-  bool inner_kept = !any || !last_reduced;
-  if (kept.empty() && inner_kept) kept.push_back({1, 1});  // one result of one element
+  bool inner_kept = MergeGroups(Dims(in), dims, kept, reduced);
   return DispatchType(in.type(), [&](auto t) {
     return ReduceDispatch(t, pattern, in, init, out, kept, reduced, inner_kept);
+  });
+}
+
+Status KernelArgReduceNative(const CalleePattern& pattern, const Buf& values, const Buf& indices,
+                             const Buf& init_value, const Buf& init_index, const Buf& out_value,
+                             const Buf& out_index, const std::vector<int64_t>& dims) {
+  int vsize = HostByteSize(values.type()), isize = HostByteSize(indices.type());
+  if (out_value.count() == 0) return OkStatus();
+  if (values.count() == 0) {  // nothing to fold: every result is the init values, as their bytes
+    for (int64_t k = 0; k < out_value.count(); ++k) {
+      std::memcpy(out_value.data + k * vsize, init_value.data, vsize);
+      std::memcpy(out_index.data + k * isize, init_index.data, isize);
+    }
+    return OkStatus();
+  }
+  std::vector<Group> kept, reduced;
+  MergeGroups(Dims(values), dims, kept, reduced);
+  if (kept.empty()) kept.push_back({1, 1});
+  PrimitiveType it = indices.type();
+  bool greater = pattern.direction == static_cast<uint8_t>(ComparisonDirection::kGt);
+  // An index as a value whose order is the index type's (signed or unsigned).
+  auto index_at = [it](const uint8_t* p) -> __int128 {
+    if (it == PrimitiveType::kS32) {
+      int32_t v;
+      std::memcpy(&v, p, 4);
+      return v;
+    }
+    return IsSignedInt(it) ? __int128{LoadAsInt(it, p)} : __int128{LoadAsUint(it, p)};
+  };
+  return DispatchType(values.type(), [&](auto t) {
+    using C = typename decltype(t)::Compute;
+    ParallelFor(Product(kept), ChunkFor(Product(reduced)), [&](int64_t begin, int64_t end) {
+      std::vector<int64_t> index;
+      for (int64_t k = begin; k < end; ++k) {
+        int64_t base = KeptOffset(kept, k);
+        const uint8_t* va = init_value.data;  // the accumulator's bytes, selected as they are
+        const uint8_t* ia = init_index.data;
+        C a = t.Load(va, 0);
+        __int128 ai = index_at(ia);
+        ForEachOffset(reduced, index, [&](int64_t r) {
+          int64_t at = base + r;
+          C b = t.Load(values.data, at);
+          const uint8_t* ib = indices.data + at * isize;
+          __int128 bi = index_at(ib);
+          bool keep = (greater ? a > b : a < b) || a != a;  // a != a: a NaN accumulator stays
+          bool keep_index = keep || (a == b && ai < bi);
+          if (!keep) {
+            va = values.data + at * vsize;
+            a = b;
+          }
+          if (!keep_index) {
+            ia = ib;
+            ai = bi;
+          }
+        });
+        std::memcpy(out_value.data + k * vsize, va, vsize);
+        std::memcpy(out_index.data + k * isize, ia, isize);
+      }
+    });
+    return OkStatus();
   });
 }
 
