@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Load-time recognition of the computations ops call once per element: a reducer or combiner
-// that is one binary op of its two parameters, JAX's argmax/argmin reducer, a sort comparator that compares one operand's
-// pair of parameters (directly, or after JAX's canonicalisation of NaNs and zeros), and a
-// select-and-scatter select that compares its two parameters. Every bundle of the computation
+// that is one binary op of its two parameters, JAX's argmax/argmin reducer, a sort comparator
+// that compares one operand's pair of parameters (directly, or after JAX's canonicalisation of
+// NaNs and zeros), and a select-and-scatter select that compares its two parameters. Every bundle of the computation
 // must belong to the pattern, so a computation that does anything more runs as written.
 #include <string>
 #include <utility>
