@@ -8,6 +8,7 @@
 // pred ops are exact in any order; float max and min stay sequential (NaN and -0 pick the first).
 // When the innermost group is kept, a block of result columns is folded row by row, so the
 // loads are contiguous and the fold vectorises across columns in the same sequential order.
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -21,8 +22,31 @@
 namespace nhlo {
 namespace {
 
+// bf16 without the general decoder: a code is the top half of its f32, and a finite or
+// infinite f32 rounds to nearest even by integer arithmetic (the rounding EncodeFromF32 gives;
+// NaNs still go through it).
+struct Bf16Traits {
+  using Compute = float;
+  static constexpr bool kIsFloat = true;
+  static float Decode(uint16_t code) { return std::bit_cast<float>(uint32_t{code} << 16); }
+  static uint16_t Encode(float v) {
+    if (std::isnan(v)) return static_cast<uint16_t>(EncodeFromF32(PrimitiveType::kBF16, v));
+    uint32_t bits = std::bit_cast<uint32_t>(v);
+    return static_cast<uint16_t>((bits + 0x7fff + ((bits >> 16) & 1)) >> 16);
+  }
+  float Load(const uint8_t* p, int64_t i) const {
+    uint16_t code;
+    std::memcpy(&code, p + i * 2, 2);
+    return Decode(code);
+  }
+  void Store(uint8_t* p, int64_t i, float v) const {
+    uint16_t code = Encode(v);
+    std::memcpy(p + i * 2, &code, 2);
+  }
+};
+
 template <typename Tr>
-constexpr bool kLowFloat = std::is_same_v<Tr, LowFloatTraits>;
+constexpr bool kLowFloat = std::is_same_v<Tr, LowFloatTraits> || std::is_same_v<Tr, Bf16Traits>;
 
 // op(a, b) in the compute domain, as the elementwise kernels compute it.
 template <ScalarOp kOp, typename C>
@@ -79,7 +103,8 @@ constexpr bool Reorderable() {
 template <ScalarOp kOp, bool kSwapped, typename Tr>
 inline typename Tr::Compute Step1(const Tr& t, typename Tr::Compute acc, typename Tr::Compute x) {
   typename Tr::Compute r = kSwapped ? Apply<kOp>(x, acc) : Apply<kOp>(acc, x);
-  if constexpr (kLowFloat<Tr>) return DecodeToF32(t.type, EncodeFromF32(t.type, r));
+  if constexpr (std::is_same_v<Tr, Bf16Traits>) return Bf16Traits::Decode(Bf16Traits::Encode(r));
+  else if constexpr (kLowFloat<Tr>) return DecodeToF32(t.type, EncodeFromF32(t.type, r));
   else return r;
 }
 
@@ -276,6 +301,8 @@ Status KernelReduceNative(const CalleePattern& pattern, const Buf& in, const Buf
   }
   std::vector<Group> kept, reduced;
   bool inner_kept = MergeGroups(Dims(in), dims, kept, reduced);
+  if (in.type() == PrimitiveType::kBF16)
+    return ReduceDispatch(Bf16Traits{}, pattern, in, init, out, kept, reduced, inner_kept);
   return DispatchType(in.type(), [&](auto t) {
     return ReduceDispatch(t, pattern, in, init, out, kept, reduced, inner_kept);
   });
