@@ -555,9 +555,8 @@ class Machine {
     if (order != TopKOrder::kComparator) return KernelTopK(x, values, indices, order, {});
     // The comparator's signature was checked at load (LowerCustomCall).
     NHLO_ASSIGN_OR_RETURN(const ComputationRecord* f, Callee(s, AttrId::kCalledComputations));
-    PrimitiveType t = x.type();
-    return KernelTopK(x, values, indices, order, [this, &b, f, t](const uint8_t* x0, const uint8_t* x1) {
-      return CallScalar(b, *f, {{t, const_cast<uint8_t*>(x0)}, {t, const_cast<uint8_t*>(x1)}});
+    return KernelTopK(x, values, indices, order, [this, &b, f](const uint8_t* x0, const uint8_t* x1) {
+      return CallScalar(b, *f, x0, x1);
     });
   }
 
@@ -800,16 +799,13 @@ class Machine {
     return KernelScatter(s, in, indices, upd, out, call);
   }
 
-  // Binds the scalar parameters of `f` to `args` (each one element), runs it and returns its
-  // root's bytes. The parameter types must match the arguments.
-  Result<const uint8_t*> CallScalar(const BundleRecord& b, const ComputationRecord& f,
-                                    const std::vector<std::pair<PrimitiveType, uint8_t*>>& args) {
-    // The loader checked that `f` takes these scalars (CheckScalarCallee); the arguments are
-    // bound without looking again, once per element.
-    for (size_t i = 0; i < args.size(); ++i) P(f, f.params[i]) = args[i].second;
+  // Binds the two scalar parameters of `f` to x and y (one element each), runs it and returns
+  // its root's bytes. The loader (or the caller) checked that `f` takes two such scalars.
+  Result<const uint8_t*> CallScalar(const BundleRecord& b, const ComputationRecord& f, const uint8_t* x,
+                                    const uint8_t* y) {
+    P(f, f.params[0]) = const_cast<uint8_t*>(x);
+    P(f, f.params[1]) = const_cast<uint8_t*>(y);
     NHLO_TRY(Enter(f, CalleeBase(b)));
-    // A tuple root has no bytes of its own: callers read its leaves.
-    if (f.buffers[f.root].type == PrimitiveType::kTuple) return static_cast<const uint8_t*>(nullptr);
     if (!P(f, f.root)) return Status::Error("computation '" + std::string(f.name) + "' has no result");
     return static_cast<const uint8_t*>(P(f, f.root));
   }
@@ -836,8 +832,8 @@ class Machine {
                              std::string(PrimitiveTypeName(want)) + " scalar");
     }
     auto call = [&](const ComputationRecord* f) {
-      return [this, &b, f, t](const uint8_t* x, const uint8_t* y) {
-        return CallScalar(b, *f, {{t, const_cast<uint8_t*>(x)}, {t, const_cast<uint8_t*>(y)}});
+      return [this, &b, f](const uint8_t* x, const uint8_t* y) {
+        return CallScalar(b, *f, x, y);
       };
     };
     uint8_t selected = 0;
