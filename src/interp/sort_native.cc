@@ -135,6 +135,35 @@ inline bool SortKey32Fast(const KeySpec& k, const uint8_t* p, uint32_t* key) {
   return true;
 }
 
+// An element of 1, 2 or 4 bytes as the low bytes of a word, and back (fixed-size copies, so
+// they compile to one load or store; hosts are little-endian).
+inline uint32_t LoadBytes(const uint8_t* p, int size) {
+  switch (size) {
+    case 1: return *p;
+    case 2: {
+      uint16_t v;
+      std::memcpy(&v, p, 2);
+      return v;
+    }
+    default: {
+      uint32_t v;
+      std::memcpy(&v, p, 4);
+      return v;
+    }
+  }
+}
+inline void StoreBytes(uint8_t* p, uint32_t v, int size) {
+  switch (size) {
+    case 1: *p = static_cast<uint8_t>(v); return;
+    case 2: {
+      uint16_t h = static_cast<uint16_t>(v);
+      std::memcpy(p, &h, 2);
+      return;
+    }
+    default: std::memcpy(p, &v, 4); return;
+  }
+}
+
 // Stable LSD radix sort of (keys, order) by 64-bit keys, 8 bits a pass, skipping bytes all
 // keys share.
 void RadixSort64(std::vector<uint64_t>& keys, std::vector<uint32_t>& order, std::vector<uint64_t>& keys2,
@@ -242,6 +271,8 @@ Status KernelSortNative(const CalleePattern& pattern, const std::vector<Buf>& in
   for (const Buf& b : in) sizes.push_back(HostByteSize(b.type()));
   bool narrow = k.type != PrimitiveType::kF64 && BitWidth(k.type) <= 32;  // keys fit in 32 bits
   bool fast = (k.type == PrimitiveType::kF32 || k.type == PrimitiveType::kBF16) && IsFloat(k.type);
+  // Little-endian hosts: an element's bytes are the low bytes of the word they are copied into.
+  bool carry_value = narrow && in.size() == 1 && len > 256 && (k.size == 1 || k.size == 2 || k.size == 4);
   ParallelFor(lines, ChunkFor(len * 8), [&](int64_t begin, int64_t end) {
     // Scratch kept per thread between sorts (a sort in a loop does not fault its pages in again),
     // unless it grew past 64 MiB.
@@ -281,8 +312,12 @@ Status KernelSortNative(const CalleePattern& pattern, const std::vector<Buf>& in
           keyed = SortKey(k, kd + j * step, &key);
         }
         if (k.descending) key = narrow ? uint64_t{~static_cast<uint32_t>(key)} : ~key;
-        // Narrow keys travel with their index in one word: (key << 32) | j.
-        keys[j] = narrow ? key << 32 | static_cast<uint64_t>(j) : key;
+        // Narrow keys travel with their index in one word: (key << 32) | j; or, when the line is
+        // its only operand and the radix sort (stable, reading only the key half) orders it,
+        // with the element's own bytes, so the result needs no gather.
+        uint64_t low = static_cast<uint64_t>(j);
+        if (carry_value) low = LoadBytes(kd + j * step, k.size);
+        keys[j] = narrow ? key << 32 | low : key;
         if (!narrow) order[j] = static_cast<uint32_t>(j);
       }
       if (!keyed) {
@@ -293,6 +328,11 @@ Status KernelSortNative(const CalleePattern& pattern, const std::vector<Buf>& in
           return k.descending ? vx > vy : vx < vy;
         });
         for (int64_t j = 0; j < len; ++j) order[j] = static_cast<uint32_t>(exact[j]);
+      } else if (carry_value) {
+        RadixSort32(keys, keys2);
+        uint8_t* dst = out[0].data + base * k.size;
+        for (int64_t j = 0; j < len; ++j) StoreBytes(dst + j * step, static_cast<uint32_t>(keys[j]), k.size);
+        continue;
       } else if (narrow) {
         // (key, index) words are distinct, so any sort of them is the stable sort by key.
         if (len <= 256) std::sort(keys.begin(), keys.end());
@@ -318,6 +358,9 @@ Status KernelSortNative(const CalleePattern& pattern, const std::vector<Buf>& in
             std::memcpy(dst + 4 * j, src + 4 * int64_t{order[j]}, 4);
           }
           for (; j < len; ++j) std::memcpy(dst + 4 * j, src + 4 * int64_t{order[j]}, 4);
+        } else if (size == 1 || size == 2 || size == 4) {
+          for (int64_t j = 0; j < len; ++j)
+            StoreBytes(dst + j * step, LoadBytes(src + int64_t{order[j]} * step, size), size);
         } else {
           for (int64_t j = 0; j < len; ++j) std::memcpy(dst + j * step, src + int64_t{order[j]} * step, size);
         }
