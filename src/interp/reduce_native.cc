@@ -3,8 +3,8 @@
 // dimensions are merged into alternating kept and reduced groups; each result element folds its
 // elements in the row-major order of the reduced dimensions, as the reducer call would, and each
 // step computes what the reducer computes (low-precision floats rounded back after every step).
-// The one reordering: float add and multiply over a contiguous run of elements fold into 16
-// lanes and then pairwise, a fixed association that depends only on the shape. Integer and
+// The one reordering: float add and multiply over a contiguous run of 64 or more elements fold
+// into 16 lanes and then pairwise, a fixed association that depends only on the shape. Integer and
 // pred ops are exact in any order; float max and min stay sequential (NaN and -0 pick the first).
 // When the innermost group is kept, a block of result columns is folded row by row, so the
 // loads are contiguous and the fold vectorises across columns in the same sequential order.
@@ -107,6 +107,9 @@ inline typename Tr::Compute Step1(const Tr& t, typename Tr::Compute acc, typenam
   else if constexpr (kLowFloat<Tr>) return DecodeToF32(t.type, EncodeFromF32(t.type, r));
   else return r;
 }
+
+// Runs shorter than this fold in order (lanes would cost more than they save).
+constexpr int64_t kLanesFrom = 64;
 
 // Folds n contiguous elements from `start` in 16 lanes, then the lanes pairwise.
 template <ScalarOp kOp, typename Tr>
@@ -239,10 +242,12 @@ void ReduceTyped(const Tr& t, const Buf& in, const Buf& init, const Buf& out, co
       C acc = init_value;
       ForEachOffset(outer_reduced, index, [&](int64_t r) {
         if constexpr (Reorderable<kOp, Tr>()) {
-          acc = Step1<kOp, kSwapped>(t, acc, FoldRun<kOp>(t, in.data, base + r, run));
-        } else {
-          for (int64_t i = 0; i < run; ++i) acc = Step1<kOp, kSwapped>(t, acc, t.Load(in.data, base + r + i));
+          if (run >= kLanesFrom) {
+            acc = Step1<kOp, kSwapped>(t, acc, FoldRun<kOp>(t, in.data, base + r, run));
+            return;
+          }
         }
+        for (int64_t i = 0; i < run; ++i) acc = Step1<kOp, kSwapped>(t, acc, t.Load(in.data, base + r + i));
       });
       t.Store(out.data, k, acc);
     }
