@@ -2,10 +2,8 @@
 #include "driver/values.h"
 
 #include <algorithm>
-#include <bit>
 #include <charconv>
 #include <cmath>
-#include <cstring>
 
 #include "ir/literal.h"
 #include "parser/parser.h"
@@ -133,17 +131,7 @@ void FillRandom(Value& v, const Shape& shape, uint64_t& state, const std::option
       StoreBits(shape.type, p, static_cast<uint64_t>(127 + UniformInt(r, scale_bounds.first, scale_bounds.second)));
     } else if (IsFloat(shape.type) || IsComplex(shape.type)) {
       double unit = static_cast<double>(r >> 11) * 0x1.0p-53;  // [0, 1)
-      double x = lo + unit * (hi - lo);
-      float f = static_cast<float>(x);
-      if (shape.type == PrimitiveType::kBF16 && !std::isnan(f)) {
-        // What StoreFromDouble stores (through f32, then round to nearest even), without the
-        // general encoder: models hold most of their weights in bf16.
-        uint32_t bits = std::bit_cast<uint32_t>(f);
-        uint16_t code = static_cast<uint16_t>((bits + 0x7fff + ((bits >> 16) & 1)) >> 16);
-        std::memcpy(p, &code, 2);
-      } else {
-        StoreFromDouble(shape.type, p, x);
-      }
+      StoreFromDouble(shape.type, p, lo + unit * (hi - lo));
     }
   }
 }
