@@ -220,11 +220,15 @@ Status KernelScatter(const Step& s, const std::vector<Buf>& in, const Buf& indic
   const auto* inserted = IntList(s, AttrId::kInsertedWindowDims);
   const auto* to_operand = IntList(s, AttrId::kScatterDimsToOperandDims);
   const AttrRecord* ivd_attr = s.Find(AttrId::kIndexVectorDim);
-  const auto* batching = IntList(s, AttrId::kInputBatchingDims);
+  static const std::vector<int64_t> kNone;
+  const auto* input_batching_attr = IntList(s, AttrId::kInputBatchingDims);
+  const auto* indices_batching_attr = IntList(s, AttrId::kScatterIndicesBatchingDims);
   if (!window_dims || !inserted || !to_operand || !ivd_attr)
     return Status::Error("bundle 'scatter' is missing dimension numbers");
-  if (batching && !batching->empty())
-    return Status::Error("the interpreter does not implement scatter with batching dimensions yet");
+  // Batching dimensions (StableHLO's scatter): input dimension input_batching[i] is indexed by
+  // the update's position along indices dimension indices_batching[i].
+  const std::vector<int64_t>& input_batching = input_batching_attr ? *input_batching_attr : kNone;
+  const std::vector<int64_t>& indices_batching = indices_batching_attr ? *indices_batching_attr : kNone;
   const std::vector<int64_t>& shape = Dims(in[0]);
   const std::vector<int64_t>& udims = Dims(upd[0]);
   const std::vector<int64_t>& idims = Dims(indices);
@@ -239,9 +243,19 @@ Status KernelScatter(const Step& s, const std::vector<Buf>& in, const Buf& indic
   int64_t index_len = ivd == static_cast<int64_t>(idims.size()) ? 1 : idims[ivd];
   if (static_cast<int64_t>(to_operand->size()) != index_len)
     return Status::Error("scatter_dims_to_operand_dims does not match the index vector");
+  auto contains = [](const std::vector<int64_t>& v, int64_t x) { return std::find(v.begin(), v.end(), x) != v.end(); };
+  if (input_batching.size() != indices_batching.size())
+    return Status::Error("scatter has " + std::to_string(input_batching.size()) + " input batching dimensions and " +
+                         std::to_string(indices_batching.size()) + " scatter indices batching dimensions");
+  for (size_t i = 0; i < input_batching.size(); ++i) {
+    int64_t od = input_batching[i], id = indices_batching[i];
+    if (od < 0 || od >= static_cast<int64_t>(shape.size()) || id < 0 || id >= static_cast<int64_t>(idims.size()) ||
+        id == ivd || shape[od] != idims[id] || contains(*inserted, od))
+      return Status::Error("scatter batching dimensions do not match the operand and the indices");
+  }
   std::vector<int64_t> operand_window;  // operand dims the update window covers, in order
   for (size_t d = 0; d < shape.size(); ++d)
-    if (std::find(inserted->begin(), inserted->end(), static_cast<int64_t>(d)) == inserted->end())
+    if (!contains(*inserted, static_cast<int64_t>(d)) && !contains(input_batching, static_cast<int64_t>(d)))
       operand_window.push_back(static_cast<int64_t>(d));
   if (operand_window.size() != window_dims->size())
     return Status::Error("scatter window dimensions do not match the operand");
@@ -284,6 +298,7 @@ Status KernelScatter(const Step& s, const std::vector<Buf>& in, const Buf& indic
       for (size_t d = 0; d < idims.size(); ++d) pos += (static_cast<int64_t>(d) == ivd ? k : batch[d]) * istrides[d];
       start[(*to_operand)[k]] = LoadIndex(indices.type(), indices.data + pos * index_size);
     }
+    for (size_t i = 0; i < input_batching.size(); ++i) start[input_batching[i]] = batch[indices_batching[i]];
     int64_t dst = 0;
     for (size_t d = 0; d < shape.size(); ++d) {
       // Window out of bounds: skipped. Written so that no index, however large, overflows.
