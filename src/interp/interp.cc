@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <memory>
 #include <new>
 #include <unordered_map>
 
@@ -14,6 +15,7 @@
 #include "types/custom_call_configs.h"
 #include "interp/frame_checks.h"
 #include "interp/kernels.h"
+#include "interp/native_callees.h"
 #include "interp/op_table.h"
 #include "support/small_vec.h"
 #include "types/element.h"
@@ -242,6 +244,7 @@ class Machine {
     if (b.opcode == Opcode::kCustomCall) NHLO_TRY(LowerCustomCall(p_, comp, s));
     if (s.family == OpFamily::kCollective) NHLO_TRY(CheckOneDevice(comp, s));
     NHLO_TRY(CheckScalarCallee(p_, comp, s));
+    LowerCalleePattern(p_, comp, s);
     return s;
   }
 
@@ -568,9 +571,8 @@ class Machine {
     if (order != TopKOrder::kComparator) return KernelTopK(x, values, indices, order, {});
     // The comparator's signature was checked at load (LowerCustomCall).
     NHLO_ASSIGN_OR_RETURN(const ComputationRecord* f, Callee(s, AttrId::kCalledComputations));
-    PrimitiveType t = x.type();
-    return KernelTopK(x, values, indices, order, [this, &b, f, t](const uint8_t* x0, const uint8_t* x1) {
-      return CallScalar(b, *f, {{t, const_cast<uint8_t*>(x0)}, {t, const_cast<uint8_t*>(x1)}});
+    return KernelTopK(x, values, indices, order, [this, &b, f](const uint8_t* x0, const uint8_t* x1) {
+      return CallScalar(b, *f, x0, x1);
     });
   }
 
@@ -714,109 +716,56 @@ class Machine {
     return bufs;
   }
 
-  // reduce(inputs..., inits...): for each result element, the reducer folds the inputs'
-  // elements along the reduced dimensions in row-major order, starting from the inits.
+  // The per-element call of `f` for bundle `b`, whose root gives one scalar leaf per result
+  // (of the results' sizes): checked here, once, not on every call.
+  Result<CalleeCall> Caller(const BundleRecord& b, const ComputationRecord& f, const std::vector<Buf>& results,
+                            const char* what) {
+    const BufferRecord& root = f.buffers[f.root];
+    std::vector<uint32_t> leaves;
+    if (results.size() == 1 && root.type != PrimitiveType::kTuple) leaves.push_back(f.root);
+    else if (root.type == PrimitiveType::kTuple && root.tuple.size() == results.size()) leaves = root.tuple;
+    else return Status::Error(std::string(what) + " must return " + std::to_string(results.size()) + " values");
+    for (size_t k = 0; k < leaves.size(); ++k)
+      if (f.buffers[leaves[k]].size != static_cast<uint64_t>(HostByteSize(results[k].type())))
+        return Status::Error(std::string(what) + "'s result does not match the accumulator");
+    auto taken = std::make_shared<std::vector<const uint8_t*>>(leaves.size());
+    return CalleeCall([this, &b, &f, leaves = std::move(leaves), taken](const uint8_t* const* args)
+                          -> Result<const uint8_t* const*> {
+      // The loader checked that `f` takes these scalars (CheckScalarCallee).
+      for (size_t i = 0; i < f.params.size(); ++i) P(f, f.params[i]) = const_cast<uint8_t*>(args[i]);
+      NHLO_TRY(Enter(f, CalleeBase(b)));
+      for (size_t k = 0; k < leaves.size(); ++k) {
+        (*taken)[k] = P(f, leaves[k]);
+        if (!(*taken)[k]) return Status::Error("computation '" + std::string(f.name) + "' has no result");
+      }
+      return static_cast<const uint8_t* const*>(taken->data());
+    });
+  }
+
+  // The ops that call a computation per element (exec_callees.cc): their operands and a call.
   Status RunReduce(const Step& s) {
     const BundleRecord& b = *s.bundle;
     size_t n = b.operands.size() / 2;
     if (n == 0 || b.operands.size() != 2 * n) return Status::Error("reduce needs inputs and as many init values");
     NHLO_ASSIGN_OR_RETURN(const ComputationRecord* f, Callee(s, AttrId::kToApply));
-    const AttrRecord* dims_attr = s.Find(AttrId::kDimensions);
-    if (!dims_attr || f->params.size() != 2 * n) return Status::Error("reduce needs dimensions and a reducer of " + std::to_string(2 * n) + " parameters");
+    const AttrRecord* dims = s.Find(AttrId::kDimensions);
+    if (!dims) return Status::Error("reduce needs dimensions");
     NHLO_ASSIGN_OR_RETURN(std::vector<Buf> in, OperandArrays(b, 0, n));
     NHLO_ASSIGN_OR_RETURN(std::vector<Buf> init, OperandArrays(b, n, n));
     NHLO_ASSIGN_OR_RETURN(std::vector<Buf> out, ResultLeaves(b, n, "reduce"));
-    const std::vector<int64_t>& dims = Dims(in[0]);
-    std::vector<bool> reduced(dims.size(), false);
-    for (int64_t d : dims_attr->ints) {
-      if (d < 0 || d >= static_cast<int64_t>(dims.size()) || reduced[d]) return Status::Error("reduce dimension is out of range");
-      reduced[d] = true;
-    }
-    std::vector<int64_t> kept_dims, reduced_dims;
-    for (size_t d = 0; d < dims.size(); ++d) (reduced[d] ? reduced_dims : kept_dims).push_back(dims[d]);
-    for (size_t i = 0; i < n; ++i) {
-      if (Dims(in[i]) != dims || init[i].count() != 1 || out[i].rec->dims != kept_dims || init[i].type() != out[i].type() ||
-          f->buffers[f->params[i]].type != out[i].type() || f->buffers[f->params[n + i]].type != in[i].type() ||
-          f->buffers[f->params[i]].size != static_cast<uint64_t>(HostByteSize(out[i].type())) ||
-          f->buffers[f->params[n + i]].size != static_cast<uint64_t>(HostByteSize(in[i].type())))
-        return Status::Error("reduce operands, init values, result and reducer do not match");
-    }
-    std::vector<uint32_t> results;  // the reducer's result leaves
-    const BufferRecord& root = f->buffers[f->root];
-    if (n == 1) results.push_back(f->root);
-    else if (root.type == PrimitiveType::kTuple && root.tuple.size() == n) results.assign(root.tuple.begin(), root.tuple.end());
-    else return Status::Error("the reducer must return " + std::to_string(n) + " values");
-    std::vector<std::string> acc(n), elem(n);
-    for (size_t i = 0; i < n; ++i) {
-      acc[i].assign(static_cast<size_t>(HostByteSize(out[i].type())), '\0');
-      elem[i].assign(static_cast<size_t>(HostByteSize(in[i].type())), '\0');
-    }
-    std::vector<int64_t> strides = RowMajorStrides(dims);
-    // Subsets of a buffer's dimensions, whose product the reader checked.
-    int64_t kept_count = CheckedElementCount(kept_dims), reduced_count = CheckedElementCount(reduced_dims);
-    std::vector<int64_t> kept_index(kept_dims.size()), red_index(reduced_dims.size());
-    for (int64_t k = 0; k < kept_count; ++k) {
-      for (int64_t t = k, j = static_cast<int64_t>(kept_dims.size()) - 1; j >= 0; --j) kept_index[j] = t % kept_dims[j], t /= kept_dims[j];
-      for (size_t i = 0; i < n; ++i) std::memcpy(acc[i].data(), init[i].data, acc[i].size());
-      for (int64_t m = 0; m < reduced_count; ++m) {
-        for (int64_t t = m, j = static_cast<int64_t>(reduced_dims.size()) - 1; j >= 0; --j) red_index[j] = t % reduced_dims[j], t /= reduced_dims[j];
-        int64_t src = 0;
-        for (size_t d = 0, kj = 0, rj = 0; d < dims.size(); ++d) src += (reduced[d] ? red_index[rj++] : kept_index[kj++]) * strides[d];
-        for (size_t i = 0; i < n; ++i) {
-          std::memcpy(elem[i].data(), in[i].data + src * elem[i].size(), elem[i].size());
-          P(*f, f->params[i]) = reinterpret_cast<uint8_t*>(acc[i].data());
-          P(*f, f->params[n + i]) = reinterpret_cast<uint8_t*>(elem[i].data());
-        }
-        NHLO_TRY(Enter(*f, CalleeBase(b)));
-        for (size_t i = 0; i < n; ++i) {
-          if (!P(*f, results[i]) || f->buffers[results[i]].size != acc[i].size()) return Status::Error("the reducer's result does not match the accumulator");
-          std::memmove(acc[i].data(), P(*f, results[i]), acc[i].size());
-        }
-      }
-      for (size_t i = 0; i < n; ++i) std::memcpy(out[i].data + k * acc[i].size(), acc[i].data(), acc[i].size());
-    }
-    return OkStatus();
-  }
-
-  // Binds the scalar parameters of `f` to `args` (each one element), runs it and returns its
-  // root's bytes. The parameter types must match the arguments.
-  Result<const uint8_t*> CallScalar(const BundleRecord& b, const ComputationRecord& f,
-                                    const std::vector<std::pair<PrimitiveType, uint8_t*>>& args) {
-    // The loader checked that `f` takes these scalars (CheckScalarCallee); the arguments are
-    // bound without looking again, once per element.
-    for (size_t i = 0; i < args.size(); ++i) P(f, f.params[i]) = args[i].second;
-    NHLO_TRY(Enter(f, CalleeBase(b)));
-    // A tuple root has no bytes of its own: callers read its leaves.
-    if (f.buffers[f.root].type == PrimitiveType::kTuple) return static_cast<const uint8_t*>(nullptr);
-    if (!P(f, f.root)) return Status::Error("computation '" + std::string(f.name) + "' has no result");
-    return static_cast<const uint8_t*>(P(f, f.root));
+    NHLO_ASSIGN_OR_RETURN(CalleeCall call, Caller(b, *f, out, "the reducer"));
+    return KernelReduce(s.pattern, in, init, out, dims->ints, call);
   }
 
   Status RunMap(const Step& s) {
     const BundleRecord& b = *s.bundle;
     NHLO_ASSIGN_OR_RETURN(const ComputationRecord* f, Callee(s, AttrId::kToApply));
     NHLO_ASSIGN_OR_RETURN(Buf out, Array(b.result));
-    std::vector<Buf> in;
-    for (uint32_t o : b.operands) {
-      NHLO_ASSIGN_OR_RETURN(Buf x, Array(o));
-      if (x.count() != out.count()) return Status::Error("map operands and result differ in size");
-      in.push_back(x);
-    }
-    const BufferRecord& root = f->buffers[f->root];
-    if (root.type != out.type() || root.size != static_cast<uint64_t>(HostByteSize(out.type()))) return Status::Error("map computation must return a scalar of the result type");
-    std::vector<std::string> elems(in.size());
-    std::vector<std::pair<PrimitiveType, uint8_t*>> args(in.size());
-    int out_size = HostByteSize(out.type());
-    for (int64_t i = 0; i < out.count(); ++i) {
-      for (size_t k = 0; k < in.size(); ++k) {
-        int size = HostByteSize(in[k].type());
-        elems[k].assign(reinterpret_cast<const char*>(in[k].data + i * size), size);
-        args[k] = {in[k].type(), reinterpret_cast<uint8_t*>(elems[k].data())};
-      }
-      NHLO_ASSIGN_OR_RETURN(const uint8_t* r, CallScalar(b, *f, args));
-      std::memmove(out.data + i * out_size, r, out_size);
-    }
-    return OkStatus();
+    NHLO_ASSIGN_OR_RETURN(std::vector<Buf> in, OperandArrays(b, 0, b.operands.size()));
+    if (f->buffers[f->root].type != out.type())
+      return Status::Error("map computation must return a scalar of the result type");
+    NHLO_ASSIGN_OR_RETURN(CalleeCall call, Caller(b, *f, {out}, "the map computation"));
+    return KernelMap(s.pattern, in, out, call);
   }
 
   // sort(operands...) along one dimension with a comparator of 2N scalars (lhs_0, rhs_0, ...);
@@ -829,44 +778,10 @@ class Machine {
     if (n == 0 || !dims || dims->ints.size() != 1) return Status::Error("sort needs operands and one dimension");
     NHLO_ASSIGN_OR_RETURN(std::vector<Buf> in, OperandArrays(b, 0, n));
     NHLO_ASSIGN_OR_RETURN(std::vector<Buf> out, ResultLeaves(b, n, "sort"));
-    const std::vector<int64_t>& shape = Dims(in[0]);
-    int64_t d = dims->ints[0];
-    if (d < 0 || d >= static_cast<int64_t>(shape.size())) return Status::Error("sort dimension is out of range");
-    for (size_t k = 0; k < n; ++k)
-      if (Dims(in[k]) != shape || Dims(out[k]) != shape || in[k].type() != out[k].type()) return Status::Error("sort operands and results must have one shape");
-    const BufferRecord& root = f->buffers[f->root];
-    if (root.type != PrimitiveType::kPred || root.size != 1) return Status::Error("sort comparator must return pred[]");
-    std::vector<int64_t> strides = RowMajorStrides(shape);
-    int64_t len = shape[d], stride = strides[d], total = in[0].count();
-    std::vector<int64_t> order(static_cast<size_t>(len));
-    std::vector<std::pair<PrimitiveType, uint8_t*>> args(2 * n);
-    Status failure;
-    for (int64_t base = 0; base < total; ++base) {
-      if ((base / stride) % len != 0) continue;  // visit each line along `d` once, from its start
-      for (int64_t i = 0; i < len; ++i) order[i] = i;
-      std::stable_sort(order.begin(), order.end(), [&](int64_t x, int64_t y) {
-        if (!failure.ok()) return false;
-        for (size_t k = 0; k < n; ++k) {
-          int size = HostByteSize(in[k].type());
-          args[2 * k] = {in[k].type(), in[k].data + (base + x * stride) * size};
-          args[2 * k + 1] = {in[k].type(), in[k].data + (base + y * stride) * size};
-        }
-        Result<const uint8_t*> less = CallScalar(b, *f, args);
-        if (!less.ok()) {
-          failure = less.status();
-          return false;
-        }
-        return **less != 0;
-      });
-      NHLO_TRY(failure);
-      for (size_t k = 0; k < n; ++k) {
-        int size = HostByteSize(in[k].type());
-        std::string line(static_cast<size_t>(len * size), '\0');
-        for (int64_t i = 0; i < len; ++i) std::memcpy(line.data() + i * size, in[k].data + (base + order[i] * stride) * size, size);
-        for (int64_t i = 0; i < len; ++i) std::memcpy(out[k].data + (base + i * stride) * size, line.data() + i * size, size);
-      }
-    }
-    return OkStatus();
+    if (f->buffers[f->root].type != PrimitiveType::kPred) return Status::Error("sort comparator must return pred[]");
+    Buf pred{&f->buffers[f->root], nullptr};
+    NHLO_ASSIGN_OR_RETURN(CalleeCall less, Caller(b, *f, {pred}, "the sort comparator"));
+    return KernelSort(s.pattern, in, out, dims->ints[0], less);
   }
 
   // reduce-window(inputs..., inits...) with window={size stride pad lhs_dilate rhs_dilate}:
@@ -874,92 +789,41 @@ class Machine {
   Status RunReduceWindow(const Step& s) {
     const BundleRecord& b = *s.bundle;
     size_t n = b.operands.size() / 2;
-    if (n == 0 || b.operands.size() != 2 * n) return Status::Error("reduce-window needs inputs and as many init values");
+    if (n == 0 || b.operands.size() != 2 * n)
+      return Status::Error("reduce-window needs inputs and as many init values");
     NHLO_ASSIGN_OR_RETURN(const ComputationRecord* f, Callee(s, AttrId::kToApply));
     NHLO_ASSIGN_OR_RETURN(std::vector<Buf> in, OperandArrays(b, 0, n));
     NHLO_ASSIGN_OR_RETURN(std::vector<Buf> init, OperandArrays(b, n, n));
     NHLO_ASSIGN_OR_RETURN(std::vector<Buf> out, ResultLeaves(b, n, "reduce-window"));
-    const std::vector<int64_t>& shape = Dims(in[0]);
-    std::vector<WindowDim> window;
-    if (const AttrRecord* w = s.Find(AttrId::kWindow)) {
-      window = w->window;
-    }
-    if (window.empty()) window.assign(shape.size(), WindowDim{});
-    if (window.size() != shape.size()) return Status::Error("reduce-window window rank does not match the input");
-    for (size_t k = 0; k < n; ++k)
-      if (Dims(in[k]) != shape || init[k].count() != 1 || init[k].type() != out[k].type() || Dims(out[k]) != Dims(out[0]) ||
-          out[k].rank() != shape.size())
-        return Status::Error("reduce-window operands, init values and results do not match");
-    for (const WindowDim& w : window)
-      if (w.size < 1 || w.stride < 1 || w.base_dilation < 1 || w.window_dilation < 1) return Status::Error("reduce-window has an invalid window");
-    std::vector<int64_t> in_strides = RowMajorStrides(shape);
-    std::vector<std::string> acc(n);
-    std::vector<std::pair<PrimitiveType, uint8_t*>> args(2 * n);
-    // Per dimension, the input indices the window meets at this output position, in window order.
-    // Found by walking the shorter of the window and the input, so a window of 2^31 elements over
-    // a small input (or the reverse) costs what the overlap costs, not the window's size.
-    std::vector<std::vector<int64_t>> hits(shape.size());
-    std::vector<size_t> at(shape.size());
-    Status failure;
-    ForEachIndex(Dims(out[0]), [&](int64_t linear, const std::vector<int64_t>& o) {
-      if (!failure.ok()) return;
-      for (size_t k = 0; k < n; ++k) acc[k].assign(reinterpret_cast<const char*>(init[k].data), HostByteSize(out[k].type()));
-      bool empty = false;
-      for (size_t dd = 0; dd < shape.size(); ++dd) {
-        const WindowDim& w = window[dd];
-        hits[dd].clear();
-        // In 128 bits: strides, dilations and pads come from the file and may be near 2^63.
-        __int128 origin = __int128{o[dd]} * w.stride - w.pad_low;  // window element 0 in the dilated input
-        if (w.size <= shape[dd]) {
-          for (int64_t wi = 0; wi < w.size; ++wi) {
-            __int128 p = origin + __int128{wi} * w.window_dilation;
-            if (p >= 0 && p % w.base_dilation == 0 && p / w.base_dilation < shape[dd])
-              hits[dd].push_back(static_cast<int64_t>(p / w.base_dilation));
-          }
-        } else {
-          for (int64_t j = 0; j < shape[dd]; ++j) {
-            __int128 offset = __int128{j} * w.base_dilation - origin;  // = wi * window_dilation
-            if (offset >= 0 && offset % w.window_dilation == 0 && offset / w.window_dilation < w.size) hits[dd].push_back(j);
-          }
-        }
-        empty |= hits[dd].empty();
-      }
-      std::fill(at.begin(), at.end(), 0);
-      for (bool more = !empty; more && failure.ok();) {
-        int64_t src = 0;
-        for (size_t dd = 0; dd < shape.size(); ++dd) src += hits[dd][at[dd]] * in_strides[dd];
-        // The next window element, the last dimension fastest (the order of the window).
-        more = false;
-        for (size_t dd = shape.size(); dd-- > 0;) {
-          if (++at[dd] < hits[dd].size()) {
-            more = true;
-            break;
-          }
-          at[dd] = 0;
-        }
-        for (size_t k = 0; k < n; ++k) {
-          args[k] = {out[k].type(), reinterpret_cast<uint8_t*>(acc[k].data())};
-          args[n + k] = {in[k].type(), in[k].data + src * HostByteSize(in[k].type())};
-        }
-        Result<const uint8_t*> rr = CallScalar(b, *f, args);
-        if (!rr.ok()) {
-          failure = rr.status();
-          return;
-        }
-        if (n == 1) {
-          std::memmove(acc[0].data(), *rr, acc[0].size());
-        } else {
-          const BufferRecord& root = f->buffers[f->root];
-          if (root.type != PrimitiveType::kTuple || root.tuple.size() != n) {
-            failure = Status::Error("the reducer must return " + std::to_string(n) + " values");
-            return;
-          }
-          for (size_t k = 0; k < n; ++k) std::memmove(acc[k].data(), P(*f, root.tuple[k]), acc[k].size());
-        }
-      }
-      for (size_t k = 0; k < n; ++k) std::memcpy(out[k].data + linear * acc[k].size(), acc[k].data(), acc[k].size());
-    });
-    return failure;
+    NHLO_ASSIGN_OR_RETURN(CalleeCall call, Caller(b, *f, out, "the reducer"));
+    return KernelReduceWindow(s, in, init, out, call);
+  }
+
+  // scatter(inputs..., indices, updates...): the result starts as the inputs; each update
+  // element is combined with the result element it lands on by the to_apply computation.
+  Status RunScatter(const Step& s) {
+    const BundleRecord& b = *s.bundle;
+    size_t n = (b.operands.size() - 1) / 2;
+    if (n == 0 || b.operands.size() != 2 * n + 1)
+      return Status::Error("scatter takes inputs, indices and as many updates");
+    NHLO_ASSIGN_OR_RETURN(const ComputationRecord* f, Callee(s, AttrId::kToApply));
+    NHLO_ASSIGN_OR_RETURN(std::vector<Buf> in, OperandArrays(b, 0, n));
+    NHLO_ASSIGN_OR_RETURN(std::vector<Buf> upd, OperandArrays(b, n + 1, n));
+    NHLO_ASSIGN_OR_RETURN(Buf indices, Array(b.operands[n]));
+    NHLO_ASSIGN_OR_RETURN(std::vector<Buf> out, ResultLeaves(b, n, "scatter"));
+    NHLO_ASSIGN_OR_RETURN(CalleeCall call, Caller(b, *f, out, "the scatter computation"));
+    return KernelScatter(s, in, indices, upd, out, call);
+  }
+
+  // Binds the two scalar parameters of `f` to x and y (one element each), runs it and returns
+  // its root's bytes. The loader (or the caller) checked that `f` takes two such scalars.
+  Result<const uint8_t*> CallScalar(const BundleRecord& b, const ComputationRecord& f, const uint8_t* x,
+                                    const uint8_t* y) {
+    P(f, f.params[0]) = const_cast<uint8_t*>(x);
+    P(f, f.params[1]) = const_cast<uint8_t*>(y);
+    NHLO_TRY(Enter(f, CalleeBase(b)));
+    if (!P(f, f.root)) return Status::Error("computation '" + std::string(f.name) + "' has no result");
+    return static_cast<const uint8_t*>(P(f, f.root));
   }
 
   // select-and-scatter(operand, source, init): the kernel walks the windows and calls back for
@@ -984,104 +848,24 @@ class Machine {
                              std::string(PrimitiveTypeName(want)) + " scalar");
     }
     auto call = [&](const ComputationRecord* f) {
-      return [this, &b, f, t](const uint8_t* x, const uint8_t* y) {
-        return CallScalar(b, *f, {{t, const_cast<uint8_t*>(x)}, {t, const_cast<uint8_t*>(y)}});
+      return [this, &b, f](const uint8_t* x, const uint8_t* y) {
+        return CallScalar(b, *f, x, y);
       };
     };
-    return KernelSelectAndScatter(s, in[0], in[1], in[2], out, call(select), call(scatter));
-  }
-
-  // scatter(inputs..., indices, updates...): the result starts as the inputs; each update
-  // element is combined with the result element it lands on by the to_apply computation. A
-  // window that does not fit in the operand is skipped, as XLA's evaluator does.
-  Status RunScatter(const Step& s) {
-    const BundleRecord& b = *s.bundle;
-    size_t n = (b.operands.size() - 1) / 2;
-    if (n == 0 || b.operands.size() != 2 * n + 1) return Status::Error("scatter takes inputs, indices and as many updates");
-    NHLO_ASSIGN_OR_RETURN(const ComputationRecord* f, Callee(s, AttrId::kToApply));
-    const auto* window_dims = IntList(s, AttrId::kUpdateWindowDims);
-    const auto* inserted = IntList(s, AttrId::kInsertedWindowDims);
-    const auto* to_operand = IntList(s, AttrId::kScatterDimsToOperandDims);
-    const AttrRecord* ivd_attr = s.Find(AttrId::kIndexVectorDim);
-    const auto* batching = IntList(s, AttrId::kInputBatchingDims);
-    if (!window_dims || !inserted || !to_operand || !ivd_attr) return Status::Error("bundle 'scatter' is missing dimension numbers");
-    if (batching && !batching->empty()) return Status::Error("the interpreter does not implement scatter with batching dimensions yet");
-    NHLO_ASSIGN_OR_RETURN(std::vector<Buf> in, OperandArrays(b, 0, n));
-    NHLO_ASSIGN_OR_RETURN(std::vector<Buf> upd, OperandArrays(b, n + 1, n));
-    NHLO_ASSIGN_OR_RETURN(Buf indices, Array(b.operands[n]));
-    NHLO_ASSIGN_OR_RETURN(std::vector<Buf> out, ResultLeaves(b, n, "scatter"));
-    const std::vector<int64_t>& shape = Dims(in[0]);
-    const std::vector<int64_t>& udims = Dims(upd[0]);
-    const std::vector<int64_t>& idims = Dims(indices);
-    for (size_t i = 0; i < n; ++i)
-      if (Dims(in[i]) != shape || Dims(out[i]) != shape || Dims(upd[i]) != udims || in[i].type() != out[i].type() || upd[i].type() != in[i].type())
-        return Status::Error("scatter inputs, updates and results do not match");
-    if (!IsInteger(indices.type())) return Status::Error("scatter indices must be integers");
-    int64_t ivd = ivd_attr->i;
-    if (ivd < 0 || ivd > static_cast<int64_t>(idims.size())) return Status::Error("scatter index_vector_dim is out of range");
-    int64_t index_len = ivd == static_cast<int64_t>(idims.size()) ? 1 : idims[ivd];
-    if (static_cast<int64_t>(to_operand->size()) != index_len) return Status::Error("scatter_dims_to_operand_dims does not match the index vector");
-    std::vector<int64_t> operand_window;  // operand dims the update window covers, in order
-    for (size_t d = 0; d < shape.size(); ++d)
-      if (std::find(inserted->begin(), inserted->end(), static_cast<int64_t>(d)) == inserted->end()) operand_window.push_back(static_cast<int64_t>(d));
-    if (operand_window.size() != window_dims->size()) return Status::Error("scatter window dimensions do not match the operand");
-    for (int64_t d : *window_dims)
-      if (d < 0 || d >= static_cast<int64_t>(udims.size())) return Status::Error("scatter update_window_dims is out of range");
-    for (int64_t d : *to_operand)
-      if (d < 0 || d >= static_cast<int64_t>(shape.size())) return Status::Error("scatter_dims_to_operand_dims is out of range");
-    for (size_t i = 0; i < n; ++i) std::memmove(out[i].data, in[i].data, B(b.operands[i]).size);
-    std::vector<int64_t> strides = RowMajorStrides(shape), istrides = RowMajorStrides(idims);
-    std::vector<int64_t> window_size(shape.size(), 1);
-    for (size_t k = 0; k < operand_window.size(); ++k) window_size[operand_window[k]] = udims[(*window_dims)[k]];
-    std::vector<int64_t> batch(idims.size()), start(shape.size());
-    std::vector<std::pair<PrimitiveType, uint8_t*>> args(2 * n);
-    std::vector<std::string> cur(n), val(n);
-    Status failure;
-    ForEachIndex(udims, [&](int64_t linear, const std::vector<int64_t>& u) {
-      if (!failure.ok()) return;
-      size_t bi = 0;
-      for (size_t d = 0; d < u.size(); ++d) {
-        if (std::find(window_dims->begin(), window_dims->end(), static_cast<int64_t>(d)) != window_dims->end()) continue;
-        if (static_cast<int64_t>(bi) == ivd) ++bi;
-        if (bi < batch.size()) batch[bi++] = u[d];
-      }
-      std::fill(start.begin(), start.end(), 0);
-      for (int64_t k = 0; k < index_len; ++k) {
-        int64_t pos = 0;
-        for (size_t d = 0; d < idims.size(); ++d) pos += (static_cast<int64_t>(d) == ivd ? k : batch[d]) * istrides[d];
-        start[(*to_operand)[k]] = LoadIndex(indices.type(), indices.data + pos * HostByteSize(indices.type()));
-      }
-      int64_t dst = 0;
-      for (size_t d = 0; d < shape.size(); ++d) {
-        // Window out of bounds: skipped. Written so that no index, however large, overflows.
-        if (start[d] < 0 || start[d] > shape[d] - window_size[d]) return;
-        dst += start[d] * strides[d];
-      }
-      for (size_t k = 0; k < operand_window.size(); ++k) dst += u[(*window_dims)[k]] * strides[operand_window[k]];
-      for (size_t i = 0; i < n; ++i) {
-        int size = HostByteSize(out[i].type());
-        cur[i].assign(reinterpret_cast<const char*>(out[i].data + dst * size), size);
-        val[i].assign(reinterpret_cast<const char*>(upd[i].data + linear * size), size);
-        args[i] = {out[i].type(), reinterpret_cast<uint8_t*>(cur[i].data())};
-        args[n + i] = {upd[i].type(), reinterpret_cast<uint8_t*>(val[i].data())};
-      }
-      Result<const uint8_t*> rr = CallScalar(b, *f, args);
-      if (!rr.ok()) {
-        failure = rr.status();
-        return;
-      }
-      if (n == 1) {
-        std::memmove(out[0].data + dst * cur[0].size(), *rr, cur[0].size());
-      } else {
-        const BufferRecord& root = f->buffers[f->root];
-        if (root.type != PrimitiveType::kTuple || root.tuple.size() != n) {
-          failure = Status::Error("the scatter computation must return " + std::to_string(n) + " values");
-          return;
-        }
-        for (size_t i = 0; i < n; ++i) std::memmove(out[i].data + dst * cur[i].size(), P(*f, root.tuple[i]), cur[i].size());
-      }
-    });
-    return failure;
+    uint8_t selected = 0;
+    std::string value(size, '\0');
+    ScalarCall native_select = [&](const uint8_t* x, const uint8_t* y) -> Result<const uint8_t*> {
+      selected = CompareScalar(s.pattern, t, x, y);
+      return static_cast<const uint8_t*>(&selected);
+    };
+    ScalarCall native_scatter = [&](const uint8_t* x, const uint8_t* y) -> Result<const uint8_t*> {
+      std::memcpy(value.data(), x, size);  // scatter(source value, result value) = op(x, y)
+      if (!ApplyScalarOp(s.pattern, t, reinterpret_cast<uint8_t*>(value.data()), y))
+        return Status::Error("select-and-scatter's scatter has no native form for this type");
+      return reinterpret_cast<const uint8_t*>(value.data());
+    };
+    return KernelSelectAndScatter(s, in[0], in[1], in[2], out, s.pattern.compare_known ? native_select : call(select),
+                                  s.pattern.op != ScalarOp::kNone ? native_scatter : call(scatter));
   }
 
   const BundleProgram& p_;

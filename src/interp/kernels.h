@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "codegen/bundle_format.h"
+#include "interp/callee_pattern.h"
 #include "support/checked_math.h"
 #include "interp/op_table.h"
 #include "support/status.h"
@@ -34,6 +35,7 @@ struct Step {
   static constexpr uint8_t kNoAttr = 0xff;
   CustomCallKind custom_call = CustomCallKind::kNone;  // told apart once, at load
   TopKOrder topk_order = TopKOrder::kDescending;      // topk and the TopK custom call
+  CalleePattern pattern;  // the called computation, when the kernels run it natively
   /// The decoded backend_config of a custom call the interpreter knows (null otherwise); kept
   /// out of line so a step stays small.
   struct Configs {

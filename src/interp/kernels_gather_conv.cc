@@ -24,11 +24,12 @@ Status KernelGather(const Step& b, const Buf& operand, const Buf& indices, const
   const auto* start_index_map = IntList(b, AttrId::kStartIndexMap);
   const auto* slice_sizes = IntList(b, AttrId::kSliceSizes);
   const AttrRecord* ivd_attr = b.Find(AttrId::kIndexVectorDim);
-  const auto* operand_batching = IntList(b, AttrId::kOperandBatchingDims);
+  const auto* operand_batching_attr = IntList(b, AttrId::kOperandBatchingDims);
+  const auto* indices_batching_attr = IntList(b, AttrId::kStartIndicesBatchingDims);
   if (!offset_dims || !collapsed || !start_index_map || !slice_sizes || !ivd_attr)
     return Status::Error("bundle 'gather' is missing dimension numbers");
-  if (operand_batching && !operand_batching->empty())
-    return Status::Error("the interpreter does not implement gather with batching dimensions yet");
+  const std::vector<int64_t>& operand_batching = operand_batching_attr ? *operand_batching_attr : kNone;
+  const std::vector<int64_t>& indices_batching = indices_batching_attr ? *indices_batching_attr : kNone;
   if (!IsInteger(indices.type()) || operand.type() != out.type() || slice_sizes->size() != operand.rank())
     return Status::Error("bundle 'gather' does not match its operands");
   int64_t ivd = ivd_attr->i;
@@ -38,10 +39,23 @@ Status KernelGather(const Step& b, const Buf& operand, const Buf& indices, const
   if (static_cast<int64_t>(start_index_map->size()) != index_len) return Status::Error("gather start_index_map does not match the index vector");
   for (int64_t d : *start_index_map)
     if (d < 0 || d >= static_cast<int64_t>(operand.rank())) return Status::Error("gather start_index_map is out of range");
+  // Batching dimensions (StableHLO's gather): operand dimension operand_batching[i] is indexed
+  // by the batch index of indices dimension indices_batching[i], like a collapsed dimension
+  // whose start comes from the position in the batch instead of the index vector.
+  if (operand_batching.size() != indices_batching.size())
+    return Status::Error("gather has " + std::to_string(operand_batching.size()) + " operand batching dimensions and " +
+                         std::to_string(indices_batching.size()) + " start indices batching dimensions");
+  for (size_t i = 0; i < operand_batching.size(); ++i) {
+    int64_t od = operand_batching[i], id = indices_batching[i];
+    if (od < 0 || od >= static_cast<int64_t>(operand.rank()) || id < 0 || id >= static_cast<int64_t>(idims.size()) ||
+        id == ivd || Dims(operand)[od] != idims[id] || (*slice_sizes)[od] > 1 || Contains(*collapsed, od))
+      return Status::Error("gather batching dimensions do not match the operand and the indices");
+  }
   // Operand dimensions the offset indices walk, in order.
   std::vector<int64_t> window_dims;
   for (size_t d = 0; d < operand.rank(); ++d)
-    if (!Contains(*collapsed, static_cast<int64_t>(d))) window_dims.push_back(static_cast<int64_t>(d));
+    if (!Contains(*collapsed, static_cast<int64_t>(d)) && !Contains(operand_batching, static_cast<int64_t>(d)))
+      window_dims.push_back(static_cast<int64_t>(d));
   if (window_dims.size() != offset_dims->size() || out.rank() != offset_dims->size() + idims.size() - (ivd < static_cast<int64_t>(idims.size()) ? 1 : 0))
     return Status::Error("gather result rank does not match its dimension numbers");
   for (size_t k = 0; k < window_dims.size(); ++k)
@@ -84,12 +98,13 @@ Status KernelGather(const Step& b, const Buf& operand, const Buf& indices, const
       int64_t v = LoadIndex(indices.type(), indices.data + pos * isize);
       start[od] = std::clamp<int64_t>(v, 0, Dims(operand)[od] - (*slice_sizes)[od]);  // XLA clamps
     }
+    // In range: the batch index runs over idims[id], which equals the operand dimension.
+    for (size_t i = 0; i < operand_batching.size(); ++i) start[operand_batching[i]] = batch[indices_batching[i]];
     int64_t src = 0;
     for (size_t d = 0; d < operand.rank(); ++d) src += start[d] * op_strides[d];
     for (size_t k = 0; k < window_dims.size(); ++k) src += o[(*offset_dims)[k]] * op_strides[window_dims[k]];
     std::memcpy(out.data + linear * size, operand.data + src * size, size);
   });
-  (void)kNone;
   return OkStatus();
 }
 

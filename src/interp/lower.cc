@@ -97,7 +97,7 @@ Status LowerCustomCall(const BundleProgram& p, const ComputationRecord& comp, St
   return OkStatus();
 }
 
-// Ops that call a computation once per element (map, sort, reduce-window, scatter) bind
+// Ops that call a computation once per element (reduce, map, sort, reduce-window, scatter) bind
 // scalars of known types to its parameters: checked here, once, instead of on every call.
 Status CheckScalarCallee(const BundleProgram& p, const ComputationRecord& comp, const Step& s) {
   const BundleRecord& b = *s.bundle;
@@ -111,8 +111,8 @@ Status CheckScalarCallee(const BundleProgram& p, const ComputationRecord& comp, 
     case OpFamily::kSort:
       for (size_t i = 0; i < n; ++i) want.insert(want.end(), {type_of(i), type_of(i)});
       break;
-    case OpFamily::kReduceWindow:  // inputs..., inits...: the reducer takes (accumulators, elements)
-      if (n % 2 != 0) return OkStatus();  // RunReduceWindow reports it
+    case OpFamily::kReduce: case OpFamily::kReduceWindow:  // inputs..., inits...: (accumulators, elements)
+      if (n % 2 != 0) return OkStatus();  // RunReduce and RunReduceWindow report it
       for (size_t i = n / 2; i < n; ++i) want.push_back(type_of(i));
       for (size_t i = 0; i < n / 2; ++i) want.push_back(type_of(i));
       break;
@@ -123,7 +123,7 @@ Status CheckScalarCallee(const BundleProgram& p, const ComputationRecord& comp, 
       break;
     case OpFamily::kNotExecutable: case OpFamily::kBound: case OpFamily::kTuple: case OpFamily::kGetTupleElement:
     case OpFamily::kAfterAll: case OpFamily::kAddDependency: case OpFamily::kCopy: case OpFamily::kTupleResult: case OpFamily::kCall: case OpFamily::kFusion:
-    case OpFamily::kWhile: case OpFamily::kConditional: case OpFamily::kReduce: case OpFamily::kUnary:
+    case OpFamily::kWhile: case OpFamily::kConditional: case OpFamily::kUnary:
     case OpFamily::kBinary: case OpFamily::kCompare: case OpFamily::kSelect: case OpFamily::kClamp:
     case OpFamily::kConvert: case OpFamily::kBitcastConvert: case OpFamily::kBroadcast: case OpFamily::kReshape:
     case OpFamily::kTranspose: case OpFamily::kIota: case OpFamily::kSlice: case OpFamily::kConcatenate:

@@ -1,0 +1,327 @@
+// SPDX-License-Identifier: Apache-2.0
+// The ops that call a computation per element: reduce, map, sort, reduce-window and scatter.
+// Each checks its operands, takes the native kernel when load recognised the computation
+// (native_callees.h), and otherwise walks the elements in XLA's evaluator order and hands each
+// element's scalars to the executor's call (CalleeCall), as the computation is written.
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "interp/native_callees.h"
+
+namespace nhlo {
+namespace {
+
+// The result leaves a call returned, copied into `acc` (their sizes checked by the executor).
+void TakeResults(const uint8_t* const* results, std::vector<std::string>& acc) {
+  for (size_t k = 0; k < acc.size(); ++k) std::memmove(acc[k].data(), results[k], acc[k].size());
+}
+
+}  // namespace
+
+Status KernelReduce(const CalleePattern& pattern, const std::vector<Buf>& in, const std::vector<Buf>& init,
+                    const std::vector<Buf>& out, const std::vector<int64_t>& reduce_dims, const CalleeCall& call) {
+  size_t n = in.size();
+  const std::vector<int64_t>& dims = Dims(in[0]);
+  std::vector<bool> reduced(dims.size(), false);
+  for (int64_t d : reduce_dims) {
+    if (d < 0 || d >= static_cast<int64_t>(dims.size()) || reduced[d])
+      return Status::Error("reduce dimension is out of range");
+    reduced[d] = true;
+  }
+  std::vector<int64_t> kept_dims, reduced_dims;
+  for (size_t d = 0; d < dims.size(); ++d) (reduced[d] ? reduced_dims : kept_dims).push_back(dims[d]);
+  for (size_t i = 0; i < n; ++i)
+    if (Dims(in[i]) != dims || init[i].count() != 1 || out[i].rec->dims != kept_dims || init[i].type() != out[i].type())
+      return Status::Error("reduce operands, init values, result and reducer do not match");
+  if (n == 1 && pattern.op != ScalarOp::kNone) return KernelReduceNative(pattern, in[0], init[0], out[0], reduce_dims);
+  if (n == 2 && pattern.arg_reduce)
+    return KernelArgReduceNative(pattern, in[0], in[1], init[0], init[1], out[0], out[1], reduce_dims);
+  std::vector<std::string> acc(n), elem(n);
+  std::vector<const uint8_t*> args(2 * n);
+  for (size_t i = 0; i < n; ++i) {
+    acc[i].assign(static_cast<size_t>(HostByteSize(out[i].type())), '\0');
+    elem[i].assign(static_cast<size_t>(HostByteSize(in[i].type())), '\0');
+    args[i] = reinterpret_cast<const uint8_t*>(acc[i].data());
+    args[n + i] = reinterpret_cast<const uint8_t*>(elem[i].data());
+  }
+  std::vector<int64_t> strides = RowMajorStrides(dims);
+  // Subsets of a buffer's dimensions, whose product the reader checked.
+  int64_t kept_count = CheckedElementCount(kept_dims), reduced_count = CheckedElementCount(reduced_dims);
+  std::vector<int64_t> kept_index(kept_dims.size()), red_index(reduced_dims.size());
+  for (int64_t k = 0; k < kept_count; ++k) {
+    for (int64_t t = k, j = static_cast<int64_t>(kept_dims.size()) - 1; j >= 0; --j)
+      kept_index[j] = t % kept_dims[j], t /= kept_dims[j];
+    for (size_t i = 0; i < n; ++i) std::memcpy(acc[i].data(), init[i].data, acc[i].size());
+    for (int64_t m = 0; m < reduced_count; ++m) {
+      for (int64_t t = m, j = static_cast<int64_t>(reduced_dims.size()) - 1; j >= 0; --j)
+        red_index[j] = t % reduced_dims[j], t /= reduced_dims[j];
+      int64_t src = 0;
+      for (size_t d = 0, kj = 0, rj = 0; d < dims.size(); ++d)
+        src += (reduced[d] ? red_index[rj++] : kept_index[kj++]) * strides[d];
+      for (size_t i = 0; i < n; ++i) std::memcpy(elem[i].data(), in[i].data + src * elem[i].size(), elem[i].size());
+      NHLO_ASSIGN_OR_RETURN(const uint8_t* const* results, call(args.data()));
+      TakeResults(results, acc);
+    }
+    for (size_t i = 0; i < n; ++i) std::memcpy(out[i].data + k * acc[i].size(), acc[i].data(), acc[i].size());
+  }
+  return OkStatus();
+}
+
+Status KernelMap(const CalleePattern& pattern, const std::vector<Buf>& in, const Buf& out, const CalleeCall& call) {
+  for (const Buf& x : in)
+    if (x.count() != out.count()) return Status::Error("map operands and result differ in size");
+  if (pattern.op != ScalarOp::kNone && in.size() == 2)  // root = op(p0, p1): the elementwise kernel
+    return KernelBinary(ScalarOpcode(pattern.op), in[pattern.swapped], in[!pattern.swapped], out);
+  std::vector<std::string> elems(in.size());
+  std::vector<const uint8_t*> args(in.size());
+  for (size_t k = 0; k < in.size(); ++k) {
+    elems[k].assign(static_cast<size_t>(HostByteSize(in[k].type())), '\0');
+    args[k] = reinterpret_cast<const uint8_t*>(elems[k].data());
+  }
+  int out_size = HostByteSize(out.type());
+  for (int64_t i = 0; i < out.count(); ++i) {
+    for (size_t k = 0; k < in.size(); ++k)
+      std::memcpy(elems[k].data(), in[k].data + i * elems[k].size(), elems[k].size());
+    NHLO_ASSIGN_OR_RETURN(const uint8_t* const* results, call(args.data()));
+    std::memmove(out.data + i * out_size, results[0], out_size);
+  }
+  return OkStatus();
+}
+
+Status KernelSort(const CalleePattern& pattern, const std::vector<Buf>& in, const std::vector<Buf>& out, int64_t d,
+                  const CalleeCall& less) {
+  size_t n = in.size();
+  const std::vector<int64_t>& shape = Dims(in[0]);
+  if (d < 0 || d >= static_cast<int64_t>(shape.size())) return Status::Error("sort dimension is out of range");
+  for (size_t k = 0; k < n; ++k)
+    if (Dims(in[k]) != shape || Dims(out[k]) != shape || in[k].type() != out[k].type())
+      return Status::Error("sort operands and results must have one shape");
+  if (pattern.compare_known && shape[d] <= int64_t{UINT32_MAX}) return KernelSortNative(pattern, in, out, d);
+  std::vector<int64_t> strides = RowMajorStrides(shape);
+  int64_t len = shape[d], stride = strides[d], total = in[0].count();
+  std::vector<int64_t> order(static_cast<size_t>(len));
+  std::vector<const uint8_t*> args(2 * n);
+  Status failure;
+  for (int64_t base = 0; base < total; ++base) {
+    if ((base / stride) % len != 0) continue;  // visit each line along `d` once, from its start
+    for (int64_t i = 0; i < len; ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](int64_t x, int64_t y) {
+      if (!failure.ok()) return false;
+      for (size_t k = 0; k < n; ++k) {
+        int size = HostByteSize(in[k].type());
+        args[2 * k] = in[k].data + (base + x * stride) * size;
+        args[2 * k + 1] = in[k].data + (base + y * stride) * size;
+      }
+      Result<const uint8_t* const*> result = less(args.data());
+      if (!result.ok()) {
+        failure = result.status();
+        return false;
+      }
+      return (*result)[0][0] != 0;
+    });
+    NHLO_TRY(failure);
+    for (size_t k = 0; k < n; ++k) {
+      int size = HostByteSize(in[k].type());
+      for (int64_t i = 0; i < len; ++i)
+        std::memcpy(out[k].data + (base + i * stride) * size, in[k].data + (base + order[i] * stride) * size, size);
+    }
+  }
+  return OkStatus();
+}
+
+Status KernelReduceWindow(const Step& s, const std::vector<Buf>& in, const std::vector<Buf>& init,
+                          const std::vector<Buf>& out, const CalleeCall& call) {
+  size_t n = in.size();
+  const std::vector<int64_t>& shape = Dims(in[0]);
+  std::vector<WindowDim> window;
+  if (const AttrRecord* w = s.Find(AttrId::kWindow)) window = w->window;
+  if (window.empty()) window.assign(shape.size(), WindowDim{});
+  if (window.size() != shape.size()) return Status::Error("reduce-window window rank does not match the input");
+  for (size_t k = 0; k < n; ++k)
+    if (Dims(in[k]) != shape || init[k].count() != 1 || init[k].type() != out[k].type() ||
+        Dims(out[k]) != Dims(out[0]) || out[k].rank() != shape.size())
+      return Status::Error("reduce-window operands, init values and results do not match");
+  for (const WindowDim& w : window)
+    if (w.size < 1 || w.stride < 1 || w.base_dilation < 1 || w.window_dilation < 1)
+      return Status::Error("reduce-window has an invalid window");
+  std::vector<int64_t> in_strides = RowMajorStrides(shape);
+  std::vector<std::string> acc(n);
+  std::vector<const uint8_t*> args(2 * n);
+  // Per dimension, the input indices the window meets at this output position, in window order.
+  // Found by walking the shorter of the window and the input, so a window of 2^31 elements over
+  // a small input (or the reverse) costs what the overlap costs, not the window's size.
+  std::vector<std::vector<int64_t>> hits(shape.size());
+  bool native = n == 1 && s.pattern.op != ScalarOp::kNone && in[0].type() == out[0].type();
+  std::vector<size_t> at(shape.size());
+  Status failure;
+  ForEachIndex(Dims(out[0]), [&](int64_t linear, const std::vector<int64_t>& o) {
+    if (!failure.ok()) return;
+    for (size_t k = 0; k < n; ++k)
+      acc[k].assign(reinterpret_cast<const char*>(init[k].data), HostByteSize(out[k].type()));
+    bool empty = false;
+    for (size_t dd = 0; dd < shape.size(); ++dd) {
+      const WindowDim& w = window[dd];
+      hits[dd].clear();
+      // In 128 bits: strides, dilations and pads come from the file and may be near 2^63.
+      __int128 origin = __int128{o[dd]} * w.stride - w.pad_low;  // window element 0 in the dilated input
+      if (w.size <= shape[dd]) {
+        for (int64_t wi = 0; wi < w.size; ++wi) {
+          __int128 p = origin + __int128{wi} * w.window_dilation;
+          if (p >= 0 && p % w.base_dilation == 0 && p / w.base_dilation < shape[dd])
+            hits[dd].push_back(static_cast<int64_t>(p / w.base_dilation));
+        }
+      } else {
+        for (int64_t j = 0; j < shape[dd]; ++j) {
+          __int128 offset = __int128{j} * w.base_dilation - origin;  // = wi * window_dilation
+          if (offset >= 0 && offset % w.window_dilation == 0 && offset / w.window_dilation < w.size)
+            hits[dd].push_back(j);
+        }
+      }
+      empty |= hits[dd].empty();
+    }
+    std::fill(at.begin(), at.end(), 0);
+    for (bool more = !empty; more && failure.ok();) {
+      int64_t src = 0;
+      for (size_t dd = 0; dd < shape.size(); ++dd) src += hits[dd][at[dd]] * in_strides[dd];
+      // The next window element, the last dimension fastest (the order of the window).
+      more = false;
+      for (size_t dd = shape.size(); dd-- > 0;) {
+        if (++at[dd] < hits[dd].size()) {
+          more = true;
+          break;
+        }
+        at[dd] = 0;
+      }
+      if (native && ApplyScalarOp(s.pattern, in[0].type(), reinterpret_cast<uint8_t*>(acc[0].data()),
+                                  in[0].data + src * acc[0].size()))
+        continue;
+      for (size_t k = 0; k < n; ++k) {
+        args[k] = reinterpret_cast<const uint8_t*>(acc[k].data());
+        args[n + k] = in[k].data + src * HostByteSize(in[k].type());
+      }
+      Result<const uint8_t* const*> results = call(args.data());
+      if (!results.ok()) {
+        failure = results.status();
+        return;
+      }
+      TakeResults(*results, acc);
+    }
+    for (size_t k = 0; k < n; ++k) std::memcpy(out[k].data + linear * acc[k].size(), acc[k].data(), acc[k].size());
+  });
+  return failure;
+}
+
+Status KernelScatter(const Step& s, const std::vector<Buf>& in, const Buf& indices, const std::vector<Buf>& upd,
+                     const std::vector<Buf>& out, const CalleeCall& call) {
+  size_t n = in.size();
+  const auto* window_dims = IntList(s, AttrId::kUpdateWindowDims);
+  const auto* inserted = IntList(s, AttrId::kInsertedWindowDims);
+  const auto* to_operand = IntList(s, AttrId::kScatterDimsToOperandDims);
+  const AttrRecord* ivd_attr = s.Find(AttrId::kIndexVectorDim);
+  static const std::vector<int64_t> kNone;
+  const auto* input_batching_attr = IntList(s, AttrId::kInputBatchingDims);
+  const auto* indices_batching_attr = IntList(s, AttrId::kScatterIndicesBatchingDims);
+  if (!window_dims || !inserted || !to_operand || !ivd_attr)
+    return Status::Error("bundle 'scatter' is missing dimension numbers");
+  // Batching dimensions (StableHLO's scatter): input dimension input_batching[i] is indexed by
+  // the update's position along indices dimension indices_batching[i].
+  const std::vector<int64_t>& input_batching = input_batching_attr ? *input_batching_attr : kNone;
+  const std::vector<int64_t>& indices_batching = indices_batching_attr ? *indices_batching_attr : kNone;
+  const std::vector<int64_t>& shape = Dims(in[0]);
+  const std::vector<int64_t>& udims = Dims(upd[0]);
+  const std::vector<int64_t>& idims = Dims(indices);
+  for (size_t i = 0; i < n; ++i)
+    if (Dims(in[i]) != shape || Dims(out[i]) != shape || Dims(upd[i]) != udims || in[i].type() != out[i].type() ||
+        upd[i].type() != in[i].type())
+      return Status::Error("scatter inputs, updates and results do not match");
+  if (!IsInteger(indices.type())) return Status::Error("scatter indices must be integers");
+  int64_t ivd = ivd_attr->i;
+  if (ivd < 0 || ivd > static_cast<int64_t>(idims.size()))
+    return Status::Error("scatter index_vector_dim is out of range");
+  int64_t index_len = ivd == static_cast<int64_t>(idims.size()) ? 1 : idims[ivd];
+  if (static_cast<int64_t>(to_operand->size()) != index_len)
+    return Status::Error("scatter_dims_to_operand_dims does not match the index vector");
+  auto contains = [](const std::vector<int64_t>& v, int64_t x) { return std::find(v.begin(), v.end(), x) != v.end(); };
+  if (input_batching.size() != indices_batching.size())
+    return Status::Error("scatter has " + std::to_string(input_batching.size()) + " input batching dimensions and " +
+                         std::to_string(indices_batching.size()) + " scatter indices batching dimensions");
+  for (size_t i = 0; i < input_batching.size(); ++i) {
+    int64_t od = input_batching[i], id = indices_batching[i];
+    if (od < 0 || od >= static_cast<int64_t>(shape.size()) || id < 0 || id >= static_cast<int64_t>(idims.size()) ||
+        id == ivd || shape[od] != idims[id] || contains(*inserted, od))
+      return Status::Error("scatter batching dimensions do not match the operand and the indices");
+  }
+  std::vector<int64_t> operand_window;  // operand dims the update window covers, in order
+  for (size_t d = 0; d < shape.size(); ++d)
+    if (!contains(*inserted, static_cast<int64_t>(d)) && !contains(input_batching, static_cast<int64_t>(d)))
+      operand_window.push_back(static_cast<int64_t>(d));
+  if (operand_window.size() != window_dims->size())
+    return Status::Error("scatter window dimensions do not match the operand");
+  std::vector<bool> is_window(udims.size(), false);
+  for (int64_t d : *window_dims) {
+    if (d < 0 || d >= static_cast<int64_t>(udims.size()))
+      return Status::Error("scatter update_window_dims is out of range");
+    is_window[d] = true;
+  }
+  for (int64_t d : *to_operand)
+    if (d < 0 || d >= static_cast<int64_t>(shape.size()))
+      return Status::Error("scatter_dims_to_operand_dims is out of range");
+  for (size_t i = 0; i < n; ++i) std::memmove(out[i].data, in[i].data, in[i].rec->size);
+  std::vector<int64_t> strides = RowMajorStrides(shape), istrides = RowMajorStrides(idims);
+  std::vector<int64_t> window_size(shape.size(), 1);
+  for (size_t k = 0; k < operand_window.size(); ++k) window_size[operand_window[k]] = udims[(*window_dims)[k]];
+  std::vector<int64_t> batch(idims.size()), start(shape.size());
+  std::vector<const uint8_t*> args(2 * n);
+  std::vector<std::string> cur(n), val(n);
+  for (size_t i = 0; i < n; ++i) {
+    cur[i].assign(static_cast<size_t>(HostByteSize(out[i].type())), '\0');
+    val[i].assign(static_cast<size_t>(HostByteSize(out[i].type())), '\0');
+    args[i] = reinterpret_cast<const uint8_t*>(cur[i].data());
+    args[n + i] = reinterpret_cast<const uint8_t*>(val[i].data());
+  }
+  bool native = n == 1 && s.pattern.op != ScalarOp::kNone;
+  int element_size = HostByteSize(out[0].type()), index_size = HostByteSize(indices.type());
+  Status failure;
+  ForEachIndex(udims, [&](int64_t linear, const std::vector<int64_t>& u) {
+    if (!failure.ok()) return;
+    size_t bi = 0;
+    for (size_t d = 0; d < u.size(); ++d) {
+      if (is_window[d]) continue;
+      if (static_cast<int64_t>(bi) == ivd) ++bi;
+      if (bi < batch.size()) batch[bi++] = u[d];
+    }
+    std::fill(start.begin(), start.end(), 0);
+    for (int64_t k = 0; k < index_len; ++k) {
+      int64_t pos = 0;
+      for (size_t d = 0; d < idims.size(); ++d) pos += (static_cast<int64_t>(d) == ivd ? k : batch[d]) * istrides[d];
+      start[(*to_operand)[k]] = LoadIndex(indices.type(), indices.data + pos * index_size);
+    }
+    for (size_t i = 0; i < input_batching.size(); ++i) start[input_batching[i]] = batch[indices_batching[i]];
+    int64_t dst = 0;
+    for (size_t d = 0; d < shape.size(); ++d) {
+      // Window out of bounds: skipped. Written so that no index, however large, overflows.
+      if (start[d] < 0 || start[d] > shape[d] - window_size[d]) return;
+      dst += start[d] * strides[d];
+    }
+    for (size_t k = 0; k < operand_window.size(); ++k) dst += u[(*window_dims)[k]] * strides[operand_window[k]];
+    if (native && ApplyScalarOp(s.pattern, out[0].type(), out[0].data + dst * element_size,
+                                upd[0].data + linear * element_size))
+      return;
+    for (size_t i = 0; i < n; ++i) {
+      size_t size = cur[i].size();
+      std::memcpy(cur[i].data(), out[i].data + dst * size, size);
+      std::memcpy(val[i].data(), upd[i].data + linear * size, size);
+    }
+    Result<const uint8_t* const*> results = call(args.data());
+    if (!results.ok()) {
+      failure = results.status();
+      return;
+    }
+    for (size_t i = 0; i < n; ++i) std::memmove(out[i].data + dst * cur[i].size(), (*results)[i], cur[i].size());
+  });
+  return failure;
+}
+
+}  // namespace nhlo

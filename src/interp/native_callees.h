@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: Apache-2.0
+// Kernels of the ops that call a computation per element (reduce, map, sort, reduce-window,
+// scatter; exec_callees.cc), and the native forms they take when load recognised the
+// computation as a pattern (callee_pattern.h): reduce and sort without running it per element,
+// and the scalar op and compare the per-element loops of scatter, reduce-window, map and
+// select-and-scatter apply instead of a call. Results are bit-identical to running the
+// computation, except that float add and multiply reductions over a contiguous run sum in
+// several lanes (a fixed association that depends only on the shape, never on the thread count).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "interp/kernels.h"
+
+namespace nhlo {
+
+/// The executor's call of a computation on scalars: binds args[i] (one element each, which the
+/// computation does not write) to parameter i, runs it, and returns the bytes of its root's
+/// leaves, one per result, each of the size the executor checked when it made the call.
+using CalleeCall = std::function<Result<const uint8_t* const*>(const uint8_t* const* args)>;
+
+/// reduce(in..., init...) over `dims`: `call` takes (accumulators..., elements...).
+Status KernelReduce(const CalleePattern& pattern, const std::vector<Buf>& in, const std::vector<Buf>& init,
+                    const std::vector<Buf>& out, const std::vector<int64_t>& dims, const CalleeCall& call);
+/// map(in...): `call` takes one element of each operand.
+Status KernelMap(const CalleePattern& pattern, const std::vector<Buf>& in, const Buf& out, const CalleeCall& call);
+/// sort(in...) along `dim`, stable: `less` takes (lhs_0, rhs_0, lhs_1, rhs_1, ...) and returns pred[].
+Status KernelSort(const CalleePattern& pattern, const std::vector<Buf>& in, const std::vector<Buf>& out, int64_t dim,
+                  const CalleeCall& less);
+/// reduce-window(in..., init...) with the step's window: `call` takes (accumulators..., elements...).
+Status KernelReduceWindow(const Step& step, const std::vector<Buf>& in, const std::vector<Buf>& init,
+                          const std::vector<Buf>& out, const CalleeCall& call);
+/// scatter(in..., indices, updates...) with the step's dimension numbers: `call` takes (current
+/// values..., updates...). A window that does not fit in the operand is skipped, as XLA's
+/// evaluator does.
+Status KernelScatter(const Step& step, const std::vector<Buf>& in, const Buf& indices, const std::vector<Buf>& updates,
+                     const std::vector<Buf>& out, const CalleeCall& call);
+
+/// Recognises the computation `step` calls (reduce, reduce-window, scatter, map, sort,
+/// select-and-scatter) and fills step.pattern; leaves it empty for anything else. Never fails:
+/// a computation it does not recognise runs as written.
+void LowerCalleePattern(const BundleProgram& program, const ComputationRecord& comp, Step& step);
+
+/// The opcode of a recognised scalar op (kAdd for ScalarOp::kAdd, ...).
+Opcode ScalarOpcode(ScalarOp op);
+
+/// reduce(in, init) over `dims` with the recognised op: `out` has in's kept dimensions. The
+/// caller checked the dimensions, shapes and types (one input, init and result of its type).
+Status KernelReduceNative(const CalleePattern& pattern, const Buf& in, const Buf& init, const Buf& out,
+                          const std::vector<int64_t>& dims);
+
+/// reduce(values, indices, init value, init index) over `dims` with JAX's argmax/argmin
+/// reducer (pattern.arg_reduce), folding in the reducer's order. The caller checked shapes and types.
+Status KernelArgReduceNative(const CalleePattern& pattern, const Buf& values, const Buf& indices,
+                             const Buf& init_value, const Buf& init_index, const Buf& out_value,
+                             const Buf& out_index, const std::vector<int64_t>& dims);
+
+/// acc = op(acc, x) (op(x, acc) when swapped) on one element of type `t`, as the computation
+/// computes it. False when the type has no native form here (the caller then runs the call).
+bool ApplyScalarOp(const CalleePattern& pattern, PrimitiveType t, uint8_t* acc, const uint8_t* x);
+/// Whether ApplyScalarOp and KernelReduceNative take elements of type `t`.
+bool NativeScalarType(PrimitiveType t);
+
+/// compare(a, b) with pattern.direction (and pattern.total_order) on elements of type `t`.
+bool CompareScalar(const CalleePattern& pattern, PrimitiveType t, const uint8_t* a, const uint8_t* b);
+
+/// sort(in...) along `dim` with a recognised comparator: every operand permuted by the stable
+/// order of operand pattern.key_operand's keys. The caller checked shapes and types.
+Status KernelSortNative(const CalleePattern& pattern, const std::vector<Buf>& in, const std::vector<Buf>& out,
+                        int64_t dim);
+
+}  // namespace nhlo

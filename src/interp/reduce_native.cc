@@ -1,0 +1,435 @@
+// SPDX-License-Identifier: Apache-2.0
+// reduce with a recognised reducer (one binary op of its parameters), run natively. The
+// dimensions are merged into alternating kept and reduced groups; each result element folds its
+// elements in the row-major order of the reduced dimensions, as the reducer call would, and each
+// step computes what the reducer computes (low-precision floats rounded back after every step).
+// The one reordering: float add and multiply over a contiguous run of 64 or more elements fold
+// into 16 lanes and then pairwise, a fixed association that depends only on the shape. Integer and
+// pred ops are exact in any order; float max and min stay sequential (NaN and -0 pick the first).
+// When the innermost group is kept, a block of result columns is folded row by row, so the
+// loads are contiguous and the fold vectorises across columns in the same sequential order.
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+#include <vector>
+
+#include "interp/element_traits.h"
+#include "interp/native_callees.h"
+#include "support/parallel.h"
+
+namespace nhlo {
+namespace {
+
+// bf16 without the general decoder: a code is the top half of its f32, and a finite or
+// infinite f32 rounds to nearest even by integer arithmetic (the rounding EncodeFromF32 gives;
+// NaNs still go through it).
+struct Bf16Traits {
+  using Compute = float;
+  static constexpr bool kIsFloat = true;
+  static float Decode(uint16_t code) { return std::bit_cast<float>(uint32_t{code} << 16); }
+  static uint16_t Encode(float v) {
+    if (std::isnan(v)) return static_cast<uint16_t>(EncodeFromF32(PrimitiveType::kBF16, v));
+    uint32_t bits = std::bit_cast<uint32_t>(v);
+    return static_cast<uint16_t>((bits + 0x7fff + ((bits >> 16) & 1)) >> 16);
+  }
+  float Load(const uint8_t* p, int64_t i) const {
+    uint16_t code;
+    std::memcpy(&code, p + i * 2, 2);
+    return Decode(code);
+  }
+  void Store(uint8_t* p, int64_t i, float v) const {
+    uint16_t code = Encode(v);
+    std::memcpy(p + i * 2, &code, 2);
+  }
+};
+
+template <typename Tr>
+constexpr bool kLowFloat = std::is_same_v<Tr, LowFloatTraits> || std::is_same_v<Tr, Bf16Traits>;
+
+// op(a, b) in the compute domain, as the elementwise kernels compute it.
+template <ScalarOp kOp, typename C>
+inline C Apply(C a, C b) {
+  if constexpr (std::is_floating_point_v<C>) {
+    if constexpr (kOp == ScalarOp::kAdd) return a + b;
+    if constexpr (kOp == ScalarOp::kMultiply) return a * b;
+    if constexpr (kOp == ScalarOp::kMaximum) {
+      if (std::isnan(a)) return a;
+      if (std::isnan(b)) return b;
+      return a >= b ? a : b;
+    }
+    if constexpr (kOp == ScalarOp::kMinimum) {
+      if (std::isnan(a)) return a;
+      if (std::isnan(b)) return b;
+      return a <= b ? a : b;
+    }
+    return a;  // bitwise ops are not recognised on floats
+  } else {
+    using U = std::make_unsigned_t<C>;
+    if constexpr (kOp == ScalarOp::kAdd) return C(U(a) + U(b));
+    if constexpr (kOp == ScalarOp::kMultiply) return C(U(a) * U(b));
+    if constexpr (kOp == ScalarOp::kMaximum) return a >= b ? a : b;
+    if constexpr (kOp == ScalarOp::kMinimum) return a <= b ? a : b;
+    if constexpr (kOp == ScalarOp::kAnd) return a & b;
+    if constexpr (kOp == ScalarOp::kOr) return a | b;
+    if constexpr (kOp == ScalarOp::kXor) return a ^ b;
+    return a;
+  }
+}
+
+// The value op folds over without changing it (-0 for float add: -0 + x is x for every x).
+template <ScalarOp kOp, typename C>
+constexpr C Identity() {
+  if constexpr (kOp == ScalarOp::kAdd) return std::is_floating_point_v<C> ? C(-0.0) : C(0);
+  if constexpr (kOp == ScalarOp::kMultiply) return C(1);
+  if constexpr (kOp == ScalarOp::kMaximum) return std::numeric_limits<C>::lowest();
+  if constexpr (kOp == ScalarOp::kMinimum) return std::numeric_limits<C>::max();
+  if constexpr (kOp == ScalarOp::kAnd) return C(~std::make_unsigned_t<C>(0));
+  return C(0);
+}
+
+// Whether a run may fold in lanes: exact for integers, the accepted reassociation for float add
+// and multiply in f32/f64; never for low-precision floats (rounded after every step).
+template <ScalarOp kOp, typename Tr>
+constexpr bool Reorderable() {
+  using C = typename Tr::Compute;
+  if constexpr (kLowFloat<Tr>) return false;
+  else if constexpr (std::is_floating_point_v<C>) return kOp == ScalarOp::kAdd || kOp == ScalarOp::kMultiply;
+  else return true;
+}
+
+// One reducer step: op(acc, x) (op(x, acc) when swapped), rounded to the element type.
+template <ScalarOp kOp, bool kSwapped, typename Tr>
+inline typename Tr::Compute Step1(const Tr& t, typename Tr::Compute acc, typename Tr::Compute x) {
+  typename Tr::Compute r = kSwapped ? Apply<kOp>(x, acc) : Apply<kOp>(acc, x);
+  if constexpr (std::is_same_v<Tr, Bf16Traits>) return Bf16Traits::Decode(Bf16Traits::Encode(r));
+  else if constexpr (kLowFloat<Tr>) return DecodeToF32(t.type, EncodeFromF32(t.type, r));
+  else return r;
+}
+
+// Runs shorter than this fold in order (lanes would cost more than they save).
+constexpr int64_t kLanesFrom = 64;
+
+// Folds n contiguous elements from `start` in 16 lanes, then the lanes pairwise.
+template <ScalarOp kOp, typename Tr>
+typename Tr::Compute FoldRun(const Tr& t, const uint8_t* data, int64_t start, int64_t n) {
+  using C = typename Tr::Compute;
+  constexpr int kLanes = 16;
+  C lane[kLanes];
+  for (C& l : lane) l = Identity<kOp, C>();
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int j = 0; j < kLanes; ++j) lane[j] = Apply<kOp>(lane[j], t.Load(data, start + i + j));
+  for (int j = 0; i < n; ++i, ++j) lane[j] = Apply<kOp>(lane[j], t.Load(data, start + i));
+  for (int w = kLanes / 2; w >= 1; w /= 2)
+    for (int j = 0; j < w; ++j) lane[j] = Apply<kOp>(lane[j], lane[j + w]);
+  return lane[0];
+}
+
+struct Group {
+  int64_t size, stride;  // stride: elements of the input
+};
+
+// Walks the row-major index space of `groups`, calling f(offset) with the input offset.
+template <typename F>
+void ForEachOffset(const std::vector<Group>& groups, std::vector<int64_t>& index, F&& f) {
+  index.assign(groups.size(), 0);
+  int64_t offset = 0;
+  for (;;) {
+    f(offset);
+    size_t k = groups.size();
+    for (; k-- > 0;) {
+      offset += groups[k].stride;
+      if (++index[k] < groups[k].size) break;
+      offset -= groups[k].stride * groups[k].size;
+      index[k] = 0;
+    }
+    if (k == static_cast<size_t>(-1)) return;
+  }
+}
+
+// The input offset of result position `linear` (row-major over the kept groups).
+int64_t KeptOffset(const std::vector<Group>& kept, int64_t linear) {
+  int64_t offset = 0;
+  for (size_t k = kept.size(); k-- > 0;) {
+    offset += (linear % kept[k].size) * kept[k].stride;
+    linear /= kept[k].size;
+  }
+  return offset;
+}
+
+int64_t Product(const std::vector<Group>& groups) {
+  int64_t n = 1;
+  for (const Group& g : groups) n *= g.size;
+  return n;
+}
+
+// Size-1 dimensions dropped; neighbours of one kind merged (they are contiguous together).
+// Returns whether the innermost group is kept (or there is none).
+bool MergeGroups(const std::vector<int64_t>& shape, const std::vector<int64_t>& dims, std::vector<Group>& kept,
+                 std::vector<Group>& reduced) {
+  std::vector<bool> is_reduced(shape.size(), false);
+  for (int64_t d : dims) is_reduced[static_cast<size_t>(d)] = true;  // checked by the caller
+  std::vector<int64_t> strides = RowMajorStrides(shape);
+  bool last_reduced = false, any = false;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 1) continue;
+    std::vector<Group>& into = is_reduced[d] ? reduced : kept;
+    if (any && last_reduced == is_reduced[d]) {
+      into.back().size *= shape[d];
+      into.back().stride = strides[d];
+    } else {
+      into.push_back({shape[d], strides[d]});
+    }
+    any = true;
+    last_reduced = is_reduced[d];
+  }
+  bool inner_kept = !any || !last_reduced;
+  if (kept.empty() && inner_kept) kept.push_back({1, 1});  // one result of one element
+  return inner_kept;
+}
+
+template <ScalarOp kOp, bool kSwapped, typename Tr>
+void ReduceTyped(const Tr& t, const Buf& in, const Buf& init, const Buf& out, const std::vector<Group>& kept,
+                 const std::vector<Group>& reduced, bool inner_kept) {
+  using C = typename Tr::Compute;
+  const C init_value = t.Load(init.data, 0);
+  int64_t reduced_count = Product(reduced);
+  if (inner_kept) {
+    // Columns: the innermost kept group is contiguous in the input and the result.
+    constexpr int64_t kBlock = 2048;
+    std::vector<Group> outer(kept.begin(), kept.end() - 1);
+    int64_t cols = kept.back().size, blocks = (cols + kBlock - 1) / kBlock;
+    int64_t units = Product(outer) * blocks;
+    ParallelFor(units, ChunkFor(reduced_count * std::min(cols, kBlock)), [&](int64_t begin, int64_t end) {
+      std::vector<C> acc(static_cast<size_t>(std::min(cols, kBlock)));
+      std::vector<int64_t> index;
+      for (int64_t u = begin; u < end; ++u) {
+        int64_t o = u / blocks, c0 = (u % blocks) * kBlock, w = std::min(kBlock, cols - c0);
+        int64_t base = KeptOffset(outer, o) + c0;
+        C* a = acc.data();
+        for (int64_t c = 0; c < w; ++c) a[c] = init_value;
+        // Four rows at a time, each column still folding them in order: the accumulators are
+        // loaded and stored once per four rows.
+        int64_t rows[4];
+        int pending = 0;
+        ForEachOffset(reduced, index, [&](int64_t r) {
+          rows[pending++] = base + r;
+          if (pending < 4) return;
+          pending = 0;
+          for (int64_t c = 0; c < w; ++c) {
+            C v = Step1<kOp, kSwapped>(t, a[c], t.Load(in.data, rows[0] + c));
+            v = Step1<kOp, kSwapped>(t, v, t.Load(in.data, rows[1] + c));
+            v = Step1<kOp, kSwapped>(t, v, t.Load(in.data, rows[2] + c));
+            a[c] = Step1<kOp, kSwapped>(t, v, t.Load(in.data, rows[3] + c));
+          }
+        });
+        for (int k = 0; k < pending; ++k)
+          for (int64_t c = 0; c < w; ++c) a[c] = Step1<kOp, kSwapped>(t, a[c], t.Load(in.data, rows[k] + c));
+        for (int64_t c = 0; c < w; ++c) t.Store(out.data, o * cols + c0 + c, a[c]);
+      }
+    });
+    return;
+  }
+  // Rows: the innermost reduced group is a contiguous run of each result element's inputs.
+  std::vector<Group> outer_reduced(reduced.begin(), reduced.end() - 1);
+  int64_t run = reduced.back().size;
+  ParallelFor(Product(kept), ChunkFor(reduced_count), [&](int64_t begin, int64_t end) {
+    std::vector<int64_t> index;
+    for (int64_t k = begin; k < end; ++k) {
+      int64_t base = KeptOffset(kept, k);
+      C acc = init_value;
+      ForEachOffset(outer_reduced, index, [&](int64_t r) {
+        if constexpr (Reorderable<kOp, Tr>()) {
+          if (run >= kLanesFrom) {
+            acc = Step1<kOp, kSwapped>(t, acc, FoldRun<kOp>(t, in.data, base + r, run));
+            return;
+          }
+        }
+        for (int64_t i = 0; i < run; ++i) acc = Step1<kOp, kSwapped>(t, acc, t.Load(in.data, base + r + i));
+      });
+      t.Store(out.data, k, acc);
+    }
+  });
+}
+
+template <typename Tr>
+Status ReduceDispatch(const Tr& t, const CalleePattern& pattern, const Buf& in, const Buf& init, const Buf& out,
+                      const std::vector<Group>& kept, const std::vector<Group>& reduced, bool inner_kept) {
+  ScalarOp op = pattern.op;
+  if constexpr (std::is_same_v<Tr, PredTraits>) {  // the elementwise kernels' pred ops
+    if (op == ScalarOp::kAdd) op = ScalarOp::kOr;
+    if (op == ScalarOp::kMultiply) op = ScalarOp::kAnd;
+  }
+  auto run = [&](auto op_tag) {
+    constexpr ScalarOp kOp = decltype(op_tag)::value;
+    if constexpr (std::is_floating_point_v<typename Tr::Compute>) {
+      if (pattern.swapped) return ReduceTyped<kOp, true>(t, in, init, out, kept, reduced, inner_kept);
+    }
+    ReduceTyped<kOp, false>(t, in, init, out, kept, reduced, inner_kept);
+  };
+  constexpr bool kFloat = std::is_floating_point_v<typename Tr::Compute>;
+  switch (op) {
+    case ScalarOp::kAdd: run(std::integral_constant<ScalarOp, ScalarOp::kAdd>{}); return OkStatus();
+    case ScalarOp::kMultiply: run(std::integral_constant<ScalarOp, ScalarOp::kMultiply>{}); return OkStatus();
+    case ScalarOp::kMaximum: run(std::integral_constant<ScalarOp, ScalarOp::kMaximum>{}); return OkStatus();
+    case ScalarOp::kMinimum: run(std::integral_constant<ScalarOp, ScalarOp::kMinimum>{}); return OkStatus();
+    case ScalarOp::kAnd:
+      if constexpr (!kFloat) run(std::integral_constant<ScalarOp, ScalarOp::kAnd>{});
+      return kFloat ? Status::Error("and of floats") : OkStatus();
+    case ScalarOp::kOr:
+      if constexpr (!kFloat) run(std::integral_constant<ScalarOp, ScalarOp::kOr>{});
+      return kFloat ? Status::Error("or of floats") : OkStatus();
+    case ScalarOp::kXor:
+      if constexpr (!kFloat) run(std::integral_constant<ScalarOp, ScalarOp::kXor>{});
+      return kFloat ? Status::Error("xor of floats") : OkStatus();
+    case ScalarOp::kNone: break;
+  }
+  return Status::Error("reduce has no recognised reducer");
+}
+
+}  // namespace
+
+bool NativeScalarType(PrimitiveType t) {
+  if (IsComplex(t)) return false;
+  return DispatchType(t, [](auto) { return OkStatus(); }).ok();
+}
+
+Status KernelReduceNative(const CalleePattern& pattern, const Buf& in, const Buf& init, const Buf& out,
+                          const std::vector<int64_t>& dims) {
+  int size = HostByteSize(out.type());
+  if (out.count() == 0) return OkStatus();
+  if (in.count() == 0) {  // nothing to fold: every result is the init value, as its bytes
+    for (int64_t i = 0; i < out.count(); ++i) std::memcpy(out.data + i * size, init.data, size);
+    return OkStatus();
+  }
+  std::vector<Group> kept, reduced;
+  bool inner_kept = MergeGroups(Dims(in), dims, kept, reduced);
+  if (in.type() == PrimitiveType::kBF16)
+    return ReduceDispatch(Bf16Traits{}, pattern, in, init, out, kept, reduced, inner_kept);
+  return DispatchType(in.type(), [&](auto t) {
+    return ReduceDispatch(t, pattern, in, init, out, kept, reduced, inner_kept);
+  });
+}
+
+Status KernelArgReduceNative(const CalleePattern& pattern, const Buf& values, const Buf& indices,
+                             const Buf& init_value, const Buf& init_index, const Buf& out_value,
+                             const Buf& out_index, const std::vector<int64_t>& dims) {
+  int vsize = HostByteSize(values.type()), isize = HostByteSize(indices.type());
+  if (out_value.count() == 0) return OkStatus();
+  if (values.count() == 0) {  // nothing to fold: every result is the init values, as their bytes
+    for (int64_t k = 0; k < out_value.count(); ++k) {
+      std::memcpy(out_value.data + k * vsize, init_value.data, vsize);
+      std::memcpy(out_index.data + k * isize, init_index.data, isize);
+    }
+    return OkStatus();
+  }
+  std::vector<Group> kept, reduced;
+  MergeGroups(Dims(values), dims, kept, reduced);
+  if (kept.empty()) kept.push_back({1, 1});
+  PrimitiveType it = indices.type();
+  bool greater = pattern.direction == static_cast<uint8_t>(ComparisonDirection::kGt);
+  // An index as a value whose order is the index type's (signed or unsigned).
+  auto index_at = [it](const uint8_t* p) -> __int128 {
+    if (it == PrimitiveType::kS32) {
+      int32_t v;
+      std::memcpy(&v, p, 4);
+      return v;
+    }
+    return IsSignedInt(it) ? __int128{LoadAsInt(it, p)} : __int128{LoadAsUint(it, p)};
+  };
+  return DispatchType(values.type(), [&](auto t) {
+    using C = typename decltype(t)::Compute;
+    ParallelFor(Product(kept), ChunkFor(Product(reduced)), [&](int64_t begin, int64_t end) {
+      std::vector<int64_t> index;
+      for (int64_t k = begin; k < end; ++k) {
+        int64_t base = KeptOffset(kept, k);
+        const uint8_t* va = init_value.data;  // the accumulator's bytes, selected as they are
+        const uint8_t* ia = init_index.data;
+        C a = t.Load(va, 0);
+        __int128 ai = index_at(ia);
+        ForEachOffset(reduced, index, [&](int64_t r) {
+          int64_t at = base + r;
+          C b = t.Load(values.data, at);
+          const uint8_t* ib = indices.data + at * isize;
+          __int128 bi = index_at(ib);
+          bool keep = (greater ? a > b : a < b) || a != a;  // a != a: a NaN accumulator stays
+          bool keep_index = keep || (a == b && ai < bi);
+          if (!keep) {
+            va = values.data + at * vsize;
+            a = b;
+          }
+          if (!keep_index) {
+            ia = ib;
+            ai = bi;
+          }
+        });
+        std::memcpy(out_value.data + k * vsize, va, vsize);
+        std::memcpy(out_index.data + k * isize, ia, isize);
+      }
+    });
+    return OkStatus();
+  });
+}
+
+bool ApplyScalarOp(const CalleePattern& pattern, PrimitiveType type, uint8_t* acc, const uint8_t* x) {
+  bool done = false;
+  Status s = DispatchType(type, [&](auto t) {
+    using Tr = decltype(t);
+    using C = typename Tr::Compute;
+    C a = t.Load(acc, 0), b = t.Load(x, 0);
+    if (pattern.swapped) std::swap(a, b);
+    ScalarOp op = pattern.op;
+    if constexpr (std::is_same_v<Tr, PredTraits>) {
+      if (op == ScalarOp::kAdd) op = ScalarOp::kOr;
+      if (op == ScalarOp::kMultiply) op = ScalarOp::kAnd;
+    }
+    C r{};
+    done = true;
+    switch (op) {
+      case ScalarOp::kAdd: r = Apply<ScalarOp::kAdd>(a, b); break;
+      case ScalarOp::kMultiply: r = Apply<ScalarOp::kMultiply>(a, b); break;
+      case ScalarOp::kMaximum: r = Apply<ScalarOp::kMaximum>(a, b); break;
+      case ScalarOp::kMinimum: r = Apply<ScalarOp::kMinimum>(a, b); break;
+      case ScalarOp::kAnd: r = Apply<ScalarOp::kAnd>(a, b); done = !std::is_floating_point_v<C>; break;
+      case ScalarOp::kOr: r = Apply<ScalarOp::kOr>(a, b); done = !std::is_floating_point_v<C>; break;
+      case ScalarOp::kXor: r = Apply<ScalarOp::kXor>(a, b); done = !std::is_floating_point_v<C>; break;
+      case ScalarOp::kNone: done = false; break;
+    }
+    if (done) t.Store(acc, 0, r);
+    return OkStatus();
+  });
+  return s.ok() && done;
+}
+
+bool CompareScalar(const CalleePattern& pattern, PrimitiveType type, const uint8_t* a, const uint8_t* b) {
+  auto cmp = [&](auto x, auto y) {
+    switch (static_cast<ComparisonDirection>(pattern.direction)) {
+      case ComparisonDirection::kEq: return x == y;
+      case ComparisonDirection::kNe: return x != y;
+      case ComparisonDirection::kGe: return x >= y;
+      case ComparisonDirection::kGt: return x > y;
+      case ComparisonDirection::kLe: return x <= y;
+      case ComparisonDirection::kLt: return x < y;
+    }
+    return false;
+  };
+  if (pattern.total_order && IsFloat(type)) {  // as KernelCompare: sign-magnitude image of the bits
+    uint64_t sign = uint64_t(1) << (BitWidth(type) - 1);
+    auto key = [&](const uint8_t* p) {
+      uint64_t bits = LoadBits(type, p);
+      int64_t mag = static_cast<int64_t>(bits & (sign - 1));
+      return (bits & sign) ? -mag - 1 : mag;
+    };
+    return cmp(key(a), key(b));
+  }
+  bool result = false;
+  (void)DispatchType(type, [&](auto t) {
+    result = cmp(t.Load(a, 0), t.Load(b, 0));
+    return OkStatus();
+  });
+  return result;
+}
+
+}  // namespace nhlo

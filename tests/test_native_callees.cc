@@ -1,0 +1,164 @@
+// SPDX-License-Identifier: Apache-2.0
+// Computations called per element that load recognises (callee_pattern.cc) and the native
+// kernels that then run instead of them: which computations are recognised, and that a
+// recognised reducer gives what the same reducer run as written gives, bit for bit, on random
+// data with NaNs (several payloads) and signed zeros, over every set of reduced dimensions.
+#include <doctest/doctest.h>
+
+#include <cstring>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "codegen/bundle_reader.h"
+#include "codegen/codegen.h"
+#include "interp/interp.h"
+#include "interp/native_callees.h"
+#include "interp/op_table.h"
+#include "ir/verifier.h"
+#include "parser/parser.h"
+
+using namespace nhlo;
+
+namespace {
+
+BundleProgram Load(const std::string& text) {
+  auto m = ParseModule("callees.hlo", text);
+  REQUIRE(m.ok());
+  REQUIRE(VerifyModule(**m).ok());
+  auto bytes = EmitBundleFile(**m, CodegenOptions{});
+  REQUIRE(bytes.ok());
+  auto program = ReadBundleFile(*bytes, "callees.bin");
+  REQUIRE(program.ok());
+  return std::move(*program);
+}
+
+// The pattern load gives each bundle of the entry computation, by its result's name.
+std::map<std::string, CalleePattern> Patterns(const BundleProgram& p) {
+  std::map<std::string, CalleePattern> out;
+  const ComputationRecord& entry = p.computations[p.entry];
+  for (const BundleRecord& b : entry.bundles) {
+    Step s = StepFor(b);
+    s.family = ExecutionOf(b.opcode).family;
+    LowerCalleePattern(p, entry, s);
+    out[std::string(entry.buffers[b.result].name)] = s.pattern;
+  }
+  return out;
+}
+
+const char* kReducers = R"(HloModule callees
+add { a = f32[] parameter(0)  b = f32[] parameter(1)  ROOT s = f32[] add(a, b) }
+max_swapped { a = f32[] parameter(0)  b = f32[] parameter(1)  ROOT s = f32[] maximum(b, a) }
+mul_swapped { a = s32[] parameter(0)  b = s32[] parameter(1)  ROOT s = s32[] multiply(b, a) }
+add_copy { a = f32[] parameter(0)  b = f32[] parameter(1)  s = f32[] add(a, b)  ROOT c = f32[] copy(s) }
+sub { a = f32[] parameter(0)  b = f32[] parameter(1)  ROOT s = f32[] subtract(a, b) }
+twice { a = f32[] parameter(0)  b = f32[] parameter(1)  ROOT s = f32[] add(a, a) }
+lt { a = f32[] parameter(0)  b = f32[] parameter(1)  i = s32[] parameter(2)  j = s32[] parameter(3)
+     ROOT c = pred[] compare(a, b), direction=LT, type=TOTALORDER }
+gt_second { a = f32[] parameter(0)  b = f32[] parameter(1)  i = s32[] parameter(2)  j = s32[] parameter(3)
+     ROOT c = pred[] compare(j, i), direction=LT }
+mixed { a = f32[] parameter(0)  b = f32[] parameter(1)  i = s32[] parameter(2)  j = s32[] parameter(3)
+     ROOT c = pred[] compare(a, a), direction=LT }
+ENTRY e {
+  x = f32[4,6] parameter(0)
+  k = s32[4,6] parameter(1)
+  z = f32[] constant(0)
+  one = s32[] constant(1)
+  r.add = f32[4] reduce(x, z), dimensions={1}, to_apply=add
+  r.max = f32[6] reduce(x, z), dimensions={0}, to_apply=max_swapped
+  r.mul = s32[4] reduce(k, one), dimensions={1}, to_apply=mul_swapped
+  r.copy = f32[4] reduce(x, z), dimensions={1}, to_apply=add_copy
+  r.sub = f32[4] reduce(x, z), dimensions={1}, to_apply=sub
+  r.twice = f32[4] reduce(x, z), dimensions={1}, to_apply=twice
+  s.lt = (f32[4,6], s32[4,6]) sort(x, k), dimensions={1}, to_apply=lt
+  s.gt = (f32[4,6], s32[4,6]) sort(x, k), dimensions={1}, to_apply=gt_second
+  s.mixed = (f32[4,6], s32[4,6]) sort(x, k), dimensions={1}, to_apply=mixed
+  ROOT t = (f32[4], f32[6]) tuple(r.add, r.max)
+})";
+
+}  // namespace
+
+TEST_CASE("load recognises one-op reducers and two-parameter comparators, and nothing more") {
+  BundleProgram p = Load(kReducers);
+  auto patterns = Patterns(p);
+  CHECK(patterns["r.add"].op == ScalarOp::kAdd);
+  CHECK(!patterns["r.add"].swapped);
+  CHECK(patterns["r.max"].op == ScalarOp::kMaximum);
+  CHECK(patterns["r.max"].swapped);  // float max keeps its operand order (NaN, -0)
+  CHECK(patterns["r.mul"].op == ScalarOp::kMultiply);
+  CHECK(!patterns["r.mul"].swapped);  // integer multiply commutes exactly
+  CHECK(patterns["r.copy"].op == ScalarOp::kNone);
+  CHECK(patterns["r.sub"].op == ScalarOp::kNone);
+  CHECK(patterns["r.twice"].op == ScalarOp::kNone);
+  CHECK(patterns["s.lt"].compare_known);
+  CHECK(patterns["s.lt"].total_order);
+  CHECK(!patterns["s.lt"].descending);
+  CHECK(patterns["s.lt"].key_operand == 0);
+  CHECK(patterns["s.gt"].compare_known);
+  CHECK(patterns["s.gt"].descending);  // compare(j, i) LT is i > j
+  CHECK(patterns["s.gt"].key_operand == 1);
+  CHECK(!patterns["s.mixed"].compare_known);
+}
+
+TEST_CASE("recognised reducers give what the reducer run as written gives, bit for bit") {
+  // For each set of reduced dimensions of a [3,1,5,7] array: max (f32, NaN payloads, -0), min
+  // swapped, and s32 add, each against the same reducer with a copy (not recognised).
+  std::string text = R"(HloModule differential
+mx { a = f32[] parameter(0)  b = f32[] parameter(1)  ROOT s = f32[] maximum(a, b) }
+mx_copy { a = f32[] parameter(0)  b = f32[] parameter(1)  s = f32[] maximum(a, b)  ROOT c = f32[] copy(s) }
+mn { a = f32[] parameter(0)  b = f32[] parameter(1)  ROOT s = f32[] minimum(b, a) }
+mn_copy { a = f32[] parameter(0)  b = f32[] parameter(1)  s = f32[] minimum(b, a)  ROOT c = f32[] copy(s) }
+ad { a = s32[] parameter(0)  b = s32[] parameter(1)  ROOT s = s32[] add(a, b) }
+ad_copy { a = s32[] parameter(0)  b = s32[] parameter(1)  s = s32[] add(a, b)  ROOT c = s32[] copy(s) }
+ENTRY e {
+  x = f32[3,1,5,7] parameter(0)
+  k = s32[3,1,5,7] parameter(1)
+  ninf = f32[] constant(-inf)
+  pinf = f32[] constant(inf)
+  zero = s32[] constant(0)
+)";
+  const int64_t shape[4] = {3, 1, 5, 7};
+  std::string outs, shapes;
+  int n = 0;
+  for (int mask = 0; mask < 16; ++mask) {
+    std::string dims, kept;
+    for (int d = 0; d < 4; ++d) {
+      std::string& into = (mask >> d & 1) ? dims : kept;
+      into += (into.empty() ? "" : ",") + std::to_string((mask >> d & 1) ? d : shape[d]);
+    }
+    const char* ops[3][4] = {{"f32", "ninf", "mx", "x"}, {"f32", "pinf", "mn", "x"}, {"s32", "zero", "ad", "k"}};
+    for (auto& op : ops)
+      for (std::string suffix : {"", "_copy"}) {
+        std::string name = "r" + std::to_string(n++);
+        std::string sh = std::string(op[0]) + "[" + kept + "]";
+        text += "  " + name + " = " + sh + " reduce(" + op[3] + ", " + op[1] + "), dimensions={" + dims +
+                "}, to_apply=" + op[2] + suffix + "\n";
+        outs += (outs.empty() ? "" : ", ") + name;
+        shapes += (shapes.empty() ? "" : ", ") + sh;
+      }
+  }
+  text += "  ROOT t = (" + shapes + ") tuple(" + outs + ")\n}\n";
+  BundleProgram p = Load(text);
+  std::mt19937 rng(7);
+  const uint32_t specials[] = {0x80000000u, 0, 0x7fc00001u, 0xffc00002u, 0x7f800000u, 0xff800000u, 0x3f800000u};
+  Value x{PrimitiveType::kF32, {3, 1, 5, 7}, std::string(105 * 4, '\0'), {}};
+  Value k{PrimitiveType::kS32, {3, 1, 5, 7}, std::string(105 * 4, '\0'), {}};
+  for (int i = 0; i < 105; ++i) {
+    uint32_t bits = specials[rng() % 7];
+    if (rng() % 3 == 0) {  // mostly small values, so ties and -0/+0 meet
+      float f = static_cast<float>(static_cast<int>(rng() % 5) - 2);
+      std::memcpy(&bits, &f, 4);
+    }
+    std::memcpy(x.bytes.data() + 4 * i, &bits, 4);
+    uint32_t wide = static_cast<uint32_t>(rng());
+    std::memcpy(k.bytes.data() + 4 * i, &wide, 4);
+  }
+  auto result = Execute(p, {x, k});
+  REQUIRE(result.ok());
+  REQUIRE(result->tuple.size() == static_cast<size_t>(n));
+  for (int i = 0; i < n; i += 2) {
+    CAPTURE(i);
+    CHECK(result->tuple[i].bytes == result->tuple[i + 1].bytes);
+  }
+}
