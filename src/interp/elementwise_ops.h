@@ -11,6 +11,7 @@
 #include <type_traits>
 
 #include "interp/kernels.h"
+#include "interp/vector_math.h"
 
 namespace nhlo {
 
@@ -21,18 +22,26 @@ inline C UnaryFloat(Opcode op, C x, bool* ok) {
     case Opcode::kNegate: return -x;
     case Opcode::kCeil: return std::ceil(x);
     case Opcode::kFloor: return std::floor(x);
-    case Opcode::kExp: return std::exp(x);
+    // The f32 domain's exp and tanh are correctly rounded (vector_math.h): the same bits on
+    // every machine, where glibc's expf/tanhf differ by CPU and miss on some inputs.
+    case Opcode::kExp:
+      if constexpr (std::is_same_v<C, float>) return ExpF32(x);
+      else return std::exp(x);
     case Opcode::kExpm1: return std::expm1(x);
     case Opcode::kLog: return std::log(x);
     case Opcode::kLog1p: return std::log1p(x);
-    case Opcode::kLogistic: return C(1) / (C(1) + std::exp(-x));
+    case Opcode::kLogistic:
+      if constexpr (std::is_same_v<C, float>) return 1.0f / (1.0f + ExpF32(-x));
+      else return C(1) / (C(1) + std::exp(-x));
     case Opcode::kSqrt: return std::sqrt(x);
     case Opcode::kRsqrt: return C(1) / std::sqrt(x);
     case Opcode::kCbrt: return std::cbrt(x);
     case Opcode::kSin: return std::sin(x);
     case Opcode::kCos: return std::cos(x);
     case Opcode::kTan: return std::tan(x);
-    case Opcode::kTanh: return std::tanh(x);
+    case Opcode::kTanh:
+      if constexpr (std::is_same_v<C, float>) return TanhF32(x);
+      else return std::tanh(x);
     case Opcode::kSinh: return std::sinh(x);
     case Opcode::kCosh: return std::cosh(x);
     case Opcode::kAcos: return std::acos(x);

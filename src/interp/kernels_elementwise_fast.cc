@@ -103,7 +103,20 @@ int64_t SqrtLanes(const T* x, T* z, int64_t m) {
 template <Opcode K, typename T>
 void UnarySpan(const T* x, T* z, int64_t m) {
   bool ignored = true;
-  if constexpr (std::is_floating_point_v<T>) {
+  if constexpr (std::is_same_v<T, float> && (K == Opcode::kExp || K == Opcode::kTanh)) {
+    // The array forms of UnaryFloat's rule.
+    if constexpr (K == Opcode::kExp) ExpF32(x, z, m);
+    else TanhF32(x, z, m);
+  } else if constexpr (std::is_same_v<T, float> && K == Opcode::kLogistic) {
+    // 1 / (1 + exp(-x)) as UnaryFloat computes it, with exp over blocks.
+    float e[256];
+    for (int64_t start = 0; start < m; start += 256) {
+      int64_t count = std::min<int64_t>(256, m - start);
+      for (int64_t j = 0; j < count; ++j) e[j] = -x[start + j];
+      ExpF32(e, e, count);
+      for (int64_t j = 0; j < count; ++j) z[start + j] = 1.0f / (1.0f + e[j]);
+    }
+  } else if constexpr (std::is_floating_point_v<T>) {
     int64_t i = 0;
     if constexpr (K == Opcode::kSqrt || K == Opcode::kRsqrt) i = SqrtLanes<K, T>(x, z, m);
     for (; i < m; ++i) z[i] = UnaryFloat<T>(K, x[i], &ignored);
