@@ -51,7 +51,9 @@ emit("gather f32", n1m / best(lambda: np.take(v, idx)) / 1e9)
 acc = np.zeros(n1m, dtype=np.float32)
 emit("scatter-add f32", n1m / best(lambda: np.add.at(acc, idx, v)) / 1e9)
 emit("random-args f32", n16m / best(lambda: rng.random(n16m, dtype=np.float32)) / 1e9)
-emit("print summary f32", n16m / best(lambda: repr(x)) / 1e9)
+# nhlo's summary line: min, max, mean, NaN and Inf counts, first elements.
+emit("print summary f32", n16m / best(lambda: (x.min(), x.max(), x.mean(), np.isnan(x).sum(), np.isinf(x).sum(),
+                                             repr(x[:8]))) / 1e9)
 emit("write npy f32", n16m / best(lambda: np.save(io.BytesIO(), x)) / 1e9)
 small = x[:n1m]
 with np.printoptions(threshold=n1m + 1):

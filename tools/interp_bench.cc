@@ -124,11 +124,11 @@ struct Row {
 
 void PrintRow(const Row& row, const std::map<std::string, double>& numpy) {
   char line[256];
-  std::snprintf(line, sizeof(line), "%-22s %-20s %10.2f ms %9.4f %-8s", row.name.c_str(), row.shape.c_str(),
+  std::snprintf(line, sizeof(line), "%-22s %-20s %10.2f ms %9.4g %-8s", row.name.c_str(), row.shape.c_str(),
                 row.seconds * 1e3, row.rate, row.unit);
   std::cout << line;
   if (auto it = numpy.find(row.name); it != numpy.end() && row.rate > 0) {
-    std::snprintf(line, sizeof(line), "  numpy %9.4f  %6.2fx", it->second, row.rate / it->second);
+    std::snprintf(line, sizeof(line), "  numpy %9.4g  %6.3gx", it->second, row.rate / it->second);
     std::cout << line;
   } else if (!numpy.empty()) {
     std::cout << "  numpy         -         ";

@@ -4,9 +4,11 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstring>
 
 #include "ir/literal.h"
 #include "parser/parser.h"
+#include "types/float_cast.h"
 #include "support/parallel.h"
 
 namespace nhlo {
@@ -156,6 +158,14 @@ void FillRandom(Value& v, const Shape& shape, uint64_t& state, const std::option
     case PrimitiveType::kU32: return fill_native(uint32_t{});
     case PrimitiveType::kU64: return fill_native(uint64_t{});
     case PrimitiveType::kPred: return fill([&](int64_t i, uint64_t r) { data[i] = r & 1; });
+    case PrimitiveType::kBF16: case PrimitiveType::kF16: {
+      // StoreFromDouble's rounding for these (through f32, as Eigen's types construct), inline.
+      PrimitiveType t = shape.type;
+      return fill([&](int64_t i, uint64_t r) {
+        uint16_t code = static_cast<uint16_t>(EncodeFromF32(t, static_cast<float>(lo + unit(r) * (hi - lo))));
+        std::memcpy(data + 2 * i, &code, 2);
+      });
+    }
     case PrimitiveType::kF8E8M0FNU:
       // A scale is a power of two; uniform floats would make half of them NaN (negative) and
       // most of the rest tiny.
