@@ -138,6 +138,16 @@ Status KernelConvolution(const Step& b, const Buf& lhs, const Buf& rhs, const Bu
   for (size_t s = 0; s < spatial; ++s)
     if (window[s].size != kd[l.kernel_spatial[s]] || window[s].stride < 1 || window[s].base_dilation < 1 || window[s].window_dilation < 1)
       return Status::Error("convolution window does not match the kernel");
+  // Both kernels form o * stride + k * window_dilation - pad_low for every output position o and
+  // tap k; a bundle file may carry any window, so the extremes are checked in 128 bits first.
+  for (size_t s = 0; s < spatial; ++s) {
+    const WindowDim& w = window[s];
+    __int128 far = static_cast<__int128>(std::max<int64_t>(od[l.output_spatial[s]] - 1, 0)) * w.stride +
+                   static_cast<__int128>(std::max<int64_t>(w.size - 1, 0)) * w.window_dilation - w.pad_low;
+    __int128 near = -static_cast<__int128>(w.pad_low);
+    if (far > INT64_MAX || near > INT64_MAX || near < INT64_MIN)
+      return Status::Error("convolution window positions overflow 64 bits (padding " + std::to_string(w.pad_low) + ")");
+  }
   bool handled = false;
   NHLO_TRY(ConvolutionViaGemm(l, window, fgc, bgc, lhs, rhs, out, handled));
   if (handled) return OkStatus();

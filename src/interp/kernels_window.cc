@@ -5,6 +5,7 @@
 // later element e replaces the selection when select(selected, e) is false; then the selected
 // result element becomes scatter(source value, current result value). A window with no element
 // in bounds scatters nothing. The two computations run through the executor's callback.
+#include <algorithm>
 #include <cstring>
 #include <string>
 
@@ -26,16 +27,21 @@ Status KernelSelectAndScatter(const Step& s, const Buf& operand, const Buf& sour
   for (const WindowDim& w : window)
     if (w.size < 1 || w.stride < 1 || w.base_dilation < 1 || w.window_dilation < 1)
       return Status::Error("select-and-scatter has an invalid window");
-  // The source has the shape of the window positions (as reduce-window's result would).
+  // The source has the shape of the window positions (as reduce-window's result would). In 128
+  // bits: a bundle file may carry any window, and the positions o * stride + k * dilation -
+  // pad_low formed below must fit in 64 bits too.
   for (size_t d = 0; d < shape.size(); ++d) {
     const WindowDim& w = window[d];
-    int64_t padded = (shape[d] == 0 ? 0 : (shape[d] - 1) * w.base_dilation + 1) + w.pad_low + w.pad_high;
-    int64_t span = (w.size - 1) * w.window_dilation + 1;
-    int64_t positions = padded < span ? 0 : (padded - span) / w.stride + 1;
+    using Wide = __int128;
+    Wide padded = (shape[d] == 0 ? 0 : Wide{shape[d] - 1} * w.base_dilation + 1) + w.pad_low + w.pad_high;
+    Wide span = Wide{w.size - 1} * w.window_dilation + 1;
+    Wide positions = padded < span ? 0 : (padded - span) / w.stride + 1;
     if (Dims(source)[d] != positions)
       return Status::Error("select-and-scatter source dimension " + std::to_string(d) + " is " +
-                           std::to_string(Dims(source)[d]) + ", the window has " + std::to_string(positions) +
-                           " positions");
+                           std::to_string(Dims(source)[d]) + ", which does not match its window's positions");
+    Wide far = Wide{std::max<int64_t>(Dims(source)[d] - 1, 0)} * w.stride + (span - 1) - w.pad_low;
+    if (far > INT64_MAX || -Wide{w.pad_low} > INT64_MAX)
+      return Status::Error("select-and-scatter window positions overflow 64 bits");
   }
   int size = HostByteSize(t);
   for (int64_t i = 0; i < out.count(); ++i) std::memcpy(out.data + i * size, init.data, size);
