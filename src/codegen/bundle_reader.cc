@@ -216,6 +216,10 @@ class Decoder {
         // A token constant holds no data, but its location is still an offset into the section.
         return r.ErrorAt(at, where + " lies outside the constant section");
       }
+      // A token or tuple temp holds no bytes, but the interpreter still forms base + location
+      // for it: that must stay inside the frame too (a fuzz-bundle finding).
+      if (b.kind == BufferKind::kTemp && !IsArrayType(b.type) && b.location > c.frame_size)
+        return r.ErrorAt(at, where + " lies outside its computation's frame");
       if (b.kind == BufferKind::kParameter && b.location > INT32_MAX) return r.ErrorAt(at, where + " has an impossible parameter number");
     }
     return OkStatus();
