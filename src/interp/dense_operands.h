@@ -87,6 +87,7 @@ inline uint16_t Bf16FromF32(float v) {
 /// Stores `count` computed values into the result buffer (rounding once for the low floats).
 template <typename C, typename ResultTraits>
 void StoreComputeArray(const C* src, int64_t count, const Buf& out, ResultTraits rt) {
+  if (count <= 0) return;  // an empty result's source may be a null vector.data() (fuzz-modules finding)
   if constexpr (std::is_same_v<C, float>) {
     if (out.type() == PrimitiveType::kF32) {
       std::memcpy(out.data, src, static_cast<size_t>(count) * sizeof(float));
