@@ -268,6 +268,16 @@ Status KernelScatter(const Step& s, const std::vector<Buf>& in, const Buf& indic
   for (int64_t d : *to_operand)
     if (d < 0 || d >= static_cast<int64_t>(shape.size()))
       return Status::Error("scatter_dims_to_operand_dims is out of range");
+  // The updates' scatter dimensions (those not in update_window_dims) are the indices' dimensions
+  // other than index_vector_dim, in order and size. A bundle file may claim any shapes, and the
+  // loop below reads indices at those positions (a fuzz-bundle finding read past them).
+  for (size_t d = 0, bi = 0; d < udims.size(); ++d) {
+    if (is_window[d]) continue;
+    if (static_cast<int64_t>(bi) == ivd) ++bi;
+    if (bi >= idims.size() || udims[d] != idims[bi])
+      return Status::Error("scatter update dimension " + std::to_string(d) + " does not match its indices");
+    ++bi;
+  }
   for (size_t i = 0; i < n; ++i) std::memmove(out[i].data, in[i].data, in[i].rec->size);
   std::vector<int64_t> strides = RowMajorStrides(shape), istrides = RowMajorStrides(idims);
   std::vector<int64_t> window_size(shape.size(), 1);
