@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "interp/dense_operands.h"
+#include "interp/float_blocks.h"
 #include "interp/gemm.h"
 #include "interp/kernels.h"
 #include "support/parallel.h"
@@ -121,13 +122,15 @@ void CheckThreadsAndIsas() {
 TEST_CASE("gemm: f32 results are identical for 1, 2 and 3 threads") { CheckThreadsAndIsas<float>(); }
 TEST_CASE("gemm: f64 results are identical for 1, 2 and 3 threads") { CheckThreadsAndIsas<double>(); }
 
-TEST_CASE("dot kernel: the fast f32 -> bf16 store rounds as EncodeFromF32") {
+TEST_CASE("dot kernel: the f32 -> bf16 store (the elementwise block codec) rounds as EncodeFromF32") {
   for (uint64_t bits = 0; bits <= 0xffffffffu; bits += 65521) {
     for (uint32_t low : {0u, 1u, 0x7fffu, 0x8000u, 0x8001u, 0xffffu}) {
       uint32_t b = (static_cast<uint32_t>(bits) & 0xffff0000u) | low;
       float v;
       std::memcpy(&v, &b, 4);
-      REQUIRE(Bf16FromF32(v) == EncodeFromF32(PrimitiveType::kBF16, v));
+      uint8_t stored[2];
+      EncodeFloatBlock(PrimitiveType::kBF16, &v, stored, 1);
+      REQUIRE((stored[0] | stored[1] << 8) == EncodeFromF32(PrimitiveType::kBF16, v));
     }
   }
 }

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "interp/element_traits.h"
+#include "interp/float_blocks.h"
 #include "interp/kernels.h"
 
 namespace nhlo {
@@ -38,13 +39,8 @@ Status ToComputeArray(const Buf& buf, PrimitiveType result, ResultTraits rt, std
       std::memcpy(dst.data(), buf.data, static_cast<size_t>(count) * sizeof(float));
       return OkStatus();
     }
-    if (t == PrimitiveType::kBF16) {  // exact widening: the 16 bits on top of an f32
-      for (int64_t i = 0; i < count; ++i) {
-        uint16_t h;
-        std::memcpy(&h, buf.data + 2 * i, 2);
-        uint32_t bits = static_cast<uint32_t>(h) << 16;
-        std::memcpy(&dst[i], &bits, 4);
-      }
+    if (t == PrimitiveType::kBF16) {  // exact widening, by the elementwise kernels' block codec
+      DecodeFloatBlock(t, buf.data, dst.data(), count);
       return OkStatus();
     }
   }
@@ -76,14 +72,6 @@ Status ToComputeArray(const Buf& buf, PrimitiveType result, ResultTraits rt, std
   return OkStatus();
 }
 
-/// f32 -> bf16 with round-to-nearest-even, as EncodeFromF32(kBF16) (which NaNs go to).
-inline uint16_t Bf16FromF32(float v) {
-  uint32_t bits;
-  std::memcpy(&bits, &v, 4);
-  if ((bits & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>(EncodeFromF32(PrimitiveType::kBF16, v));
-  return static_cast<uint16_t>((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
-}
-
 /// Stores `count` computed values into the result buffer (rounding once for the low floats).
 template <typename C, typename ResultTraits>
 void StoreComputeArray(const C* src, int64_t count, const Buf& out, ResultTraits rt) {
@@ -93,11 +81,8 @@ void StoreComputeArray(const C* src, int64_t count, const Buf& out, ResultTraits
       std::memcpy(out.data, src, static_cast<size_t>(count) * sizeof(float));
       return;
     }
-    if (out.type() == PrimitiveType::kBF16) {
-      for (int64_t i = 0; i < count; ++i) {
-        uint16_t h = Bf16FromF32(src[i]);
-        std::memcpy(out.data + 2 * i, &h, 2);
-      }
+    if (out.type() == PrimitiveType::kBF16) {  // EncodeFromF32's rounding, as the elementwise kernels store
+      EncodeFloatBlock(out.type(), src, out.data, count);
       return;
     }
   }
