@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The f32 exp and tanh kernels against the long-double libm rounded once to float (the
+// The f32 exp and tanh kernels (the AVX-512 path where the CPU has it, and the portable path)
+// against the long-double libm rounded once to float (the
 // correctly rounded result, save for inputs within 2^-64 of a rounding boundary, which binary32
 // exp and tanh do not have): every 1021st float, the special values, and with
 // NHLO_EXHAUSTIVE=1 in the environment every one of the 2^32 (about three minutes per function).
@@ -51,6 +52,8 @@ uint64_t Step() { return std::getenv("NHLO_EXHAUSTIVE") ? 1 : 1021; }
 TEST_CASE("ExpF32 is correctly rounded") {
   auto reference = [](float x) { return static_cast<float>(expl(static_cast<long double>(x))); };
   CHECK(Mismatches([](const float* in, float* out, int64_t n) { nhlo::ExpF32(in, out, n); }, reference, Step()) == 0);
+  CHECK(Mismatches([](const float* in, float* out, int64_t n) { nhlo::ExpF32Portable(in, out, n); }, reference,
+                   Step()) == 0);
   CHECK(SameFloat(nhlo::ExpF32(1.0f), 2.71828183f));
   CHECK(std::isnan(nhlo::ExpF32(NAN)));
 }
@@ -58,6 +61,27 @@ TEST_CASE("ExpF32 is correctly rounded") {
 TEST_CASE("TanhF32 is correctly rounded and odd") {
   auto reference = [](float x) { return static_cast<float>(tanhl(static_cast<long double>(x))); };
   CHECK(Mismatches([](const float* in, float* out, int64_t n) { nhlo::TanhF32(in, out, n); }, reference, Step()) == 0);
+  CHECK(Mismatches([](const float* in, float* out, int64_t n) { nhlo::TanhF32Portable(in, out, n); }, reference,
+                   Step()) == 0);
   CHECK(std::signbit(nhlo::TanhF32(-0.0f)));
   CHECK(SameFloat(nhlo::TanhF32(-INFINITY), -1.0f));
+}
+
+TEST_CASE("ExpF32 and TanhF32 work in place and on ragged lengths") {
+  // Lengths that end mid-vector and mid-block, in place, with values that take the slow path
+  // (NaN, overflow, subnormal results, tiny tanh arguments) among them.
+  std::vector<float> values;
+  for (int i = 0; i < 1000; ++i) values.push_back(static_cast<float>(i % 97) * 0.37f - 18.0f);
+  for (int i = 0; i < 1000; i += 37)
+    values[static_cast<size_t>(i)] = (i % 3 == 0) ? NAN : (i % 3 == 1 ? -95.0f : 1e-20f);
+  for (int n : {1, 15, 17, 255, 257, 1000}) {
+    std::vector<float> exp_in_place(values.begin(), values.begin() + n), tanh_in_place = exp_in_place;
+    nhlo::ExpF32(exp_in_place.data(), exp_in_place.data(), n);
+    nhlo::TanhF32(tanh_in_place.data(), tanh_in_place.data(), n);
+    for (int i = 0; i < n; ++i) {
+      long double x = values[static_cast<size_t>(i)];
+      CHECK(SameFloat(exp_in_place[static_cast<size_t>(i)], static_cast<float>(expl(x))));
+      CHECK(SameFloat(tanh_in_place[static_cast<size_t>(i)], static_cast<float>(tanhl(x))));
+    }
+  }
 }

@@ -22,18 +22,12 @@
 namespace nhlo {
 namespace {
 
-// bf16 without the general decoder: a code is the top half of its f32, and a finite or
-// infinite f32 rounds to nearest even by integer arithmetic (the rounding EncodeFromF32 gives;
-// NaNs still go through it).
+// bf16 without the general decoder (the branch-free codecs of float_cast.h).
 struct Bf16Traits {
   using Compute = float;
   static constexpr bool kIsFloat = true;
-  static float Decode(uint16_t code) { return std::bit_cast<float>(uint32_t{code} << 16); }
-  static uint16_t Encode(float v) {
-    if (std::isnan(v)) return static_cast<uint16_t>(EncodeFromF32(PrimitiveType::kBF16, v));
-    uint32_t bits = std::bit_cast<uint32_t>(v);
-    return static_cast<uint16_t>((bits + 0x7fff + ((bits >> 16) & 1)) >> 16);
-  }
+  static float Decode(uint16_t code) { return Bf16ToF32(code); }
+  static uint16_t Encode(float v) { return F32ToBf16(v); }
   float Load(const uint8_t* p, int64_t i) const {
     uint16_t code;
     std::memcpy(&code, p + i * 2, 2);
@@ -198,7 +192,7 @@ void ReduceTyped(const Tr& t, const Buf& in, const Buf& init, const Buf& out, co
   int64_t reduced_count = Product(reduced);
   if (inner_kept) {
     // Columns: the innermost kept group is contiguous in the input and the result.
-    constexpr int64_t kBlock = 2048;
+    constexpr int64_t kBlock = 8192;
     std::vector<Group> outer(kept.begin(), kept.end() - 1);
     int64_t cols = kept.back().size, blocks = (cols + kBlock - 1) / kBlock;
     int64_t units = Product(outer) * blocks;

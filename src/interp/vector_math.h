@@ -4,7 +4,7 @@
 // double with an error far below the gap between a float and the nearest rounding boundary;
 // the rare values too close to a boundary to decide (and subnormal results) are recomputed
 // with the long-double libm functions. The results are the same on every machine and for
-// every vector width (no FMA contraction; the code paths differ only in register width).
+// every vector width: each path's results are the correctly rounded ones.
 #pragma once
 
 #include <cstdint>
@@ -15,6 +15,11 @@ namespace nhlo {
 void ExpF32(const float* in, float* out, int64_t n);
 /// out[i] = tanh(in[i]) for i < n; `in` and `out` may be the same array.
 void TanhF32(const float* in, float* out, int64_t n);
+
+/// The same with the portable path even where AVX-512 is available (for tests: both paths must
+/// give the correctly rounded results).
+void ExpF32Portable(const float* in, float* out, int64_t n);
+void TanhF32Portable(const float* in, float* out, int64_t n);
 
 /// One value each, the same results as the array forms.
 float ExpF32(float x);

@@ -246,37 +246,10 @@ float Decode(const FloatFormat& f, uint32_t code) {
 
 bool IsCastableLowPrecisionFloat(PrimitiveType t) { return FindFormat(t) != nullptr; }
 
-namespace {
-
-// bf16 and f16 from f32 by integer rounding on the bits: the same codes as Encode (checked
-// against it on every f32 exponent and mantissa pattern in tests/test_float_cast.cc), without
-// frexp/ldexp, since the interpreter and argument generation call these for every element.
-uint32_t EncodeBf16(float v) {
-  uint32_t bits = std::bit_cast<uint32_t>(v);
-  if ((bits & 0x7fffffffu) > 0x7f800000u) return ((bits >> 16) & 0x8000u) | 0x7fc0u;  // quiet NaN, no payload
-  return (bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16;  // ties to even; a carry reaches inf naturally
-}
-
-uint32_t EncodeF16(float v) {
-  uint32_t bits = std::bit_cast<uint32_t>(v);
-  uint32_t sign = (bits >> 16) & 0x8000u, a = bits & 0x7fffffffu;
-  if (a > 0x7f800000u) return sign | 0x7e00u;    // quiet NaN, no payload
-  if (a >= 0x477ff000u) return sign | 0x7c00u;   // 65520 and up (and inf) round to inf
-  if (a < 0x38800000u) {                         // below 2^-14: the subnormal grid of 2^-24
-    // Adding 0.5 (whose ulp is 2^-24) rounds to that grid, ties to even, in the FPU.
-    float rounded = std::bit_cast<float>(a) + 0.5f;
-    return sign | (std::bit_cast<uint32_t>(rounded) - 0x3f000000u);
-  }
-  uint32_t rebiased = a - (uint32_t(127 - 15) << 23);
-  return sign | ((rebiased + 0xfffu + ((a >> 13) & 1u)) >> 13);
-}
-
-}  // namespace
-
 uint32_t EncodeFromF32(PrimitiveType t, float v) {
   if (t == PrimitiveType::kF32) return std::bit_cast<uint32_t>(v);
-  if (t == PrimitiveType::kBF16) return EncodeBf16(v);
-  if (t == PrimitiveType::kF16) return EncodeF16(v);
+  if (t == PrimitiveType::kBF16) return F32ToBf16(v);
+  if (t == PrimitiveType::kF16) return F32ToF16(v);
   return Encode(FormatOf(t), static_cast<double>(v), /*saturate=*/false);
 }
 

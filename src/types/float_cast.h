@@ -5,6 +5,7 @@
 // docs/dtypes.md and reference/NUMERICS.md for the rules.
 #pragma once
 
+#include <bit>
 #include <cstdint>
 
 #include "types/primitive_type.h"
@@ -69,5 +70,51 @@ bool HasInfinity(PrimitiveType t);
 bool HasNaN(PrimitiveType t);
 /// Whether a float type has a distinct negative zero (not the fnuz types nor E8M0).
 bool HasNegativeZero(PrimitiveType t);
+
+/// The bf16 and f16 codecs, branch-free so that loops over arrays vectorize; EncodeFromF32 and
+/// DecodeToF32 give the same codes (they call the encoders; tests/test_float_cast.cc checks
+/// the encoders against the general rounding on every f32 exponent and mantissa pattern).
+
+/// bf16 -> f32: the code is the top half of the f32 (NaN payloads kept, as DecodeToF32).
+inline float Bf16ToF32(uint16_t h) { return std::bit_cast<float>(static_cast<uint32_t>(h) << 16); }
+
+/// f32 -> bf16, round to nearest even; NaN -> the quiet NaN with the input's sign (payload dropped).
+inline uint16_t F32ToBf16(float f) {
+  uint32_t b = std::bit_cast<uint32_t>(f);
+  uint32_t rounded = (b + 0x7fffu + ((b >> 16) & 1u)) >> 16;
+  uint32_t nan = ((b >> 16) & 0x8000u) | 0x7fc0u;
+  return static_cast<uint16_t>((b & 0x7fffffffu) > 0x7f800000u ? nan : rounded);
+}
+
+/// f16 -> f32, exact; NaNs keep their payload unquieted, as DecodeToF32.
+inline float F16ToF32(uint16_t h) {
+  uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+  uint32_t em = h & 0x7fffu;
+  uint32_t normal = (em << 13) + 0x38000000u;                    // exponent rebiased by 127 - 15
+  uint32_t special = normal + 0x38000000u;                       // all-ones exponent -> 0xff
+  float sub = static_cast<float>(static_cast<int32_t>(em)) * 0x1p-24f;  // subnormal: exact
+  // Selected with masks rather than branches, so the loops over blocks vectorize.
+  uint32_t is_sub = 0u - static_cast<uint32_t>(em < 0x400u), is_special = 0u - static_cast<uint32_t>(em >= 0x7c00u);
+  uint32_t bits = (std::bit_cast<uint32_t>(sub) & is_sub) | (special & is_special) | (normal & ~(is_sub | is_special));
+  return std::bit_cast<float>(sign | bits);
+}
+
+/// f32 -> f16, round to nearest even with gradual underflow; overflow -> Inf; NaN -> the quiet
+/// NaN with the input's sign.
+inline uint16_t F32ToF16(float f) {
+  uint32_t b = std::bit_cast<uint32_t>(f);
+  uint32_t sign = (b >> 16) & 0x8000u;
+  uint32_t a = b & 0x7fffffffu;
+  // Normal range: rebias the exponent, then round the 13 dropped bits (a carry is the next binade).
+  uint32_t normal = (a - 0x38000000u + 0xfffu + ((a >> 13) & 1u)) >> 13;
+  normal = normal > 0x7c00u ? 0x7c00u : normal;
+  // Below 2^-14: adding 0.5 rounds to the 2^-24 grid (RNE); the low bits are the code.
+  float half = std::bit_cast<float>(a) + 0.5f;
+  uint32_t sub = std::bit_cast<uint32_t>(half) - 0x3f000000u;
+  uint32_t is_nan = 0u - static_cast<uint32_t>(a > 0x7f800000u);
+  uint32_t is_normal = 0u - static_cast<uint32_t>(a >= 0x38800000u);
+  uint32_t code = (0x7e00u & is_nan) | (normal & is_normal & ~is_nan) | (sub & ~is_normal);
+  return static_cast<uint16_t>(sign | code);
+}
 
 }  // namespace nhlo
