@@ -10,11 +10,6 @@
 // own under a time limit (--timeout=S, default 10) and a memory limit (--max-memory=SIZE,
 // default 4G), and counts the modules that ran, were refused (grouped by reason), failed or
 // timed out, and lists the ten slowest runs (--threads=N for the runs, default 1).
-#include <signal.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
@@ -23,12 +18,13 @@
 #include <map>
 #include <sstream>
 
+#include "child_run.h"
 #include "codegen/bundle_reader.h"
 #include "codegen/codegen.h"
 #include "driver/common.h"
 #include "driver/driver.h"
-#include "interp/interp.h"
 #include "interp/frame_checks.h"
+#include "interp/interp.h"
 #include "ir/custom_calls.h"
 #include "ir/printer.h"
 #include "ir/verifier.h"
@@ -98,8 +94,10 @@ void CheckBundle(const std::string& name, const nhlo::Module& m, ArenaTotals& t)
         if (s.ok()) s = nhlo::CheckBundlePlacement(*program, comp, b, nhlo::ExecutionOf(b.opcode).family);
         if (!s.ok()) break;
         nhlo::Result<uint64_t> need = nhlo::CheckCalleeFrameAlignment(b, frame_alignment);
-        if (!need.ok()) s = need.status();
-        else frame_alignment.back() = std::max(frame_alignment.back(), *need);
+        if (!need.ok())
+          s = need.status();
+        else
+          frame_alignment.back() = std::max(frame_alignment.back(), *need);
       }
       if (!s.ok()) {
         ++t.placement_errors;
@@ -119,8 +117,8 @@ void CheckBundle(const std::string& name, const nhlo::Module& m, ArenaTotals& t)
     t.worst = name + " (" + std::string(m.name) + ")";
   }
   if (t.print_each)
-    std::cout << "arena " << report.arena << " lower-bound " << report.lower_bound << " ratio " << ratio << "  " << name << " ("
-              << m.name << ")\n";
+    std::cout << "arena " << report.arena << " lower-bound " << report.lower_bound << " ratio " << ratio << "  " << name
+              << " (" << m.name << ")\n";
 }
 
 // Empty on success, else why the piece failed. The round trip is checked even for a module
@@ -133,7 +131,9 @@ std::string CheckPiece(const std::string& name, const std::string& text, bool* r
   auto again = nhlo::ParseModule(name + " (printed)", once);
   if (!again.ok()) return "printed module does not parse: " + FirstLines(again.status().ToString(), 3);
   std::string twice = nhlo::PrintModule(**again);
-  if (once != twice) return "print(parse(print(m))) != print(m):\n" + FirstLines(nhlo::UnifiedDiff(once, twice, "print(m)", "print(parse(print(m)))"), 12);
+  if (once != twice)
+    return "print(parse(print(m))) != print(m):\n" +
+           FirstLines(nhlo::UnifiedDiff(once, twice, "print(m)", "print(parse(print(m)))"), 12);
   *round_trip_ok = true;
   nhlo::Status verified = nhlo::VerifyModule(**m);
   if (!verified.ok()) return "verifier: " + FirstLines(verified.ToString(), 3);
@@ -206,12 +206,13 @@ std::string RunPieceInChild(const std::string& name, const std::string& text, co
     if (!bytes.ok()) return "R" + FirstError(bytes.status().ToString());
     auto program = nhlo::ReadBundleFile(std::move(*bytes), name);
     if (!program.ok()) return "F" + FirstError(program.status().ToString());
-    if (nhlo::Status loaded = nhlo::LoadForExecution(*program); !loaded.ok()) return "R" + FirstError(loaded.ToString());
+    if (nhlo::Status loaded = nhlo::LoadForExecution(*program); !loaded.ok())
+      return "R" + FirstError(loaded.ToString());
     module->reset();
     std::istringstream in(text);
     std::ostringstream out, err;
-    int code = nhlo::RunMain({"-", "--random-args=1", "--print-values=none", "--quiet", "--max-memory=" + limits.max_memory,
-                              "--threads=" + std::to_string(limits.threads)},
+    int code = nhlo::RunMain({"-", "--random-args=1", "--print-values=none", "--quiet",
+                              "--max-memory=" + limits.max_memory, "--threads=" + std::to_string(limits.threads)},
                              in, out, err);
     if (code == 0) return "O";
     std::string why = FirstError(err.str());
@@ -224,64 +225,34 @@ std::string RunPieceInChild(const std::string& name, const std::string& text, co
 }
 
 void RunPiece(const std::string& name, const std::string& text, const RunLimits& limits, RunTotals& t) {
-  int fds[2];
-  if (pipe(fds) != 0) {
-    std::perror("nhlo-corpus-check: pipe");
+  // The address-space limit leaves room for the program itself above what --max-memory lets a
+  // run allocate.
+  nhlo_tools::ChildOutcome outcome;
+  if (!nhlo_tools::RunInChild(
+          limits.timeout_seconds, limits.memory_bytes + (uint64_t(1) << 30),
+          [&] { return RunPieceInChild(name, text, limits); }, outcome)) {
+    std::perror("nhlo-corpus-check: pipe or fork");
     std::exit(2);
   }
-  std::cout << std::flush;
-  auto start = std::chrono::steady_clock::now();
-  pid_t pid = fork();
-  if (pid < 0) {
-    std::perror("nhlo-corpus-check: fork");
-    std::exit(2);
-  }
-  if (pid == 0) {
-    close(fds[0]);
-    // The address-space limit leaves room for the program itself above what --max-memory lets
-    // a run allocate.
-    rlimit as{};
-    as.rlim_cur = as.rlim_max = limits.memory_bytes + (uint64_t(1) << 30);
-    setrlimit(RLIMIT_AS, &as);
-    alarm(limits.timeout_seconds);
-    std::string report = RunPieceInChild(name, text, limits);
-    for (size_t done = 0; done < report.size();) {
-      ssize_t n = write(fds[1], report.data() + done, report.size() - done);
-      if (n <= 0) break;
-      done += static_cast<size_t>(n);
-    }
-    _exit(0);
-  }
-  close(fds[1]);
-  std::string report;
-  char buf[4096];
-  for (ssize_t n; (n = read(fds[0], buf, sizeof(buf))) != 0;) {
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      break;
-    }
-    report.append(buf, static_cast<size_t>(n));
-  }
-  close(fds[0]);
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
-  if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM) {
+  using End = nhlo_tools::ChildOutcome::End;
+  if (outcome.end == End::kTimedOut) {
     ++t.timed_out;
     std::cout << "TIMEOUT " << name << "\n";
     return;
   }
-  if (WIFSIGNALED(status) || report.empty()) {
-    std::string why = WIFSIGNALED(status) ? std::string("crashed: ") + strsignal(WTERMSIG(status)) : "exited without a report";
+  if (outcome.end != End::kReported) {
+    std::string why = outcome.end == End::kCrashed ? "crashed: " + outcome.crash : "exited without a report";
     ++t.failed;
     ++t.failures[why];
     std::cout << "RUN-FAIL " << name << "\n" << why << "\n";
     return;
   }
+  const std::string& report = outcome.report;
   std::string why = report.substr(1);
   switch (report[0]) {
     case 'O':
       ++t.ran;
-      t.seconds.emplace_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), name);
+      t.seconds.emplace_back(outcome.seconds, name);
       break;
     case 'R':
       ++t.refused;
@@ -326,7 +297,8 @@ int main(int argc, char** argv) {
   std::vector<std::string> inputs;
   bool run = false;
   RunLimits limits;
-  const char* usage = "usage: nhlo-corpus-check [--arena] [--run [--timeout=S] [--max-memory=SIZE] [--threads=N]] DIR_OR_FILE...\n";
+  const char* usage =
+      "usage: nhlo-corpus-check [--arena] [--run [--timeout=S] [--max-memory=SIZE] [--threads=N]] DIR_OR_FILE...\n";
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--arena") {
@@ -419,12 +391,13 @@ int main(int argc, char** argv) {
   }
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::cout << files.size() << " files, " << pieces << " modules, " << bytes / 1e6 << " MB in " << seconds << " s\n";
-  std::cout << "round trip (parse, print, re-parse, print) holds for " << round_trips << " of " << files.size() << " files\n";
+  std::cout << "round trip (parse, print, re-parse, print) holds for " << round_trips << " of " << files.size()
+            << " files\n";
   std::cout << "bundles: " << totals.compiled << " modules compiled, " << totals.rejected << " refused by the format, "
             << totals.placement_errors << " failing the loader's alignment and overlap checks; "
             << totals.unknown_custom_calls << " hold a custom call nhlo cannot run (nhlo-compile refuses those)\n";
-  std::cout << "arena: " << totals.arena << " bytes in all (lower bound " << totals.lower_bound << "), largest " << totals.largest
-            << ", worst arena/lower-bound " << totals.worst_ratio << " in " << totals.worst << "\n";
+  std::cout << "arena: " << totals.arena << " bytes in all (lower bound " << totals.lower_bound << "), largest "
+            << totals.largest << ", worst arena/lower-bound " << totals.worst_ratio << " in " << totals.worst << "\n";
   std::cout << "arena with one slot per value (format version 1): " << totals.unshared << " bytes in all, largest "
             << totals.largest_unshared << "\n";
   std::cout << passed << " passed, " << failed << " failed\n";

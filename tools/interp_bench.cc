@@ -7,13 +7,11 @@
 // run) in a child process under --model-timeout. With --numpy, tools/interp-bench-numpy.py
 // measures the same shapes with numpy in the same run and a ratio column compares them
 // (numpy is a measuring stick only; nothing else needs it).
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -23,6 +21,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "child_run.h"
 #include "codegen/bundle_reader.h"
 #include "codegen/codegen.h"
 #include "driver/common.h"
@@ -48,12 +47,13 @@ struct KernelCase {
   std::string name;   // also the key the numpy script prints
   std::string shape;  // for the reader
   std::string hlo;
-  double work;        // elements or floating-point operations
+  double work;  // elements or floating-point operations
   bool flops;
 };
 
 const char* kAdd = "add { x = f32[] parameter(0)  y = f32[] parameter(1)  ROOT s = f32[] add(x, y) }\n";
-const char* kLess = "lt { x = f32[] parameter(0)  y = f32[] parameter(1)  ROOT c = pred[] compare(x, y), direction=LT }\n";
+const char* kLess =
+    "lt { x = f32[] parameter(0)  y = f32[] parameter(1)  ROOT c = pred[] compare(x, y), direction=LT }\n";
 
 std::string Module(const std::string& computations, const std::string& entry) {
   return "HloModule bench\n" + computations + "ENTRY e {\n" + entry + "}\n";
@@ -66,8 +66,10 @@ std::vector<KernelCase> Kernels() {
   for (const char* type : {"f32", "bf16"}) {
     for (const char* op : {"add", "multiply"}) {
       std::string t = std::string(type) + "[" + v16m + "]";
-      cases.push_back({std::string(op) + " " + type, "16M", Module("", "  a = " + t + " parameter(0)\n  b = " + t +
-                       " parameter(1)\n  ROOT r = " + t + " " + op + "(a, b)\n"), double(n16m), false});
+      cases.push_back({std::string(op) + " " + type, "16M",
+                       Module("", "  a = " + t + " parameter(0)\n  b = " + t + " parameter(1)\n  ROOT r = " + t + " " +
+                                      op + "(a, b)\n"),
+                       double(n16m), false});
     }
     for (const char* op : {"exponential", "tanh"}) {
       std::string t = std::string(type) + "[" + v16m + "]";
@@ -86,32 +88,41 @@ std::vector<KernelCase> Kernels() {
     }
   }
   cases.push_back({"conv2d f32", "3x3 8x56x56x64->64",
-                   Module("", "  a = f32[8,56,56,64] parameter(0)\n  k = f32[3,3,64,64] parameter(1)\n"
-                              "  ROOT r = f32[8,56,56,64] convolution(a, k), window={size=3x3 pad=1_1x1_1}, "
-                              "dim_labels=b01f_01io->b01f\n"),
+                   Module("",
+                          "  a = f32[8,56,56,64] parameter(0)\n  k = f32[3,3,64,64] parameter(1)\n"
+                          "  ROOT r = f32[8,56,56,64] convolution(a, k), window={size=3x3 pad=1_1x1_1}, "
+                          "dim_labels=b01f_01io->b01f\n"),
                    2.0 * 8 * 56 * 56 * 64 * 64 * 9, true});
-  for (auto [name, dim, kept] : {std::tuple{"reduce rows f32", "1", "4096"}, std::tuple{"reduce cols f32", "0", "4096"}})
-    cases.push_back({name, "4096x4096", Module(kAdd, "  m = f32[4096,4096] parameter(0)\n  z = f32[] constant(0)\n"
-                                                     "  ROOT r = f32[" + std::string(kept) + "] reduce(m, z), dimensions={" +
-                                                     dim + "}, to_apply=add\n"),
+  for (auto [name, dim, kept] :
+       {std::tuple{"reduce rows f32", "1", "4096"}, std::tuple{"reduce cols f32", "0", "4096"}})
+    cases.push_back({name, "4096x4096",
+                     Module(kAdd,
+                            "  m = f32[4096,4096] parameter(0)\n  z = f32[] constant(0)\n"
+                            "  ROOT r = f32[" +
+                                std::string(kept) + "] reduce(m, z), dimensions={" + dim + "}, to_apply=add\n"),
                      4096.0 * 4096, false});
-  cases.push_back({"transpose f32", "4096x4096",
-                   Module("", "  m = f32[4096,4096] parameter(0)\n  ROOT r = f32[4096,4096] transpose(m), dimensions={1,0}\n"),
-                   4096.0 * 4096, false});
-  cases.push_back({"sort f32", "1M", Module(kLess, "  v = f32[" + v1m + "] parameter(0)\n  ROOT r = f32[" + v1m +
-                                                       "] sort(v), dimensions={0}, to_apply=lt\n"),
+  cases.push_back(
+      {"transpose f32", "4096x4096",
+       Module("", "  m = f32[4096,4096] parameter(0)\n  ROOT r = f32[4096,4096] transpose(m), dimensions={1,0}\n"),
+       4096.0 * 4096, false});
+  cases.push_back({"sort f32", "1M",
+                   Module(kLess, "  v = f32[" + v1m + "] parameter(0)\n  ROOT r = f32[" + v1m +
+                                     "] sort(v), dimensions={0}, to_apply=lt\n"),
                    double(n1m), false});
-  cases.push_back({"gather f32", "1M",
-                   Module("", "  x = f32[" + v1m + "] parameter(0)\n  i = s32[" + v1m + ",1] parameter(1)\n  ROOT r = f32[" +
-                                  v1m + "] gather(x, i), offset_dims={}, collapsed_slice_dims={0}, start_index_map={0}, "
-                                  "index_vector_dim=1, slice_sizes={1}\n"),
-                   double(n1m), false});
-  cases.push_back({"scatter-add f32", "1M",
-                   Module(kAdd, "  x = f32[" + v1m + "] parameter(0)\n  i = s32[" + v1m + ",1] parameter(1)\n  u = f32[" +
-                                    v1m + "] parameter(2)\n  ROOT r = f32[" + v1m + "] scatter(x, i, u), "
-                                    "update_window_dims={}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, "
-                                    "index_vector_dim=1, to_apply=add\n"),
-                   double(n1m), false});
+  cases.push_back(
+      {"gather f32", "1M",
+       Module("", "  x = f32[" + v1m + "] parameter(0)\n  i = s32[" + v1m + ",1] parameter(1)\n  ROOT r = f32[" + v1m +
+                      "] gather(x, i), offset_dims={}, collapsed_slice_dims={0}, start_index_map={0}, "
+                      "index_vector_dim=1, slice_sizes={1}\n"),
+       double(n1m), false});
+  cases.push_back(
+      {"scatter-add f32", "1M",
+       Module(kAdd, "  x = f32[" + v1m + "] parameter(0)\n  i = s32[" + v1m + ",1] parameter(1)\n  u = f32[" + v1m +
+                        "] parameter(2)\n  ROOT r = f32[" + v1m +
+                        "] scatter(x, i, u), "
+                        "update_window_dims={}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, "
+                        "index_vector_dim=1, to_apply=add\n"),
+       double(n1m), false});
   return cases;
 }
 
@@ -214,43 +225,36 @@ std::vector<Row> RunIo(int repeat) {
 // Runs one corpus file as nhlo-run does, in a child process, and returns its wall time; a
 // negative time is a timeout, NaN a failure (with `why`).
 double RunModel(const std::string& path, int threads, int timeout, std::string& why) {
-  int fds[2];
-  if (pipe(fds) != 0) return std::nan("");
-  std::cout << std::flush;
-  auto start = Clock::now();
-  pid_t pid = fork();
-  if (pid < 0) return std::nan("");
-  if (pid == 0) {
-    close(fds[0]);
-    alarm(static_cast<unsigned>(timeout));
-    std::istringstream in;
-    std::ostringstream out, err;
-    int code = nhlo::RunMain({path, "--random-args=1", "--print-values=none", "--quiet", "--threads=" + std::to_string(threads)},
-                             in, out, err);
-    std::string report = code == 0 ? "" : err.str().substr(0, err.str().find('\n'));
-    if (write(fds[1], report.data(), report.size()) < 0) _exit(3);
-    _exit(code == 0 ? 0 : 1);
-  }
-  close(fds[1]);
-  char buf[512];
-  ssize_t got = read(fds[0], buf, sizeof(buf));
-  close(fds[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  double t = Seconds(start);
-  if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM) return -t;
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    why = got > 0 ? std::string(buf, static_cast<size_t>(got)) : "exit status " + std::to_string(status);
+  nhlo_tools::ChildOutcome outcome;
+  bool started = nhlo_tools::RunInChild(
+      static_cast<unsigned>(timeout), 0,
+      [&] {
+        std::istringstream in;
+        std::ostringstream out, err;
+        int code = nhlo::RunMain(
+            {path, "--random-args=1", "--print-values=none", "--quiet", "--threads=" + std::to_string(threads)}, in,
+            out, err);
+        return code == 0 ? std::string("O") : "F" + err.str().substr(0, err.str().find('\n'));
+      },
+      outcome);
+  if (!started) {
+    why = std::string("fork: ") + std::strerror(errno);
     return std::nan("");
   }
-  return t;
+  using End = nhlo_tools::ChildOutcome::End;
+  if (outcome.end == End::kTimedOut) return -outcome.seconds;
+  if (outcome.end == End::kReported && outcome.report == "O") return outcome.seconds;
+  why = outcome.end == End::kCrashed    ? "crashed: " + outcome.crash
+        : outcome.end == End::kReported ? outcome.report.substr(1)
+                                        : "exited without a report";
+  return std::nan("");
 }
 
 // Runs the numpy script; its lines are `name<TAB>rate`.
 std::map<std::string, double> RunNumpy(const std::string& python) {
   std::map<std::string, double> rates;
-  std::string command = "OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 " + python + " " NHLO_SOURCE_ROOT
-                        "/tools/interp-bench-numpy.py";
+  std::string command =
+      "OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 " + python + " " NHLO_SOURCE_ROOT "/tools/interp-bench-numpy.py";
   std::cout << "measuring numpy (" << command << ") ..." << std::endl;
   FILE* pipe = popen(command.c_str(), "r");
   if (!pipe) return rates;
@@ -281,8 +285,9 @@ int main(int argc, char** argv) {
   app.add_option("--corpus", corpus, "folder of .hlo files for --models (default ../shared/corpus beside the source)");
   app.add_option("--model-timeout", timeout, "seconds before a model run is stopped (default 120)");
   app.add_flag("--numpy", with_numpy, "also measure numpy on the same shapes (tools/interp-bench-numpy.py)");
-  app.add_option("--python", numpy_python, "the Python with numpy for --numpy (default /usr/bin/python3 if it exists, "
-                                           "else python3)");
+  app.add_option("--python", numpy_python,
+                 "the Python with numpy for --numpy (default /usr/bin/python3 if it exists, "
+                 "else python3)");
   CLI11_PARSE(app, argc, argv);
   nhlo::SetParallelThreads(threads);
   if (numpy_python.empty()) numpy_python = std::filesystem::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
@@ -307,7 +312,8 @@ int main(int argc, char** argv) {
   for (const auto& entry : std::filesystem::directory_iterator(corpus, ec)) {
     std::string name = entry.path().filename().string();
     if (entry.path().extension() != ".hlo") continue;
-    bool take = models == "all" || (models == "cpu-benchmarks" && name.find("cpu__benchmarks__hlo__") != std::string::npos);
+    bool take =
+        models == "all" || (models == "cpu-benchmarks" && name.find("cpu__benchmarks__hlo__") != std::string::npos);
     if (models != "all" && models != "cpu-benchmarks") {
       std::stringstream list(models);
       for (std::string item; std::getline(list, item, ',');)
@@ -326,9 +332,12 @@ int main(int argc, char** argv) {
     std::string name = std::filesystem::path(path).stem().string();
     if (size_t cut = name.rfind("__"); cut != std::string::npos) name = name.substr(cut + 2);
     char line[512];
-    if (std::isnan(t)) std::snprintf(line, sizeof(line), "model %-52s    failed: %s", name.c_str(), why.c_str());
-    else if (t < 0) std::snprintf(line, sizeof(line), "model %-52s %9.2f s  timed out", name.c_str(), -t);
-    else std::snprintf(line, sizeof(line), "model %-52s %9.2f s", name.c_str(), t);
+    if (std::isnan(t))
+      std::snprintf(line, sizeof(line), "model %-52s    failed: %s", name.c_str(), why.c_str());
+    else if (t < 0)
+      std::snprintf(line, sizeof(line), "model %-52s %9.2f s  timed out", name.c_str(), -t);
+    else
+      std::snprintf(line, sizeof(line), "model %-52s %9.2f s", name.c_str(), t);
     std::cout << line << std::endl;
   }
   return 0;
