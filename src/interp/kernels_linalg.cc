@@ -7,8 +7,11 @@
 // triangle is zero; upper works on the transpose. triangular-solve is substitution in
 // increasing k (XLA's expander multiplies by inverted diagonal blocks instead, so its last bits
 // can differ). bf16, f16 and the f8 types compute in f32: cholesky rounds each step,
-// triangular-solve rounds its results once.
+// triangular-solve rounds its results once. c64/c128 cholesky follows the expander's complex
+// form (L L^H, a real pivot); complex triangular-solve is not implemented.
 #include <cmath>
+#include <complex>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <vector>
@@ -20,25 +23,76 @@ namespace nhlo {
 namespace {
 
 // The matrix size of a batch of square matrices [..., n, n], or an error.
-Result<int64_t> SquareSize(const Buf& a, const char* op) {
+Result<int64_t> SquareSize(const Buf& a, const char* op, bool allow_complex) {
   const std::vector<int64_t>& d = Dims(a);
   if (d.size() < 2 || d[d.size() - 1] != d[d.size() - 2])
     return Status::Error(std::string(op) + " takes batches of square matrices [..., n, n]");
-  if (!IsFloat(a.type()))
-    return Status::Error(std::string(op) + " of " + std::string(PrimitiveTypeName(a.type())) +
-                         " is not implemented (floating-point element types only)");
+  if (!IsFloat(a.type()) && !(allow_complex && IsComplex(a.type())))
+    return Status::Error(std::string(op) + " of " + std::string(PrimitiveTypeName(a.type())) + " is not implemented (" +
+                         (allow_complex ? "floating-point and complex" : "floating-point") + " element types only)");
   return d.back();
+}
+
+template <typename R>
+std::complex<R> LoadComplex(const uint8_t* p, int64_t i) {
+  R parts[2];
+  std::memcpy(parts, p + i * sizeof(parts), sizeof(parts));
+  return {parts[0], parts[1]};
+}
+
+template <typename R>
+void StoreComplex(uint8_t* p, int64_t i, std::complex<R> v) {
+  R parts[2] = {v.real(), v.imag()};
+  std::memcpy(p + i * sizeof(parts), parts, sizeof(parts));
+}
+
+// The complex form of the expander's loop: the dot runs against the conjugate (L L^H), the
+// pivot is sqrt of the real part with a zero imaginary part, and a NaN pivot makes the matrix
+// NaN. Upper transposes without conjugating, as the expander does.
+template <typename R>
+void CholeskyComplex(const Buf& a, const Buf& out, int64_t n, int64_t batch, bool lower) {
+  using C = std::complex<R>;
+  std::vector<C> m(static_cast<size_t>(n * n)), l(static_cast<size_t>(n * n)), s(static_cast<size_t>(n));
+  for (int64_t b = 0; b < batch; ++b) {
+    const int64_t base = b * n * n;
+    for (int64_t r = 0; r < n; ++r)
+      for (int64_t c = 0; c < n; ++c) m[r * n + c] = LoadComplex<R>(a.data, base + (lower ? r * n + c : c * n + r));
+    std::fill(l.begin(), l.end(), C(0));
+    bool error = false;
+    for (int64_t j = 0; j < n; ++j) {
+      for (int64_t r = j; r < n; ++r) {
+        C dot = 0;
+        for (int64_t k = 0; k < n; ++k) dot += l[r * n + k] * std::conj(l[j * n + k]);
+        s[r] = m[r * n + j] - dot;
+      }
+      R pivot = std::sqrt(s[j].real());
+      error |= std::isnan(pivot);
+      for (int64_t r = j; r < n; ++r) l[r * n + j] = s[r] / C(pivot, 0) + C(0);
+    }
+    const R nan = std::numeric_limits<R>::quiet_NaN();
+    for (int64_t r = 0; r < n; ++r)
+      for (int64_t c = 0; c < n; ++c)
+        StoreComplex<R>(out.data, base + (lower ? r * n + c : c * n + r), error ? C(nan, nan) : l[r * n + c]);
+  }
 }
 
 }  // namespace
 
 Status KernelCholesky(const Step& bundle, const Buf& a, const Buf& out) {
-  NHLO_ASSIGN_OR_RETURN(int64_t n, SquareSize(a, "cholesky"));
+  NHLO_ASSIGN_OR_RETURN(int64_t n, SquareSize(a, "cholesky", /*allow_complex=*/true));
   if (Dims(out) != Dims(a) || out.type() != a.type())
     return Status::Error("cholesky result must have its operand's shape");
   const AttrRecord* lower_attr = bundle.Find(AttrId::kLower);
   bool lower = !lower_attr || lower_attr->b;
   int64_t batch = n == 0 ? 0 : a.count() / (n * n);
+  if (a.type() == PrimitiveType::kC64) {
+    CholeskyComplex<float>(a, out, n, batch, lower);
+    return OkStatus();
+  }
+  if (a.type() == PrimitiveType::kC128) {
+    CholeskyComplex<double>(a, out, n, batch, lower);
+    return OkStatus();
+  }
   return DispatchType(a.type(), [&](auto tr) -> Status {
     using C = typename decltype(tr)::Compute;
     if constexpr (!std::is_floating_point_v<C>) {
@@ -79,7 +133,7 @@ Status KernelCholesky(const Step& bundle, const Buf& a, const Buf& out) {
 }
 
 Status KernelTriangularSolve(const Step& bundle, const Buf& a, const Buf& b, const Buf& out) {
-  NHLO_ASSIGN_OR_RETURN(int64_t k_size, SquareSize(a, "triangular-solve"));
+  NHLO_ASSIGN_OR_RETURN(int64_t k_size, SquareSize(a, "triangular-solve", /*allow_complex=*/false));
   const AttrRecord* left_attr = bundle.Find(AttrId::kLeftSide);
   const AttrRecord* lower_attr = bundle.Find(AttrId::kLower);
   const AttrRecord* unit_attr = bundle.Find(AttrId::kUnitDiagonal);

@@ -200,10 +200,21 @@ Status KernelBroadcast(const Step& bundle, const Buf& in, const Buf& out) {
   return OkStatus();
 }
 
+// Whether the host layout of t is exactly XLA's bytes (no sub-byte type widened to a byte) and
+// every byte pattern is a valid element (not pred, whose bytes must be 0 or 1).
+bool HostBytesAreXlaBytes(PrimitiveType t) { return t != PrimitiveType::kPred && HostByteSize(t) * 8 == BitWidth(t); }
+
+// reshape, and bitcast lowered to it: the same elements in a new shape. A bitcast may also
+// reinterpret the bytes as another element type of the same total size (`s16[4,5]
+// bitcast(f16[20])`), which on the little-endian host is the same byte copy.
 Status KernelReshape(const Buf& in, const Buf& out) {
-  if (in.type() != out.type() || in.count() != out.count())
-    return Status::Error("bundle 'reshape' changes the element type or count");
-  std::memmove(out.data, in.data, static_cast<size_t>(out.count()) * HostByteSize(out.type()));
+  size_t bytes = static_cast<size_t>(out.count()) * HostByteSize(out.type());
+  bool same_elements = in.type() == out.type() && in.count() == out.count();
+  bool same_bytes = HostBytesAreXlaBytes(in.type()) && HostBytesAreXlaBytes(out.type()) &&
+                    static_cast<size_t>(in.count()) * HostByteSize(in.type()) == bytes;
+  if (!same_elements && !same_bytes)
+    return Status::Error("bundle 'reshape' changes the element count or the byte size");
+  std::memmove(out.data, in.data, bytes);
   return OkStatus();
 }
 
