@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include "support/checked_math.h"
+
 namespace nhlo {
 namespace {
 
@@ -526,6 +528,8 @@ class Decoder {
           NHLO_TRY(r.Read(g.group_size, what));
           NHLO_TRY(ReadInts(r, end, g.reshape_dims, what));
           NHLO_TRY(ReadInts(r, end, g.transpose, what));
+          if (const char* problem = IotaDeviceListProblem(g.num_groups, g.group_size, g.reshape_dims, g.transpose))
+            return r.ErrorAt(at, std::string("replica_groups: ") + problem);
         } else {
           NHLO_TRY(ReadInts(r, end, g.group_sizes, what));
           NHLO_TRY(ReadInts(r, end, g.ids, what));

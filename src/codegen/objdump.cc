@@ -55,13 +55,13 @@ std::string BufferShapeText(const BundleProgram& p, const BufferRecord& b) {
   return s + "]";
 }
 
-void AppendInts(std::string& out, const std::vector<int64_t>& v) {
-  out += '{';
+void AppendInts(std::string& out, const std::vector<int64_t>& v, char open = '{', char close = '}') {
+  out += open;
   for (size_t i = 0; i < v.size(); ++i) {
     if (i) out += ',';
     out += std::to_string(v[i]);
   }
-  out += '}';
+  out += close;
 }
 
 std::string Tag(uint8_t tag) { return tag == kNoDtype ? "--" : Hex(tag, 2).substr(2); }
@@ -151,11 +151,12 @@ void AppendAttrText(std::string& out, const BundleProgram& p, const AttrRecord& 
       if (g.mesh) {
         out += "mesh";
       } else if (g.iota) {
+        // As HLO writes it: [groups,size]<=[dims]T(perm).
         out += "[" + std::to_string(g.num_groups) + "," + std::to_string(g.group_size) + "]<=";
-        AppendInts(out, g.reshape_dims);
+        AppendInts(out, g.reshape_dims, '[', ']');
         if (!g.transpose.empty()) {
           out += 'T';
-          AppendInts(out, g.transpose);
+          AppendInts(out, g.transpose, '(', ')');
         }
       } else {
         out += '{';

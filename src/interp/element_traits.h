@@ -4,6 +4,7 @@
 // (float for every float up to 32 bits, double for f64, int64/uint64 for integers).
 #pragma once
 
+#include <complex>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
@@ -60,6 +61,20 @@ struct PredTraits {
   uint64_t Load(const uint8_t* p, int64_t i) const { return p[i] != 0; }
   void Store(uint8_t* p, int64_t i, uint64_t v) const { p[i] = v != 0; }
 };
+
+/// Element i of a c64 (R = float) or c128 (R = double) array: the real part, then the imaginary.
+template <typename R>
+std::complex<R> LoadComplex(const uint8_t* p, int64_t i) {
+  R parts[2];
+  std::memcpy(parts, p + i * sizeof(parts), sizeof(parts));
+  return {parts[0], parts[1]};
+}
+
+template <typename R>
+void StoreComplex(uint8_t* p, int64_t i, std::complex<R> v) {
+  R parts[2] = {v.real(), v.imag()};
+  std::memcpy(p + i * sizeof(parts), parts, sizeof(parts));
+}
 
 /// Calls f(traits) for element type t; an error for types without a compute domain here.
 template <typename F>

@@ -7,6 +7,7 @@
 #include <complex>
 #include <cstring>
 
+#include "interp/element_traits.h"
 #include "interp/kernels.h"
 #include "types/element.h"
 
@@ -23,19 +24,6 @@ PrimitiveType PartType(PrimitiveType t) {
   if (t == PrimitiveType::kC64) return PrimitiveType::kF32;
   if (t == PrimitiveType::kC128) return PrimitiveType::kF64;
   return PrimitiveType::kInvalid;
-}
-
-template <typename R>
-std::complex<R> LoadC(const uint8_t* p, int64_t i) {
-  R parts[2];
-  std::memcpy(parts, p + i * sizeof(parts), sizeof(parts));
-  return {parts[0], parts[1]};
-}
-
-template <typename R>
-void StoreC(uint8_t* p, int64_t i, std::complex<R> v) {
-  R parts[2] = {v.real(), v.imag()};
-  std::memcpy(p + i * sizeof(parts), parts, sizeof(parts));
 }
 
 template <typename R>
@@ -100,7 +88,7 @@ Status UnaryTyped(Opcode op, const Buf& in, const Buf& out) {
   if (op == Opcode::kAbs || op == Opcode::kReal || op == Opcode::kImag) {
     if (out.type() != part) return Unsupported(op, in.type());
     for (int64_t i = 0; i < n; ++i) {
-      std::complex<R> x = LoadC<R>(in.data, i);
+      std::complex<R> x = LoadComplex<R>(in.data, i);
       StoreR<R>(out.data, i, op == Opcode::kAbs ? std::abs(x) : op == Opcode::kReal ? x.real() : x.imag());
     }
     return OkStatus();
@@ -108,8 +96,8 @@ Status UnaryTyped(Opcode op, const Buf& in, const Buf& out) {
   if (out.type() != in.type()) return Unsupported(op, in.type());
   for (int64_t i = 0; i < n; ++i) {
     std::complex<R> y;
-    if (!UnaryC<R>(op, LoadC<R>(in.data, i), &y)) return Unsupported(op, in.type());
-    StoreC<R>(out.data, i, y);
+    if (!UnaryC<R>(op, LoadComplex<R>(in.data, i), &y)) return Unsupported(op, in.type());
+    StoreComplex<R>(out.data, i, y);
   }
   return OkStatus();
 }
@@ -119,14 +107,14 @@ Status BinaryTyped(Opcode op, const Buf& a, const Buf& b, const Buf& out) {
   int64_t n = out.count();
   if (op == Opcode::kComplex) {
     if (a.type() != PartType(out.type()) || b.type() != a.type()) return Unsupported(op, a.type());
-    for (int64_t i = 0; i < n; ++i) StoreC<R>(out.data, i, {LoadR<R>(a.data, i), LoadR<R>(b.data, i)});
+    for (int64_t i = 0; i < n; ++i) StoreComplex<R>(out.data, i, {LoadR<R>(a.data, i), LoadR<R>(b.data, i)});
     return OkStatus();
   }
   if (a.type() != out.type() || b.type() != out.type()) return Unsupported(op, a.type());
   for (int64_t i = 0; i < n; ++i) {
     std::complex<R> y;
-    if (!BinaryC<R>(op, LoadC<R>(a.data, i), LoadC<R>(b.data, i), &y)) return Unsupported(op, a.type());
-    StoreC<R>(out.data, i, y);
+    if (!BinaryC<R>(op, LoadComplex<R>(a.data, i), LoadComplex<R>(b.data, i), &y)) return Unsupported(op, a.type());
+    StoreComplex<R>(out.data, i, y);
   }
   return OkStatus();
 }
@@ -151,8 +139,8 @@ Status KernelComplexBinary(Opcode op, const Buf& a, const Buf& b, const Buf& out
 Status KernelComplexCompare(bool equal, const Buf& a, const Buf& b, const Buf& out) {
   int64_t n = out.count();
   for (int64_t i = 0; i < n; ++i) {
-    bool same = a.type() == PrimitiveType::kC64 ? LoadC<float>(a.data, i) == LoadC<float>(b.data, i)
-                                                : LoadC<double>(a.data, i) == LoadC<double>(b.data, i);
+    bool same = a.type() == PrimitiveType::kC64 ? LoadComplex<float>(a.data, i) == LoadComplex<float>(b.data, i)
+                                                : LoadComplex<double>(a.data, i) == LoadComplex<double>(b.data, i);
     out.data[i] = same == equal;
   }
   return OkStatus();
@@ -165,7 +153,7 @@ Status KernelComplexConvert(const Buf& in, const Buf& out) {
   for (int64_t i = 0; i < n; ++i) {
     std::complex<double> v;
     if (IsComplex(in.type())) {
-      v = in.type() == PrimitiveType::kC64 ? std::complex<double>(LoadC<float>(in.data, i)) : LoadC<double>(in.data, i);
+      v = in.type() == PrimitiveType::kC64 ? std::complex<double>(LoadComplex<float>(in.data, i)) : LoadComplex<double>(in.data, i);
     } else {
       // The real part as XLA converts a real value to the part type; the imaginary part is 0.
       uint8_t part[8];
@@ -173,8 +161,8 @@ Status KernelComplexConvert(const Buf& in, const Buf& out) {
       ConvertElement(in.type(), in.data + i * HostByteSize(in.type()), pt, part);
       v = wide ? LoadR<double>(part, 0) : LoadR<float>(part, 0);
     }
-    if (wide) StoreC<double>(out.data, i, v);
-    else StoreC<float>(out.data, i, {static_cast<float>(v.real()), static_cast<float>(v.imag())});
+    if (wide) StoreComplex<double>(out.data, i, v);
+    else StoreComplex<float>(out.data, i, {static_cast<float>(v.real()), static_cast<float>(v.imag())});
   }
   return OkStatus();
 }

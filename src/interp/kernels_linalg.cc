@@ -33,19 +33,6 @@ Result<int64_t> SquareSize(const Buf& a, const char* op, bool allow_complex) {
   return d.back();
 }
 
-template <typename R>
-std::complex<R> LoadComplex(const uint8_t* p, int64_t i) {
-  R parts[2];
-  std::memcpy(parts, p + i * sizeof(parts), sizeof(parts));
-  return {parts[0], parts[1]};
-}
-
-template <typename R>
-void StoreComplex(uint8_t* p, int64_t i, std::complex<R> v) {
-  R parts[2] = {v.real(), v.imag()};
-  std::memcpy(p + i * sizeof(parts), parts, sizeof(parts));
-}
-
 // The complex form of the expander's loop: the dot runs against the conjugate (L L^H), the
 // pivot is sqrt of the real part with a zero imaginary part, and a NaN pivot makes the matrix
 // NaN. Upper transposes without conjugating, as the expander does.

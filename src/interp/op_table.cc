@@ -59,7 +59,7 @@ OpExecution ExecutionOf(Opcode op) {
     case Opcode::kClz: return {OpFamily::kUnary, {}};
     case Opcode::kCustomCall: return {OpFamily::kTupleResult, {}};
     case Opcode::kDivide: return {OpFamily::kBinary, {}};
-    case Opcode::kDomain: return {OpFamily::kNotExecutable, "domain markers are not executed yet"};
+    case Opcode::kDomain: return {OpFamily::kCopy, {}};  // a sharding-domain marker: the value unchanged
     case Opcode::kDot: return {OpFamily::kDot, {}};
     case Opcode::kDynamicReshape: return {OpFamily::kNotExecutable, "dynamic shapes are not executed yet (runtime sizes are not tracked)"};
     case Opcode::kDynamicSlice: return {OpFamily::kDynamicSlice, {}};

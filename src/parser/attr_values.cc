@@ -334,22 +334,12 @@ Result<ReplicaGroupList> ReadReplicaGroups(Arena& arena, std::string_view text) 
     }
     if (!ok || !c.AtEnd())
       return Status::Error("replica_groups=" + std::string(text) + " is neither {{...},...} nor [groups,size]<=[dims]T(perm)");
-    if (shape[0] < 0 || shape[1] < 0) return Status::Error("replica_groups iota shape must not be negative");
-    int64_t product = 1;
-    for (int64_t d : reshape)
-      if (d < 0 || MulOverflows(product, d, &product)) return Status::Error("replica_groups iota dimensions are invalid");
-    int64_t ids = 0;
-    if (MulOverflows(shape[0], shape[1], &ids)) return Status::Error("replica_groups iota shape is too large");
-    if (product != ids)
-      return Status::Error("replica_groups " + std::string(text) + ": the iota has " + std::to_string(product) + " ids, the groups " +
-                           std::to_string(ids));
-    if (!perm.empty()) {
-      if (perm.size() != reshape.size()) return Status::Error("replica_groups transpose does not match the iota dimensions");
-      std::vector<bool> seen(perm.size(), false);
-      for (int64_t p : perm) {
-        if (p < 0 || p >= static_cast<int64_t>(perm.size()) || seen[p]) return Status::Error("replica_groups transpose is not a permutation");
-        seen[p] = true;
-      }
+    if (const char* problem = IotaDeviceListProblem(shape[0], shape[1], reshape, perm)) {
+      if (problem != kIotaCountMismatch) return Status::Error("replica_groups=" + std::string(text) + ": " + problem);
+      int64_t product = 1;  // no overflow: the check above found only the mismatch
+      for (int64_t d : reshape) product *= d;
+      return Status::Error("replica_groups " + std::string(text) + ": the iota has " + std::to_string(product) +
+                           " ids, the groups " + std::to_string(shape[0] * shape[1]));
     }
     g.iota = true;
     g.num_groups = shape[0];

@@ -31,4 +31,28 @@ int64_t CheckedElementCount(const Dims& dims) {
   return empty ? 0 : nonzero;
 }
 
+/// What is wrong with an iota device list `[num_groups,group_size]<=[reshape]T(perm)` (replica
+/// groups), or nullptr: negative sizes, an id count past int64, reshape dimensions whose product
+/// is not num_groups * group_size, or a transpose that is not a permutation of them (empty: none).
+/// The parser and the bundle reader both judge by it.
+inline constexpr const char kIotaCountMismatch[] = "the iota dimensions do not hold as many ids as the groups";
+template <typename Ints>
+const char* IotaDeviceListProblem(int64_t num_groups, int64_t group_size, const Ints& reshape, const Ints& perm) {
+  if (num_groups < 0 || group_size < 0) return "the iota shape must not be negative";
+  int64_t ids = 0, product = 1;
+  if (MulOverflows(num_groups, group_size, &ids)) return "the iota shape is too large";
+  for (int64_t d : reshape)
+    if (d < 0 || MulOverflows(product, d, &product)) return "the iota dimensions are invalid";
+  if (product != ids) return kIotaCountMismatch;
+  if (perm.size() == 0) return nullptr;
+  if (perm.size() != reshape.size()) return "the transpose does not match the iota dimensions";
+  uint64_t seen = 0;  // at most 64 dimensions (more cannot have a product >= 2 within int64)
+  if (perm.size() > 64) return "the transpose has too many dimensions";
+  for (int64_t p : perm) {
+    if (p < 0 || p >= static_cast<int64_t>(perm.size()) || (seen >> p & 1)) return "the transpose is not a permutation";
+    seen |= uint64_t{1} << p;
+  }
+  return nullptr;
+}
+
 }  // namespace nhlo
