@@ -18,7 +18,9 @@ struct ChildOutcome {
   double seconds = 0;  // wall time from fork to the child's end
 };
 
-/// Forks; the child sets an alarm of `timeout_seconds` and, when `address_space_bytes` is not
+/// Forks; call it with no other thread running (support/parallel.h's pool at one thread): the
+/// child inherits only the calling thread, and a pool it thinks it has would never answer. The
+/// child sets an alarm of `timeout_seconds` and, when `address_space_bytes` is not
 /// 0, that RLIMIT_AS, runs `body` and writes what it returns to the parent. Returns false with
 /// errno set when the pipe or the fork fails.
 bool RunInChild(unsigned timeout_seconds, uint64_t address_space_bytes, const std::function<std::string()>& body,

@@ -326,6 +326,10 @@ int main(int argc, char** argv) {
     return 0;
   }
   std::sort(files.begin(), files.end());
+  // Each model runs in a forked child, which inherits only the forking thread: with workers
+  // alive, the child's own pool resize would wait for threads it does not have. The parent
+  // needs none of them from here on.
+  nhlo::SetParallelThreads(1);
   for (const std::string& path : files) {
     std::string why;
     double t = RunModel(path, threads, timeout, why);

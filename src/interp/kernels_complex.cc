@@ -153,7 +153,8 @@ Status KernelComplexConvert(const Buf& in, const Buf& out) {
   for (int64_t i = 0; i < n; ++i) {
     std::complex<double> v;
     if (IsComplex(in.type())) {
-      v = in.type() == PrimitiveType::kC64 ? std::complex<double>(LoadComplex<float>(in.data, i)) : LoadComplex<double>(in.data, i);
+      v = in.type() == PrimitiveType::kC64 ? std::complex<double>(LoadComplex<float>(in.data, i))
+                                            : LoadComplex<double>(in.data, i);
     } else {
       // The real part as XLA converts a real value to the part type; the imaginary part is 0.
       uint8_t part[8];

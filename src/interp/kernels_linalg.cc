@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // cholesky and triangular-solve. XLA's evaluator refuses both; XLA's interpreter backend expands
 // them first (CholeskyExpander, TriangularSolveExpander). cholesky follows the expander's
-// unblocked loop, its whole block for n <= 128: column j of L is (A - L L^T)[r, j] / l_jj for
-// r >= j with l_jj = sqrt((A - L L^T)[j, j]), the dot summed over every k in increasing order and
-// each HLO step rounded to the element type; a NaN l_jj makes the whole matrix NaN; the other
-// triangle is zero; upper works on the transpose. triangular-solve is substitution in
+// unblocked loop, its whole block for 1 < n <= 128: column j of L is (A - L L^T)[r, j] / l_jj
+// for r >= j with l_jj = sqrt((A - L L^T)[j, j]), the dot summed over every k in increasing
+// order and each HLO step rounded to the element type; a NaN l_jj makes the whole matrix NaN;
+// the other triangle is zero; upper works on the transpose. A 1x1 block is the expander's
+// special case: sqrt(a) itself, not a / sqrt(a). triangular-solve is substitution in
 // increasing k (XLA's expander multiplies by inverted diagonal blocks instead, so its last bits
 // can differ). bf16, f16 and the f8 types compute in f32: cholesky rounds each step,
 // triangular-solve rounds its results once. c64/c128 cholesky follows the expander's complex
@@ -34,8 +35,8 @@ Result<int64_t> SquareSize(const Buf& a, const char* op, bool allow_complex) {
 }
 
 // The complex form of the expander's loop: the dot runs against the conjugate (L L^H), the
-// pivot is sqrt of the real part with a zero imaginary part, and a NaN pivot makes the matrix
-// NaN. Upper transposes without conjugating, as the expander does.
+// pivot is sqrt of the real part with a zero imaginary part, and a NaN pivot fills the matrix
+// with NaN + 0i (the expander's FullLike of a float NaN). Upper transposes without conjugating.
 template <typename R>
 void CholeskyComplex(const Buf& a, const Buf& out, int64_t n, int64_t batch, bool lower) {
   using C = std::complex<R>;
@@ -54,12 +55,12 @@ void CholeskyComplex(const Buf& a, const Buf& out, int64_t n, int64_t batch, boo
       }
       R pivot = std::sqrt(s[j].real());
       error |= std::isnan(pivot);
-      for (int64_t r = j; r < n; ++r) l[r * n + j] = s[r] / C(pivot, 0) + C(0);
+      for (int64_t r = j; r < n; ++r) l[r * n + j] = n == 1 ? C(pivot, 0) : s[r] / C(pivot, 0) + C(0);
     }
     const R nan = std::numeric_limits<R>::quiet_NaN();
     for (int64_t r = 0; r < n; ++r)
       for (int64_t c = 0; c < n; ++c)
-        StoreComplex<R>(out.data, base + (lower ? r * n + c : c * n + r), error ? C(nan, nan) : l[r * n + c]);
+        StoreComplex<R>(out.data, base + (lower ? r * n + c : c * n + r), error ? C(nan, 0) : l[r * n + c]);
   }
 }
 
@@ -107,7 +108,7 @@ Status KernelCholesky(const Step& bundle, const Buf& a, const Buf& out) {
           }
           C ljj = round(std::sqrt(s[j]));
           error |= std::isnan(ljj);
-          for (int64_t r = j; r < n; ++r) l[r * n + j] = round(round(s[r] / ljj) + C(0));
+          for (int64_t r = j; r < n; ++r) l[r * n + j] = n == 1 ? ljj : round(round(s[r] / ljj) + C(0));
         }
         for (int64_t r = 0; r < n; ++r)
           for (int64_t c = 0; c < n; ++c)

@@ -202,7 +202,9 @@ Status KernelBroadcast(const Step& bundle, const Buf& in, const Buf& out) {
 
 // Whether the host layout of t is exactly XLA's bytes (no sub-byte type widened to a byte) and
 // every byte pattern is a valid element (not pred, whose bytes must be 0 or 1).
-bool HostBytesAreXlaBytes(PrimitiveType t) { return t != PrimitiveType::kPred && HostByteSize(t) * 8 == BitWidth(t); }
+static bool HostBytesAreXlaBytes(PrimitiveType t) {
+  return t != PrimitiveType::kPred && HostByteSize(t) * 8 == BitWidth(t);
+}
 
 // reshape, and bitcast lowered to it: the same elements in a new shape. A bitcast may also
 // reinterpret the bytes as another element type of the same total size (`s16[4,5]

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 namespace nhlo {
 
@@ -46,11 +47,11 @@ const char* IotaDeviceListProblem(int64_t num_groups, int64_t group_size, const 
   if (product != ids) return kIotaCountMismatch;
   if (perm.size() == 0) return nullptr;
   if (perm.size() != reshape.size()) return "the transpose does not match the iota dimensions";
-  uint64_t seen = 0;  // at most 64 dimensions (more cannot have a product >= 2 within int64)
-  if (perm.size() > 64) return "the transpose has too many dimensions";
+  std::vector<bool> seen(perm.size(), false);
   for (int64_t p : perm) {
-    if (p < 0 || p >= static_cast<int64_t>(perm.size()) || (seen >> p & 1)) return "the transpose is not a permutation";
-    seen |= uint64_t{1} << p;
+    if (p < 0 || p >= static_cast<int64_t>(perm.size()) || seen[static_cast<size_t>(p)])
+      return "the transpose is not a permutation";
+    seen[static_cast<size_t>(p)] = true;
   }
   return nullptr;
 }
