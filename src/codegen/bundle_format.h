@@ -19,7 +19,7 @@
 namespace nhlo {
 
 inline constexpr char kBundleMagic[8] = {'N', 'H', 'L', 'O', 'B', 'N', 'D', 'L'};
-inline constexpr uint16_t kBundleVersion = 2;
+inline constexpr uint16_t kBundleVersion = 3;
 inline constexpr uint32_t kHeaderSize = 24;
 inline constexpr uint32_t kSectionEntrySize = 12;
 inline constexpr uint32_t kBufferFixedSize = 40;
@@ -150,9 +150,12 @@ struct BundleProgram {
   std::string_view module_name;
   uint32_t entry = 0;
   uint64_t arena_size = 0;  // the entry computation's frame
-  /// replica_count × num_partitions of the module header (the module section's u32 after the
-  /// entry; 0 there, as files written before the field hold, reads as 1).
-  uint32_t devices = 1;
+  /// replica_count and num_partitions of the module header (the module section's two u32s after
+  /// the entry; 0, written for an absent count, reads as 1). The program runs on
+  /// replicas × partitions devices.
+  uint32_t replicas = 1;
+  uint32_t partitions = 1;
+  uint64_t devices() const { return uint64_t{replicas} * partitions; }
   uint32_t buffer_count = 0;
   std::string_view constants;
   std::vector<ComputationRecord> computations;

@@ -106,8 +106,10 @@ class Decoder {
       Reader m(sections[6], bases[6], file_);
       NHLO_TRY(ReadString(m, p_.module_name));
       NHLO_TRY(m.Read(p_.entry, "module section"));
-      NHLO_TRY(m.Read(p_.devices, "module section"));
-      if (p_.devices == 0) p_.devices = 1;
+      NHLO_TRY(m.Read(p_.replicas, "module section"));
+      NHLO_TRY(m.Read(p_.partitions, "module section"));
+      if (p_.replicas == 0) p_.replicas = 1;
+      if (p_.partitions == 0) p_.partitions = 1;
       NHLO_TRY(m.Read(p_.arena_size, "module section"));
       if (m.pos() != m.size()) return m.Error("trailing bytes in the module section");
     }

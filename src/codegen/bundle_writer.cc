@@ -20,19 +20,19 @@
 namespace nhlo {
 namespace {
 
-// replica_count × num_partitions of the module header (each 1 when absent), at most UINT32_MAX.
-uint32_t DeviceCount(const Module& m) {
-  uint64_t devices = 1;
-  for (const auto& [name, raw] : m.header_attrs) {
-    if (name != "replica_count" && name != "num_partitions") continue;
+// The module header's `name` count (replica_count, num_partitions), at most UINT32_MAX; 0 when
+// absent or written as 1, the file's spelling of one.
+uint32_t HeaderCount(const Module& m, std::string_view name) {
+  for (const auto& [key, raw] : m.header_attrs) {
+    if (key != name) continue;
     uint64_t n = 0;
     for (char c : raw) {
       if (c < '0' || c > '9') break;
       n = std::min<uint64_t>(n * 10 + static_cast<uint64_t>(c - '0'), UINT32_MAX);
     }
-    devices = std::min<uint64_t>(devices * std::max<uint64_t>(n, 1), UINT32_MAX);
+    return n <= 1 ? 0 : static_cast<uint32_t>(n);
   }
-  return static_cast<uint32_t>(devices);
+  return 0;
 }
 
 class ByteWriter {
@@ -553,7 +553,8 @@ class Writer {
     ByteWriter module;
     StringRef(module, m_.name);
     module.U32(entry);
-    module.U32(DeviceCount(m_) > 1 ? DeviceCount(m_) : 0);  // one device: 0, as before the field
+    module.U32(HeaderCount(m_, "replica_count"));
+    module.U32(HeaderCount(m_, "num_partitions"));
     module.U64(comps_[entry].frame_size);
     if (report_) {
       report_->arena = comps_[entry].frame_size;

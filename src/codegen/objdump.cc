@@ -189,7 +189,11 @@ std::string DumpBundleProgram(const BundleProgram& p, std::string_view file_name
          std::to_string(p.bytes.size()) + " bytes, checksum " + Hex(p.checksum, 8) + "\n";
   out += "module " + std::string(p.module_name) + ", entry #" + std::to_string(p.entry) + " '" +
          std::string(p.computations[p.entry].name) + "', arena " + std::to_string(p.arena_size) + " bytes" +
-         (p.devices > 1 ? ", " + std::to_string(p.devices) + " devices (replica_count x num_partitions)" : "") + "\n\n";
+         (p.devices() > 1 ? ", " + std::to_string(p.devices()) + " devices (" + std::to_string(p.replicas) +
+                                (p.replicas == 1 ? " replica x " : " replicas x ") + std::to_string(p.partitions) +
+                                (p.partitions == 1 ? " partition)" : " partitions)")
+                          : "") +
+         "\n\n";
   out += "Sections:\n";
   for (const SectionRecord& s : p.sections)
     out += "  " + Pad(std::string(SectionName(s.id)), 13) + " offset " + Hex(s.offset, 8) + "  size " + Hex(s.size, 8) + "\n";

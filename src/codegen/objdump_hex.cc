@@ -567,8 +567,8 @@ class HexDumper {
     StringRef(at, "name", p_.module_name);
     const std::string entry = p_.entry < p_.computations.size() ? " '" + std::string(p_.computations[p_.entry].name) + "'" : "";
     U32(at, "entry", p_.entry, "computation " + Dec(p_.entry) + entry);
-    U32(at, "devices", Bytes(at, 4),
-        p_.devices > 1 ? Dec(p_.devices) + " (replica_count x num_partitions)" : "one device");
+    U32(at, "replica_count", Bytes(at, 4), p_.replicas > 1 ? Dec(p_.replicas) : "one replica");
+    U32(at, "num_partitions", Bytes(at, 4), p_.partitions > 1 ? Dec(p_.partitions) : "one partition");
     U64(at, "arena size", p_.arena_size, Dec(p_.arena_size));
   }
 

@@ -52,7 +52,8 @@ struct MemoryNeed {
   uint64_t total() const { return arena + arguments + constants; }
 };
 
-MemoryNeed MemoryNeeded(const BundleProgram& program) {
+// Each simulated device has all three of its own.
+MemoryNeed MemoryNeeded(const BundleProgram& program, uint64_t devices) {
   MemoryNeed need;
   need.arena = program.arena_size;
   const ComputationRecord& entry = program.computations[program.entry];
@@ -60,6 +61,8 @@ MemoryNeed MemoryNeeded(const BundleProgram& program) {
   for (const ComputationRecord& comp : program.computations)
     for (const BufferRecord& b : comp.buffers)
       if (b.kind == BufferKind::kConstant && b.type != PrimitiveType::kTuple) need.constants += b.size;
+  for (uint64_t* n : {&need.arena, &need.arguments, &need.constants})
+    if (MulOverflows(*n, devices, n)) *n = UINT64_MAX / 4;
   return need;
 }
 
@@ -100,6 +103,7 @@ struct RunSettings {
   bool profile = false;        // --profile: time per bundle on standard error
   TensorFileFlags files;       // --args, --output, --save-args
   RunChecks checks;            // --expected and its bounds, --random-range
+  std::string devices;         // --devices: N or RxP; empty: the module header's counts
 };
 
 // `(f32[2,3], s32[])`: what the entry computation takes, for messages.
@@ -181,15 +185,43 @@ std::optional<Diagnostic> SourceDiagnostic(const Module& module, const Execution
   return std::nullopt;
 }
 
-// Decodes one bundle file and checks that its run fits in memory.
-Result<BundleProgram> LoadProgram(const std::string& name, std::string bytes, const RunSettings& settings) {
+// The devices of a run: --devices=RxP, --devices=N (GridForDeviceCount splits it), or the
+// module header's counts.
+Result<DeviceGrid> RunDevices(const BundleProgram& program, const std::string& flag) {
+  if (flag.empty()) return ProgramDevices(program);
+  auto number = [&](std::string_view text, uint64_t& n) {
+    n = 0;
+    for (char c : text) {
+      if (c < '0' || c > '9' || n > kMaxDevices) return false;
+      n = n * 10 + static_cast<uint64_t>(c - '0');
+    }
+    return !text.empty() && n >= 1 && n <= kMaxDevices;
+  };
+  const std::string_view text(flag);
+  size_t x = text.find('x');
+  uint64_t replicas = 0, partitions = 0;
+  bool ok = x == std::string_view::npos ? number(text, replicas)
+                                        : number(text.substr(0, x), replicas) && number(text.substr(x + 1), partitions);
+  if (!ok || (x != std::string_view::npos && replicas * partitions > kMaxDevices))
+    return Status::Error("--devices: '" + flag + "' is not N or RxP (replicas x partitions), with 1 to " +
+                         std::to_string(kMaxDevices) + " devices");
+  if (x != std::string_view::npos) return DeviceGrid{static_cast<uint32_t>(replicas), static_cast<uint32_t>(partitions)};
+  return GridForDeviceCount(program, static_cast<uint32_t>(replicas));
+}
+
+// Decodes one bundle file, settles its devices and checks that the run fits in memory.
+Result<BundleProgram> LoadProgram(const std::string& name, std::string bytes, const RunSettings& settings,
+                                  DeviceGrid* grid = nullptr) {
   NHLO_ASSIGN_OR_RETURN(BundleProgram program, ReadBundleFile(std::move(bytes), name));
-  NHLO_TRY(CheckDeviceCount(program));
-  MemoryNeed need = MemoryNeeded(program);
+  NHLO_ASSIGN_OR_RETURN(DeviceGrid devices, RunDevices(program, settings.devices));
+  if (grid) *grid = devices;
+  MemoryNeed need = MemoryNeeded(program, devices.count());
   if (need.total() > settings.memory_limit) {
     Diagnostic d;
     d.file = name;
-    d.message = "running this program needs " + Bytes(need.total()) + " (arena " + Bytes(need.arena) +
+    d.message = "running this program" +
+                (devices.count() > 1 ? " on " + std::to_string(devices.count()) + " devices" : std::string()) +
+                " needs " + Bytes(need.total()) + " (arena " + Bytes(need.arena) +
                 ", arguments " + Bytes(need.arguments) + ", constants " + Bytes(need.constants) + "), but " +
                 (settings.limit_given ? "--max-memory allows " : "this machine has ") +
                 Bytes(settings.memory_limit) +
@@ -199,28 +231,57 @@ Result<BundleProgram> LoadProgram(const std::string& name, std::string bytes, co
   return program;
 }
 
-// The entry's arguments: --random-args (within --random-range if given), --args=@in.npz, or
-// one --arg (literal text or @FILE) per parameter.
-Result<std::vector<Value>> MakeArguments(const BundleProgram& program, const RunSettings& settings) {
+// The entry's arguments for each device: --random-args (within --random-range if given; every
+// device its own, device 0's as a one-device run's; the random stream steps its state by the
+// golden-ratio constant, so devices step theirs by another, or device d would get device 0's
+// values shifted by d), --args=@in.npz, or --arg: one per
+// parameter (every device gets the same) or one per parameter per device, device 0's first.
+Result<std::vector<std::vector<Value>>> MakeDeviceArguments(const BundleProgram& program, const RunSettings& settings,
+                                                            uint32_t devices) {
   const ComputationRecord& entry = program.computations[program.entry];
-  std::vector<Value> values;
+  std::vector<std::vector<Value>> per_device(devices);
   if (settings.random) {
     Module scratch;
-    for (size_t i = 0; i < entry.params.size(); ++i)
-      values.push_back(RandomValue(BufferShape(entry, entry.params[i], scratch), settings.seed * 1000003 + i,
-                                   settings.checks.range));
-    return values;
+    for (uint32_t d = 0; d < devices; ++d)
+      for (size_t i = 0; i < entry.params.size(); ++i)
+        per_device[d].push_back(RandomValue(BufferShape(entry, entry.params[i], scratch),
+                                            settings.seed * 1000003 + i + d * 0xD1B54A32D192ED03ull, settings.checks.range));
+    return per_device;
   }
-  NHLO_ASSIGN_OR_RETURN(values, LoadArguments(settings.arg_texts, settings.files.args, EntryParameters(program)));
+  std::vector<TensorSpec> params = EntryParameters(program);
+  const size_t want = params.size();
+  size_t given = settings.files.args.empty() ? settings.arg_texts.size() : 0;
+  bool each_device = devices > 1 && (!settings.files.args.empty() || (given == want * devices && given != want));
+  if (each_device) {
+    std::vector<TensorSpec> all;
+    for (uint32_t d = 0; d < devices; ++d)
+      for (const TensorSpec& p : params)
+        all.push_back({"device " + std::to_string(d) + " " + p.what, p.name, p.type, p.dims});
+    params = std::move(all);
+  }
+  NHLO_ASSIGN_OR_RETURN(std::vector<Value> values, LoadArguments(settings.arg_texts, settings.files.args, params));
   size_t n = settings.files.args.empty() ? settings.arg_texts.size() : values.size();
-  if (n != entry.params.size()) {
+  if (n != params.size()) {
     Status s = Status::Error("the entry computation '" + std::string(entry.name) + "' takes " + SignatureText(entry) +
                              " and got " + std::to_string(n) + (n == 1 ? " argument" : " arguments"));
     s.diagnostics().push_back({Severity::kNote, {}, 0, 0,
-                               "give one --arg per parameter, in order, --args=@in.npz, or --random-args=SEED", {}});
+                               devices > 1 ? "give one --arg per parameter (the same for every device) or one per "
+                                             "parameter per device (" + std::to_string(want * devices) +
+                                             ", device 0's first), --args=@in.npz or --random-args=SEED"
+                                           : "give one --arg per parameter, in order, --args=@in.npz, or "
+                                             "--random-args=SEED",
+                               {}});
     return s;
   }
-  return values;
+  for (uint32_t d = 0; d < devices; ++d)
+    for (size_t i = 0; i < want; ++i) per_device[d].push_back(values[each_device ? d * want + i : i]);
+  return per_device;
+}
+
+// One device's arguments (nhlo-run --check-passes).
+Result<std::vector<Value>> MakeArguments(const BundleProgram& program, const RunSettings& settings) {
+  NHLO_ASSIGN_OR_RETURN(std::vector<std::vector<Value>> per_device, MakeDeviceArguments(program, settings, 1));
+  return std::move(per_device[0]);
 }
 
 // Runs one bundle file: decode, memory check, arguments, the entry computation; then prints
@@ -228,19 +289,25 @@ Result<std::vector<Value>> MakeArguments(const BundleProgram& program, const Run
 // compiled from (HLO input), or null.
 int RunOne(const std::string& name, std::string bytes, const RunSettings& settings, const Module* source,
            std::ostream& out, std::ostream& err) {
-  Result<BundleProgram> program = LoadProgram(name, std::move(bytes), settings);
+  DeviceGrid grid;
+  Result<BundleProgram> program = LoadProgram(name, std::move(bytes), settings, &grid);
   if (!program.ok()) {
     PrintStatus(program.status(), err, "nhlo-run");
     return kExitInputRejected;
   }
-  Result<std::vector<Value>> made = MakeArguments(*program, settings);
+  const uint32_t devices = static_cast<uint32_t>(grid.count());
+  Result<std::vector<std::vector<Value>>> made = MakeDeviceArguments(*program, settings, devices);
   if (!made.ok()) {
     PrintStatus(made.status(), err, "nhlo-run");
     return kExitInputRejected;
   }
-  std::vector<Value> values = std::move(*made);
-  // Saved before the run, so the arguments of a run that fails can be passed again.
-  if (Status saved = settings.files.save_args.empty() ? OkStatus() : SaveArguments(settings.files.save_args, values);
+  std::vector<std::vector<Value>> values = std::move(*made);
+  // Saved before the run, so the arguments of a run that fails can be passed again (device 0's
+  // first, as --args reads them back).
+  std::vector<Value> all_args;
+  if (!settings.files.save_args.empty())
+    for (const std::vector<Value>& device_args : values) all_args.insert(all_args.end(), device_args.begin(), device_args.end());
+  if (Status saved = settings.files.save_args.empty() ? OkStatus() : SaveArguments(settings.files.save_args, all_args);
       !saved.ok()) {
     PrintStatus(saved, err, "nhlo-run");
     return kExitInputRejected;
@@ -256,7 +323,19 @@ int RunOne(const std::string& name, std::string bytes, const RunSettings& settin
   }
   ExecutionProfile profile;
   if (settings.profile) run_options.profile = &profile;
-  Result<Value> result = Execute(*program, std::move(values), run_options);
+  Result<std::vector<Value>> ran = ExecuteOnDevices(*program, grid, std::move(values), run_options);
+  // Several devices: --expected and --output take the tuple of the devices' results.
+  Result<Value> result = Status::Error("not run");
+  if (!ran.ok()) {
+    result = ran.status();
+  } else if (devices == 1) {
+    result = std::move((*ran)[0]);
+  } else {
+    Value all;
+    all.type = PrimitiveType::kTuple;
+    all.tuple = std::move(*ran);
+    result = std::move(all);
+  }
   progress.reset();
   if (settings.profile) err << FormatProfile(profile);
   if (!result.ok()) {
@@ -283,8 +362,12 @@ int RunOne(const std::string& name, std::string bytes, const RunSettings& settin
     CompareReport report = CompareValues(*result, *settings.checks.expected, settings.checks.tolerance);
     out << FormatReport(report, settings.checks.tolerance);
     if (!report.pass()) return kExitInputRejected;
-  } else {
+  } else if (devices == 1) {
     out << FormatResult(*result, settings.print_values);
+  } else {
+    for (uint32_t d = 0; d < devices; ++d)
+      out << "device " << d << " (replica " << grid.replica_of(d) << ", partition " << grid.partition_of(d)
+          << "): " << FormatResult(result->tuple[d], settings.print_values);
   }
   if (Status saved = settings.files.output.empty() ? OkStatus() : SaveOutputs(settings.files.output, *result);
       !saved.ok()) {
@@ -307,6 +390,10 @@ int RunMain(const std::vector<std::string>& args, std::istream& in, std::ostream
   auto* random = app.add_option("--random-args", settings.seed, "use deterministic pseudo-random arguments from SEED");
   std::string max_memory, max_input, print_values = "auto";
   AddInputSizeFlag(app, max_input);
+  app.add_option("--devices", settings.devices,
+                 "run on N simulated devices, or RxP (replicas x partitions), instead of the module header's "
+                 "replica_count x num_partitions; N alone sets the count the header gives, else partitions when a "
+                 "collective names partitions, else replicas");
   app.add_option("--max-steps", settings.max_steps,
                  "stop with an error after N bundles have run (loop bodies and reducers count each run); "
                  "0, the default, is no limit");

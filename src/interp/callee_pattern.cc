@@ -295,6 +295,9 @@ void LowerCalleePattern(const BundleProgram& p, const ComputationRecord& comp, S
     case OpFamily::kReduceWindow:  // one input and its init
       if (f && b.operands.size() == 2) s.pattern = BinaryPattern(*f, type_of(0));
       return;
+    case OpFamily::kCollective:  // all-reduce, reduce-scatter: the reducer, applied per operand
+      if (f && !b.operands.empty()) s.pattern = BinaryPattern(*f, type_of(0));
+      return;
     case OpFamily::kScatter:  // one input, indices, one update
       if (f && b.operands.size() == 3) s.pattern = BinaryPattern(*f, type_of(0));
       return;
@@ -324,7 +327,7 @@ void LowerCalleePattern(const BundleProgram& p, const ComputationRecord& comp, S
     case OpFamily::kConcatenate: case OpFamily::kPad: case OpFamily::kReverse: case OpFamily::kDynamicSlice:
     case OpFamily::kDynamicUpdateSlice: case OpFamily::kDot: case OpFamily::kGather: case OpFamily::kConvolution:
     case OpFamily::kScaledDot: case OpFamily::kReducePrecision: case OpFamily::kRng: case OpFamily::kCholesky:
-    case OpFamily::kTriangularSolve: case OpFamily::kStochasticConvert: case OpFamily::kCollective:
+    case OpFamily::kTriangularSolve: case OpFamily::kStochasticConvert:
       return;
   }
 }

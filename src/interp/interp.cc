@@ -5,14 +5,17 @@
 #include "interp/interp.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <memory>
 #include <new>
+#include <thread>
 #include <unordered_map>
 
 #include "codegen/bundle_reader.h"
 #include "types/custom_call_configs.h"
+#include "interp/devices.h"
 #include "interp/frame_checks.h"
 #include "interp/kernels.h"
 #include "interp/native_callees.h"
@@ -25,12 +28,12 @@ namespace {
 
 class Machine {
  public:
-  explicit Machine(const BundleProgram& p) : p_(p) {}
+  explicit Machine(const BundleProgram& p, DeviceGrid grid = {}, uint32_t device = 0, Rendezvous* rendezvous = nullptr)
+      : p_(p), grid_(grid), device_(device), rendezvous_(rendezvous) {}
 
   // Load: pointer tables, the temps each computation places when it is entered, and the
   // constants unpacked once into host layout.
   Status Load() {
-    NHLO_TRY(CheckDeviceCount(p_));
     size_t n = p_.computations.size();
     ptrs_.resize(n);
     temps_.resize(n);
@@ -242,43 +245,10 @@ class Machine {
     }
     if (arity >= 0) NHLO_TRY(Arity(b, static_cast<size_t>(arity)));
     if (b.opcode == Opcode::kCustomCall) NHLO_TRY(LowerCustomCall(p_, comp, s));
-    if (s.family == OpFamily::kCollective) NHLO_TRY(CheckOneDevice(comp, s));
     NHLO_TRY(CheckScalarCallee(p_, comp, s));
     LowerCalleePattern(p_, comp, s);
+    if (s.family == OpFamily::kCollective) NHLO_TRY(ResolveGroup(comp, s));
     return s;
-  }
-
-  // A collective whose replica groups or source-target pairs name a device beyond device 0 is a
-  // multi-device program even when its header gives no counts (XLA's tests set them outside
-  // the text): refused at load, as a header of more than one device is.
-  Status CheckOneDevice(const ComputationRecord& comp, const Step& s) const {
-    const BundleRecord& b = *s.bundle;
-    auto refuse = [&](const std::string& what) {
-      return Status::Error("'" + std::string(OpcodeName(b.opcode)) + "' " + what +
-                           ", but the program has one device (replica_count \u00d7 num_partitions = 1); multi-device "
-                           "execution is not implemented yet");
-    };
-    if (const AttrRecord* g = s.Find(AttrId::kReplicaGroups)) {
-      const ReplicaGroupsRecord& r = g->replica_groups;
-      if (r.mesh) return refuse("has replica_groups over a device mesh");
-      if (r.iota && r.num_groups * r.group_size > 1)
-        return refuse("has iota replica_groups of " + std::to_string(r.num_groups * r.group_size) + " devices");
-      for (int64_t id : r.ids)
-        if (id != 0) return refuse("names device " + std::to_string(id) + " in its replica_groups");
-    }
-    if (const AttrRecord* pairs = s.Find(AttrId::kSourceTargetPairs))
-      for (int64_t id : pairs->ints)
-        if (id != 0) return refuse("names device " + std::to_string(id) + " in its source_target_pairs");
-    // With groups left empty (all devices), a gathered or scattered result of another size than
-    // its operand tells of more devices.
-    if ((b.opcode == Opcode::kAllGather || b.opcode == Opcode::kReduceScatter || b.opcode == Opcode::kAllToAll) &&
-        b.operands.size() == 1) {
-      const BufferRecord& in = comp.buffers[b.operands[0]];
-      const BufferRecord& out = comp.buffers[b.result];
-      if (in.type != PrimitiveType::kTuple && out.type != PrimitiveType::kTuple && in.dims != out.dims)
-        return refuse("has a result of another shape than its operand (a group of more than one device)");
-    }
-    return OkStatus();
   }
 
   Status Arity(const BundleRecord& b, size_t n) const {
@@ -456,30 +426,86 @@ class Machine {
     return Status::Error("bundle has an unknown custom call kind");
   }
 
-  // ---- collectives on one device ----------------------------------------------------------
-  // Load refuses a module of more than one device, so every group is {0}: a reduction over one
-  // value, a gather or scatter of one shard and an exchange with oneself leave the data as it
-  // is; collective-permute delivers only along a {0,0} pair, and a device that receives
-  // nothing gets zeros; replica-id and partition-id are 0. Async -start/-done pairs run at the
-  // start: all-gather-start and collective-permute-start hold (operands, results[, contexts]),
-  // their -done takes the results out; all-reduce-start holds the results themselves.
+  // ---- collectives ---------------------------------------------------------------------------
+  // Each device runs on its own thread with its own Machine. A collective resolves, at load,
+  // the group this device meets (devices.h); at run time the members arrive at the rendezvous
+  // with their operand leaves, each builds its own result from all of them into staging memory,
+  // and only after every member has left (done reading) does it write its result buffers, which
+  // may share memory with operands the others were reading. A group of one device needs no
+  // meeting: it reduces over itself, gathers its own shard, permutes along a {0,0} pair.
+  // Async -start/-done pairs exchange at the start: all-gather-start and collective-permute-start
+  // hold (operands, results[, contexts]), their -done takes the results out; all-reduce-start
+  // holds the results themselves.
 
-  // Operands (one, or several as the elements of a tuple) copied into `to`.
-  Status CopyOperands(const BundleRecord& b, uint32_t to) {
-    const BufferRecord& r = B(to);
-    if (b.operands.size() == 1) return CopyCollectiveLeaf(b, b.operands[0], to);
-    if (r.type != PrimitiveType::kTuple || r.tuple.size() != b.operands.size())
+  // Whether an async -start's result is (operands, results[, contexts]) rather than the results
+  // alone: one array operand and a tuple result, or several operands and a tuple of tuples.
+  static bool HoldsOperands(const ComputationRecord& comp, const BundleRecord& b) {
+    const BufferRecord& r = comp.buffers[b.result];
+    if (r.type != PrimitiveType::kTuple || r.tuple.size() < 2) return false;
+    if (b.operands.size() == 1) return comp.buffers[b.operands[0]].type != PrimitiveType::kTuple;
+    const BufferRecord& first = comp.buffers[r.tuple[0]];
+    return first.type == PrimitiveType::kTuple && first.tuple.size() == b.operands.size();
+  }
+  static bool IsAsyncStart(Opcode op) {
+    return op == Opcode::kAllGatherStart || op == Opcode::kAllReduceStart || op == Opcode::kCollectivePermuteStart;
+  }
+  // The buffers the exchange writes: the result's leaves, or those of the held results.
+  static Result<std::vector<uint32_t>> ExchangeTargets(const ComputationRecord& comp, const BundleRecord& b) {
+    uint32_t target = b.result;
+    if (IsAsyncStart(b.opcode) && HoldsOperands(comp, b)) target = comp.buffers[b.result].tuple[1];
+    const BufferRecord& t = comp.buffers[target];
+    if (b.operands.size() == 1 && t.type != PrimitiveType::kTuple) return std::vector<uint32_t>{target};
+    if (t.type != PrimitiveType::kTuple || t.tuple.size() != b.operands.size())
       return Status::Error("bundle '" + std::string(OpcodeName(b.opcode)) + "' has " + std::to_string(b.operands.size()) +
                            " operands but its result is not a tuple of as many");
-    for (size_t i = 0; i < b.operands.size(); ++i) NHLO_TRY(CopyCollectiveLeaf(b, b.operands[i], r.tuple[i]));
+    return t.tuple;
+  }
+
+  // The group this device meets at `s`, and the shapes that group size implies.
+  Status ResolveGroup(const ComputationRecord& comp, const Step& s) {
+    const BundleRecord& b = *s.bundle;
+    const AttrRecord* groups = s.Find(AttrId::kReplicaGroups);
+    const AttrRecord* pairs = s.Find(AttrId::kSourceTargetPairs);
+    NHLO_ASSIGN_OR_RETURN(CollectiveGroup g,
+                          ResolveCollectiveGroup(b.opcode, groups ? &groups->replica_groups : nullptr,
+                                                 s.Find(AttrId::kChannelId) != nullptr,
+                                                 s.Find(AttrId::kUseGlobalDeviceIds), pairs ? &pairs->ints : nullptr,
+                                                 grid_, device_));
+    switch (b.opcode) {
+      case Opcode::kAllReduce: case Opcode::kAllReduceStart: case Opcode::kAllGather: case Opcode::kAllGatherStart:
+      case Opcode::kReduceScatter: case Opcode::kAllToAll: case Opcode::kCollectiveBroadcast:
+      case Opcode::kCollectivePermute: case Opcode::kCollectivePermuteStart: {
+        if (b.operands.empty()) return Status::Error("bundle '" + std::string(OpcodeName(b.opcode)) + "' has no operands");
+        if ((b.opcode == Opcode::kCollectivePermute || b.opcode == Opcode::kCollectivePermuteStart) &&
+            b.operands.size() != 1)
+          return Status::Error("collective-permute with input/output buffer and offset operands is not executed yet");
+        NHLO_ASSIGN_OR_RETURN(std::vector<uint32_t> targets, ExchangeTargets(comp, b));
+        std::vector<const BufferRecord*> in, out;
+        for (uint32_t o : b.operands) in.push_back(&comp.buffers[o]);
+        for (uint32_t t : targets) out.push_back(&comp.buffers[t]);
+        size_t n = b.opcode == Opcode::kCollectivePermute || b.opcode == Opcode::kCollectivePermuteStart ||
+                           b.opcode == Opcode::kCollectiveBroadcast
+                       ? 1  // each device receives one device's operand, whole
+                       : g.devices.size();
+        NHLO_TRY(CheckCollectiveShapes(b.opcode == Opcode::kAllReduceStart ? Opcode::kAllReduce : b.opcode, in, out,
+                                       s.Find(AttrId::kDimensions), n));
+        break;
+      }
+      case Opcode::kRaggedAllToAll:
+        return Status::Error("the interpreter does not execute 'ragged-all-to-all' yet");
+      default:
+        break;
+    }
+    groups_.emplace(&b, std::move(g));
     return OkStatus();
   }
+
   Status CopyCollectiveLeaf(const BundleRecord& b, uint32_t from, uint32_t to) {
     const BufferRecord& a = B(from);
     const BufferRecord& r = B(to);
     if (a.type != r.type || a.dims != r.dims || a.tuple.size() != r.tuple.size())
-      return Status::Error("'" + std::string(OpcodeName(b.opcode)) + "' of one device gives its operand's shape; buffer '" +
-                           std::string(r.name) + "' has another (a replica group of more than one device?)");
+      return Status::Error("'" + std::string(OpcodeName(b.opcode)) + "': buffer '" + std::string(r.name) +
+                           "' does not have the shape of '" + std::string(a.name) + "'");
     return CopyTree(from, to);
   }
   void ZeroTree(uint32_t buffer) {
@@ -490,35 +516,17 @@ class Machine {
       std::memset(ptr_[buffer], 0, b.size);
     }
   }
-  // Whether an async -start's result is (operands, results[, contexts]) rather than the results
-  // alone: one array operand and a tuple result, or several operands and a tuple of tuples.
-  bool HoldsOperands(const BundleRecord& b) const {
-    const BufferRecord& r = B(b.result);
-    if (r.type != PrimitiveType::kTuple || r.tuple.size() < 2) return false;
-    if (b.operands.size() == 1) return B(b.operands[0]).type != PrimitiveType::kTuple;
-    return B(r.tuple[0]).type == PrimitiveType::kTuple && B(r.tuple[0]).tuple.size() == b.operands.size();
-  }
-  // Element `i` of the tuple buffer `buffer`.
-  Result<uint32_t> Element(const BundleRecord& b, uint32_t buffer, size_t i) {
-    const BufferRecord& t = B(buffer);
-    if (t.type != PrimitiveType::kTuple || i >= t.tuple.size())
-      return Status::Error("bundle '" + std::string(OpcodeName(b.opcode)) + "' expects a tuple of at least " +
-                           std::to_string(i + 1) + " elements in buffer '" + std::string(t.name) + "'");
-    return t.tuple[i];
-  }
 
   Status RunCollective(const Step& s) {
     const BundleRecord& b = *s.bundle;
     switch (b.opcode) {
-      case Opcode::kPartitionId: case Opcode::kReplicaId:
-        ZeroTree(b.result);
+      case Opcode::kPartitionId: case Opcode::kReplicaId: {
+        NHLO_ASSIGN_OR_RETURN(Buf out, Array(b.result));
+        uint32_t id = b.opcode == Opcode::kPartitionId ? grid_.partition_of(device_) : grid_.replica_of(device_);
+        if (out.type() != PrimitiveType::kU32 || out.rec->size != 4)
+          return Status::Error("'" + std::string(OpcodeName(b.opcode)) + "' returns u32[]");
+        std::memcpy(out.data, &id, 4);
         return OkStatus();
-      case Opcode::kAllGatherStart: case Opcode::kAllReduceStart: {
-        if (!HoldsOperands(b)) return CopyOperands(b, b.result);  // the result alone
-        NHLO_ASSIGN_OR_RETURN(uint32_t held, Element(b, b.result, 0));
-        NHLO_ASSIGN_OR_RETURN(uint32_t gathered, Element(b, b.result, 1));
-        NHLO_TRY(CopyOperands(b, held));
-        return CopyOperands(b, gathered);
       }
       case Opcode::kAllGatherDone: case Opcode::kCollectivePermuteDone: case Opcode::kAllReduceDone: {
         if (b.operands.size() != 1) break;
@@ -527,37 +535,150 @@ class Machine {
         // (operands, results[, contexts]) from the -start, or the results themselves.
         bool pair = in.type == PrimitiveType::kTuple && in.tuple.size() >= 2 &&
                     (out.type != PrimitiveType::kTuple || in.tuple.size() != out.tuple.size());
-        if (!pair) return CopyCollectiveLeaf(b, b.operands[0], b.result);
-        NHLO_ASSIGN_OR_RETURN(uint32_t results, Element(b, b.operands[0], 1));
-        return CopyCollectiveLeaf(b, results, b.result);
+        return CopyCollectiveLeaf(b, pair ? in.tuple[1] : b.operands[0], b.result);
       }
-      case Opcode::kCollectivePermute: case Opcode::kCollectivePermuteStart: {
-        if (b.operands.size() != 1)
-          return Status::Error("collective-permute with input/output buffer and offset operands is not executed yet");
-        const AttrRecord* pairs = s.Find(AttrId::kSourceTargetPairs);
-        bool to_self = false;
-        for (size_t i = 0; pairs && i + 1 < pairs->ints.size(); i += 2) to_self |= pairs->ints[i] == 0 && pairs->ints[i + 1] == 0;
-        uint32_t received = b.result;
-        if (b.opcode == Opcode::kCollectivePermuteStart && HoldsOperands(b)) {
-          // (operand, result, contexts...): the contexts are u32 scalars nhlo leaves zero.
-          ZeroTree(b.result);
-          NHLO_ASSIGN_OR_RETURN(uint32_t held, Element(b, b.result, 0));
-          NHLO_ASSIGN_OR_RETURN(received, Element(b, b.result, 1));
-          NHLO_TRY(CopyCollectiveLeaf(b, b.operands[0], held));
+      case Opcode::kAllGatherStart: case Opcode::kAllReduceStart: case Opcode::kCollectivePermuteStart:
+        if (HoldsOperands(*cur_, b)) {
+          ZeroTree(b.result);  // collective-permute-start's u32 contexts: nhlo leaves them zero
+          uint32_t held = B(b.result).tuple[0];
+          if (b.operands.size() == 1) {
+            NHLO_TRY(CopyCollectiveLeaf(b, b.operands[0], held));
+          } else {
+            for (size_t i = 0; i < b.operands.size(); ++i) NHLO_TRY(CopyCollectiveLeaf(b, b.operands[i], B(held).tuple[i]));
+          }
         }
-        if (!to_self) {
-          ZeroTree(received);
-          return OkStatus();
-        }
-        return CopyCollectiveLeaf(b, b.operands[0], received);
-      }
-      case Opcode::kAllReduce: case Opcode::kAllGather:
-      case Opcode::kReduceScatter: case Opcode::kAllToAll: case Opcode::kCollectiveBroadcast:
-        return CopyOperands(b, b.result);
+        return Exchange(s);
+      case Opcode::kAllReduce: case Opcode::kAllGather: case Opcode::kReduceScatter: case Opcode::kAllToAll:
+      case Opcode::kCollectiveBroadcast: case Opcode::kCollectivePermute:
+        return Exchange(s);
       default:
         break;
     }
     return Status::Error("bundle '" + std::string(OpcodeName(b.opcode)) + "' is not a collective the interpreter runs");
+  }
+
+  // Meets the group (when it has other devices), builds this device's result from the
+  // members' operands, and writes it.
+  Status Exchange(const Step& s) {
+    const BundleRecord& b = *s.bundle;
+    auto found = groups_.find(&b);
+    if (found == groups_.end()) return Status::Error("collective has no resolved group (an interpreter bug)");
+    const CollectiveGroup& g = found->second;
+    std::vector<Buf> mine, out;
+    for (uint32_t o : b.operands) {
+      NHLO_ASSIGN_OR_RETURN(Buf x, Array(o));
+      mine.push_back(x);
+    }
+    NHLO_ASSIGN_OR_RETURN(std::vector<uint32_t> targets, ExchangeTargets(*cur_, b));
+    for (uint32_t t : targets) {
+      NHLO_ASSIGN_OR_RETURN(Buf r, Array(t));
+      out.push_back(r);
+    }
+    if (g.devices.size() == 1 || !rendezvous_) {
+      MemberLeaves members{&mine};
+      if (g.devices.size() != 1) return Status::Error("a group of several devices on a one-device run (an interpreter bug)");
+      return Combine(s, g, members, out);
+    }
+    // Results go to staging memory first: nothing of this device's may change before the others
+    // have read it.
+    std::vector<std::string> staging(out.size());
+    std::vector<Buf> staged = out;
+    for (size_t i = 0; i < out.size(); ++i) {
+      staging[i].assign(out[i].rec->size, '\0');
+      staged[i].data = reinterpret_cast<uint8_t*>(staging[i].data());
+    }
+    Rendezvous::Key key{&b, occurrences_[&b]++, g.devices[0]};
+    std::vector<const void*> contributions;
+    NHLO_TRY(rendezvous_->Arrive(key, static_cast<uint32_t>(g.devices.size()), g.rank, &mine, device_,
+                                 std::string(B(b.result).name), contributions));
+    MemberLeaves members;
+    for (const void* c : contributions) members.push_back(static_cast<const std::vector<Buf>*>(c));
+    Status combined = Combine(s, g, members, staged);
+    NHLO_TRY(rendezvous_->Leave(key));  // every member leaves, whatever Combine gave
+    NHLO_TRY(combined);
+    for (size_t i = 0; i < out.size(); ++i)
+      if (out[i].rec->size > 0) std::memcpy(out[i].data, staged[i].data, out[i].rec->size);
+    return OkStatus();
+  }
+
+  Status Combine(const Step& s, const CollectiveGroup& g, const MemberLeaves& members, const std::vector<Buf>& out) {
+    const BundleRecord& b = *s.bundle;
+    const AttrRecord* dims = s.Find(AttrId::kDimensions);
+    switch (b.opcode) {
+      case Opcode::kAllReduce: case Opcode::kAllReduceStart: return Reduce(s, members, out);
+      case Opcode::kAllGather: case Opcode::kAllGatherStart: return CollectiveGather(members, dims->ints[0], out);
+      case Opcode::kReduceScatter: {
+        std::vector<std::string> full(out.size());
+        std::vector<Buf> reduced;
+        for (size_t i = 0; i < out.size(); ++i) {
+          const Buf& x = (*members[g.rank])[i];
+          full[i].assign(x.rec->size, '\0');
+          reduced.push_back({x.rec, reinterpret_cast<uint8_t*>(full[i].data())});
+        }
+        NHLO_TRY(Reduce(s, members, reduced));
+        for (size_t i = 0; i < out.size(); ++i) NHLO_TRY(CollectiveScatterBlock(reduced[i], dims->ints[0], g.rank, out[i]));
+        return OkStatus();
+      }
+      case Opcode::kAllToAll: return CollectiveAllToAll(members, dims, g.rank, out);
+      case Opcode::kCollectiveBroadcast: case Opcode::kCollectivePermute: case Opcode::kCollectivePermuteStart:
+        CollectiveTake(g.source < 0 ? nullptr : members[static_cast<size_t>(g.source)], out);
+        return OkStatus();
+      default:
+        break;
+    }
+    return Status::Error("bundle '" + std::string(OpcodeName(b.opcode)) + "' is not a collective the interpreter runs");
+  }
+
+  // out[i] = x_0[i] ∘ x_1[i] ∘ ... folded left in rank order with to_apply (a native kernel when
+  // the reducer is one binary op), leaf by leaf; one member leaves its operand as it is.
+  Status Reduce(const Step& s, const MemberLeaves& members, const std::vector<Buf>& out) {
+    const BundleRecord& b = *s.bundle;
+    for (size_t i = 0; i < out.size(); ++i)
+      if (out[i].rec->size > 0) std::memcpy(out[i].data, (*members[0])[i].data, out[i].rec->size);
+    if (members.size() == 1) return OkStatus();
+    NHLO_ASSIGN_OR_RETURN(const ComputationRecord* f, Callee(s, AttrId::kToApply));
+    for (size_t i = 0; i < out.size(); ++i) {
+      const Buf& acc = out[i];
+      Opcode native = NativeBinary(s.pattern, acc.type());
+      for (size_t j = 1; j < members.size(); ++j) {
+        const Buf& x = (*members[j])[i];
+        if (native != Opcode::kParameter) {
+          NHLO_TRY(s.pattern.swapped ? KernelBinary(native, x, acc, acc) : KernelBinary(native, acc, x, acc));
+          continue;
+        }
+        NHLO_TRY(CheckReducer(*f, acc.type()));
+        const int64_t size = HostByteSize(acc.type());
+        for (int64_t e = 0; e < acc.count(); ++e) {
+          NHLO_ASSIGN_OR_RETURN(const uint8_t* r, CallScalar(b, *f, acc.data + e * size, x.data + e * size));
+          std::memmove(acc.data + e * size, r, static_cast<size_t>(size));
+        }
+      }
+    }
+    return OkStatus();
+  }
+  // The elementwise opcode of a reducer the kernels run natively; kParameter when there is none.
+  static Opcode NativeBinary(const CalleePattern& pattern, PrimitiveType t) {
+    if (!IsArrayType(t)) return Opcode::kParameter;
+    switch (pattern.op) {
+      case ScalarOp::kAdd: return Opcode::kAdd;
+      case ScalarOp::kMultiply: return Opcode::kMultiply;
+      case ScalarOp::kMaximum: return Opcode::kMaximum;
+      case ScalarOp::kMinimum: return Opcode::kMinimum;
+      case ScalarOp::kAnd: return Opcode::kAnd;
+      case ScalarOp::kOr: return Opcode::kOr;
+      case ScalarOp::kXor: return Opcode::kXor;
+      case ScalarOp::kNone: break;
+    }
+    return Opcode::kParameter;
+  }
+  static Status CheckReducer(const ComputationRecord& f, PrimitiveType t) {
+    uint64_t size = static_cast<uint64_t>(HostByteSize(t));
+    bool ok = f.params.size() == 2 && f.buffers[f.root].type == t && f.buffers[f.root].size == size;
+    for (size_t k = 0; ok && k < 2; ++k) ok = f.buffers[f.params[k]].type == t && f.buffers[f.params[k]].size == size;
+    if (!ok)
+      return Status::Error("the reducer '" + std::string(f.name) + "' must take two " + std::string(PrimitiveTypeName(t)) +
+                           " scalars and return one");
+    return OkStatus();
   }
 
   // topk(x), largest=true|false, and the TopK custom call (order fixed at load from its comparator).
@@ -869,6 +990,11 @@ class Machine {
   }
 
   const BundleProgram& p_;
+  const DeviceGrid grid_;
+  const uint32_t device_;         // this machine's device, r·P + p
+  Rendezvous* const rendezvous_;  // shared by the devices of a multi-device run; null for one
+  std::unordered_map<const BundleRecord*, CollectiveGroup> groups_;  // per collective, resolved at load
+  std::unordered_map<const BundleRecord*, uint64_t> occurrences_;    // runs of each collective so far
   std::vector<std::vector<uint8_t*>> ptrs_;   // per computation: where each buffer's bytes are
   std::vector<std::vector<uint32_t>> temps_;  // per computation: its temp buffers
   std::vector<std::vector<std::string>> constants_;  // per computation: unpacked constants
@@ -890,12 +1016,7 @@ class Machine {
 
 }  // namespace
 
-Status CheckDeviceCount(const BundleProgram& program) {
-  if (program.devices > 1)
-    return Status::Error("multi-device execution (replica_count × num_partitions = " + std::to_string(program.devices) +
-                         ") is not implemented yet");
-  return OkStatus();
-}
+DeviceGrid ProgramDevices(const BundleProgram& program) { return {program.replicas, program.partitions}; }
 
 Status LoadForExecution(const BundleProgram& program) {
   Machine machine(program);
@@ -903,10 +1024,84 @@ Status LoadForExecution(const BundleProgram& program) {
 }
 
 Result<Value> Execute(const BundleProgram& program, std::vector<Value> args, const ExecuteOptions& options) {
+  if (ProgramDevices(program).count() > 1)
+    return Status::Error("the module runs on " + std::to_string(program.replicas) + " x " + std::to_string(program.partitions) +
+                         " devices (replica_count x num_partitions); this tool runs one (nhlo-run runs them all)");
   Machine machine(program);
   machine.set_options(options);
   NHLO_TRY(machine.Load());
   return machine.Run(std::move(args));
+}
+
+Result<std::vector<Value>> ExecuteOnDevices(const BundleProgram& program, DeviceGrid grid,
+                                            std::vector<std::vector<Value>> args, const ExecuteOptions& options) {
+  const uint64_t count = grid.count();
+  if (count == 0 || grid.replicas == 0 || count > kMaxDevices)
+    return Status::Error("cannot run " + std::to_string(grid.replicas) + " x " + std::to_string(grid.partitions) +
+                         " devices (at most " + std::to_string(kMaxDevices) + ")");
+  if (args.size() != count)
+    return Status::Error("got arguments for " + std::to_string(args.size()) + " devices, expected " + std::to_string(count));
+  const uint32_t n = static_cast<uint32_t>(count);
+  auto device_text = [&](uint32_t d) {
+    return "device " + std::to_string(d) + " (replica " + std::to_string(grid.replica_of(d)) + ", partition " +
+           std::to_string(grid.partition_of(d)) + "): ";
+  };
+  auto prefixed = [&](uint32_t d, const Status& s) {
+    Status out;
+    for (Diagnostic diag : s.diagnostics()) {
+      if (diag.severity == Severity::kError && n > 1) diag.message = device_text(d) + diag.message;
+      out.diagnostics().push_back(std::move(diag));
+    }
+    return out;
+  };
+  Rendezvous rendezvous(n);
+  std::vector<std::unique_ptr<Machine>> machines;
+  std::vector<ExecutionErrorSite> sites(n);
+  for (uint32_t d = 0; d < n; ++d) {
+    machines.push_back(std::make_unique<Machine>(program, grid, d, n > 1 ? &rendezvous : nullptr));
+    // Progress and the profile are device 0's: the devices run the same program side by side.
+    ExecuteOptions device_options = options;
+    if (d > 0) {
+      device_options.progress = nullptr;
+      device_options.profile = nullptr;
+    }
+    device_options.error_site = &sites[d];
+    machines[d]->set_options(device_options);
+    if (Status loaded = machines[d]->Load(); !loaded.ok()) {
+      if (options.error_site) {
+        *options.error_site = sites[d];
+        if (n > 1) options.error_site->message = device_text(d) + sites[d].message;
+      }
+      return prefixed(d, loaded);
+    }
+  }
+  std::vector<Result<Value>> results(n, Status::Error("not run"));
+  std::vector<char> stopped(n, 0);  // failed only because another device failed first
+  auto run = [&](uint32_t d) {
+    results[d] = machines[d]->Run(std::move(args[d]));
+    stopped[d] = !results[d].ok() && results[d].status().message().find(kStoppedByOtherDevice) != std::string::npos;
+    rendezvous.Finish(d, !results[d].ok() && !stopped[d]);
+  };
+  if (n == 1) {
+    run(0);
+  } else {
+    std::vector<std::thread> threads;
+    for (uint32_t d = 0; d < n; ++d) threads.emplace_back(run, d);
+    for (std::thread& t : threads) t.join();
+  }
+  // Report the lowest device that failed on its own; the others stopped because of it.
+  for (int pass = 0; pass < 2; ++pass)
+    for (uint32_t d = 0; d < n; ++d)
+      if (!results[d].ok() && (pass == 1 || !stopped[d])) {
+        if (options.error_site) {
+          *options.error_site = sites[d];
+          if (n > 1) options.error_site->message = device_text(d) + sites[d].message;
+        }
+        return prefixed(d, results[d].status());
+      }
+  std::vector<Value> values;
+  for (Result<Value>& r : results) values.push_back(std::move(*r));
+  return values;
 }
 
 std::string ValueShapeText(const Value& v) {

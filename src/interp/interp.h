@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "codegen/bundle_format.h"
+#include "interp/devices.h"
 #include "interp/value.h"
 #include "support/status.h"
 
@@ -19,10 +20,8 @@ namespace nhlo {
 /// checks `Execute` makes before its first bundle); for tools and the bundle fuzzer.
 Status LoadForExecution(const BundleProgram& program);
 
-/// A program of more than one device (replica_count × num_partitions > 1) is refused: the
-/// interpreter runs one device, where every replica group is {0}. Load checks it first; drivers
-/// call it before making arguments, so the refusal comes before any other complaint.
-Status CheckDeviceCount(const BundleProgram& program);
+/// The devices the program's module header asks for (replica_count × num_partitions).
+DeviceGrid ProgramDevices(const BundleProgram& program);
 
 /// How far a run has come, for progress reports.
 struct ExecutionProgress {
@@ -62,8 +61,18 @@ struct ExecuteOptions {
   ExecutionProfile* profile = nullptr;
 };
 /// `args` are taken by value: callers that no longer need them move them in, so a run holds its
-/// arguments once (nhlo-run's memory check counts them once).
+/// arguments once (nhlo-run's memory check counts them once). One device: every replica group
+/// is {0}, replica-id and partition-id are 0.
 Result<Value> Execute(const BundleProgram& program, std::vector<Value> args,
                       const ExecuteOptions& options = {});
+
+/// Runs the program on `grid.count()` simulated devices, each on its own thread with its own
+/// memory; `args[d]` are device d's arguments (d = replica · partitions + partition), and the
+/// result holds each device's result in the same order. Collectives exchange data between the
+/// devices as XLA defines it (docs/multi-device-semantics.md); results do not depend on thread
+/// timing. A failure reports the lowest-numbered device that failed on its own, prefixed with
+/// its place ("device 3 (replica 0, partition 3): ..."). Progress and profile are device 0's.
+Result<std::vector<Value>> ExecuteOnDevices(const BundleProgram& program, DeviceGrid grid,
+                                            std::vector<std::vector<Value>> args, const ExecuteOptions& options = {});
 
 }  // namespace nhlo

@@ -128,6 +128,23 @@ Status CheckScalarCallee(const BundleProgram& program, const ComputationRecord& 
 /// rng-bit-generator(state) -> (new state, bits) or bits alone (`new_state` null), THREE_FRY and
 /// PHILOX as XLA's RngBitGeneratorExpander; rng_default is PHILOX (kernels_rng.cc).
 Status KernelRngBitGenerator(const Step& bundle, const Buf& state, const Buf* new_state, const Buf& bits);
+
+/// Collective data movement (kernels_collective.cc). `members[j]` holds the operand leaves of
+/// the group's rank-j device; `out` this device's result leaves.
+using MemberLeaves = std::vector<const std::vector<Buf>*>;
+/// The shapes a collective over a group of `group_size` devices gives its operands' leaves.
+Status CheckCollectiveShapes(Opcode op, const std::vector<const BufferRecord*>& in,
+                             const std::vector<const BufferRecord*>& out, const AttrRecord* dimensions,
+                             size_t group_size);
+/// all-gather: each result leaf is the members' leaves concatenated along `dim`, in rank order.
+Status CollectiveGather(const MemberLeaves& members, int64_t dim, const std::vector<Buf>& out);
+/// reduce-scatter: block `rank` of the reduced value along `dim`.
+Status CollectiveScatterBlock(const Buf& reduced, int64_t dim, size_t rank, const Buf& out);
+/// all-to-all, array form (split and concatenate along the one dimension) or tuple form.
+Status CollectiveAllToAll(const MemberLeaves& members, const AttrRecord* dimensions, size_t rank,
+                          const std::vector<Buf>& out);
+/// collective-permute and collective-broadcast: the leaves of `from`, or zeros when null.
+void CollectiveTake(const std::vector<Buf>* from, const std::vector<Buf>& out);
 /// rng(a, b), distribution=rng_uniform ([a, b)) or rng_normal (mean a, deviation b), drawn from
 /// `engine` with the std:: distributions XLA's evaluator uses.
 Status KernelRng(const Step& bundle, const Buf& a, const Buf& b, const Buf& out, std::minstd_rand0& engine);

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // A fixed set of worker threads that wait on a condition variable for a job, then claim chunks
 // from a shared atomic counter until none is left. The caller claims chunks too, so one thread
-// means no worker at all. One job runs at a time (the interpreter runs one kernel at a time); a
-// ParallelFor called from inside a body runs inline instead of waiting on itself.
+// means no worker at all. One job runs at a time: a ParallelFor called from inside a body, or
+// while another thread's job holds the pool (the simulated devices of a multi-device run each
+// have a thread), runs inline instead of waiting. Chunking does not depend on who runs a
+// chunk, so neither changes a result.
 #include "support/parallel.h"
 
 #include <sched.h>
@@ -43,7 +45,10 @@ class Pool {
 
   int threads() const { return threads_; }
 
-  void Run(int64_t count, int64_t chunk, const std::function<void(int64_t, int64_t)>& body) {
+  // False, with nothing run, when another thread's job holds the pool.
+  bool TryRun(int64_t count, int64_t chunk, const std::function<void(int64_t, int64_t)>& body) {
+    std::unique_lock<std::mutex> owner(run_mutex_, std::try_to_lock);
+    if (!owner.owns_lock()) return false;
     Job job;
     job.count = count;
     job.chunk = chunk;
@@ -61,6 +66,7 @@ class Pool {
     std::unique_lock<std::mutex> lock(mutex_);
     finished_.wait(lock, [&] { return job.done.load() == job.chunks && busy_workers_ == 0; });
     job_ = nullptr;
+    return true;
   }
 
   static thread_local bool inside_job;
@@ -95,6 +101,7 @@ class Pool {
     }
   }
 
+  std::mutex run_mutex_;  // held by the thread whose job the pool runs
   std::mutex mutex_;
   std::condition_variable wake_, finished_;
   std::vector<std::thread> workers_;
@@ -132,11 +139,8 @@ void ParallelFor(int64_t count, int64_t chunk, const std::function<void(int64_t 
   if (count <= 0) return;
   if (chunk < 1) chunk = 1;
   Pool& pool = ThePool();
-  if (pool.threads() == 1 || count <= chunk || Pool::inside_job) {
-    for (int64_t begin = 0; begin < count; begin += chunk) body(begin, begin + chunk < count ? begin + chunk : count);
-    return;
-  }
-  pool.Run(count, chunk, body);
+  if (pool.threads() > 1 && count > chunk && !Pool::inside_job && pool.TryRun(count, chunk, body)) return;
+  for (int64_t begin = 0; begin < count; begin += chunk) body(begin, begin + chunk < count ? begin + chunk : count);
 }
 
 }  // namespace nhlo

@@ -1,0 +1,270 @@
+// SPDX-License-Identifier: Apache-2.0
+// Group modes and participants as XLA's collective_ops_utils.cc computes them
+// (GetCollectiveOpGroupMode, GetParticipatingDevices), written from
+// docs/multi-device-semantics.md, and the rendezvous of the device threads.
+#include "interp/devices.h"
+
+#include <algorithm>
+
+namespace nhlo {
+namespace {
+
+enum class GroupMode { kCrossReplica, kCrossPartition, kCrossReplicaAndPartition, kFlattenedId };
+
+bool CarriesGlobalDeviceIds(Opcode op) {
+  return op == Opcode::kAllReduce || op == Opcode::kAllReduceStart || op == Opcode::kAllGather ||
+         op == Opcode::kAllGatherStart || op == Opcode::kReduceScatter;
+}
+
+// `[G,S]<=[dims]T(perm)` expanded: iota over dims, transposed by perm, cut into G rows of S.
+// The caller checked the shape (IotaDeviceListProblem) and that it holds at most a grid's ids.
+std::vector<std::vector<int64_t>> ExpandIota(const ReplicaGroupsRecord& g) {
+  const std::vector<int64_t>& dims = g.reshape_dims;
+  std::vector<int64_t> perm = g.transpose;
+  if (perm.empty())
+    for (size_t i = 0; i < dims.size(); ++i) perm.push_back(static_cast<int64_t>(i));
+  std::vector<int64_t> stride(dims.size(), 1);
+  for (size_t i = dims.size(); i-- > 1;) stride[i - 1] = stride[i] * dims[i];
+  std::vector<int64_t> index(dims.size(), 0);  // over the transposed shape, row-major
+  std::vector<std::vector<int64_t>> rows(static_cast<size_t>(g.num_groups));
+  for (int64_t n = 0; n < g.num_groups * g.group_size; ++n) {
+    int64_t id = 0;
+    for (size_t i = 0; i < dims.size(); ++i) id += index[i] * stride[static_cast<size_t>(perm[i])];
+    rows[static_cast<size_t>(n / g.group_size)].push_back(id);
+    for (size_t i = dims.size(); i-- > 0;) {
+      if (++index[i] < dims[static_cast<size_t>(perm[i])]) break;
+      index[i] = 0;
+    }
+  }
+  return rows;
+}
+
+std::string DeviceText(DeviceGrid grid, uint32_t device) {
+  return "device " + std::to_string(device) + " (replica " + std::to_string(grid.replica_of(device)) + ", partition " +
+         std::to_string(grid.partition_of(device)) + ")";
+}
+
+}  // namespace
+
+Result<CollectiveGroup> ResolveCollectiveGroup(Opcode opcode, const ReplicaGroupsRecord* groups, bool has_channel_id,
+                                               const AttrRecord* use_global_device_ids,
+                                               const std::vector<int64_t>* source_target_pairs, DeviceGrid grid,
+                                               uint32_t device) {
+  CollectiveGroup g;
+  g.devices = {device};
+  switch (opcode) {
+    case Opcode::kAllReduce: case Opcode::kAllReduceStart: case Opcode::kAllGather: case Opcode::kAllGatherStart:
+    case Opcode::kReduceScatter: case Opcode::kAllToAll: case Opcode::kRaggedAllToAll:
+    case Opcode::kCollectiveBroadcast: case Opcode::kCollectivePermute: case Opcode::kCollectivePermuteStart:
+      break;
+    default:
+      return g;
+  }
+  const uint32_t replica = grid.replica_of(device), partition = grid.partition_of(device);
+  bool global_ids = use_global_device_ids && use_global_device_ids->b;
+  GroupMode mode;
+  if (!has_channel_id) {
+    if (global_ids) return Status::Error("use_global_device_ids=true needs a channel_id (XLA's group modes)");
+    mode = GroupMode::kCrossReplica;
+  } else if (!CarriesGlobalDeviceIds(opcode)) {
+    mode = GroupMode::kCrossPartition;
+  } else {
+    mode = global_ids ? GroupMode::kFlattenedId : GroupMode::kCrossReplicaAndPartition;
+  }
+  const uint64_t id_count = mode == GroupMode::kCrossPartition ? grid.partitions
+                            : mode == GroupMode::kFlattenedId  ? grid.count()
+                                                               : grid.replicas;
+  const char* id_kind = mode == GroupMode::kCrossPartition ? "partition" : mode == GroupMode::kFlattenedId ? "device" : "replica";
+  const int64_t my_id = mode == GroupMode::kCrossPartition ? partition : mode == GroupMode::kFlattenedId ? device : replica;
+  auto out_of_range = [&](int64_t id, const char* where) {
+    return Status::Error(std::string(where) + " names " + id_kind + " " + std::to_string(id) + ", but the program has " +
+                         std::to_string(id_count) + " " + id_kind + (id_count == 1 ? "" : "s") +
+                         " (replica_count x num_partitions = " + std::to_string(grid.replicas) + " x " +
+                         std::to_string(grid.partitions) + "; nhlo-run --devices sets them)");
+  };
+  // The device whose id in this mode is `id`, the other coordinate this device's own.
+  auto device_with_id = [&](int64_t id) -> uint32_t {
+    return mode == GroupMode::kCrossPartition ? replica * grid.partitions + static_cast<uint32_t>(id)
+                                              : static_cast<uint32_t>(id) * grid.partitions + partition;
+  };
+
+  if (opcode == Opcode::kCollectivePermute || opcode == Opcode::kCollectivePermuteStart) {
+    // Pairs of replica ids (no channel_id) or partition ids; the meeting is every device that
+    // shares this one's other coordinate, ranked by id.
+    g.devices.clear();
+    for (uint64_t id = 0; id < id_count; ++id) g.devices.push_back(device_with_id(static_cast<int64_t>(id)));
+    g.rank = static_cast<uint32_t>(my_id);
+    g.source = -1;
+    std::vector<bool> source_seen(id_count, false), target_seen(id_count, false);
+    const std::vector<int64_t> none;
+    const std::vector<int64_t>& pairs = source_target_pairs ? *source_target_pairs : none;
+    for (size_t i = 0; i + 1 < pairs.size(); i += 2) {
+      int64_t s = pairs[i], t = pairs[i + 1];
+      for (int64_t id : {s, t})
+        if (id < 0 || static_cast<uint64_t>(id) >= id_count) return out_of_range(id, "source_target_pairs");
+      if (source_seen[static_cast<size_t>(s)] || target_seen[static_cast<size_t>(t)])
+        return Status::Error("source_target_pairs names " + std::string(id_kind) + " " +
+                             std::to_string(source_seen[static_cast<size_t>(s)] ? s : t) +
+                             (source_seen[static_cast<size_t>(s)] ? " as a source" : " as a target") + " twice");
+      source_seen[static_cast<size_t>(s)] = target_seen[static_cast<size_t>(t)] = true;
+      if (t == my_id) g.source = s;
+    }
+    return g;
+  }
+
+  std::vector<std::vector<int64_t>> lists;
+  bool empty = !groups || (!groups->iota && !groups->mesh && groups->group_sizes.empty());
+  if (empty) {
+    if (mode == GroupMode::kFlattenedId)
+      return Status::Error("replica_groups must list the devices when use_global_device_ids=true");
+    lists.emplace_back();
+    for (uint64_t id = 0; id < id_count; ++id) lists.back().push_back(static_cast<int64_t>(id));
+  } else if (groups->mesh) {
+    return Status::Error("replica_groups over a device mesh are not expanded by the interpreter yet");
+  } else if (groups->iota) {
+    // The reader checked the shape; more ids than the grid has cannot all be in range.
+    if (static_cast<uint64_t>(groups->num_groups) * static_cast<uint64_t>(groups->group_size) > id_count)
+      return out_of_range(groups->num_groups * groups->group_size - 1, "iota replica_groups");
+    lists = ExpandIota(*groups);
+  } else {
+    size_t at = 0;
+    for (int64_t n : groups->group_sizes) {
+      if (n < 0 || static_cast<uint64_t>(n) > groups->ids.size() - at)
+        return Status::Error("replica_groups: group sizes do not match the ids");
+      lists.emplace_back(groups->ids.begin() + static_cast<std::ptrdiff_t>(at),
+                         groups->ids.begin() + static_cast<std::ptrdiff_t>(at + static_cast<size_t>(n)));
+      at += static_cast<size_t>(n);
+    }
+  }
+  // Every id in range and in one group at most (XLA's verifier), so that all devices agree.
+  std::vector<bool> seen(id_count, false);
+  const std::vector<int64_t>* mine = nullptr;
+  for (const std::vector<int64_t>& list : lists) {
+    for (int64_t id : list) {
+      if (id < 0 || static_cast<uint64_t>(id) >= id_count) return out_of_range(id, "replica_groups");
+      if (seen[static_cast<size_t>(id)])
+        return Status::Error("replica_groups names " + std::string(id_kind) + " " + std::to_string(id) + " twice");
+      seen[static_cast<size_t>(id)] = true;
+      if (id == my_id) mine = &list;
+    }
+  }
+  if (!mine) {
+    if (opcode == Opcode::kCollectiveBroadcast) {  // StableHLO: a device in no group gets zeros
+      g.source = -1;
+      return g;
+    }
+    return Status::Error(DeviceText(grid, device) + " is in none of the replica_groups");
+  }
+  g.devices.clear();
+  for (int64_t id : *mine) {
+    if (mode == GroupMode::kFlattenedId) {
+      g.devices.push_back(static_cast<uint32_t>(id));
+    } else if (mode == GroupMode::kCrossReplicaAndPartition) {
+      for (uint32_t q = 0; q < grid.partitions; ++q) g.devices.push_back(static_cast<uint32_t>(id) * grid.partitions + q);
+    } else {
+      g.devices.push_back(device_with_id(id));
+    }
+  }
+  g.rank = static_cast<uint32_t>(std::find(g.devices.begin(), g.devices.end(), device) - g.devices.begin());
+  g.source = 0;
+  return g;
+}
+
+Result<DeviceGrid> GridForDeviceCount(const BundleProgram& program, uint32_t devices) {
+  if (program.replicas > 1 && program.partitions > 1)
+    return Status::Error("the module has replica_count=" + std::to_string(program.replicas) +
+                         " and num_partitions=" + std::to_string(program.partitions) + "; give --devices=RxP");
+  if (program.replicas > 1) return DeviceGrid{devices, 1};
+  if (program.partitions > 1) return DeviceGrid{1, devices};
+  for (const ComputationRecord& comp : program.computations) {
+    for (const BundleRecord& b : comp.bundles) {
+      bool partition_ids = b.opcode == Opcode::kAllToAll || b.opcode == Opcode::kRaggedAllToAll ||
+                           b.opcode == Opcode::kCollectivePermute || b.opcode == Opcode::kCollectivePermuteStart ||
+                           b.opcode == Opcode::kCollectiveBroadcast;
+      if (!partition_ids) continue;
+      for (const AttrRecord& a : b.attrs)
+        if (a.id == AttrId::kChannelId) return DeviceGrid{1, devices};
+    }
+  }
+  return DeviceGrid{devices, 1};
+}
+
+Status Rendezvous::Stopped() const {
+  if (!deadlock_.empty()) return Status::Error(deadlock_);
+  return Status::Error(kStoppedByOtherDevice);
+}
+
+void Rendezvous::CheckDeadlock() {
+  if (failed_ || !deadlock_.empty() || waiting_ == 0 || waiting_ + finished_ < devices_) return;
+  deadlock_ = "the devices cannot go on: each waits at a collective that not all of its group reach";
+  int listed = 0;
+  for (const auto& [key, m] : meetings_) {
+    if (m.arrived >= m.size) continue;
+    if (listed++ == 3) {
+      deadlock_ += "; ...";
+      break;
+    }
+    deadlock_ += "; '" + m.what + "' (run " + std::to_string(key.occurrence + 1) + ") has " + std::to_string(m.arrived) +
+                 " of " + std::to_string(m.size) + " devices (device";
+    for (size_t i = 0; i < m.waiting_devices.size() && i < 8; ++i)
+      deadlock_ += (i ? ", " : " ") + std::to_string(m.waiting_devices[i]);
+    deadlock_ += m.waiting_devices.size() > 8 ? ", ...)" : ")";
+  }
+  changed_.notify_all();
+}
+
+Status Rendezvous::Arrive(const Key& key, uint32_t size, uint32_t rank, const void* contribution, uint32_t device,
+                          const std::string& what, std::vector<const void*>& out) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (failed_ || !deadlock_.empty()) return Stopped();
+  Meeting& m = meetings_[key];
+  if (m.size == 0) {
+    m.size = size;
+    m.contributions.assign(size, nullptr);
+    m.what = what;
+  }
+  if (m.size != size || rank >= size || m.contributions[rank])
+    return Status::Error("the devices disagree about the group of '" + what + "'");
+  m.contributions[rank] = contribution;
+  if (++m.arrived == m.size) {
+    waiting_ -= m.size - 1;
+    changed_.notify_all();
+  } else {
+    ++waiting_;
+    m.waiting_devices.push_back(device);
+    CheckDeadlock();
+    changed_.wait(lock, [&] { return m.arrived == m.size || failed_ || !deadlock_.empty(); });
+    if (m.arrived != m.size) return Stopped();
+  }
+  out = m.contributions;
+  return OkStatus();
+}
+
+Status Rendezvous::Leave(const Key& key) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  auto it = meetings_.find(key);
+  if (it == meetings_.end()) return Status::Error("left a meeting it is not in (an interpreter bug)");
+  Meeting& m = it->second;
+  if (++m.left == m.size) {
+    changed_.notify_all();
+  } else {
+    // Every member that arrived leaves too, whatever happened in between: no deadlock here.
+    changed_.wait(lock, [&] { return m.left == m.size; });
+  }
+  // The last one out removes the meeting (`left` counts up to size, then down to the exits).
+  if (++m.arrived == 2 * m.size) meetings_.erase(it);
+  return OkStatus();
+}
+
+void Rendezvous::Finish(uint32_t, bool failed) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  ++finished_;
+  if (failed) {
+    failed_ = true;
+    changed_.notify_all();
+  } else {
+    CheckDeadlock();
+  }
+}
+
+}  // namespace nhlo

@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: Apache-2.0
+// The data movement of the collectives once the devices of a group have met: each device
+// builds its own result from the members' operands (docs/multi-device-semantics.md section 4).
+// The reduction itself runs in the interpreter, which can call the reducer computation.
+#include <cstring>
+
+#include "interp/kernels.h"
+
+namespace nhlo {
+namespace {
+
+std::string DimsText(const BufferRecord& b) {
+  std::string out = std::string(PrimitiveTypeName(b.type)) + "[";
+  for (size_t i = 0; i < b.dims.size(); ++i) out += (i ? "," : "") + std::to_string(b.dims[i]);
+  return out + "]";
+}
+
+// Elements before dimension `dim` (outer) and bytes of one index of `dim` (inner).
+void Strides(const BufferRecord& b, int64_t dim, int64_t& outer, int64_t& inner) {
+  outer = 1;
+  inner = HostByteSize(b.type);
+  for (size_t i = 0; i < b.dims.size(); ++i) {
+    if (static_cast<int64_t>(i) < dim) outer *= b.dims[i];
+    if (static_cast<int64_t>(i) > dim) inner *= b.dims[i];
+  }
+}
+
+// Copies indices [from, from + count) of dimension `dim` of `src` to [to, to + count) of `dst`;
+// the other dimensions are equal (checked by the caller).
+void CopyAlongDim(const Buf& src, int64_t from, const Buf& dst, int64_t to, int64_t dim, int64_t count) {
+  int64_t outer, inner;
+  Strides(*src.rec, dim, outer, inner);
+  const int64_t src_extent = src.rec->dims[static_cast<size_t>(dim)];
+  const int64_t dst_extent = dst.rec->dims[static_cast<size_t>(dim)];
+  for (int64_t o = 0; o < outer; ++o)
+    std::memcpy(dst.data + (o * dst_extent + to) * inner, src.data + (o * src_extent + from) * inner,
+                static_cast<size_t>(count * inner));
+}
+
+}  // namespace
+
+Status CheckCollectiveShapes(Opcode op, const std::vector<const BufferRecord*>& in,
+                             const std::vector<const BufferRecord*>& out, const AttrRecord* dimensions,
+                             size_t group_size) {
+  const std::string name(OpcodeName(op));
+  const int64_t n = static_cast<int64_t>(group_size);
+  const bool tuple_all_to_all = (op == Opcode::kAllToAll) && !dimensions;
+  if (tuple_all_to_all ? in.size() != group_size : false)
+    return Status::Error("'all-to-all' without dimensions takes one operand per device of its group (" +
+                         std::to_string(group_size) + "), not " + std::to_string(in.size()));
+  if (in.size() != out.size())
+    return Status::Error("'" + name + "' has " + std::to_string(in.size()) + " operands but " +
+                         std::to_string(out.size()) + " results");
+  int64_t dim = -1;
+  if (op == Opcode::kAllGather || op == Opcode::kAllGatherStart || op == Opcode::kReduceScatter ||
+      (op == Opcode::kAllToAll && dimensions)) {
+    if (!dimensions || dimensions->ints.size() != 1) return Status::Error("'" + name + "' needs one dimension");
+    dim = dimensions->ints[0];
+  }
+  for (size_t i = 0; i < in.size(); ++i) {
+    const BufferRecord& a = *in[i];
+    const BufferRecord& r = *out[i];
+    if (!IsArrayType(a.type) || a.type != r.type || a.dims.size() != r.dims.size())
+      return Status::Error("'" + name + "' operand " + DimsText(a) + " and result " + DimsText(r) + " do not match");
+    if (tuple_all_to_all && (a.dims != in[0]->dims || a.type != in[0]->type))
+      return Status::Error("'all-to-all' without dimensions takes operands of one shape");
+    if (dim >= static_cast<int64_t>(a.dims.size()) || (dim < 0 && dim != -1))
+      return Status::Error("'" + name + "' dimension " + std::to_string(dim) + " is out of range for " + DimsText(a));
+    for (size_t d = 0; d < a.dims.size(); ++d) {
+      int64_t want = a.dims[d];
+      if (static_cast<int64_t>(d) == dim) {
+        if (op == Opcode::kAllGather || op == Opcode::kAllGatherStart) {
+          if (MulOverflows(a.dims[d], n, &want)) want = -1;
+        } else if (op == Opcode::kReduceScatter) {
+          if (a.dims[d] % n != 0)
+            return Status::Error("'reduce-scatter' dimension " + std::to_string(dim) + " of " + DimsText(a) +
+                                 " does not split into " + std::to_string(n) + " equal blocks");
+          want = a.dims[d] / n;
+        } else if (a.dims[d] % n != 0) {
+          return Status::Error("'all-to-all' dimension " + std::to_string(dim) + " of " + DimsText(a) +
+                               " does not split into " + std::to_string(n) + " equal blocks");
+        }
+      }
+      if (r.dims[d] != want)
+        return Status::Error("'" + name + "' over a group of " + std::to_string(n) + " device" + (n == 1 ? "" : "s") +
+                             " turns " + DimsText(a) + " into " + (want < 0 ? std::string("an overflowing shape") : "another shape") +
+                             " than " + DimsText(r) + (n == 1 ? " (a group of more devices? nhlo-run --devices sets them)" : ""));
+    }
+  }
+  return OkStatus();
+}
+
+Status CollectiveGather(const MemberLeaves& members, int64_t dim, const std::vector<Buf>& out) {
+  for (size_t i = 0; i < out.size(); ++i) {
+    int64_t at = 0;
+    for (const std::vector<Buf>* m : members) {
+      const Buf& x = (*m)[i];
+      int64_t extent = x.rec->dims[static_cast<size_t>(dim)];
+      CopyAlongDim(x, 0, out[i], at, dim, extent);
+      at += extent;
+    }
+  }
+  return OkStatus();
+}
+
+Status CollectiveScatterBlock(const Buf& reduced, int64_t dim, size_t rank, const Buf& out) {
+  int64_t extent = out.rec->dims[static_cast<size_t>(dim)];
+  CopyAlongDim(reduced, static_cast<int64_t>(rank) * extent, out, 0, dim, extent);
+  return OkStatus();
+}
+
+Status CollectiveAllToAll(const MemberLeaves& members, const AttrRecord* dimensions, size_t rank,
+                          const std::vector<Buf>& out) {
+  const size_t n = members.size();
+  if (!dimensions) {  // tuple form: result j is operand `rank` of member j
+    for (size_t j = 0; j < n; ++j) {
+      const Buf& x = (*members[j])[rank];
+      if (x.rec->size > 0) std::memcpy(out[j].data, x.data, x.rec->size);
+    }
+    return OkStatus();
+  }
+  const int64_t dim = dimensions->ints[0];
+  for (size_t i = 0; i < out.size(); ++i) {
+    int64_t block = out[i].rec->dims[static_cast<size_t>(dim)] / static_cast<int64_t>(n);
+    for (size_t j = 0; j < n; ++j)
+      CopyAlongDim((*members[j])[i], static_cast<int64_t>(rank) * block, out[i], static_cast<int64_t>(j) * block, dim,
+                   block);
+  }
+  return OkStatus();
+}
+
+void CollectiveTake(const std::vector<Buf>* from, const std::vector<Buf>& out) {
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (out[i].rec->size == 0) continue;
+    if (from) std::memcpy(out[i].data, (*from)[i].data, out[i].rec->size);
+    else std::memset(out[i].data, 0, out[i].rec->size);
+  }
+}
+
+}  // namespace nhlo
