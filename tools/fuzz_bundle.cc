@@ -72,6 +72,7 @@ uint64_t LeafBytes(const nhlo::ComputationRecord& comp, uint32_t index) {
 constexpr uint64_t kMaxRunBytes = 64 << 20;
 constexpr int64_t kMaxRunElements = 1 << 14;
 constexpr uint64_t kMaxSteps = 20000;
+constexpr uint64_t kMaxRunDevices = 8;  // each a thread with its own arena
 
 void DecodeAndLoad(std::string bytes) {
   nhlo::Result<nhlo::BundleProgram> program = nhlo::ReadBundleFile(std::move(bytes), "fuzz.bin");
@@ -83,19 +84,22 @@ void DecodeAndLoad(std::string bytes) {
     std::abort();
   if (!nhlo::LoadForExecution(*program).ok()) return;
   const nhlo::ComputationRecord& entry = program->computations[program->entry];
+  const nhlo::DeviceGrid grid = nhlo::ProgramDevices(*program);
+  if (grid.count() > kMaxRunDevices) return;
   uint64_t need = program->arena_size;
   for (uint32_t p : entry.params) need += LeafBytes(entry, p);
-  if (need > kMaxRunBytes) return;
+  if (need * grid.count() > kMaxRunBytes) return;
   for (const nhlo::ComputationRecord& c : program->computations)
     for (const nhlo::BufferRecord& b : c.buffers)
       if (b.ElementCount() < 0 || b.ElementCount() > kMaxRunElements) return;
   nhlo::Module scratch;
-  std::vector<nhlo::Value> args;
-  for (size_t i = 0; i < entry.params.size(); ++i)
-    args.push_back(nhlo::RandomValue(ShapeOf(entry, entry.params[i], scratch), i));
+  std::vector<std::vector<nhlo::Value>> args(grid.count());
+  for (uint64_t d = 0; d < grid.count(); ++d)
+    for (size_t i = 0; i < entry.params.size(); ++i)
+      args[d].push_back(nhlo::RandomValue(ShapeOf(entry, entry.params[i], scratch), i + 1000 * d));
   nhlo::ExecuteOptions options;
   options.max_steps = kMaxSteps;
-  (void)nhlo::Execute(*program, std::move(args), options);
+  (void)nhlo::ExecuteOnDevices(*program, grid, std::move(args), options);
 }
 
 // Writes the real file size and the checksum into the header.

@@ -189,6 +189,7 @@ std::optional<Diagnostic> SourceDiagnostic(const Module& module, const Execution
 // module header's counts.
 Result<DeviceGrid> RunDevices(const BundleProgram& program, const std::string& flag) {
   if (flag.empty()) return ProgramDevices(program);
+  if (flag == "auto") return InferDevices(program);
   auto number = [&](std::string_view text, uint64_t& n) {
     n = 0;
     for (char c : text) {
@@ -203,7 +204,7 @@ Result<DeviceGrid> RunDevices(const BundleProgram& program, const std::string& f
   bool ok = x == std::string_view::npos ? number(text, replicas)
                                         : number(text.substr(0, x), replicas) && number(text.substr(x + 1), partitions);
   if (!ok || (x != std::string_view::npos && replicas * partitions > kMaxDevices))
-    return Status::Error("--devices: '" + flag + "' is not N or RxP (replicas x partitions), with 1 to " +
+    return Status::Error("--devices: '" + flag + "' is not N, RxP (replicas x partitions) or auto, with 1 to " +
                          std::to_string(kMaxDevices) + " devices");
   if (x != std::string_view::npos) return DeviceGrid{static_cast<uint32_t>(replicas), static_cast<uint32_t>(partitions)};
   return GridForDeviceCount(program, static_cast<uint32_t>(replicas));
@@ -393,7 +394,8 @@ int RunMain(const std::vector<std::string>& args, std::istream& in, std::ostream
   app.add_option("--devices", settings.devices,
                  "run on N simulated devices, or RxP (replicas x partitions), instead of the module header's "
                  "replica_count x num_partitions; N alone sets the count the header gives, else partitions when a "
-                 "collective names partitions, else replicas");
+                 "collective names partitions, else replicas; auto: the header's counts, else as many devices as "
+                 "the collectives' replica groups and shapes imply");
   app.add_option("--max-steps", settings.max_steps,
                  "stop with an error after N bundles have run (loop bodies and reducers count each run); "
                  "0, the default, is no limit");
@@ -426,6 +428,14 @@ int RunMain(const std::vector<std::string>& args, std::istream& in, std::ostream
   if (input.empty()) {
     err << "nhlo-run: error: no input file (use - for standard input)\n";
     return kExitUsage;
+  }
+  if (!settings.devices.empty()) {
+    // The syntax is checked once, here; the split of N needs the program (RunDevices).
+    BundleProgram none;
+    if (Result<DeviceGrid> grid = RunDevices(none, settings.devices); !grid.ok()) {
+      PrintStatus(grid.status(), err, "nhlo-run");
+      return kExitUsage;
+    }
   }
   settings.random = random->count() > 0;
   if (settings.random && !settings.arg_texts.empty()) {

@@ -39,11 +39,6 @@ std::vector<std::vector<int64_t>> ExpandIota(const ReplicaGroupsRecord& g) {
   return rows;
 }
 
-std::string DeviceText(DeviceGrid grid, uint32_t device) {
-  return "device " + std::to_string(device) + " (replica " + std::to_string(grid.replica_of(device)) + ", partition " +
-         std::to_string(grid.partition_of(device)) + ")";
-}
-
 }  // namespace
 
 Result<CollectiveGroup> ResolveCollectiveGroup(Opcode opcode, const ReplicaGroupsRecord* groups, bool has_channel_id,
@@ -153,7 +148,8 @@ Result<CollectiveGroup> ResolveCollectiveGroup(Opcode opcode, const ReplicaGroup
       g.source = -1;
       return g;
     }
-    return Status::Error(DeviceText(grid, device) + " is in none of the replica_groups");
+    return Status::Error(std::string("the device's ") + id_kind + " (" + std::to_string(my_id) +
+                         ") is in none of the replica_groups");
   }
   g.devices.clear();
   for (int64_t id : *mine) {
@@ -187,6 +183,48 @@ Result<DeviceGrid> GridForDeviceCount(const BundleProgram& program, uint32_t dev
     }
   }
   return DeviceGrid{devices, 1};
+}
+
+Result<DeviceGrid> InferDevices(const BundleProgram& program) {
+  if (program.replicas > 1 || program.partitions > 1) return DeviceGrid{program.replicas, program.partitions};
+  uint64_t need = 1;
+  auto at_least = [&](uint64_t n) { need = std::max(need, n); };
+  for (const ComputationRecord& comp : program.computations) {
+    for (const BundleRecord& b : comp.bundles) {
+      bool empty_groups = true;
+      const AttrRecord* dims = nullptr;
+      for (const AttrRecord& a : b.attrs) {
+        if (a.id == AttrId::kDimensions) dims = &a;
+        if (a.id == AttrId::kSourceTargetPairs)
+          for (int64_t id : a.ints) at_least(static_cast<uint64_t>(std::max<int64_t>(id, 0)) + 1);
+        if (a.id != AttrId::kReplicaGroups) continue;
+        const ReplicaGroupsRecord& g = a.replica_groups;
+        if (g.iota) {
+          empty_groups = false;
+          if (g.num_groups > 0 && g.group_size > 0 && g.num_groups <= static_cast<int64_t>(kMaxDevices) &&
+              g.group_size <= static_cast<int64_t>(kMaxDevices))
+            at_least(static_cast<uint64_t>(g.num_groups * g.group_size));
+        } else if (!g.mesh && !g.ids.empty()) {
+          empty_groups = false;
+          for (int64_t id : g.ids) at_least(static_cast<uint64_t>(std::max<int64_t>(id, 0)) + 1);
+        }
+      }
+      if (!empty_groups || b.operands.empty()) continue;
+      const BufferRecord& in = comp.buffers[b.operands[0]];
+      const BufferRecord& out = comp.buffers[b.result];
+      bool arrays = in.type != PrimitiveType::kTuple && out.type != PrimitiveType::kTuple;
+      if (b.opcode == Opcode::kAllToAll && !dims) at_least(b.operands.size());
+      if (!arrays || !dims || dims->ints.size() != 1 || in.dims.size() != out.dims.size()) continue;
+      int64_t d = dims->ints[0];
+      if (d < 0 || static_cast<size_t>(d) >= in.dims.size()) continue;
+      int64_t a = in.dims[static_cast<size_t>(d)], r = out.dims[static_cast<size_t>(d)];
+      if (b.opcode == Opcode::kAllGather && a > 0 && r % a == 0) at_least(static_cast<uint64_t>(r / a));
+      if (b.opcode == Opcode::kReduceScatter && r > 0 && a % r == 0) at_least(static_cast<uint64_t>(a / r));
+    }
+  }
+  if (need > kMaxDevices) return Status::Error("the collectives imply " + std::to_string(need) + " devices, more than " +
+                                               std::to_string(kMaxDevices));
+  return GridForDeviceCount(program, static_cast<uint32_t>(need));
 }
 
 Status Rendezvous::Stopped() const {

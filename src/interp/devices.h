@@ -56,6 +56,14 @@ Result<CollectiveGroup> ResolveCollectiveGroup(Opcode opcode, const ReplicaGroup
 /// collective-broadcast, ragged-all-to-all), else replicas. An error when the header has both.
 Result<DeviceGrid> GridForDeviceCount(const BundleProgram& program, uint32_t devices);
 
+/// The devices the program's collectives imply when its header gives none (nhlo-run
+/// --devices=auto): the header's counts if either is > 1, else the smallest count every
+/// collective fits, split as GridForDeviceCount splits it. The count comes from the highest id
+/// an explicit group or source-target pair names, an iota group's size, and for groups left
+/// empty from the shapes (an all-gather's result over its operand, a reduce-scatter's operand
+/// over its result, a tuple all-to-all's operand count).
+Result<DeviceGrid> InferDevices(const BundleProgram& program);
+
 /// Where the devices' threads meet. A meeting is one execution of one collective by one group:
 /// every member arrives with a pointer to what it contributes, waits until all have arrived,
 /// reads the others' contributions, then leaves; nobody returns from Leave before every member

@@ -1018,10 +1018,19 @@ class Machine {
 
 DeviceGrid ProgramDevices(const BundleProgram& program) { return {program.replicas, program.partitions}; }
 
-Status LoadForExecution(const BundleProgram& program) {
-  Machine machine(program);
-  return machine.Load();
+Status LoadForExecution(const BundleProgram& program, DeviceGrid grid) {
+  if (grid.count() == 0 || grid.count() > kMaxDevices)
+    return Status::Error("cannot load for " + std::to_string(grid.count()) + " devices (at most " +
+                         std::to_string(kMaxDevices) + ")");
+  // One machine at a time: each device resolves its own groups.
+  for (uint32_t d = 0; d < grid.count(); ++d) {
+    Machine machine(program, grid, d);
+    if (Status loaded = machine.Load(); !loaded.ok()) return loaded;
+  }
+  return OkStatus();
 }
+
+Status LoadForExecution(const BundleProgram& program) { return LoadForExecution(program, ProgramDevices(program)); }
 
 Result<Value> Execute(const BundleProgram& program, std::vector<Value> args, const ExecuteOptions& options) {
   if (ProgramDevices(program).count() > 1)

@@ -19,6 +19,8 @@ namespace nhlo {
 /// Lowers a decoded program into the interpreter's executable form without running it (the
 /// checks `Execute` makes before its first bundle); for tools and the bundle fuzzer.
 Status LoadForExecution(const BundleProgram& program);
+/// The same for every device of `grid`, one after another.
+Status LoadForExecution(const BundleProgram& program, DeviceGrid grid);
 
 /// The devices the program's module header asks for (replica_count × num_partitions).
 DeviceGrid ProgramDevices(const BundleProgram& program);
