@@ -483,16 +483,17 @@ class Writer {
       }
       case AttrKind::ReplicaGroups: {
         const ReplicaGroupList& g = *a.replica_groups;
-        w.U8(g.mesh ? 2 : g.iota ? 1 : 0);
+        // Mesh axes the parser could read as an iota travel as that iota.
+        w.U8(g.iota ? 1 : g.mesh ? 2 : 0);
         w.U8(0);
         w.U16(0);
-        if (g.mesh) {
-          // Mesh axes carry no device lists; the form code alone says so.
-        } else if (g.iota) {
+        if (g.iota) {
           w.I64(g.num_groups);
           w.I64(g.group_size);
           int_list(g.reshape_dims.data(), g.reshape_dims.size());
           int_list(g.transpose.data(), g.transpose.size());
+        } else if (g.mesh) {
+          // Mesh axes without an iota reading carry no device lists; the form code alone says so.
         } else {
           int_list(g.group_sizes.data(), g.group_sizes.size());
           int_list(g.ids.data(), g.ids.size());

@@ -115,7 +115,7 @@ Result<CollectiveGroup> ResolveCollectiveGroup(Opcode opcode, const ReplicaGroup
     lists.emplace_back();
     for (uint64_t id = 0; id < id_count; ++id) lists.back().push_back(static_cast<int64_t>(id));
   } else if (groups->mesh) {
-    return Status::Error("replica_groups over a device mesh are not expanded by the interpreter yet");
+    return Status::Error("replica_groups over sub-axes of a device mesh are not expanded by the interpreter yet");
   } else if (groups->iota) {
     // The reader checked the shape; more ids than the grid has cannot all be in range.
     if (static_cast<uint64_t>(groups->num_groups) * static_cast<uint64_t>(groups->group_size) > id_count)

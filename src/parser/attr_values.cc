@@ -249,6 +249,15 @@ class ValueCursor {
     SkipSpaces();
     return pos_ == s_.size();
   }
+  // A quoted name 'x' (no escapes).
+  bool Quoted(std::string_view& name) {
+    if (!Eat('\'')) return false;
+    size_t close = s_.find('\'', pos_);
+    if (close == std::string_view::npos) return false;
+    name = s_.substr(pos_, close - pos_);
+    pos_ = close + 1;
+    return true;
+  }
 
  private:
   std::string_view s_;
@@ -301,13 +310,58 @@ bool ReadGroups(std::string_view text, std::vector<int64_t>& ids, std::vector<in
 
 }  // namespace
 
+// `mesh['a'=2,'b'=4] {'b'}` as `[2,4]<=[2,4]T(0,1)`; leaves `g` alone on any other form.
+static void ReadMeshAxes(std::string_view text, Arena& arena, ReplicaGroupList& g) {
+  ValueCursor c(text.substr(4));
+  std::vector<std::string_view> names;
+  std::vector<int64_t> sizes, perm;
+  if (!c.Eat('[')) return;
+  while (!c.Eat(']')) {
+    std::string_view name;
+    int64_t size;
+    if ((!names.empty() && !c.Eat(',')) || !c.Quoted(name) || !c.Eat('=') || !c.Int(size) || size < 1) return;
+    names.push_back(name);
+    sizes.push_back(size);
+  }
+  std::vector<bool> grouped(names.size(), false);
+  std::vector<int64_t> chosen;
+  if (!c.Eat('{')) return;
+  while (!c.Eat('}')) {
+    std::string_view name;
+    if ((!chosen.empty() && !c.Eat(',')) || !c.Quoted(name)) return;
+    auto it = std::find(names.begin(), names.end(), name);
+    if (it == names.end() || grouped[static_cast<size_t>(it - names.begin())]) return;
+    grouped[static_cast<size_t>(it - names.begin())] = true;
+    chosen.push_back(it - names.begin());
+  }
+  if (!c.AtEnd() || names.empty()) return;
+  int64_t total = 1, group = 1;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    if (MulOverflows(total, sizes[i], &total)) return;
+    if (!grouped[i]) perm.push_back(static_cast<int64_t>(i));
+  }
+  for (int64_t axis : chosen) {
+    group *= sizes[static_cast<size_t>(axis)];
+    perm.push_back(axis);
+  }
+  g.iota = true;
+  g.num_groups = total / group;
+  g.group_size = group;
+  g.reshape_dims = arena.Copy(sizes);
+  g.transpose = arena.Copy(perm);
+}
+
 Result<ReplicaGroupList> ReadReplicaGroups(Arena& arena, std::string_view text) {
   ReplicaGroupList g;
   ValueCursor c(text);
   if (text.substr(0, 5) == "mesh[") {
-    // XLA's mesh-axes form (`mesh['x'=2,'y'=2] {'y'}`) names device-mesh axes, not devices;
-    // nhlo keeps its spelling and gives it no structure.
+    // XLA's mesh-axes form (`mesh['x'=2,'y'=2] {'y'}`) names device-mesh axes, not devices; its
+    // spelling is kept for printing. Whole axes are also read as the iota form they stand for
+    // (docs/multi-device-semantics.md 3.3): an iota over the mesh, the grouped axes moved
+    // last in the order listed [inferred], rows of their product. Sub-axes and explicit device
+    // lists keep no structure (the interpreter refuses them by name).
     g.mesh = true;
+    ReadMeshAxes(text, arena, g);
     return g;
   }
   if (c.Peek('[')) {
