@@ -242,6 +242,9 @@ class Machine {
       case OpFamily::kConcatenate: case OpFamily::kDynamicSlice: case OpFamily::kDynamicUpdateSlice:
       case OpFamily::kCollective:
         break;
+      case OpFamily::kAsync:
+        if (b.opcode != Opcode::kAsyncStart) arity = 1;
+        break;
     }
     if (arity >= 0) NHLO_TRY(Arity(b, static_cast<size_t>(arity)));
     if (b.opcode == Opcode::kCustomCall) NHLO_TRY(LowerCustomCall(p_, comp, s));
@@ -296,6 +299,7 @@ class Machine {
       case OpFamily::kReduceWindow: return RunReduceWindow(s);
       case OpFamily::kSelectAndScatter: return RunSelectAndScatter(s);
       case OpFamily::kCollective: return RunCollective(s);
+      case OpFamily::kAsync: return RunAsync(s);
       case OpFamily::kUnary: case OpFamily::kBinary: case OpFamily::kCompare: case OpFamily::kSelect:
       case OpFamily::kClamp: case OpFamily::kConvert: case OpFamily::kBitcastConvert: case OpFamily::kBroadcast:
       case OpFamily::kReshape: case OpFamily::kTranspose: case OpFamily::kIota: case OpFamily::kSlice:
@@ -349,7 +353,7 @@ class Machine {
       case OpFamily::kCopy: case OpFamily::kTupleResult: case OpFamily::kCall: case OpFamily::kFusion:
       case OpFamily::kWhile: case OpFamily::kConditional: case OpFamily::kReduce: case OpFamily::kMap:
       case OpFamily::kScatter: case OpFamily::kSort: case OpFamily::kReduceWindow: case OpFamily::kSelectAndScatter:
-      case OpFamily::kCollective:
+      case OpFamily::kCollective: case OpFamily::kAsync:
         break;
     }
     return Status::Error("bundle is not an array step");
@@ -679,6 +683,55 @@ class Machine {
       return Status::Error("the reducer '" + std::string(f.name) + "' must take two " + std::string(PrimitiveTypeName(t)) +
                            " scalars and return one");
     return OkStatus();
+  }
+
+  // ---- asynchronous pairs, run at the start -------------------------------------------------
+  // async-start runs its computation at once and holds ((operands...), result, contexts...);
+  // async-update passes that on, async-done takes the result out. copy-start holds
+  // (destination, source, context), both copies of the operand, and copy-done takes the
+  // destination. Contexts are u32/s32 scalars nhlo leaves zero.
+  Status RunAsync(const Step& s) {
+    const BundleRecord& b = *s.bundle;
+    const BufferRecord& r = B(b.result);
+    auto element = [&](uint32_t buffer, size_t i) -> Result<uint32_t> {
+      const BufferRecord& t = B(buffer);
+      if (t.type != PrimitiveType::kTuple || t.tuple.size() <= i)
+        return Status::Error("'" + std::string(OpcodeName(b.opcode)) + "' expects a tuple of at least " +
+                             std::to_string(i + 1) + " elements in buffer '" + std::string(t.name) + "'");
+      return t.tuple[i];
+    };
+    switch (b.opcode) {
+      case Opcode::kAsyncStart: {
+        NHLO_ASSIGN_OR_RETURN(uint32_t held, element(b.result, 0));
+        NHLO_ASSIGN_OR_RETURN(uint32_t result, element(b.result, 1));
+        if (B(held).type != PrimitiveType::kTuple || B(held).tuple.size() != b.operands.size())
+          return Status::Error("'async-start' must hold a tuple of its " + std::to_string(b.operands.size()) + " operands");
+        ZeroTree(b.result);
+        for (size_t i = 0; i < b.operands.size(); ++i) NHLO_TRY(CopyTree(b.operands[i], B(held).tuple[i]));
+        NHLO_ASSIGN_OR_RETURN(const ComputationRecord* f, Callee(s, AttrId::kCalls));
+        NHLO_TRY(CallWithBuffers(b, *f, b.operands));
+        return CopyTreeFrom(*f, f->root, result);
+      }
+      case Opcode::kAsyncUpdate: return CopyTree(b.operands[0], b.result);
+      case Opcode::kAsyncDone: {
+        NHLO_ASSIGN_OR_RETURN(uint32_t result, element(b.operands[0], 1));
+        return CopyTree(result, b.result);
+      }
+      case Opcode::kCopyStart: {
+        NHLO_ASSIGN_OR_RETURN(uint32_t destination, element(b.result, 0));
+        NHLO_ASSIGN_OR_RETURN(uint32_t source, element(b.result, 1));
+        if (r.tuple.size() > 2) ZeroTree(r.tuple[2]);
+        NHLO_TRY(CopyTree(b.operands[0], source));
+        return CopyTree(b.operands[0], destination);
+      }
+      case Opcode::kCopyDone: {
+        NHLO_ASSIGN_OR_RETURN(uint32_t destination, element(b.operands[0], 0));
+        return CopyTree(destination, b.result);
+      }
+      default:
+        break;
+    }
+    return Status::Error("bundle '" + std::string(OpcodeName(b.opcode)) + "' is not an asynchronous op");
   }
 
   // topk(x), largest=true|false, and the TopK custom call (order fixed at load from its comparator).

@@ -131,7 +131,8 @@ Status CheckScalarCallee(const BundleProgram& p, const ComputationRecord& comp, 
     case OpFamily::kDot: case OpFamily::kGather: case OpFamily::kConvolution: case OpFamily::kScaledDot:
     case OpFamily::kReducePrecision: case OpFamily::kSelectAndScatter: case OpFamily::kRng:
     case OpFamily::kCholesky: case OpFamily::kTriangularSolve: case OpFamily::kStochasticConvert:
-    case OpFamily::kCollective:  // one device: all-reduce never calls its reducer
+    case OpFamily::kCollective:  // the reducer is checked when it runs (Reduce)
+    case OpFamily::kAsync:
       return OkStatus();
   }
   const AttrRecord* to_apply = s.Find(AttrId::kToApply);

@@ -24,9 +24,9 @@ OpExecution ExecutionOf(Opcode op) {
     case Opcode::kAnd: return {OpFamily::kBinary, {}};
     case Opcode::kAsin: return {OpFamily::kUnary, {}};
     case Opcode::kAsinh: return {OpFamily::kUnary, {}};
-    case Opcode::kAsyncDone: return {OpFamily::kNotExecutable, "asynchronous pairs are not executed yet"};
-    case Opcode::kAsyncStart: return {OpFamily::kNotExecutable, "asynchronous pairs are not executed yet"};
-    case Opcode::kAsyncUpdate: return {OpFamily::kNotExecutable, "asynchronous pairs are not executed yet"};
+    case Opcode::kAsyncDone: return {OpFamily::kAsync, {}};
+    case Opcode::kAsyncStart: return {OpFamily::kAsync, {}};
+    case Opcode::kAsyncUpdate: return {OpFamily::kAsync, {}};
     case Opcode::kAtan2: return {OpFamily::kBinary, {}};
     case Opcode::kAtanh: return {OpFamily::kUnary, {}};
     case Opcode::kBatchNormGrad: return {OpFamily::kTupleResult, {}};
@@ -52,8 +52,8 @@ OpExecution ExecutionOf(Opcode op) {
     case Opcode::kConvert: return {OpFamily::kConvert, {}};
     case Opcode::kConvolution: return {OpFamily::kConvolution, {}};
     case Opcode::kCopy: return {OpFamily::kCopy, {}};
-    case Opcode::kCopyDone: return {OpFamily::kNotExecutable, "asynchronous pairs are not executed yet"};
-    case Opcode::kCopyStart: return {OpFamily::kNotExecutable, "asynchronous pairs are not executed yet"};
+    case Opcode::kCopyDone: return {OpFamily::kAsync, {}};
+    case Opcode::kCopyStart: return {OpFamily::kAsync, {}};
     case Opcode::kCosh: return {OpFamily::kUnary, {}};
     case Opcode::kCos: return {OpFamily::kUnary, {}};
     case Opcode::kClz: return {OpFamily::kUnary, {}};

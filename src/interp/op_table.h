@@ -22,7 +22,8 @@ enum class OpFamily : uint8_t {
   kAddDependency,   // the first operand, after the token (ordering only)
  kRng, kCholesky, kTriangularSolve,
   kStochasticConvert,
-  kCollective,  // collectives and device ids on one device (interp.cc RunCollective)
+  kCollective,  // collectives and device ids (interp.cc RunCollective)
+  kAsync,       // async-start/update/done and copy-start/done, run synchronously at the start
 };
 
 struct OpExecution {
