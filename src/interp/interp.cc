@@ -456,6 +456,7 @@ class Machine {
   // The buffers the exchange writes: the result's leaves, or those of the held results.
   static Result<std::vector<uint32_t>> ExchangeTargets(const ComputationRecord& comp, const BundleRecord& b) {
     uint32_t target = b.result;
+    if (b.opcode == Opcode::kRaggedAllToAll) return std::vector<uint32_t>{target};  // checked at load
     if (IsAsyncStart(b.opcode) && HoldsOperands(comp, b)) target = comp.buffers[b.result].tuple[1];
     const BufferRecord& t = comp.buffers[target];
     if (b.operands.size() == 1 && t.type != PrimitiveType::kTuple) return std::vector<uint32_t>{target};
@@ -495,8 +496,12 @@ class Machine {
                                        s.Find(AttrId::kDimensions), n));
         break;
       }
-      case Opcode::kRaggedAllToAll:
-        return Status::Error("the interpreter does not execute 'ragged-all-to-all' yet");
+      case Opcode::kRaggedAllToAll: {
+        std::vector<const BufferRecord*> in;
+        for (uint32_t o : b.operands) in.push_back(&comp.buffers[o]);
+        NHLO_TRY(CheckRaggedAllToAllShapes(in, comp.buffers[b.result], g.devices.size()));
+        break;
+      }
       default:
         break;
     }
@@ -553,7 +558,7 @@ class Machine {
         }
         return Exchange(s);
       case Opcode::kAllReduce: case Opcode::kAllGather: case Opcode::kReduceScatter: case Opcode::kAllToAll:
-      case Opcode::kCollectiveBroadcast: case Opcode::kCollectivePermute:
+      case Opcode::kCollectiveBroadcast: case Opcode::kCollectivePermute: case Opcode::kRaggedAllToAll:
         return Exchange(s);
       default:
         break;
@@ -624,6 +629,7 @@ class Machine {
         return OkStatus();
       }
       case Opcode::kAllToAll: return CollectiveAllToAll(members, dims, g.rank, out);
+      case Opcode::kRaggedAllToAll: return CollectiveRaggedAllToAll(members, g.rank, out[0]);
       case Opcode::kCollectiveBroadcast: case Opcode::kCollectivePermute: case Opcode::kCollectivePermuteStart:
         CollectiveTake(g.source < 0 ? nullptr : members[static_cast<size_t>(g.source)], out);
         return OkStatus();

@@ -143,6 +143,11 @@ Status CollectiveScatterBlock(const Buf& reduced, int64_t dim, size_t rank, cons
 /// all-to-all, array form (split and concatenate along the one dimension) or tuple form.
 Status CollectiveAllToAll(const MemberLeaves& members, const AttrRecord* dimensions, size_t rank,
                           const std::vector<Buf>& out);
+/// ragged-all-to-all (docs/multi-device-semantics.md 4.7): operands input, output,
+/// input_offsets, send_sizes, output_offsets, recv_sizes; rows of dimension 0 move.
+Status CheckRaggedAllToAllShapes(const std::vector<const BufferRecord*>& in, const BufferRecord& out,
+                                 size_t group_size);
+Status CollectiveRaggedAllToAll(const MemberLeaves& members, size_t rank, const Buf& out);
 /// collective-permute and collective-broadcast: the leaves of `from`, or zeros when null.
 void CollectiveTake(const std::vector<Buf>* from, const std::vector<Buf>& out);
 /// rng(a, b), distribution=rng_uniform ([a, b)) or rng_normal (mean a, deviation b), drawn from

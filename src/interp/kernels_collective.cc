@@ -2,6 +2,7 @@
 // The data movement of the collectives once the devices of a group have met: each device
 // builds its own result from the members' operands (docs/multi-device-semantics.md section 4).
 // The reduction itself runs in the interpreter, which can call the reducer computation.
+#include <algorithm>
 #include <cstring>
 
 #include "interp/kernels.h"
@@ -125,6 +126,77 @@ Status CollectiveAllToAll(const MemberLeaves& members, const AttrRecord* dimensi
     for (size_t j = 0; j < n; ++j)
       CopyAlongDim((*members[j])[i], static_cast<int64_t>(rank) * block, out[i], static_cast<int64_t>(j) * block, dim,
                    block);
+  }
+  return OkStatus();
+}
+
+namespace {
+
+int64_t MetadataAt(const Buf& b, int64_t i) {
+  if (b.type() == PrimitiveType::kS64) {
+    int64_t v;
+    std::memcpy(&v, b.data + 8 * i, 8);
+    return v;
+  }
+  int32_t v;
+  std::memcpy(&v, b.data + 4 * i, 4);
+  return v;
+}
+
+}  // namespace
+
+Status CheckRaggedAllToAllShapes(const std::vector<const BufferRecord*>& in, const BufferRecord& out,
+                                 size_t group_size) {
+  if (in.size() != 6)
+    return Status::Error("'ragged-all-to-all' takes input, output, input_offsets, send_sizes, output_offsets and "
+                         "recv_sizes, not " + std::to_string(in.size()) + " operands");
+  const BufferRecord& input = *in[0];
+  const BufferRecord& output = *in[1];
+  if (!IsArrayType(input.type) || input.type != output.type || output.type != out.type || output.dims != out.dims ||
+      input.dims.empty() || input.dims.size() != output.dims.size() ||
+      !std::equal(input.dims.begin() + 1, input.dims.end(), output.dims.begin() + 1))
+    return Status::Error("'ragged-all-to-all' needs an input and an output of one element type and the same "
+                         "dimensions after the first, and a result of the output's shape: got " + DimsText(input) +
+                         ", " + DimsText(output) + " -> " + DimsText(out));
+  for (size_t i = 2; i < 6; ++i) {
+    const BufferRecord& m = *in[i];
+    if ((m.type != PrimitiveType::kS32 && m.type != PrimitiveType::kS64) || m.type != in[2]->type ||
+        m.dims != in[2]->dims || m.dims.empty() || m.dims.size() > 2)
+      return Status::Error("'ragged-all-to-all' offsets and sizes must be four s32 or s64 arrays of one shape, rank "
+                           "1 or 2: operand " + std::to_string(i) + " is " + DimsText(m));
+  }
+  if (in[2]->ElementCount() % static_cast<int64_t>(group_size) != 0)
+    return Status::Error("'ragged-all-to-all' has " + std::to_string(in[2]->ElementCount()) +
+                         " offsets, not a multiple of its group of " + std::to_string(group_size) + " devices");
+  return OkStatus();
+}
+
+Status CollectiveRaggedAllToAll(const MemberLeaves& members, size_t rank, const Buf& out) {
+  const std::vector<Buf>& mine = *members[rank];
+  if (out.rec->size > 0) std::memcpy(out.data, mine[1].data, out.rec->size);
+  const int64_t n = static_cast<int64_t>(members.size());
+  const int64_t per_peer = mine[2].count() / n;
+  const int64_t out_rows = out.rec->dims[0];
+  const int64_t row_bytes = out_rows == 0 ? 0 : static_cast<int64_t>(out.rec->size) / out_rows;
+  const int64_t k = static_cast<int64_t>(rank);
+  for (int64_t j = 0; j < n; ++j) {
+    const std::vector<Buf>& sender = *members[static_cast<size_t>(j)];
+    const int64_t in_rows = sender[0].rec->dims[0];
+    for (int64_t i = 0; i < per_peer; ++i) {
+      const int64_t e = k * per_peer + i;  // sender j's entry for receiver k
+      const int64_t from = MetadataAt(sender[2], e), size = MetadataAt(sender[3], e), to = MetadataAt(sender[4], e);
+      const int64_t expected = MetadataAt(mine[5], j * per_peer + i);
+      if (size != expected)
+        return Status::Error("'ragged-all-to-all': rank " + std::to_string(j) + " sends " + std::to_string(size) +
+                             " rows to rank " + std::to_string(k) + ", whose recv_sizes expect " +
+                             std::to_string(expected));
+      if (size < 0 || from < 0 || to < 0 || from > in_rows - size || to > out_rows - size)
+        return Status::Error("'ragged-all-to-all': rank " + std::to_string(j) + " sends rows [" + std::to_string(from) +
+                             ", +" + std::to_string(size) + ") of " + std::to_string(in_rows) + " to rows [" +
+                             std::to_string(to) + ", +" + std::to_string(size) + ") of rank " + std::to_string(k) +
+                             "'s " + std::to_string(out_rows) + ": out of range");
+      if (size > 0) std::memcpy(out.data + to * row_bytes, sender[0].data + from * row_bytes, static_cast<size_t>(size * row_bytes));
+    }
   }
   return OkStatus();
 }

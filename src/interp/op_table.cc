@@ -95,7 +95,7 @@ OpExecution ExecutionOf(Opcode op) {
     case Opcode::kPartitionId: return {OpFamily::kCollective, {}};
     case Opcode::kPopulationCount: return {OpFamily::kUnary, {}};
     case Opcode::kPower: return {OpFamily::kBinary, {}};
-    case Opcode::kRaggedAllToAll: return {OpFamily::kNotExecutable, "ragged-all-to-all is not implemented yet"};
+    case Opcode::kRaggedAllToAll: return {OpFamily::kCollective, {}};
     case Opcode::kRaggedDot: return {OpFamily::kNotExecutable, "not implemented yet"};
     case Opcode::kReal: return {OpFamily::kUnary, {}};
     case Opcode::kRecv: return {OpFamily::kNotExecutable, "host transfers need data from outside the program; no option supplies it yet"};
