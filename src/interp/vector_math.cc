@@ -106,6 +106,15 @@ float ExpSlow(float x) {
   return static_cast<float>(expl(static_cast<long double>(x)));
 }
 
+// The block loops are compiled for AVX-512, AVX2 and baseline, picked once by an ifunc
+// resolver. ThreadSanitizer instruments resolvers, which the loader runs before the sanitizer's
+// runtime exists, so a TSan build keeps the baseline loop only.
+#if defined(__SANITIZE_THREAD__)
+#define NHLO_BLOCK_CLONES
+#else
+#define NHLO_BLOCK_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+
 float TanhSlow(float x) {
   if (std::isnan(x)) return x + x;
   return static_cast<float>(tanhl(static_cast<long double>(x)));
@@ -113,7 +122,7 @@ float TanhSlow(float x) {
 
 // One block: results, and a flag for each element to redo. Returns whether any is flagged.
 // `in` must not be `out` (the callers pass a copy).
-__attribute__((target_clones("avx512f", "avx2", "default")))
+NHLO_BLOCK_CLONES
 bool ExpBlock(const float* in, float* out, uint32_t* redo, int n) {
   uint32_t flagged = 0;
   for (int i = 0; i < n; ++i) {
@@ -135,7 +144,7 @@ bool ExpBlock(const float* in, float* out, uint32_t* redo, int n) {
   return flagged != 0;
 }
 
-__attribute__((target_clones("avx512f", "avx2", "default")))
+NHLO_BLOCK_CLONES
 bool TanhBlock(const float* in, float* out, uint32_t* redo, int n) {
   uint32_t flagged = 0;
   for (int i = 0; i < n; ++i) {
