@@ -225,7 +225,7 @@ class Machine {
       case OpFamily::kGetTupleElement: case OpFamily::kCopy: case OpFamily::kUnary: case OpFamily::kConvert:
       case OpFamily::kBitcastConvert: case OpFamily::kBroadcast: case OpFamily::kReshape: case OpFamily::kTranspose:
       case OpFamily::kSlice: case OpFamily::kReverse: case OpFamily::kWhile: case OpFamily::kReducePrecision:
-      case OpFamily::kCholesky:
+      case OpFamily::kCholesky: case OpFamily::kFft:
         arity = 1;
         break;
       case OpFamily::kBinary: case OpFamily::kCompare: case OpFamily::kPad: case OpFamily::kDot: case OpFamily::kGather:
@@ -247,6 +247,12 @@ class Machine {
         break;
     }
     if (arity >= 0) NHLO_TRY(Arity(b, static_cast<size_t>(arity)));
+    if (b.opcode == Opcode::kRngBitGenerator) {
+      // XLA's builder takes only a u64 state; refused before the run rather than at it.
+      const BufferRecord* state = b.operands.size() == 1 ? &comp.buffers[b.operands[0]] : nullptr;
+      if (!state || state->type != PrimitiveType::kU64 || state->dims.size() != 1)
+        return Status::Error("rng-bit-generator state must be u64[N]");
+    }
     if (b.opcode == Opcode::kCustomCall) NHLO_TRY(LowerCustomCall(p_, comp, s));
     NHLO_TRY(CheckScalarCallee(p_, comp, s));
     LowerCalleePattern(p_, comp, s);
@@ -306,7 +312,7 @@ class Machine {
       case OpFamily::kConcatenate: case OpFamily::kPad: case OpFamily::kReverse: case OpFamily::kDynamicSlice:
       case OpFamily::kDynamicUpdateSlice: case OpFamily::kDot: case OpFamily::kGather: case OpFamily::kConvolution:
       case OpFamily::kScaledDot: case OpFamily::kReducePrecision: case OpFamily::kRng: case OpFamily::kCholesky:
-      case OpFamily::kTriangularSolve: case OpFamily::kStochasticConvert:
+      case OpFamily::kTriangularSolve: case OpFamily::kStochasticConvert: case OpFamily::kFft:
         return RunArrayStep(s);
     }
     return Status::Error("bundle has an unknown step family");
@@ -348,6 +354,7 @@ class Machine {
       case OpFamily::kCholesky: return KernelCholesky(s, in[0], out);
       case OpFamily::kTriangularSolve: return KernelTriangularSolve(s, in[0], in[1], out);
       case OpFamily::kStochasticConvert: return KernelStochasticConvert(in[0], in[1], out);
+      case OpFamily::kFft: return KernelFft(s, in[0], out);
       case OpFamily::kNotExecutable: case OpFamily::kBound: case OpFamily::kTuple: case OpFamily::kGetTupleElement:
       case OpFamily::kAfterAll: case OpFamily::kAddDependency:
       case OpFamily::kCopy: case OpFamily::kTupleResult: case OpFamily::kCall: case OpFamily::kFusion:

@@ -128,6 +128,8 @@ Status CheckScalarCallee(const BundleProgram& program, const ComputationRecord& 
 /// rng-bit-generator(state) -> (new state, bits) or bits alone (`new_state` null), THREE_FRY and
 /// PHILOX as XLA's RngBitGeneratorExpander; rng_default is PHILOX (kernels_rng.cc).
 Status KernelRngBitGenerator(const Step& bundle, const Buf& state, const Buf* new_state, const Buf& bits);
+/// fft in its four types over the last 1-3 dimensions (kernels_fft.cc).
+Status KernelFft(const Step& bundle, const Buf& in, const Buf& out);
 
 /// Collective data movement (kernels_collective.cc). `members[j]` holds the operand leaves of
 /// the group's rank-j device; `out` this device's result leaves.

@@ -67,7 +67,7 @@ OpExecution ExecutionOf(Opcode op) {
     case Opcode::kErf: return {OpFamily::kUnary, {}};
     case Opcode::kExp: return {OpFamily::kUnary, {}};
     case Opcode::kExpm1: return {OpFamily::kUnary, {}};
-    case Opcode::kFft: return {OpFamily::kNotExecutable, "fft is not implemented yet"};
+    case Opcode::kFft: return {OpFamily::kFft, {}};
     case Opcode::kFloor: return {OpFamily::kUnary, {}};
     case Opcode::kFusion: return {OpFamily::kFusion, {}};
     case Opcode::kGather: return {OpFamily::kGather, {}};

@@ -20,7 +20,7 @@ enum class OpFamily : uint8_t {
   kConvolution, kScaledDot, kReducePrecision, kSelectAndScatter,
   kAfterAll,        // a token: nothing to compute
   kAddDependency,   // the first operand, after the token (ordering only)
- kRng, kCholesky, kTriangularSolve,
+  kRng, kCholesky, kTriangularSolve, kFft,
   kStochasticConvert,
   kCollective,  // collectives and device ids (interp.cc RunCollective)
   kAsync,       // async-start/update/done and copy-start/done, run synchronously at the start

@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: Apache-2.0
+// fft: FFT and IFFT (complex to complex), RFFT (real to complex, the n/2+1 non-negative
+// frequencies of the last axis) and IRFFT (complex to real, the last axis extended by Hermitian
+// symmetry) over the last 1-3 dimensions, as XLA's operation semantics and numpy.fft.*n define
+// them; the inverses divide by the product of the lengths. Each 1-D transform is Eigen's FFT
+// (unsupported/Eigen/FFT, the KISS FFT mixed-radix algorithm) in double precision, and c64/f32
+// results are rounded once at the end: closer to the exact DFT than a float FFT, so XLA's
+// backends, which transform in the element type, can differ in the last bits.
+#include <complex>
+#include <unsupported/Eigen/FFT>
+#include <vector>
+
+#include "interp/element_traits.h"
+#include "interp/kernels.h"
+
+namespace nhlo {
+namespace {
+
+using Cd = std::complex<double>;
+
+std::complex<double> LoadAny(const Buf& b, int64_t i) {
+  switch (b.type()) {
+    case PrimitiveType::kC64: {
+      std::complex<float> v = LoadComplex<float>(b.data, i);
+      return {v.real(), v.imag()};
+    }
+    case PrimitiveType::kC128: return LoadComplex<double>(b.data, i);
+    case PrimitiveType::kF32: {
+      float v;
+      std::memcpy(&v, b.data + 4 * i, 4);
+      return {v, 0.0};
+    }
+    default: {
+      double v;
+      std::memcpy(&v, b.data + 8 * i, 8);
+      return {v, 0.0};
+    }
+  }
+}
+
+void StoreAny(const Buf& b, int64_t i, Cd v) {
+  switch (b.type()) {
+    case PrimitiveType::kC64:
+      StoreComplex<float>(b.data, i, {static_cast<float>(v.real()), static_cast<float>(v.imag())});
+      return;
+    case PrimitiveType::kC128: StoreComplex<double>(b.data, i, v); return;
+    case PrimitiveType::kF32: {
+      float r = static_cast<float>(v.real());
+      std::memcpy(b.data + 4 * i, &r, 4);
+      return;
+    }
+    default: {
+      double r = v.real();
+      std::memcpy(b.data + 8 * i, &r, 8);
+      return;
+    }
+  }
+}
+
+// Transforms every line of `data` (row-major `dims`) along `axis`.
+void TransformAxis(std::vector<Cd>& data, const std::vector<int64_t>& dims, size_t axis, bool inverse,
+                   Eigen::FFT<double>& fft) {
+  int64_t n = dims[axis], inner = 1, outer = 1;
+  for (size_t i = axis + 1; i < dims.size(); ++i) inner *= dims[i];
+  for (size_t i = 0; i < axis; ++i) outer *= dims[i];
+  if (n <= 1) return;
+  std::vector<Cd> line(static_cast<size_t>(n)), result;
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t in = 0; in < inner; ++in) {
+      Cd* base = data.data() + o * n * inner + in;
+      for (int64_t k = 0; k < n; ++k) line[static_cast<size_t>(k)] = base[k * inner];
+      if (inverse) fft.inv(result, line);
+      else fft.fwd(result, line);
+      for (int64_t k = 0; k < n; ++k) base[k * inner] = result[static_cast<size_t>(k)];
+    }
+  }
+}
+
+}  // namespace
+
+Status KernelFft(const Step& s, const Buf& in, const Buf& out) {
+  const AttrRecord* type_attr = s.Find(AttrId::kFftType);
+  const AttrRecord* length_attr = s.Find(AttrId::kFftLength);
+  if (!type_attr || !length_attr) return Status::Error("fft needs fft_type and fft_length");
+  const FftType type = static_cast<FftType>(type_attr->i);
+  const std::vector<int64_t>& length = length_attr->ints;
+  const size_t k = length.size(), rank = in.rank();
+  if (k < 1 || k > 3 || rank < k || out.rank() != rank) return Status::Error("fft has 1 to 3 fft_length entries and keeps the rank");
+  const bool real_in = type == FftType::kRfft, real_out = type == FftType::kIrfft;
+  auto is_complex = [](PrimitiveType t) { return t == PrimitiveType::kC64 || t == PrimitiveType::kC128; };
+  auto is_real = [](PrimitiveType t) { return t == PrimitiveType::kF32 || t == PrimitiveType::kF64; };
+  bool types_ok = (real_in ? is_real(in.type()) : is_complex(in.type())) &&
+                  (real_out ? is_real(out.type()) : is_complex(out.type())) &&
+                  ((in.type() == PrimitiveType::kF64 || in.type() == PrimitiveType::kC128) ==
+                   (out.type() == PrimitiveType::kF64 || out.type() == PrimitiveType::kC128));
+  if (!types_ok) return Status::Error("fft types do not fit its fft_type");
+  // The complex domain the transforms work in: the input's shape, but the output's for RFFT.
+  const std::vector<int64_t>& dims = real_in ? out.rec->dims : in.rec->dims;
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t want_in = in.rec->dims[i], want_out = out.rec->dims[i];
+    if (i >= rank - k) {
+      int64_t l = length[i - (rank - k)];
+      bool last = i == rank - 1;
+      want_in = real_out && last ? l / 2 + 1 : l;
+      want_out = real_in && last ? l / 2 + 1 : l;
+    }
+    if (in.rec->dims[i] != want_in || out.rec->dims[i] != want_out || in.rec->dims[i] < 0)
+      return Status::Error("fft operand and result shapes do not fit fft_length");
+  }
+  if (out.count() == 0) return OkStatus();
+  if (in.count() == 0) {  // a zero-length transform of a non-empty result: zeros
+    for (int64_t i = 0; i < out.count(); ++i) StoreAny(out, i, {0, 0});
+    return OkStatus();
+  }
+  Eigen::FFT<double> fft;  // the inverse scales by 1/n
+  const bool inverse = type == FftType::kIfft || type == FftType::kIrfft;
+  int64_t total = 1;
+  for (int64_t d : dims) total *= d;
+  std::vector<Cd> data(static_cast<size_t>(total));
+  const size_t last = rank - 1;
+  if (real_in) {
+    // Each row of the last axis: the full DFT of the real signal, its first n/2+1 terms kept.
+    int64_t n = length.back(), kept = n / 2 + 1, rows = in.count() / n;
+    std::vector<Cd> row(static_cast<size_t>(n)), spectrum;
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t j = 0; j < n; ++j) row[static_cast<size_t>(j)] = LoadAny(in, r * n + j);
+      fft.fwd(spectrum, row);
+      for (int64_t j = 0; j < kept; ++j) data[static_cast<size_t>(r * kept + j)] = spectrum[static_cast<size_t>(j)];
+    }
+    for (size_t axis = rank - k; axis < last; ++axis) TransformAxis(data, dims, axis, false, fft);
+  } else {
+    for (int64_t i = 0; i < in.count(); ++i) data[static_cast<size_t>(i)] = LoadAny(in, i);
+    for (size_t axis = rank - k; axis < (real_out ? last : rank); ++axis) TransformAxis(data, dims, axis, inverse, fft);
+  }
+  if (!real_out) {
+    for (int64_t i = 0; i < out.count(); ++i) StoreAny(out, i, data[static_cast<size_t>(i)]);
+    return OkStatus();
+  }
+  // IRFFT's last axis: the n/2+1 terms extended by X[n-j] = conj(X[j]), inverted, real part.
+  int64_t n = length.back(), kept = in.rec->dims[last], rows = out.count() / n;
+  std::vector<Cd> full(static_cast<size_t>(n)), signal;
+  for (int64_t r = 0; r < rows; ++r) {
+    const Cd* x = data.data() + r * kept;
+    for (int64_t j = 0; j < n; ++j) full[static_cast<size_t>(j)] = j < kept ? x[j] : std::conj(x[n - j]);
+    fft.inv(signal, full);
+    for (int64_t j = 0; j < n; ++j) StoreAny(out, r * n + j, signal[static_cast<size_t>(j)]);
+  }
+  return OkStatus();
+}
+
+}  // namespace nhlo
