@@ -229,13 +229,13 @@ class Machine {
         arity = 1;
         break;
       case OpFamily::kBinary: case OpFamily::kCompare: case OpFamily::kPad: case OpFamily::kDot: case OpFamily::kGather:
-      case OpFamily::kConvolution: case OpFamily::kRng: case OpFamily::kTriangularSolve:
+      case OpFamily::kConvolution: case OpFamily::kTriangularSolve:
       case OpFamily::kStochasticConvert: case OpFamily::kAddDependency:
         arity = 2;
         break;
       case OpFamily::kSelect: case OpFamily::kClamp: case OpFamily::kSelectAndScatter: arity = 3; break;
       case OpFamily::kScaledDot: arity = 4; break;
-      case OpFamily::kIota: arity = 0; break;
+      case OpFamily::kIota: case OpFamily::kRngState: arity = 0; break;
       case OpFamily::kNotExecutable: case OpFamily::kBound: case OpFamily::kTuple: case OpFamily::kTupleResult:
       case OpFamily::kAfterAll: case OpFamily::kCall: case OpFamily::kFusion: case OpFamily::kConditional: case OpFamily::kReduce:
       case OpFamily::kMap: case OpFamily::kScatter: case OpFamily::kSort: case OpFamily::kReduceWindow:
@@ -244,6 +244,11 @@ class Machine {
         break;
       case OpFamily::kAsync:
         if (b.opcode != Opcode::kAsyncStart) arity = 1;
+        break;
+      case OpFamily::kRng:
+        // A third operand (a shape, in XLA's rng_expander tests) is ignored, as XLA's
+        // RngExpander ignores it [inferred from the corpus CHECK lines].
+        arity = b.operands.size() == 3 ? 3 : 2;
         break;
     }
     if (arity >= 0) NHLO_TRY(Arity(b, static_cast<size_t>(arity)));
@@ -306,6 +311,7 @@ class Machine {
       case OpFamily::kSelectAndScatter: return RunSelectAndScatter(s);
       case OpFamily::kCollective: return RunCollective(s);
       case OpFamily::kAsync: return RunAsync(s);
+      case OpFamily::kRngState: return RunRngState(s);
       case OpFamily::kUnary: case OpFamily::kBinary: case OpFamily::kCompare: case OpFamily::kSelect:
       case OpFamily::kClamp: case OpFamily::kConvert: case OpFamily::kBitcastConvert: case OpFamily::kBroadcast:
       case OpFamily::kReshape: case OpFamily::kTranspose: case OpFamily::kIota: case OpFamily::kSlice:
@@ -360,7 +366,7 @@ class Machine {
       case OpFamily::kCopy: case OpFamily::kTupleResult: case OpFamily::kCall: case OpFamily::kFusion:
       case OpFamily::kWhile: case OpFamily::kConditional: case OpFamily::kReduce: case OpFamily::kMap:
       case OpFamily::kScatter: case OpFamily::kSort: case OpFamily::kReduceWindow: case OpFamily::kSelectAndScatter:
-      case OpFamily::kCollective: case OpFamily::kAsync:
+      case OpFamily::kCollective: case OpFamily::kAsync: case OpFamily::kRngState:
         break;
     }
     return Status::Error("bundle is not an array step");
@@ -747,6 +753,20 @@ class Machine {
     return Status::Error("bundle '" + std::string(OpcodeName(b.opcode)) + "' is not an asynchronous op");
   }
 
+  // rng-get-and-update-state(), delta=N: the state before, as u64[2] {low, high}, then the state
+  // advances by N. XLA seeds the state per module and process; nhlo starts every run (and every
+  // device) at 0, so runs repeat.
+  Status RunRngState(const Step& s) {
+    NHLO_ASSIGN_OR_RETURN(Buf out, Array(s.bundle->result));
+    const AttrRecord* delta = s.Find(AttrId::kDelta);
+    if (out.type() != PrimitiveType::kU64 || out.count() != 2 || !delta)
+      return Status::Error("rng-get-and-update-state returns u64[2] and needs delta=");
+    uint64_t words[2] = {static_cast<uint64_t>(rng_state_), static_cast<uint64_t>(rng_state_ >> 64)};
+    std::memcpy(out.data, words, 16);
+    rng_state_ += static_cast<unsigned __int128>(static_cast<uint64_t>(delta->i));
+    return OkStatus();
+  }
+
   // topk(x), largest=true|false, and the TopK custom call (order fixed at load from its comparator).
   Status RunTopK(const Step& s, const Buf& x, const Buf& values, const Buf& indices) {
     const BundleRecord& b = *s.bundle;
@@ -1078,6 +1098,7 @@ class Machine {
   // rng's engine, one per run: XLA's evaluator draws from one std::minstd_rand0 seeded with the
   // module's seed; nhlo's runs are as with seed 1.
   std::minstd_rand0 rng_engine_{1};
+  unsigned __int128 rng_state_ = 0;  // rng-get-and-update-state
 };
 
 }  // namespace

@@ -110,7 +110,7 @@ OpExecution ExecutionOf(Opcode op) {
     case Opcode::kReverse: return {OpFamily::kReverse, {}};
     case Opcode::kRng: return {OpFamily::kRng, {}};
     case Opcode::kRngBitGenerator: return {OpFamily::kTupleResult, {}};
-    case Opcode::kRngGetAndUpdateState: return {OpFamily::kNotExecutable, "the global RNG state of XLA's GPU backend is not modelled yet"};
+    case Opcode::kRngGetAndUpdateState: return {OpFamily::kRngState, {}};
     case Opcode::kRoundNearestAfz: return {OpFamily::kUnary, {}};
     case Opcode::kRoundNearestEven: return {OpFamily::kUnary, {}};
     case Opcode::kRsqrt: return {OpFamily::kUnary, {}};
