@@ -210,12 +210,15 @@ std::string RunPieceInChild(const std::string& name, const std::string& text, co
     // they imply (XLA's tests give such modules their counts outside the text).
     auto grid = nhlo::InferDevices(*program);
     if (!grid.ok()) return "R" + FirstError(grid.status().ToString());
-    if (nhlo::Status loaded = nhlo::LoadForExecution(*program, *grid); !loaded.ok())
+    // Transfers to and from outside the program run with zeros received (nhlo-run --host-data).
+    nhlo::ExecuteOptions options;
+    options.host_data = nhlo::HostData::kZeros;
+    if (nhlo::Status loaded = nhlo::LoadForExecution(*program, *grid, options); !loaded.ok())
       return "R" + FirstError(loaded.ToString());
     module->reset();
     std::istringstream in(text);
     std::ostringstream out, err;
-    int code = nhlo::RunMain({"-", "--random-args=1", "--print-values=none", "--quiet", "--devices=auto",
+    int code = nhlo::RunMain({"-", "--random-args=1", "--print-values=none", "--quiet", "--devices=auto", "--host-data=zeros",
                               "--max-memory=" + limits.max_memory, "--threads=" + std::to_string(limits.threads)},
                              in, out, err);
     if (code == 0) return "O";

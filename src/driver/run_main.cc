@@ -104,6 +104,7 @@ struct RunSettings {
   TensorFileFlags files;       // --args, --output, --save-args
   RunChecks checks;            // --expected and its bounds, --random-range
   std::string devices;         // --devices: N or RxP; empty: the module header's counts
+  HostData host_data = HostData::kNone;  // --host-data
 };
 
 // `(f32[2,3], s32[])`: what the entry computation takes, for messages.
@@ -315,6 +316,7 @@ int RunOne(const std::string& name, std::string bytes, const RunSettings& settin
   }
   ExecuteOptions run_options;
   run_options.max_steps = settings.max_steps;
+  run_options.host_data = settings.host_data;
   ExecutionErrorSite site;
   run_options.error_site = &site;
   std::optional<ProgressLine> progress;
@@ -366,9 +368,12 @@ int RunOne(const std::string& name, std::string bytes, const RunSettings& settin
   } else if (devices == 1) {
     out << FormatResult(*result, settings.print_values);
   } else {
-    for (uint32_t d = 0; d < devices; ++d)
-      out << "device " << d << " (replica " << grid.replica_of(d) << ", partition " << grid.partition_of(d)
-          << "): " << FormatResult(result->tuple[d], settings.print_values);
+    for (uint32_t d = 0; d < devices; ++d) {
+      std::string text = FormatResult(result->tuple[d], settings.print_values);  // empty with none
+      if (!text.empty())
+        out << "device " << d << " (replica " << grid.replica_of(d) << ", partition " << grid.partition_of(d)
+            << "): " << text;
+    }
   }
   if (Status saved = settings.files.output.empty() ? OkStatus() : SaveOutputs(settings.files.output, *result);
       !saved.ok()) {
@@ -396,6 +401,11 @@ int RunMain(const std::vector<std::string>& args, std::istream& in, std::ostream
                  "replica_count x num_partitions; N alone sets the count the header gives, else partitions when a "
                  "collective names partitions, else replicas; auto: the header's counts, else as many devices as "
                  "the collectives' replica groups and shapes imply");
+  std::string host_data = "none";
+  app.add_option("--host-data", host_data,
+                 "where send, recv, infeed and outfeed get their data: none (default: such a program is refused), "
+                 "zeros (recv and infeed receive zeros; sent data is dropped)")
+      ->check(CLI::IsMember({"none", "zeros"}));
   app.add_option("--max-steps", settings.max_steps,
                  "stop with an error after N bundles have run (loop bodies and reducers count each run); "
                  "0, the default, is no limit");
@@ -437,6 +447,7 @@ int RunMain(const std::vector<std::string>& args, std::istream& in, std::ostream
       return kExitUsage;
     }
   }
+  settings.host_data = host_data == "zeros" ? HostData::kZeros : HostData::kNone;
   settings.random = random->count() > 0;
   if (settings.random && !settings.arg_texts.empty()) {
     err << "nhlo-run: error: --arg and --random-args cannot be combined\n";
@@ -517,6 +528,7 @@ int RunMain(const std::vector<std::string>& args, std::istream& in, std::ostream
       runner.load = [&](std::string bundle) { return LoadProgram(name, std::move(bundle), settings); };
       runner.make_arguments = [&](const BundleProgram& p) { return MakeArguments(p, settings); };
       runner.execute.max_steps = settings.max_steps;
+      runner.execute.host_data = settings.host_data;
       int code = CheckPasses(name, pieces[i].text, *options, *flags.ToCodegenOptions(), settings.checks.tolerance,
                              runner, out, err);
       if (code != kExitOk) exit_code = code;

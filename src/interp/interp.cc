@@ -242,6 +242,12 @@ class Machine {
       case OpFamily::kConcatenate: case OpFamily::kDynamicSlice: case OpFamily::kDynamicUpdateSlice:
       case OpFamily::kCollective:
         break;
+      case OpFamily::kTransfer:
+        if (options_.host_data == HostData::kNone)
+          return Status::Error("the interpreter cannot execute '" + std::string(OpcodeName(b.opcode)) +
+                               "': it moves data to or from outside the program (the host or another program); "
+                               "nhlo-run --host-data=zeros runs it with zeros received and sent data dropped");
+        break;
       case OpFamily::kAsync:
         if (b.opcode != Opcode::kAsyncStart) arity = 1;
         break;
@@ -312,6 +318,7 @@ class Machine {
       case OpFamily::kCollective: return RunCollective(s);
       case OpFamily::kAsync: return RunAsync(s);
       case OpFamily::kRngState: return RunRngState(s);
+      case OpFamily::kTransfer: return RunTransfer(s);
       case OpFamily::kUnary: case OpFamily::kBinary: case OpFamily::kCompare: case OpFamily::kSelect:
       case OpFamily::kClamp: case OpFamily::kConvert: case OpFamily::kBitcastConvert: case OpFamily::kBroadcast:
       case OpFamily::kReshape: case OpFamily::kTranspose: case OpFamily::kIota: case OpFamily::kSlice:
@@ -366,7 +373,7 @@ class Machine {
       case OpFamily::kCopy: case OpFamily::kTupleResult: case OpFamily::kCall: case OpFamily::kFusion:
       case OpFamily::kWhile: case OpFamily::kConditional: case OpFamily::kReduce: case OpFamily::kMap:
       case OpFamily::kScatter: case OpFamily::kSort: case OpFamily::kReduceWindow: case OpFamily::kSelectAndScatter:
-      case OpFamily::kCollective: case OpFamily::kAsync: case OpFamily::kRngState:
+      case OpFamily::kCollective: case OpFamily::kAsync: case OpFamily::kRngState: case OpFamily::kTransfer:
         break;
     }
     return Status::Error("bundle is not an array step");
@@ -753,6 +760,33 @@ class Machine {
     return Status::Error("bundle '" + std::string(OpcodeName(b.opcode)) + "' is not an asynchronous op");
   }
 
+  // Transfers with --host-data=zeros: infeed and recv receive zeros (recv-done takes them out
+  // of the recv), send holds its operand as a send would, outfeed and send-done drop the data.
+  // The u32 contexts are 0; tokens hold nothing.
+  Status RunTransfer(const Step& s) {
+    const BundleRecord& b = *s.bundle;
+    const BufferRecord& r = B(b.result);
+    switch (b.opcode) {
+      case Opcode::kInfeed: case Opcode::kRecv: ZeroTree(b.result); return OkStatus();
+      case Opcode::kOutfeed: case Opcode::kSendDone: return OkStatus();
+      case Opcode::kRecvDone: {
+        const BufferRecord& recv = B(b.operands[0]);
+        if (recv.type != PrimitiveType::kTuple || recv.tuple.empty() || r.type != PrimitiveType::kTuple || r.tuple.empty())
+          return Status::Error("recv-done takes a recv's (data, context, token) and returns (data, token)");
+        return CopyTree(recv.tuple[0], r.tuple[0]);
+      }
+      case Opcode::kSend: {
+        if (b.operands.empty() || r.type != PrimitiveType::kTuple || r.tuple.empty())
+          return Status::Error("send returns (data, context, token)");
+        ZeroTree(b.result);
+        return CopyTree(b.operands[0], r.tuple[0]);
+      }
+      default:
+        break;
+    }
+    return Status::Error("bundle '" + std::string(OpcodeName(b.opcode)) + "' is not a transfer");
+  }
+
   // rng-get-and-update-state(), delta=N: the state before, as u64[2] {low, high}, then the state
   // advances by N. XLA seeds the state per module and process; nhlo starts every run (and every
   // device) at 0, so runs repeat.
@@ -1105,19 +1139,20 @@ class Machine {
 
 DeviceGrid ProgramDevices(const BundleProgram& program) { return {program.replicas, program.partitions}; }
 
-Status LoadForExecution(const BundleProgram& program, DeviceGrid grid) {
+Status LoadForExecution(const BundleProgram& program, DeviceGrid grid, const ExecuteOptions& options) {
   if (grid.count() == 0 || grid.count() > kMaxDevices)
     return Status::Error("cannot load for " + std::to_string(grid.count()) + " devices (at most " +
                          std::to_string(kMaxDevices) + ")");
   // One machine at a time: each device resolves its own groups.
   for (uint32_t d = 0; d < grid.count(); ++d) {
     Machine machine(program, grid, d);
+    machine.set_options(options);
     if (Status loaded = machine.Load(); !loaded.ok()) return loaded;
   }
   return OkStatus();
 }
 
-Status LoadForExecution(const BundleProgram& program) { return LoadForExecution(program, ProgramDevices(program)); }
+Status LoadForExecution(const BundleProgram& program) { return LoadForExecution(program, ProgramDevices(program), {}); }
 
 Result<Value> Execute(const BundleProgram& program, std::vector<Value> args, const ExecuteOptions& options) {
   if (ProgramDevices(program).count() > 1)

@@ -19,8 +19,9 @@ namespace nhlo {
 /// Lowers a decoded program into the interpreter's executable form without running it (the
 /// checks `Execute` makes before its first bundle); for tools and the bundle fuzzer.
 Status LoadForExecution(const BundleProgram& program);
-/// The same for every device of `grid`, one after another.
-Status LoadForExecution(const BundleProgram& program, DeviceGrid grid);
+/// The same for every device of `grid`, one after another, with the options a run would have.
+struct ExecuteOptions;
+Status LoadForExecution(const BundleProgram& program, DeviceGrid grid, const ExecuteOptions& options);
 
 /// The devices the program's module header asks for (replica_count × num_partitions).
 DeviceGrid ProgramDevices(const BundleProgram& program);
@@ -50,8 +51,13 @@ struct ExecutionProfile {
   std::vector<BundleProfile> bundles;  // in order of first run
 };
 
+/// Where send, recv, infeed and outfeed get their data: nowhere (they are refused at load), or
+/// zeros received and sent data dropped (nhlo-run --host-data=zeros).
+enum class HostData : uint8_t { kNone, kZeros };
+
 /// Runs the entry computation on `args` (one per parameter, in parameter order).
 struct ExecuteOptions {
+  HostData host_data = HostData::kNone;
   /// Stop with an error after this many bundles have run (loop bodies and reducers count each
   /// time they run); 0 is no limit.
   uint64_t max_steps = 0;

@@ -130,7 +130,7 @@ Status CheckScalarCallee(const BundleProgram& p, const ComputationRecord& comp, 
     case OpFamily::kPad: case OpFamily::kReverse: case OpFamily::kDynamicSlice: case OpFamily::kDynamicUpdateSlice:
     case OpFamily::kDot: case OpFamily::kGather: case OpFamily::kConvolution: case OpFamily::kScaledDot:
     case OpFamily::kReducePrecision: case OpFamily::kSelectAndScatter: case OpFamily::kRng:
-    case OpFamily::kCholesky: case OpFamily::kTriangularSolve: case OpFamily::kFft: case OpFamily::kRngState: case OpFamily::kStochasticConvert:
+    case OpFamily::kCholesky: case OpFamily::kTriangularSolve: case OpFamily::kFft: case OpFamily::kRngState: case OpFamily::kTransfer: case OpFamily::kStochasticConvert:
     case OpFamily::kCollective:  // the reducer is checked when it runs (Reduce)
     case OpFamily::kAsync:
       return OkStatus();

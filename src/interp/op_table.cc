@@ -74,7 +74,7 @@ OpExecution ExecutionOf(Opcode op) {
     case Opcode::kGetDimensionSize: return {OpFamily::kNotExecutable, "dynamic shapes are not executed yet (runtime sizes are not tracked)"};
     case Opcode::kGetTupleElement: return {OpFamily::kGetTupleElement, {}};
     case Opcode::kImag: return {OpFamily::kUnary, {}};
-    case Opcode::kInfeed: return {OpFamily::kNotExecutable, "host transfers need data from outside the program; no option supplies it yet"};
+    case Opcode::kInfeed: return {OpFamily::kTransfer, {}};
     case Opcode::kIota: return {OpFamily::kIota, {}};
     case Opcode::kIsFinite: return {OpFamily::kUnary, {}};
     case Opcode::kLog: return {OpFamily::kUnary, {}};
@@ -89,7 +89,7 @@ OpExecution ExecutionOf(Opcode op) {
     case Opcode::kNot: return {OpFamily::kUnary, {}};
     case Opcode::kOptimizationBarrier: return {OpFamily::kCopy, {}};
     case Opcode::kOr: return {OpFamily::kBinary, {}};
-    case Opcode::kOutfeed: return {OpFamily::kNotExecutable, "host transfers need data from outside the program; no option supplies it yet"};
+    case Opcode::kOutfeed: return {OpFamily::kTransfer, {}};
     case Opcode::kPad: return {OpFamily::kPad, {}};
     case Opcode::kParameter: return {OpFamily::kBound, {}};
     case Opcode::kPartitionId: return {OpFamily::kCollective, {}};
@@ -98,8 +98,8 @@ OpExecution ExecutionOf(Opcode op) {
     case Opcode::kRaggedAllToAll: return {OpFamily::kCollective, {}};
     case Opcode::kRaggedDot: return {OpFamily::kNotExecutable, "not implemented yet"};
     case Opcode::kReal: return {OpFamily::kUnary, {}};
-    case Opcode::kRecv: return {OpFamily::kNotExecutable, "host transfers need data from outside the program; no option supplies it yet"};
-    case Opcode::kRecvDone: return {OpFamily::kNotExecutable, "host transfers need data from outside the program; no option supplies it yet"};
+    case Opcode::kRecv: return {OpFamily::kTransfer, {}};
+    case Opcode::kRecvDone: return {OpFamily::kTransfer, {}};
     case Opcode::kReduce: return {OpFamily::kReduce, {}};
     case Opcode::kReducePrecision: return {OpFamily::kReducePrecision, {}};
     case Opcode::kReduceScatter: return {OpFamily::kCollective, {}};
@@ -119,8 +119,8 @@ OpExecution ExecutionOf(Opcode op) {
     case Opcode::kScatter: return {OpFamily::kScatter, {}};
     case Opcode::kSelect: return {OpFamily::kSelect, {}};
     case Opcode::kSelectAndScatter: return {OpFamily::kSelectAndScatter, {}};
-    case Opcode::kSend: return {OpFamily::kNotExecutable, "host transfers need data from outside the program; no option supplies it yet"};
-    case Opcode::kSendDone: return {OpFamily::kNotExecutable, "host transfers need data from outside the program; no option supplies it yet"};
+    case Opcode::kSend: return {OpFamily::kTransfer, {}};
+    case Opcode::kSendDone: return {OpFamily::kTransfer, {}};
     case Opcode::kSetDimensionSize: return {OpFamily::kNotExecutable, "dynamic shapes are not executed yet (runtime sizes are not tracked)"};
     case Opcode::kShiftLeft: return {OpFamily::kBinary, {}};
     case Opcode::kShiftRightArithmetic: return {OpFamily::kBinary, {}};
