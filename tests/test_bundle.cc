@@ -195,7 +195,8 @@ TEST_CASE("every opcode has a kernel or a reason") {
   CHECK(executable > 80);
   CHECK(ExecutionOf(Opcode::kAdd).family == OpFamily::kBinary);
   CHECK(ExecutionOf(Opcode::kAllReduce).family == OpFamily::kCollective);
-  CHECK(ExecutionOf(Opcode::kSend).family == OpFamily::kNotExecutable);
+  CHECK(ExecutionOf(Opcode::kSend).family == OpFamily::kTransfer);
+  CHECK(ExecutionOf(Opcode::kScan).family == OpFamily::kNotExecutable);
 }
 
 // A program holding an op the interpreter cannot run is refused when it is loaded, before any
@@ -210,6 +211,7 @@ ENTRY e {
   Status loaded = LoadForExecution(*program);
   REQUIRE(!loaded.ok());
   CHECK(loaded.message().find("cannot execute 'infeed'") != std::string::npos);
+  CHECK(loaded.message().find("--host-data=zeros") != std::string::npos);
 }
 
 // Buffer assignment: slots live at the same time never share bytes, every slot keeps its
