@@ -390,6 +390,7 @@ class Machine {
       case CustomCallKind::kUnknown: return Status::Error("the interpreter does not know this custom_call_target");
       case CustomCallKind::kNone: case CustomCallKind::kUniformQuantize: case CustomCallKind::kUniformDequantize:
       case CustomCallKind::kQuantizeMx: case CustomCallKind::kScaledMatmul: case CustomCallKind::kTopK:
+      case CustomCallKind::kBuilderMath:
         break;
     }
     std::vector<Buf> in, out;
@@ -443,6 +444,9 @@ class Machine {
       case CustomCallKind::kScaledMatmul:
         if (in.size() != 4 || out.size() != 1) return shape_error("ScaledMatmul");
         return KernelScaledMatmul(s, in[0], in[1], in[2], in[3], out[0]);
+      case CustomCallKind::kBuilderMath:
+        if (out.size() != 1) return shape_error("builder math");
+        return KernelBuilderMath(s.builder_math, in, out[0]);
       case CustomCallKind::kIdentity: case CustomCallKind::kShardShape: case CustomCallKind::kCallComputation:
       case CustomCallKind::kUnknown:
         break;

@@ -35,6 +35,7 @@ struct Step {
   static constexpr uint8_t kNoAttr = 0xff;
   CustomCallKind custom_call = CustomCallKind::kNone;  // told apart once, at load
   TopKOrder topk_order = TopKOrder::kDescending;      // topk and the TopK custom call
+  BuilderMathFn builder_math = BuilderMathFn::kAcos;  // kBuilderMath custom calls
   CalleePattern pattern;  // the called computation, when the kernels run it natively
   /// The decoded backend_config of a custom call the interpreter knows (null otherwise); kept
   /// out of line so a step stays small.
@@ -128,6 +129,8 @@ Status CheckScalarCallee(const BundleProgram& program, const ComputationRecord& 
 /// rng-bit-generator(state) -> (new state, bits) or bits alone (`new_state` null), THREE_FRY and
 /// PHILOX as XLA's RngBitGeneratorExpander; rng_default is PHILOX (kernels_rng.cc).
 Status KernelRngBitGenerator(const Step& bundle, const Buf& state, const Buf* new_state, const Buf& bits);
+/// The builder-library math functions of builder_math.def, elementwise (kernels_builder_math.cc).
+Status KernelBuilderMath(BuilderMathFn fn, const std::vector<Buf>& in, const Buf& out);
 /// fft in its four types over the last 1-3 dimensions (kernels_fft.cc).
 Status KernelFft(const Step& bundle, const Buf& in, const Buf& out);
 

@@ -88,6 +88,11 @@ Status LowerCustomCall(const BundleProgram& p, const ComputationRecord& comp, St
       s.topk_order = called ? ComparatorOrder(*called) : TopKOrder::kDescending;
       if (s.topk_order == TopKOrder::kComparator) return CheckComparator(comp, *s.bundle, *called);
       return OkStatus();
+    case CustomCallKind::kBuilderMath:
+      s.builder_math = FindBuilderMath(name)->fn;
+      if (s.bundle->operands.size() != static_cast<size_t>(FindBuilderMath(name)->operands))
+        return Status::Error("custom_call_target \"" + std::string(name) + "\" has the wrong number of operands");
+      return OkStatus();
     case CustomCallKind::kCallComputation:
       if (!called)
         return Status::Error("custom_call_target \"" + std::string(name) + "\" names no computation to run");

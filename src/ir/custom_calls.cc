@@ -5,6 +5,8 @@
 #include <cmath>
 #include <optional>
 
+#include "types/float_cast.h"
+
 namespace nhlo {
 namespace {
 
@@ -206,12 +208,30 @@ Status CheckCustomCallExecutable(const Instruction& inst) {
       const Shape& x = inst.operands[0]->shape;
       if (x.ElementCount() != inst.shape.ElementCount())
         return Status::Error(Quoted(target) + " from " + Str(x) + " to " + Str(inst.shape) +
-                             " changes the element count: a shard smaller than the full value needs multi-device "
-                             "execution, which the interpreter does not have yet");
+                             " changes the element count: the interpreter does not yet cut a value into per-device "
+                             "shards or put shards together (the sharding annotation of an unpartitioned program)");
       return OkStatus();
     }
     case CustomCallKind::kTopK:
       return CheckTopK(inst, target);
+    case CustomCallKind::kBuilderMath: {
+      const BuilderMathRow& row = *FindBuilderMath(target);
+      const Shape& r = inst.shape;
+      bool types_ok = r.IsArray() && (IsFloat(r.type) || (row.complex && IsComplex(r.type))) &&
+                      (row.fn == BuilderMathFn::kNextAfter || IsCastableLowPrecisionFloat(r.type) ||
+                       r.type == PrimitiveType::kF32 || r.type == PrimitiveType::kF64 || IsComplex(r.type));
+      if (!types_ok)
+        return Status::Error(Quoted(target) + " computes on " +
+                             (row.complex ? "floating-point or complex" : "floating-point") + " arrays, not " + Str(r));
+      if (inst.operands.size() != static_cast<size_t>(row.operands))
+        return Status::Error(Quoted(target) + " takes " + std::to_string(row.operands) + " operand(s), not " +
+                             std::to_string(inst.operands.size()));
+      for (size_t i = 0; i < inst.operands.size(); ++i)
+        if (!SameShape(inst.operands[i]->shape, r))
+          return Status::Error(Quoted(target) + " operand " + std::to_string(i) + " " + Str(inst.operands[i]->shape) +
+                               " does not have its result's shape " + Str(r));
+      return OkStatus();
+    }
     case CustomCallKind::kCallComputation: {
       if (called.empty())
         return Status::Error(Quoted(target) + " names no computation to run (called_computations={...}); nhlo "

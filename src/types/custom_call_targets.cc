@@ -13,9 +13,27 @@ constexpr CustomCallTargetRow kRows[] = {
 #undef NHLO_CUSTOM_CALL
 };
 
+constexpr BuilderMathRow kBuilderMath[] = {
+#define NHLO_BUILDER_MATH(Name, operands, complex, meaning) {BuilderMathFn::k##Name, #Name, operands, complex, meaning},
+#include "types/builder_math.def"
+#undef NHLO_BUILDER_MATH
+};
+
+constexpr std::string_view kBuilderMathPrefix = "xla_builder.math.";
+
 }  // namespace
 
 std::span<const CustomCallTargetRow> KnownCustomCallTargets() { return kRows; }
+
+std::span<const BuilderMathRow> BuilderMathFunctions() { return kBuilderMath; }
+
+const BuilderMathRow* FindBuilderMath(std::string_view target) {
+  if (!target.starts_with(kBuilderMathPrefix)) return nullptr;
+  target.remove_prefix(kBuilderMathPrefix.size());
+  for (const BuilderMathRow& row : kBuilderMath)
+    if (row.name == target) return &row;
+  return nullptr;
+}
 
 const CustomCallTargetRow* FindCustomCallTarget(std::string_view target) {
   for (const CustomCallTargetRow& row : kRows)
@@ -26,7 +44,11 @@ const CustomCallTargetRow* FindCustomCallTarget(std::string_view target) {
 }
 
 CustomCallKind CustomCallKindOf(std::string_view target, bool calls_computation) {
-  if (const CustomCallTargetRow* row = FindCustomCallTarget(target)) return row->kind;
+  if (const CustomCallTargetRow* row = FindCustomCallTarget(target)) {
+    if (row->kind != CustomCallKind::kBuilderMath) return row->kind;
+    if (calls_computation) return CustomCallKind::kCallComputation;
+    return FindBuilderMath(target) ? CustomCallKind::kBuilderMath : CustomCallKind::kUnknown;
+  }
   return calls_computation ? CustomCallKind::kCallComputation : CustomCallKind::kUnknown;
 }
 

@@ -21,7 +21,28 @@ enum class CustomCallKind : uint8_t {
   kShardShape,       // result = operand's bytes in the result's dimensions (same element count)
   kTopK,             // (values, indices) of the k first elements in the comparator's order
   kCallComputation,  // result = the called computation run on the operands
+  kBuilderMath,      // an XLA builder-library math function computed natively (builder_math.def)
 };
+
+/// The functions of builder_math.def.
+enum class BuilderMathFn : uint8_t {
+#define NHLO_BUILDER_MATH(Name, operands, complex, meaning) k##Name,
+#include "types/builder_math.def"
+#undef NHLO_BUILDER_MATH
+};
+
+struct BuilderMathRow {
+  BuilderMathFn fn;
+  std::string_view name;  // the target's suffix after "xla_builder.math."
+  int operands;
+  bool complex;
+  std::string_view meaning;
+};
+
+/// Every row of builder_math.def, in its order.
+std::span<const BuilderMathRow> BuilderMathFunctions();
+/// The row for a target `xla_builder.math.<Name>`; null for any other target.
+const BuilderMathRow* FindBuilderMath(std::string_view target);
 
 struct CustomCallTargetRow {
   CustomCallKind kind;
@@ -37,7 +58,9 @@ std::span<const CustomCallTargetRow> KnownCustomCallTargets();
 const CustomCallTargetRow* FindCustomCallTarget(std::string_view target);
 
 /// What a custom call with `target` runs as: its row's kind; without a row, kCallComputation
-/// when it names a called computation, else kUnknown.
+/// when it names a called computation, else kUnknown. A builder-library math target runs its
+/// called computation when it names one (XLA's expansion), else natively when builder_math.def
+/// has it.
 CustomCallKind CustomCallKindOf(std::string_view target, bool calls_computation);
 
 }  // namespace nhlo
