@@ -104,9 +104,11 @@ std::string StripExpected(const std::string& text) {
   return text.substr(0, cut);
 }
 
+// A `*/` in the output (XLA's `/*index=5*/` comments) would end the block comment early when the
+// test file is read as HLO; blocks store it as `*\/`.
 std::string Block(std::string_view open, const std::string& body) {
   std::string b(open);
-  b += body;
+  b += Replace(body, "*/", "*\\/");
   if (!body.empty() && body.back() != '\n') b += '\n';
   b += kClose;
   return b;

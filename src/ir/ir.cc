@@ -35,19 +35,20 @@ bool SameShape(const Shape& a, const Shape& b) {
   return true;
 }
 
-void AppendShape(std::string& out, const Shape& s, bool print_layout) {
+void AppendShape(std::string& out, const Shape& s, bool print_layout, bool index_comments) {
   if (s.IsTuple()) {
     out += '(';
     for (size_t i = 0; i < s.tuple.size(); ++i) {
       if (i) out += ", ";
-      AppendShape(out, s.tuple[i], print_layout);
+      if (index_comments && i % 5 == 0 && i > 0) out += "/*index=" + std::to_string(i) + "*/";
+      AppendShape(out, s.tuple[i], print_layout, index_comments);
     }
     out += ')';
     return;
   }
   if (s.type == PrimitiveType::kBuffer) {
     out += "b(";
-    if (!s.tuple.empty()) AppendShape(out, s.tuple[0], print_layout);
+    if (!s.tuple.empty()) AppendShape(out, s.tuple[0], print_layout, index_comments);
     out += ')';
     return;
   }

@@ -61,7 +61,8 @@ struct Shape {
 bool SameShape(const Shape& a, const Shape& b);
 /// `f32[2,3]{1,0}` with the default layout printed for arrays of rank >= 1 (XLA's long form).
 std::string ShapeToString(const Shape& s, bool print_layout = true);
-void AppendShape(std::string& out, const Shape& s, bool print_layout = true);
+/// `index_comments`: XLA's printer marks every fifth tuple element (`, /*index=5*/f32[]`).
+void AppendShape(std::string& out, const Shape& s, bool print_layout = true, bool index_comments = false);
 
 // ----------------------------------------------------------------------------------------
 // Literals

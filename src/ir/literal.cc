@@ -15,22 +15,34 @@ int64_t HostBytes(const Shape& shape) {
 
 namespace {
 
-// Innermost level `{1, 2}`; outer levels `{ {1, 2}, {3, 4} }`, as XLA writes them.
-void AppendArrayLevel(std::string& out, const Shape& shape, const uint8_t* data, size_t dim,
-                      int64_t& index, int64_t elem_size) {
-  bool innermost = dim + 1 == shape.dims.size();
-  out += innermost ? "{" : "{ ";
-  int64_t n = shape.dims[dim];
+// One level of nested braces; `outer_index` is this level's index in the level above.
+void AppendArrayLevel(std::string& out, const Shape& shape, const uint8_t* data, size_t dim, int64_t outer_index,
+                      int64_t& index, int64_t elem_size, LiteralForm form) {
+  const size_t rank = shape.dims.size();
+  const bool innermost = dim + 1 == rank;
+  const int64_t n = shape.dims[dim];
+  const bool xla = form == LiteralForm::kXla;
+  // Spaced: outer levels always; XLA also spaces an innermost level of rank >= 2 holding more
+  // than one element.
+  const bool spaced = !innermost || (xla && rank >= 2 && n > 1);
+  out += spaced ? "{ " : "{";
+  if (xla && rank >= 4 && dim > 0 && !innermost) {
+    out.pop_back();  // the comment takes the space's place, and gets one after it when not empty
+    out += " /*i" + std::to_string(dim - 1) + "=" + std::to_string(outer_index) + "*/";
+    if (n > 0) out += ' ';
+  }
   for (int64_t i = 0; i < n; ++i) {
     if (i) out += ", ";
     if (innermost) {
-      AppendElement(out, shape.type, data + index * elem_size, /*in_array=*/true);
+      const uint8_t* p = data + index * elem_size;
+      if (xla) AppendElementXla(out, shape.type, p, /*in_array=*/true);
+      else AppendElement(out, shape.type, p, /*in_array=*/true);
       ++index;
     } else {
-      AppendArrayLevel(out, shape, data, dim + 1, index, elem_size);
+      AppendArrayLevel(out, shape, data, dim + 1, i, index, elem_size, form);
     }
   }
-  out += innermost ? "}" : " }";
+  out += spaced ? " }" : "}";
 }
 
 }  // namespace
@@ -38,9 +50,10 @@ void AppendArrayLevel(std::string& out, const Shape& shape, const uint8_t* data,
 // Empty arrays with more nested `{}` than this print elided.
 constexpr uint64_t kMaxEmptyGroups = 4096;
 
-void AppendArrayLiteral(std::string& out, const Shape& shape, const uint8_t* data) {
+void AppendArrayLiteral(std::string& out, const Shape& shape, const uint8_t* data, LiteralForm form) {
   if (shape.dims.empty()) {
-    AppendElement(out, shape.type, data, /*in_array=*/false);
+    if (form == LiteralForm::kXla) AppendElementXla(out, shape.type, data, /*in_array=*/false);
+    else AppendElement(out, shape.type, data, /*in_array=*/false);
     return;
   }
   // An empty array whose leading dimensions are huge (`s32[1000000000000,0]`) would print a
@@ -57,7 +70,7 @@ void AppendArrayLiteral(std::string& out, const Shape& shape, const uint8_t* dat
     return;
   }
   int64_t index = 0;
-  AppendArrayLevel(out, shape, data, 0, index, HostByteSize(shape.type));
+  AppendArrayLevel(out, shape, data, 0, 0, index, HostByteSize(shape.type), form);
 }
 
 void AppendLiteral(std::string& out, const Literal& lit) {
@@ -74,7 +87,7 @@ void AppendLiteral(std::string& out, const Literal& lit) {
     out += "{...}";
     return;
   }
-  AppendArrayLiteral(out, lit.shape, lit.data.data());
+  AppendArrayLiteral(out, lit.shape, lit.data.data(), LiteralForm::kXla);
 }
 
 }  // namespace nhlo

@@ -154,4 +154,25 @@ bool AttrAllowed(Opcode op, AttrId id) { return GetTable().allowed[static_cast<i
 
 const std::vector<AttrId>& RequiredAttrs(Opcode op) { return GetTable().required[static_cast<int>(op)]; }
 
+int AttrPrintRank(Opcode op, AttrId id) {
+  switch (op) {
+    case Opcode::kAllGather: case Opcode::kAllGatherStart: case Opcode::kAllReduce: case Opcode::kAllReduceStart:
+    case Opcode::kReduceScatter: case Opcode::kAllToAll: case Opcode::kRaggedAllToAll: case Opcode::kCollectiveBroadcast:
+    case Opcode::kCollectivePermute: case Opcode::kCollectivePermuteStart:
+      switch (id) {
+        case A::kChannelId: return -6;
+        case A::kReplicaGroups: return -5;
+        case A::kSourceTargetPairs: return -4;
+        case A::kConstrainLayout: return -3;
+        case A::kDimensions: return -2;
+        case A::kUseGlobalDeviceIds: return -1;
+        default: break;
+      }
+      break;
+    default:
+      break;
+  }
+  return static_cast<int>(id);
+}
+
 }  // namespace nhlo

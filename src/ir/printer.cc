@@ -3,6 +3,7 @@
 
 #include <charconv>
 #include <cstring>
+#include <vector>
 
 #include "ir/literal.h"
 #include "support/escape.h"
@@ -224,6 +225,33 @@ void AppendKeyValues(std::string& out, AttrId id, Span<KeyValue> entries) {
 // XLA separates metadata fields by a space and frontend attributes by a bare comma.
 std::string_view KeyValueSeparator(AttrId id) { return id == AttrId::kMetadata ? " " : ","; }
 
+// Text as written, with XLA's `/*index=N*/` before every fifth element of each tuple: the
+// parenthesised lists of a layout (`(f32[2]{0}, ...)->(...)`) and the outer braces of a tuple
+// sharding (`{{replicated}, {maximal device=0}, ...}`); unless the text already has comments.
+void AppendWithTupleIndexComments(std::string& out, std::string_view text) {
+  if (text.find("/*") != std::string_view::npos) {
+    out += text;
+    return;
+  }
+  const bool tuple_sharding = text.starts_with("{{");
+  std::vector<int64_t> elements;  // per open bracket: the element being written; -1: not a tuple
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    out += c;
+    if (c == '(') elements.push_back(0);
+    else if (c == '{' && tuple_sharding && elements.empty()) elements.push_back(0);
+    else if (c == '[' || c == '{') elements.push_back(-1);
+    else if ((c == ')' || c == ']' || c == '}') && !elements.empty()) elements.pop_back();
+    else if (c == ',' && !elements.empty() && elements.back() >= 0) {
+      int64_t index = ++elements.back();
+      if (index % 5 == 0) {
+        if (i + 1 < text.size() && text[i + 1] == ' ') out += text[++i];
+        out += "/*index=" + std::to_string(index) + "*/";
+      }
+    }
+  }
+}
+
 void AppendAttributeValue(std::string& out, const Attribute& a) {
   switch (a.kind) {
     case AttrKind::Int: out += std::to_string(a.i); break;
@@ -236,7 +264,8 @@ void AppendAttributeValue(std::string& out, const Attribute& a) {
       break;
     case AttrKind::Ident:
     case AttrKind::Raw:
-      out += a.text;
+      if (a.id == AttrId::kSharding) AppendWithTupleIndexComments(out, a.text);
+      else out += a.text;
       break;
     case AttrKind::IntList:
       out += '{';
@@ -269,7 +298,7 @@ void AppendAttributeValue(std::string& out, const Attribute& a) {
       out += '}';
       break;
     case AttrKind::Shape:
-      AppendShape(out, *a.shape);
+      AppendShape(out, *a.shape, /*print_layout=*/true, /*index_comments=*/true);
       break;
     case AttrKind::Config:
       // A string that is itself one balanced {...} block prints raw, as XLA does — unless the
@@ -285,7 +314,7 @@ void AppendAttributeValue(std::string& out, const Attribute& a) {
       }
       break;
     case AttrKind::Literal:
-      AppendShape(out, a.literal->shape);
+      AppendShape(out, a.literal->shape, /*print_layout=*/true, /*index_comments=*/true);
       out += ' ';
       AppendLiteral(out, *a.literal);
       break;
@@ -354,10 +383,10 @@ void AppendComputation(std::string& out, const Computation& comp) {
     first = false;
     out += p->name;
     out += ": ";
-    AppendShape(out, p->shape, /*print_layout=*/false);
+    AppendShape(out, p->shape, /*print_layout=*/false, /*index_comments=*/true);
   }
   out += ") -> ";
-  AppendShape(out, comp.root->shape, /*print_layout=*/false);
+  AppendShape(out, comp.root->shape, /*print_layout=*/false, /*index_comments=*/true);
   out += " {\n";
   for (const Instruction* inst : comp.instructions) {
     out += "  ";
@@ -380,7 +409,7 @@ void AppendInstruction(std::string& out, const Instruction& inst) {
   out += '%';
   out += inst.name;
   out += " = ";
-  AppendShape(out, inst.shape);
+  AppendShape(out, inst.shape, /*print_layout=*/true, /*index_comments=*/true);
   out += ' ';
   if (inst.async_sugar) {
     out += OpcodeName(inst.async_wrapped);
@@ -394,8 +423,10 @@ void AppendInstruction(std::string& out, const Instruction& inst) {
   } else if (inst.opcode == Opcode::kConstant) {
     if (inst.literal) AppendLiteral(out, *inst.literal);
   } else {
+    // XLA marks every fifth operand: `, /*index=5*/%x`.
     for (size_t i = 0; i < inst.operands.size(); ++i) {
       if (i) out += ", ";
+      if (i % 5 == 0 && i > 0) out += "/*index=" + std::to_string(i) + "*/";
       out += '%';
       out += inst.operands[i]->name;
     }
@@ -425,16 +456,18 @@ std::string PrintModule(const Module& module) {
     out += ", ";
     out += name;
     out += '=';
-    out += value;
+    if (name == "entry_computation_layout") AppendWithTupleIndexComments(out, value);
+    else out += value;
   }
   out += "\n\n";
   if (!module.stack_frames.empty()) {
     out += module.stack_frames;
-    out += "\n\n";
+    out += "\n\n\n";  // XLA leaves two blank lines after the stack-frame index
   }
-  for (size_t i = 0; i < module.computations.size(); ++i) {
-    if (i) out += '\n';
-    AppendComputation(out, *module.computations[i]);
+  // XLA ends every computation with a blank line, the last one too.
+  for (const auto& comp : module.computations) {
+    AppendComputation(out, *comp);
+    out += '\n';
   }
   return out;
 }

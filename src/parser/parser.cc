@@ -404,9 +404,11 @@ Result<Instruction*> Parser::ParseInstructionBody(Computation* comp, std::string
       return ErrorAt(opcode_offset, "'" + std::string(OpcodeName(inst->opcode)) + "' needs attribute '" +
                                         std::string(AttrName(required)) + "='");
   }
-  // Few attributes per instruction: an insertion sort keeps the printing order stable.
+  // Few attributes per instruction: an insertion sort puts them in printing order.
+  const Opcode print_as = inst->async_sugar ? inst->async_wrapped : inst->opcode;
   for (size_t i = 1; i < attrs.size(); ++i)
-    for (size_t j = i; j > 0 && attrs[j].id < attrs[j - 1].id; --j) std::swap(attrs[j], attrs[j - 1]);
+    for (size_t j = i; j > 0 && AttrPrintRank(print_as, attrs[j].id) < AttrPrintRank(print_as, attrs[j - 1].id); --j)
+      std::swap(attrs[j], attrs[j - 1]);
   inst->attrs = module_.arena.Copy(attrs.data(), attrs.size());
 
   if (!has_shape) {

@@ -3,6 +3,8 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 
@@ -186,7 +188,26 @@ void ConvertElement(PrimitiveType from, const uint8_t* src, PrimitiveType to, ui
   }
 }
 
-void AppendElement(std::string& out, PrimitiveType t, const uint8_t* p, bool in_array) {
+namespace {
+
+// XLA's RoundTripFpToString for a finite value of type t.
+void AppendXlaFloat(std::string& out, PrimitiveType t, double v) {
+  char buf[400];  // %g of a finite double needs far less; the compiler cannot tell
+  if (t == PrimitiveType::kF32) {
+    float f = static_cast<float>(v);
+    std::snprintf(buf, sizeof(buf), "%.6g", static_cast<double>(f));
+    if (std::strtof(buf, nullptr) != f) std::snprintf(buf, sizeof(buf), "%.9g", static_cast<double>(f));
+  } else if (t == PrimitiveType::kF64) {
+    std::snprintf(buf, sizeof(buf), "%.15g", v);
+    if (std::strtod(buf, nullptr) != v) std::snprintf(buf, sizeof(buf), "%.17g", v);
+  } else {
+    // ml_dtypes/Eigen max_digits10: 2 + digits * 3010 / 10000.
+    std::snprintf(buf, sizeof(buf), "%.*g", 2 + SignificandDigits(t) * 3010 / 10000, v);
+  }
+  out += buf;
+}
+
+void AppendElementIn(std::string& out, PrimitiveType t, const uint8_t* p, bool in_array, bool xla) {
   if (t == PrimitiveType::kPred) {
     if (in_array) out += p[0] ? "1" : "0";
     else out += p[0] ? "true" : "false";
@@ -204,9 +225,9 @@ void AppendElement(std::string& out, PrimitiveType t, const uint8_t* p, bool in_
     bool c128 = t == PrimitiveType::kC128;
     PrimitiveType part = c128 ? PrimitiveType::kF64 : PrimitiveType::kF32;
     out += '(';
-    AppendElement(out, part, p, in_array);
+    AppendElementIn(out, part, p, in_array, xla);
     out += ", ";
-    AppendElement(out, part, p + (c128 ? 8 : 4), in_array);
+    AppendElementIn(out, part, p + (c128 ? 8 : 4), in_array, xla);
     out += ')';
     return;
   }
@@ -233,7 +254,18 @@ void AppendElement(std::string& out, PrimitiveType t, const uint8_t* p, bool in_
     out += v < 0 ? "-inf" : "inf";
     return;
   }
-  AppendShortestFloat(out, t, v);
+  if (xla) AppendXlaFloat(out, t, v);
+  else AppendShortestFloat(out, t, v);
+}
+
+}  // namespace
+
+void AppendElement(std::string& out, PrimitiveType t, const uint8_t* p, bool in_array) {
+  AppendElementIn(out, t, p, in_array, /*xla=*/false);
+}
+
+void AppendElementXla(std::string& out, PrimitiveType t, const uint8_t* p, bool in_array) {
+  AppendElementIn(out, t, p, in_array, /*xla=*/true);
 }
 
 }  // namespace nhlo

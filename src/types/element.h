@@ -35,5 +35,9 @@ void StoreBits(PrimitiveType t, uint8_t* p, uint64_t bits);
 /// arrays), floats in the shortest text that reads back to the same value in that type,
 /// `inf`, `-inf`, `nan`, `-nan`, `nan(0x..)` for NaNs with a payload.
 void AppendElement(std::string& out, PrimitiveType t, const uint8_t* p, bool in_array);
+/// The same with floats as XLA's printer writes them (RoundTripFpToString): f32 `%.6g`, or `%.9g`
+/// when that does not read back; f64 `%.15g` or `%.17g`; the narrower types `%.<max_digits10>g`
+/// of the value (bf16 4 digits, f16 5, f8e4m3 3, f8e5m2 2...).
+void AppendElementXla(std::string& out, PrimitiveType t, const uint8_t* p, bool in_array);
 
 }  // namespace nhlo

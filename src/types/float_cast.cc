@@ -246,6 +246,13 @@ float Decode(const FloatFormat& f, uint32_t code) {
 
 bool IsCastableLowPrecisionFloat(PrimitiveType t) { return FindFormat(t) != nullptr; }
 
+int SignificandDigits(PrimitiveType t) {
+  if (t == PrimitiveType::kF32) return 24;
+  if (t == PrimitiveType::kF64) return 53;
+  const FloatFormat* f = FindFormat(t);
+  return f ? f->mant_bits + 1 : 0;
+}
+
 uint32_t EncodeFromF32(PrimitiveType t, float v) {
   if (t == PrimitiveType::kF32) return std::bit_cast<uint32_t>(v);
   if (t == PrimitiveType::kBF16) return F32ToBf16(v);

@@ -62,6 +62,8 @@ uint64_t ConvertFloatToUnsignedInt(PrimitiveType t, double v);
 
 /// Largest finite value of a float or integer type (F8E8M0FNU: 2^127, F4E2M1FN: 6).
 double MaxFinite(PrimitiveType t);
+/// Significand digits including the implicit bit (f16 11, bf16 8, f8e4m3fn 4, f8e8m0fnu 1).
+int SignificandDigits(PrimitiveType t);
 /// Smallest positive subnormal of a float type (E8M0 has none: its smallest value, 2^-127).
 double MinSubnormal(PrimitiveType t);
 /// Whether a float type has ±Inf codes (F32, F64, F16, BF16, F8E5M2, F8E4M3, F8E3M4).
