@@ -243,9 +243,11 @@ void AppendWithTupleIndexComments(std::string& out, std::string_view text) {
     else if (c == '[' || c == '{') elements.push_back(-1);
     else if ((c == ')' || c == ']' || c == '}') && !elements.empty()) elements.pop_back();
     else if (c == ',' && !elements.empty() && elements.back() >= 0) {
+      // The older printer joined a layout's parameters with a bare `,` and no comments; such
+      // text is kept as it is.
       int64_t index = ++elements.back();
-      if (index % 5 == 0) {
-        if (i + 1 < text.size() && text[i + 1] == ' ') out += text[++i];
+      if (index % 5 == 0 && i + 1 < text.size() && text[i + 1] == ' ') {
+        out += text[++i];
         out += "/*index=" + std::to_string(index) + "*/";
       }
     }
