@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <iterator>
 #include <map>
 #include <sstream>
 
@@ -123,17 +124,29 @@ void CheckBundle(const std::string& name, const nhlo::Module& m, ArenaTotals& t)
 
 // Empty on success, else why the piece failed. The round trip is checked even for a module
 // the verifier rejects, so the two kinds of failure are told apart (*round_trip_ok).
+constexpr std::pair<nhlo::PrintStyleName, const char*> kStyles[] = {
+    {nhlo::PrintStyleName::kLong, "long"},   {nhlo::PrintStyleName::kLongShapes, "long-shapes"},
+    {nhlo::PrintStyleName::kShort, "short"}, {nhlo::PrintStyleName::kShortParsable, "short-parsable"},
+    {nhlo::PrintStyleName::kAsRead, "as-read"}};
+
 std::string CheckPiece(const std::string& name, const std::string& text, bool* round_trip_ok, ArenaTotals& totals) {
   *round_trip_ok = false;
   auto m = nhlo::ParseModule(name, text);
   if (!m.ok()) return FirstLines(m.status().ToString(), 3);
-  std::string once = nhlo::PrintModule(**m);
-  auto again = nhlo::ParseModule(name + " (printed)", once);
-  if (!again.ok()) return "printed module does not parse: " + FirstLines(again.status().ToString(), 3);
-  std::string twice = nhlo::PrintModule(**again);
-  if (once != twice)
-    return "print(parse(print(m))) != print(m):\n" +
-           FirstLines(nhlo::UnifiedDiff(once, twice, "print(m)", "print(parse(print(m)))"), 12);
+  // The round trip in every print style.
+  for (const auto& [style, style_name] : kStyles) {
+    (*m)->print_style = nhlo::NamedPrintStyle(style, **m);
+    std::string once = nhlo::PrintModule(**m);
+    auto again = nhlo::ParseModule(name + " (printed)", once);
+    if (!again.ok())
+      return std::string("printed module (") + style_name + ") does not parse: " + FirstLines(again.status().ToString(), 3);
+    (*again)->print_style = (*m)->print_style;
+    std::string twice = nhlo::PrintModule(**again);
+    if (once != twice)
+      return std::string("print(parse(print(m))) != print(m), style ") + style_name + ":\n" +
+             FirstLines(nhlo::UnifiedDiff(once, twice, "print(m)", "print(parse(print(m)))"), 12);
+  }
+  (*m)->print_style = nhlo::PrintStyle{};
   *round_trip_ok = true;
   nhlo::Status verified = nhlo::VerifyModule(**m);
   if (!verified.ok()) return "verifier: " + FirstLines(verified.ToString(), 3);
@@ -364,6 +377,7 @@ int main(int argc, char** argv) {
   }
   std::sort(files.begin(), files.end());
   int passed = 0, failed = 0, pieces = 0, round_trips = 0;
+  int identical[std::size(kStyles)] = {};  // files a no-op compile prints back byte for byte
   uint64_t bytes = 0;
   auto start = std::chrono::steady_clock::now();
   for (const fs::path& file : files) {
@@ -390,6 +404,13 @@ int main(int argc, char** argv) {
       }
     }
     round_trips += file_round_trips;
+    // What `nhlo-compile FILE --passes=none --emit=hlo --print-style=S` gives back unchanged.
+    if (auto m = nhlo::ParseModule(file.string(), text); m.ok()) {
+      for (size_t i = 0; i < std::size(kStyles); ++i) {
+        (*m)->print_style = nhlo::NamedPrintStyle(kStyles[i].first, **m);
+        identical[i] += nhlo::PrintModule(**m) == text;
+      }
+    }
     if (failure.empty()) {
       ++passed;
     } else {
@@ -401,6 +422,9 @@ int main(int argc, char** argv) {
   std::cout << files.size() << " files, " << pieces << " modules, " << bytes / 1e6 << " MB in " << seconds << " s\n";
   std::cout << "round trip (parse, print, re-parse, print) holds for " << round_trips << " of " << files.size()
             << " files\n";
+  std::cout << "printed back byte for byte (--passes=none --emit=hlo --print-style=S):";
+  for (size_t i = 0; i < std::size(kStyles); ++i) std::cout << (i ? ", " : " ") << kStyles[i].second << " " << identical[i];
+  std::cout << " of " << files.size() << " files\n";
   std::cout << "bundles: " << totals.compiled << " modules compiled, " << totals.rejected << " refused by the format, "
             << totals.placement_errors << " failing the loader's alignment and overlap checks; "
             << totals.unknown_custom_calls << " hold a custom call nhlo cannot run (nhlo-compile refuses those)\n";

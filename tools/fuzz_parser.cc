@@ -21,15 +21,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     auto m = nhlo::ParseModule("fuzz.hlo", std::move(piece.text), options);
     if (!m.ok()) continue;
     (void)nhlo::VerifyModule(**m);
-    std::string once = nhlo::PrintModule(**m);
-    auto again = nhlo::ParseModule("printed.hlo", once);
-    if (!again.ok()) {
-      std::fprintf(stderr, "printed module does not parse:\n%s\n%s", again.status().ToString().c_str(), once.c_str());
-      std::abort();
-    }
-    if (nhlo::PrintModule(**again) != once) {
-      std::fprintf(stderr, "round trip changed the text:\n%s", once.c_str());
-      std::abort();
+    // Every print style reads back to a module that prints the same.
+    for (nhlo::PrintStyleName style : {nhlo::PrintStyleName::kLong, nhlo::PrintStyleName::kLongShapes,
+                                       nhlo::PrintStyleName::kShort, nhlo::PrintStyleName::kShortParsable}) {
+      (*m)->print_style = nhlo::NamedPrintStyle(style, **m);
+      std::string once = nhlo::PrintModule(**m);
+      auto again = nhlo::ParseModule("printed.hlo", once);
+      if (!again.ok()) {
+        std::fprintf(stderr, "printed module does not parse:\n%s\n%s", again.status().ToString().c_str(), once.c_str());
+        std::abort();
+      }
+      (*again)->print_style = (*m)->print_style;
+      if (nhlo::PrintModule(**again) != once) {
+        std::fprintf(stderr, "round trip changed the text:\n%s", once.c_str());
+        std::abort();
+      }
     }
   }
   return 0;

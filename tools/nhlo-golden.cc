@@ -263,16 +263,22 @@ class Runner {
     for (nhlo::InputPiece& piece : nhlo::SplitInputFile(input)) {
       Result<std::unique_ptr<nhlo::Module>> m = nhlo::ParseModule(test.string(), piece.text);
       if (!m.ok()) continue;
-      std::string once = nhlo::PrintModule(**m);
-      Result<std::unique_ptr<nhlo::Module>> again = nhlo::ParseModule(test.string() + " (printed)", once);
-      if (!again.ok()) {
-        --passed_;
-        return Fail(test, "round trip: the printed module does not parse:\n" + again.status().ToString() + once);
-      }
-      std::string twice = nhlo::PrintModule(**again);
-      if (once != twice) {
-        --passed_;
-        return Fail(test, "round trip: print(parse(print(m))) != print(m)\n" + nhlo::UnifiedDiff(once, twice, "print(m)", "print(parse(print(m)))"));
+      for (nhlo::PrintStyleName style : {nhlo::PrintStyleName::kLong, nhlo::PrintStyleName::kLongShapes,
+                                         nhlo::PrintStyleName::kShort, nhlo::PrintStyleName::kShortParsable}) {
+        (*m)->print_style = nhlo::NamedPrintStyle(style, **m);
+        std::string once = nhlo::PrintModule(**m);
+        Result<std::unique_ptr<nhlo::Module>> again = nhlo::ParseModule(test.string() + " (printed)", once);
+        if (!again.ok()) {
+          --passed_;
+          return Fail(test, "round trip: the printed module does not parse:\n" + again.status().ToString() + once);
+        }
+        (*again)->print_style = (*m)->print_style;
+        std::string twice = nhlo::PrintModule(**again);
+        if (once != twice) {
+          --passed_;
+          return Fail(test, "round trip: print(parse(print(m))) != print(m)\n" +
+                                nhlo::UnifiedDiff(once, twice, "print(m)", "print(parse(print(m)))"));
+        }
       }
     }
   }

@@ -16,6 +16,7 @@
 
 #include "driver/driver.h"
 #include "driver/version.h"
+#include "ir/printer.h"
 #include "ir/verifier.h"
 #include "parser/parser.h"
 
@@ -135,6 +136,11 @@ void AddPipelineFlags(CLI::App& app, PipelineFlags& f) {
   app.add_option("--enable-pass", f.enable, "add passes to the pipeline (comma-separated, repeatable)");
   app.add_option("--disable-pass", f.disable, "remove passes from the pipeline (comma-separated, repeatable)");
   app.add_flag("--list-passes", f.list_passes, "list the registered passes in pipeline order and exit");
+  app.add_option("--print-style", f.print_style,
+                 "how modules print in dumps and --emit=hlo: long (default: XLA's HloModule::ToString()), "
+                 "long-shapes (with operand shapes, XLA before 2025), short (XLA's dump text of 2023-2025), "
+                 "short-parsable (HloPrintOptions::ShortParsable()), as-read (the form the input is written in)")
+      ->check(CLI::IsMember({"long", "long-shapes", "short", "short-parsable", "as-read"}));
   app.add_flag("--print-before-all", f.print_before_all, "print the module before every pass (to stderr)");
   app.add_flag("--print-after-all", f.print_after_all, "print the module after every pass (to stderr)");
   app.add_option("--print-before", f.print_before, "print the module before passes whose name matches REGEX");
@@ -193,6 +199,7 @@ Result<PipelineOptions> PipelineFlags::ToOptions() const {
   o.print_before_all = print_before_all;
   o.print_after_all = print_after_all;
   o.print_before_regex = print_before;
+  if (std::optional<PrintStyleName> style = PrintStyleFromName(print_style)) o.print_style = *style;
   o.print_after_regex = print_after;
   if (print_changed == "text") o.print_changed = PipelineOptions::PrintChanged::kText;
   if (print_changed == "diff") o.print_changed = PipelineOptions::PrintChanged::kDiff;
@@ -320,6 +327,7 @@ int GuardedMain(const char* program, ProgramMain program_main, int argc, char** 
 Result<std::unique_ptr<Module>> CompileText(std::string name, std::string text, const PipelineOptions& options,
                                             std::ostream& log) {
   NHLO_ASSIGN_OR_RETURN(std::unique_ptr<Module> module, ParseModule(std::move(name), std::move(text)));
+  module->print_style = NamedPrintStyle(options.print_style, *module);
   NHLO_TRY(VerifyModule(*module));
   NHLO_TRY(RunPipeline(*module, options, log));
   Status after = VerifyModule(*module);

@@ -44,6 +44,7 @@ struct PipelineFlags {
   bool list_passes = false;
   bool print_before_all = false, print_after_all = false;
   std::string print_before, print_after, print_changed, time_passes, dump_dir;
+  std::string print_style = "long";
   bool verify_each = false;
   int64_t bisect_limit = -1;
   std::string arch = "v4";

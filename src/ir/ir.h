@@ -209,6 +209,17 @@ struct SourceBuffer {
   std::string text;
 };
 
+/// How a module prints (docs/cli.md, --print-style): the print options of XLA's forms that
+/// differ between its printers. The default is HloModule::ToString() (`long`).
+struct PrintStyle {
+  bool percent = true;                 // `%` before instruction and computation names
+  bool signatures = true;              // `%c (p: f32[]) -> f32[] {` rather than `c {`
+  bool operand_shapes = false;         // `add(f32[] %x, f32[] %y)` (XLA's long form before 2025)
+  bool operand_index_comments = true;  // `, /*index=5*/%x` in operand lists
+  bool closing_names = false;          // `} // name` after computations of more than 5 instructions
+  bool operator==(const PrintStyle&) const = default;
+};
+
 struct Module {
   Module();
   ~Module();
@@ -225,6 +236,9 @@ struct Module {
   std::vector<std::pair<std::string_view, std::string_view>> header_attrs;
   /// Stack-frame tables (FileNames ... StackFrames), kept verbatim.
   std::string_view stack_frames;
+  /// The style the parser saw the module written in, and the one PrintModule uses.
+  PrintStyle source_style;
+  PrintStyle print_style;
   std::vector<std::unique_ptr<SourceBuffer>> sources;
 
   /// A value no instruction's `mark` holds yet: an analysis sets marks to it to flag visited

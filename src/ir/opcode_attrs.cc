@@ -169,6 +169,11 @@ int AttrPrintRank(Opcode op, AttrId id) {
         default: break;
       }
       break;
+    case Opcode::kTopK:  // XLA's HloTopKInstruction: k, largest, then is_stable
+      if (id == A::kK) return -3;
+      if (id == A::kLargest) return -2;
+      if (id == A::kIsStable) return -1;
+      break;
     default:
       break;
   }

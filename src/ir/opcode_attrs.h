@@ -15,7 +15,8 @@ bool AttrAllowed(Opcode op, AttrId id);
 const std::vector<AttrId>& RequiredAttrs(Opcode op);
 /// Where `id` goes among `op`'s attributes when printed: attributes.def's order, except that
 /// collectives print channel_id, replica_groups, source_target_pairs, constrain_layout,
-/// dimensions, use_global_device_ids first, in that order, as XLA's collective instructions do.
+/// dimensions, use_global_device_ids first, in that order, as XLA's collective instructions do,
+/// and topk prints k, largest, is_stable.
 int AttrPrintRank(Opcode op, AttrId id);
 
 }  // namespace nhlo

@@ -225,6 +225,17 @@ void AppendKeyValues(std::string& out, AttrId id, Span<KeyValue> entries) {
 // XLA separates metadata fields by a space and frontend attributes by a bare comma.
 std::string_view KeyValueSeparator(AttrId id) { return id == AttrId::kMetadata ? " " : ","; }
 
+namespace {
+
+// A name as the style writes it: with `%`, or bare when the style drops `%` and the bare word
+// reads back as the same name (not a keyword or a type name, one identifier).
+void AppendName(std::string& out, std::string_view name, const PrintStyle& style) {
+  if (style.percent || !ScansAsOneIdentifier(name) || IsHloKeyword(name) || PrimitiveTypeFromName(name)) out += '%';
+  out += name;
+}
+
+}  // namespace
+
 // Text as written, with XLA's `/*index=N*/` before every fifth element of each tuple: the
 // parenthesised lists of a layout (`(f32[2]{0}, ...)->(...)`) and the outer braces of a tuple
 // sharding (`{{replicated}, {maximal device=0}, ...}`); unless the text already has comments.
@@ -254,7 +265,9 @@ void AppendWithTupleIndexComments(std::string& out, std::string_view text) {
   }
 }
 
-void AppendAttributeValue(std::string& out, const Attribute& a) {
+void AppendAttributeValue(std::string& out, const Attribute& a) { AppendAttributeValue(out, a, PrintStyle{}); }
+
+void AppendAttributeValue(std::string& out, const Attribute& a, const PrintStyle& style) {
   switch (a.kind) {
     case AttrKind::Int: out += std::to_string(a.i); break;
     case AttrKind::Bool: out += a.b ? "true" : "false"; break;
@@ -278,15 +291,13 @@ void AppendAttributeValue(std::string& out, const Attribute& a) {
       out += '}';
       break;
     case AttrKind::Computation:
-      out += '%';
-      out += a.computations[0]->name;
+      AppendName(out, a.computations[0]->name, style);
       break;
     case AttrKind::ComputationList:
       out += '{';
       for (size_t i = 0; i < a.computations.size(); ++i) {
         if (i) out += ", ";
-        out += '%';
-        out += a.computations[i]->name;
+        AppendName(out, a.computations[i]->name, style);
       }
       out += '}';
       break;
@@ -294,8 +305,7 @@ void AppendAttributeValue(std::string& out, const Attribute& a) {
       out += '{';
       for (size_t i = 0; i < a.instructions.size(); ++i) {
         if (i) out += ", ";
-        out += '%';
-        out += a.instructions[i]->name;
+        AppendName(out, a.instructions[i]->name, style);
       }
       out += '}';
       break;
@@ -366,34 +376,35 @@ void AppendAttributeValue(std::string& out, const Attribute& a) {
 
 namespace {
 
-void AppendAttribute(std::string& out, const Attribute& a) {
+void AppendAttribute(std::string& out, const Attribute& a, const PrintStyle& style) {
   out += AttrName(a.id);
   out += '=';
-  AppendAttributeValue(out, a);
+  AppendAttributeValue(out, a, style);
 }
 
-void AppendComputation(std::string& out, const Computation& comp) {
+void AppendComputation(std::string& out, const Computation& comp, const PrintStyle& style) {
   if (comp.is_entry) out += "ENTRY ";
-  out += '%';
-  out += comp.name;
-  out += " (";
-  std::vector<Instruction*> params = comp.Parameters();
-  bool first = true;
-  for (const Instruction* p : params) {
-    if (!p) continue;
-    if (!first) out += ", ";
-    first = false;
-    out += p->name;
-    out += ": ";
-    AppendShape(out, p->shape, /*print_layout=*/false, /*index_comments=*/true);
+  AppendName(out, comp.name, style);
+  if (style.signatures) {
+    out += " (";
+    std::vector<Instruction*> params = comp.Parameters();
+    bool first = true;
+    for (const Instruction* p : params) {
+      if (!p) continue;
+      if (!first) out += ", ";
+      first = false;
+      out += p->name;
+      out += ": ";
+      AppendShape(out, p->shape, /*print_layout=*/false, /*index_comments=*/true);
+    }
+    out += ") -> ";
+    AppendShape(out, comp.root->shape, /*print_layout=*/false, /*index_comments=*/true);
   }
-  out += ") -> ";
-  AppendShape(out, comp.root->shape, /*print_layout=*/false, /*index_comments=*/true);
   out += " {\n";
   for (const Instruction* inst : comp.instructions) {
     out += "  ";
     if (inst == comp.root) out += "ROOT ";
-    AppendInstruction(out, *inst);
+    AppendInstruction(out, *inst, style);
     out += '\n';
   }
   out += '}';
@@ -402,14 +413,20 @@ void AppendComputation(std::string& out, const Computation& comp) {
     out += CEscape(comp.execution_thread);
     out += '"';
   }
+  // XLA's dumps of 2023-2025 name a computation again after its brace when it is long.
+  if (style.closing_names && comp.instructions.size() > 5) {
+    out += " // ";
+    out += comp.name;
+  }
   out += '\n';
 }
 
 }  // namespace
 
-void AppendInstruction(std::string& out, const Instruction& inst) {
-  out += '%';
-  out += inst.name;
+void AppendInstruction(std::string& out, const Instruction& inst) { AppendInstruction(out, inst, PrintStyle{}); }
+
+void AppendInstruction(std::string& out, const Instruction& inst, const PrintStyle& style) {
+  AppendName(out, inst.name, style);
   out += " = ";
   AppendShape(out, inst.shape, /*print_layout=*/true, /*index_comments=*/true);
   out += ' ';
@@ -428,15 +445,18 @@ void AppendInstruction(std::string& out, const Instruction& inst) {
     // XLA marks every fifth operand: `, /*index=5*/%x`.
     for (size_t i = 0; i < inst.operands.size(); ++i) {
       if (i) out += ", ";
-      if (i % 5 == 0 && i > 0) out += "/*index=" + std::to_string(i) + "*/";
-      out += '%';
-      out += inst.operands[i]->name;
+      if (style.operand_index_comments && i % 5 == 0 && i > 0) out += "/*index=" + std::to_string(i) + "*/";
+      if (style.operand_shapes) {
+        AppendShape(out, inst.operands[i]->shape, /*print_layout=*/true, /*index_comments=*/true);
+        out += ' ';
+      }
+      AppendName(out, inst.operands[i]->name, style);
     }
   }
   out += ')';
   for (const Attribute& a : inst.attrs) {
     out += ", ";
-    AppendAttribute(out, a);
+    AppendAttribute(out, a, style);
   }
 }
 
@@ -444,6 +464,32 @@ std::string PrintInstruction(const Instruction& inst) {
   std::string out;
   AppendInstruction(out, inst);
   return out;
+}
+
+PrintStyle NamedPrintStyle(PrintStyleName name, const Module& module) {
+  PrintStyle style;  // kLong
+  switch (name) {
+    case PrintStyleName::kLong: break;
+    case PrintStyleName::kLongShapes: style.operand_shapes = true; break;
+    case PrintStyleName::kShort:
+      style.percent = style.signatures = false;
+      style.closing_names = true;
+      break;
+    case PrintStyleName::kShortParsable:
+      style.percent = style.signatures = style.operand_index_comments = false;
+      break;
+    case PrintStyleName::kAsRead: return module.source_style;
+  }
+  return style;
+}
+
+std::optional<PrintStyleName> PrintStyleFromName(std::string_view name) {
+  if (name == "long") return PrintStyleName::kLong;
+  if (name == "long-shapes") return PrintStyleName::kLongShapes;
+  if (name == "short") return PrintStyleName::kShort;
+  if (name == "short-parsable") return PrintStyleName::kShortParsable;
+  if (name == "as-read") return PrintStyleName::kAsRead;
+  return std::nullopt;
 }
 
 std::string PrintModule(const Module& module) {
@@ -468,7 +514,7 @@ std::string PrintModule(const Module& module) {
   }
   // XLA ends every computation with a blank line, the last one too.
   for (const auto& comp : module.computations) {
-    AppendComputation(out, *comp);
+    AppendComputation(out, *comp, module.print_style);
     out += '\n';
   }
   return out;

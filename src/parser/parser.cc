@@ -21,27 +21,7 @@
 namespace nhlo {
 namespace parser_internal {
 
-bool IsKeyword(std::string_view w) {
-  // Every keyword is at least 3 characters and starts with one of these letters; most
-  // identifiers (instruction names, opcodes) are rejected by the first test.
-  if (w.size() < 3) return false;
-  switch (w[0]) {
-    case 'H': return w == "HloModule";
-    case 'E': return w == "ENTRY";
-    case 'R': return w == "ROOT";
-    case 't': return w == "true";
-    case 'f': return w == "false";
-    case 'i': return w == "inf";
-    case 'm': return w == "maximal" || w == "manual";
-    case 'r': return w == "replicated";
-    case 'u': return w == "unknown" || w == "unreduced";
-    case 'l': return w == "last_tile_dim_replicate";
-    case 's': return w == "shard_as" || w == "shard_like";
-    case 'F': return w == "FileNames" || w == "FunctionNames" || w == "FileLocations";
-    case 'S': return w == "StackFrames";
-    default: return false;
-  }
-}
+bool IsKeyword(std::string_view w) { return IsHloKeyword(w); }
 
 // Element types as HLO text spells them; `tuple` and `buffer` are not lexed as types.
 std::optional<PrimitiveType> TypeFromWord(std::string_view w) {
@@ -134,6 +114,9 @@ Status Parser::Run() {
   if (tok_.kind == Tok::kEof) return ErrorHere("expected a computation, got end of file");
   while (tok_.kind != Tok::kEof) NHLO_TRY(ParseComputation());
   PlaceInlineComputations();
+  // XLA's forms with `%` mark every fifth operand; of the bare forms, the dumps do and
+  // ShortParsable() does not.
+  module_.source_style.operand_index_comments = module_.source_style.percent || operand_comment_seen_;
 
   // Entry: the one marked ENTRY, else the last computation.
   Computation* entry = nullptr;
@@ -232,7 +215,14 @@ Status Parser::ParseComputation() {
   uint32_t name_offset = tok_.offset;
   if (module_.FindComputation(name))
     return ErrorHere("computation '" + std::string(name) + "' is defined twice");
+  // The first computation header tells the form the module is written in (--print-style=as-read).
+  const bool percent = tok_.kind == Tok::kName;
   Advance();
+  if (!style_seen_) {
+    style_seen_ = true;
+    module_.source_style.percent = percent;
+    module_.source_style.signatures = tok_.kind == Tok::kLParen;
+  }
   if (tok_.kind == Tok::kLParen) {
     // The signature is redundant with the parameter instructions; it is checked for syntax
     // only, as XLA does, and printed back from the parameters.
@@ -275,6 +265,7 @@ Status Parser::ParseComputation() {
   }
   if (comp->instructions.empty())
     return ErrorHere("computation '" + std::string(name) + "' has no instructions");
+  if (std::string_view(src_.text).substr(tok_.offset + 1, 4) == " // ") module_.source_style.closing_names = true;
   Advance();
   if (!comp->root) comp->root = comp->instructions.back();
   if (tok_.kind == Tok::kComma) {
@@ -439,7 +430,10 @@ Status Parser::ParseOperands(Instruction* inst, SmallVec<Instruction*, 8>& opera
   const char* s = text + lex_.position();  // just after '('
   for (;;) {
     while (*s == ' ') ++s;
-    if (*s != '%') break;
+    if (*s != '%') {
+      if (std::strncmp(s, "/*index=", 8) == 0) operand_comment_seen_ = true;
+      break;
+    }
     const char* name = s + 1;
     const char* end = name;
     while (IsIdentChar(*end)) ++end;
@@ -463,7 +457,8 @@ Status Parser::ParseOperands(Instruction* inst, SmallVec<Instruction*, 8>& opera
     bool has_shape = false;
     if (tok_.kind == Tok::kIdent && TryCachedShape(written)) {
       has_shape = true;
-    } else if (tok_.kind == Tok::kLParen || (tok_.kind == Tok::kIdent && TypeFromWord(tok_.text))) {
+    } else if (tok_.kind == Tok::kLParen || (tok_.kind == Tok::kIdent && TypeFromWord(tok_.text)) ||
+               (IsIdent("b") && PeekNext().kind == Tok::kLParen)) {  // b(...): a buffer shape
       NHLO_TRY(ParseShape(written));
       has_shape = true;
     }
@@ -482,14 +477,24 @@ Status Parser::ParseOperands(Instruction* inst, SmallVec<Instruction*, 8>& opera
     if (tok_.kind != Tok::kName && !plain_ident) return Expected("operand name");
     Instruction* operand = scope_.find(tok_.text);
     if (!operand) return ErrorHere("unknown operand '" + std::string(tok_.text) + "'");
+    if (has_shape) module_.source_style.operand_shapes = true;
     if (has_shape && !SameShape(written, operand->shape))
       return ErrorHere("operand '" + std::string(tok_.text) + "' is written as " +
                        ShapeToString(written, false) + " but has shape " +
                        ShapeToString(operand->shape, false));
     operands.push_back(operand);
     Advance();
-    if (tok_.kind == Tok::kComma) Advance();
-    else if (tok_.kind != Tok::kRParen) return Expected("',' or ')' in the operand list");
+    if (tok_.kind == Tok::kComma) {
+      uint32_t after_comma = tok_.offset + 1;
+      Advance();
+      // More than one space after the comma: a comment, perhaps XLA's `/*index=5*/`.
+      if (!operand_comment_seen_ && tok_.offset > after_comma + 1 &&
+          std::string_view(src_.text).substr(after_comma, tok_.offset - after_comma).find("/*index=") !=
+              std::string_view::npos)
+        operand_comment_seen_ = true;
+    } else if (tok_.kind != Tok::kRParen) {
+      return Expected("',' or ')' in the operand list");
+    }
   }
   Advance();
   return OkStatus();

@@ -144,6 +144,8 @@ class Parser {
   std::vector<std::pair<Computation*, Computation*>> inline_regions_;
   std::unordered_map<std::string, int> next_region_suffix_;  // generated inline names, per base
   bool literal_follows_ = false;  // parsing the shape of `shape literal` text
+  bool style_seen_ = false;       // the first computation header set the module's source style
+  bool operand_comment_seen_ = false;  // an operand list held `/*index=N*/`
   int nesting_ = 0;               // depth of nested instructions and inline computations
   std::string_view current_instruction_;  // for naming inline computations
   Computation* current_comp_ = nullptr;   // the computation whose instructions are being parsed

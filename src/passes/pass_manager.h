@@ -12,11 +12,14 @@
 #include <vector>
 
 #include "ir/ir.h"
+#include "ir/printer.h"
 #include "support/status.h"
 
 namespace nhlo {
 
 struct PipelineOptions {
+  /// --print-style: how the module prints in dumps and --emit=hlo (set on the module once parsed).
+  PrintStyleName print_style = PrintStyleName::kLong;
   /// --passes=a,b: exactly these (in registration order). nullopt: the default pipeline.
   std::optional<std::vector<std::string>> passes;
   std::vector<std::string> enable;   // --enable-pass

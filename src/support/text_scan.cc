@@ -96,6 +96,28 @@ bool IsVerbatimRawBlock(std::string_view text) {
   return scan.ok && scan.end == text.size() && !scan.needs_fold;
 }
 
+bool IsHloKeyword(std::string_view w) {
+  // Every keyword is at least 3 characters and starts with one of these letters; most
+  // identifiers (instruction names, opcodes) are rejected by the first test.
+  if (w.size() < 3) return false;
+  switch (w[0]) {
+    case 'H': return w == "HloModule";
+    case 'E': return w == "ENTRY";
+    case 'R': return w == "ROOT";
+    case 't': return w == "true";
+    case 'f': return w == "false";
+    case 'i': return w == "inf";
+    case 'm': return w == "maximal" || w == "manual";
+    case 'r': return w == "replicated";
+    case 'u': return w == "unknown" || w == "unreduced";
+    case 'l': return w == "last_tile_dim_replicate";
+    case 's': return w == "shard_as" || w == "shard_like";
+    case 'F': return w == "FileNames" || w == "FunctionNames" || w == "FileLocations";
+    case 'S': return w == "StackFrames";
+    default: return false;
+  }
+}
+
 bool ScansAsOneIdentifier(std::string_view text) {
   if (text.empty() || !IsIdentStart(text[0]) || text == "nan") return false;
   for (char c : text)

@@ -71,5 +71,8 @@ bool IsVerbatimRawBlock(std::string_view text);
 /// characters to the end, and not `nan` (which the lexer reads as a number). Dim labels, the
 /// other token that starts with a letter, always hold a '>', which no identifier does.
 bool ScansAsOneIdentifier(std::string_view text);
+/// The words HLO text reserves (HloModule, ENTRY, ROOT, true, the sharding and stack-frame
+/// words...): an instruction or computation of such a name must be written with `%`.
+bool IsHloKeyword(std::string_view w);
 
 }  // namespace nhlo
