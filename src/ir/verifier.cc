@@ -97,9 +97,73 @@ class Verifier {
 
   // The custom calls nhlo gives meaning to (ir/custom_calls.h) carry contracts; any other
   // target is opaque, as in XLA.
+  // XLA's parser judges these on every custom call: the api_version is one of the known
+  // versions, and operand_layout_constraints give one shape with a layout per operand, of that
+  // operand's shape.
+  void CheckCustomCallAttributes(const Instruction& inst, const std::string& prefix) {
+    if (const Attribute* v = inst.FindAttr(AttrId::kApiVersion)) {
+      static constexpr std::string_view kVersions[] = {"API_VERSION_ORIGINAL", "API_VERSION_STATUS_RETURNING",
+                                                       "API_VERSION_STATUS_RETURNING_UNIFIED",
+                                                       "API_VERSION_TYPED_FFI"};
+      if (std::find(std::begin(kVersions), std::end(kVersions), v->text) == std::end(kVersions))
+        Fail(inst, prefix + "unknown custom-call api_version '" + std::string(v->text) +
+                       "' (API_VERSION_ORIGINAL, _STATUS_RETURNING, _STATUS_RETURNING_UNIFIED or _TYPED_FFI)");
+    }
+    const Attribute* constraints = inst.FindAttr(AttrId::kOperandLayoutConstraints);
+    if (!constraints) return;
+    // `{f32[2,3]{1,0}, s32[]}`: the shapes split at top-level commas; each compared with its
+    // operand with the layouts (the brace groups) taken out.
+    std::string_view text = constraints->text;
+    std::vector<std::string> shapes;
+    std::vector<bool> layouts;
+    std::string current;
+    bool has_layout = false;
+    int braces = 0, nested = 0;  // brace depth; [] and () depth inside a shape
+    for (char c : text) {
+      if (c == '{') {
+        has_layout |= braces == 1 && nested == 0;
+        ++braces;
+        continue;
+      }
+      if (c == '}') {
+        --braces;
+        continue;
+      }
+      if (braces != 1) continue;  // layouts (and whatever nests in them) are not compared
+      if (c == '[' || c == '(') ++nested;
+      if (c == ']' || c == ')') --nested;
+      if (c == ',' && nested == 0) {
+        shapes.push_back(current);
+        layouts.push_back(has_layout);
+        current.clear();
+        has_layout = false;
+        continue;
+      }
+      if (c != ' ' || (!current.empty() && current.back() == ',')) current += c;
+    }
+    if (!current.empty() || !shapes.empty()) {
+      shapes.push_back(current);
+      layouts.push_back(has_layout);
+    }
+    for (std::string& shape : shapes)
+      while (!shape.empty() && shape.back() == ' ') shape.pop_back();
+    if (shapes.size() != inst.operands.size())
+      return Fail(inst, prefix + "operand_layout_constraints give " + std::to_string(shapes.size()) +
+                            " shapes for " + std::to_string(inst.operands.size()) + " operands");
+    for (size_t i = 0; i < shapes.size(); ++i) {
+      std::string want = ShapeToString(inst.operands[i]->shape, /*print_layout=*/false);
+      if (shapes[i] != want)
+        return Fail(inst, prefix + "operand_layout_constraints give operand " + std::to_string(i) + " the shape " +
+                              shapes[i] + ", but it is " + want);
+      if (!layouts[i] && !inst.operands[i]->shape.dims.empty())
+        return Fail(inst, prefix + "operand_layout_constraints give operand " + std::to_string(i) + " no layout");
+    }
+  }
+
   void CheckKnownCustomCall(const Instruction& inst) {
     std::string_view target = CustomCallTarget(inst);
     std::string prefix = "'" + std::string(inst.name) + "': ";
+    CheckCustomCallAttributes(inst, prefix);
     if (target == kQuantizeMxTarget) {
       Result<QuantizeMxConfig> c = ParseQuantizeMxConfig(BackendConfigJson(inst));
       bool device = false;

@@ -3,6 +3,7 @@
 // scan of f32/s32 rows that big constants go through.
 #include <algorithm>
 #include <charconv>
+#include <cstdio>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -301,6 +302,17 @@ Status Parser::ParseElement(PrimitiveType type, uint8_t* out) {
   NHLO_ASSIGN_OR_RETURN(double v, ParseFloatToken(t, &payload));
   if (payload != 0) {
     bool neg = std::signbit(v);
+    // XLA refuses a payload wider than the type's mantissa rather than cutting it.
+    const uint64_t max_payload = type == PrimitiveType::kF64   ? 0xfffffffffffffULL
+                                 : type == PrimitiveType::kF32 ? 0x7fffff
+                                 : type == PrimitiveType::kBF16 ? 0x7f
+                                 : type == PrimitiveType::kF16  ? 0x3ff
+                                                                : 0;
+    if (max_payload != 0 && payload > max_payload) {
+      char hex[40];
+      std::snprintf(hex, sizeof(hex), "0x%llx", static_cast<unsigned long long>(max_payload));
+      return ErrorHere("NaN payload does not fit " + std::string(PrimitiveTypeName(type)) + ": its largest is " + hex);
+    }
     switch (type) {
       case PrimitiveType::kF64:
         StoreBits(type, out, (neg ? 0xfff0000000000000ULL : 0x7ff0000000000000ULL) | (payload & 0xfffffffffffffULL));

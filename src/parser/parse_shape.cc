@@ -149,6 +149,39 @@ bool Parser::BraceGroupIsFollowedByBrace() {
   return brace;
 }
 
+// The parts of a layout's attributes XLA's parser judges: `D(...)` dim level types are D
+// (dense), C (compressed), S (singleton) or H (loose compressed), each optionally followed by
+// `+` or `~`, one per dimension; a `P(...)` physical shape belongs to sparse layouts only.
+Status Parser::CheckLayoutTail(std::string_view tail, uint32_t offset, size_t rank) {
+  bool sparse = false;
+  size_t d = tail.find("D(");
+  if (d != std::string_view::npos && (d == 0 || !IsIdentChar(tail[d - 1]))) {
+    size_t i = d + 2, count = 0;
+    for (;;) {
+      while (i < tail.size() && tail[i] == ' ') ++i;
+      if (i >= tail.size()) break;
+      char c = tail[i];
+      if (c == ')') break;
+      if (c != 'D' && c != 'C' && c != 'S' && c != 'H')
+        return ErrorAt(offset + static_cast<uint32_t>(i), std::string("unknown dim level type '") + c +
+                                                              "' (D, C, S or H, optionally followed by + or ~)");
+      sparse |= c != 'D';
+      ++count;
+      ++i;
+      while (i < tail.size() && (tail[i] == '+' || tail[i] == '~')) ++i;
+      while (i < tail.size() && tail[i] == ' ') ++i;
+      if (i < tail.size() && tail[i] == ',') ++i;
+    }
+    if (count != rank)
+      return ErrorAt(offset + static_cast<uint32_t>(d), "layout gives " + std::to_string(count) +
+                                                            " dim level types for a shape of rank " + std::to_string(rank));
+  }
+  size_t p = tail.find("P(");
+  if (p != std::string_view::npos && (p == 0 || !IsIdentChar(tail[p - 1])) && !sparse)
+    return ErrorAt(offset + static_cast<uint32_t>(p), "a physical shape P(...) belongs to sparse layouts only");
+  return OkStatus();
+}
+
 // layout ::= '{' (INT (',' INT)*)? (':' layout_attrs)? '}'
 Status Parser::ParseLayout(Shape& shape, uint32_t* close_offset) {
   uint32_t open = tok_.offset;
@@ -185,6 +218,7 @@ Status Parser::ParseLayout(Shape& shape, uint32_t* close_offset) {
       }
     }
     if (i >= text.size()) return ErrorAt(open, "unterminated layout");
+    NHLO_TRY(CheckLayoutTail(text.substr(start, i - start), start, shape.dims.size()));
     layout->tail = FoldRaw(module_.arena, text.substr(start, i - start));
     while (!layout->tail.empty() && layout->tail.back() == ' ') layout->tail.remove_suffix(1);
     while (!layout->tail.empty() && layout->tail.front() == ' ') layout->tail.remove_prefix(1);

@@ -15,6 +15,7 @@
 
 #include "ir/opcode_attrs.h"
 #include "parser/attr_values.h"
+#include "parser/header_aliases.h"
 #include "ir/shape_inference.h"
 #include "parser/parser_internal.h"
 
@@ -127,6 +128,7 @@ Status Parser::Run() {
     entry->is_entry = true;
   }
   module_.entry = entry;
+  NHLO_TRY(CheckHeaderAliases());
   module_.ForgetNames();  // names generated for nested operands were cached mid-parse
   if (module_.name.empty()) {
     module_.name = module_.arena.CopyString("module_" + std::string(entry->name));
@@ -169,6 +171,35 @@ Status Parser::ParseHeader() {
     NHLO_ASSIGN_OR_RETURN(std::string_view raw, CaptureRaw());
     module_.header_attrs.emplace_back(name, raw);
   }
+  return OkStatus();
+}
+
+// input_output_alias and buffer_donor, judged against the entry computation once it is known;
+// an error points at the attribute's value.
+Status Parser::CheckHeaderAliases() {
+  std::vector<AliasEntry> aliases;
+  std::vector<DonorEntry> donors;
+  std::string_view where;
+  auto at = [&](std::string_view raw) {
+    const char* text = src_.text.data();
+    return raw.data() >= text && raw.data() < text + src_.text.size() ? static_cast<uint32_t>(raw.data() - text) : 0u;
+  };
+  for (const auto& [name, raw] : module_.header_attrs) {
+    if (name == "input_output_alias") {
+      Result<std::vector<AliasEntry>> parsed = ParseInputOutputAlias(raw);
+      if (!parsed.ok()) return ErrorAt(at(raw), parsed.status().message());
+      aliases = std::move(*parsed);
+      where = raw;
+    } else if (name == "buffer_donor") {
+      Result<std::vector<DonorEntry>> parsed = ParseBufferDonor(raw);
+      if (!parsed.ok()) return ErrorAt(at(raw), parsed.status().message());
+      donors = std::move(*parsed);
+      if (where.empty()) where = raw;
+    }
+  }
+  if (aliases.empty() && donors.empty()) return OkStatus();
+  Status checked = CheckAliases(aliases, donors, *module_.entry);
+  if (!checked.ok()) return ErrorAt(at(where), checked.message());
   return OkStatus();
 }
 
@@ -223,9 +254,12 @@ Status Parser::ParseComputation() {
     module_.source_style.percent = percent;
     module_.source_style.signatures = tok_.kind == Tok::kLParen;
   }
+  Shape declared_result;
+  bool has_declared_result = false;
+  uint32_t result_offset = 0;
   if (tok_.kind == Tok::kLParen) {
-    // The signature is redundant with the parameter instructions; it is checked for syntax
-    // only, as XLA does, and printed back from the parameters.
+    // The signature is redundant with the instructions and printed back from them; the
+    // parameters are checked for syntax only, the result against the root (as XLA's parser).
     Advance();
     while (tok_.kind != Tok::kRParen) {
       if (tok_.kind != Tok::kName) return Expected("parameter 'name:' in the signature");
@@ -237,8 +271,9 @@ Status Parser::ParseComputation() {
     }
     Advance();
     NHLO_TRY(Expect(Tok::kArrow, "'->'"));
-    Shape ignored;
-    NHLO_TRY(ParseShape(ignored));
+    result_offset = tok_.offset;
+    NHLO_TRY(ParseShape(declared_result));
+    has_declared_result = true;
   }
   if (tok_.kind != Tok::kLBrace) return Expected("'{' to open the computation body");
   Advance();
@@ -268,6 +303,11 @@ Status Parser::ParseComputation() {
   if (std::string_view(src_.text).substr(tok_.offset + 1, 4) == " // ") module_.source_style.closing_names = true;
   Advance();
   if (!comp->root) comp->root = comp->instructions.back();
+  if (has_declared_result && !SameShape(declared_result, comp->root->shape))
+    return ErrorAt(result_offset, "computation '" + std::string(name) + "' is declared to return " +
+                                      ShapeToString(declared_result, false) + ", but its root '" +
+                                      std::string(comp->root->name) + "' is " +
+                                      ShapeToString(comp->root->shape, false));
   if (tok_.kind == Tok::kComma) {
     Advance();
     if (tok_.kind != Tok::kAttrName || tok_.text != "execution_thread")

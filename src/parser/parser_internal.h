@@ -107,6 +107,7 @@ class Parser {
 
   // ---- grammar
   Status ParseHeader();
+  Status CheckHeaderAliases();
   Status ParseStackFrames();
   Status ParseComputation();
   Status ParseInstruction(Computation* comp);
@@ -119,6 +120,7 @@ class Parser {
   Status ParseShape(Shape& shape, int depth = 0);
   bool TryCachedShape(Shape& shape);
   void RememberShape(uint32_t start, uint32_t end, const Shape& shape);
+  Status CheckLayoutTail(std::string_view tail, uint32_t offset, size_t rank);
   Status ParseLayout(Shape& shape, uint32_t* close_offset);
   Result<const Literal*> ParseLiteral(const Shape& shape, int depth = 0);
   Status ParseArrayLevel(const Shape& shape, Literal& lit, size_t dim, int64_t& index);

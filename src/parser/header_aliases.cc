@@ -1,0 +1,189 @@
+// SPDX-License-Identifier: Apache-2.0
+// The module header's input_output_alias and buffer_donor, judged as XLA's parser and
+// HloInputOutputAliasConfig/HloBufferDonorConfig::Verify judge them: the entries' syntax, then,
+// against the entry computation, that every parameter number and shape index exists, that
+// aliased buffers have the same size, and that nothing is aliased or donated twice. nhlo keeps
+// the text as written (it prints it back unchanged); this only decides whether it is valid.
+#include "parser/header_aliases.h"
+
+#include <algorithm>
+#include <charconv>
+
+namespace nhlo {
+namespace {
+
+struct Cursor {
+  std::string_view s;
+  size_t pos = 0;
+  void Spaces() {
+    while (pos < s.size() && (s[pos] == ' ' || s[pos] == '\n' || s[pos] == '\t' || s[pos] == '\r')) ++pos;
+  }
+  bool Eat(char c) {
+    Spaces();
+    if (pos < s.size() && s[pos] == c) {
+      ++pos;
+      return true;
+    }
+    return false;
+  }
+  bool Peek(char c) {
+    Spaces();
+    return pos < s.size() && s[pos] == c;
+  }
+  bool Int(int64_t& v) {
+    Spaces();
+    auto [p, ec] = std::from_chars(s.data() + pos, s.data() + s.size(), v);
+    if (ec != std::errc() || p == s.data() + pos) return false;
+    pos = static_cast<size_t>(p - s.data());
+    return true;
+  }
+  bool Word(std::string_view w) {
+    Spaces();
+    if (s.substr(pos, w.size()) != w) return false;
+    pos += w.size();
+    return true;
+  }
+  bool AtEnd() {
+    Spaces();
+    return pos == s.size();
+  }
+};
+
+// `{1, 0}` (a shape index; `{}` is the whole value).
+bool ReadIndex(Cursor& c, std::vector<int64_t>& out) {
+  if (!c.Eat('{')) return false;
+  if (c.Eat('}')) return true;
+  for (;;) {
+    int64_t v;
+    if (!c.Int(v)) return false;
+    out.push_back(v);
+    if (c.Eat('}')) return true;
+    if (!c.Eat(',')) return false;
+  }
+}
+
+std::string IndexText(const std::vector<int64_t>& index) {
+  std::string out = "{";
+  for (size_t i = 0; i < index.size(); ++i) out += (i ? ", " : "") + std::to_string(index[i]);
+  return out + "}";
+}
+
+// The subshape of `shape` at `index`, or null when the index does not exist.
+const Shape* Subshape(const Shape& shape, const std::vector<int64_t>& index) {
+  const Shape* s = &shape;
+  for (int64_t i : index) {
+    if (!s->IsTuple() || i < 0 || static_cast<size_t>(i) >= s->tuple.size()) return nullptr;
+    s = &s->tuple[static_cast<size_t>(i)];
+  }
+  return s;
+}
+
+int64_t ByteSize(const Shape& s) {
+  if (!s.IsArray()) return -1;
+  int64_t n = s.ElementCount(), size = HostByteSize(s.type);
+  return n < 0 || size <= 0 ? -1 : n * size;
+}
+
+}  // namespace
+
+Result<std::vector<AliasEntry>> ParseInputOutputAlias(std::string_view text) {
+  // { {out}: (param, {index}[, may-alias|must-alias]), ... }
+  Cursor c{text};
+  std::vector<AliasEntry> entries;
+  auto bad = [&](const char* what) {
+    return Status::Error(std::string("input_output_alias: ") + what + " at offset " + std::to_string(c.pos) +
+                         " of '" + std::string(text) + "'");
+  };
+  if (!c.Eat('{')) return bad("expected '{'");
+  if (c.Eat('}')) return c.AtEnd() ? Result<std::vector<AliasEntry>>(entries) : bad("text after '}'");
+  for (;;) {
+    AliasEntry e;
+    if (!ReadIndex(c, e.output_index)) return bad("expected an output shape index {...}");
+    if (!c.Eat(':')) return bad("expected ':'");
+    if (!c.Eat('(')) return bad("expected '('");
+    if (!c.Int(e.param) || e.param < 0) return bad("expected a parameter number");
+    if (!c.Eat(',')) return bad("expected ','");
+    if (!ReadIndex(c, e.param_index)) return bad("expected a parameter shape index {...}");
+    if (c.Eat(',')) {
+      if (c.Word("must-alias")) e.must = true;
+      else if (!c.Word("may-alias")) return bad("expected may-alias or must-alias");
+    }
+    if (!c.Eat(')')) return bad("expected ')'");
+    entries.push_back(std::move(e));
+    if (c.Eat('}')) break;
+    if (!c.Eat(',')) return bad("expected ',' or '}'");
+  }
+  if (!c.AtEnd()) return bad("text after '}'");
+  return entries;
+}
+
+Result<std::vector<DonorEntry>> ParseBufferDonor(std::string_view text) {
+  // { (param, {index}), ... }
+  Cursor c{text};
+  std::vector<DonorEntry> entries;
+  auto bad = [&](const char* what) {
+    return Status::Error(std::string("buffer_donor: ") + what + " at offset " + std::to_string(c.pos) + " of '" +
+                         std::string(text) + "'");
+  };
+  if (!c.Eat('{')) return bad("expected '{'");
+  if (c.Eat('}')) return c.AtEnd() ? Result<std::vector<DonorEntry>>(entries) : bad("text after '}'");
+  for (;;) {
+    DonorEntry e;
+    if (!c.Eat('(')) return bad("expected '('");
+    if (!c.Int(e.param) || e.param < 0) return bad("expected a parameter number");
+    if (!c.Eat(',')) return bad("expected ','");
+    if (!ReadIndex(c, e.param_index)) return bad("expected a parameter shape index {...}");
+    if (!c.Eat(')')) return bad("expected ')'");
+    entries.push_back(std::move(e));
+    if (c.Eat('}')) break;
+    if (!c.Eat(',')) return bad("expected ',' or '}'");
+  }
+  if (!c.AtEnd()) return bad("text after '}'");
+  return entries;
+}
+
+Status CheckAliases(const std::vector<AliasEntry>& aliases, const std::vector<DonorEntry>& donors,
+                    const Computation& entry) {
+  std::vector<Instruction*> params = entry.Parameters();
+  auto param_shape = [&](int64_t number, const std::vector<int64_t>& index, const char* what) -> Result<const Shape*> {
+    if (number < 0 || static_cast<size_t>(number) >= params.size() || !params[static_cast<size_t>(number)])
+      return Status::Error(std::string(what) + ": parameter " + std::to_string(number) + " does not exist (the entry '" +
+                           std::string(entry.name) + "' takes " + std::to_string(params.size()) + ")");
+    const Shape* s = Subshape(params[static_cast<size_t>(number)]->shape, index);
+    if (!s)
+      return Status::Error(std::string(what) + ": parameter " + std::to_string(number) + " has no shape index " +
+                           IndexText(index));
+    return s;
+  };
+  std::vector<std::pair<int64_t, std::vector<int64_t>>> seen_params;
+  std::vector<std::vector<int64_t>> seen_outputs;
+  for (const AliasEntry& a : aliases) {
+    NHLO_ASSIGN_OR_RETURN(const Shape* in, param_shape(a.param, a.param_index, "input_output_alias"));
+    const Shape* out = Subshape(entry.root->shape, a.output_index);
+    if (!out) return Status::Error("input_output_alias: the output has no shape index " + IndexText(a.output_index));
+    if (ByteSize(*in) != ByteSize(*out))
+      return Status::Error("input_output_alias: output " + IndexText(a.output_index) + " (" + ShapeToString(*out, false) +
+                           ") and parameter " + std::to_string(a.param) + " at " + IndexText(a.param_index) + " (" +
+                           ShapeToString(*in, false) + ") are not buffers of the same size");
+    if (std::find(seen_outputs.begin(), seen_outputs.end(), a.output_index) != seen_outputs.end())
+      return Status::Error("input_output_alias: output " + IndexText(a.output_index) + " is aliased twice");
+    std::pair<int64_t, std::vector<int64_t>> p{a.param, a.param_index};
+    if (std::find(seen_params.begin(), seen_params.end(), p) != seen_params.end())
+      return Status::Error("input_output_alias: parameter " + std::to_string(a.param) + " at " +
+                           IndexText(a.param_index) + " is aliased twice");
+    seen_outputs.push_back(a.output_index);
+    seen_params.push_back(std::move(p));
+  }
+  std::vector<std::pair<int64_t, std::vector<int64_t>>> donated;
+  for (const DonorEntry& d : donors) {
+    NHLO_TRY(param_shape(d.param, d.param_index, "buffer_donor").status());
+    std::pair<int64_t, std::vector<int64_t>> p{d.param, d.param_index};
+    if (std::find(donated.begin(), donated.end(), p) != donated.end())
+      return Status::Error("buffer_donor: parameter " + std::to_string(d.param) + " at " + IndexText(d.param_index) +
+                           " is donated twice");
+    donated.push_back(std::move(p));
+  }
+  return OkStatus();
+}
+
+}  // namespace nhlo
