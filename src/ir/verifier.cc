@@ -188,6 +188,38 @@ class Verifier {
     }
   }
 
+  // A -done (or async-update) takes what its -start made, as XLA's verifier requires: the
+  // matching start opcode, and for async ops the same wrapped computation (or sugared opcode).
+  void CheckDoneOperand(const Instruction& inst) {
+    if (inst.operands.empty()) return;
+    const Instruction& from = *inst.operands[0];
+    Opcode want = Opcode::kAsyncStart;
+    switch (inst.opcode) {
+      case Opcode::kAllGatherDone: want = Opcode::kAllGatherStart; break;
+      case Opcode::kAllReduceDone: want = Opcode::kAllReduceStart; break;
+      case Opcode::kCollectivePermuteDone: want = Opcode::kCollectivePermuteStart; break;
+      case Opcode::kCopyDone: want = Opcode::kCopyStart; break;
+      case Opcode::kSendDone: want = Opcode::kSend; break;
+      case Opcode::kRecvDone: want = Opcode::kRecv; break;
+      default: break;
+    }
+    bool async = want == Opcode::kAsyncStart;
+    bool ok = from.opcode == want || (async && from.opcode == Opcode::kAsyncUpdate);
+    if (!ok)
+      return Fail(inst, "'" + std::string(inst.name) + "' takes the result of " +
+                            (async ? std::string("async-start or async-update") : "'" + std::string(OpcodeName(want)) + "'") +
+                            ", not of '" + std::string(OpcodeName(from.opcode)) + "' ('" + std::string(from.name) + "')");
+    if (!async) return;
+    if (inst.async_sugar != from.async_sugar || (inst.async_sugar && inst.async_wrapped != from.async_wrapped))
+      return Fail(inst, "'" + std::string(inst.name) + "' does not wrap the op its start '" + std::string(from.name) +
+                            "' wraps");
+    const Computation* mine = infer::Called(inst, AttrId::kCalls);
+    const Computation* theirs = infer::Called(from, AttrId::kCalls);
+    if (mine && theirs && mine != theirs)
+      Fail(inst, "'" + std::string(inst.name) + "' names computation '" + std::string(mine->name) + "', but its start '" +
+                     std::string(from.name) + "' wraps '" + std::string(theirs->name) + "'");
+  }
+
   // What the inferred shape comes from, for the mismatch message.
   static std::string Source(const Instruction& inst) {
     switch (inst.opcode) {
@@ -222,6 +254,11 @@ class Verifier {
         break;
       case Opcode::kBitcastConvert: CheckBitcastConvert(inst, *x); break;
       case Opcode::kCustomCall: CheckKnownCustomCall(inst); break;
+      case Opcode::kAsyncUpdate: case Opcode::kAsyncDone: case Opcode::kAllGatherDone:
+      case Opcode::kAllReduceDone: case Opcode::kCollectivePermuteDone: case Opcode::kCopyDone:
+      case Opcode::kSendDone: case Opcode::kRecvDone:
+        CheckDoneOperand(inst);
+        break;
       case Opcode::kBitcast:
         // lenient: XLA compares byte sizes only in layout-sensitive mode; here only when no
         // layout detail (tiling, element size) can change them.

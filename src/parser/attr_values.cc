@@ -6,6 +6,9 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdlib>
+#include <cmath>
+#include <cctype>
 #include <optional>
 
 #include "ir/printer.h"
@@ -582,7 +585,64 @@ size_t ReadPlainKeyValues(Arena& arena, Attribute& attr, std::string_view source
   return length.ok() ? *length : 0;
 }
 
+namespace {
+
+// result_accuracy={mode=DEFAULT|HIGHEST} or {tolerance={atol=A,rtol=R,ulps=U}} with A, R >= 0
+// and U a non-negative integer (XLA's ResultAccuracy; the mode in any letter case).
+Status CheckResultAccuracy(std::string_view text) {
+  auto bad = [&](const std::string& why) {
+    return Status::Error("invalid result_accuracy " + std::string(text) + ": " + why);
+  };
+  ValueCursor c(text);
+  if (!c.Eat('{')) return bad("expected '{'");
+  std::string_view rest = text.substr(1);
+  while (!rest.empty() && rest.front() == ' ') rest.remove_prefix(1);
+  if (rest.starts_with("mode=")) {
+    size_t end = rest.find('}');
+    std::string mode(rest.substr(5, end == std::string_view::npos ? std::string_view::npos : end - 5));
+    while (!mode.empty() && mode.back() == ' ') mode.pop_back();
+    for (char& ch : mode) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+    if (mode != "DEFAULT" && mode != "HIGHEST") return bad("the mode is DEFAULT or HIGHEST");
+    if (end == std::string_view::npos || rest.substr(end + 1).find_first_not_of(' ') != std::string_view::npos)
+      return bad("text after the mode");
+    return OkStatus();
+  }
+  if (!rest.starts_with("tolerance=")) return bad("expected mode= or tolerance=");
+  rest.remove_prefix(10);
+  if (rest.empty() || rest.front() != '{') return bad("expected '{' after tolerance=");
+  size_t close = rest.find('}');
+  if (close == std::string_view::npos) return bad("unclosed tolerance");
+  std::string_view fields = rest.substr(1, close - 1);
+  std::string_view after = rest.substr(close + 1);
+  while (!after.empty() && after.front() == ' ') after.remove_prefix(1);
+  if (after != "}") return bad("text after the tolerance");
+  bool seen[3] = {false, false, false};
+  while (!fields.empty()) {
+    while (!fields.empty() && (fields.front() == ' ' || fields.front() == ',')) fields.remove_prefix(1);
+    if (fields.empty()) break;
+    size_t eq = fields.find('=');
+    if (eq == std::string_view::npos) return bad("a tolerance field has no value");
+    std::string_view key = fields.substr(0, eq);
+    size_t end = fields.find(',', eq);
+    std::string value(fields.substr(eq + 1, end == std::string_view::npos ? std::string_view::npos : end - eq - 1));
+    fields = end == std::string_view::npos ? std::string_view() : fields.substr(end + 1);
+    int k = key == "atol" ? 0 : key == "rtol" ? 1 : key == "ulps" ? 2 : -1;
+    if (k < 0) return bad("unknown tolerance field '" + std::string(key) + "'");
+    if (seen[k]) return bad("'" + std::string(key) + "' given twice");
+    seen[k] = true;
+    char* stop = nullptr;
+    double v = k == 2 ? static_cast<double>(std::strtoll(value.c_str(), &stop, 10)) : std::strtod(value.c_str(), &stop);
+    if (value.empty() || stop != value.c_str() + value.size() || !std::isfinite(v))
+      return bad("'" + std::string(key) + "' is not " + (k == 2 ? "an integer" : "a number"));
+    if (v < 0) return bad("'" + std::string(key) + "' is negative");
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
 Status DecodeStructuredValue(Arena& arena, Attribute& attr, std::string_view text) {
+  if (attr.id == AttrId::kResultAccuracy) NHLO_TRY(CheckResultAccuracy(text));
   switch (attr.kind) {
     case AttrKind::Window: {
       NHLO_ASSIGN_OR_RETURN(std::vector<WindowDim> w, ReadWindow(text));
