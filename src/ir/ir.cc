@@ -133,6 +133,18 @@ Computation* Module::AddComputation(std::string_view comp_name) {
   return comp;
 }
 
+Computation* Module::TryAddComputation(std::string_view comp_name) {
+  computations.push_back(std::make_unique<Computation>());
+  Computation* comp = computations.back().get();
+  comp->name = comp_name;
+  comp->parent = this;
+  if (computation_index_->by_name.InsertUnique(comp) != nullptr) {  // one probe finds an owner
+    computations.pop_back();
+    return nullptr;
+  }
+  return comp;
+}
+
 Computation* Module::FindComputation(std::string_view comp_name) const {
   return computation_index_->by_name.find(comp_name);
 }

@@ -248,6 +248,8 @@ struct Module {
   /// A new computation at the end of `computations`. Its name must not be taken (the parser
   /// reports a duplicate before adding).
   Computation* AddComputation(std::string_view name);
+  /// AddComputation for a name not known to be free: null, and nothing added, when it is taken.
+  Computation* TryAddComputation(std::string_view name);
   /// The computation called `name`, or null; hashed, as it is asked once per computation and
   /// once per reference (dumps have thousands of computations).
   Computation* FindComputation(std::string_view name) const;

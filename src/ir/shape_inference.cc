@@ -128,7 +128,10 @@ Signature ScanSignature(const Computation& c) {
 
 }  // namespace
 
-SignatureCache::SignatureCache() : outer_(active_signatures) { active_signatures = this; }
+SignatureCache::SignatureCache(size_t computations) : outer_(active_signatures) {
+  table_.reserve(computations);
+  active_signatures = this;
+}
 SignatureCache::~SignatureCache() { active_signatures = outer_; }
 
 const Signature& SignatureCache::Get(const Computation& c) {

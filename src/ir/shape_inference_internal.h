@@ -94,7 +94,8 @@ Signature SignatureOf(const Computation& c);
 /// computation meanwhile: the verifier holds one for its run.
 class SignatureCache {
  public:
-  SignatureCache();
+  /// `computations`: how many it will likely hold (no rehashing on the way).
+  explicit SignatureCache(size_t computations = 0);
   ~SignatureCache();
   SignatureCache(const SignatureCache&) = delete;
   SignatureCache& operator=(const SignatureCache&) = delete;

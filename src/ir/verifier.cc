@@ -33,7 +33,7 @@ class Verifier {
       return std::move(status_);
     }
     if (!m_.entry) Fail("module has no entry computation");
-    infer::SignatureCache signatures;  // nothing below changes a computation
+    infer::SignatureCache signatures(m_.computations.size());  // nothing below changes a computation
     for (auto& comp : m_.computations) VerifyComputation(*comp);
     return std::move(status_);
   }

@@ -244,8 +244,8 @@ Status Parser::ParseComputation() {
     return Expected("computation name");
   std::string_view name = tok_.text;
   uint32_t name_offset = tok_.offset;
-  if (module_.FindComputation(name))
-    return ErrorHere("computation '" + std::string(name) + "' is defined twice");
+  Computation* comp = module_.TryAddComputation(name);
+  if (!comp) return ErrorHere("computation '" + std::string(name) + "' is defined twice");
   // The first computation header tells the form the module is written in (--print-style=as-read).
   const bool percent = tok_.kind == Tok::kName;
   Advance();
@@ -281,7 +281,6 @@ Status Parser::ParseComputation() {
     for (auto& c : module_.computations)
       if (c->is_entry) return ErrorAt(name_offset, "a module has at most one ENTRY computation");
   }
-  Computation* comp = module_.AddComputation(name);
   comp->is_entry = is_entry;
   comp->source_offset = name_offset;
   comp->source_id = source_id_;

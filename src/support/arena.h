@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <new>
@@ -90,17 +91,34 @@ class Arena {
   size_t bytes_allocated() const { return total_; }
 
  private:
+  // Blocks of 2 MiB and more are 2 MiB-aligned and asked for as transparent huge pages: a
+  // million-instruction module fills a few hundred MiB, and faulting it in 4 KiB pages cost
+  // a tenth of the parse.
   void NewBlock(size_t min_bytes) {
+    constexpr size_t kHugePage = size_t(2) << 20;
     size_t size = next_block_size_;
     if (size < min_bytes) size = min_bytes;
     if (next_block_size_ < (size_t(64) << 20)) next_block_size_ *= 2;
-    blocks_.emplace_back(new char[size]);
-    cur_ = reinterpret_cast<uintptr_t>(blocks_.back().get());
+    char* block;
+    if (size >= kHugePage) {
+      size = (size + kHugePage - 1) & ~(kHugePage - 1);
+      block = static_cast<char*>(std::aligned_alloc(kHugePage, size));
+      if (block) AdviseHugePages(block, size);
+    } else {
+      block = static_cast<char*>(std::malloc(size));
+    }
+    if (!block) throw std::bad_alloc();
+    blocks_.emplace_back(block);
+    cur_ = reinterpret_cast<uintptr_t>(block);
     end_ = cur_ + size;
     total_ += size;
   }
+  static void AdviseHugePages(char* block, size_t size);
 
-  std::vector<std::unique_ptr<char[]>> blocks_;
+  struct FreeBlock {
+    void operator()(char* p) const { std::free(p); }
+  };
+  std::vector<std::unique_ptr<char, FreeBlock>> blocks_;
   uintptr_t cur_ = 0;
   uintptr_t end_ = 0;
   size_t next_block_size_ = 64 * 1024;
