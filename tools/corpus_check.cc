@@ -278,6 +278,7 @@ void RunPiece(const std::string& name, const std::string& text, const RunLimits&
     case 'R':
       ++t.refused;
       ++t.refusals[NormaliseReason(why)];
+      std::cout << "REFUSED " << name << ": " << why << "\n";
       break;
     default:
       ++t.failed;
