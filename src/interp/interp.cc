@@ -8,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <exception>
 #include <memory>
 #include <new>
 #include <thread>
@@ -970,7 +971,14 @@ Result<std::vector<Value>> ExecuteOnDevices(const BundleProgram& program, Device
   std::vector<Result<Value>> results(n, Status::Error("not run"));
   std::vector<char> stopped(n, 0);  // failed only because another device failed first
   auto run = [&](uint32_t d) {
-    results[d] = machines[d]->Run(std::move(args[d]));
+    // An exception must not leave a device thread (std::terminate): it becomes the device's error.
+    try {
+      results[d] = machines[d]->Run(std::move(args[d]));
+    } catch (const std::bad_alloc&) {
+      results[d] = Status::Error("out of memory");
+    } catch (const std::exception& e) {
+      results[d] = Status::Error(std::string("internal error (an interpreter bug): ") + e.what());
+    }
     stopped[d] = !results[d].ok() && results[d].status().message().find(kStoppedByOtherDevice) != std::string::npos;
     rendezvous.Finish(d, !results[d].ok() && !stopped[d]);
   };
