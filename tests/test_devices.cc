@@ -122,7 +122,7 @@ TEST_CASE("group modes and participants follow XLA's table (docs/multi-device-se
   AttrRecord yes;
   yes.b = true;
   CHECK(!ResolveCollectiveGroup(Opcode::kAllReduce, &pair, false, &yes, nullptr, grid, 0).ok());  // ugdi, no channel
-  CHECK(!ResolveCollectiveGroup(Opcode::kAllReduce, &none, true, &yes, nullptr, grid, 0).ok());  // flattened, empty
+  CHECK(!ResolveCollectiveGroup(Opcode::kAllReduce, &none, true, &yes, nullptr, grid, 0).ok());   // flattened, empty
   ReplicaGroupsRecord beyond = Explicit({{0, 2}});
   CHECK(!ResolveCollectiveGroup(Opcode::kAllReduce, &beyond, false, nullptr, nullptr, grid, 0).ok());  // 2 replicas
   ReplicaGroupsRecord twice = Explicit({{0, 1}, {1}});
@@ -146,7 +146,8 @@ TEST_CASE("the 2x4 SPMD module gives, per device, what the single-device module 
     std::vector<float> all(64);
     for (float& x : all) x = static_cast<float>(value(rng));
     std::vector<std::vector<Value>> args;
-    for (int d = 0; d < 8; ++d) args.push_back({F32({4, 2}, std::vector<float>(all.begin() + 8 * d, all.begin() + 8 * d + 8))});
+    for (int d = 0; d < 8; ++d)
+      args.push_back({F32({4, 2}, std::vector<float>(all.begin() + 8 * d, all.begin() + 8 * d + 8))});
     auto per_device = ExecuteOnDevices(multi, ProgramDevices(multi), args);
     REQUIRE(per_device.ok());
     auto stacked = Execute(single, {F32({8, 4, 2}, all)});
@@ -259,9 +260,11 @@ ENTRY e {
   indices.bytes.assign(8, '\0');
   // Device 1's second argument has the wrong shape: it fails at once, device 0 waits at the
   // all-reduce until it hears of it.
-  auto failed = ExecuteOnDevices(q, ProgramDevices(q), {{F32({2}, {1, 2}), indices}, {F32({2}, {1, 2}), F32({2}, {0, 0})}});
+  auto failed =
+      ExecuteOnDevices(q, ProgramDevices(q), {{F32({2}, {1, 2}), indices}, {F32({2}, {1, 2}), F32({2}, {0, 0})}});
   REQUIRE(!failed.ok());
-  CHECK(failed.status().message().find("device 1 (replica 0, partition 1): argument 2 has shape f32[2], expected s32[2]") == 0);
+  CHECK(failed.status().message().find(
+            "device 1 (replica 0, partition 1): argument 2 has shape f32[2], expected s32[2]") == 0);
   auto fine = ExecuteOnDevices(q, ProgramDevices(q), {{F32({2}, {1, 2}), indices}, {F32({2}, {3, 5}), indices}});
   REQUIRE(fine.ok());
   CHECK((*fine)[1].bytes == F32({2}, {4, 4}).bytes);

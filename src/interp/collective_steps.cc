@@ -63,8 +63,8 @@ Status CheckReducer(const ComputationRecord& f, PrimitiveType t) {
   bool ok = f.params.size() == 2 && f.buffers[f.root].type == t && f.buffers[f.root].size == size;
   for (size_t k = 0; ok && k < 2; ++k) ok = f.buffers[f.params[k]].type == t && f.buffers[f.params[k]].size == size;
   if (!ok)
-    return Status::Error("the reducer '" + std::string(f.name) + "' must take two " + std::string(PrimitiveTypeName(t)) +
-                         " scalars and return one");
+    return Status::Error("the reducer '" + std::string(f.name) + "' must take two " +
+                         std::string(PrimitiveTypeName(t)) + " scalars and return one");
   return OkStatus();
 }
 
@@ -78,16 +78,22 @@ Status CollectiveSteps::Load(const ComputationRecord& comp, const Step& s) {
   const BundleRecord& b = *s.bundle;
   const AttrRecord* groups = s.Find(AttrId::kReplicaGroups);
   const AttrRecord* pairs = s.Find(AttrId::kSourceTargetPairs);
-  NHLO_ASSIGN_OR_RETURN(CollectiveGroup g,
-                        ResolveCollectiveGroup(b.opcode, groups ? &groups->replica_groups : nullptr,
-                                               s.Find(AttrId::kChannelId) != nullptr,
-                                               s.Find(AttrId::kUseGlobalDeviceIds), pairs ? &pairs->ints : nullptr,
-                                               grid_, device_));
+  NHLO_ASSIGN_OR_RETURN(CollectiveGroup g, ResolveCollectiveGroup(b.opcode, groups ? &groups->replica_groups : nullptr,
+                                                                  s.Find(AttrId::kChannelId) != nullptr,
+                                                                  s.Find(AttrId::kUseGlobalDeviceIds),
+                                                                  pairs ? &pairs->ints : nullptr, grid_, device_));
   switch (b.opcode) {
-    case Opcode::kAllReduce: case Opcode::kAllReduceStart: case Opcode::kAllGather: case Opcode::kAllGatherStart:
-    case Opcode::kReduceScatter: case Opcode::kAllToAll: case Opcode::kCollectiveBroadcast:
-    case Opcode::kCollectivePermute: case Opcode::kCollectivePermuteStart: {
-      if (b.operands.empty()) return Status::Error("bundle '" + std::string(OpcodeName(b.opcode)) + "' has no operands");
+    case Opcode::kAllReduce:
+    case Opcode::kAllReduceStart:
+    case Opcode::kAllGather:
+    case Opcode::kAllGatherStart:
+    case Opcode::kReduceScatter:
+    case Opcode::kAllToAll:
+    case Opcode::kCollectiveBroadcast:
+    case Opcode::kCollectivePermute:
+    case Opcode::kCollectivePermuteStart: {
+      if (b.operands.empty())
+        return Status::Error("bundle '" + std::string(OpcodeName(b.opcode)) + "' has no operands");
       if ((b.opcode == Opcode::kCollectivePermute || b.opcode == Opcode::kCollectivePermuteStart) &&
           b.operands.size() != 1)
         return Status::Error("collective-permute with input/output buffer and offset operands is not executed yet");
@@ -109,8 +115,7 @@ Status CollectiveSteps::Load(const ComputationRecord& comp, const Step& s) {
       NHLO_TRY(CheckRaggedAllToAllShapes(in, comp.buffers[b.result], g.devices.size()));
       break;
     }
-    default:
-      break;
+    default: break;
   }
   groups_.emplace(&b, std::move(g));
   return OkStatus();
@@ -127,7 +132,8 @@ Status CollectiveSteps::CopyLeaf(StepMachine& m, const BundleRecord& b, uint32_t
 Status CollectiveSteps::Run(const Step& s, StepMachine& m) {
   const BundleRecord& b = *s.bundle;
   switch (b.opcode) {
-    case Opcode::kPartitionId: case Opcode::kReplicaId: {
+    case Opcode::kPartitionId:
+    case Opcode::kReplicaId: {
       NHLO_ASSIGN_OR_RETURN(Buf out, m.ArrayOf(b.result));
       uint32_t id = b.opcode == Opcode::kPartitionId ? grid_.partition_of(device_) : grid_.replica_of(device_);
       if (out.type() != PrimitiveType::kU32 || out.rec->size != 4)
@@ -135,7 +141,9 @@ Status CollectiveSteps::Run(const Step& s, StepMachine& m) {
       std::memcpy(out.data, &id, 4);
       return OkStatus();
     }
-    case Opcode::kAllGatherDone: case Opcode::kCollectivePermuteDone: case Opcode::kAllReduceDone: {
+    case Opcode::kAllGatherDone:
+    case Opcode::kCollectivePermuteDone:
+    case Opcode::kAllReduceDone: {
       if (b.operands.size() != 1) break;
       const BufferRecord& in = m.Running().buffers[b.operands[0]];
       const BufferRecord& out = m.Running().buffers[b.result];
@@ -144,7 +152,9 @@ Status CollectiveSteps::Run(const Step& s, StepMachine& m) {
                   (out.type != PrimitiveType::kTuple || in.tuple.size() != out.tuple.size());
       return CopyLeaf(m, b, pair ? in.tuple[1] : b.operands[0], b.result);
     }
-    case Opcode::kAllGatherStart: case Opcode::kAllReduceStart: case Opcode::kCollectivePermuteStart:
+    case Opcode::kAllGatherStart:
+    case Opcode::kAllReduceStart:
+    case Opcode::kCollectivePermuteStart:
       if (HoldsOperands(m.Running(), b)) {
         m.ZeroBuffer(b.result);  // collective-permute-start's u32 contexts: nhlo leaves them zero
         uint32_t held = m.Running().buffers[b.result].tuple[0];
@@ -156,11 +166,14 @@ Status CollectiveSteps::Run(const Step& s, StepMachine& m) {
         }
       }
       return Exchange(s, m);
-    case Opcode::kAllReduce: case Opcode::kAllGather: case Opcode::kReduceScatter: case Opcode::kAllToAll:
-    case Opcode::kCollectiveBroadcast: case Opcode::kCollectivePermute: case Opcode::kRaggedAllToAll:
-      return Exchange(s, m);
-    default:
-      break;
+    case Opcode::kAllReduce:
+    case Opcode::kAllGather:
+    case Opcode::kReduceScatter:
+    case Opcode::kAllToAll:
+    case Opcode::kCollectiveBroadcast:
+    case Opcode::kCollectivePermute:
+    case Opcode::kRaggedAllToAll: return Exchange(s, m);
+    default: break;
   }
   return Status::Error("bundle '" + std::string(OpcodeName(b.opcode)) + "' is not a collective the interpreter runs");
 }
@@ -184,7 +197,8 @@ Status CollectiveSteps::Exchange(const Step& s, StepMachine& m) {
   }
   if (g.devices.size() == 1 || !rendezvous_) {
     MemberLeaves members{&mine};
-    if (g.devices.size() != 1) return Status::Error("a group of several devices on a one-device run (an interpreter bug)");
+    if (g.devices.size() != 1)
+      return Status::Error("a group of several devices on a one-device run (an interpreter bug)");
     return Combine(s, g, members, out, m);
   }
   // Results go to staging memory first: nothing of this device's may change before the others
@@ -214,8 +228,10 @@ Status CollectiveSteps::Combine(const Step& s, const CollectiveGroup& g, const M
   const BundleRecord& b = *s.bundle;
   const AttrRecord* dims = s.Find(AttrId::kDimensions);
   switch (b.opcode) {
-    case Opcode::kAllReduce: case Opcode::kAllReduceStart: return Reduce(s, members, out, m);
-    case Opcode::kAllGather: case Opcode::kAllGatherStart: return CollectiveGather(members, dims->ints[0], out);
+    case Opcode::kAllReduce:
+    case Opcode::kAllReduceStart: return Reduce(s, members, out, m);
+    case Opcode::kAllGather:
+    case Opcode::kAllGatherStart: return CollectiveGather(members, dims->ints[0], out);
     case Opcode::kReduceScatter: {
       std::vector<std::string> full(out.size());
       std::vector<Buf> reduced;
@@ -225,16 +241,18 @@ Status CollectiveSteps::Combine(const Step& s, const CollectiveGroup& g, const M
         reduced.push_back({x.rec, reinterpret_cast<uint8_t*>(full[i].data())});
       }
       NHLO_TRY(Reduce(s, members, reduced, m));
-      for (size_t i = 0; i < out.size(); ++i) NHLO_TRY(CollectiveScatterBlock(reduced[i], dims->ints[0], g.rank, out[i]));
+      for (size_t i = 0; i < out.size(); ++i)
+        NHLO_TRY(CollectiveScatterBlock(reduced[i], dims->ints[0], g.rank, out[i]));
       return OkStatus();
     }
     case Opcode::kAllToAll: return CollectiveAllToAll(members, dims, g.rank, out);
     case Opcode::kRaggedAllToAll: return CollectiveRaggedAllToAll(members, g.rank, out[0]);
-    case Opcode::kCollectiveBroadcast: case Opcode::kCollectivePermute: case Opcode::kCollectivePermuteStart:
+    case Opcode::kCollectiveBroadcast:
+    case Opcode::kCollectivePermute:
+    case Opcode::kCollectivePermuteStart:
       CollectiveTake(g.source < 0 ? nullptr : members[static_cast<size_t>(g.source)], out);
       return OkStatus();
-    default:
-      break;
+    default: break;
   }
   return Status::Error("bundle '" + std::string(OpcodeName(b.opcode)) + "' is not a collective the interpreter runs");
 }

@@ -47,8 +47,8 @@ class CollectiveSteps {
   Status Reduce(const Step& s, const MemberLeaves& members, const std::vector<Buf>& out, StepMachine& m);
 
   const DeviceGrid grid_;
-  const uint32_t device_;         // r·P + p
-  Rendezvous* const rendezvous_;  // null for a one-device run
+  const uint32_t device_;                                            // r·P + p
+  Rendezvous* const rendezvous_;                                     // null for a one-device run
   std::unordered_map<const BundleRecord*, CollectiveGroup> groups_;  // per collective, resolved at load
   std::unordered_map<const BundleRecord*, uint64_t> occurrences_;    // runs of each collective so far
 };

@@ -48,12 +48,17 @@ Result<CollectiveGroup> ResolveCollectiveGroup(Opcode opcode, const ReplicaGroup
   CollectiveGroup g;
   g.devices = {device};
   switch (opcode) {
-    case Opcode::kAllReduce: case Opcode::kAllReduceStart: case Opcode::kAllGather: case Opcode::kAllGatherStart:
-    case Opcode::kReduceScatter: case Opcode::kAllToAll: case Opcode::kRaggedAllToAll:
-    case Opcode::kCollectiveBroadcast: case Opcode::kCollectivePermute: case Opcode::kCollectivePermuteStart:
-      break;
-    default:
-      return g;
+    case Opcode::kAllReduce:
+    case Opcode::kAllReduceStart:
+    case Opcode::kAllGather:
+    case Opcode::kAllGatherStart:
+    case Opcode::kReduceScatter:
+    case Opcode::kAllToAll:
+    case Opcode::kRaggedAllToAll:
+    case Opcode::kCollectiveBroadcast:
+    case Opcode::kCollectivePermute:
+    case Opcode::kCollectivePermuteStart: break;
+    default: return g;
   }
   const uint32_t replica = grid.replica_of(device), partition = grid.partition_of(device);
   bool global_ids = use_global_device_ids && use_global_device_ids->b;
@@ -69,11 +74,16 @@ Result<CollectiveGroup> ResolveCollectiveGroup(Opcode opcode, const ReplicaGroup
   const uint64_t id_count = mode == GroupMode::kCrossPartition ? grid.partitions
                             : mode == GroupMode::kFlattenedId  ? grid.count()
                                                                : grid.replicas;
-  const char* id_kind = mode == GroupMode::kCrossPartition ? "partition" : mode == GroupMode::kFlattenedId ? "device" : "replica";
-  const int64_t my_id = mode == GroupMode::kCrossPartition ? partition : mode == GroupMode::kFlattenedId ? device : replica;
+  const char* id_kind = mode == GroupMode::kCrossPartition ? "partition"
+                        : mode == GroupMode::kFlattenedId  ? "device"
+                                                           : "replica";
+  const int64_t my_id = mode == GroupMode::kCrossPartition ? partition
+                        : mode == GroupMode::kFlattenedId  ? device
+                                                           : replica;
   auto out_of_range = [&](int64_t id, const char* where) {
-    return Status::Error(std::string(where) + " names " + id_kind + " " + std::to_string(id) + ", but the program has " +
-                         std::to_string(id_count) + " " + id_kind + (id_count == 1 ? "" : "s") +
+    return Status::Error(std::string(where) + " names " + id_kind + " " + std::to_string(id) +
+                         ", but the program has " + std::to_string(id_count) + " " + id_kind +
+                         (id_count == 1 ? "" : "s") +
                          " (replica_count x num_partitions = " + std::to_string(grid.replicas) + " x " +
                          std::to_string(grid.partitions) + "; nhlo-run --devices sets them)");
   };
@@ -156,7 +166,8 @@ Result<CollectiveGroup> ResolveCollectiveGroup(Opcode opcode, const ReplicaGroup
     if (mode == GroupMode::kFlattenedId) {
       g.devices.push_back(static_cast<uint32_t>(id));
     } else if (mode == GroupMode::kCrossReplicaAndPartition) {
-      for (uint32_t q = 0; q < grid.partitions; ++q) g.devices.push_back(static_cast<uint32_t>(id) * grid.partitions + q);
+      for (uint32_t q = 0; q < grid.partitions; ++q)
+        g.devices.push_back(static_cast<uint32_t>(id) * grid.partitions + q);
     } else {
       g.devices.push_back(device_with_id(id));
     }
@@ -222,8 +233,9 @@ Result<DeviceGrid> InferDevices(const BundleProgram& program) {
       if (b.opcode == Opcode::kReduceScatter && r > 0 && a % r == 0) at_least(static_cast<uint64_t>(a / r));
     }
   }
-  if (need > kMaxDevices) return Status::Error("the collectives imply " + std::to_string(need) + " devices, more than " +
-                                               std::to_string(kMaxDevices));
+  if (need > kMaxDevices)
+    return Status::Error("the collectives imply " + std::to_string(need) + " devices, more than " +
+                         std::to_string(kMaxDevices));
   return GridForDeviceCount(program, static_cast<uint32_t>(need));
 }
 
@@ -242,8 +254,8 @@ void Rendezvous::CheckDeadlock() {
       deadlock_ += "; ...";
       break;
     }
-    deadlock_ += "; '" + m.what + "' (run " + std::to_string(key.occurrence + 1) + ") has " + std::to_string(m.arrived) +
-                 " of " + std::to_string(m.size) + " devices (device";
+    deadlock_ += "; '" + m.what + "' (run " + std::to_string(key.occurrence + 1) + ") has " +
+                 std::to_string(m.arrived) + " of " + std::to_string(m.size) + " devices (device";
     for (size_t i = 0; i < m.waiting_devices.size() && i < 8; ++i)
       deadlock_ += (i ? ", " : " ") + std::to_string(m.waiting_devices[i]);
     deadlock_ += m.waiting_devices.size() > 8 ? ", ...)" : ")";

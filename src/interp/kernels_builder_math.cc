@@ -42,8 +42,7 @@ void StoreReal(const Buf& b, int64_t i, double v) {
       std::memcpy(b.data + 4 * i, &f, 4);
       return;
     }
-    default:
-      StoreBits(b.type(), b.data + i * HostByteSize(b.type()), EncodeFromF32(b.type(), static_cast<float>(v)));
+    default: StoreBits(b.type(), b.data + i * HostByteSize(b.type()), EncodeFromF32(b.type(), static_cast<float>(v)));
   }
 }
 
@@ -72,10 +71,14 @@ Status NextAfter(const Buf& from, const Buf& to, const Buf& out) {
     const uint64_t x = LoadCode(from, i) & mask, y = LoadCode(to, i) & mask;
     const uint64_t x_abs = x & ~sign, y_abs = y & ~sign, x_sign = x & sign, y_sign = y & sign;
     uint64_t r;
-    if (std::isnan(LoadReal(from, i)) || std::isnan(LoadReal(to, i))) r = nan;
-    else if (x == y) r = y;
-    else if (x_abs == 0) r = y_abs == 0 ? y : (y_sign | 1);
-    else r = (x_abs > y_abs || x_sign != y_sign) ? x - 1 : x + 1;
+    if (std::isnan(LoadReal(from, i)) || std::isnan(LoadReal(to, i)))
+      r = nan;
+    else if (x == y)
+      r = y;
+    else if (x_abs == 0)
+      r = y_abs == 0 ? y : (y_sign | 1);
+    else
+      r = (x_abs > y_abs || x_sign != y_sign) ? x - 1 : x + 1;
     StoreCode(out, i, r & mask);
   }
   return OkStatus();
@@ -106,9 +109,11 @@ std::complex<double> Complex(BuilderMathFn fn, std::complex<double> x) {
     case BuilderMathFn::kAsinh: return std::asinh(x);
     case BuilderMathFn::kAtan: return std::atan(x);
     case BuilderMathFn::kCosh: return std::cosh(x);
-    case BuilderMathFn::kNextAfter: case BuilderMathFn::kPolygamma: case BuilderMathFn::kIgammaGradA:
-    case BuilderMathFn::kRandomGammaGrad: case BuilderMathFn::kRegularizedIncompleteBeta:
-      break;  // real only (the loader checked)
+    case BuilderMathFn::kNextAfter:
+    case BuilderMathFn::kPolygamma:
+    case BuilderMathFn::kIgammaGradA:
+    case BuilderMathFn::kRandomGammaGrad:
+    case BuilderMathFn::kRegularizedIncompleteBeta: break;  // real only (the loader checked)
   }
   return {std::numeric_limits<double>::quiet_NaN(), 0};
 }

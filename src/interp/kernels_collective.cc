@@ -84,8 +84,9 @@ Status CheckCollectiveShapes(Opcode op, const std::vector<const BufferRecord*>& 
       }
       if (r.dims[d] != want)
         return Status::Error("'" + name + "' over a group of " + std::to_string(n) + " device" + (n == 1 ? "" : "s") +
-                             " turns " + DimsText(a) + " into " + (want < 0 ? std::string("an overflowing shape") : "another shape") +
-                             " than " + DimsText(r) + (n == 1 ? " (a group of more devices? nhlo-run --devices sets them)" : ""));
+                             " turns " + DimsText(a) + " into " +
+                             (want < 0 ? std::string("an overflowing shape") : "another shape") + " than " +
+                             DimsText(r) + (n == 1 ? " (a group of more devices? nhlo-run --devices sets them)" : ""));
     }
   }
   return OkStatus();
@@ -148,22 +149,27 @@ int64_t MetadataAt(const Buf& b, int64_t i) {
 Status CheckRaggedAllToAllShapes(const std::vector<const BufferRecord*>& in, const BufferRecord& out,
                                  size_t group_size) {
   if (in.size() != 6)
-    return Status::Error("'ragged-all-to-all' takes input, output, input_offsets, send_sizes, output_offsets and "
-                         "recv_sizes, not " + std::to_string(in.size()) + " operands");
+    return Status::Error(
+        "'ragged-all-to-all' takes input, output, input_offsets, send_sizes, output_offsets and "
+        "recv_sizes, not " +
+        std::to_string(in.size()) + " operands");
   const BufferRecord& input = *in[0];
   const BufferRecord& output = *in[1];
   if (!IsArrayType(input.type) || input.type != output.type || output.type != out.type || output.dims != out.dims ||
       input.dims.empty() || input.dims.size() != output.dims.size() ||
       !std::equal(input.dims.begin() + 1, input.dims.end(), output.dims.begin() + 1))
-    return Status::Error("'ragged-all-to-all' needs an input and an output of one element type and the same "
-                         "dimensions after the first, and a result of the output's shape: got " + DimsText(input) +
-                         ", " + DimsText(output) + " -> " + DimsText(out));
+    return Status::Error(
+        "'ragged-all-to-all' needs an input and an output of one element type and the same "
+        "dimensions after the first, and a result of the output's shape: got " +
+        DimsText(input) + ", " + DimsText(output) + " -> " + DimsText(out));
   for (size_t i = 2; i < 6; ++i) {
     const BufferRecord& m = *in[i];
     if ((m.type != PrimitiveType::kS32 && m.type != PrimitiveType::kS64) || m.type != in[2]->type ||
         m.dims != in[2]->dims || m.dims.empty() || m.dims.size() > 2)
-      return Status::Error("'ragged-all-to-all' offsets and sizes must be four s32 or s64 arrays of one shape, rank "
-                           "1 or 2: operand " + std::to_string(i) + " is " + DimsText(m));
+      return Status::Error(
+          "'ragged-all-to-all' offsets and sizes must be four s32 or s64 arrays of one shape, rank "
+          "1 or 2: operand " +
+          std::to_string(i) + " is " + DimsText(m));
   }
   if (in[2]->ElementCount() % static_cast<int64_t>(group_size) != 0)
     return Status::Error("'ragged-all-to-all' has " + std::to_string(in[2]->ElementCount()) +
@@ -195,7 +201,9 @@ Status CollectiveRaggedAllToAll(const MemberLeaves& members, size_t rank, const 
                              ", +" + std::to_string(size) + ") of " + std::to_string(in_rows) + " to rows [" +
                              std::to_string(to) + ", +" + std::to_string(size) + ") of rank " + std::to_string(k) +
                              "'s " + std::to_string(out_rows) + ": out of range");
-      if (size > 0) std::memcpy(out.data + to * row_bytes, sender[0].data + from * row_bytes, static_cast<size_t>(size * row_bytes));
+      if (size > 0)
+        std::memcpy(out.data + to * row_bytes, sender[0].data + from * row_bytes,
+                    static_cast<size_t>(size * row_bytes));
     }
   }
   return OkStatus();
@@ -204,8 +212,10 @@ Status CollectiveRaggedAllToAll(const MemberLeaves& members, size_t rank, const 
 void CollectiveTake(const std::vector<Buf>* from, const std::vector<Buf>& out) {
   for (size_t i = 0; i < out.size(); ++i) {
     if (out[i].rec->size == 0) continue;
-    if (from) std::memcpy(out[i].data, (*from)[i].data, out[i].rec->size);
-    else std::memset(out[i].data, 0, out[i].rec->size);
+    if (from)
+      std::memcpy(out[i].data, (*from)[i].data, out[i].rec->size);
+    else
+      std::memset(out[i].data, 0, out[i].rec->size);
   }
 }
 

@@ -69,8 +69,10 @@ void TransformAxis(std::vector<Cd>& data, const std::vector<int64_t>& dims, size
     for (int64_t in = 0; in < inner; ++in) {
       Cd* base = data.data() + o * n * inner + in;
       for (int64_t k = 0; k < n; ++k) line[static_cast<size_t>(k)] = base[k * inner];
-      if (inverse) fft.inv(result, line);
-      else fft.fwd(result, line);
+      if (inverse)
+        fft.inv(result, line);
+      else
+        fft.fwd(result, line);
       for (int64_t k = 0; k < n; ++k) base[k * inner] = result[static_cast<size_t>(k)];
     }
   }
@@ -85,7 +87,8 @@ Status KernelFft(const Step& s, const Buf& in, const Buf& out) {
   const FftType type = static_cast<FftType>(type_attr->i);
   const std::vector<int64_t>& length = length_attr->ints;
   const size_t k = length.size(), rank = in.rank();
-  if (k < 1 || k > 3 || rank < k || out.rank() != rank) return Status::Error("fft has 1 to 3 fft_length entries and keeps the rank");
+  if (k < 1 || k > 3 || rank < k || out.rank() != rank)
+    return Status::Error("fft has 1 to 3 fft_length entries and keeps the rank");
   const bool real_in = type == FftType::kRfft, real_out = type == FftType::kIrfft;
   auto is_complex = [](PrimitiveType t) { return t == PrimitiveType::kC64 || t == PrimitiveType::kC128; };
   auto is_real = [](PrimitiveType t) { return t == PrimitiveType::kF32 || t == PrimitiveType::kF64; };

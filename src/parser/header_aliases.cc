@@ -91,8 +91,8 @@ Result<std::vector<AliasEntry>> ParseInputOutputAlias(std::string_view text) {
   Cursor c{text};
   std::vector<AliasEntry> entries;
   auto bad = [&](const char* what) {
-    return Status::Error(std::string("input_output_alias: ") + what + " at offset " + std::to_string(c.pos) +
-                         " of '" + std::string(text) + "'");
+    return Status::Error(std::string("input_output_alias: ") + what + " at offset " + std::to_string(c.pos) + " of '" +
+                         std::string(text) + "'");
   };
   if (!c.Eat('{')) return bad("expected '{'");
   if (c.Eat('}')) return c.AtEnd() ? Result<std::vector<AliasEntry>>(entries) : bad("text after '}'");
@@ -105,8 +105,10 @@ Result<std::vector<AliasEntry>> ParseInputOutputAlias(std::string_view text) {
     if (!c.Eat(',')) return bad("expected ','");
     if (!ReadIndex(c, e.param_index)) return bad("expected a parameter shape index {...}");
     if (c.Eat(',')) {
-      if (c.Word("must-alias")) e.must = true;
-      else if (!c.Word("may-alias")) return bad("expected may-alias or must-alias");
+      if (c.Word("must-alias"))
+        e.must = true;
+      else if (!c.Word("may-alias"))
+        return bad("expected may-alias or must-alias");
     }
     if (!c.Eat(')')) return bad("expected ')'");
     entries.push_back(std::move(e));
@@ -147,8 +149,9 @@ Status CheckAliases(const std::vector<AliasEntry>& aliases, const std::vector<Do
   std::vector<Instruction*> params = entry.Parameters();
   auto param_shape = [&](int64_t number, const std::vector<int64_t>& index, const char* what) -> Result<const Shape*> {
     if (number < 0 || static_cast<size_t>(number) >= params.size() || !params[static_cast<size_t>(number)])
-      return Status::Error(std::string(what) + ": parameter " + std::to_string(number) + " does not exist (the entry '" +
-                           std::string(entry.name) + "' takes " + std::to_string(params.size()) + ")");
+      return Status::Error(std::string(what) + ": parameter " + std::to_string(number) +
+                           " does not exist (the entry '" + std::string(entry.name) + "' takes " +
+                           std::to_string(params.size()) + ")");
     const Shape* s = Subshape(params[static_cast<size_t>(number)]->shape, index);
     if (!s)
       return Status::Error(std::string(what) + ": parameter " + std::to_string(number) + " has no shape index " +
@@ -162,9 +165,10 @@ Status CheckAliases(const std::vector<AliasEntry>& aliases, const std::vector<Do
     const Shape* out = Subshape(entry.root->shape, a.output_index);
     if (!out) return Status::Error("input_output_alias: the output has no shape index " + IndexText(a.output_index));
     if (ByteSize(*in) != ByteSize(*out))
-      return Status::Error("input_output_alias: output " + IndexText(a.output_index) + " (" + ShapeToString(*out, false) +
-                           ") and parameter " + std::to_string(a.param) + " at " + IndexText(a.param_index) + " (" +
-                           ShapeToString(*in, false) + ") are not buffers of the same size");
+      return Status::Error("input_output_alias: output " + IndexText(a.output_index) + " (" +
+                           ShapeToString(*out, false) + ") and parameter " + std::to_string(a.param) + " at " +
+                           IndexText(a.param_index) + " (" + ShapeToString(*in, false) +
+                           ") are not buffers of the same size");
     if (std::find(seen_outputs.begin(), seen_outputs.end(), a.output_index) != seen_outputs.end())
       return Status::Error("input_output_alias: output " + IndexText(a.output_index) + " is aliased twice");
     std::pair<int64_t, std::vector<int64_t>> p{a.param, a.param_index};
