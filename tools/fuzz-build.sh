@@ -5,7 +5,9 @@
 # tools/NAME.cc with them into OUT/NAME.
 fuzz_build() {
   local name="$1" out="$2" objdir=build-fuzz-obj
-  local flags=(-std=c++20 -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined -Isrc)
+  # Eigen (header-only) serves the GEMM, fft and the builder-library special functions.
+  local flags=(-std=c++20 -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined -Isrc
+               -isystem /usr/include/eigen3)
   mkdir -p "$objdir" "$out"
   local src obj relink=0 objs=()
   for src in $(find src -name '*.cc' | grep -v '^src/driver/.*_main\.cc$' | sort); do
@@ -16,7 +18,7 @@ fuzz_build() {
       # The GEMM's Eigen file is built per ISA by meson; the fuzzers take its baseline build
       # (gemm.cc then knows no other, since NHLO_GEMM_X86 is not defined here).
       local extra=()
-      if [ "$src" = src/interp/gemm_eigen.cc ]; then extra=(-DNHLO_GEMM_ISA=Baseline -isystem /usr/include/eigen3); fi
+      if [ "$src" = src/interp/gemm_eigen.cc ]; then extra=(-DNHLO_GEMM_ISA=Baseline); fi
       clang++ "${flags[@]}" "${extra[@]}" -fsanitize=fuzzer-no-link -MMD -MF "$obj.d" -c "$src" -o "$obj"
       relink=1
     fi
