@@ -52,9 +52,10 @@ Status CheckCollectiveShapes(Opcode op, const std::vector<const BufferRecord*>& 
   if (in.size() != out.size())
     return Status::Error("'" + name + "' has " + std::to_string(in.size()) + " operands but " +
                          std::to_string(out.size()) + " results");
-  int64_t dim = -1;
-  if (op == Opcode::kAllGather || op == Opcode::kAllGatherStart || op == Opcode::kReduceScatter ||
-      (op == Opcode::kAllToAll && dimensions)) {
+  int64_t dim = -1;  // -1: the op splits or joins no dimension
+  const bool has_dim = op == Opcode::kAllGather || op == Opcode::kAllGatherStart || op == Opcode::kReduceScatter ||
+                       (op == Opcode::kAllToAll && dimensions);
+  if (has_dim) {
     if (!dimensions || dimensions->ints.size() != 1) return Status::Error("'" + name + "' needs one dimension");
     dim = dimensions->ints[0];
   }
@@ -65,7 +66,7 @@ Status CheckCollectiveShapes(Opcode op, const std::vector<const BufferRecord*>& 
       return Status::Error("'" + name + "' operand " + DimsText(a) + " and result " + DimsText(r) + " do not match");
     if (tuple_all_to_all && (a.dims != in[0]->dims || a.type != in[0]->type))
       return Status::Error("'all-to-all' without dimensions takes operands of one shape");
-    if (dim >= static_cast<int64_t>(a.dims.size()) || (dim < 0 && dim != -1))
+    if (has_dim && (dim < 0 || dim >= static_cast<int64_t>(a.dims.size())))
       return Status::Error("'" + name + "' dimension " + std::to_string(dim) + " is out of range for " + DimsText(a));
     for (size_t d = 0; d < a.dims.size(); ++d) {
       int64_t want = a.dims[d];
