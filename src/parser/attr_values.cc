@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "ir/printer.h"
+#include "parser/value_cursor.h"
 #include "support/checked_math.h"
 #include "support/escape.h"
 #include "support/small_vec.h"
@@ -220,52 +221,6 @@ Result<ConvDimLabels> ReadDimLabels(std::string_view text) {
 
 namespace {
 
-// A cursor over a captured value: skips spaces, reads integers and punctuation.
-class ValueCursor {
- public:
-  explicit ValueCursor(std::string_view text) : s_(text) {}
-  void SkipSpaces() {
-    while (pos_ < s_.size() && (s_[pos_] == ' ' || s_[pos_] == '\t' || s_[pos_] == '\n')) ++pos_;
-  }
-  bool Eat(char c) {
-    SkipSpaces();
-    if (pos_ < s_.size() && s_[pos_] == c) {
-      ++pos_;
-      return true;
-    }
-    return false;
-  }
-  bool Peek(char c) {
-    SkipSpaces();
-    return pos_ < s_.size() && s_[pos_] == c;
-  }
-  bool Int(int64_t& v) {
-    SkipSpaces();
-    const char* begin = s_.data() + pos_;
-    const char* end = s_.data() + s_.size();
-    auto [p, ec] = std::from_chars(begin, end, v);
-    if (ec != std::errc() || p == begin) return false;
-    pos_ += static_cast<size_t>(p - begin);
-    return true;
-  }
-  bool AtEnd() {
-    SkipSpaces();
-    return pos_ == s_.size();
-  }
-  // A quoted name 'x' (no escapes).
-  bool Quoted(std::string_view& name) {
-    if (!Eat('\'')) return false;
-    size_t close = s_.find('\'', pos_);
-    if (close == std::string_view::npos) return false;
-    name = s_.substr(pos_, close - pos_);
-    pos_ = close + 1;
-    return true;
-  }
-
- private:
-  std::string_view s_;
-  size_t pos_ = 0;
-};
 
 // `{a,b,...}` into `out` (appended).
 bool ReadIntGroup(ValueCursor& c, std::vector<int64_t>& out, size_t* count) {

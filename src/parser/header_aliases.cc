@@ -7,50 +7,14 @@
 #include "parser/header_aliases.h"
 
 #include <algorithm>
-#include <charconv>
+
+#include "parser/value_cursor.h"
 
 namespace nhlo {
 namespace {
 
-struct Cursor {
-  std::string_view s;
-  size_t pos = 0;
-  void Spaces() {
-    while (pos < s.size() && (s[pos] == ' ' || s[pos] == '\n' || s[pos] == '\t' || s[pos] == '\r')) ++pos;
-  }
-  bool Eat(char c) {
-    Spaces();
-    if (pos < s.size() && s[pos] == c) {
-      ++pos;
-      return true;
-    }
-    return false;
-  }
-  bool Peek(char c) {
-    Spaces();
-    return pos < s.size() && s[pos] == c;
-  }
-  bool Int(int64_t& v) {
-    Spaces();
-    auto [p, ec] = std::from_chars(s.data() + pos, s.data() + s.size(), v);
-    if (ec != std::errc() || p == s.data() + pos) return false;
-    pos = static_cast<size_t>(p - s.data());
-    return true;
-  }
-  bool Word(std::string_view w) {
-    Spaces();
-    if (s.substr(pos, w.size()) != w) return false;
-    pos += w.size();
-    return true;
-  }
-  bool AtEnd() {
-    Spaces();
-    return pos == s.size();
-  }
-};
-
 // `{1, 0}` (a shape index; `{}` is the whole value).
-bool ReadIndex(Cursor& c, std::vector<int64_t>& out) {
+bool ReadIndex(ValueCursor& c, std::vector<int64_t>& out) {
   if (!c.Eat('{')) return false;
   if (c.Eat('}')) return true;
   for (;;) {
@@ -88,11 +52,11 @@ int64_t ByteSize(const Shape& s) {
 
 Result<std::vector<AliasEntry>> ParseInputOutputAlias(std::string_view text) {
   // { {out}: (param, {index}[, may-alias|must-alias]), ... }
-  Cursor c{text};
+  ValueCursor c(text);
   std::vector<AliasEntry> entries;
   auto bad = [&](const char* what) {
-    return Status::Error(std::string("input_output_alias: ") + what + " at offset " + std::to_string(c.pos) + " of '" +
-                         std::string(text) + "'");
+    return Status::Error(std::string("input_output_alias: ") + what + " at offset " + std::to_string(c.position()) +
+                         " of '" + std::string(text) + "'");
   };
   if (!c.Eat('{')) return bad("expected '{'");
   if (c.Eat('}')) return c.AtEnd() ? Result<std::vector<AliasEntry>>(entries) : bad("text after '}'");
@@ -121,10 +85,10 @@ Result<std::vector<AliasEntry>> ParseInputOutputAlias(std::string_view text) {
 
 Result<std::vector<DonorEntry>> ParseBufferDonor(std::string_view text) {
   // { (param, {index}), ... }
-  Cursor c{text};
+  ValueCursor c(text);
   std::vector<DonorEntry> entries;
   auto bad = [&](const char* what) {
-    return Status::Error(std::string("buffer_donor: ") + what + " at offset " + std::to_string(c.pos) + " of '" +
+    return Status::Error(std::string("buffer_donor: ") + what + " at offset " + std::to_string(c.position()) + " of '" +
                          std::string(text) + "'");
   };
   if (!c.Eat('{')) return bad("expected '{'");
