@@ -82,40 +82,25 @@ Status CollectiveSteps::Load(const ComputationRecord& comp, const Step& s) {
                                                                   s.Find(AttrId::kChannelId) != nullptr,
                                                                   s.Find(AttrId::kUseGlobalDeviceIds),
                                                                   pairs ? &pairs->ints : nullptr, grid_, device_));
-  switch (b.opcode) {
-    case Opcode::kAllReduce:
-    case Opcode::kAllReduceStart:
-    case Opcode::kAllGather:
-    case Opcode::kAllGatherStart:
-    case Opcode::kReduceScatter:
-    case Opcode::kAllToAll:
-    case Opcode::kCollectiveBroadcast:
-    case Opcode::kCollectivePermute:
-    case Opcode::kCollectivePermuteStart: {
-      if (b.operands.empty())
-        return Status::Error("bundle '" + std::string(OpcodeName(b.opcode)) + "' has no operands");
-      if ((b.opcode == Opcode::kCollectivePermute || b.opcode == Opcode::kCollectivePermuteStart) &&
-          b.operands.size() != 1)
-        return Status::Error("collective-permute with input/output buffer and offset operands is not executed yet");
-      NHLO_ASSIGN_OR_RETURN(std::vector<uint32_t> targets, ExchangeTargets(comp, b));
-      std::vector<const BufferRecord*> in, out;
-      for (uint32_t o : b.operands) in.push_back(&comp.buffers[o]);
-      for (uint32_t t : targets) out.push_back(&comp.buffers[t]);
-      size_t n = b.opcode == Opcode::kCollectivePermute || b.opcode == Opcode::kCollectivePermuteStart ||
-                         b.opcode == Opcode::kCollectiveBroadcast
-                     ? 1  // each device receives one device's operand, whole
-                     : g.devices.size();
-      NHLO_TRY(CheckCollectiveShapes(b.opcode == Opcode::kAllReduceStart ? Opcode::kAllReduce : b.opcode, in, out,
-                                     s.Find(AttrId::kDimensions), n));
-      break;
-    }
-    case Opcode::kRaggedAllToAll: {
-      std::vector<const BufferRecord*> in;
-      for (uint32_t o : b.operands) in.push_back(&comp.buffers[o]);
-      NHLO_TRY(CheckRaggedAllToAllShapes(in, comp.buffers[b.result], g.devices.size()));
-      break;
-    }
-    default: break;
+  if (b.opcode == Opcode::kRaggedAllToAll) {
+    std::vector<const BufferRecord*> in;
+    for (uint32_t o : b.operands) in.push_back(&comp.buffers[o]);
+    NHLO_TRY(CheckRaggedAllToAllShapes(in, comp.buffers[b.result], g.devices.size()));
+  } else if (IsGroupedCollective(b.opcode)) {
+    if (b.operands.empty()) return Status::Error("bundle '" + std::string(OpcodeName(b.opcode)) + "' has no operands");
+    if ((b.opcode == Opcode::kCollectivePermute || b.opcode == Opcode::kCollectivePermuteStart) &&
+        b.operands.size() != 1)
+      return Status::Error("collective-permute with input/output buffer and offset operands is not executed yet");
+    NHLO_ASSIGN_OR_RETURN(std::vector<uint32_t> targets, ExchangeTargets(comp, b));
+    std::vector<const BufferRecord*> in, out;
+    for (uint32_t o : b.operands) in.push_back(&comp.buffers[o]);
+    for (uint32_t t : targets) out.push_back(&comp.buffers[t]);
+    size_t n = b.opcode == Opcode::kCollectivePermute || b.opcode == Opcode::kCollectivePermuteStart ||
+                       b.opcode == Opcode::kCollectiveBroadcast
+                   ? 1  // each device receives one device's operand, whole
+                   : g.devices.size();
+    NHLO_TRY(CheckCollectiveShapes(b.opcode == Opcode::kAllReduceStart ? Opcode::kAllReduce : b.opcode, in, out,
+                                   s.Find(AttrId::kDimensions), n));
   }
   groups_.emplace(&b, std::move(g));
   return OkStatus();

@@ -11,11 +11,6 @@ namespace {
 
 enum class GroupMode { kCrossReplica, kCrossPartition, kCrossReplicaAndPartition, kFlattenedId };
 
-bool CarriesGlobalDeviceIds(Opcode op) {
-  return op == Opcode::kAllReduce || op == Opcode::kAllReduceStart || op == Opcode::kAllGather ||
-         op == Opcode::kAllGatherStart || op == Opcode::kReduceScatter;
-}
-
 // `[G,S]<=[dims]T(perm)` expanded: iota over dims, transposed by perm, cut into G rows of S.
 // The caller checked the shape (IotaDeviceListProblem) and that it holds at most a grid's ids.
 std::vector<std::vector<int64_t>> ExpandIota(const ReplicaGroupsRecord& g) {
@@ -41,13 +36,8 @@ std::vector<std::vector<int64_t>> ExpandIota(const ReplicaGroupsRecord& g) {
 
 }  // namespace
 
-Result<CollectiveGroup> ResolveCollectiveGroup(Opcode opcode, const ReplicaGroupsRecord* groups, bool has_channel_id,
-                                               const AttrRecord* use_global_device_ids,
-                                               const std::vector<int64_t>* source_target_pairs, DeviceGrid grid,
-                                               uint32_t device) {
-  CollectiveGroup g;
-  g.devices = {device};
-  switch (opcode) {
+bool IsGroupedCollective(Opcode op) {
+  switch (op) {
     case Opcode::kAllReduce:
     case Opcode::kAllReduceStart:
     case Opcode::kAllGather:
@@ -57,9 +47,23 @@ Result<CollectiveGroup> ResolveCollectiveGroup(Opcode opcode, const ReplicaGroup
     case Opcode::kRaggedAllToAll:
     case Opcode::kCollectiveBroadcast:
     case Opcode::kCollectivePermute:
-    case Opcode::kCollectivePermuteStart: break;
-    default: return g;
+    case Opcode::kCollectivePermuteStart: return true;
+    default: return false;
   }
+}
+
+bool CarriesGlobalDeviceIds(Opcode op) {
+  return op == Opcode::kAllReduce || op == Opcode::kAllReduceStart || op == Opcode::kAllGather ||
+         op == Opcode::kAllGatherStart || op == Opcode::kReduceScatter;
+}
+
+Result<CollectiveGroup> ResolveCollectiveGroup(Opcode opcode, const ReplicaGroupsRecord* groups, bool has_channel_id,
+                                               const AttrRecord* use_global_device_ids,
+                                               const std::vector<int64_t>* source_target_pairs, DeviceGrid grid,
+                                               uint32_t device) {
+  CollectiveGroup g;
+  g.devices = {device};
+  if (!IsGroupedCollective(opcode)) return g;
   const uint32_t replica = grid.replica_of(device), partition = grid.partition_of(device);
   bool global_ids = use_global_device_ids && use_global_device_ids->b;
   GroupMode mode;
@@ -185,10 +189,8 @@ Result<DeviceGrid> GridForDeviceCount(const BundleProgram& program, uint32_t dev
   if (program.partitions > 1) return DeviceGrid{1, devices};
   for (const ComputationRecord& comp : program.computations) {
     for (const BundleRecord& b : comp.bundles) {
-      bool partition_ids = b.opcode == Opcode::kAllToAll || b.opcode == Opcode::kRaggedAllToAll ||
-                           b.opcode == Opcode::kCollectivePermute || b.opcode == Opcode::kCollectivePermuteStart ||
-                           b.opcode == Opcode::kCollectiveBroadcast;
-      if (!partition_ids) continue;
+      // With a channel_id these name partitions (XLA's cross-partition mode).
+      if (!IsGroupedCollective(b.opcode) || CarriesGlobalDeviceIds(b.opcode)) continue;
       for (const AttrRecord& a : b.attrs)
         if (a.id == AttrId::kChannelId) return DeviceGrid{1, devices};
     }

@@ -41,6 +41,12 @@ struct CollectiveGroup {
   int64_t source = 0;
 };
 
+/// The collectives that meet a group of devices (the -done ops, partition-id and replica-id do
+/// not), and those of them that carry use_global_device_ids in HLO text (all-reduce, all-gather,
+/// reduce-scatter and their starts): the others name partitions when they have a channel_id.
+bool IsGroupedCollective(Opcode op);
+bool CarriesGlobalDeviceIds(Opcode op);
+
 /// The group of `device` for the collective `opcode` with the given attributes (any may be
 /// null); an error for groups XLA's verifier or runtime would reject, or that name devices the
 /// grid does not have. Opcodes that are not collectives, and partition-id/replica-id, give the
