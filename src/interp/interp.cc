@@ -237,6 +237,7 @@ class Machine : private StepMachine {
         break;
       case OpFamily::kSelect: case OpFamily::kClamp: case OpFamily::kSelectAndScatter: arity = 3; break;
       case OpFamily::kScaledDot: arity = 4; break;
+      case OpFamily::kRaggedDot: arity = 3; break;
       case OpFamily::kIota: case OpFamily::kRngState: arity = 0; break;
       case OpFamily::kNotExecutable: case OpFamily::kBound: case OpFamily::kTuple: case OpFamily::kTupleResult:
       case OpFamily::kAfterAll: case OpFamily::kCall: case OpFamily::kFusion: case OpFamily::kConditional: case OpFamily::kReduce:
@@ -266,6 +267,9 @@ class Machine : private StepMachine {
       if (!state || state->type != PrimitiveType::kU64 || state->dims.size() != 1)
         return Status::Error("rng-bit-generator state must be u64[N]");
     }
+    if (s.family == OpFamily::kRaggedDot)
+      NHLO_TRY(CheckRaggedDotShapes(s, comp.buffers[b.operands[0]], comp.buffers[b.operands[1]],
+                                    comp.buffers[b.operands[2]], comp.buffers[b.result]));
     if (b.opcode == Opcode::kCustomCall) NHLO_TRY(LowerCustomCall(p_, comp, s));
     NHLO_TRY(CheckScalarCallee(p_, comp, s));
     LowerCalleePattern(p_, comp, s);
@@ -326,7 +330,7 @@ class Machine : private StepMachine {
       case OpFamily::kReshape: case OpFamily::kTranspose: case OpFamily::kIota: case OpFamily::kSlice:
       case OpFamily::kConcatenate: case OpFamily::kPad: case OpFamily::kReverse: case OpFamily::kDynamicSlice:
       case OpFamily::kDynamicUpdateSlice: case OpFamily::kDot: case OpFamily::kGather: case OpFamily::kConvolution:
-      case OpFamily::kScaledDot: case OpFamily::kReducePrecision: case OpFamily::kRng: case OpFamily::kCholesky:
+      case OpFamily::kScaledDot: case OpFamily::kRaggedDot: case OpFamily::kReducePrecision: case OpFamily::kRng: case OpFamily::kCholesky:
       case OpFamily::kTriangularSolve: case OpFamily::kStochasticConvert: case OpFamily::kFft:
         return RunArrayStep(s);
     }
@@ -364,6 +368,7 @@ class Machine : private StepMachine {
       case OpFamily::kGather: return KernelGather(s, in[0], in[1], out);
       case OpFamily::kConvolution: return KernelConvolution(s, in[0], in[1], out);
       case OpFamily::kScaledDot: return KernelScaledDot(s, in[0], in[1], in[2], in[3], out);
+      case OpFamily::kRaggedDot: return KernelRaggedDot(s, in[0], in[1], in[2], out);
       case OpFamily::kReducePrecision: return KernelReducePrecision(s, in[0], out);
       case OpFamily::kRng: return KernelRng(s, in[0], in[1], out, rng_engine_);
       case OpFamily::kCholesky: return KernelCholesky(s, in[0], out);

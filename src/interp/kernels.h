@@ -131,6 +131,10 @@ Status CheckScalarCallee(const BundleProgram& program, const ComputationRecord& 
 Status KernelRngBitGenerator(const Step& bundle, const Buf& state, const Buf* new_state, const Buf& bits);
 /// The builder-library math functions of builder_math.def, elementwise (kernels_builder_math.cc).
 Status KernelBuilderMath(BuilderMathFn fn, const std::vector<Buf>& in, const Buf& out);
+/// ragged-dot in XLA's three modes (kernels_ragged_dot.cc); the shape check runs at load too.
+Status CheckRaggedDotShapes(const Step& step, const BufferRecord& lhs, const BufferRecord& rhs,
+                            const BufferRecord& sizes, const BufferRecord& out);
+Status KernelRaggedDot(const Step& s, const Buf& lhs, const Buf& rhs, const Buf& sizes, const Buf& out);
 /// fft in its four types over the last 1-3 dimensions (kernels_fft.cc).
 Status KernelFft(const Step& bundle, const Buf& in, const Buf& out);
 

@@ -133,7 +133,7 @@ Status CheckScalarCallee(const BundleProgram& p, const ComputationRecord& comp, 
     case OpFamily::kConvert: case OpFamily::kBitcastConvert: case OpFamily::kBroadcast: case OpFamily::kReshape:
     case OpFamily::kTranspose: case OpFamily::kIota: case OpFamily::kSlice: case OpFamily::kConcatenate:
     case OpFamily::kPad: case OpFamily::kReverse: case OpFamily::kDynamicSlice: case OpFamily::kDynamicUpdateSlice:
-    case OpFamily::kDot: case OpFamily::kGather: case OpFamily::kConvolution: case OpFamily::kScaledDot:
+    case OpFamily::kDot: case OpFamily::kGather: case OpFamily::kConvolution: case OpFamily::kScaledDot: case OpFamily::kRaggedDot:
     case OpFamily::kReducePrecision: case OpFamily::kSelectAndScatter: case OpFamily::kRng:
     case OpFamily::kCholesky: case OpFamily::kTriangularSolve: case OpFamily::kFft: case OpFamily::kRngState: case OpFamily::kTransfer: case OpFamily::kStochasticConvert:
     case OpFamily::kCollective:  // the reducer is checked when it runs (Reduce)

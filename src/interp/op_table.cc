@@ -96,7 +96,7 @@ OpExecution ExecutionOf(Opcode op) {
     case Opcode::kPopulationCount: return {OpFamily::kUnary, {}};
     case Opcode::kPower: return {OpFamily::kBinary, {}};
     case Opcode::kRaggedAllToAll: return {OpFamily::kCollective, {}};
-    case Opcode::kRaggedDot: return {OpFamily::kNotExecutable, "not implemented yet"};
+    case Opcode::kRaggedDot: return {OpFamily::kRaggedDot, {}};
     case Opcode::kReal: return {OpFamily::kUnary, {}};
     case Opcode::kRecv: return {OpFamily::kTransfer, {}};
     case Opcode::kRecvDone: return {OpFamily::kTransfer, {}};

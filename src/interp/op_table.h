@@ -17,7 +17,7 @@ enum class OpFamily : uint8_t {
   kTuple, kGetTupleElement, kCopy, kTupleResult, kCall, kFusion, kWhile, kConditional, kReduce, kMap, kScatter,
   kSort, kReduceWindow, kUnary, kBinary, kCompare, kSelect, kClamp, kConvert, kBitcastConvert, kBroadcast, kReshape,
   kTranspose, kIota, kSlice, kConcatenate, kPad, kReverse, kDynamicSlice, kDynamicUpdateSlice, kDot, kGather,
-  kConvolution, kScaledDot, kReducePrecision, kSelectAndScatter,
+  kConvolution, kScaledDot, kRaggedDot, kReducePrecision, kSelectAndScatter,
   kAfterAll,        // a token: nothing to compute
   kAddDependency,   // the first operand, after the token (ordering only)
   kRng, kCholesky, kTriangularSolve, kFft,

@@ -232,8 +232,11 @@ Inference InferDot(Module& m, const Instruction& inst) {
   return Inferred(dims.Build(m, *type));
 }
 
-// lenient: ragged-dot's group_sizes operand is not checked beyond being an integer array; the
-// result follows XLA's three modes (ragged non-contracting, contracting or batch dimension).
+// The result follows XLA's three modes (ragged non-contracting, contracting or batch
+// dimension). group_sizes is [b..., x..., g] or [g] (x: the lhs dimensions of the ragged kind
+// before the ragged one; mode batch has no b...), as jax.lax.ragged_dot_general defines it; a
+// non-contracting ragged dimension needs one rhs group dimension of extent g, the other modes
+// none [inferred from the JAX definition and XLA's RaggedDotRewriter].
 Inference InferRaggedDot(Module& m, const Instruction& inst) {
   const Shape& lhs = inst.operands[0]->shape;
   const Shape& rhs = inst.operands[1]->shape;
@@ -248,8 +251,38 @@ Inference InferRaggedDot(Module& m, const Instruction& inst) {
   if (e.empty()) e = CheckUnique("ragged-dot rhs_group_dims", "", group_dims, rhs);
   if (!e.empty()) return Error(e);
   DotNumbers d = DotNumbersOf(inst);
+  const int64_t r = (*ragged)[0];
+  const bool contracting = Contains(d.lhs_contracting, r), batch = Contains(d.lhs_batch, r);
+  if (!contracting && !batch && group_dims.size() != 1)
+    return Error("ragged-dot with a non-contracting ragged dimension needs one rhs_group_dims entry");
+  if ((contracting || batch) && !group_dims.empty())
+    return Error("ragged-dot rhs_group_dims is only allowed when the ragged dimension is non-contracting");
+  const int64_t g = groups.dims[groups.rank() - 1];
+  if (group_dims.size() == 1 && rhs.dims[group_dims[0]] != g)
+    return Error("ragged-dot rhs group dimension " + Num(group_dims[0]) + " has " + Num(rhs.dims[group_dims[0]]) +
+                 " groups, group sizes " + Str(groups) + " has " + Num(g));
+  if (groups.rank() > 1) {
+    std::vector<int64_t> want;
+    if (!batch)
+      for (int64_t b : d.lhs_batch) want.push_back(lhs.dims[b]);
+    for (int64_t x = 0; x < r; ++x) {
+      bool same_kind = contracting ? Contains(d.lhs_contracting, x)
+                       : batch     ? Contains(d.lhs_batch, x)
+                                   : !Contains(d.lhs_contracting, x) && !Contains(d.lhs_batch, x);
+      if (same_kind) want.push_back(lhs.dims[x]);
+    }
+    want.push_back(g);
+    bool same = want.size() == static_cast<size_t>(groups.rank());
+    for (size_t i = 0; same && i < want.size(); ++i) same = groups.dims[i] == want[i];
+    if (!same) {
+      std::string w;
+      for (size_t i = 0; i < want.size(); ++i) w += (i ? "," : "") + Num(want[i]);
+      return Error("ragged-dot group sizes " + Str(groups) + " must have the dimensions [" + w + "]" +
+                   (want.size() > 1 ? " or [" + Num(g) + "]" : ""));
+    }
+  }
   DimList dims;
-  if (Contains(d.lhs_contracting, (*ragged)[0])) dims.Take(groups, groups.rank() - 1);
+  if (contracting) dims.Take(groups, groups.rank() - 1);
   e = DotDims("ragged-dot", lhs, rhs, d, group_dims, dims);
   if (!e.empty()) return Error(e);
   auto type = ContractionType(inst, lhs, rhs, e);
