@@ -74,7 +74,7 @@ bool MayWriteInPlace(OpFamily family) {
       return true;
     case OpFamily::kNotExecutable: case OpFamily::kBound: case OpFamily::kAfterAll: case OpFamily::kTuple: case OpFamily::kGetTupleElement:
     case OpFamily::kTupleResult: case OpFamily::kCall: case OpFamily::kFusion:
-    case OpFamily::kWhile: case OpFamily::kConditional: case OpFamily::kReduce: case OpFamily::kMap:
+    case OpFamily::kWhile: case OpFamily::kConditional: case OpFamily::kScan: case OpFamily::kReduce: case OpFamily::kMap:
     case OpFamily::kScatter: case OpFamily::kSort: case OpFamily::kReduceWindow: case OpFamily::kBitcastConvert:
     case OpFamily::kBroadcast: case OpFamily::kReshape: case OpFamily::kTranspose: case OpFamily::kIota:
     case OpFamily::kSlice: case OpFamily::kConcatenate: case OpFamily::kPad: case OpFamily::kReverse:

@@ -240,7 +240,7 @@ class Machine : private StepMachine {
       case OpFamily::kRaggedDot: arity = 3; break;
       case OpFamily::kIota: case OpFamily::kRngState: arity = 0; break;
       case OpFamily::kNotExecutable: case OpFamily::kBound: case OpFamily::kTuple: case OpFamily::kTupleResult:
-      case OpFamily::kAfterAll: case OpFamily::kCall: case OpFamily::kFusion: case OpFamily::kConditional: case OpFamily::kReduce:
+      case OpFamily::kAfterAll: case OpFamily::kCall: case OpFamily::kFusion: case OpFamily::kConditional: case OpFamily::kScan: case OpFamily::kReduce:
       case OpFamily::kMap: case OpFamily::kScatter: case OpFamily::kSort: case OpFamily::kReduceWindow:
       case OpFamily::kConcatenate: case OpFamily::kDynamicSlice: case OpFamily::kDynamicUpdateSlice:
       case OpFamily::kCollective:
@@ -315,6 +315,7 @@ class Machine : private StepMachine {
       case OpFamily::kFusion: return RunCall(s, AttrId::kCalls);  // a fusion computes its fused computation
       case OpFamily::kWhile: return RunWhile(s);
       case OpFamily::kConditional: return RunConditional(s);
+      case OpFamily::kScan: return RunScan(s);
       case OpFamily::kReduce: return RunReduce(s);
       case OpFamily::kMap: return RunMap(s);
       case OpFamily::kScatter: return RunScatter(s);
@@ -378,7 +379,7 @@ class Machine : private StepMachine {
       case OpFamily::kNotExecutable: case OpFamily::kBound: case OpFamily::kTuple: case OpFamily::kGetTupleElement:
       case OpFamily::kAfterAll: case OpFamily::kAddDependency:
       case OpFamily::kCopy: case OpFamily::kTupleResult: case OpFamily::kCall: case OpFamily::kFusion:
-      case OpFamily::kWhile: case OpFamily::kConditional: case OpFamily::kReduce: case OpFamily::kMap:
+      case OpFamily::kWhile: case OpFamily::kConditional: case OpFamily::kScan: case OpFamily::kReduce: case OpFamily::kMap:
       case OpFamily::kScatter: case OpFamily::kSort: case OpFamily::kReduceWindow: case OpFamily::kSelectAndScatter:
       case OpFamily::kCollective: case OpFamily::kAsync: case OpFamily::kRngState: case OpFamily::kTransfer:
         break;
@@ -697,6 +698,107 @@ class Machine : private StepMachine {
     if (branch + 1 >= b.operands.size()) return Status::Error("conditional has no operand for branch " + std::to_string(branch));
     NHLO_TRY(CallWithBuffers(b, *f, {b.operands[branch + 1]}));
     return CopyTreeFrom(*f, f->root, b.result);
+  }
+
+  // scan(inputs..., inits...), num_carries=c: step i (along `dimensions`, from 0 up) calls
+  // to_apply on (slice i of each input, the carries) and gets (outputs..., new carries...);
+  // the result is (the outputs stacked along the dimension..., the last carries). Slices and
+  // carries live in scratch memory the callee's parameters point at; a new carry is copied
+  // out of the callee's frame before the next step overwrites it.
+  Status RunScan(const Step& s) {
+    const BundleRecord& b = *s.bundle;
+    NHLO_ASSIGN_OR_RETURN(const ComputationRecord* f, Callee(s, AttrId::kToApply));
+    const AttrRecord* dims = s.Find(AttrId::kDimensions);
+    const AttrRecord* carries_attr = s.Find(AttrId::kNumCarries);
+    const size_t n = b.operands.size();
+    if (!dims || dims->ints.size() != 1 || !carries_attr || carries_attr->i < 0 ||
+        static_cast<uint64_t>(carries_attr->i) > n)
+      return Status::Error("scan needs one dimension and num_carries within its operands");
+    const size_t carries = static_cast<size_t>(carries_attr->i), inputs = n - carries;
+    const BufferRecord& r = B(b.result);
+    const BufferRecord& root = f->buffers[f->root];
+    if (f->params.size() != n || root.type != PrimitiveType::kTuple || r.type != PrimitiveType::kTuple ||
+        root.tuple.size() != r.tuple.size() || root.tuple.size() < carries)
+      return Status::Error("scan computation '" + std::string(f->name) + "' does not fit the scan");
+    const size_t outputs = root.tuple.size() - carries;
+    const int64_t dim = dims->ints[0];
+    // Row-major blocks along `dim`: outer x length x inner bytes.
+    struct Along { int64_t outer = 1, length = 0, inner = 0; };
+    auto along = [&](const BufferRecord& whole, const BufferRecord& slice) -> Result<Along> {
+      if (!IsArrayType(whole.type) || !IsArrayType(slice.type) || whole.type != slice.type || dim < 0 ||
+          dim >= static_cast<int64_t>(whole.dims.size()) || whole.dims.size() != slice.dims.size() + 1)
+        return Status::Error("scan operand '" + std::string(whole.name) + "' does not fit the computation's slice '" +
+                             std::string(slice.name) + "'");
+      Along a;
+      a.length = whole.dims[dim];
+      for (int64_t d = 0; d < dim; ++d) a.outer *= whole.dims[d];
+      int64_t slice_count = CheckedElementCount(slice.dims);
+      if (a.outer * a.length * slice_count == 0) return a;
+      if (static_cast<uint64_t>(a.length) * slice.size != whole.size)
+        return Status::Error("scan operand '" + std::string(whole.name) + "' does not fit its slices");
+      a.inner = static_cast<int64_t>(slice.size) / a.outer;
+      return a;
+    };
+    std::vector<Along> in_along(inputs), out_along(outputs);
+    std::vector<std::vector<uint64_t>> scratch(n);  // 8-byte aligned
+    int64_t length = -1;
+    for (size_t i = 0; i < n; ++i) {
+      const BufferRecord& pb = f->buffers[f->params[i]];
+      const BufferRecord& ob = B(b.operands[i]);
+      if (pb.type == PrimitiveType::kTuple) return Status::Error("scan over tuple operands is not supported");
+      if (i < inputs) {
+        NHLO_ASSIGN_OR_RETURN(in_along[i], along(ob, pb));
+        if (length >= 0 && in_along[i].length != length) return Status::Error("scan inputs differ in length");
+        length = in_along[i].length;
+      } else if (ob.type != pb.type || ob.size != pb.size) {
+        return Status::Error("scan init '" + std::string(ob.name) + "' does not match parameter '" + std::string(pb.name) + "'");
+      }
+      scratch[i].assign(pb.size / 8 + 1, 0);
+      P(*f, f->params[i]) = reinterpret_cast<uint8_t*>(scratch[i].data());
+    }
+    for (size_t k = 0; k < r.tuple.size(); ++k) {
+      const BufferRecord& leaf = f->buffers[root.tuple[k]];
+      const BufferRecord& rb = B(r.tuple[k]);
+      if (k < outputs) {
+        NHLO_ASSIGN_OR_RETURN(out_along[k], along(rb, leaf));
+        if (length >= 0 && out_along[k].length != length) return Status::Error("scan outputs differ in length from the inputs");
+        length = out_along[k].length;
+      } else if (rb.type != leaf.type || rb.size != leaf.size || leaf.type == PrimitiveType::kTuple ||
+                 rb.type != f->buffers[f->params[inputs + k - outputs]].type) {
+        return Status::Error("scan carry result does not match its init");
+      }
+    }
+    for (size_t c = 0; c < carries; ++c)
+      if (B(b.operands[inputs + c]).size) std::memcpy(scratch[inputs + c].data(), ptr_[b.operands[inputs + c]], B(b.operands[inputs + c]).size);
+    const AttrRecord* reverse_attr = s.Find(AttrId::kIsReverse);
+    const bool reverse = reverse_attr && reverse_attr->kind == AttrKind::Bool && reverse_attr->b;
+    for (int64_t step = 0; step < std::max<int64_t>(length, 0); ++step) {
+      int64_t at = reverse ? length - 1 - step : step;
+      for (size_t i = 0; i < inputs; ++i) {
+        const Along& a = in_along[i];
+        uint8_t* dst = reinterpret_cast<uint8_t*>(scratch[i].data());
+        for (int64_t o = 0; o < a.outer && a.inner; ++o)
+          std::memcpy(dst + o * a.inner, ptr_[b.operands[i]] + (o * a.length + at) * a.inner, a.inner);
+      }
+      NHLO_TRY(Enter(*f, CalleeBase(b)));
+      for (size_t k = 0; k < r.tuple.size(); ++k) {
+        const uint8_t* leaf = P(*f, root.tuple[k]);
+        uint64_t size = f->buffers[root.tuple[k]].size;
+        if (!leaf && size) return Status::Error("scan computation '" + std::string(f->name) + "' has no result");
+        if (k < outputs) {
+          const Along& a = out_along[k];
+          for (int64_t o = 0; o < a.outer && a.inner; ++o)
+            std::memcpy(ptr_[r.tuple[k]] + (o * a.length + at) * a.inner, leaf + o * a.inner, a.inner);
+        } else if (size) {
+          std::memmove(ptr_[r.tuple[k]], leaf, size);  // the result holds the newest carry
+        }
+      }
+      for (size_t c = 0; c < carries; ++c)
+        if (uint64_t size = B(r.tuple[outputs + c]).size) std::memcpy(scratch[inputs + c].data(), ptr_[r.tuple[outputs + c]], size);
+    }
+    for (size_t c = 0; c < carries && length <= 0; ++c)  // no steps: the carries are the inits
+      if (uint64_t size = B(r.tuple[outputs + c]).size) std::memcpy(ptr_[r.tuple[outputs + c]], scratch[inputs + c].data(), size);
+    return OkStatus();
   }
 
   // The result buffers of an op that returns one array for n == 1 and an n-tuple otherwise

@@ -128,7 +128,7 @@ Status CheckScalarCallee(const BundleProgram& p, const ComputationRecord& comp, 
       break;
     case OpFamily::kNotExecutable: case OpFamily::kBound: case OpFamily::kTuple: case OpFamily::kGetTupleElement:
     case OpFamily::kAfterAll: case OpFamily::kAddDependency: case OpFamily::kCopy: case OpFamily::kTupleResult: case OpFamily::kCall: case OpFamily::kFusion:
-    case OpFamily::kWhile: case OpFamily::kConditional: case OpFamily::kUnary:
+    case OpFamily::kWhile: case OpFamily::kConditional: case OpFamily::kScan: case OpFamily::kUnary:
     case OpFamily::kBinary: case OpFamily::kCompare: case OpFamily::kSelect: case OpFamily::kClamp:
     case OpFamily::kConvert: case OpFamily::kBitcastConvert: case OpFamily::kBroadcast: case OpFamily::kReshape:
     case OpFamily::kTranspose: case OpFamily::kIota: case OpFamily::kSlice: case OpFamily::kConcatenate:

@@ -115,7 +115,7 @@ OpExecution ExecutionOf(Opcode op) {
     case Opcode::kRoundNearestEven: return {OpFamily::kUnary, {}};
     case Opcode::kRsqrt: return {OpFamily::kUnary, {}};
     case Opcode::kScaledDot: return {OpFamily::kScaledDot, {}};
-    case Opcode::kScan: return {OpFamily::kNotExecutable, "not implemented yet"};
+    case Opcode::kScan: return {OpFamily::kScan, {}};
     case Opcode::kScatter: return {OpFamily::kScatter, {}};
     case Opcode::kSelect: return {OpFamily::kSelect, {}};
     case Opcode::kSelectAndScatter: return {OpFamily::kSelectAndScatter, {}};

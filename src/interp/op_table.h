@@ -14,7 +14,7 @@ namespace nhlo {
 enum class OpFamily : uint8_t {
   kNotExecutable,
   kBound,  // parameter, constant: bound before the run
-  kTuple, kGetTupleElement, kCopy, kTupleResult, kCall, kFusion, kWhile, kConditional, kReduce, kMap, kScatter,
+  kTuple, kGetTupleElement, kCopy, kTupleResult, kCall, kFusion, kWhile, kConditional, kScan, kReduce, kMap, kScatter,
   kSort, kReduceWindow, kUnary, kBinary, kCompare, kSelect, kClamp, kConvert, kBitcastConvert, kBroadcast, kReshape,
   kTranspose, kIota, kSlice, kConcatenate, kPad, kReverse, kDynamicSlice, kDynamicUpdateSlice, kDot, kGather,
   kConvolution, kScaledDot, kRaggedDot, kReducePrecision, kSelectAndScatter,

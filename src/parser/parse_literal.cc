@@ -144,12 +144,14 @@ Result<const Literal*> Parser::ParseLiteral(const Shape& shape, int depth) {
     return static_cast<const Literal*>(lit);
   }
   if (tok_.kind != Tok::kLBrace) {
-    // XLA accepts one value for a whole array (`f32[3,3] constant(1)`): every element gets it.
-    int size = HostByteSize(shape.type);
+    // XLA accepts one value for a whole array (`f32[3,3] constant(1)`) and, as its parser
+    // stores that value at the first index of a zero-filled literal, only element 0 gets it:
+    // XLA reprints the constant as `{ { 1, 0, 0 }, { 0, 0, 0 }, ... }` (the CHECK lines of
+    // the corpus's matrix_einsum.hlo; docs/xla-judgments.md).
     uint8_t value[16] = {};  // an array with no elements still has a value to parse
     NHLO_TRY(ParseElement(shape.type, value));
-    for (int64_t i = 0; i < shape.ElementCount(); ++i)
-      std::memcpy(lit->data.data() + i * size, value, static_cast<size_t>(size));
+    std::memset(lit->data.data(), 0, lit->data.size());
+    if (shape.ElementCount() > 0) std::memcpy(lit->data.data(), value, static_cast<size_t>(HostByteSize(shape.type)));
     return static_cast<const Literal*>(lit);
   }
   if (shape.dims.size() > static_cast<size_t>(opts_.max_nesting))
