@@ -398,7 +398,8 @@ class Machine : private StepMachine {
       case CustomCallKind::kUnknown: return Status::Error("the interpreter does not know this custom_call_target");
       case CustomCallKind::kNone: case CustomCallKind::kUniformQuantize: case CustomCallKind::kUniformDequantize:
       case CustomCallKind::kQuantizeMx: case CustomCallKind::kScaledMatmul: case CustomCallKind::kTopK:
-      case CustomCallKind::kBuilderMath:
+      case CustomCallKind::kBuilderMath: case CustomCallKind::kEinsum: case CustomCallKind::kMatrixDiagonal:
+      case CustomCallKind::kScramblePhiloxKey: case CustomCallKind::kTridiagonalSolve:
         break;
     }
     std::vector<Buf> in, out;
@@ -455,6 +456,18 @@ class Machine : private StepMachine {
       case CustomCallKind::kBuilderMath:
         if (out.size() != 1) return shape_error("builder math");
         return KernelBuilderMath(s.builder_math, in, out[0]);
+      case CustomCallKind::kEinsum:
+        if (in.size() != 2 || out.size() != 1) return shape_error("Einsum");
+        return KernelEinsum(s.config->einsum, in[0], in[1], out[0]);
+      case CustomCallKind::kMatrixDiagonal:
+        if (in.size() != 1 || out.size() != 1) return shape_error("GetMatrixDiagonalViaGather");
+        return KernelMatrixDiagonal(in[0], out[0]);
+      case CustomCallKind::kScramblePhiloxKey:
+        if (in.size() != 1 || out.size() != 1) return shape_error("ScramblePhiloxKey");
+        return KernelScramblePhiloxKey(in[0], out[0]);
+      case CustomCallKind::kTridiagonalSolve:
+        if (out.size() != 1) return shape_error("TridiagonalSolver");
+        return KernelTridiagonalSolve(in, out[0]);
       case CustomCallKind::kIdentity: case CustomCallKind::kShardShape: case CustomCallKind::kCallComputation:
       case CustomCallKind::kUnknown:
         break;

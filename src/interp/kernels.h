@@ -43,6 +43,7 @@ struct Step {
     UniformQuantConfig uniform_quant;  // kUniformQuantize / kUniformDequantize
     QuantizeMxConfig quantize_mx;      // kQuantizeMx
     ScaledMatmulConfig scaled_matmul;  // kScaledMatmul
+    EinsumConfig einsum;               // kEinsum
   };
   std::unique_ptr<const Configs> config;
 
@@ -135,6 +136,11 @@ Status KernelBuilderMath(BuilderMathFn fn, const std::vector<Buf>& in, const Buf
 Status CheckRaggedDotShapes(const Step& step, const BufferRecord& lhs, const BufferRecord& rhs,
                             const BufferRecord& sizes, const BufferRecord& out);
 Status KernelRaggedDot(const Step& s, const Buf& lhs, const Buf& rhs, const Buf& sizes, const Buf& out);
+/// The builder-library calls computed natively (kernels_builder_lib.cc).
+Status KernelEinsum(const EinsumConfig& config, const Buf& x, const Buf& y, const Buf& out);
+Status KernelMatrixDiagonal(const Buf& x, const Buf& out);
+Status KernelScramblePhiloxKey(const Buf& keys, const Buf& out);
+Status KernelTridiagonalSolve(const std::vector<Buf>& in, const Buf& out);
 /// fft in its four types over the last 1-3 dimensions (kernels_fft.cc).
 Status KernelFft(const Step& bundle, const Buf& in, const Buf& out);
 

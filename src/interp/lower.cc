@@ -93,6 +93,26 @@ Status LowerCustomCall(const BundleProgram& p, const ComputationRecord& comp, St
       if (s.bundle->operands.size() != static_cast<size_t>(FindBuilderMath(name)->operands))
         return Status::Error("custom_call_target \"" + std::string(name) + "\" has the wrong number of operands");
       return OkStatus();
+    case CustomCallKind::kEinsum: {
+      if (!config || s.bundle->operands.size() != 2)
+        return Status::Error("custom_call_target \"" + std::string(name) + "\" takes two operands and its einsum");
+      NHLO_ASSIGN_OR_RETURN(configs->einsum, ParseEinsumConfig(config->text, comp.buffers[s.bundle->operands[0]].dims.size(),
+                                                               comp.buffers[s.bundle->operands[1]].dims.size()));
+      auto dims = EinsumResultDims(configs->einsum, comp.buffers[s.bundle->operands[0]].dims,
+                                   comp.buffers[s.bundle->operands[1]].dims);
+      if (!dims.ok()) return dims.status();
+      if (*dims != comp.buffers[s.bundle->result].dims)
+        return Status::Error("custom_call_target \"" + std::string(name) + "\" result does not fit its einsum");
+      break;
+    }
+    case CustomCallKind::kMatrixDiagonal: case CustomCallKind::kScramblePhiloxKey:
+      if (s.bundle->operands.size() != 1)
+        return Status::Error("custom_call_target \"" + std::string(name) + "\" takes one operand");
+      return OkStatus();
+    case CustomCallKind::kTridiagonalSolve:
+      if (s.bundle->operands.size() != 2 && s.bundle->operands.size() != 4)
+        return Status::Error("custom_call_target \"" + std::string(name) + "\" takes two or four operands");
+      return OkStatus();
     case CustomCallKind::kCallComputation:
       if (!called)
         return Status::Error("custom_call_target \"" + std::string(name) + "\" names no computation to run");

@@ -171,6 +171,89 @@ Status CheckTopK(const Instruction& inst, std::string_view target) {
   return OkStatus();
 }
 
+// The builder-library calls nhlo computes natively (no called computation): operands and
+// result as each function defines them.
+Status CheckBuilderLibraryCall(const Instruction& inst, std::string_view target, CustomCallKind kind) {
+  const Shape& r = inst.shape;
+  auto arrays = [&](size_t n) {
+    if (inst.operands.size() != n) return false;
+    for (const Instruction* o : inst.operands)
+      if (!o->shape.IsArray()) return false;
+    return r.IsArray();
+  };
+  auto result_must_be = [&](const std::vector<int64_t>& dims, PrimitiveType type) -> Status {
+    bool same = r.IsArray() && r.type == type && r.rank() == dims.size();
+    for (size_t d = 0; same && d < dims.size(); ++d) same = r.dims[d] == dims[d];
+    if (same) return OkStatus();
+    std::string text = std::string(PrimitiveTypeName(type)) + "[";
+    for (size_t d = 0; d < dims.size(); ++d) text += (d ? "," : "") + std::to_string(dims[d]);
+    return Status::Error(Quoted(target) + " gives " + text + "], not " + Str(r));
+  };
+  auto dims_of = [](const Shape& s) { return std::vector<int64_t>(s.dims.begin(), s.dims.end()); };
+  switch (kind) {
+    case CustomCallKind::kEinsum: {
+      if (!arrays(2)) return Status::Error(Quoted(target) + " takes two array operands");
+      const Shape& x = inst.operands[0]->shape;
+      const Shape& y = inst.operands[1]->shape;
+      bool type_ok = x.type == r.type && y.type == r.type &&
+                     (r.type == PrimitiveType::kF32 || r.type == PrimitiveType::kF64 || IsComplex(r.type) ||
+                      IsInteger(r.type));
+      if (!type_ok)
+        return Status::Error(Quoted(target) + " computes on f32, f64, complex or integer operands of its result's "
+                             "type, not " + Str(x) + " and " + Str(y) + " to " + Str(r));
+      const Attribute* config = inst.FindAttr(AttrId::kBackendConfig);
+      if (!config) return Status::Error(Quoted(target) + " needs its einsum as backend_config (\"ij,jk->ik\")");
+      auto parsed = ParseEinsumConfig(config->text, x.rank(), y.rank());
+      if (!parsed.ok()) return parsed.status();
+      auto dims = EinsumResultDims(*parsed, dims_of(x), dims_of(y));
+      if (!dims.ok()) return dims.status();
+      return result_must_be(*dims, r.type);
+    }
+    case CustomCallKind::kMatrixDiagonal: {
+      if (!arrays(1) || inst.operands[0]->shape.rank() < 2)
+        return Status::Error(Quoted(target) + " takes one array operand of rank >= 2");
+      std::vector<int64_t> dims = dims_of(inst.operands[0]->shape);
+      int64_t n = std::min(dims[dims.size() - 2], dims.back());
+      dims.resize(dims.size() - 2);
+      dims.push_back(n);
+      return result_must_be(dims, inst.operands[0]->shape.type);
+    }
+    case CustomCallKind::kScramblePhiloxKey:
+      if (!arrays(1) || inst.operands[0]->shape.type != PrimitiveType::kU64)
+        return Status::Error(Quoted(target) + " takes one u64 array of keys");
+      return result_must_be(dims_of(inst.operands[0]->shape), PrimitiveType::kU64);
+    case CustomCallKind::kTridiagonalSolve: {
+      size_t n = inst.operands.size();
+      if ((n != 2 && n != 4) || !arrays(n))
+        return Status::Error(Quoted(target) + " takes (diagonals, rhs) or (lower, main, upper, rhs) arrays");
+      const Shape& rhs = inst.operands[n - 1]->shape;
+      if ((rhs.type != PrimitiveType::kF32 && rhs.type != PrimitiveType::kF64) || rhs.rank() < 2)
+        return Status::Error(Quoted(target) + " solves f32 or f64 systems of rank >= 2, not " + Str(rhs));
+      std::vector<int64_t> batch = dims_of(rhs);
+      batch.resize(batch.size() - 2);
+      // Two operands: diagonals [..., 3, M], rhs [..., M, K]; four: [..., 1, M] each, rhs [..., K, M].
+      int64_t m = n == 2 ? rhs.dims[rhs.rank() - 2] : rhs.dims[rhs.rank() - 1];
+      std::vector<int64_t> diag = batch;
+      diag.push_back(n == 2 ? 3 : 1);
+      diag.push_back(m);
+      for (size_t i = 0; i + 1 < n; ++i) {
+        const Shape& d = inst.operands[i]->shape;
+        if (d.type != rhs.type || dims_of(d) != diag)
+          return Status::Error(Quoted(target) + " diagonal operand " + std::to_string(i) + " " + Str(d) +
+                               " must be " + std::string(PrimitiveTypeName(rhs.type)) + "[..., " +
+                               std::to_string(diag[diag.size() - 2]) + ", " + std::to_string(m) + "] for rhs " + Str(rhs));
+      }
+      return result_must_be(dims_of(rhs), rhs.type);
+    }
+    case CustomCallKind::kNone: case CustomCallKind::kUnknown: case CustomCallKind::kUniformQuantize:
+    case CustomCallKind::kUniformDequantize: case CustomCallKind::kQuantizeMx: case CustomCallKind::kScaledMatmul:
+    case CustomCallKind::kIdentity: case CustomCallKind::kShardShape: case CustomCallKind::kTopK:
+    case CustomCallKind::kCallComputation: case CustomCallKind::kBuilderMath:
+      break;
+  }
+  return Status::Error("compiler bug: " + Quoted(target) + " is not a builder-library call");
+}
+
 }  // namespace
 
 const Computation* CustomCallComputation(const Instruction& inst) {
@@ -232,6 +315,9 @@ Status CheckCustomCallExecutable(const Instruction& inst) {
                                " does not have its result's shape " + Str(r));
       return OkStatus();
     }
+    case CustomCallKind::kEinsum: case CustomCallKind::kMatrixDiagonal: case CustomCallKind::kScramblePhiloxKey:
+    case CustomCallKind::kTridiagonalSolve:
+      return CheckBuilderLibraryCall(inst, target, CustomCallKindOf(inst));
     case CustomCallKind::kCallComputation: {
       if (called.empty())
         return Status::Error(Quoted(target) + " names no computation to run (called_computations={...}); nhlo "

@@ -195,4 +195,101 @@ std::string ScaledMatmulConfigJson(const ScaledMatmulConfig& c) {
   return j.dump();  // keys sorted (std::map): deterministic text
 }
 
+namespace {
+
+// One term: its letters and where its `...` stands (-1: none).
+struct EinsumTerm {
+  std::vector<int> letters;
+  int ellipsis_at = -1;
+};
+
+Result<EinsumTerm> ReadEinsumTerm(std::string_view term, std::string_view whole) {
+  EinsumTerm t;
+  for (size_t i = 0; i < term.size(); ++i) {
+    char c = term[i];
+    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) {
+      t.letters.push_back(c);
+    } else if (term.substr(i, 3) == "...") {
+      if (t.ellipsis_at >= 0) return Status::Error("einsum config \"" + std::string(whole) + "\" has two '...' in one term");
+      t.ellipsis_at = static_cast<int>(t.letters.size());
+      i += 2;
+    } else {
+      return Status::Error("einsum config \"" + std::string(whole) + "\" has '" + std::string(1, c) +
+                           "' where a letter or '...' belongs");
+    }
+  }
+  return t;
+}
+
+}  // namespace
+
+Result<EinsumConfig> ParseEinsumConfig(std::string_view text, size_t x_rank, size_t y_rank) {
+  std::string whole(text);
+  size_t comma = text.find(',');
+  if (comma == std::string_view::npos || text.find(',', comma + 1) != std::string_view::npos)
+    return Status::Error("einsum config \"" + whole + "\" must name exactly two operands (x,y->out)");
+  size_t arrow = text.find("->");
+  if (arrow != std::string_view::npos && (arrow < comma || text.find("->", arrow + 2) != std::string_view::npos))
+    return Status::Error("einsum config \"" + whole + "\" must read x,y->out");
+  std::string_view xs = text.substr(0, comma);
+  std::string_view ys = text.substr(comma + 1, arrow == std::string_view::npos ? std::string_view::npos : arrow - comma - 1);
+  NHLO_ASSIGN_OR_RETURN(EinsumTerm x, ReadEinsumTerm(xs, text));
+  NHLO_ASSIGN_OR_RETURN(EinsumTerm y, ReadEinsumTerm(ys, text));
+  EinsumTerm out;
+  if (arrow != std::string_view::npos) {
+    NHLO_ASSIGN_OR_RETURN(out, ReadEinsumTerm(text.substr(arrow + 2), text));
+  } else {
+    int count[128] = {};
+    for (const EinsumTerm* t : {&x, &y})
+      for (int c : t->letters) ++count[c];
+    if (x.ellipsis_at >= 0 || y.ellipsis_at >= 0) out.ellipsis_at = 0;
+    for (int c = 0; c < 128; ++c)
+      if (count[c] == 1) out.letters.push_back(c);
+  }
+  // The `...` of an operand covers the dimensions its letters leave; the result's, the wider.
+  auto expand = [&](const EinsumTerm& t, size_t rank, const char* what, std::vector<int>& labels) -> Status {
+    if (t.letters.size() > rank || (t.ellipsis_at < 0 && t.letters.size() != rank))
+      return Status::Error("einsum config \"" + whole + "\" gives " + what + " " + std::to_string(t.letters.size()) +
+                           " labels for " + std::to_string(rank) + " dimensions");
+    int e = t.ellipsis_at < 0 ? 0 : static_cast<int>(rank - t.letters.size());
+    for (size_t i = 0; i <= t.letters.size(); ++i) {
+      if (static_cast<int>(i) == t.ellipsis_at)
+        for (int k = -e; k < 0; ++k) labels.push_back(k);
+      if (i < t.letters.size()) labels.push_back(t.letters[i]);
+    }
+    return OkStatus();
+  };
+  EinsumConfig c;
+  NHLO_TRY(expand(x, x_rank, "x", c.x));
+  NHLO_TRY(expand(y, y_rank, "y", c.y));
+  size_t xe = x.ellipsis_at < 0 ? 0 : x_rank - x.letters.size();
+  size_t ye = y.ellipsis_at < 0 ? 0 : y_rank - y.letters.size();
+  if (out.ellipsis_at >= 0 && x.ellipsis_at < 0 && y.ellipsis_at < 0)
+    return Status::Error("einsum config \"" + whole + "\" has '...' in its result only");
+  NHLO_TRY(expand(out, out.letters.size() + (out.ellipsis_at < 0 ? 0 : std::max(xe, ye)), "the result", c.out));
+  return c;
+}
+
+Result<std::vector<int64_t>> EinsumResultDims(const EinsumConfig& c, const std::vector<int64_t>& x,
+                                              const std::vector<int64_t>& y) {
+  std::vector<std::pair<int, int64_t>> extent;  // label -> extent, in first-seen order
+  auto name = [](int label) {
+    return label > 0 ? "'" + std::string(1, static_cast<char>(label)) + "'" : "'...' dimension " + std::to_string(label);
+  };
+  for (auto [labels, dims] : {std::pair{&c.x, &x}, std::pair{&c.y, &y}})
+    for (size_t i = 0; i < labels->size() && i < dims->size(); ++i) {
+      auto it = std::find_if(extent.begin(), extent.end(), [&](const auto& e) { return e.first == (*labels)[i]; });
+      if (it == extent.end()) extent.push_back({(*labels)[i], (*dims)[i]});
+      else if (it->second != (*dims)[i])
+        return Status::Error("einsum label " + name((*labels)[i]) + " has extents " + std::to_string(it->second) +
+                             " and " + std::to_string((*dims)[i]) + " (nhlo does not broadcast an extent of 1)");
+    }
+  std::vector<int64_t> out;
+  for (int label : c.out) {
+    auto it = std::find_if(extent.begin(), extent.end(), [&](const auto& e) { return e.first == label; });
+    out.push_back(it == extent.end() ? 1 : it->second);
+  }
+  return out;
+}
+
 }  // namespace nhlo

@@ -73,6 +73,21 @@ Result<ScaledMatmulConfig> ParseScaledMatmulConfig(const nlohmann::json* config)
 std::string ScaledMatmulConfigJson(const ScaledMatmulConfig& config);
 
 
+/// xla_builder.matrix.Einsum's backend_config, `x,y->out` (XLA's ParseEinsumString and
+/// NormalizeEinsumString): each operand and the result as one label per dimension, letters as
+/// their character code and the dimensions of a `...` as -e..-1 (matched from the right).
+/// Without `->`, the result is `...` (when written) and every letter that occurs once in the
+/// whole string, in character order. The ranks give the `...` their extent.
+struct EinsumConfig {
+  std::vector<int> x, y, out;
+};
+Result<EinsumConfig> ParseEinsumConfig(std::string_view text, size_t x_rank, size_t y_rank);
+/// The result dimensions of an einsum of operands with dimensions `x` and `y`: a label's
+/// extent where it appears (1 for a result label in neither operand). A label of two extents
+/// is an error: XLA broadcasts an extent of 1 there, nhlo does not.
+Result<std::vector<int64_t>> EinsumResultDims(const EinsumConfig& c, const std::vector<int64_t>& x,
+                                              const std::vector<int64_t>& y);
+
 /// "float8_e4m3fn" -> F8E4M3FN, "float8_e5m2" -> F8E5M2 (the only MX element types).
 std::optional<PrimitiveType> MxElementFromName(std::string_view name);
 std::string_view MxElementName(PrimitiveType t);

@@ -45,8 +45,9 @@ const CustomCallTargetRow* FindCustomCallTarget(std::string_view target) {
 
 CustomCallKind CustomCallKindOf(std::string_view target, bool calls_computation) {
   if (const CustomCallTargetRow* row = FindCustomCallTarget(target)) {
+    // A builder-library call that names its expansion runs it; without one, natively.
+    if (calls_computation && row->target.starts_with("xla_builder.")) return CustomCallKind::kCallComputation;
     if (row->kind != CustomCallKind::kBuilderMath) return row->kind;
-    if (calls_computation) return CustomCallKind::kCallComputation;
     return FindBuilderMath(target) ? CustomCallKind::kBuilderMath : CustomCallKind::kUnknown;
   }
   return calls_computation ? CustomCallKind::kCallComputation : CustomCallKind::kUnknown;

@@ -22,6 +22,10 @@ enum class CustomCallKind : uint8_t {
   kTopK,             // (values, indices) of the k first elements in the comparator's order
   kCallComputation,  // result = the called computation run on the operands
   kBuilderMath,      // an XLA builder-library math function computed natively (builder_math.def)
+  kEinsum,           // xla_builder.matrix.Einsum: its backend_config's einsum, natively
+  kMatrixDiagonal,   // xla_builder.matrix.GetMatrixDiagonalViaGather: the main diagonal
+  kScramblePhiloxKey,  // xla_builder.prng.ScramblePhiloxKey: Philox4x32-10 of each u64 key
+  kTridiagonalSolve,   // xla_builder.tridiagonal.TridiagonalSolver: the Thomas algorithm
 };
 
 /// The functions of builder_math.def.
