@@ -197,7 +197,7 @@ TEST_CASE("every opcode has a kernel or a reason") {
   CHECK(ExecutionOf(Opcode::kAllReduce).family == OpFamily::kCollective);
   CHECK(ExecutionOf(Opcode::kSend).family == OpFamily::kTransfer);
   CHECK(ExecutionOf(Opcode::kScan).family == OpFamily::kScan);
-  CHECK(ExecutionOf(Opcode::kSetDimensionSize).family == OpFamily::kNotExecutable);
+  CHECK(ExecutionOf(Opcode::kSetDimensionSize).family == OpFamily::kDynamicShape);
 }
 
 // A program holding an op the interpreter cannot run is refused when it is loaded, before any

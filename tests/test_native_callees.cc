@@ -142,8 +142,8 @@ ENTRY e {
   BundleProgram p = Load(text);
   std::mt19937 rng(7);
   const uint32_t specials[] = {0x80000000u, 0, 0x7fc00001u, 0xffc00002u, 0x7f800000u, 0xff800000u, 0x3f800000u};
-  Value x{PrimitiveType::kF32, {3, 1, 5, 7}, std::string(105 * 4, '\0'), {}};
-  Value k{PrimitiveType::kS32, {3, 1, 5, 7}, std::string(105 * 4, '\0'), {}};
+  Value x{PrimitiveType::kF32, {3, 1, 5, 7}, std::string(105 * 4, '\0'), {}, {}};
+  Value k{PrimitiveType::kS32, {3, 1, 5, 7}, std::string(105 * 4, '\0'), {}, {}};
   for (int i = 0; i < 105; ++i) {
     uint32_t bits = specials[rng() % 7];
     if (rng() % 3 == 0) {  // mostly small values, so ties and -0/+0 meet

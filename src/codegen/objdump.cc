@@ -50,7 +50,9 @@ std::string BufferShapeText(const BundleProgram& p, const BufferRecord& b) {
   s += '[';
   for (size_t i = 0; i < b.dims.size(); ++i) {
     if (i) s += ',';
-    s += std::to_string(b.dims[i]);
+    // As HLO writes them: a bounded dimension `<=N`, an unbounded one `?` (stored as 0).
+    uint8_t kind = i < b.dim_kinds.size() ? b.dim_kinds[i] : 0;
+    s += kind == 2 ? "?" : (kind == 1 ? "<=" : "") + std::to_string(b.dims[i]);
   }
   return s + "]";
 }

@@ -238,6 +238,10 @@ void AppendValueShape(std::string& out, const Value& v) {
     out += ')';
     return;
   }
+  if (!v.bounds.empty()) {
+    out += ValueShapeText(v);
+    return;
+  }
   Shape s;
   s.type = v.type;
   s.dims = Span<int64_t>(const_cast<int64_t*>(v.dims.data()), v.dims.size());

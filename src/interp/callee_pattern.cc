@@ -327,7 +327,7 @@ void LowerCalleePattern(const BundleProgram& p, const ComputationRecord& comp, S
     case OpFamily::kConcatenate: case OpFamily::kPad: case OpFamily::kReverse: case OpFamily::kDynamicSlice:
     case OpFamily::kDynamicUpdateSlice: case OpFamily::kDot: case OpFamily::kGather: case OpFamily::kConvolution:
     case OpFamily::kScaledDot: case OpFamily::kRaggedDot: case OpFamily::kReducePrecision: case OpFamily::kRng: case OpFamily::kCholesky:
-    case OpFamily::kTriangularSolve: case OpFamily::kFft: case OpFamily::kRngState: case OpFamily::kTransfer: case OpFamily::kStochasticConvert: case OpFamily::kAsync:
+    case OpFamily::kTriangularSolve: case OpFamily::kFft: case OpFamily::kRngState: case OpFamily::kDynamicShape: case OpFamily::kTransfer: case OpFamily::kStochasticConvert: case OpFamily::kAsync:
       return;
   }
 }

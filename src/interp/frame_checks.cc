@@ -80,7 +80,7 @@ bool MayWriteInPlace(OpFamily family) {
     case OpFamily::kSlice: case OpFamily::kConcatenate: case OpFamily::kPad: case OpFamily::kReverse:
     case OpFamily::kDynamicSlice: case OpFamily::kDynamicUpdateSlice: case OpFamily::kDot: case OpFamily::kGather:
     case OpFamily::kConvolution: case OpFamily::kScaledDot: case OpFamily::kRaggedDot: case OpFamily::kSelectAndScatter: case OpFamily::kRng:
-    case OpFamily::kCholesky: case OpFamily::kTriangularSolve: case OpFamily::kFft: case OpFamily::kRngState: case OpFamily::kTransfer: case OpFamily::kStochasticConvert:
+    case OpFamily::kCholesky: case OpFamily::kTriangularSolve: case OpFamily::kFft: case OpFamily::kRngState: case OpFamily::kDynamicShape: case OpFamily::kTransfer: case OpFamily::kStochasticConvert:
     case OpFamily::kCollective: case OpFamily::kAsync:
       return false;
   }

@@ -34,6 +34,7 @@ struct Step {
   uint8_t attr_slot[kAttrCount];  // index into bundle->attrs, kNoAttr when absent
   static constexpr uint8_t kNoAttr = 0xff;
   CustomCallKind custom_call = CustomCallKind::kNone;  // told apart once, at load
+  bool dynamic = false;  // an operand or the result has a bounded dynamic dimension
   TopKOrder topk_order = TopKOrder::kDescending;      // topk and the TopK custom call
   BuilderMathFn builder_math = BuilderMathFn::kAcos;  // kBuilderMath custom calls
   CalleePattern pattern;  // the called computation, when the kernels run it natively
@@ -136,6 +137,13 @@ Status KernelBuilderMath(BuilderMathFn fn, const std::vector<Buf>& in, const Buf
 Status CheckRaggedDotShapes(const Step& step, const BufferRecord& lhs, const BufferRecord& rhs,
                             const BufferRecord& sizes, const BufferRecord& out);
 Status KernelRaggedDot(const Step& s, const Buf& lhs, const Buf& rhs, const Buf& sizes, const Buf& out);
+/// Copies the elements of the box [0, box) between two row-major layouts (kernels_dynamic.cc).
+void CopyBox(const uint8_t* src, const std::vector<int64_t>& src_dims, uint8_t* dst,
+             const std::vector<int64_t>& dst_dims, const std::vector<int64_t>& box, int elem_size);
+/// dynamic-reshape: the operand's elements inside `x_sizes`, row-major, laid out in `out` with
+/// runtime sizes `sizes` (zeros past them).
+Status KernelDynamicReshape(const Buf& x, const std::vector<int64_t>& x_sizes, const std::vector<int64_t>& sizes,
+                            const Buf& out);
 /// The builder-library calls computed natively (kernels_builder_lib.cc).
 Status KernelEinsum(const EinsumConfig& config, const Buf& x, const Buf& y, const Buf& out);
 Status KernelMatrixDiagonal(const Buf& x, const Buf& out);

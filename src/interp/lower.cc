@@ -109,6 +109,8 @@ Status LowerCustomCall(const BundleProgram& p, const ComputationRecord& comp, St
       if (s.bundle->operands.size() != 1)
         return Status::Error("custom_call_target \"" + std::string(name) + "\" takes one operand");
       return OkStatus();
+    case CustomCallKind::kSliceToDynamic: case CustomCallKind::kPadToStatic:
+      return OkStatus();  // their operands are checked when they run (interp.cc)
     case CustomCallKind::kTridiagonalSolve:
       if (s.bundle->operands.size() != 2 && s.bundle->operands.size() != 4)
         return Status::Error("custom_call_target \"" + std::string(name) + "\" takes two or four operands");
@@ -155,7 +157,7 @@ Status CheckScalarCallee(const BundleProgram& p, const ComputationRecord& comp, 
     case OpFamily::kPad: case OpFamily::kReverse: case OpFamily::kDynamicSlice: case OpFamily::kDynamicUpdateSlice:
     case OpFamily::kDot: case OpFamily::kGather: case OpFamily::kConvolution: case OpFamily::kScaledDot: case OpFamily::kRaggedDot:
     case OpFamily::kReducePrecision: case OpFamily::kSelectAndScatter: case OpFamily::kRng:
-    case OpFamily::kCholesky: case OpFamily::kTriangularSolve: case OpFamily::kFft: case OpFamily::kRngState: case OpFamily::kTransfer: case OpFamily::kStochasticConvert:
+    case OpFamily::kCholesky: case OpFamily::kTriangularSolve: case OpFamily::kFft: case OpFamily::kRngState: case OpFamily::kDynamicShape: case OpFamily::kTransfer: case OpFamily::kStochasticConvert:
     case OpFamily::kCollective:  // the reducer is checked when it runs (Reduce)
     case OpFamily::kAsync:
       return OkStatus();

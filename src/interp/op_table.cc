@@ -61,7 +61,7 @@ OpExecution ExecutionOf(Opcode op) {
     case Opcode::kDivide: return {OpFamily::kBinary, {}};
     case Opcode::kDomain: return {OpFamily::kCopy, {}};  // a sharding-domain marker: the value unchanged
     case Opcode::kDot: return {OpFamily::kDot, {}};
-    case Opcode::kDynamicReshape: return {OpFamily::kNotExecutable, "dynamic shapes are not executed yet (runtime sizes are not tracked)"};
+    case Opcode::kDynamicReshape: return {OpFamily::kDynamicShape, {}};
     case Opcode::kDynamicSlice: return {OpFamily::kDynamicSlice, {}};
     case Opcode::kDynamicUpdateSlice: return {OpFamily::kDynamicUpdateSlice, {}};
     case Opcode::kErf: return {OpFamily::kUnary, {}};
@@ -71,7 +71,7 @@ OpExecution ExecutionOf(Opcode op) {
     case Opcode::kFloor: return {OpFamily::kUnary, {}};
     case Opcode::kFusion: return {OpFamily::kFusion, {}};
     case Opcode::kGather: return {OpFamily::kGather, {}};
-    case Opcode::kGetDimensionSize: return {OpFamily::kNotExecutable, "dynamic shapes are not executed yet (runtime sizes are not tracked)"};
+    case Opcode::kGetDimensionSize: return {OpFamily::kDynamicShape, {}};
     case Opcode::kGetTupleElement: return {OpFamily::kGetTupleElement, {}};
     case Opcode::kImag: return {OpFamily::kUnary, {}};
     case Opcode::kInfeed: return {OpFamily::kTransfer, {}};
@@ -121,7 +121,7 @@ OpExecution ExecutionOf(Opcode op) {
     case Opcode::kSelectAndScatter: return {OpFamily::kSelectAndScatter, {}};
     case Opcode::kSend: return {OpFamily::kTransfer, {}};
     case Opcode::kSendDone: return {OpFamily::kTransfer, {}};
-    case Opcode::kSetDimensionSize: return {OpFamily::kNotExecutable, "dynamic shapes are not executed yet (runtime sizes are not tracked)"};
+    case Opcode::kSetDimensionSize: return {OpFamily::kDynamicShape, {}};
     case Opcode::kShiftLeft: return {OpFamily::kBinary, {}};
     case Opcode::kShiftRightArithmetic: return {OpFamily::kBinary, {}};
     case Opcode::kShiftRightLogical: return {OpFamily::kBinary, {}};

@@ -22,6 +22,7 @@ enum class OpFamily : uint8_t {
   kAddDependency,   // the first operand, after the token (ordering only)
   kRng, kCholesky, kTriangularSolve, kFft,
   kRngState,  // rng-get-and-update-state: the run's 128-bit counter
+  kDynamicShape,  // get/set-dimension-size, dynamic-reshape: runtime sizes of bounded dimensions
   kTransfer,  // send/recv/infeed/outfeed: data from outside, only with ExecuteOptions::host_data
   kStochasticConvert,
   kCollective,  // collectives and device ids (interp.cc RunCollective)

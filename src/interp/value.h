@@ -17,6 +17,10 @@ struct Value {
   std::vector<int64_t> dims;
   std::string bytes;
   std::vector<Value> tuple;
+  /// A value of a bounded dynamic shape (`f32[4,<=8]`): per dimension its bound, -1 for a static
+  /// one; `dims` are then the runtime sizes and `bytes` hold only those elements. Empty when
+  /// every dimension is static.
+  std::vector<int64_t> bounds;
 
   bool IsTuple() const { return type == PrimitiveType::kTuple; }
   /// -1 for dimensions that cannot be (negative, or multiplying past int64).

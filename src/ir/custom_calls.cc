@@ -248,7 +248,8 @@ Status CheckBuilderLibraryCall(const Instruction& inst, std::string_view target,
     case CustomCallKind::kNone: case CustomCallKind::kUnknown: case CustomCallKind::kUniformQuantize:
     case CustomCallKind::kUniformDequantize: case CustomCallKind::kQuantizeMx: case CustomCallKind::kScaledMatmul:
     case CustomCallKind::kIdentity: case CustomCallKind::kShardShape: case CustomCallKind::kTopK:
-    case CustomCallKind::kCallComputation: case CustomCallKind::kBuilderMath:
+    case CustomCallKind::kCallComputation: case CustomCallKind::kBuilderMath: case CustomCallKind::kSliceToDynamic:
+    case CustomCallKind::kPadToStatic:
       break;
   }
   return Status::Error("compiler bug: " + Quoted(target) + " is not a builder-library call");
@@ -297,6 +298,33 @@ Status CheckCustomCallExecutable(const Instruction& inst) {
     }
     case CustomCallKind::kTopK:
       return CheckTopK(inst, target);
+    case CustomCallKind::kSliceToDynamic: {
+      const Shape& r = inst.shape;
+      bool ok = r.IsArray() && !inst.operands.empty() && inst.operands.size() == r.rank() + 1 &&
+                inst.operands[0]->shape.IsArray() && inst.operands[0]->shape.type == r.type &&
+                inst.operands[0]->shape.rank() == r.rank();
+      for (size_t d = 0; ok && d < r.rank(); ++d) ok = inst.operands[0]->shape.dims[d] == r.dims[d];
+      for (size_t i = 1; ok && i < inst.operands.size(); ++i)
+        ok = inst.operands[i]->shape.IsScalar() && inst.operands[i]->shape.type == PrimitiveType::kS32;
+      if (!ok)
+        return Status::Error(Quoted(target) + " takes data of its result's bounds and one s32[] size per dimension, "
+                             "to " + Str(r));
+      return OkStatus();
+    }
+    case CustomCallKind::kPadToStatic: {
+      const Shape& r = inst.shape;
+      bool ok = inst.operands.size() == 1 && inst.operands[0]->shape.IsArray() && r.IsTuple() &&
+                r.tuple.size() == inst.operands[0]->shape.rank() + 1 && r.tuple[0].IsArray() &&
+                r.tuple[0].type == inst.operands[0]->shape.type && r.tuple[0].rank() == inst.operands[0]->shape.rank();
+      for (size_t d = 0; ok && d < r.tuple[0].rank(); ++d)
+        ok = r.tuple[0].dims[d] == inst.operands[0]->shape.dims[d] && !r.tuple[0].IsDynamicDim(d);
+      for (size_t i = 1; ok && i < r.tuple.size(); ++i)
+        ok = r.tuple[i].IsScalar() && r.tuple[i].type == PrimitiveType::kS32;
+      if (!ok)
+        return Status::Error(Quoted(target) + " takes one array and returns (its data at the bound, one s32[] size "
+                             "per dimension), not " + Str(r));
+      return OkStatus();
+    }
     case CustomCallKind::kBuilderMath: {
       const BuilderMathRow& row = *FindBuilderMath(target);
       const Shape& r = inst.shape;

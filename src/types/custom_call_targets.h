@@ -26,6 +26,8 @@ enum class CustomCallKind : uint8_t {
   kMatrixDiagonal,   // xla_builder.matrix.GetMatrixDiagonalViaGather: the main diagonal
   kScramblePhiloxKey,  // xla_builder.prng.ScramblePhiloxKey: Philox4x32-10 of each u64 key
   kTridiagonalSolve,   // xla_builder.tridiagonal.TridiagonalSolver: the Thomas algorithm
+  kSliceToDynamic,     // (data, sizes...) -> data with those runtime sizes (bounded dynamic shape)
+  kPadToStatic,        // dynamic data -> (static data, its runtime sizes...)
 };
 
 /// The functions of builder_math.def.
