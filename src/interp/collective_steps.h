@@ -10,23 +10,9 @@
 
 #include "interp/devices.h"
 #include "interp/kernels.h"
+#include "interp/step_machine.h"
 
 namespace nhlo {
-
-/// What a collective step asks of the machine that runs it.
-class StepMachine {
- public:
-  virtual ~StepMachine() = default;
-  /// The computation running the step, whose buffers the step's indices name.
-  virtual const ComputationRecord& Running() const = 0;
-  virtual Result<Buf> ArrayOf(uint32_t buffer) const = 0;
-  virtual Status CopyBuffer(uint32_t from, uint32_t to) = 0;
-  virtual void ZeroBuffer(uint32_t buffer) = 0;
-  virtual Result<const ComputationRecord*> CalledComputation(const Step& s, AttrId id) = 0;
-  /// Runs `f` on two scalars; its result's bytes.
-  virtual Result<const uint8_t*> CallOnScalars(const BundleRecord& b, const ComputationRecord& f, const uint8_t* x,
-                                               const uint8_t* y) = 0;
-};
 
 class CollectiveSteps {
  public:
