@@ -357,6 +357,17 @@ Status CheckCustomCallExecutable(const Instruction& inst) {
         return Status::Error(Quoted(target) + " passes " + std::to_string(inst.operands.size()) + " operand(s) to " +
                              "computation '" + std::string(f.name) + "', which takes " +
                              std::to_string(params.size()) + " parameter(s)");
+      // A computation of scalars called with arrays is a comparator or reducer the backend's
+      // kernel applies (PartialReduce, ApproxTopK on TPU), not an expansion of the call.
+      bool applies_per_element = !params.empty();
+      for (size_t i = 0; i < params.size() && applies_per_element; ++i)
+        applies_per_element = params[i]->shape.IsScalar() && inst.operands[i]->shape.IsArray();
+      bool some_array = false;
+      for (const Instruction* o : inst.operands) some_array = some_array || (o->shape.IsArray() && !o->shape.IsScalar());
+      if (applies_per_element && some_array)
+        return Status::Error(Quoted(target) + " calls computation '" + std::string(f.name) + "' on scalars (a "
+                             "comparator or reducer its kernel applies), so it is not an expansion nhlo could run: "
+                             "its meaning lives in the backend that provides it");
       for (size_t i = 0; i < params.size(); ++i)
         if (!SameShape(params[i]->shape, inst.operands[i]->shape))
           return Status::Error(Quoted(target) + " operand " + std::to_string(i) + " " + Str(inst.operands[i]->shape) +
