@@ -40,9 +40,14 @@ std::vector<int64_t> RuntimeSizes(StepMachine& m, uint32_t buffer) {
   const std::vector<int64_t>& s = m.SizesOf(buffer);
   return s.empty() ? m.Running().buffers.at(buffer).dims : s;
 }
-void SetSizes(StepMachine& m, uint32_t buffer, std::vector<int64_t> sizes) {
-  if (sizes == m.Running().buffers.at(buffer).dims) sizes.clear();
+Status SetSizes(StepMachine& m, uint32_t buffer, std::vector<int64_t> sizes) {
+  const BufferRecord& b = m.Running().buffers.at(buffer);
+  if (sizes == b.dims)
+    sizes.clear();
+  else if (!FitsBound(b, sizes))
+    return Status::Error("runtime sizes do not fit '" + std::string(b.name) + "', whose shape is static or smaller");
   m.SizesOf(buffer) = std::move(sizes);
+  return OkStatus();
 }
 void ClearSizes(StepMachine& m, uint32_t buffer) {
   const BufferRecord& b = m.Running().buffers.at(buffer);
@@ -86,29 +91,60 @@ Status RunWithSizes(const Step& s, StepMachine& m) {
   bool moves_whole = false, elementwise = false;
   switch (s.family) {
     case OpFamily::kDynamicShape: return m.RunPlain(s);
-    case OpFamily::kCopy: case OpFamily::kTuple: case OpFamily::kGetTupleElement: case OpFamily::kAddDependency:
-    case OpFamily::kCall: case OpFamily::kFusion: case OpFamily::kWhile: case OpFamily::kConditional:
-    case OpFamily::kAsync:
-      moves_whole = true;
-      break;
+    case OpFamily::kCopy:
+    case OpFamily::kTuple:
+    case OpFamily::kGetTupleElement:
+    case OpFamily::kAddDependency:
+    case OpFamily::kCall:
+    case OpFamily::kFusion:
+    case OpFamily::kWhile:
+    case OpFamily::kConditional:
+    case OpFamily::kAsync: moves_whole = true; break;
     case OpFamily::kTupleResult:
       moves_whole = s.custom_call == CustomCallKind::kIdentity || s.custom_call == CustomCallKind::kCallComputation ||
                     s.custom_call == CustomCallKind::kSliceToDynamic || s.custom_call == CustomCallKind::kPadToStatic;
       break;
-    case OpFamily::kUnary: case OpFamily::kBinary: case OpFamily::kCompare: case OpFamily::kSelect:
-    case OpFamily::kClamp: case OpFamily::kConvert: case OpFamily::kReducePrecision:
-      elementwise = true;
-      break;
-    case OpFamily::kNotExecutable: case OpFamily::kBound: case OpFamily::kAfterAll: case OpFamily::kScan:
-    case OpFamily::kReduce: case OpFamily::kMap: case OpFamily::kScatter: case OpFamily::kSort:
-    case OpFamily::kReduceWindow: case OpFamily::kBitcastConvert: case OpFamily::kBroadcast: case OpFamily::kReshape:
-    case OpFamily::kTranspose: case OpFamily::kIota: case OpFamily::kSlice: case OpFamily::kConcatenate:
-    case OpFamily::kPad: case OpFamily::kReverse: case OpFamily::kDynamicSlice: case OpFamily::kDynamicUpdateSlice:
-    case OpFamily::kDot: case OpFamily::kGather: case OpFamily::kConvolution: case OpFamily::kScaledDot:
-    case OpFamily::kRaggedDot: case OpFamily::kSelectAndScatter: case OpFamily::kRng: case OpFamily::kCholesky:
-    case OpFamily::kTriangularSolve: case OpFamily::kFft: case OpFamily::kRngState: case OpFamily::kTransfer:
-    case OpFamily::kStochasticConvert: case OpFamily::kCollective:
-      break;
+    case OpFamily::kUnary:
+    case OpFamily::kBinary:
+    case OpFamily::kCompare:
+    case OpFamily::kSelect:
+    case OpFamily::kClamp:
+    case OpFamily::kConvert:
+    case OpFamily::kReducePrecision: elementwise = true; break;
+    case OpFamily::kNotExecutable:
+    case OpFamily::kBound:
+    case OpFamily::kAfterAll:
+    case OpFamily::kScan:
+    case OpFamily::kReduce:
+    case OpFamily::kMap:
+    case OpFamily::kScatter:
+    case OpFamily::kSort:
+    case OpFamily::kReduceWindow:
+    case OpFamily::kBitcastConvert:
+    case OpFamily::kBroadcast:
+    case OpFamily::kReshape:
+    case OpFamily::kTranspose:
+    case OpFamily::kIota:
+    case OpFamily::kSlice:
+    case OpFamily::kConcatenate:
+    case OpFamily::kPad:
+    case OpFamily::kReverse:
+    case OpFamily::kDynamicSlice:
+    case OpFamily::kDynamicUpdateSlice:
+    case OpFamily::kDot:
+    case OpFamily::kGather:
+    case OpFamily::kConvolution:
+    case OpFamily::kScaledDot:
+    case OpFamily::kRaggedDot:
+    case OpFamily::kSelectAndScatter:
+    case OpFamily::kRng:
+    case OpFamily::kCholesky:
+    case OpFamily::kTriangularSolve:
+    case OpFamily::kFft:
+    case OpFamily::kRngState:
+    case OpFamily::kTransfer:
+    case OpFamily::kStochasticConvert:
+    case OpFamily::kCollective: break;
   }
   if (partial.empty() || moves_whole) return m.RunPlain(s);
   std::vector<int64_t> sizes = m.SizesOf(partial[0]);
@@ -118,8 +154,9 @@ Status RunWithSizes(const Step& s, StepMachine& m) {
     for (size_t d = 0; d < at.size(); ++d) text += (d ? "," : "") + std::to_string(at[d]);
     return text + ")";
   };
-  const char* why = ": only elementwise ops, copies, tuples and calls carry runtime sizes yet (docs/interpreter.md, "
-                    "bounded dynamic shapes)";
+  const char* why =
+      ": only elementwise ops, copies, tuples and calls carry runtime sizes yet (docs/interpreter.md, "
+      "bounded dynamic shapes)";
   if (!elementwise)
     return Status::Error("'" + std::string(OpcodeName(b.opcode)) + "' of a value below its bound (" +
                          holds(partial[0]) + ")" + why);
@@ -128,7 +165,7 @@ Status RunWithSizes(const Step& s, StepMachine& m) {
       return Status::Error("operands of '" + std::string(OpcodeName(b.opcode)) + "' have different runtime sizes (" +
                            holds(partial[0]) + ", " + holds(o) + ")");
   NHLO_TRY(m.RunPlain(s));
-  if (m.Running().buffers.at(b.result).dims.size() == sizes.size()) SetSizes(m, b.result, sizes);
+  NHLO_TRY(SetSizes(m, b.result, sizes));
   return OkStatus();
 }
 
@@ -149,43 +186,43 @@ Status RunDynamicShape(const Step& s, StepMachine& m) {
     return LoadIndex(v.type(), v.data);
   };
   if (b.opcode == Opcode::kGetDimensionSize) {
-      NHLO_ASSIGN_OR_RETURN(size_t d, dimension(m.Running().buffers.at(b.operands[0])));
-      NHLO_ASSIGN_OR_RETURN(Buf out, m.ArrayOf(b.result));
-      if (out.type() != PrimitiveType::kS32 || out.count() != 1) return Status::Error("get-dimension-size returns s32[]");
-      int32_t size = static_cast<int32_t>(RuntimeSizes(m, b.operands[0])[d]);
-      std::memcpy(out.data, &size, 4);
-      return OkStatus();
+    NHLO_ASSIGN_OR_RETURN(size_t d, dimension(m.Running().buffers.at(b.operands[0])));
+    NHLO_ASSIGN_OR_RETURN(Buf out, m.ArrayOf(b.result));
+    if (out.type() != PrimitiveType::kS32 || out.count() != 1) return Status::Error("get-dimension-size returns s32[]");
+    int32_t size = static_cast<int32_t>(RuntimeSizes(m, b.operands[0])[d]);
+    std::memcpy(out.data, &size, 4);
+    return OkStatus();
   }
   if (b.opcode == Opcode::kSetDimensionSize) {
-      const BufferRecord& r = m.Running().buffers.at(b.result);
-      NHLO_ASSIGN_OR_RETURN(size_t d, dimension(r));
-      NHLO_ASSIGN_OR_RETURN(int64_t size, scalar(b.operands[1]));
-      if (size < 0 || size > r.dims[d])
-        return Status::Error("set-dimension-size " + std::to_string(size) + " is outside [0, " +
-                             std::to_string(r.dims[d]) + "], the bound of dimension " + std::to_string(d));
-      std::vector<int64_t> sizes = RuntimeSizes(m, b.operands[0]);
-      if (sizes.size() != r.dims.size() || m.Running().buffers.at(b.operands[0]).size != r.size)
-        return Status::Error("set-dimension-size operand does not have its result's bounds");
-      sizes[d] = size;
-      NHLO_TRY(CopyBytes(m, b.operands[0], b.result));
-      SetSizes(m, b.result, std::move(sizes));
-      return OkStatus();
+    const BufferRecord& r = m.Running().buffers.at(b.result);
+    NHLO_ASSIGN_OR_RETURN(size_t d, dimension(r));
+    NHLO_ASSIGN_OR_RETURN(int64_t size, scalar(b.operands[1]));
+    if (size < 0 || size > r.dims[d])
+      return Status::Error("set-dimension-size " + std::to_string(size) + " is outside [0, " +
+                           std::to_string(r.dims[d]) + "], the bound of dimension " + std::to_string(d));
+    std::vector<int64_t> sizes = RuntimeSizes(m, b.operands[0]);
+    if (sizes.size() != r.dims.size() || m.Running().buffers.at(b.operands[0]).dims != r.dims)
+      return Status::Error("set-dimension-size operand does not have its result's bounds");
+    sizes[d] = size;
+    NHLO_TRY(CopyBytes(m, b.operands[0], b.result));
+    NHLO_TRY(SetSizes(m, b.result, std::move(sizes)));
+    return OkStatus();
   }
   if (b.opcode == Opcode::kDynamicReshape) {
-      const BufferRecord& r = m.Running().buffers.at(b.result);
-      if (b.operands.size() != r.dims.size() + 1)
-        return Status::Error("dynamic-reshape takes its operand and one size per result dimension");
-      std::vector<int64_t> sizes;
-      for (size_t i = 1; i < b.operands.size(); ++i) {
-        NHLO_ASSIGN_OR_RETURN(int64_t v, scalar(b.operands[i]));
-        sizes.push_back(v);
-      }
-      NHLO_ASSIGN_OR_RETURN(Buf x, m.ArrayOf(b.operands[0]));
-      NHLO_ASSIGN_OR_RETURN(Buf out, m.ArrayOf(b.result));
-      if (x.type() != out.type()) return Status::Error("dynamic-reshape changes the element type");
-      NHLO_TRY(KernelDynamicReshape(x, RuntimeSizes(m, b.operands[0]), sizes, out));
-      if (IsBounded(r)) SetSizes(m, b.result, std::move(sizes));
-      return OkStatus();
+    const BufferRecord& r = m.Running().buffers.at(b.result);
+    if (b.operands.size() != r.dims.size() + 1)
+      return Status::Error("dynamic-reshape takes its operand and one size per result dimension");
+    std::vector<int64_t> sizes;
+    for (size_t i = 1; i < b.operands.size(); ++i) {
+      NHLO_ASSIGN_OR_RETURN(int64_t v, scalar(b.operands[i]));
+      sizes.push_back(v);
+    }
+    NHLO_ASSIGN_OR_RETURN(Buf x, m.ArrayOf(b.operands[0]));
+    NHLO_ASSIGN_OR_RETURN(Buf out, m.ArrayOf(b.result));
+    if (x.type() != out.type()) return Status::Error("dynamic-reshape changes the element type");
+    NHLO_TRY(KernelDynamicReshape(x, RuntimeSizes(m, b.operands[0]), sizes, out));
+    NHLO_TRY(SetSizes(m, b.result, std::move(sizes)));
+    return OkStatus();
   }
   return Status::Error("bundle is not a dynamic-shape step");
 }
@@ -208,7 +245,7 @@ Status RunSliceToDynamic(const Step& s, StepMachine& m) {
     sizes.push_back(size);
   }
   NHLO_TRY(CopyBytes(m, b.operands[0], b.result));
-  if (IsBounded(r)) SetSizes(m, b.result, std::move(sizes));
+  NHLO_TRY(SetSizes(m, b.result, std::move(sizes)));
   return OkStatus();
 }
 Status RunPadToStatic(const Step& s, StepMachine& m) {

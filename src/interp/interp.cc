@@ -23,6 +23,7 @@
 #include "interp/kernels.h"
 #include "interp/native_callees.h"
 #include "interp/op_table.h"
+#include "interp/scan_step.h"
 #include "support/small_vec.h"
 #include "types/element.h"
 
@@ -176,7 +177,7 @@ class Machine : private StepMachine {
       for (size_t i = 0; i < a.tuple.size(); ++i) NHLO_TRY(CopyTreeFrom(src, a.tuple[i], b.tuple[i]));
       return OkStatus();
     }
-    if (IsBounded(b)) SizesOf(*cur_, to) = SizesOf(src, from);
+    NHLO_TRY(CarrySizes(SizesOf(src, from), b, SizesOf(*cur_, to)));
     uint8_t* source = P(src, from);
     if (a.size > 0) {
       if (!source || !ptr_[to]) return Status::Error("bundle reads an unbound buffer '" + std::string(a.name) + "'");
@@ -350,7 +351,7 @@ class Machine : private StepMachine {
       case OpFamily::kFusion: return RunCall(s, AttrId::kCalls);  // a fusion computes its fused computation
       case OpFamily::kWhile: return RunWhile(s);
       case OpFamily::kConditional: return RunConditional(s);
-      case OpFamily::kScan: return RunScan(s);
+      case OpFamily::kScan: return RunScan(s, *this);
       case OpFamily::kReduce: return RunReduce(s);
       case OpFamily::kMap: return RunMap(s);
       case OpFamily::kScatter: return RunScatter(s);
@@ -643,6 +644,37 @@ class Machine : private StepMachine {
   // ---- bounded dynamic shapes (dynamic_steps.cc) ---------------------------------------
   std::vector<int64_t>& SizesOf(const ComputationRecord& comp, uint32_t buffer) { return sizes_[IndexOf(comp)][buffer]; }
   std::vector<int64_t>& SizesOf(uint32_t buffer) override { return SizesOf(*cur_, buffer); }
+  Status CallWithPointers(const BundleRecord& b, const ComputationRecord& f, const std::vector<uint8_t*>& params,
+                          const std::vector<uint32_t>& root_leaves, std::vector<const uint8_t*>& got) override {
+    if (params.size() != f.params.size())
+      return Status::Error("computation '" + std::string(f.name) + "' takes " + std::to_string(f.params.size()) + " arguments");
+    for (size_t i = 0; i < params.size(); ++i) {
+      P(f, f.params[i]) = params[i];
+      SizesOf(f, f.params[i]).clear();  // scratch values are at their bounds
+    }
+    NHLO_TRY(Enter(f, CalleeBase(b)));
+    got.assign(root_leaves.size(), nullptr);
+    for (size_t k = 0; k < root_leaves.size(); ++k) {
+      got[k] = P(f, root_leaves[k]);
+      if (!got[k] && f.buffers[root_leaves[k]].size) return Status::Error("computation '" + std::string(f.name) + "' has no result");
+      if (!SizesOf(f, root_leaves[k]).empty())
+        return Status::Error("computation '" + std::string(f.name) + "' returns a value below its bounds, which a "
+                             "scan does not carry yet");
+    }
+    return OkStatus();
+  }
+  // A value's runtime sizes follow it into buffer `to` (record `to_rec`), which must hold them.
+  static Status CarrySizes(const std::vector<int64_t>& from, const BufferRecord& to_rec, std::vector<int64_t>& to) {
+    if (from.empty()) {
+      to.clear();
+      return OkStatus();
+    }
+    if (!FitsBound(to_rec, from))
+      return Status::Error("a value below its bounds cannot move into '" + std::string(to_rec.name) +
+                           "', whose shape does not hold its runtime sizes");
+    if (&from != &to) to = from;
+    return OkStatus();
+  }
   void SetSizes(uint32_t buffer, std::vector<int64_t> sizes) {
     if (sizes == B(buffer).dims) sizes.clear();
     SizesOf(*cur_, buffer) = std::move(sizes);
@@ -672,7 +704,7 @@ class Machine : private StepMachine {
       return OkStatus();
     }
     P(f, param) = ptr_[arg];
-    if (IsBounded(pb)) SizesOf(f, param) = SizesOf(*cur_, arg);
+    NHLO_TRY(CarrySizes(SizesOf(*cur_, arg), pb, SizesOf(f, param)));
     return OkStatus();
   }
 
@@ -758,107 +790,6 @@ class Machine : private StepMachine {
     if (branch + 1 >= b.operands.size()) return Status::Error("conditional has no operand for branch " + std::to_string(branch));
     NHLO_TRY(CallWithBuffers(b, *f, {b.operands[branch + 1]}));
     return CopyTreeFrom(*f, f->root, b.result);
-  }
-
-  // scan(inputs..., inits...), num_carries=c: step i (along `dimensions`, from 0 up) calls
-  // to_apply on (slice i of each input, the carries) and gets (outputs..., new carries...);
-  // the result is (the outputs stacked along the dimension..., the last carries). Slices and
-  // carries live in scratch memory the callee's parameters point at; a new carry is copied
-  // out of the callee's frame before the next step overwrites it.
-  Status RunScan(const Step& s) {
-    const BundleRecord& b = *s.bundle;
-    NHLO_ASSIGN_OR_RETURN(const ComputationRecord* f, Callee(s, AttrId::kToApply));
-    const AttrRecord* dims = s.Find(AttrId::kDimensions);
-    const AttrRecord* carries_attr = s.Find(AttrId::kNumCarries);
-    const size_t n = b.operands.size();
-    if (!dims || dims->ints.size() != 1 || !carries_attr || carries_attr->i < 0 ||
-        static_cast<uint64_t>(carries_attr->i) > n)
-      return Status::Error("scan needs one dimension and num_carries within its operands");
-    const size_t carries = static_cast<size_t>(carries_attr->i), inputs = n - carries;
-    const BufferRecord& r = B(b.result);
-    const BufferRecord& root = f->buffers[f->root];
-    if (f->params.size() != n || root.type != PrimitiveType::kTuple || r.type != PrimitiveType::kTuple ||
-        root.tuple.size() != r.tuple.size() || root.tuple.size() < carries)
-      return Status::Error("scan computation '" + std::string(f->name) + "' does not fit the scan");
-    const size_t outputs = root.tuple.size() - carries;
-    const int64_t dim = dims->ints[0];
-    // Row-major blocks along `dim`: outer x length x inner bytes.
-    struct Along { int64_t outer = 1, length = 0, inner = 0; };
-    auto along = [&](const BufferRecord& whole, const BufferRecord& slice) -> Result<Along> {
-      if (!IsArrayType(whole.type) || !IsArrayType(slice.type) || whole.type != slice.type || dim < 0 ||
-          dim >= static_cast<int64_t>(whole.dims.size()) || whole.dims.size() != slice.dims.size() + 1)
-        return Status::Error("scan operand '" + std::string(whole.name) + "' does not fit the computation's slice '" +
-                             std::string(slice.name) + "'");
-      Along a;
-      a.length = whole.dims[dim];
-      for (int64_t d = 0; d < dim; ++d) a.outer *= whole.dims[d];
-      int64_t slice_count = CheckedElementCount(slice.dims);
-      if (a.outer * a.length * slice_count == 0) return a;
-      if (static_cast<uint64_t>(a.length) * slice.size != whole.size)
-        return Status::Error("scan operand '" + std::string(whole.name) + "' does not fit its slices");
-      a.inner = static_cast<int64_t>(slice.size) / a.outer;
-      return a;
-    };
-    std::vector<Along> in_along(inputs), out_along(outputs);
-    std::vector<std::vector<uint64_t>> scratch(n);  // 8-byte aligned
-    int64_t length = -1;
-    for (size_t i = 0; i < n; ++i) {
-      const BufferRecord& pb = f->buffers[f->params[i]];
-      const BufferRecord& ob = B(b.operands[i]);
-      if (pb.type == PrimitiveType::kTuple) return Status::Error("scan over tuple operands is not supported");
-      if (i < inputs) {
-        NHLO_ASSIGN_OR_RETURN(in_along[i], along(ob, pb));
-        if (length >= 0 && in_along[i].length != length) return Status::Error("scan inputs differ in length");
-        length = in_along[i].length;
-      } else if (ob.type != pb.type || ob.size != pb.size) {
-        return Status::Error("scan init '" + std::string(ob.name) + "' does not match parameter '" + std::string(pb.name) + "'");
-      }
-      scratch[i].assign(pb.size / 8 + 1, 0);
-      P(*f, f->params[i]) = reinterpret_cast<uint8_t*>(scratch[i].data());
-    }
-    for (size_t k = 0; k < r.tuple.size(); ++k) {
-      const BufferRecord& leaf = f->buffers[root.tuple[k]];
-      const BufferRecord& rb = B(r.tuple[k]);
-      if (k < outputs) {
-        NHLO_ASSIGN_OR_RETURN(out_along[k], along(rb, leaf));
-        if (length >= 0 && out_along[k].length != length) return Status::Error("scan outputs differ in length from the inputs");
-        length = out_along[k].length;
-      } else if (rb.type != leaf.type || rb.size != leaf.size || leaf.type == PrimitiveType::kTuple ||
-                 rb.type != f->buffers[f->params[inputs + k - outputs]].type) {
-        return Status::Error("scan carry result does not match its init");
-      }
-    }
-    for (size_t c = 0; c < carries; ++c)
-      if (B(b.operands[inputs + c]).size) std::memcpy(scratch[inputs + c].data(), ptr_[b.operands[inputs + c]], B(b.operands[inputs + c]).size);
-    const AttrRecord* reverse_attr = s.Find(AttrId::kIsReverse);
-    const bool reverse = reverse_attr && reverse_attr->kind == AttrKind::Bool && reverse_attr->b;
-    for (int64_t step = 0; step < std::max<int64_t>(length, 0); ++step) {
-      int64_t at = reverse ? length - 1 - step : step;
-      for (size_t i = 0; i < inputs; ++i) {
-        const Along& a = in_along[i];
-        uint8_t* dst = reinterpret_cast<uint8_t*>(scratch[i].data());
-        for (int64_t o = 0; o < a.outer && a.inner; ++o)
-          std::memcpy(dst + o * a.inner, ptr_[b.operands[i]] + (o * a.length + at) * a.inner, a.inner);
-      }
-      NHLO_TRY(Enter(*f, CalleeBase(b)));
-      for (size_t k = 0; k < r.tuple.size(); ++k) {
-        const uint8_t* leaf = P(*f, root.tuple[k]);
-        uint64_t size = f->buffers[root.tuple[k]].size;
-        if (!leaf && size) return Status::Error("scan computation '" + std::string(f->name) + "' has no result");
-        if (k < outputs) {
-          const Along& a = out_along[k];
-          for (int64_t o = 0; o < a.outer && a.inner; ++o)
-            std::memcpy(ptr_[r.tuple[k]] + (o * a.length + at) * a.inner, leaf + o * a.inner, a.inner);
-        } else if (size) {
-          std::memmove(ptr_[r.tuple[k]], leaf, size);  // the result holds the newest carry
-        }
-      }
-      for (size_t c = 0; c < carries; ++c)
-        if (uint64_t size = B(r.tuple[outputs + c]).size) std::memcpy(scratch[inputs + c].data(), ptr_[r.tuple[outputs + c]], size);
-    }
-    for (size_t c = 0; c < carries && length <= 0; ++c)  // no steps: the carries are the inits
-      if (uint64_t size = B(r.tuple[outputs + c]).size) std::memcpy(ptr_[r.tuple[outputs + c]], scratch[inputs + c].data(), size);
-    return OkStatus();
   }
 
   // The result buffers of an op that returns one array for n == 1 and an n-tuple otherwise

@@ -6,6 +6,7 @@
 // them, so that the values are the expansion's, rounding for rounding.
 #include <algorithm>
 #include <complex>
+#include <cstring>
 
 #include "interp/element_traits.h"
 #include "interp/kernels.h"
@@ -49,8 +50,10 @@ int Position(const std::vector<int>& labels, int label) {
 
 template <typename C>
 C AddZero(C v) {
-  if constexpr (std::is_integral_v<C>) return v;
-  else return v + C(0);  // a masked reduce from 0: -0 becomes +0, as the expansion gives
+  if constexpr (std::is_integral_v<C>)
+    return v;
+  else
+    return v + C(0);  // a masked reduce from 0: -0 becomes +0, as the expansion gives
 }
 
 // A repeated label takes the diagonal: XLA selects it under an iota mask and sums the
@@ -78,6 +81,17 @@ Labeled<C> Diagonal(const Labeled<C>& t) {
   return u;
 }
 
+template <typename C>
+C MulAdd(C acc, C a, C b) {
+  if constexpr (std::is_integral_v<C>) {
+    using U = std::make_unsigned_t<C>;
+    return C(U(acc) + U(a) * U(b));
+  } else {
+    return acc + a * b;
+  }
+}
+
+
 // Sums away the dimensions whose labels `keep` rejects: a reduce from 0 in row-major order.
 template <typename C, typename Keep>
 Labeled<C> SumOut(const Labeled<C>& t, Keep keep) {
@@ -103,21 +117,11 @@ Labeled<C> SumOut(const Labeled<C>& t, Keep keep) {
     EachIndex(summed_dims, [&](int64_t, const std::vector<int64_t>& j) {
       int64_t at = base;
       for (size_t k = 0; k < summed.size(); ++k) at += j[k] * ts[summed[k]];
-      acc += t.v[at];
+      acc = MulAdd(acc, t.v[at], C(1));  // integers wrap, as XLA's add does
     });
     u.v.push_back(acc);
   });
   return u;
-}
-
-template <typename C>
-C MulAdd(C acc, C a, C b) {
-  if constexpr (std::is_integral_v<C>) {
-    using U = std::make_unsigned_t<C>;
-    return C(U(acc) + U(a) * U(b));
-  } else {
-    return acc + a * b;
-  }
 }
 
 // XLA's Einsum (matrix.cc): diagonals of x, then of y; every label unique: sums inside one
@@ -135,8 +139,10 @@ Labeled<C> Einsum(const Labeled<C>& x0, const Labeled<C>& y0, const std::vector<
   y = SumOut(y, [&](int l) { return in_out(l) || Position(x.labels, l) >= 0; });
   std::vector<int> batch, contract, xfree, yfree;
   for (int l : x.labels) {
-    if (Position(y.labels, l) >= 0) (in_out(l) ? batch : contract).push_back(l);
-    else xfree.push_back(l);
+    if (Position(y.labels, l) >= 0)
+      (in_out(l) ? batch : contract).push_back(l);
+    else
+      xfree.push_back(l);
   }
   for (int l : y.labels)
     if (Position(x.labels, l) < 0) yfree.push_back(l);
@@ -249,14 +255,22 @@ void SolveTridiagonal(const std::vector<Buf>& in, const Buf& out) {
     const T* d = packed ? diag(0, bi, 1) : diag(1, bi, 0);
     const T* l = packed ? diag(0, bi, 2) : diag(0, bi, 0);
     T* b = x + bi * m * systems;
-    if (packed) Thomas(l, d, u, b, m, systems, 1, systems);  // rhs [M, K]: system r is column r
-    else Thomas(l, d, u, b, m, systems, m, 1);              // rhs [K, M]: system r is row r
+    if (packed)
+      Thomas(l, d, u, b, m, systems, 1, systems);  // rhs [M, K]: system r is column r
+    else
+      Thomas(l, d, u, b, m, systems, m, 1);  // rhs [K, M]: system r is row r
   }
 }
 
 }  // namespace
 
 Status KernelEinsum(const EinsumConfig& config, const Buf& x, const Buf& y, const Buf& out) {
+  if (x.type() != out.type() || y.type() != out.type())
+    return Status::Error("Einsum operands and result must have one element type");
+  if (x.count() == 0 || y.count() == 0) {  // every sum is empty: zeros (or no elements at all)
+    if (out.rec->size) std::memset(out.data, 0, out.rec->size);
+    return OkStatus();
+  }
   return DispatchType(out.type(), [&](auto traits) -> Status {
     using C = typename decltype(traits)::Compute;
     Labeled<C> a, b;
@@ -273,7 +287,9 @@ Status KernelEinsum(const EinsumConfig& config, const Buf& x, const Buf& y, cons
 
 Status KernelMatrixDiagonal(const Buf& x, const Buf& out) {
   const auto& dims = Dims(x);
-  if (dims.size() < 2) return Status::Error("GetMatrixDiagonalViaGather needs a matrix");
+  if (dims.size() < 2 || x.type() != out.type())
+    return Status::Error("GetMatrixDiagonalViaGather needs a matrix of its result's element type");
+  if (x.count() == 0) return OkStatus();  // no diagonal elements to move
   int64_t m = dims[dims.size() - 2], n = dims.back(), len = std::min(m, n);
   int64_t batches = m * n == 0 ? 0 : x.count() / (m * n);
   if (batches * len != out.count()) return Status::Error("GetMatrixDiagonalViaGather result does not fit its buffer");
@@ -308,9 +324,12 @@ Status KernelTridiagonalSolve(const std::vector<Buf>& in, const Buf& out) {
     if (in[i].type() != out.type() || in[i].rank() != rank || Dims(in[i])[rank - 1] != m ||
         Dims(in[i])[rank - 2] != rows || !std::equal(rd.begin(), rd.end() - 2, Dims(in[i]).begin()))
       return Status::Error("TridiagonalSolver diagonals do not fit the right-hand side");
-  if (out.type() == PrimitiveType::kF32) SolveTridiagonal<float>(in, out);
-  else if (out.type() == PrimitiveType::kF64) SolveTridiagonal<double>(in, out);
-  else return Status::Error("TridiagonalSolver solves f32 or f64 systems");
+  if (out.type() == PrimitiveType::kF32)
+    SolveTridiagonal<float>(in, out);
+  else if (out.type() == PrimitiveType::kF64)
+    SolveTridiagonal<double>(in, out);
+  else
+    return Status::Error("TridiagonalSolver solves f32 or f64 systems");
   return OkStatus();
 }
 

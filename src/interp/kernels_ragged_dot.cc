@@ -8,12 +8,14 @@
 //   batch:               a plain dot (the groups only say which batch rows belong together).
 // group_sizes is [b..., x..., g] (x: the lhs dimensions of the ragged kind before the ragged
 // one, in dimension order; mode batch has no b...), or [g] for every row. A row belongs to group
-// j when start_j <= i < start_j + size_j with start_j the sum of the sizes before j: XLA's
-// RaggedDotRewriter mask, which also fixes what negative sizes mean. Unlike that rewrite (a
+// j when start_j <= i < start_j + size_j with start_j the sum of the sizes before j, summed in
+// the sizes' type as XLA's RaggedDotRewriter does (it wraps): its mask, which also fixes what
+// negative sizes mean. Unlike that rewrite (a
 // select, then a dot over the widened operand), rows outside a group are never multiplied, so
 // an inf in another group's rhs does not turn them into NaN [inferred: the JAX definition].
 // Each result element sums its products in increasing k order in the result's compute type.
 #include <algorithm>
+#include <cstring>
 
 #include "interp/dense_operands.h"
 #include "interp/element_traits.h"
@@ -27,8 +29,8 @@ enum class RaggedMode : uint8_t { kNonContracting, kContracting, kBatch };
 struct RaggedPlan {
   RaggedMode mode = RaggedMode::kNonContracting;
   std::vector<int64_t> lb, lc, rb, rc;
-  int64_t ragged = 0;        // lhs dimension
-  int64_t rhs_group = -1;    // rhs dimension, non-contracting mode only
+  int64_t ragged = 0;                 // lhs dimension
+  int64_t rhs_group = -1;             // rhs dimension, non-contracting mode only
   std::vector<int64_t> lfree, rfree;  // free dimensions, ascending
   std::vector<int64_t> x_dims;        // lhs dimensions of the ragged kind before the ragged one
   int64_t groups = 0;
@@ -47,10 +49,13 @@ std::string Str(const std::vector<int64_t>& dims) {
 // Everything about the operands' shapes that the kernel relies on, checked once (at load and
 // again at run, on the same records).
 Result<RaggedPlan> PlanRaggedDot(const Step& s, const BufferRecord& lhs, const BufferRecord& rhs,
-                                   const BufferRecord& sizes, const BufferRecord& out) {
+                                 const BufferRecord& sizes, const BufferRecord& out) {
   static const std::vector<int64_t> kEmpty;
   RaggedPlan p;
-  auto list = [&](AttrId id) { const auto* l = IntList(s, id); return l ? *l : kEmpty; };
+  auto list = [&](AttrId id) {
+    const auto* l = IntList(s, id);
+    return l ? *l : kEmpty;
+  };
   p.lb = list(AttrId::kLhsBatchDims);
   p.lc = list(AttrId::kLhsContractingDims);
   p.rb = list(AttrId::kRhsBatchDims);
@@ -63,8 +68,9 @@ Result<RaggedPlan> PlanRaggedDot(const Step& s, const BufferRecord& lhs, const B
   if (p.lb.size() != p.rb.size() || p.lc.size() != p.rc.size()) return bad("invalid dimension numbers");
   if (ragged.size() != 1 || ragged[0] < 0 || ragged[0] >= lrank) return bad("needs one lhs ragged dimension");
   p.ragged = ragged[0];
-  p.mode = Contains(p.lc, p.ragged) ? RaggedMode::kContracting
-           : Contains(p.lb, p.ragged) ? RaggedMode::kBatch : RaggedMode::kNonContracting;
+  p.mode = Contains(p.lc, p.ragged)   ? RaggedMode::kContracting
+           : Contains(p.lb, p.ragged) ? RaggedMode::kBatch
+                                      : RaggedMode::kNonContracting;
   if (p.mode == RaggedMode::kNonContracting) {
     if (group.size() != 1 || group[0] < 0 || group[0] >= rrank)
       return bad("a ragged non-contracting dimension needs one rhs group dimension");
@@ -79,21 +85,30 @@ Result<RaggedPlan> PlanRaggedDot(const Step& s, const BufferRecord& lhs, const B
     return true;
   };
   for (size_t i = 0; i < p.lb.size(); ++i) {
-    if (!mark(lused, p.lb[i]) || !mark(rused, p.rb[i]) || L[p.lb[i]] != R[p.rb[i]]) return bad("invalid batch dimensions");
-    p.batch *= L[p.lb[i]];
+    if (!mark(lused, p.lb[i]) || !mark(rused, p.rb[i]) || L[p.lb[i]] != R[p.rb[i]])
+      return bad("invalid batch dimensions");
+    if (__builtin_mul_overflow(p.batch, L[p.lb[i]], &p.batch)) return bad("dimensions too large");
   }
   for (size_t i = 0; i < p.lc.size(); ++i) {
     if (!mark(lused, p.lc[i]) || !mark(rused, p.rc[i]) || L[p.lc[i]] != R[p.rc[i]])
       return bad("invalid contracting dimensions");
-    p.k *= L[p.lc[i]];
+    if (__builtin_mul_overflow(p.k, L[p.lc[i]], &p.k)) return bad("dimensions too large");
   }
-  if (p.rhs_group >= 0 && !mark(rused, p.rhs_group)) return bad("the rhs group dimension is also a batch or contracting one");
-  for (int64_t d = 0; d < lrank; ++d)
-    if (!lused[d]) p.lfree.push_back(d), p.m *= L[d];
-  for (int64_t d = 0; d < rrank; ++d)
-    if (!rused[d]) p.rfree.push_back(d), p.n *= R[d];
+  if (p.rhs_group >= 0 && !mark(rused, p.rhs_group))
+    return bad("the rhs group dimension is also a batch or contracting one");
+  for (int64_t d = 0; d < lrank; ++d) {
+    if (lused[d]) continue;
+    p.lfree.push_back(d);
+    if (__builtin_mul_overflow(p.m, L[d], &p.m)) return bad("dimensions too large");
+  }
+  for (int64_t d = 0; d < rrank; ++d) {
+    if (rused[d]) continue;
+    p.rfree.push_back(d);
+    if (__builtin_mul_overflow(p.n, R[d], &p.n)) return bad("dimensions too large");
+  }
   const std::vector<int64_t>& kind = p.mode == RaggedMode::kContracting ? p.lc
-                                     : p.mode == RaggedMode::kBatch    ? p.lb : p.lfree;
+                                     : p.mode == RaggedMode::kBatch     ? p.lb
+                                                                        : p.lfree;
   for (int64_t d = 0; d < p.ragged; ++d)
     if (Contains(kind, d)) p.x_dims.push_back(d);
   // group_sizes: [b..., x..., g] or [g].
@@ -111,8 +126,11 @@ Result<RaggedPlan> PlanRaggedDot(const Step& s, const BufferRecord& lhs, const B
   if (p.rhs_group >= 0 && R[p.rhs_group] != p.groups)
     return bad("the rhs group dimension has " + std::to_string(R[p.rhs_group]) + " groups, group sizes " +
                std::to_string(p.groups));
-  int64_t expect = p.batch * p.m * p.n * (p.mode == RaggedMode::kContracting ? p.groups : 1);
-  if (CheckedElementCount(out.dims) != expect) return bad("the result does not have the dot's element count");
+  int64_t expect = 0;
+  if (__builtin_mul_overflow(p.batch, p.m, &expect) || __builtin_mul_overflow(expect, p.n, &expect) ||
+      __builtin_mul_overflow(expect, p.mode == RaggedMode::kContracting ? p.groups : 1, &expect) ||
+      CheckedElementCount(out.dims) != expect)
+    return bad("the result does not have the dot's element count");
   return p;
 }
 
@@ -125,9 +143,11 @@ void Unflatten(int64_t i, const std::vector<int64_t>& sizes, std::vector<int64_t
   }
 }
 
-// For a group-sizes row, whether position `i` of the ragged dimension falls in group `j`.
+// For a group-sizes row, whether position `i` of the ragged dimension falls in group `j`. The
+// starts and ends are XLA's cumulative sum of the sizes, in the sizes' own type (it wraps), read
+// as that type's values.
 struct GroupRows {
-  std::vector<int64_t> start, end;  // per (row, group), flattened
+  std::vector<__int128> start, end;  // per (row, group), flattened
   int64_t groups;
   bool Holds(int64_t row, int64_t j, int64_t i) const {
     size_t at = static_cast<size_t>(row * groups + j);
@@ -141,15 +161,24 @@ GroupRows ReadGroups(const Buf& sizes, int64_t groups) {
   int64_t count = sizes.count();
   g.start.resize(static_cast<size_t>(count));
   g.end.resize(static_cast<size_t>(count));
-  int size = HostByteSize(sizes.type());
+  const PrimitiveType t = sizes.type();
+  const int size = HostByteSize(t), bits = BitWidth(t);
+  const uint64_t mask = bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1;
+  auto value = [&](uint64_t raw) -> __int128 {  // `bits` bits of raw as t's value
+    raw &= mask;
+    if (!IsSignedInt(t)) return raw;
+    if (bits < 64 && (raw >> (bits - 1)) & 1) raw |= ~mask;
+    return static_cast<int64_t>(raw);
+  };
   for (int64_t row = 0; groups > 0 && row < count / groups; ++row) {
-    int64_t sum = 0;  // wraps as XLA's integer cumulative sum would; saturating keeps the compare sane
+    uint64_t sum = 0;
     for (int64_t j = 0; j < groups; ++j) {
       int64_t at = row * groups + j;
-      int64_t v = LoadIndex(sizes.type(), sizes.data + at * size);
-      g.start[at] = sum;
-      sum = v > 0 && sum > INT64_MAX - v ? INT64_MAX : v < 0 && sum < INT64_MIN - v ? INT64_MIN : sum + v;
-      g.end[at] = sum;
+      uint64_t v = IsSignedInt(t) ? static_cast<uint64_t>(LoadAsInt(t, sizes.data + at * size))
+                                  : LoadAsUint(t, sizes.data + at * size);
+      g.start[at] = value(sum);
+      sum += v;
+      g.end[at] = value(sum);
     }
   }
   return g;
@@ -175,6 +204,11 @@ Status CheckRaggedDotShapes(const Step& step, const BufferRecord& lhs, const Buf
 Status KernelRaggedDot(const Step& s, const Buf& lhs, const Buf& rhs, const Buf& sizes, const Buf& out) {
   NHLO_ASSIGN_OR_RETURN(RaggedPlan p, PlanRaggedDot(s, *lhs.rec, *rhs.rec, *sizes.rec, *out.rec));
   if (p.mode == RaggedMode::kBatch) return KernelDot(s, lhs, rhs, out);
+  if (out.count() == 0) return OkStatus();
+  if (lhs.count() == 0 || rhs.count() == 0) {  // every sum is empty
+    std::memset(out.data, 0, out.rec->size);
+    return OkStatus();
+  }
   GroupRows rows = ReadGroups(sizes, p.groups);
   const auto& L = Dims(lhs);
   const auto& R = Dims(rhs);

@@ -28,6 +28,10 @@ class StepMachine {
   virtual std::vector<int64_t>& SizesOf(uint32_t buffer) = 0;
   /// Runs a step as if no buffer had runtime sizes.
   virtual Status RunPlain(const Step& s) = 0;
+  /// Runs `f` (called by bundle `b`) with its array parameters at `params`; `got` receives the
+  /// bytes of the buffers `root_leaves` of `f` (views into its frame, valid until the next call).
+  virtual Status CallWithPointers(const BundleRecord& b, const ComputationRecord& f, const std::vector<uint8_t*>& params,
+                                  const std::vector<uint32_t>& root_leaves, std::vector<const uint8_t*>& got) = 0;
 };
 
 }  // namespace nhlo

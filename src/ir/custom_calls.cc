@@ -196,11 +196,10 @@ Status CheckBuilderLibraryCall(const Instruction& inst, std::string_view target,
       const Shape& x = inst.operands[0]->shape;
       const Shape& y = inst.operands[1]->shape;
       bool type_ok = x.type == r.type && y.type == r.type &&
-                     (r.type == PrimitiveType::kF32 || r.type == PrimitiveType::kF64 || IsComplex(r.type) ||
-                      IsInteger(r.type));
+                     (r.type == PrimitiveType::kF32 || r.type == PrimitiveType::kF64 || IsInteger(r.type));
       if (!type_ok)
-        return Status::Error(Quoted(target) + " computes on f32, f64, complex or integer operands of its result's "
-                             "type, not " + Str(x) + " and " + Str(y) + " to " + Str(r));
+        return Status::Error(Quoted(target) + " computes on f32, f64 or integer operands of its result's type, not " +
+                             Str(x) + " and " + Str(y) + " to " + Str(r));
       const Attribute* config = inst.FindAttr(AttrId::kBackendConfig);
       if (!config) return Status::Error(Quoted(target) + " needs its einsum as backend_config (\"ij,jk->ik\")");
       auto parsed = ParseEinsumConfig(config->text, x.rank(), y.rank());

@@ -202,6 +202,25 @@ Inference InferScan(Module& m, const Instruction& inst) {
   Signature sig = SignatureOf(*f);
   if (sig.params.size() != inst.operands.size())
     return Error("scan computation " + Describe(*f) + " must take " + Count(inst.operands.size(), "parameter"));
+  // Parameter i takes slice i of input i (the input without the scan dimension), then the
+  // carries take their inits' shapes, as XLA's ScanExpander passes them.
+  for (size_t i = 0; i < inst.operands.size(); ++i) {
+    if (!sig.params[i]) return NotInferable();
+    const Shape& op = inst.operands[i]->shape;
+    const Shape& param = *sig.params[i];
+    bool fits = op.IsArray() && param.IsArray() && op.type == param.type;
+    if (fits && i < inputs) {
+      fits = op.rank() == param.rank() + 1 && *dim < static_cast<int64_t>(op.rank());
+      for (size_t d = 0, p = 0; fits && d < op.rank(); ++d)
+        if (static_cast<int64_t>(d) != *dim) fits = op.dims[d] == param.dims[p++];
+    } else if (fits) {
+      fits = SameShape(op, param);
+    }
+    if (!fits)
+      return Error("scan operand " + Num(static_cast<int64_t>(i)) + " " + Str(op) + " does not fit parameter " +
+                   Num(static_cast<int64_t>(i)) + " " + Str(param) + " of " + Describe(*f) +
+                   (i < inputs ? " (an input's slice along the scan dimension)" : " (a carry)"));
+  }
   if (!sig.result || !sig.result->IsTuple() || sig.result->tuple.size() < static_cast<size_t>(*carries))
     return NotInferable();
   size_t outputs = sig.result->tuple.size() - static_cast<size_t>(*carries);
@@ -216,7 +235,14 @@ Inference InferScan(Module& m, const Instruction& inst) {
     }
     elements.push_back(dims.Build(m, per_step.type));
   }
-  for (size_t i = outputs; i < sig.result->tuple.size(); ++i) elements.push_back(sig.result->tuple[i]);
+  for (size_t i = outputs; i < sig.result->tuple.size(); ++i) {
+    const Shape& carry = sig.result->tuple[i];
+    if (!sig.params[inputs + i - outputs]) return NotInferable();
+    const Shape& param = *sig.params[inputs + i - outputs];
+    if (!SameShape(carry, param))
+      return Error("scan computation " + Describe(*f) + " returns carry " + Str(carry) + " for parameter " + Str(param));
+    elements.push_back(carry);
+  }
   return Inferred(m.MakeTupleShape(elements));
 }
 
@@ -261,6 +287,9 @@ Inference InferRaggedDot(Module& m, const Instruction& inst) {
   if (group_dims.size() == 1 && rhs.dims[group_dims[0]] != g)
     return Error("ragged-dot rhs group dimension " + Num(group_dims[0]) + " has " + Num(rhs.dims[group_dims[0]]) +
                  " groups, group sizes " + Str(groups) + " has " + Num(g));
+  for (int64_t b : d.lhs_batch)
+    if (b < 0 || b >= static_cast<int64_t>(lhs.rank()))
+      return Error("ragged-dot lhs_batch_dims entry " + Num(b) + " is out of range for " + Str(lhs));
   if (groups.rank() > 1) {
     std::vector<int64_t> want;
     if (!batch)
