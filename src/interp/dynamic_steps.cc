@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "interp/dynamic_steps.h"
 
+#include <algorithm>
 #include <cstring>
+#include <memory>
 #include <string>
 
 namespace nhlo {
@@ -78,6 +80,132 @@ Status CopyBytes(StepMachine& m, uint32_t from, uint32_t to) {
 
 }  // namespace
 
+namespace {
+
+// Points `buffer` at other bytes for one step, then back.
+class Rebind {
+ public:
+  Rebind(StepMachine& m, uint32_t buffer, uint8_t* data) : slot_(m.DataOf(buffer)), saved_(slot_) { slot_ = data; }
+  ~Rebind() { slot_ = saved_; }
+  Rebind(const Rebind&) = delete;
+  Rebind& operator=(const Rebind&) = delete;
+
+ private:
+  uint8_t*& slot_;
+  uint8_t* saved_;
+};
+
+// A copy of `x` with every element outside `sizes` set to the element `fill`.
+std::string Masked(const Buf& x, const std::vector<int64_t>& sizes, const uint8_t* fill) {
+  const int size = HostByteSize(x.type());
+  std::string out(x.rec->size, '\0');
+  for (size_t at = 0; fill && at + static_cast<size_t>(size) <= out.size(); at += static_cast<size_t>(size))
+    std::memcpy(out.data() + at, fill, static_cast<size_t>(size));
+  CopyBox(x.data, Dims(x), reinterpret_cast<uint8_t*>(out.data()), Dims(x), sizes, size);
+  return out;
+}
+
+// The ops whose results need the padding masked or the sizes mapped (XLA's DynamicPadder
+// rewrites them the same way): reduce reads its inputs with the padding replaced by the init
+// value and keeps the sizes of the dimensions it does not reduce; dot reads both operands with
+// zeros past the common size of each contracting pair and gives [batch, lhs free, rhs free]
+// sizes; broadcast and transpose move the sizes with their dimensions.
+Status RunSized(const Step& s, StepMachine& m) {
+  const BundleRecord& b = *s.bundle;
+  const ComputationRecord& comp = m.Running();
+  auto list = [&](AttrId id) -> std::vector<int64_t> {
+    const AttrRecord* a = s.Find(id);
+    return a && a->kind == AttrKind::IntList ? a->ints : std::vector<int64_t>{};
+  };
+  std::vector<std::string> masked;
+  std::vector<std::unique_ptr<Rebind>> rebound;
+  masked.reserve(b.operands.size());
+  auto mask = [&](uint32_t buffer, const std::vector<int64_t>& sizes, const uint8_t* fill) -> Status {
+    NHLO_ASSIGN_OR_RETURN(Buf x, m.ArrayOf(buffer));
+    masked.push_back(Masked(x, sizes, fill));
+    rebound.push_back(std::make_unique<Rebind>(m, buffer, reinterpret_cast<uint8_t*>(masked.back().data())));
+    return OkStatus();
+  };
+  const std::vector<int64_t> dims = list(AttrId::kDimensions);
+  if (s.family == OpFamily::kReduce) {
+    const size_t n = b.operands.size() / 2;
+    if (n == 0 || b.operands.size() != 2 * n) return Status::Error("reduce needs inputs and as many init values");
+    const std::vector<int64_t> sizes = RuntimeSizes(m, b.operands[0]);
+    for (size_t i = 0; i < n; ++i) {
+      if (RuntimeSizes(m, b.operands[i]) != sizes)
+        return Status::Error("inputs of 'reduce' have different runtime sizes");
+      NHLO_ASSIGN_OR_RETURN(Buf init, m.ArrayOf(b.operands[n + i]));
+      if (init.type() != comp.buffers.at(b.operands[i]).type || init.count() != 1)
+        return Status::Error("reduce init values must be scalars of their inputs' types");
+      NHLO_TRY(mask(b.operands[i], sizes, init.data));
+    }
+    NHLO_TRY(m.RunPlain(s));
+    std::vector<int64_t> kept;
+    for (size_t d = 0; d < sizes.size(); ++d)
+      if (std::find(dims.begin(), dims.end(), static_cast<int64_t>(d)) == dims.end()) kept.push_back(sizes[d]);
+    const BufferRecord& r = comp.buffers.at(b.result);
+    if (r.type != PrimitiveType::kTuple) return SetSizes(m, b.result, kept);
+    for (uint32_t leaf : r.tuple) NHLO_TRY(SetSizes(m, leaf, kept));
+    return OkStatus();
+  }
+  if (s.family == OpFamily::kBroadcast) {
+    const std::vector<int64_t> sizes = RuntimeSizes(m, b.operands[0]);
+    std::vector<int64_t> out = comp.buffers.at(b.result).dims;
+    if (dims.size() != sizes.size()) return Status::Error("bundle 'broadcast' has invalid dimensions");
+    for (size_t i = 0; i < dims.size(); ++i) {
+      if (dims[i] < 0 || static_cast<size_t>(dims[i]) >= out.size())
+        return Status::Error("bundle 'broadcast' has invalid dimensions");
+      out[dims[i]] = sizes[i];
+    }
+    NHLO_TRY(m.RunPlain(s));
+    return SetSizes(m, b.result, std::move(out));
+  }
+  if (s.family == OpFamily::kTranspose) {
+    const std::vector<int64_t> sizes = RuntimeSizes(m, b.operands[0]);
+    std::vector<int64_t> out;
+    for (int64_t d : dims) {
+      if (d < 0 || static_cast<size_t>(d) >= sizes.size())
+        return Status::Error("bundle 'transpose' has invalid dimensions");
+      out.push_back(sizes[d]);
+    }
+    NHLO_TRY(m.RunPlain(s));
+    return SetSizes(m, b.result, std::move(out));
+  }
+  if (s.family == OpFamily::kDot) {
+    const std::vector<int64_t> lb = list(AttrId::kLhsBatchDims), lc = list(AttrId::kLhsContractingDims);
+    const std::vector<int64_t> rb = list(AttrId::kRhsBatchDims), rc = list(AttrId::kRhsContractingDims);
+    std::vector<int64_t> ls = RuntimeSizes(m, b.operands[0]), rs = RuntimeSizes(m, b.operands[1]);
+    auto in = [](const std::vector<int64_t>& v, int64_t d) { return d >= 0 && static_cast<size_t>(d) < v.size(); };
+    if (lb.size() != rb.size() || lc.size() != rc.size())
+      return Status::Error("bundle 'dot' has invalid dimension numbers");
+    for (size_t i = 0; i < lc.size(); ++i) {
+      if (!in(ls, lc[i]) || !in(rs, rc[i])) return Status::Error("bundle 'dot' has invalid dimension numbers");
+      ls[lc[i]] = rs[rc[i]] = std::min(ls[lc[i]], rs[rc[i]]);  // zeros past the common size
+    }
+    static const uint8_t kZero[16] = {};
+    NHLO_TRY(mask(b.operands[0], ls, kZero));
+    NHLO_TRY(mask(b.operands[1], rs, kZero));
+    NHLO_TRY(m.RunPlain(s));
+    std::vector<int64_t> out;
+    for (int64_t d : lb) {
+      if (!in(ls, d)) return Status::Error("bundle 'dot' has invalid dimension numbers");
+      out.push_back(ls[d]);
+    }
+    for (size_t d = 0; d < ls.size(); ++d)
+      if (std::find(lb.begin(), lb.end(), int64_t(d)) == lb.end() &&
+          std::find(lc.begin(), lc.end(), int64_t(d)) == lc.end())
+        out.push_back(ls[d]);
+    for (size_t d = 0; d < rs.size(); ++d)
+      if (std::find(rb.begin(), rb.end(), int64_t(d)) == rb.end() &&
+          std::find(rc.begin(), rc.end(), int64_t(d)) == rc.end())
+        out.push_back(rs[d]);
+    return SetSizes(m, b.result, std::move(out));
+  }
+  return Status::Error("bundle is not a sized step");
+}
+
+}  // namespace
+
 // A step that touches a bounded buffer. Its result starts at the bound; the ops that move
 // values whole (copies, tuples, calls, loops) carry the operands' sizes along, elementwise
 // ops give their result the operands' sizes, and the dynamic-shape ops set them. Any other op
@@ -88,7 +216,7 @@ Status RunWithSizes(const Step& s, StepMachine& m) {
   std::vector<uint32_t> partial;
   for (uint32_t o : b.operands) PartialLeaves(m, o, partial);
   ClearSizes(m, b.result);
-  bool moves_whole = false, elementwise = false;
+  bool moves_whole = false, elementwise = false, sized = false;
   switch (s.family) {
     case OpFamily::kDynamicShape: return m.RunPlain(s);
     case OpFamily::kCopy:
@@ -111,19 +239,20 @@ Status RunWithSizes(const Step& s, StepMachine& m) {
     case OpFamily::kClamp:
     case OpFamily::kConvert:
     case OpFamily::kReducePrecision: elementwise = true; break;
+    case OpFamily::kReduce:
+    case OpFamily::kBroadcast:
+    case OpFamily::kTranspose:
+    case OpFamily::kDot: sized = true; break;
     case OpFamily::kNotExecutable:
     case OpFamily::kBound:
     case OpFamily::kAfterAll:
     case OpFamily::kScan:
-    case OpFamily::kReduce:
     case OpFamily::kMap:
     case OpFamily::kScatter:
     case OpFamily::kSort:
     case OpFamily::kReduceWindow:
     case OpFamily::kBitcastConvert:
-    case OpFamily::kBroadcast:
     case OpFamily::kReshape:
-    case OpFamily::kTranspose:
     case OpFamily::kIota:
     case OpFamily::kSlice:
     case OpFamily::kConcatenate:
@@ -131,7 +260,6 @@ Status RunWithSizes(const Step& s, StepMachine& m) {
     case OpFamily::kReverse:
     case OpFamily::kDynamicSlice:
     case OpFamily::kDynamicUpdateSlice:
-    case OpFamily::kDot:
     case OpFamily::kGather:
     case OpFamily::kConvolution:
     case OpFamily::kScaledDot:
@@ -147,6 +275,7 @@ Status RunWithSizes(const Step& s, StepMachine& m) {
     case OpFamily::kCollective: break;
   }
   if (partial.empty() || moves_whole) return m.RunPlain(s);
+  if (sized) return RunSized(s, m);
   std::vector<int64_t> sizes = m.SizesOf(partial[0]);
   auto holds = [&](uint32_t o) {
     std::string text = "'" + std::string(m.Running().buffers.at(o).name) + "' holds (";
@@ -155,8 +284,8 @@ Status RunWithSizes(const Step& s, StepMachine& m) {
     return text + ")";
   };
   const char* why =
-      ": only elementwise ops, copies, tuples and calls carry runtime sizes yet (docs/interpreter.md, "
-      "bounded dynamic shapes)";
+      ": runtime sizes are carried by elementwise ops, copies, tuples, calls, reduce, broadcast, transpose and dot "
+      "only (docs/interpreter.md, bounded dynamic shapes)";
   if (!elementwise)
     return Status::Error("'" + std::string(OpcodeName(b.opcode)) + "' of a value below its bound (" +
                          holds(partial[0]) + ")" + why);

@@ -644,6 +644,7 @@ class Machine : private StepMachine {
   // ---- bounded dynamic shapes (dynamic_steps.cc) ---------------------------------------
   std::vector<int64_t>& SizesOf(const ComputationRecord& comp, uint32_t buffer) { return sizes_[IndexOf(comp)][buffer]; }
   std::vector<int64_t>& SizesOf(uint32_t buffer) override { return SizesOf(*cur_, buffer); }
+  uint8_t*& DataOf(uint32_t buffer) override { return ptr_[buffer]; }
   Status CallWithPointers(const BundleRecord& b, const ComputationRecord& f, const std::vector<uint8_t*>& params,
                           const std::vector<uint32_t>& root_leaves, std::vector<const uint8_t*>& got) override {
     if (params.size() != f.params.size())

@@ -26,6 +26,8 @@ class StepMachine {
   /// The runtime sizes of a buffer of the running computation with bounded dynamic
   /// dimensions; empty when every dimension is at its bound.
   virtual std::vector<int64_t>& SizesOf(uint32_t buffer) = 0;
+  /// Where the bytes of a buffer of the running computation are (to point it elsewhere).
+  virtual uint8_t*& DataOf(uint32_t buffer) = 0;
   /// Runs a step as if no buffer had runtime sizes.
   virtual Status RunPlain(const Step& s) = 0;
   /// Runs `f` (called by bundle `b`) with its array parameters at `params`; `got` receives the

@@ -276,14 +276,18 @@ Result<std::vector<int64_t>> EinsumResultDims(const EinsumConfig& c, const std::
   auto name = [](int label) {
     return label > 0 ? "'" + std::string(1, static_cast<char>(label)) + "'" : "'...' dimension " + std::to_string(label);
   };
-  for (auto [labels, dims] : {std::pair{&c.x, &x}, std::pair{&c.y, &y}})
+  for (const auto& operand : {std::pair{&c.x, &x}, std::pair{&c.y, &y}}) {
+    const std::vector<int>* labels = operand.first;
+    const std::vector<int64_t>* dims = operand.second;
     for (size_t i = 0; i < labels->size() && i < dims->size(); ++i) {
-      auto it = std::find_if(extent.begin(), extent.end(), [&](const auto& e) { return e.first == (*labels)[i]; });
+      const int label = (*labels)[i];
+      auto it = std::find_if(extent.begin(), extent.end(), [label](const auto& e) { return e.first == label; });
       if (it == extent.end()) extent.push_back({(*labels)[i], (*dims)[i]});
       else if (it->second != (*dims)[i])
         return Status::Error("einsum label " + name((*labels)[i]) + " has extents " + std::to_string(it->second) +
                              " and " + std::to_string((*dims)[i]) + " (nhlo does not broadcast an extent of 1)");
     }
+  }
   std::vector<int64_t> out;
   for (int label : c.out) {
     auto it = std::find_if(extent.begin(), extent.end(), [&](const auto& e) { return e.first == label; });
