@@ -217,6 +217,8 @@ struct PrintStyle {
   bool operand_shapes = false;         // `add(f32[] %x, f32[] %y)` (XLA's long form before 2025)
   bool operand_index_comments = true;  // `, /*index=5*/%x` in operand lists
   bool closing_names = false;          // `} // name` after computations of more than 5 instructions
+  bool spaced_blank_lines = false;     // the blank lines between computations hold one space (an
+                                       // older XLA printer, PyTorch/XLA's IrToHlo dumps)
   bool operator==(const PrintStyle&) const = default;
 };
 

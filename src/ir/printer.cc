@@ -507,15 +507,18 @@ std::string PrintModule(const Module& module) {
     if (name == "entry_computation_layout") AppendWithTupleIndexComments(out, value);
     else out += value;
   }
-  out += "\n\n";
+  // An older printer put a space on the blank lines between the header and the computations
+  // and between computations, not on the last one.
+  const char* between = module.print_style.spaced_blank_lines ? "\n \n" : "\n\n";
+  out += between;
   if (!module.stack_frames.empty()) {
     out += module.stack_frames;
     out += "\n\n\n";  // XLA leaves two blank lines after the stack-frame index
   }
   // XLA ends every computation with a blank line, the last one too.
-  for (const auto& comp : module.computations) {
-    AppendComputation(out, *comp, module.print_style);
-    out += '\n';
+  for (size_t i = 0; i < module.computations.size(); ++i) {
+    AppendComputation(out, *module.computations[i], module.print_style);
+    out += i + 1 < module.computations.size() ? between + 1 : "\n";
   }
   return out;
 }

@@ -300,6 +300,7 @@ Status Parser::ParseComputation() {
   if (comp->instructions.empty())
     return ErrorHere("computation '" + std::string(name) + "' has no instructions");
   if (std::string_view(src_.text).substr(tok_.offset + 1, 4) == " // ") module_.source_style.closing_names = true;
+  if (std::string_view(src_.text).substr(tok_.offset + 1, 3) == "\n \n") module_.source_style.spaced_blank_lines = true;
   Advance();
   if (!comp->root) comp->root = comp->instructions.back();
   if (has_declared_result && !SameShape(declared_result, comp->root->shape))
