@@ -31,8 +31,19 @@ Status InputTooLarge(const std::string& what, uint64_t max_bytes) {
 
 // Reads `in` in blocks up to `max_bytes`, so an endless source (/dev/zero, a FIFO, a pipe) ends
 // with a message instead of exhausting memory.
-Result<std::string> ReadBounded(std::istream& in, const std::string& what, uint64_t max_bytes) {
+// A regular file's size, when known, is read in one piece into a string of that size: growing
+// the string by doubling would copy the text several times and touch twice its memory.
+Result<std::string> ReadBounded(std::istream& in, const std::string& what, uint64_t max_bytes,
+                                uint64_t size_hint = 0) {
   std::string text;
+  if (size_hint > 0 && size_hint <= max_bytes) {
+    text.reserve(static_cast<size_t>(size_hint) + 1);  // + the terminating NUL the parser reads up to
+    text.resize(static_cast<size_t>(size_hint));
+    in.read(text.data(), static_cast<std::streamsize>(size_hint));
+    text.resize(static_cast<size_t>(in.gcount()));
+    if (in.bad()) return Status::Error("cannot read " + what);
+    if (!in) return text;  // the whole file (or less, if it shrank)
+  }
   char block[1 << 16];
   while (in.read(block, sizeof(block)) || in.gcount() > 0) {
     if (text.size() + static_cast<uint64_t>(in.gcount()) > max_bytes) return InputTooLarge(what, max_bytes);
@@ -51,13 +62,15 @@ Result<std::string> ReadInput(const std::string& path, std::istream& in, uint64_
   std::filesystem::file_status st = std::filesystem::status(path, ec);
   if (std::filesystem::is_directory(st)) return Status::Error("'" + path + "' is a directory");
   // A regular file too large is refused from its size, before a byte is read.
+  uint64_t size_hint = 0;
   if (std::filesystem::is_regular_file(st)) {
     uintmax_t size = std::filesystem::file_size(path, ec);
     if (!ec && size > max_bytes) return InputTooLarge("'" + path + "'", max_bytes);
+    if (!ec) size_hint = size;
   }
   std::ifstream f(path, std::ios::binary);
   if (!f) return Status::Error("cannot open '" + path + "': " + std::strerror(errno));
-  return ReadBounded(f, "'" + path + "'", max_bytes);
+  return ReadBounded(f, "'" + path + "'", max_bytes, size_hint);
 }
 
 Result<uint64_t> ParseSize(const std::string& text, const std::string& flag) {
