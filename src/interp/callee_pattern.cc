@@ -320,14 +320,17 @@ void LowerCalleePattern(const BundleProgram& p, const ComputationRecord& comp, S
     }
     case OpFamily::kNotExecutable: case OpFamily::kBound: case OpFamily::kTuple: case OpFamily::kGetTupleElement:
     case OpFamily::kAfterAll: case OpFamily::kAddDependency: case OpFamily::kCopy: case OpFamily::kTupleResult:
-    case OpFamily::kCall: case OpFamily::kFusion: case OpFamily::kWhile: case OpFamily::kConditional: case OpFamily::kScan:
+    case OpFamily::kCall: case OpFamily::kFusion: case OpFamily::kWhile: case OpFamily::kConditional:
+    case OpFamily::kScan:
     case OpFamily::kUnary: case OpFamily::kBinary: case OpFamily::kCompare: case OpFamily::kSelect:
     case OpFamily::kClamp: case OpFamily::kConvert: case OpFamily::kBitcastConvert: case OpFamily::kBroadcast:
     case OpFamily::kReshape: case OpFamily::kTranspose: case OpFamily::kIota: case OpFamily::kSlice:
     case OpFamily::kConcatenate: case OpFamily::kPad: case OpFamily::kReverse: case OpFamily::kDynamicSlice:
     case OpFamily::kDynamicUpdateSlice: case OpFamily::kDot: case OpFamily::kGather: case OpFamily::kConvolution:
-    case OpFamily::kScaledDot: case OpFamily::kRaggedDot: case OpFamily::kReducePrecision: case OpFamily::kRng: case OpFamily::kCholesky:
-    case OpFamily::kTriangularSolve: case OpFamily::kFft: case OpFamily::kRngState: case OpFamily::kDynamicShape: case OpFamily::kTransfer: case OpFamily::kStochasticConvert: case OpFamily::kAsync:
+    case OpFamily::kScaledDot: case OpFamily::kRaggedDot: case OpFamily::kReducePrecision: case OpFamily::kRng:
+    case OpFamily::kCholesky:
+    case OpFamily::kTriangularSolve: case OpFamily::kFft: case OpFamily::kRngState: case OpFamily::kDynamicShape:
+    case OpFamily::kTransfer: case OpFamily::kStochasticConvert: case OpFamily::kAsync:
       return;
   }
 }

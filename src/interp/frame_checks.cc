@@ -72,15 +72,19 @@ bool MayWriteInPlace(OpFamily family) {
     case OpFamily::kClamp: case OpFamily::kConvert: case OpFamily::kCopy:  // copy: a memmove
     case OpFamily::kReducePrecision: case OpFamily::kAddDependency:  // add-dependency: a memmove
       return true;
-    case OpFamily::kNotExecutable: case OpFamily::kBound: case OpFamily::kAfterAll: case OpFamily::kTuple: case OpFamily::kGetTupleElement:
+    case OpFamily::kNotExecutable: case OpFamily::kBound: case OpFamily::kAfterAll: case OpFamily::kTuple:
+    case OpFamily::kGetTupleElement:
     case OpFamily::kTupleResult: case OpFamily::kCall: case OpFamily::kFusion:
-    case OpFamily::kWhile: case OpFamily::kConditional: case OpFamily::kScan: case OpFamily::kReduce: case OpFamily::kMap:
+    case OpFamily::kWhile: case OpFamily::kConditional: case OpFamily::kScan: case OpFamily::kReduce:
+    case OpFamily::kMap:
     case OpFamily::kScatter: case OpFamily::kSort: case OpFamily::kReduceWindow: case OpFamily::kBitcastConvert:
     case OpFamily::kBroadcast: case OpFamily::kReshape: case OpFamily::kTranspose: case OpFamily::kIota:
     case OpFamily::kSlice: case OpFamily::kConcatenate: case OpFamily::kPad: case OpFamily::kReverse:
     case OpFamily::kDynamicSlice: case OpFamily::kDynamicUpdateSlice: case OpFamily::kDot: case OpFamily::kGather:
-    case OpFamily::kConvolution: case OpFamily::kScaledDot: case OpFamily::kRaggedDot: case OpFamily::kSelectAndScatter: case OpFamily::kRng:
-    case OpFamily::kCholesky: case OpFamily::kTriangularSolve: case OpFamily::kFft: case OpFamily::kRngState: case OpFamily::kDynamicShape: case OpFamily::kTransfer: case OpFamily::kStochasticConvert:
+    case OpFamily::kConvolution: case OpFamily::kScaledDot: case OpFamily::kRaggedDot:
+    case OpFamily::kSelectAndScatter: case OpFamily::kRng:
+    case OpFamily::kCholesky: case OpFamily::kTriangularSolve: case OpFamily::kFft: case OpFamily::kRngState:
+    case OpFamily::kDynamicShape: case OpFamily::kTransfer: case OpFamily::kStochasticConvert:
     case OpFamily::kCollective: case OpFamily::kAsync:
       return false;
   }

@@ -127,8 +127,8 @@ class Machine : private StepMachine {
     if (v.type == b.type && v.dims != b.dims && FitsBound(b, v.dims)) {
       // A smaller value for a bounded parameter: laid out at the bound, its dims the runtime sizes.
       std::string padded(b.size, '\0');
-      CopyBox(reinterpret_cast<const uint8_t*>(v.bytes.data()), v.dims, reinterpret_cast<uint8_t*>(padded.data()), b.dims,
-              v.dims, HostByteSize(b.type));
+      CopyBox(reinterpret_cast<const uint8_t*>(v.bytes.data()), v.dims, reinterpret_cast<uint8_t*>(padded.data()),
+              b.dims, v.dims, HostByteSize(b.type));
       v.bytes = std::move(padded);
       SetSizes(buffer, v.dims);
       ptr_[buffer] = reinterpret_cast<uint8_t*>(v.bytes.data());
@@ -137,7 +137,8 @@ class Machine : private StepMachine {
     if (v.type != b.type || v.dims != b.dims) {
       std::string want = std::string(PrimitiveTypeName(b.type)) + "[";
       for (size_t i = 0; i < b.dims.size(); ++i)
-        want += (i ? "," : "") + std::string(i < b.dim_kinds.size() && b.dim_kinds[i] ? "<=" : "") + std::to_string(b.dims[i]);
+        want += (i ? "," : "") + std::string(i < b.dim_kinds.size() && b.dim_kinds[i] ? "<=" : "") +
+                std::to_string(b.dims[i]);
       return Status::Error(what + " has shape " + ValueShapeText(v) + ", expected " + want + "]");
     }
     ptr_[buffer] = reinterpret_cast<uint8_t*>(v.bytes.data());
@@ -269,7 +270,8 @@ class Machine : private StepMachine {
         if (b.opcode == Opcode::kSetDimensionSize) arity = 2;
         break;
       case OpFamily::kNotExecutable: case OpFamily::kBound: case OpFamily::kTuple: case OpFamily::kTupleResult:
-      case OpFamily::kAfterAll: case OpFamily::kCall: case OpFamily::kFusion: case OpFamily::kConditional: case OpFamily::kScan: case OpFamily::kReduce:
+      case OpFamily::kAfterAll: case OpFamily::kCall: case OpFamily::kFusion: case OpFamily::kConditional:
+      case OpFamily::kScan: case OpFamily::kReduce:
       case OpFamily::kMap: case OpFamily::kScatter: case OpFamily::kSort: case OpFamily::kReduceWindow:
       case OpFamily::kConcatenate: case OpFamily::kDynamicSlice: case OpFamily::kDynamicUpdateSlice:
       case OpFamily::kCollective:
@@ -368,7 +370,8 @@ class Machine : private StepMachine {
       case OpFamily::kReshape: case OpFamily::kTranspose: case OpFamily::kIota: case OpFamily::kSlice:
       case OpFamily::kConcatenate: case OpFamily::kPad: case OpFamily::kReverse: case OpFamily::kDynamicSlice:
       case OpFamily::kDynamicUpdateSlice: case OpFamily::kDot: case OpFamily::kGather: case OpFamily::kConvolution:
-      case OpFamily::kScaledDot: case OpFamily::kRaggedDot: case OpFamily::kReducePrecision: case OpFamily::kRng: case OpFamily::kCholesky:
+      case OpFamily::kScaledDot: case OpFamily::kRaggedDot: case OpFamily::kReducePrecision: case OpFamily::kRng:
+      case OpFamily::kCholesky:
       case OpFamily::kTriangularSolve: case OpFamily::kStochasticConvert: case OpFamily::kFft:
         return RunArrayStep(s);
     }
@@ -416,9 +419,11 @@ class Machine : private StepMachine {
       case OpFamily::kNotExecutable: case OpFamily::kBound: case OpFamily::kTuple: case OpFamily::kGetTupleElement:
       case OpFamily::kAfterAll: case OpFamily::kAddDependency:
       case OpFamily::kCopy: case OpFamily::kTupleResult: case OpFamily::kCall: case OpFamily::kFusion:
-      case OpFamily::kWhile: case OpFamily::kConditional: case OpFamily::kScan: case OpFamily::kReduce: case OpFamily::kMap:
+      case OpFamily::kWhile: case OpFamily::kConditional: case OpFamily::kScan: case OpFamily::kReduce:
+      case OpFamily::kMap:
       case OpFamily::kScatter: case OpFamily::kSort: case OpFamily::kReduceWindow: case OpFamily::kSelectAndScatter:
-      case OpFamily::kCollective: case OpFamily::kAsync: case OpFamily::kRngState: case OpFamily::kDynamicShape: case OpFamily::kTransfer:
+      case OpFamily::kCollective: case OpFamily::kAsync: case OpFamily::kRngState: case OpFamily::kDynamicShape:
+      case OpFamily::kTransfer:
         break;
     }
     return Status::Error("bundle is not an array step");
@@ -642,13 +647,17 @@ class Machine : private StepMachine {
   }
 
   // ---- bounded dynamic shapes (dynamic_steps.cc) ---------------------------------------
-  std::vector<int64_t>& SizesOf(const ComputationRecord& comp, uint32_t buffer) { return sizes_[IndexOf(comp)][buffer]; }
+  std::vector<int64_t>& SizesOf(const ComputationRecord& comp, uint32_t buffer) {
+    return sizes_[IndexOf(comp)][buffer];
+  }
   std::vector<int64_t>& SizesOf(uint32_t buffer) override { return SizesOf(*cur_, buffer); }
   uint8_t*& DataOf(uint32_t buffer) override { return ptr_[buffer]; }
   Status CallWithPointers(const BundleRecord& b, const ComputationRecord& f, const std::vector<uint8_t*>& params,
-                          const std::vector<uint32_t>& root_leaves, std::vector<const uint8_t*>& got) override {
+                          const std::vector<uint32_t>& root_leaves,
+                          std::vector<const uint8_t*>& got) override {
     if (params.size() != f.params.size())
-      return Status::Error("computation '" + std::string(f.name) + "' takes " + std::to_string(f.params.size()) + " arguments");
+      return Status::Error("computation '" + std::string(f.name) + "' takes " + std::to_string(f.params.size()) +
+                           " arguments");
     for (size_t i = 0; i < params.size(); ++i) {
       P(f, f.params[i]) = params[i];
       SizesOf(f, f.params[i]).clear();  // scratch values are at their bounds
@@ -657,7 +666,8 @@ class Machine : private StepMachine {
     got.assign(root_leaves.size(), nullptr);
     for (size_t k = 0; k < root_leaves.size(); ++k) {
       got[k] = P(f, root_leaves[k]);
-      if (!got[k] && f.buffers[root_leaves[k]].size) return Status::Error("computation '" + std::string(f.name) + "' has no result");
+      if (!got[k] && f.buffers[root_leaves[k]].size)
+        return Status::Error("computation '" + std::string(f.name) + "' has no result");
       if (!SizesOf(f, root_leaves[k]).empty())
         return Status::Error("computation '" + std::string(f.name) + "' returns a value below its bounds, which a "
                              "scan does not carry yet");

@@ -96,8 +96,9 @@ Status LowerCustomCall(const BundleProgram& p, const ComputationRecord& comp, St
     case CustomCallKind::kEinsum: {
       if (!config || s.bundle->operands.size() != 2)
         return Status::Error("custom_call_target \"" + std::string(name) + "\" takes two operands and its einsum");
-      NHLO_ASSIGN_OR_RETURN(configs->einsum, ParseEinsumConfig(config->text, comp.buffers[s.bundle->operands[0]].dims.size(),
-                                                               comp.buffers[s.bundle->operands[1]].dims.size()));
+      NHLO_ASSIGN_OR_RETURN(configs->einsum,
+                            ParseEinsumConfig(config->text, comp.buffers[s.bundle->operands[0]].dims.size(),
+                                              comp.buffers[s.bundle->operands[1]].dims.size()));
       auto dims = EinsumResultDims(configs->einsum, comp.buffers[s.bundle->operands[0]].dims,
                                    comp.buffers[s.bundle->operands[1]].dims);
       if (!dims.ok()) return dims.status();
@@ -149,15 +150,18 @@ Status CheckScalarCallee(const BundleProgram& p, const ComputationRecord& comp, 
       for (size_t i = n / 2 + 1; i < n; ++i) want.push_back(type_of(i));
       break;
     case OpFamily::kNotExecutable: case OpFamily::kBound: case OpFamily::kTuple: case OpFamily::kGetTupleElement:
-    case OpFamily::kAfterAll: case OpFamily::kAddDependency: case OpFamily::kCopy: case OpFamily::kTupleResult: case OpFamily::kCall: case OpFamily::kFusion:
+    case OpFamily::kAfterAll: case OpFamily::kAddDependency: case OpFamily::kCopy: case OpFamily::kTupleResult:
+    case OpFamily::kCall: case OpFamily::kFusion:
     case OpFamily::kWhile: case OpFamily::kConditional: case OpFamily::kScan: case OpFamily::kUnary:
     case OpFamily::kBinary: case OpFamily::kCompare: case OpFamily::kSelect: case OpFamily::kClamp:
     case OpFamily::kConvert: case OpFamily::kBitcastConvert: case OpFamily::kBroadcast: case OpFamily::kReshape:
     case OpFamily::kTranspose: case OpFamily::kIota: case OpFamily::kSlice: case OpFamily::kConcatenate:
     case OpFamily::kPad: case OpFamily::kReverse: case OpFamily::kDynamicSlice: case OpFamily::kDynamicUpdateSlice:
-    case OpFamily::kDot: case OpFamily::kGather: case OpFamily::kConvolution: case OpFamily::kScaledDot: case OpFamily::kRaggedDot:
+    case OpFamily::kDot: case OpFamily::kGather: case OpFamily::kConvolution: case OpFamily::kScaledDot:
+    case OpFamily::kRaggedDot:
     case OpFamily::kReducePrecision: case OpFamily::kSelectAndScatter: case OpFamily::kRng:
-    case OpFamily::kCholesky: case OpFamily::kTriangularSolve: case OpFamily::kFft: case OpFamily::kRngState: case OpFamily::kDynamicShape: case OpFamily::kTransfer: case OpFamily::kStochasticConvert:
+    case OpFamily::kCholesky: case OpFamily::kTriangularSolve: case OpFamily::kFft: case OpFamily::kRngState:
+    case OpFamily::kDynamicShape: case OpFamily::kTransfer: case OpFamily::kStochasticConvert:
     case OpFamily::kCollective:  // the reducer is checked when it runs (Reduce)
     case OpFamily::kAsync:
       return OkStatus();

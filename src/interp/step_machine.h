@@ -32,8 +32,9 @@ class StepMachine {
   virtual Status RunPlain(const Step& s) = 0;
   /// Runs `f` (called by bundle `b`) with its array parameters at `params`; `got` receives the
   /// bytes of the buffers `root_leaves` of `f` (views into its frame, valid until the next call).
-  virtual Status CallWithPointers(const BundleRecord& b, const ComputationRecord& f, const std::vector<uint8_t*>& params,
-                                  const std::vector<uint32_t>& root_leaves, std::vector<const uint8_t*>& got) = 0;
+  virtual Status CallWithPointers(const BundleRecord& b, const ComputationRecord& f,
+                                  const std::vector<uint8_t*>& params, const std::vector<uint32_t>& root_leaves,
+                                  std::vector<const uint8_t*>& got) = 0;
 };
 
 }  // namespace nhlo

@@ -240,7 +240,8 @@ Status CheckBuilderLibraryCall(const Instruction& inst, std::string_view target,
         if (d.type != rhs.type || dims_of(d) != diag)
           return Status::Error(Quoted(target) + " diagonal operand " + std::to_string(i) + " " + Str(d) +
                                " must be " + std::string(PrimitiveTypeName(rhs.type)) + "[..., " +
-                               std::to_string(diag[diag.size() - 2]) + ", " + std::to_string(m) + "] for rhs " + Str(rhs));
+                               std::to_string(diag[diag.size() - 2]) + ", " + std::to_string(m) + "] for rhs " +
+                               Str(rhs));
       }
       return result_must_be(dims_of(rhs), rhs.type);
     }
@@ -362,7 +363,8 @@ Status CheckCustomCallExecutable(const Instruction& inst) {
       for (size_t i = 0; i < params.size() && applies_per_element; ++i)
         applies_per_element = params[i]->shape.IsScalar() && inst.operands[i]->shape.IsArray();
       bool some_array = false;
-      for (const Instruction* o : inst.operands) some_array = some_array || (o->shape.IsArray() && !o->shape.IsScalar());
+      for (const Instruction* o : inst.operands)
+        some_array = some_array || (o->shape.IsArray() && !o->shape.IsScalar());
       if (applies_per_element && some_array)
         return Status::Error(Quoted(target) + " calls computation '" + std::string(f.name) + "' on scalars (a "
                              "comparator or reducer its kernel applies), so it is not an expansion nhlo could run: "

@@ -240,7 +240,8 @@ Inference InferScan(Module& m, const Instruction& inst) {
     if (!sig.params[inputs + i - outputs]) return NotInferable();
     const Shape& param = *sig.params[inputs + i - outputs];
     if (!SameShape(carry, param))
-      return Error("scan computation " + Describe(*f) + " returns carry " + Str(carry) + " for parameter " + Str(param));
+      return Error("scan computation " + Describe(*f) + " returns carry " + Str(carry) + " for parameter " +
+                   Str(param));
     elements.push_back(carry);
   }
   return Inferred(m.MakeTupleShape(elements));

@@ -210,7 +210,8 @@ Result<EinsumTerm> ReadEinsumTerm(std::string_view term, std::string_view whole)
     if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) {
       t.letters.push_back(c);
     } else if (term.substr(i, 3) == "...") {
-      if (t.ellipsis_at >= 0) return Status::Error("einsum config \"" + std::string(whole) + "\" has two '...' in one term");
+      if (t.ellipsis_at >= 0)
+        return Status::Error("einsum config \"" + std::string(whole) + "\" has two '...' in one term");
       t.ellipsis_at = static_cast<int>(t.letters.size());
       i += 2;
     } else {
@@ -232,7 +233,8 @@ Result<EinsumConfig> ParseEinsumConfig(std::string_view text, size_t x_rank, siz
   if (arrow != std::string_view::npos && (arrow < comma || text.find("->", arrow + 2) != std::string_view::npos))
     return Status::Error("einsum config \"" + whole + "\" must read x,y->out");
   std::string_view xs = text.substr(0, comma);
-  std::string_view ys = text.substr(comma + 1, arrow == std::string_view::npos ? std::string_view::npos : arrow - comma - 1);
+  std::string_view ys =
+      text.substr(comma + 1, arrow == std::string_view::npos ? std::string_view::npos : arrow - comma - 1);
   NHLO_ASSIGN_OR_RETURN(EinsumTerm x, ReadEinsumTerm(xs, text));
   NHLO_ASSIGN_OR_RETURN(EinsumTerm y, ReadEinsumTerm(ys, text));
   EinsumTerm out;
@@ -274,7 +276,8 @@ Result<std::vector<int64_t>> EinsumResultDims(const EinsumConfig& c, const std::
                                               const std::vector<int64_t>& y) {
   std::vector<std::pair<int, int64_t>> extent;  // label -> extent, in first-seen order
   auto name = [](int label) {
-    return label > 0 ? "'" + std::string(1, static_cast<char>(label)) + "'" : "'...' dimension " + std::to_string(label);
+    return label > 0 ? "'" + std::string(1, static_cast<char>(label)) + "'"
+                     : "'...' dimension " + std::to_string(label);
   };
   for (const auto& operand : {std::pair{&c.x, &x}, std::pair{&c.y, &y}}) {
     const std::vector<int>* labels = operand.first;
