@@ -387,7 +387,7 @@ Status RunPadToStatic(const Step& s, StepMachine& m) {
   if (data.type() != x.type() || Dims(data) != Dims(x) || r.tuple.size() != x.rank() + 1)
     return Status::Error("PadToStatic result does not fit its operand");
   std::vector<int64_t> sizes = RuntimeSizes(m, b.operands[0]);
-  std::memset(data.data, 0, data.rec->size);
+  if (data.rec->size) std::memset(data.data, 0, data.rec->size);
   CopyBox(x.data, Dims(x), data.data, Dims(data), sizes, HostByteSize(x.type()));
   for (size_t d = 0; d < sizes.size(); ++d) {
     NHLO_ASSIGN_OR_RETURN(Buf out, m.ArrayOf(r.tuple[d + 1]));

@@ -245,6 +245,7 @@ void SolveTridiagonal(const std::vector<Buf>& in, const Buf& out) {
   int64_t batches = 1;
   for (size_t d = 0; d + 2 < rank; ++d) batches *= rd[d];
   T* x = reinterpret_cast<T*>(out.data);
+  if (out.count() == 0) return;  // no systems, or systems of no equations
   std::memmove(out.data, in.back().data, static_cast<size_t>(out.count()) * sizeof(T));
   auto diag = [&](size_t operand, int64_t batch, int row) {
     const T* base = reinterpret_cast<const T*>(in[operand].data);

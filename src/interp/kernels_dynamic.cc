@@ -55,7 +55,7 @@ Status KernelDynamicReshape(const Buf& x, const std::vector<int64_t>& x_sizes, c
   // The operand's elements in row-major order of its runtime sizes, then laid out in the result.
   std::string compact(static_cast<size_t>(valid) * static_cast<size_t>(size), '\0');
   CopyBox(x.data, Dims(x), reinterpret_cast<uint8_t*>(compact.data()), x_sizes, x_sizes, size);
-  std::memset(out.data, 0, out.rec->size);
+  if (out.rec->size) std::memset(out.data, 0, out.rec->size);
   CopyBox(reinterpret_cast<const uint8_t*>(compact.data()), sizes, out.data, Dims(out), sizes, size);
   return OkStatus();
 }

@@ -150,8 +150,10 @@ Result<const Literal*> Parser::ParseLiteral(const Shape& shape, int depth) {
     // the corpus's matrix_einsum.hlo; docs/xla-judgments.md).
     uint8_t value[16] = {};  // an array with no elements still has a value to parse
     NHLO_TRY(ParseElement(shape.type, value));
-    std::memset(lit->data.data(), 0, lit->data.size());
-    if (shape.ElementCount() > 0) std::memcpy(lit->data.data(), value, static_cast<size_t>(HostByteSize(shape.type)));
+    if (lit->data.size() > 0) {  // an empty array's storage may be a null pointer
+      std::memset(lit->data.data(), 0, lit->data.size());
+      std::memcpy(lit->data.data(), value, static_cast<size_t>(HostByteSize(shape.type)));
+    }
     return static_cast<const Literal*>(lit);
   }
   if (shape.dims.size() > static_cast<size_t>(opts_.max_nesting))
