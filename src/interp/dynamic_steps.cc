@@ -160,6 +160,28 @@ Status RunSized(const Step& s, StepMachine& m) {
     NHLO_TRY(m.RunPlain(s));
     return SetSizes(m, b.result, std::move(out));
   }
+  if (s.family == OpFamily::kSlice) {
+    // A slice over the whole of a dimension below its bound keeps its size. Any other cut
+    // into it: XLA drops the dimension's dynamism and leaves the result's elements unspecified
+    // (they would come from the padding), so it is refused.
+    const AttrRecord* a = s.Find(AttrId::kSlice);
+    const BufferRecord& x = comp.buffers.at(b.operands[0]);
+    const std::vector<int64_t> sizes = RuntimeSizes(m, b.operands[0]);
+    std::vector<int64_t> out = comp.buffers.at(b.result).dims;
+    if (!a || a->slices.size() != sizes.size() || out.size() != sizes.size())
+      return Status::Error("bundle 'slice' does not match its operand");
+    for (size_t d = 0; d < sizes.size(); ++d) {
+      if (sizes[d] == x.dims[d]) continue;
+      const SliceDim& r = a->slices[d];
+      if (r.start != 0 || r.stride != 1 || r.limit != x.dims[d])
+        return Status::Error("'slice' cuts into dimension " + std::to_string(d) + " of '" + std::string(x.name) +
+                             "', which holds " + std::to_string(sizes[d]) + " of its " + std::to_string(x.dims[d]) +
+                             " elements: XLA leaves such a result unspecified");
+      out[d] = sizes[d];
+    }
+    NHLO_TRY(m.RunPlain(s));
+    return SetSizes(m, b.result, std::move(out));
+  }
   if (s.family == OpFamily::kTranspose) {
     const std::vector<int64_t> sizes = RuntimeSizes(m, b.operands[0]);
     std::vector<int64_t> out;
@@ -242,6 +264,7 @@ Status RunWithSizes(const Step& s, StepMachine& m) {
     case OpFamily::kReduce:
     case OpFamily::kBroadcast:
     case OpFamily::kTranspose:
+    case OpFamily::kSlice:
     case OpFamily::kDot: sized = true; break;
     case OpFamily::kNotExecutable:
     case OpFamily::kBound:
@@ -254,7 +277,6 @@ Status RunWithSizes(const Step& s, StepMachine& m) {
     case OpFamily::kBitcastConvert:
     case OpFamily::kReshape:
     case OpFamily::kIota:
-    case OpFamily::kSlice:
     case OpFamily::kConcatenate:
     case OpFamily::kPad:
     case OpFamily::kReverse:
@@ -284,8 +306,8 @@ Status RunWithSizes(const Step& s, StepMachine& m) {
     return text + ")";
   };
   const char* why =
-      ": runtime sizes are carried by elementwise ops, copies, tuples, calls, reduce, broadcast, transpose and dot "
-      "only (docs/interpreter.md, bounded dynamic shapes)";
+      ": runtime sizes are carried by elementwise ops, copies, tuples, calls, reduce, broadcast, transpose, "
+      "whole-dimension slices and dot only (docs/interpreter.md, bounded dynamic shapes)";
   if (!elementwise)
     return Status::Error("'" + std::string(OpcodeName(b.opcode)) + "' of a value below its bound (" +
                          holds(partial[0]) + ")" + why);
