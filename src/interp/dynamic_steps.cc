@@ -69,15 +69,6 @@ void PartialLeaves(StepMachine& m, uint32_t buffer, std::vector<uint32_t>& out) 
   if (!m.SizesOf(buffer).empty()) out.push_back(buffer);
 }
 
-// The bytes of one array buffer into another of the same size.
-Status CopyBytes(StepMachine& m, uint32_t from, uint32_t to) {
-  NHLO_ASSIGN_OR_RETURN(Buf x, m.ArrayOf(from));
-  NHLO_ASSIGN_OR_RETURN(Buf out, m.ArrayOf(to));
-  if (x.rec->size != out.rec->size) return Status::Error("bundle copies between buffers of different sizes");
-  if (x.data != out.data && out.rec->size) std::memmove(out.data, x.data, out.rec->size);
-  return OkStatus();
-}
-
 }  // namespace
 
 namespace {
@@ -355,7 +346,7 @@ Status RunDynamicShape(const Step& s, StepMachine& m) {
     if (sizes.size() != r.dims.size() || m.Running().buffers.at(b.operands[0]).dims != r.dims)
       return Status::Error("set-dimension-size operand does not have its result's bounds");
     sizes[d] = size;
-    NHLO_TRY(CopyBytes(m, b.operands[0], b.result));
+    NHLO_TRY(m.CopyBuffer(b.operands[0], b.result));
     NHLO_TRY(SetSizes(m, b.result, std::move(sizes)));
     return OkStatus();
   }
@@ -395,7 +386,7 @@ Status RunSliceToDynamic(const Step& s, StepMachine& m) {
                            std::to_string(r.dims[i - 1]) + "] in dimension " + std::to_string(i - 1));
     sizes.push_back(size);
   }
-  NHLO_TRY(CopyBytes(m, b.operands[0], b.result));
+  NHLO_TRY(m.CopyBuffer(b.operands[0], b.result));
   NHLO_TRY(SetSizes(m, b.result, std::move(sizes)));
   return OkStatus();
 }

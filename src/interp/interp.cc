@@ -130,7 +130,7 @@ class Machine : private StepMachine {
       CopyBox(reinterpret_cast<const uint8_t*>(v.bytes.data()), v.dims, reinterpret_cast<uint8_t*>(padded.data()),
               b.dims, v.dims, HostByteSize(b.type));
       v.bytes = std::move(padded);
-      SetSizes(buffer, v.dims);
+      SizesOf(*cur_, buffer) = v.dims;  // below the bound: FitsBound held and v.dims != b.dims
       ptr_[buffer] = reinterpret_cast<uint8_t*>(v.bytes.data());
       return OkStatus();
     }
@@ -685,10 +685,6 @@ class Machine : private StepMachine {
                            "', whose shape does not hold its runtime sizes");
     if (&from != &to) to = from;
     return OkStatus();
-  }
-  void SetSizes(uint32_t buffer, std::vector<int64_t> sizes) {
-    if (sizes == B(buffer).dims) sizes.clear();
-    SizesOf(*cur_, buffer) = std::move(sizes);
   }
 
   // ---- called computations -------------------------------------------------------------

@@ -22,27 +22,6 @@ struct Labeled {
   std::vector<C> v;
 };
 
-std::vector<int64_t> Strides(const std::vector<int64_t>& dims) {
-  std::vector<int64_t> s(dims.size(), 1);
-  for (size_t d = dims.size(); d-- > 1;) s[d - 1] = s[d] * dims[d];
-  return s;
-}
-
-// Calls f(linear, index) for every index of `dims` in row-major order.
-template <typename F>
-void EachIndex(const std::vector<int64_t>& dims, F&& f) {
-  int64_t total = 1;
-  for (int64_t d : dims) total *= d;
-  std::vector<int64_t> index(dims.size(), 0);
-  for (int64_t linear = 0; linear < total; ++linear) {
-    f(linear, index);
-    for (size_t k = dims.size(); k-- > 0;) {
-      if (++index[k] < dims[k]) break;
-      index[k] = 0;
-    }
-  }
-}
-
 int Position(const std::vector<int>& labels, int label) {
   auto it = std::find(labels.begin(), labels.end(), label);
   return it == labels.end() ? -1 : static_cast<int>(it - labels.begin());
@@ -72,8 +51,8 @@ Labeled<C> Diagonal(const Labeled<C>& t) {
     from.push_back(at);
   }
   if (u.labels.size() == t.labels.size()) return t;
-  std::vector<int64_t> ts = Strides(t.dims);
-  EachIndex(u.dims, [&](int64_t, const std::vector<int64_t>& i) {
+  std::vector<int64_t> ts = RowMajorStrides(t.dims);
+  ForEachIndex(u.dims, [&](int64_t, const std::vector<int64_t>& i) {
     int64_t src = 0;
     for (size_t d = 0; d < from.size(); ++d) src += i[from[d]] * ts[d];
     u.v.push_back(AddZero(t.v[src]));
@@ -109,12 +88,12 @@ Labeled<C> SumOut(const Labeled<C>& t, Keep keep) {
     }
   }
   if (summed.empty()) return t;
-  std::vector<int64_t> ts = Strides(t.dims);
-  EachIndex(u.dims, [&](int64_t, const std::vector<int64_t>& i) {
+  std::vector<int64_t> ts = RowMajorStrides(t.dims);
+  ForEachIndex(u.dims, [&](int64_t, const std::vector<int64_t>& i) {
     int64_t base = 0;
     for (size_t k = 0; k < kept.size(); ++k) base += i[k] * ts[kept[k]];
     C acc = C(0);
-    EachIndex(summed_dims, [&](int64_t, const std::vector<int64_t>& j) {
+    ForEachIndex(summed_dims, [&](int64_t, const std::vector<int64_t>& j) {
       int64_t at = base;
       for (size_t k = 0; k < summed.size(); ++k) at += j[k] * ts[summed[k]];
       acc = MulAdd(acc, t.v[at], C(1));  // integers wrap, as XLA's add does
@@ -155,8 +134,8 @@ Labeled<C> Einsum(const Labeled<C>& x0, const Labeled<C>& y0, const std::vector<
     for (int l : *group) dot.labels.push_back(l), dot.dims.push_back(extent(l));
   std::vector<int64_t> cdims;
   for (int l : contract) cdims.push_back(extent(l));
-  std::vector<int64_t> xs = Strides(x.dims), ys = Strides(y.dims);
-  EachIndex(dot.dims, [&](int64_t, const std::vector<int64_t>& i) {
+  std::vector<int64_t> xs = RowMajorStrides(x.dims), ys = RowMajorStrides(y.dims);
+  ForEachIndex(dot.dims, [&](int64_t, const std::vector<int64_t>& i) {
     int64_t xa = 0, ya = 0;
     for (size_t d = 0; d < dot.labels.size(); ++d) {
       int px = Position(x.labels, dot.labels[d]), py = Position(y.labels, dot.labels[d]);
@@ -164,7 +143,7 @@ Labeled<C> Einsum(const Labeled<C>& x0, const Labeled<C>& y0, const std::vector<
       if (py >= 0) ya += i[d] * ys[py];
     }
     C acc = C(0);
-    EachIndex(cdims, [&](int64_t, const std::vector<int64_t>& k) {
+    ForEachIndex(cdims, [&](int64_t, const std::vector<int64_t>& k) {
       int64_t xk = xa, yk = ya;
       for (size_t c = 0; c < contract.size(); ++c) {
         xk += k[c] * xs[Position(x.labels, contract[c])];
@@ -182,8 +161,8 @@ Labeled<C> Einsum(const Labeled<C>& x0, const Labeled<C>& y0, const std::vector<
     int at = Position(dot.labels, l);
     out.dims.push_back(at >= 0 ? dot.dims[at] : 1);
   }
-  std::vector<int64_t> ds = Strides(dot.dims);
-  EachIndex(out.dims, [&](int64_t, const std::vector<int64_t>& i) {
+  std::vector<int64_t> ds = RowMajorStrides(dot.dims);
+  ForEachIndex(out.dims, [&](int64_t, const std::vector<int64_t>& i) {
     int64_t src = 0;
     bool on_diagonal = true;
     for (size_t d = 0; d < out_labels.size(); ++d) {

@@ -134,15 +134,6 @@ Result<RaggedPlan> PlanRaggedDot(const Step& s, const BufferRecord& lhs, const B
   return p;
 }
 
-// Coordinates of linear index `i` over `dims` (row-major).
-void Unflatten(int64_t i, const std::vector<int64_t>& sizes, std::vector<int64_t>& coord) {
-  coord.resize(sizes.size());
-  for (size_t d = sizes.size(); d-- > 0;) {
-    coord[d] = sizes[d] ? i % sizes[d] : 0;
-    if (sizes[d]) i /= sizes[d];
-  }
-}
-
 // For a group-sizes row, whether position `i` of the ragged dimension falls in group `j`. The
 // starts and ends are XLA's cumulative sum of the sizes, in the sizes' own type (it wraps), read
 // as that type's values.
@@ -238,14 +229,12 @@ Status KernelRaggedDot(const Step& s, const Buf& lhs, const Buf& rhs, const Buf&
   // For each m (or k) coordinate: its place on the ragged dimension and its x row.
   int64_t axis_count = p.mode == RaggedMode::kContracting ? p.k : p.m;
   std::vector<int64_t> place(static_cast<size_t>(axis_count)), xrow(static_cast<size_t>(axis_count));
-  std::vector<int64_t> coord;
-  for (int64_t i = 0; i < axis_count; ++i) {
-    Unflatten(i, axis_sizes, coord);
+  ForEachIndex(axis_sizes, [&](int64_t i, const std::vector<int64_t>& coord) {
     place[i] = coord[ragged_pos];
     int64_t x = 0;
     for (size_t t = 0; t < x_pos.size(); ++t) x = x * x_sizes[t] + coord[x_pos[t]];
     xrow[i] = x;
-  }
+  });
   auto row_of = [&](int64_t bi, int64_t x) { return p.broadcast_sizes ? 0 : bi * x_count + x; };
   return DispatchType(out.type(), [&](auto out_traits) -> Status {
     using C = typename decltype(out_traits)::Compute;
