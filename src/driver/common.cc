@@ -19,6 +19,7 @@
 #include "ir/printer.h"
 #include "ir/verifier.h"
 #include "parser/parser.h"
+#include "support/large_alloc.h"
 
 namespace nhlo {
 
@@ -38,6 +39,9 @@ Result<std::string> ReadBounded(std::istream& in, const std::string& what, uint6
   std::string text;
   if (size_hint > 0 && size_hint <= max_bytes) {
     text.reserve(static_cast<size_t>(size_hint) + 1);  // + the terminating NUL the parser reads up to
+    // A big dump's text is faulted in as it is read: huge pages make that 512 faults fewer per
+    // 2 MiB (and the parser's pass over it cheaper in TLB misses).
+    if (size_hint >= kLargeAllocBytes) AdviseHugePages(text.data(), text.capacity());
     text.resize(static_cast<size_t>(size_hint));
     in.read(text.data(), static_cast<std::streamsize>(size_hint));
     text.resize(static_cast<size_t>(in.gcount()));

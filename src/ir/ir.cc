@@ -124,8 +124,12 @@ Module::Module()
     : names_(std::make_unique<NameSet>()), computation_index_(std::make_unique<ComputationIndex>()) {}
 Module::~Module() = default;
 
+Computation* Module::NewComputation() {
+  return new (arena.Allocate(sizeof(Computation), alignof(Computation))) Computation();
+}
+
 Computation* Module::AddComputation(std::string_view comp_name) {
-  computations.push_back(std::make_unique<Computation>());
+  computations.emplace_back(NewComputation());
   Computation* comp = computations.back().get();
   comp->name = comp_name;
   comp->parent = this;
@@ -134,7 +138,7 @@ Computation* Module::AddComputation(std::string_view comp_name) {
 }
 
 Computation* Module::TryAddComputation(std::string_view comp_name) {
-  computations.push_back(std::make_unique<Computation>());
+  computations.emplace_back(NewComputation());
   Computation* comp = computations.back().get();
   comp->name = comp_name;
   comp->parent = this;

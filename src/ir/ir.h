@@ -185,6 +185,12 @@ struct Computation {
   uint32_t source_offset = 0;
   uint32_t source_id = 0;
   struct Module* parent = nullptr;
+  // Where the live infer::SignatureCache (if any) keeps this computation's signature: the cache's
+  // id and the entry's index. Kept here, not in a hash table, because the verifier asks about
+  // every reducer and fused computation of a module, and a table of 100k+ entries missed the
+  // caches on every question.
+  mutable uint32_t signature_cache_id = 0;
+  mutable uint32_t signature_index = 0;
 
   /// Parameter instructions sorted by parameter number. In a verified computation the numbers
   /// are 0..N-1, so element i is parameter(i); the size never depends on how large a number
@@ -222,6 +228,13 @@ struct PrintStyle {
   bool operator==(const PrintStyle&) const = default;
 };
 
+/// Computations live in their module's arena (a post-fusion dump has one per few instructions);
+/// the module's list owns them only to run their destructors.
+struct DestroyComputation {
+  void operator()(Computation* c) const { c->~Computation(); }
+};
+using ComputationPtr = std::unique_ptr<Computation, DestroyComputation>;
+
 struct Module {
   Module();
   ~Module();
@@ -232,7 +245,7 @@ struct Module {
   std::string_view name;
   /// Callees before callers. Add through AddComputation, which keeps FindComputation's index;
   /// reordering is free, but removing or renaming a computation must go through the index too.
-  std::vector<std::unique_ptr<Computation>> computations;
+  std::vector<ComputationPtr, LargeAllocator<ComputationPtr>> computations;
   Computation* entry = nullptr;
   /// Header attributes other than the name, kept as (name, raw text) in source order.
   std::vector<std::pair<std::string_view, std::string_view>> header_attrs;
@@ -276,6 +289,7 @@ struct Module {
   Shape MakeTupleShape(const std::vector<Shape>& elements);
 
  private:
+  Computation* NewComputation();  // in the arena, not yet listed
   struct NameSet;
   std::unique_ptr<NameSet> names_;
   struct ComputationIndex;

@@ -5,6 +5,7 @@
 #include "ir/shape_inference.h"
 
 #include <algorithm>
+#include <atomic>
 #include <charconv>
 
 #include "ir/shape_inference_internal.h"
@@ -129,15 +130,20 @@ Signature ScanSignature(const Computation& c) {
 }  // namespace
 
 SignatureCache::SignatureCache(size_t computations) : outer_(active_signatures) {
-  table_.reserve(computations);
+  static std::atomic<uint32_t> last_id{0};
+  id_ = ++last_id;
+  if (id_ == 0) id_ = ++last_id;  // 0 marks a computation no cache has seen
+  signatures_.reserve(computations);
   active_signatures = this;
 }
 SignatureCache::~SignatureCache() { active_signatures = outer_; }
 
-const Signature& SignatureCache::Get(const Computation& c) {
-  auto [it, added] = table_.try_emplace(&c);
-  if (added) it->second = ScanSignature(c);
-  return it->second;
+Signature SignatureCache::Get(const Computation& c) {
+  if (c.signature_cache_id == id_) return signatures_[c.signature_index];
+  c.signature_cache_id = id_;
+  c.signature_index = static_cast<uint32_t>(signatures_.size());
+  signatures_.push_back(ScanSignature(c));
+  return signatures_.back();
 }
 
 Signature SignatureOf(const Computation& c) {

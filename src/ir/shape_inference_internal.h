@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "ir/shape_inference.h"
+#include "support/large_alloc.h"
 #include "support/small_vec.h"
 
 namespace nhlo::infer {
@@ -99,10 +100,11 @@ class SignatureCache {
   ~SignatureCache();
   SignatureCache(const SignatureCache&) = delete;
   SignatureCache& operator=(const SignatureCache&) = delete;
-  const Signature& Get(const Computation& c);
+  Signature Get(const Computation& c);
 
  private:
-  std::unordered_map<const Computation*, Signature> table_;
+  uint32_t id_;  // unique among the caches of the process
+  std::vector<Signature, LargeAllocator<Signature>> signatures_;
   SignatureCache* outer_;
 };
 /// `'name' (f32[], f32[]) -> f32[]` for messages.

@@ -612,7 +612,7 @@ void Parser::PlaceInlineComputations() {
   };
   for (const auto& c : module_.computations)
     if (!is_inline.count(c.get())) place(place, c.get());
-  std::unordered_map<const Computation*, std::unique_ptr<Computation>> owned;
+  std::unordered_map<const Computation*, ComputationPtr> owned;
   for (auto& c : module_.computations) owned.emplace(c.get(), std::move(c));
   for (size_t i = 0; i < order.size(); ++i) module_.computations[i] = std::move(owned[order[i]]);
 }

@@ -14,6 +14,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "support/large_alloc.h"
+
 namespace nhlo {
 
 /// A fixed-size view of arena (or static) memory; the IR's list type. Trivial (so it can live in
@@ -91,19 +93,19 @@ class Arena {
   size_t bytes_allocated() const { return total_; }
 
  private:
-  // Blocks of 2 MiB and more are 2 MiB-aligned and asked for as transparent huge pages: a
-  // million-instruction module fills a few hundred MiB, and faulting it in 4 KiB pages cost
-  // a tenth of the parse.
+  // Blocks of 2 MiB and more are 2 MiB-aligned, and from 4 MiB on asked for as transparent huge
+  // pages: a million-instruction module fills a few hundred MiB, and faulting it in 4 KiB pages
+  // cost a tenth of the parse (more on VMs). The first 2 MiB block stays in small pages, so a
+  // small module does not pay a whole huge page for its last few kilobytes.
   void NewBlock(size_t min_bytes) {
-    constexpr size_t kHugePage = size_t(2) << 20;
     size_t size = next_block_size_;
     if (size < min_bytes) size = min_bytes;
     if (next_block_size_ < (size_t(64) << 20)) next_block_size_ *= 2;
     char* block;
-    if (size >= kHugePage) {
-      size = (size + kHugePage - 1) & ~(kHugePage - 1);
-      block = static_cast<char*>(std::aligned_alloc(kHugePage, size));
-      if (block) AdviseHugePages(block, size);
+    if (size >= kHugePageBytes) {
+      size = (size + kHugePageBytes - 1) & ~(kHugePageBytes - 1);
+      block = static_cast<char*>(std::aligned_alloc(kHugePageBytes, size));
+      if (block && size >= 2 * kHugePageBytes) AdviseHugePages(block, size);
     } else {
       block = static_cast<char*>(std::malloc(size));
     }
@@ -113,7 +115,6 @@ class Arena {
     end_ = cur_ + size;
     total_ += size;
   }
-  static void AdviseHugePages(char* block, size_t size);
 
   struct FreeBlock {
     void operator()(char* p) const { std::free(p); }

@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "support/large_alloc.h"
+
 namespace nhlo {
 
 // Names to IR nodes (instructions of the computation being parsed, computations of a module):
@@ -99,7 +101,7 @@ class NameTable {
 
  private:
   void Grow() {
-    std::vector<Slot> old = std::move(slots_);
+    Slots old = std::move(slots_);
     slots_.assign(old.size() * 2, Slot{});
     size_t mask = slots_.size() - 1;
     for (const Slot& slot : old) {
@@ -109,7 +111,9 @@ class NameTable {
       slots_[i] = slot;
     }
   }
-  std::vector<Slot> slots_;
+  // A module's tables reach megabytes (16 bytes a name, at most half full): huge pages.
+  using Slots = std::vector<Slot, LargeAllocator<Slot>>;
+  Slots slots_;
   size_t size_ = 0;
 };
 

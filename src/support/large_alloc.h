@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: Apache-2.0
+// Memory for the few big tables of a module (name tables, the computation list, the verifier's
+// signature cache): 1 MiB and more comes 2 MiB-aligned and asked for as transparent huge pages,
+// like the arena's big blocks. On the VMs nhlo is measured on a 4 KiB page fault costs 10-14 us
+// and a page-table walk several memory reads; one 2 MiB page for 512 of them is what let a
+// million-instruction module parse at the speed a small one does (docs/parser-performance.md).
+#pragma once
+
+#include <cstddef>
+#include <cstdlib>
+#include <new>
+
+namespace nhlo {
+
+/// Asks the kernel to back the whole pages of [block, block + size) with transparent huge pages
+/// (memory from anywhere, malloc's included). A hint only: where they are off (or the call
+/// fails) the memory stays in ordinary pages.
+void AdviseHugePages(void* block, size_t size);
+
+constexpr size_t kHugePageBytes = size_t(2) << 20;
+constexpr size_t kLargeAllocBytes = size_t(1) << 20;
+
+/// `bytes` of uninitialised memory, freed with std::free: from malloc below kLargeAllocBytes,
+/// else rounded up to whole huge pages.
+inline void* AllocateLarge(size_t bytes) {
+  void* p;
+  if (bytes >= kLargeAllocBytes) {
+    size_t size = (bytes + kHugePageBytes - 1) & ~(kHugePageBytes - 1);
+    p = std::aligned_alloc(kHugePageBytes, size);
+    if (p) AdviseHugePages(p, size);
+  } else {
+    p = std::malloc(bytes ? bytes : 1);
+  }
+  if (!p) throw std::bad_alloc();
+  return p;
+}
+
+/// A std allocator over AllocateLarge, for vectors that may grow to megabytes.
+template <typename T>
+struct LargeAllocator {
+  using value_type = T;
+  LargeAllocator() = default;
+  template <typename U>
+  LargeAllocator(const LargeAllocator<U>&) {}
+  T* allocate(size_t n) {
+    if (n > size_t(-1) / sizeof(T)) throw std::bad_alloc();
+    return static_cast<T*>(AllocateLarge(n * sizeof(T)));
+  }
+  void deallocate(T* p, size_t) { std::free(p); }
+  template <typename U>
+  bool operator==(const LargeAllocator<U>&) const { return true; }
+};
+
+}  // namespace nhlo
