@@ -6,6 +6,7 @@
 #include <atomic>
 #include <set>
 
+#include "driver/common.h"
 #include "ir/ir.h"
 #include "passes/pass.h"
 #include "passes/pass_manager.h"
@@ -133,4 +134,25 @@ TEST_CASE("ParallelFor: every chunk once, boundaries independent of the thread c
     CHECK(nested == 40);
   }
   SetParallelThreads(1);
+}
+
+TEST_CASE("CountHloModules counts HloModule at the start of a line only") {
+  CHECK(CountHloModules("") == 0);
+  CHECK(CountHloModules("HloModule a\n") == 1);
+  CHECK(CountHloModules("HloModule a\nENTRY e {}\n  HloModule b\n\tHloModule c") == 3);
+  CHECK(CountHloModules("// HloModule a\nx = HloModule b\nHloModulex\n") == 0);
+  CHECK(CountHloModules("HloModule") == 0);  // the word needs its space, as the parser's header
+  CHECK(CountHloModules("\n\nHloModule m, is_scheduled=true\n") == 1);
+}
+
+TEST_CASE("large allocations come back usable and aligned to huge pages") {
+  std::vector<uint64_t, LargeAllocator<uint64_t>> big(size_t(3) << 17);  // 3 MiB
+  CHECK(reinterpret_cast<uintptr_t>(big.data()) % kHugePageBytes == 0);
+  big.back() = 7;
+  CHECK(big.back() == 7);
+  std::vector<uint64_t, LargeAllocator<uint64_t>> small(10, 1);
+  CHECK(small[9] == 1);
+  Arena arena;
+  for (int i = 0; i < 4; ++i) CHECK(arena.Allocate(size_t(3) << 20, 64) != nullptr);
+  CHECK(arena.bytes_allocated() >= size_t(12) << 20);
 }

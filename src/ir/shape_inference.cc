@@ -171,7 +171,7 @@ std::string CheckReducer(const char* what, const Computation& reducer, const std
   if (sig.params.size() != 2 * n)
     return fail(" must take " + Count(2 * n, "parameter") + ", it takes " + Num(sig.params.size()));
   if (!sig.result) return {};
-  std::vector<const Shape*> accumulators;
+  SmallVec<const Shape*, 8> accumulators;
   if (sig.result->IsTuple()) {
     if (sig.result->tuple.size() != n)
       return fail(" must return " + Count(n, "scalar") + ", it returns " + Num(sig.result->tuple.size()));
@@ -186,17 +186,17 @@ std::string CheckReducer(const char* what, const Computation& reducer, const std
     const Shape* acc_param = sig.params[i];
     const Shape* value_param = sig.params[n + i];
     if (!acc_param || !value_param) return {};  // the verifier reports the missing parameter
-    std::string acc_text = " but accumulator " + Num(i) + " is ";
+    auto acc_text = [&] { return " but accumulator " + Num(i) + " is "; };
     if (!Compatible(*acc_param, *accumulators[i]))
-      return fail(": parameter " + Num(i) + " is " + Str(*acc_param) + acc_text + Str(*accumulators[i]));
+      return fail(": parameter " + Num(i) + " is " + Str(*acc_param) + acc_text() + Str(*accumulators[i]));
     if (!CompatibleIgnoringFp(*inits[i], *accumulators[i]))
-      return fail(": " + std::string(init_name) + " " + Num(i) + " is " + Str(*inits[i]) + acc_text +
+      return fail(": " + std::string(init_name) + " " + Num(i) + " is " + Str(*inits[i]) + acc_text() +
                   Str(*accumulators[i]));
     if (!value_param->IsScalar() || !SameTypeIgnoringFp(value_param->type, input_types[i]))
       return fail(": parameter " + Num(n + i) + " is " + Str(*value_param) + " but the input elements are " +
                   std::string(PrimitiveTypeName(input_types[i])));
     if (!SameTypeIgnoringFp(value_param->type, accumulators[i]->type))
-      return fail(": parameter " + Num(n + i) + " is " + Str(*value_param) + acc_text + Str(*accumulators[i]));
+      return fail(": parameter " + Num(n + i) + " is " + Str(*value_param) + acc_text() + Str(*accumulators[i]));
   }
   return {};
 }

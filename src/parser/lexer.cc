@@ -176,16 +176,18 @@ void Lexer::NextInto(Token& out) {
   const uint32_t start = p;
   const char c = s[p];
   if (IsIdentStart(c)) {
-    // An identifier starting with b/f may be dim labels (b01f_01io->b01f).
-    if (c == 'b' || c == 'f') {
-      if (size_t len = MatchDimLabels(std::string_view(s + p, n - p)); len > 0) {
-        pos_ = p + static_cast<uint32_t>(len);
+    ++p;
+    while (p < n && IsIdentChar(s[p])) ++p;
+    // An identifier starting with b/f may be dim labels (b01f_01io->b01f). Their characters up to
+    // the arrow are identifier characters or '?', so the scan above stops at '?' or after the
+    // arrow's '-': only then is it worth a look (most b/f words are element types).
+    if ((c == 'b' || c == 'f') && p < n && (s[p] == '?' || (s[p] == '>' && s[p - 1] == '-'))) {
+      if (size_t len = MatchDimLabels(std::string_view(s + start, n - start)); len > 0) {
+        pos_ = start + static_cast<uint32_t>(len);
         out = Make(Tok::kDimLabels, start, pos_);
         return;
       }
     }
-    ++p;
-    while (p < n && IsIdentChar(s[p])) ++p;
     std::string_view word(s + start, p - start);
     if (p < n && s[p] == ':') {
       pos_ = p + 1;

@@ -110,7 +110,8 @@ bool Parser::TryCachedShape(Shape& shape) {
     if (text[end - 1] == ']') {
       size_t q = end;
       while (q < text.size() && (text[q] == ' ' || text[q] == '\t' || text[q] == '\n' || text[q] == '\r')) ++q;
-      if (q < text.size() && (text[q] == '{' || text[q] == '/')) return false;
+      // `f32[8]` cached from a signature is a prefix of `f32[8]{0}`: try the other entries.
+      if (q < text.size() && (text[q] == '{' || text[q] == '/')) continue;
     }
     shape = c.shape;
     lex_.set_position(end);
