@@ -162,8 +162,8 @@ std::string Describe(const Computation& c) {
   return out;
 }
 
-std::string CheckReducer(const char* what, const Computation& reducer, const std::vector<const Shape*>& inits,
-                         const std::vector<PrimitiveType>& input_types, const char* init_name) {
+std::string CheckReducer(const char* what, const Computation& reducer, std::span<const Shape* const> inits,
+                         std::span<const PrimitiveType> input_types, const char* init_name) {
   Signature sig = SignatureOf(reducer);
   size_t n = inits.size();
   // Built only on failure: reducers are checked for every reduce of a module.

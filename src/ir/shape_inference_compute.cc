@@ -91,8 +91,8 @@ Inference InferReduce(Module& m, const Instruction& inst) {
   auto dims = IntList(inst, AttrId::kDimensions);
   if (!dims) return Error("reduce needs dimensions=");
   const Shape& x = inst.operands[0]->shape;
-  std::vector<const Shape*> inits;
-  std::vector<PrimitiveType> types;
+  SmallVec<const Shape*, 8> inits;  // reduces are common: no allocation for the usual few inputs
+  SmallVec<PrimitiveType, 8> types;
   for (size_t i = 0; i < n; ++i) {
     const Shape& in = inst.operands[i]->shape;
     if (!in.IsArray()) return Error("reduce inputs must be arrays, got " + Str(in));
@@ -102,7 +102,7 @@ Inference InferReduce(Module& m, const Instruction& inst) {
   }
   std::string e = CheckUnique("reduce", "", *dims, x);
   if (!e.empty()) return Error(e);
-  e = CheckReducer("reduce", *f, inits, types);
+  e = CheckReducer("reduce", *f, {inits.data(), inits.size()}, {types.data(), types.size()});
   if (!e.empty()) return Error(e);
   const Shape* root = SignatureOf(*f).result;
   if (!root) return NotInferable();
@@ -126,8 +126,8 @@ Inference InferReduceWindow(Module& m, const Instruction& inst) {
   std::vector<WindowDim> window = WindowOf(inst, e);
   if (!e.empty()) return Error(e);
   const Shape& x = inst.operands[0]->shape;
-  std::vector<const Shape*> inits;
-  std::vector<PrimitiveType> types;
+  SmallVec<const Shape*, 8> inits;  // reduces are common: no allocation for the usual few inputs
+  SmallVec<PrimitiveType, 8> types;
   for (size_t i = 0; i < n; ++i) {
     const Shape& in = inst.operands[i]->shape;
     if (!in.IsArray()) return Error("reduce-window inputs must be arrays, got " + Str(in));
@@ -135,7 +135,7 @@ Inference InferReduceWindow(Module& m, const Instruction& inst) {
     types.push_back(in.type);
     inits.push_back(&inst.operands[n + i]->shape);
   }
-  e = CheckReducer("reduce-window", *f, inits, types);
+  e = CheckReducer("reduce-window", *f, {inits.data(), inits.size()}, {types.data(), types.size()});
   if (!e.empty()) return Error(e);
   DimList dims;
   e = WindowOutput("reduce-window", x, window, dims);
@@ -167,7 +167,9 @@ Inference InferSelectAndScatter(Module& m, const Instruction& inst) {
                    std::string(PrimitiveTypeName(x.type)) + " scalars");
   if (sig.result && !(sig.result->IsScalar() && sig.result->type == PrimitiveType::kPred))
     return Error("select-and-scatter select computation " + Describe(*select) + " must return pred[]");
-  std::string e = CheckReducer("select-and-scatter scatter", *scatter, {&init}, {source.type});
+  const Shape* inits[] = {&init};
+  PrimitiveType types[] = {source.type};
+  std::string e = CheckReducer("select-and-scatter scatter", *scatter, inits, types);
   if (!e.empty()) return Error(e);
   std::vector<WindowDim> window = WindowOf(inst, e);
   if (!e.empty()) return Error(e);

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -113,8 +114,8 @@ std::string Describe(const Computation& c);
 /// Checks `reducer` as the combiner of `inputs` arrays whose accumulators start from `inits`
 /// (XLA's VerifyReducerShape): 2N scalar parameters, a scalar or N-tuple of scalars as result,
 /// accumulator i, init i and parameter N+i of matching types. Empty if fine.
-std::string CheckReducer(const char* what, const Computation& reducer, const std::vector<const Shape*>& inits,
-                         const std::vector<PrimitiveType>& input_types, const char* init_name = "init value");
+std::string CheckReducer(const char* what, const Computation& reducer, std::span<const Shape* const> inits,
+                         std::span<const PrimitiveType> input_types, const char* init_name = "init value");
 
 /// Window output sizes for `base` (XLA's InferWindowOutputShape); appends one dimension per
 /// window dimension to `out`. Empty if fine.

@@ -62,7 +62,8 @@ class Verifier {
     }
     // Parameter numbers must be 0..N-1; the first gap is reported once (a text may write any
     // number, so nothing here is sized by it).
-    std::vector<Instruction*> params = comp.Parameters();
+    SmallVec<const Instruction*, 8> params;  // once per computation: no allocation for the usual few
+    comp.AppendParameters(params);
     for (size_t i = 0; i < params.size(); ++i)
       if (params[i]->parameter_number != static_cast<int64_t>(i)) {
         Fail(*params[i], "computation '" + std::string(comp.name) + "' has no parameter(" + std::to_string(i) +

@@ -110,8 +110,15 @@ bool Parser::TryCachedShape(Shape& shape) {
     if (text[end - 1] == ']') {
       size_t q = end;
       while (q < text.size() && (text[q] == ' ' || text[q] == '\t' || text[q] == '\n' || text[q] == '\r')) ++q;
-      // `f32[8]` cached from a signature is a prefix of `f32[8]{0}`: try the other entries.
-      if (q < text.size() && (text[q] == '{' || text[q] == '/')) continue;
+      // `f32[8]` cached from a signature is a prefix of `f32[8]{0}`: try the other entries. A
+      // `{` whose content starts with a name or closes at once cannot be a layout (the token
+      // path reads a layout only at an integer or ':'): the body after a signature's result.
+      if (q < text.size() && text[q] == '/') continue;
+      if (q < text.size() && text[q] == '{') {
+        size_t r = q + 1;
+        while (r < text.size() && (text[r] == ' ' || text[r] == '\t' || text[r] == '\n' || text[r] == '\r')) ++r;
+        if (r >= text.size() || !(IsIdentStart(text[r]) || text[r] == '%' || text[r] == '}')) continue;
+      }
     }
     shape = c.shape;
     lex_.set_position(end);

@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "support/name_table.h"
+
 namespace nhlo {
 namespace {
 
@@ -61,7 +63,7 @@ class TextIndex {
     for (size_t h = Hash(name) & mask;; h = (h + 1) & mask) {
       const Slot& s = slots_[h];
       if (s.row < 0) return -1;
-      if (s.text == name) return s.row;
+      if (SameName(s.text, name)) return s.row;
     }
   }
 

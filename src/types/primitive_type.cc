@@ -3,6 +3,8 @@
 
 #include <array>
 
+#include "support/name_table.h"
+
 namespace nhlo {
 namespace {
 
@@ -46,7 +48,7 @@ std::string_view PrimitiveTypeName(PrimitiveType t) {
 std::optional<PrimitiveType> PrimitiveTypeFromName(std::string_view name) {
   // Called for every shape the parser reads: compare only rows of the same length.
   for (const PrimInfo& info : kPrimInfos)
-    if (info.text.size() == name.size() && info.text[0] == name[0] && info.text == name)
+    if (info.text.size() == name.size() && info.text[0] == name[0] && SameName(info.text, name))
       return static_cast<PrimitiveType>(info.code);
   if (name == "opaque_type") return PrimitiveType::kOpaque;
   return std::nullopt;
