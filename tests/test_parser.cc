@@ -173,6 +173,18 @@ TEST_CASE("split-input-file keeps line numbers and ignores separators inside com
   CHECK(pieces[1].first_line == 3);
   CHECK(pieces[1].text == "\n\nb\n/*\n// -----\n*/\n");
   CHECK(pieces[2].text == std::string(7, '\n') + "c\n");
+  // An owned text splits the same; without a separator it is the one piece, its buffer kept.
+  auto owned = SplitOwnedInput(std::string("a\n// -----\nb\n/*\n// -----\n*/\n// -----\nc\n"));
+  REQUIRE(owned.size() == 3);
+  CHECK(owned[1].text == pieces[1].text);
+  CHECK(owned[2].first_line == 8);
+  std::string whole(100, 'x');
+  const char* buffer = whole.data();
+  auto one = SplitOwnedInput(std::move(whole));
+  REQUIRE(one.size() == 1);
+  CHECK(one[0].first_line == 1);
+  CHECK(one[0].text == std::string(100, 'x'));
+  CHECK(one[0].text.data() == buffer);
 }
 
 TEST_CASE("hostile input gives diagnostics, never a crash") {

@@ -73,7 +73,7 @@ int CompileMain(const std::vector<std::string>& args, std::istream& in, std::ost
   std::string name = input == "-" ? "<stdin>" : input;
   std::vector<InputPiece> pieces;
   int modules = flags.split_input_file ? 0 : CountHloModules(*text);
-  if (flags.split_input_file) pieces = SplitInputFile(*text);
+  if (flags.split_input_file) pieces = SplitOwnedInput(std::move(*text));
   else pieces.push_back({std::move(*text), 1});
 
   int exit_code = kExitOk;

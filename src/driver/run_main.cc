@@ -519,7 +519,7 @@ int RunMain(const std::vector<std::string>& args, std::istream& in, std::ostream
   // --split-input-file each module runs on its own, results separated by `// -----`.
   std::vector<InputPiece> pieces;
   int modules = flags.split_input_file ? 0 : CountHloModules(*bytes);
-  if (flags.split_input_file) pieces = SplitInputFile(*bytes);
+  if (flags.split_input_file) pieces = SplitOwnedInput(std::move(*bytes));
   else pieces.push_back({std::move(*bytes), 1});
   int exit_code = kExitOk;
   for (size_t i = 0; i < pieces.size(); ++i) {

@@ -10,6 +10,13 @@
 
 namespace nhlo {
 
+std::vector<InputPiece> SplitOwnedInput(std::string&& text) {
+  if (text.find("// -----") != std::string::npos) return SplitInputFile(text);
+  std::vector<InputPiece> pieces;
+  pieces.push_back({std::move(text), 1});
+  return pieces;
+}
+
 std::vector<InputPiece> SplitInputFile(std::string_view text) {
   std::vector<InputPiece> pieces;
   // Most inputs hold one module: without the separator anywhere there is nothing to split (one

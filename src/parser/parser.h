@@ -44,5 +44,8 @@ struct InputPiece {
 
 /// Splits at lines that consist of `// -----` (MLIR/XLA lit convention).
 std::vector<InputPiece> SplitInputFile(std::string_view text);
+/// The same for a text the caller gives up: without a separator it becomes the one piece as it
+/// is, with no copy (a big dump is read once, not twice).
+std::vector<InputPiece> SplitOwnedInput(std::string&& text);
 
 }  // namespace nhlo
