@@ -449,3 +449,29 @@ TEST_CASE("metadata read straight from the source reads as the folded general wa
   }
   CHECK(accepted > 100);
 }
+
+// The plain-signature shortcut (SkipPlainSignatureParameters) must accept and refuse exactly
+// what the token path does: the second computation's signature repeats cached shapes.
+TEST_CASE("signatures written plainly after cached shapes parse and fail as the token path") {
+  auto module_with = [](const std::string& signature) {
+    return "HloModule m\n\n%f (x: f32[2], y: s32[]) -> f32[2] {\n  %x = f32[2] parameter(0)\n"
+           "  %y = s32[] parameter(1)\n  ROOT %n = f32[2] negate(%x)\n}\n\n%g " +
+           signature + " -> f32[2] {\n  %a = f32[2] parameter(0)\n  ROOT %b = f32[2] negate(%a)\n}\n\n"
+           "ENTRY %e (p: f32[2]) -> f32[2] {\n  %p = f32[2] parameter(0)\n  ROOT %c = f32[2] call(%p), "
+           "to_apply=%g\n}\n";
+  };
+  std::string good = PrintOrError(module_with("(a: f32[2])"));
+  CHECK(good.rfind("HloModule", 0) == 0);
+  CHECK(PrintOrError(module_with("(a: f32[2], z: s32[])")).rfind("HloModule", 0) == 0);
+  // Spacing the shortcut does not take goes the token path, with the same result.
+  CHECK(PrintOrError(module_with("( a:f32[2] )")) == good);
+  CHECK(PrintOrError(module_with("(a: f32[2],\n    z: s32[])")).rfind("HloModule", 0) == 0);
+  // Errors point where the token path points.
+  std::string missing_colon = PrintOrError(module_with("(a: f32[2], z s32[])"));
+  CHECK(missing_colon.find("t.hlo:9:16: error: expected parameter") != std::string::npos);
+  CHECK(missing_colon.find("expected") != std::string::npos);
+  std::string bad_shape = PrintOrError(module_with("(a: f32[2], z: f32[2)"));
+  CHECK(bad_shape.find("t.hlo:9:") != std::string::npos);
+  std::string no_arrow = PrintOrError(module_with("(a: f32[2]) f32[2] {"));
+  CHECK(no_arrow.find("'->'") != std::string::npos);
+}

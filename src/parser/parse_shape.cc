@@ -128,6 +128,46 @@ bool Parser::TryCachedShape(Shape& shape) {
   return false;
 }
 
+// With the current token a signature's `(`: steps over `name: shape, ...)` written plainly (one
+// space after ':' and ','; every shape byte-identical to a cached one, which the token path
+// parsed before, so it is valid) and leaves the token at what follows `)`. Signatures are
+// checked for syntax only, and a post-fusion dump has one per few instructions. At anything
+// else it stops at the start of that parameter, with the token path's token there, and returns
+// false: the caller's loop continues as if nothing had been skipped.
+bool Parser::SkipPlainSignatureParameters() {
+  std::string_view text = src_.text;  // NUL-terminated: scans stop at the end
+  const char* t = text.data();
+  uint32_t param = lex_.position();
+  for (;;) {
+    uint32_t p = param;
+    if (!IsIdentStart(t[p])) break;
+    while (IsIdentChar(t[p])) ++p;
+    if (t[p] != ':' || t[p + 1] != ' ') break;
+    p += 2;
+    const CachedShape* hit = nullptr;
+    for (const CachedShape& c : shape_cache_) {
+      if (c.length == 0 || size_t(p) + c.length >= text.size()) continue;
+      char after = t[p + c.length];
+      if ((after == ',' || after == ')') && std::memcmp(t + p, t + c.offset, c.length) == 0) {
+        hit = &c;
+        break;
+      }
+    }
+    if (!hit) break;
+    p += hit->length;
+    if (t[p] == ')') {
+      lex_.set_position(p + 1);
+      Advance();
+      return true;
+    }
+    if (t[p + 1] != ' ') break;  // t[p] is ','
+    param = p + 2;
+  }
+  lex_.set_position(param);
+  Advance();
+  return false;
+}
+
 void Parser::RememberShape(uint32_t start, uint32_t end, const Shape& shape) {
   if (literal_follows_ || end <= start || end - start > 128) return;
   CachedShape& c = shape_cache_[shape_cache_next_];

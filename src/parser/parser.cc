@@ -260,16 +260,17 @@ Status Parser::ParseComputation() {
   if (tok_.kind == Tok::kLParen) {
     // The signature is redundant with the instructions and printed back from them; the
     // parameters are checked for syntax only, the result against the root (as XLA's parser).
-    Advance();
-    while (tok_.kind != Tok::kRParen) {
-      if (tok_.kind != Tok::kName) return Expected("parameter 'name:' in the signature");
+    if (!SkipPlainSignatureParameters()) {
+      while (tok_.kind != Tok::kRParen) {
+        if (tok_.kind != Tok::kName) return Expected("parameter 'name:' in the signature");
+        Advance();
+        Shape ignored;
+        NHLO_TRY(ParseShape(ignored));
+        if (tok_.kind == Tok::kComma) Advance();
+        else if (tok_.kind != Tok::kRParen) return Expected("',' or ')'");
+      }
       Advance();
-      Shape ignored;
-      NHLO_TRY(ParseShape(ignored));
-      if (tok_.kind == Tok::kComma) Advance();
-      else if (tok_.kind != Tok::kRParen) return Expected("',' or ')'");
     }
-    Advance();
     NHLO_TRY(Expect(Tok::kArrow, "'->'"));
     result_offset = tok_.offset;
     NHLO_TRY(ParseShape(declared_result));

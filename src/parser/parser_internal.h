@@ -119,6 +119,7 @@ class Parser {
   Status ParseAttribute(Instruction* inst, SmallVec<Attribute, 8>& attrs);
   Status ParseShape(Shape& shape, int depth = 0);
   bool TryCachedShape(Shape& shape);
+  bool SkipPlainSignatureParameters();
   void RememberShape(uint32_t start, uint32_t end, const Shape& shape);
   Status CheckLayoutTail(std::string_view tail, uint32_t offset, size_t rank);
   Status ParseLayout(Shape& shape, uint32_t* close_offset);
