@@ -133,17 +133,27 @@ SignatureCache::SignatureCache(size_t computations) : outer_(active_signatures) 
   static std::atomic<uint32_t> last_id{0};
   id_ = ++last_id;
   if (id_ == 0) id_ = ++last_id;  // 0 marks a computation no cache has seen
-  signatures_.reserve(computations);
+  entries_.reserve(computations);
+  params_.reserve(2 * computations);
   active_signatures = this;
 }
 SignatureCache::~SignatureCache() { active_signatures = outer_; }
 
 Signature SignatureCache::Get(const Computation& c) {
-  if (c.signature_cache_id == id_) return signatures_[c.signature_index];
-  c.signature_cache_id = id_;
-  c.signature_index = static_cast<uint32_t>(signatures_.size());
-  signatures_.push_back(ScanSignature(c));
-  return signatures_.back();
+  if (c.signature_cache_id != id_) {
+    Signature sig = ScanSignature(c);
+    c.signature_cache_id = id_;
+    c.signature_index = static_cast<uint32_t>(entries_.size());
+    entries_.push_back(Entry{static_cast<uint32_t>(params_.size()), static_cast<uint32_t>(sig.params.size()),
+                             sig.result});
+    params_.insert(params_.end(), sig.params.begin(), sig.params.end());
+    return sig;
+  }
+  const Entry& e = entries_[c.signature_index];
+  Signature sig;
+  for (uint32_t i = 0; i < e.param_count; ++i) sig.params.push_back(params_[e.first_param + i]);
+  sig.result = e.result;
+  return sig;
 }
 
 Signature SignatureOf(const Computation& c) {

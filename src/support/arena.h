@@ -93,10 +93,11 @@ class Arena {
   size_t bytes_allocated() const { return total_; }
 
  private:
-  // Blocks of 2 MiB and more are 2 MiB-aligned, and from 4 MiB on asked for as transparent huge
+  // Blocks of 2 MiB and more are 2 MiB-aligned, and from 16 MiB on asked for as transparent huge
   // pages: a million-instruction module fills a few hundred MiB, and faulting it in 4 KiB pages
-  // cost a tenth of the parse (more on VMs). The first 2 MiB block stays in small pages, so a
-  // small module does not pay a whole huge page for its last few kilobytes.
+  // cost a tenth of the parse (more on VMs). Smaller blocks stay in small pages: the last huge
+  // page is faulted whole however little of it is used, up to 2 MiB more memory, which only a
+  // module of 16 MB and more can take within its 4x memory budget (docs/parser-performance.md).
   void NewBlock(size_t min_bytes) {
     size_t size = next_block_size_;
     if (size < min_bytes) size = min_bytes;
@@ -105,7 +106,7 @@ class Arena {
     if (size >= kHugePageBytes) {
       size = (size + kHugePageBytes - 1) & ~(kHugePageBytes - 1);
       block = static_cast<char*>(std::aligned_alloc(kHugePageBytes, size));
-      if (block && size >= 2 * kHugePageBytes) AdviseHugePages(block, size);
+      if (block && size >= 8 * kHugePageBytes) AdviseHugePages(block, size);
     } else {
       block = static_cast<char*>(std::malloc(size));
     }

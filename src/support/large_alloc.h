@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Memory for the few big tables of a module (name tables, the computation list, the verifier's
-// signature cache): 1 MiB and more comes 2 MiB-aligned and asked for as transparent huge pages,
+// signature cache): 2 MiB and more comes 2 MiB-aligned and asked for as transparent huge pages,
 // like the arena's big blocks. On the VMs nhlo is measured on a 4 KiB page fault costs 10-14 us
 // and a page-table walk several memory reads; one 2 MiB page for 512 of them is what let a
 // million-instruction module parse at the speed a small one does (docs/parser-performance.md).
@@ -18,7 +18,9 @@ namespace nhlo {
 void AdviseHugePages(void* block, size_t size);
 
 constexpr size_t kHugePageBytes = size_t(2) << 20;
-constexpr size_t kLargeAllocBytes = size_t(1) << 20;
+// From one huge page on: the tables that reach it are sized in powers of two, so they fill their
+// huge pages exactly and the module's memory figure does not grow by a partly used page.
+constexpr size_t kLargeAllocBytes = kHugePageBytes;
 
 /// `bytes` of uninitialised memory, freed with std::free: from malloc below kLargeAllocBytes,
 /// else rounded up to whole huge pages.
