@@ -474,4 +474,17 @@ TEST_CASE("signatures written plainly after cached shapes parse and fail as the 
   CHECK(bad_shape.find("t.hlo:9:") != std::string::npos);
   std::string no_arrow = PrintOrError(module_with("(a: f32[2]) f32[2] {"));
   CHECK(no_arrow.find("'->'") != std::string::npos);
+  // The shortcut reads raw bytes: every truncation and many byte edits inside the second
+  // signature must end in a diagnostic or a module, never past the text (ASan in tools/check).
+  std::string text = module_with("(a: f32[2], z: s32[])");
+  size_t from = text.find("%g (");
+  size_t to = text.find('{', from);
+  for (size_t n = from; n <= to + 1; ++n) (void)PrintOrError(text.substr(0, n));
+  std::mt19937 rng(99);
+  const char alphabet[] = "(),:%[] \nfs23{}-/*";
+  for (int i = 0; i < 2000; ++i) {
+    std::string mutated = text;
+    for (int e = 0; e < 2; ++e) mutated[from + rng() % (to - from)] = alphabet[rng() % (sizeof(alphabet) - 1)];
+    (void)PrintOrError(mutated);
+  }
 }
