@@ -12,6 +12,19 @@
 
 namespace nhlo {
 
+// Fixed-size unaligned loads (a variable-length memcpy is a library call); names shorter than a
+// load are read as two overlapping halves.
+inline uint64_t Load8(const char* p) {
+  uint64_t w;
+  std::memcpy(&w, p, 8);
+  return w;
+}
+inline uint64_t Load4(const char* p) {
+  uint32_t w;
+  std::memcpy(&w, p, 4);
+  return w;
+}
+
 /// `a == b` without a library call for names up to 16 bytes (nearly all). Name tables call it
 /// once their full hashes matched, so it almost always confirms; memcmp's call cost 4% of a parse.
 inline bool SameName(std::string_view a, std::string_view b) {
@@ -19,19 +32,9 @@ inline bool SameName(std::string_view a, std::string_view b) {
   if (n != b.size()) return false;
   const char* p = a.data();
   const char* q = b.data();
-  auto load8 = [](const char* x) {
-    uint64_t w;
-    std::memcpy(&w, x, 8);
-    return w;
-  };
-  auto load4 = [](const char* x) {
-    uint32_t w;
-    std::memcpy(&w, x, 4);
-    return w;
-  };
   if (n > 16) return std::memcmp(p, q, n) == 0;
-  if (n >= 8) return load8(p) == load8(q) && load8(p + n - 8) == load8(q + n - 8);
-  if (n >= 4) return load4(p) == load4(q) && load4(p + n - 4) == load4(q + n - 4);
+  if (n >= 8) return Load8(p) == Load8(q) && Load8(p + n - 8) == Load8(q + n - 8);
+  if (n >= 4) return Load4(p) == Load4(q) && Load4(p + n - 4) == Load4(q + n - 4);
   for (size_t i = 0; i < n; ++i)
     if (p[i] != q[i]) return false;
   return true;
@@ -95,26 +98,14 @@ class NameTable {
     size_t n = s.size();
     constexpr uint64_t kMul = 0xFF51AFD7ED558CCDULL;
     uint64_t h = n * 0x9E3779B97F4A7C15ULL;
-    auto load8 = [](const char* q) {
-      uint64_t w;
-      std::memcpy(&w, q, 8);
-      return w;
-    };
-    auto load4 = [](const char* q) {
-      uint32_t w;
-      std::memcpy(&w, q, 4);
-      return uint64_t(w);
-    };
-    // Fixed-size loads only (a variable-length memcpy is a library call); short names are read
-    // as two overlapping halves.
     if (n >= 8) {
       for (size_t i = 0; i + 8 <= n; i += 8) {
-        h = (h ^ load8(p + i)) * kMul;
+        h = (h ^ Load8(p + i)) * kMul;
         h ^= h >> 32;
       }
-      h = (h ^ load8(p + n - 8)) * kMul;
+      h = (h ^ Load8(p + n - 8)) * kMul;
     } else if (n >= 4) {
-      h = (h ^ (load4(p) | (load4(p + n - 4) << 32))) * kMul;
+      h = (h ^ (Load4(p) | (Load4(p + n - 4) << 32))) * kMul;
     } else if (n > 0) {
       h = (h ^ (uint64_t(uint8_t(p[0])) | uint64_t(uint8_t(p[n / 2])) << 8 | uint64_t(uint8_t(p[n - 1])) << 16)) * kMul;
     }
