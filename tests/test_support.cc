@@ -152,6 +152,8 @@ TEST_CASE("large allocations come back usable and aligned to huge pages") {
   CHECK(big.back() == 7);
   std::vector<uint64_t, LargeAllocator<uint64_t>> small(10, 1);
   CHECK(small[9] == 1);
+  size_t too_big = SIZE_MAX - 16;
+  CHECK(AllocateHugeAligned(too_big, 0) == nullptr);  // no wrap to a tiny block
   Arena arena;
   for (int i = 0; i < 4; ++i) CHECK(arena.Allocate(size_t(3) << 20, 64) != nullptr);
   CHECK(arena.bytes_allocated() >= size_t(12) << 20);

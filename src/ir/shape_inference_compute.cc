@@ -102,7 +102,7 @@ Inference InferReduce(Module& m, const Instruction& inst) {
   }
   std::string e = CheckUnique("reduce", "", *dims, x);
   if (!e.empty()) return Error(e);
-  e = CheckReducer("reduce", *f, {inits.data(), inits.size()}, {types.data(), types.size()});
+  e = CheckReducer("reduce", *f, inits, types);
   if (!e.empty()) return Error(e);
   const Shape* root = SignatureOf(*f).result;
   if (!root) return NotInferable();
@@ -135,7 +135,7 @@ Inference InferReduceWindow(Module& m, const Instruction& inst) {
     types.push_back(in.type);
     inits.push_back(&inst.operands[n + i]->shape);
   }
-  e = CheckReducer("reduce-window", *f, {inits.data(), inits.size()}, {types.data(), types.size()});
+  e = CheckReducer("reduce-window", *f, inits, types);
   if (!e.empty()) return Error(e);
   DimList dims;
   e = WindowOutput("reduce-window", x, window, dims);

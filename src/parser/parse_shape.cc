@@ -109,14 +109,14 @@ bool Parser::TryCachedShape(Shape& shape) {
     uint32_t end = at + c.length;
     if (text[end - 1] == ']') {
       size_t q = end;
-      while (q < text.size() && (text[q] == ' ' || text[q] == '\t' || text[q] == '\n' || text[q] == '\r')) ++q;
+      while (q < text.size() && IsSpace(text[q])) ++q;
       // `f32[8]` cached from a signature is a prefix of `f32[8]{0}`: try the other entries. A
       // `{` whose content starts with a name or closes at once cannot be a layout (the token
       // path reads a layout only at an integer or ':'): the body after a signature's result.
       if (q < text.size() && text[q] == '/') continue;
       if (q < text.size() && text[q] == '{') {
         size_t r = q + 1;
-        while (r < text.size() && (text[r] == ' ' || text[r] == '\t' || text[r] == '\n' || text[r] == '\r')) ++r;
+        while (r < text.size() && IsSpace(text[r])) ++r;
         if (r >= text.size() || !(IsIdentStart(text[r]) || text[r] == '%' || text[r] == '}')) continue;
       }
     }

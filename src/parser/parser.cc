@@ -285,11 +285,7 @@ Status Parser::ParseComputation() {
   comp->is_entry = is_entry;
   comp->source_offset = name_offset;
   comp->source_id = source_id_;
-  scope_.clear();
-  param_numbers_.clear();
-  // Post-fusion dumps are thousands of computations of a few instructions: one allocation for
-  // those instead of growing 1, 2, 4, 8.
-  comp->instructions.reserve(8);
+  BeginBody(comp);
   bool has_root = false;
   while (tok_.kind != Tok::kRBrace) {
     if (tok_.kind == Tok::kEof) return ErrorHere("expected '}' to close computation '" +
@@ -322,6 +318,15 @@ Status Parser::ParseComputation() {
     Advance();
   }
   return OkStatus();
+}
+
+// A computation's body starts with an empty name scope and no parameter numbers.
+void Parser::BeginBody(Computation* comp) {
+  scope_.clear();
+  param_numbers_.clear();
+  // Post-fusion dumps are thousands of computations of a few instructions: one allocation for
+  // those instead of growing 1, 2, 4, 8.
+  comp->instructions.reserve(8);
 }
 
 // instruction ::= 'ROOT'? name '=' shape? opcode '(' operands ')' (',' attribute)*
@@ -573,11 +578,7 @@ Result<Computation*> Parser::ParseInlineComputation(std::string_view owner) {
   NameMap saved_scope = std::move(scope_);
   ParamNumbers saved_params = std::move(param_numbers_);
   std::string_view saved_instruction = current_instruction_;
-  scope_.clear();
-  param_numbers_.clear();
-  // Post-fusion dumps are thousands of computations of a few instructions: one allocation for
-  // those instead of growing 1, 2, 4, 8.
-  comp->instructions.reserve(8);
+  BeginBody(comp);
   bool has_root = false;
   while (tok_.kind != Tok::kRBrace) {
     if (tok_.kind == Tok::kEof) return ErrorHere("expected '}' to close the inline computation, got end of file");

@@ -110,6 +110,7 @@ class Parser {
   Status CheckHeaderAliases();
   Status ParseStackFrames();
   Status ParseComputation();
+  void BeginBody(Computation* comp);
   Status ParseInstruction(Computation* comp);
   Result<Instruction*> ParseInstructionBody(Computation* comp, std::string_view name, uint32_t name_offset, bool nested);
   Result<Computation*> ParseInlineComputation(std::string_view owner);

@@ -100,7 +100,7 @@ Result<std::vector<int>> SelectPasses(const PipelineOptions& options) {
   return selected;
 }
 
-Status RunPipeline(Module& module, const PipelineOptions& options, std::ostream& log) {
+Result<size_t> RunPipeline(Module& module, const PipelineOptions& options, std::ostream& log) {
   NHLO_ASSIGN_OR_RETURN(std::vector<int> selected, SelectPasses(options));
   size_t count;
   const PassInfo* passes = RegisteredPasses(&count);
@@ -234,7 +234,7 @@ Status RunPipeline(Module& module, const PipelineOptions& options, std::ostream&
       if (!f) return Status::Error("cannot write '" + path.string() + "'");
     }
   }
-  return OkStatus();
+  return timings.size();
 }
 
 std::string ListPassesText() {

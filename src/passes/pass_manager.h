@@ -41,8 +41,9 @@ struct PipelineOptions {
 /// pass both enabled and disabled, are errors.
 Result<std::vector<int>> SelectPasses(const PipelineOptions& options);
 
-/// Runs the selected passes over `module`. Dumps, timing and bisect lines go to `log`.
-Status RunPipeline(Module& module, const PipelineOptions& options, std::ostream& log);
+/// Runs the selected passes over `module`. Dumps, timing and bisect lines go to `log`. Returns
+/// how many passes ran (0: the module is as it was).
+Result<size_t> RunPipeline(Module& module, const PipelineOptions& options, std::ostream& log);
 
 /// `--list-passes` text: one line per pass with its order, name, default and description.
 std::string ListPassesText();

@@ -104,9 +104,7 @@ class Arena {
     if (next_block_size_ < (size_t(64) << 20)) next_block_size_ *= 2;
     char* block;
     if (size >= kHugePageBytes) {
-      size = (size + kHugePageBytes - 1) & ~(kHugePageBytes - 1);
-      block = static_cast<char*>(std::aligned_alloc(kHugePageBytes, size));
-      if (block && size >= 8 * kHugePageBytes) AdviseHugePages(block, size);
+      block = static_cast<char*>(AllocateHugeAligned(size, 8 * kHugePageBytes));
     } else {
       block = static_cast<char*>(std::malloc(size));
     }

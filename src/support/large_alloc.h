@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <cstdlib>
 #include <new>
 
@@ -22,17 +23,21 @@ constexpr size_t kHugePageBytes = size_t(2) << 20;
 // huge pages exactly and the module's memory figure does not grow by a partly used page.
 constexpr size_t kLargeAllocBytes = kHugePageBytes;
 
+/// 2 MiB-aligned memory for `bytes` rounded up to whole huge pages (the rounded size is written
+/// back), asked for as huge pages when that size is `advise_from` or more; freed with std::free,
+/// null when out of memory.
+inline void* AllocateHugeAligned(size_t& bytes, size_t advise_from) {
+  if (bytes > SIZE_MAX - kHugePageBytes) return nullptr;  // rounding up would wrap
+  bytes = (bytes + kHugePageBytes - 1) & ~(kHugePageBytes - 1);
+  void* p = std::aligned_alloc(kHugePageBytes, bytes);
+  if (p && bytes >= advise_from) AdviseHugePages(p, bytes);
+  return p;
+}
+
 /// `bytes` of uninitialised memory, freed with std::free: from malloc below kLargeAllocBytes,
 /// else rounded up to whole huge pages.
 inline void* AllocateLarge(size_t bytes) {
-  void* p;
-  if (bytes >= kLargeAllocBytes) {
-    size_t size = (bytes + kHugePageBytes - 1) & ~(kHugePageBytes - 1);
-    p = std::aligned_alloc(kHugePageBytes, size);
-    if (p) AdviseHugePages(p, size);
-  } else {
-    p = std::malloc(bytes ? bytes : 1);
-  }
+  void* p = bytes >= kLargeAllocBytes ? AllocateHugeAligned(bytes, 0) : std::malloc(bytes ? bytes : 1);
   if (!p) throw std::bad_alloc();
   return p;
 }
