@@ -185,7 +185,7 @@ void SortTopologically(Computation* comp) {
       stack.pop_back();
     }
   }
-  comp->instructions = std::move(order);
+  comp->instructions.assign(order.begin(), order.end());
 }
 
 const KeyValue* FindEntry(const Attribute& attr, std::string_view key) {

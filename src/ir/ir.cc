@@ -125,7 +125,7 @@ Module::Module()
 Module::~Module() = default;
 
 Computation* Module::NewComputation() {
-  return new (arena.Allocate(sizeof(Computation), alignof(Computation))) Computation();
+  return new (arena.Allocate(sizeof(Computation), alignof(Computation))) Computation(arena);
 }
 
 Computation* Module::AddComputation(std::string_view comp_name) {

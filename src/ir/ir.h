@@ -176,9 +176,15 @@ struct Instruction {
 
 static_assert(sizeof(Instruction) == 128, "a module holds one per instruction: about 2x the text of short lines");
 
+/// A computation's instructions, in its module's arena: a post-fusion dump has a list per few
+/// instructions, and as malloc'd vectors they were a quarter of a big module's page faults.
+using InstructionList = std::vector<Instruction*, ArenaAllocator<Instruction*>>;
+
 struct Computation {
+  explicit Computation(Arena& arena) : instructions(ArenaAllocator<Instruction*>(arena)) {}
+
   std::string_view name;
-  std::vector<Instruction*> instructions;  // program order
+  InstructionList instructions;  // program order
   Instruction* root = nullptr;
   bool is_entry = false;
   std::string_view execution_thread;       // empty = main

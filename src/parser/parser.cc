@@ -948,6 +948,8 @@ Result<std::unique_ptr<Module>> ParseModule(std::string file, std::string text,
     return Status::Error(src->name + ": input larger than 4 GiB is not supported");
   if (size_t nul = src->text.find('\0'); nul != std::string::npos)
     return Status::FromDiagnostic(DiagnosticAt(src->name, src->text, nul, "NUL byte in the input"));
+  // A module takes about 2-3 arena bytes per text byte (docs/parser-performance.md).
+  module->arena.ExpectBytes(src->text.size());
   module->sources.push_back(std::move(src));
   Parser parser(*module, *module->sources.back(), 0, options);
   NHLO_TRY(parser.Run());

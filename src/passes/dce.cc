@@ -60,7 +60,7 @@ class DcePass final : public Pass {
     kept.reserve(before);
     for (Instruction* inst : comp.instructions)
       if (live.count(inst)) kept.push_back(inst);
-    comp.instructions = std::move(kept);
+    comp.instructions.assign(kept.begin(), kept.end());
     return comp.instructions.size() != before;
   }
 };

@@ -48,7 +48,7 @@ class LegalizeQuantizeMx final : public Pass {
     // get-tuple-element users read the new values directly, so legalize-scaled-matmul sees the
     // unpack chain; any other user gets a re-tupled value.
     Instruction* parts[2] = {unpacked, scales};
-    for (Instruction* user : std::vector<Instruction*>(comp->instructions)) {
+    for (Instruction* user : std::vector<Instruction*>(comp->instructions.begin(), comp->instructions.end())) {
       const Attribute* index = user->FindAttr(AttrId::kIndex);
       if (user->opcode == Opcode::kGetTupleElement && user->operands[0] == call && index && index->i >= 0 && index->i < 2)
         ReplaceAllUses(comp, user, parts[index->i]);
