@@ -332,6 +332,34 @@ TEST_CASE("text read without tokens falls back to tokens at anything unusual") {
         std::string::npos);
 }
 
+TEST_CASE("operand lists of plain names and index comments read as the token path reads them") {
+  // XLA's dumps write operands without '%' and put `/*index=5*/` before every fifth one; the
+  // operand fast path reads both, and hands words the token path treats otherwise back to it.
+  auto module = [](std::string operands) {
+    return "HloModule m\nENTRY e {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+           "  c = f32[] parameter(2)\n  d = f32[] parameter(3)\n  e = f32[] parameter(4)\n"
+           "  f = f32[] parameter(5)\n  ROOT t = (f32[], f32[], f32[], f32[], f32[], /*index=5*/f32[]) tuple(" +
+           operands + ")\n}\n";
+  };
+  std::string expected = PrintOrError(module("a, b, c, d, e, f"));
+  REQUIRE(expected.find("error") == std::string::npos);
+  CHECK(PrintOrError(module("a, b, c, d, e, /*index=5*/f")) == expected);
+  CHECK(PrintOrError(module("%a, %b, %c, %d, %e, /*index=5*/%f")) == expected);
+  CHECK(PrintOrError(module("/*index=0*/a,b ,c, d,  e, /*index=5*/ f")) == expected);
+  CHECK(PrintOrError(module("a, b, c, d, e, /*index=*/f")) == expected);     // other comments: tokens
+  CHECK(PrintOrError(module("a, b, c, d, e, /*index=5 */f")) == expected);
+  CHECK(PrintOrError(module("a, b, c, d, e,\n f")) == expected);
+  CHECK(PrintOrError(module("a, b, c, d, e, /*index=5*/g")).find("t.hlo:9:98: error: unknown operand 'g'") !=
+        std::string::npos);
+  CHECK(PrintOrError(module("a, b, c, d, e, /*index=5")).find("unterminated /* comment") != std::string::npos);
+  // Words that are not names to the token path stay errors, found where it finds them.
+  for (const char* word : {"nan", "true", "f32", "ROOT"}) {
+    std::string text = std::string("HloModule m\nENTRY e {\n  ") + word + " = f32[] parameter(0)\n  ROOT r = f32[] add(" +
+                       word + ", " + word + ")\n}\n";
+    CHECK_MESSAGE(PrintOrError(text).find("error") != std::string::npos, word);
+  }
+}
+
 TEST_CASE("deep nesting and huge shapes are errors") {
   std::string deep = "HloModule m\nENTRY e {\n  ROOT p = " + std::string(1000, '(') + "f32[]" + std::string(1000, ')') + " parameter(0)\n}\n";
   CHECK(PrintOrError(deep).find("nesting deeper than") != std::string::npos);

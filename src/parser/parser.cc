@@ -472,25 +472,35 @@ Result<Instruction*> Parser::ParseInstructionBody(Computation* comp, std::string
 
 // operands ::= '(' (shape? name (',' shape? name)*)? ')'
 Status Parser::ParseOperands(Instruction* inst, SmallVec<Instruction*, 8>& operands) {
-  // Fast path for the common `(%a, %b)`: names read straight from the text (NUL-terminated),
-  // without tokens. At anything else (a shape, a plain name, a comment, a line break, an
-  // unknown name) the token path below takes over after the last operand read here.
+  // Fast path for the common `(%a, %b)`, `(a, b)` (XLA's dumps) and XLA's `/*index=5*/`
+  // comments: names read straight from the text (NUL-terminated), without tokens. At anything
+  // else (a shape, a word the token path reads as something other than a name, a line break,
+  // an unknown name) the token path below takes over after the last operand read here.
   const char* const text = src_.text.data();
   const char* s = text + lex_.position();  // just after '('
   for (;;) {
     while (*s == ' ') ++s;
-    if (*s != '%') {
-      if (std::strncmp(s, "/*index=", 8) == 0) operand_comment_seen_ = true;
-      break;
+    if (*s == '/' && std::strncmp(s, "/*index=", 8) == 0) {
+      operand_comment_seen_ = true;
+      const char* digit = s + 8;
+      while (IsDigit(*digit)) ++digit;
+      if (digit == s + 8 || digit[0] != '*' || digit[1] != '/') break;
+      s = digit + 2;
+      continue;
     }
-    const char* name = s + 1;
-    const char* end = name;
+    const bool percent = *s == '%';
+    const char* name = s + percent;
+    if (!IsIdentStart(*name)) break;
+    const char* end = name + 1;
     while (IsIdentChar(*end)) ++end;
     const char* sep = end;
     while (*sep == ' ') ++sep;
-    if (end == name || (*sep != ',' && *sep != ')')) break;
-    Instruction* operand = scope_.find(std::string_view(name, static_cast<size_t>(end - name)));
+    if (*sep != ',' && *sep != ')') break;
+    const std::string_view word(name, static_cast<size_t>(end - name));
+    Instruction* operand = scope_.find(word);
     if (!operand) break;
+    // A plain word the lexer or the token path reads as a number, keyword or type is not a name.
+    if (!percent && (word == "nan" || IsKeyword(word) || TypeFromWord(word))) break;
     operands.push_back(operand);
     s = sep + 1;
     lex_.set_position(static_cast<uint32_t>(s - text));
