@@ -291,6 +291,37 @@ TEST_CASE("repeated shape text reuses the parsed shape only where nothing can ex
   CHECK(mismatch.find("is written as f32[2,4] but has shape f32[2,3]") != std::string::npos);
 }
 
+TEST_CASE("shapes beyond the ring's eight are found again in the hashed table, each with its own layout") {
+  // Twenty distinct shapes, each written again after the other nineteen (so the 8-entry ring has
+  // long forgotten it), with and without layouts: every reuse must give the shape its text says.
+  std::string text = "HloModule m\nENTRY e {\n";
+  for (int i = 0; i < 20; ++i) {
+    std::string n = std::to_string(i + 1);
+    text += "  p" + std::to_string(i) + " = f32[" + n + ",2] parameter(" + std::to_string(2 * i) + ")\n";
+    text += "  q" + std::to_string(i) + " = f32[" + n + ",2]{0,1} parameter(" + std::to_string(2 * i + 1) + ")\n";
+  }
+  for (int i = 0; i < 20; ++i) {
+    std::string n = std::to_string(i + 1), k = std::to_string(i);
+    text += "  a" + k + " = f32[" + n + ",2] negate(f32[" + n + ",2] p" + k + ")\n";
+    text += "  b" + k + " = f32[" + n + ",2]{0,1} negate(f32[" + n + ",2]{0,1} q" + k + ")\n";
+    text += "  c" + k + " = f32[" + n + ",2] {0,1} negate(q" + k + ")\n";  // layout after a space
+  }
+  text += "  ROOT r = f32[1,2] add(a0, b0)\n}\n";
+  std::string printed = PrintOrError(text);
+  REQUIRE(printed.find("error") == std::string::npos);
+  for (int i = 0; i < 20; ++i) {
+    std::string n = std::to_string(i + 1), k = std::to_string(i);
+    CHECK(printed.find("%a" + k + " = f32[" + n + ",2]{1,0} negate(") != std::string::npos);
+    CHECK(printed.find("%b" + k + " = f32[" + n + ",2]{0,1} negate(") != std::string::npos);
+    CHECK(printed.find("%c" + k + " = f32[" + n + ",2]{0,1} negate(") != std::string::npos);
+  }
+  // A written operand shape that differs from the operand's is still caught after a table hit
+  // (layouts aside, as in XLA: operand shapes are compared without them).
+  std::string mismatch = text;
+  mismatch.replace(mismatch.find("negate(f32[12,2] p11)"), 21, "negate(f32[13,2] p11)");
+  CHECK(PrintOrError(mismatch).find("is written as f32[13,2] but has shape f32[12,2]") != std::string::npos);
+}
+
 TEST_CASE("text read without tokens falls back to tokens at anything unusual") {
   // Operand lists, '=' after a name, flat integer lists and raw blocks written in every way the
   // token path accepts must parse to the same module as the plain spelling.

@@ -7,6 +7,52 @@
 
 namespace nhlo::parser_internal {
 
+namespace {
+
+// The length of the plain array shape text at `t` (NUL-terminated), with its FNV-1a hash:
+// `type[dims]` (digits, ',', '<=', '?') and a layout of integers written straight after the
+// ']'. 0 for anything else, and when whitespace after the ']' leads to a '{' or a comment (a
+// layout after all, or a computation's body): the ring and the token path judge those.
+uint32_t PlainShapeExtent(const char* t, uint32_t* hash) {
+  const char* p = t;
+  uint32_t h = 2166136261u;
+  auto take = [&](char c) { h = (h ^ static_cast<uint8_t>(c)) * 16777619u; };
+  if (!IsIdentStart(*p)) return 0;
+  while (IsIdentChar(*p)) take(*p++);
+  if (*p != '[') return 0;
+  take(*p++);
+  while (IsDigit(*p) || *p == ',' || *p == '<' || *p == '=' || *p == '?') take(*p++);
+  if (*p != ']') return 0;
+  take(*p++);
+  if (*p == '{') {
+    take(*p++);
+    if (!IsDigit(*p)) return 0;
+    while (IsDigit(*p) || *p == ',') take(*p++);
+    if (*p != '}') return 0;
+    take(*p++);
+  }
+  const char* q = p;
+  while (IsSpace(*q)) ++q;
+  if (*q == '/' || (q != p && *q == '{')) return 0;
+  *hash = h;
+  return static_cast<uint32_t>(p - t);
+}
+
+}  // namespace
+
+bool Parser::TryHashedShape(uint32_t at, Shape& shape, uint32_t* length) {
+  if (!shape_table_) return false;
+  const char* text = src_.text.data();
+  uint32_t hash = 0;
+  uint32_t n = PlainShapeExtent(text + at, &hash);
+  if (n == 0) return false;
+  const HashedShape& e = shape_table_[hash % kShapeTableSize];
+  if (e.length != n || std::memcmp(text + at, text + e.offset, n) != 0) return false;
+  shape = e.shape;
+  *length = n;
+  return true;
+}
+
 // shape ::= '(' (shape (',' shape)*)? ')' | TYPE '[' (dim (',' dim)*)? ']' layout?
 // dim   ::= INT | '<=' INT | '?'
 Status Parser::ParseShape(Shape& shape, int depth) {
@@ -125,7 +171,11 @@ bool Parser::TryCachedShape(Shape& shape) {
     Advance();
     return true;
   }
-  return false;
+  uint32_t length = 0;
+  if (!TryHashedShape(at, shape, &length)) return false;
+  lex_.set_position(at + length);
+  Advance();
+  return true;
 }
 
 // With the current token a signature's `(`: steps over `name: shape, ...)` written plainly (one
@@ -153,8 +203,14 @@ bool Parser::SkipPlainSignatureParameters() {
         break;
       }
     }
-    if (!hit) break;
-    p += hit->length;
+    uint32_t length = 0;
+    if (hit) {
+      length = hit->length;
+    } else {
+      Shape unused;
+      if (!TryHashedShape(p, unused, &length) || (t[p + length] != ',' && t[p + length] != ')')) break;
+    }
+    p += length;
     if (t[p] == ')') {
       lex_.set_position(p + 1);
       Advance();
@@ -178,6 +234,10 @@ void Parser::RememberShape(uint32_t start, uint32_t end, const Shape& shape) {
   c.prefix = 0;
   std::memcpy(&c.prefix, src_.text.data() + start, std::min<uint32_t>(c.length, 8));
   c.shape = shape;
+  uint32_t hash = 0;
+  if (PlainShapeExtent(src_.text.data() + start, &hash) != end - start) return;
+  if (!shape_table_) shape_table_ = std::make_unique<HashedShape[]>(kShapeTableSize);
+  shape_table_[hash % kShapeTableSize] = HashedShape{start, end - start, shape};
 }
 
 // In `f32[2] {1, 2}` the braces are the literal, in `f32[2]{0} {1, 2}` the first pair is the

@@ -167,6 +167,19 @@ class Parser {
   static constexpr int kShapeCacheSize = 8;
   CachedShape shape_cache_[kShapeCacheSize];
   int shape_cache_next_ = 0;
+  // Behind the ring, every plain array shape parsed (`type[dims]` with no layout or an
+  // integer-only one, the text PlainShapeExtent measures) in a direct-mapped table hashed on
+  // its text: a dump has a few hundred distinct shapes, too many for the ring (a fifth of the
+  // Mixtral dump's shapes missed it) and few enough that collisions are rare. Allocated at the
+  // first shape, so a parser that reads none pays nothing.
+  struct HashedShape {
+    uint32_t offset = 0;
+    uint32_t length = 0;  // 0: empty slot
+    Shape shape;
+  };
+  static constexpr uint32_t kShapeTableSize = 512;
+  std::unique_ptr<HashedShape[]> shape_table_;
+  bool TryHashedShape(uint32_t at, Shape& shape, uint32_t* length);
 };
 
 }  // namespace nhlo::parser_internal
