@@ -33,6 +33,14 @@ bool DimMatches(const Shape& a, size_t i, const Shape& b, size_t j) {
 
 bool SameDims(const Shape& a, const Shape& b) {
   if (a.dims.size() != b.dims.size()) return false;
+  // Shapes parsed from the same text share their dimension spans (the parser's shape cache), so
+  // most pairs compared here are one span: equal whatever the kinds, as a dimension matches itself.
+  if (a.dims.data() == b.dims.data()) return true;
+  if (a.dim_kinds.empty() && b.dim_kinds.empty()) {
+    for (size_t i = 0; i < a.dims.size(); ++i)
+      if (a.dims[i] != b.dims[i]) return false;
+    return true;
+  }
   for (size_t i = 0; i < a.dims.size(); ++i)
     if (!DimMatches(a, i, b, i)) return false;
   return true;

@@ -8,6 +8,7 @@
 namespace nhlo {
 
 const std::vector<Diagnostic> Status::kNoDiagnostics;
+void Status::DeleteDiagnostics::operator()(std::vector<Diagnostic>* diags) const { delete diags; }
 
 std::string FormatDiagnostic(const Diagnostic& diag, std::string_view program) {
   std::string out;
