@@ -79,6 +79,31 @@ TEST_CASE("the printer's lexical questions (support/text_scan.h) answer as the l
   CHECK(!IsVerbatimRawBlock("{\"a}"));
 }
 
+TEST_CASE("SkipIdentChars stops where a byte-by-byte IsIdentChar scan stops") {
+  // Every byte value at every place of a 40-byte run of identifier characters (so the sixteen-
+  // byte steps meet it at each lane and in the scalar tail), then random text with bytes >= 0x80.
+  std::string base(40, 'a');
+  for (size_t k = 0; k < base.size(); ++k) base[k] = "aZ09_.-q"[k % 8];
+  auto scalar = [](const std::string& t, size_t i) {
+    while (i < t.size() && IsIdentChar(t[i])) ++i;
+    return i;
+  };
+  for (int byte = 0; byte < 256; ++byte)
+    for (size_t at = 0; at < base.size(); ++at) {
+      std::string t = base;
+      t[at] = static_cast<char>(byte);
+      for (size_t from : {size_t(0), size_t(3), at})
+        CHECK_MESSAGE(SkipIdentChars(t.data(), from, t.size()) == scalar(t, from), "byte ", byte, " at ", at);
+    }
+  std::mt19937 rng(7);
+  for (int round = 0; round < 2000; ++round) {
+    std::string t(rng() % 70, ' ');
+    for (char& c : t) c = rng() % 4 ? "abcXYZ019_.-"[rng() % 12] : static_cast<char>(rng() % 256);
+    size_t from = t.empty() ? 0 : rng() % t.size();
+    CHECK(SkipIdentChars(t.data(), from, t.size()) == scalar(t, from));
+  }
+}
+
 TEST_CASE("diagnostics carry 1-based line and column and the source line") {
   auto m = ParseModule("x.hlo", "HloModule m\nENTRY e {\n  p = f32[2] parameter(0)\n  ROOT r = f32[2] add(p, q)\n}\n");
   REQUIRE(!m.ok());
@@ -361,6 +386,24 @@ TEST_CASE("text read without tokens falls back to tokens at anything unusual") {
   CHECK(row.find("constant({1.5, -2, 300, 0.1, 123456792, -0})") != std::string::npos);
   CHECK(PrintOrError("HloModule m\nENTRY e {\n  ROOT c = f32[2] constant({1, 2, 3})\n}\n").find("too many elements") !=
         std::string::npos);
+}
+
+TEST_CASE("parameter numbers read straight from the text parse and fail as the token path") {
+  auto second = [](const std::string& call) {
+    return PrintOrError("HloModule m\nENTRY e {\n  a = f32[] parameter(0)\n  b = f32[] " + call +
+                        "\n  ROOT t = (f32[], f32[]) tuple(a, b)\n}\n");
+  };
+  std::string expected = second("parameter(1)");
+  REQUIRE(expected.find("error") == std::string::npos);
+  CHECK(second("parameter( 1 )") == expected);  // spaces: the token path
+  CHECK(second("parameter(01)") == expected);   // leading zeros read as the lexer's integer does
+  CHECK(second("parameter(0)").find("t.hlo:4:23: error: parameter number 0 is used twice") != std::string::npos);
+  CHECK(second("parameter( 0)").find("t.hlo:4:24: error: parameter number 0 is used twice") != std::string::npos);
+  CHECK(second("parameter(-1)").find("parameter number must be >= 0") != std::string::npos);
+  CHECK(second("parameter(99999999999999999999)").find("is out of range") != std::string::npos);
+  CHECK(second("parameter(123456789012345678)").find("has no parameter(1) but has higher-numbered ones") !=
+        std::string::npos);
+  CHECK(second("parameter(1").find("expected ')'") != std::string::npos);
 }
 
 TEST_CASE("operand lists of plain names and index comments read as the token path reads them") {

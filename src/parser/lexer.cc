@@ -176,8 +176,7 @@ void Lexer::NextInto(Token& out) {
   const uint32_t start = p;
   const char c = s[p];
   if (IsIdentStart(c)) {
-    ++p;
-    while (p < n && IsIdentChar(s[p])) ++p;
+    p = static_cast<uint32_t>(SkipIdentChars(s, p + 1, n));
     // An identifier starting with b/f may be dim labels (b01f_01io->b01f). Their characters up to
     // the arrow are identifier characters or '?', so the scan above stops at '?' or after the
     // arrow's '-': only then is it worth a look (most b/f words are element types).
@@ -218,7 +217,7 @@ void Lexer::NextInto(Token& out) {
         out = Token{Tok::kError, start, "expected a name after '%' (a name starts with a letter or '_')"};
         return;
       }
-      while (p < n && IsIdentChar(s[p])) ++p;
+      p = static_cast<uint32_t>(SkipIdentChars(s, p, n));
       pos_ = p;
       if (p == start + 1) { out = Token{Tok::kError, start, "expected a name after '%'"}; return; }
       out = Token{Tok::kName, start, std::string_view(s + start + 1, p - start - 1)};

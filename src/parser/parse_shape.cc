@@ -9,33 +9,33 @@ namespace nhlo::parser_internal {
 
 namespace {
 
-// The length of the plain array shape text at `t` (NUL-terminated), with its FNV-1a hash:
+// The length of the plain array shape text at `t` (NUL-terminated), with a hash of it:
 // `type[dims]` (digits, ',', '<=', '?') and a layout of integers written straight after the
 // ']'. 0 for anything else, and when whitespace after the ']' leads to a '{' or a comment (a
 // layout after all, or a computation's body): the ring and the token path judge those.
 uint32_t PlainShapeExtent(const char* t, uint32_t* hash) {
   const char* p = t;
-  uint32_t h = 2166136261u;
-  auto take = [&](char c) { h = (h ^ static_cast<uint8_t>(c)) * 16777619u; };
   if (!IsIdentStart(*p)) return 0;
-  while (IsIdentChar(*p)) take(*p++);
+  ++p;
+  while (IsIdentChar(*p)) ++p;
   if (*p != '[') return 0;
-  take(*p++);
-  while (IsDigit(*p) || *p == ',' || *p == '<' || *p == '=' || *p == '?') take(*p++);
+  ++p;
+  while (IsDimText(*p)) ++p;
   if (*p != ']') return 0;
-  take(*p++);
+  ++p;
   if (*p == '{') {
-    take(*p++);
+    ++p;
     if (!IsDigit(*p)) return 0;
-    while (IsDigit(*p) || *p == ',') take(*p++);
+    while (IsDigit(*p) || *p == ',') ++p;
     if (*p != '}') return 0;
-    take(*p++);
+    ++p;
   }
   const char* q = p;
   while (IsSpace(*q)) ++q;
   if (*q == '/' || (q != p && *q == '{')) return 0;
-  *hash = h;
-  return static_cast<uint32_t>(p - t);
+  const size_t n = static_cast<size_t>(p - t);
+  *hash = static_cast<uint32_t>(NameTable<Instruction>::Hash(std::string_view(t, n)));
+  return static_cast<uint32_t>(n);
 }
 
 }  // namespace
@@ -47,7 +47,7 @@ bool Parser::TryHashedShape(uint32_t at, Shape& shape, uint32_t* length) {
   uint32_t n = PlainShapeExtent(text + at, &hash);
   if (n == 0) return false;
   const HashedShape& e = shape_table_[hash % kShapeTableSize];
-  if (e.length != n || std::memcmp(text + at, text + e.offset, n) != 0) return false;
+  if (!SameName(std::string_view(text + at, n), std::string_view(text + e.offset, e.length))) return false;
   shape = e.shape;
   *length = n;
   return true;
@@ -142,10 +142,22 @@ Status Parser::ParseShape(Shape& shape, int depth) {
 // The cache applies when the source at the current token repeats a remembered shape's text
 // exactly and nothing after it could extend the shape: text that ends at `]` must not be
 // followed by a `{` (a layout) or a comment hiding one.
-bool Parser::TryCachedShape(Shape& shape) {
+bool Parser::TryCachedShape(Shape& shape) { return TryCachedShapeAt(tok_.offset, shape); }
+
+// `at` is where the token path's next token would start (the instruction head calls this before
+// lexing the shape's first word): every remembered text starts with a letter, so spaces or a
+// comment at `at` match nothing.
+bool Parser::TryCachedShapeAt(uint32_t at, Shape& shape) {
   if (literal_follows_) return false;
   std::string_view text = src_.text;
-  uint32_t at = tok_.offset;
+  // Most shapes are plain and seen before: the hashed table answers them in one probe. The
+  // ring is for the rest (tuples, layouts with tails, a shape first seen in a signature).
+  uint32_t length = 0;
+  if (TryHashedShape(at, shape, &length)) {
+    lex_.set_position(at + length);
+    Advance();
+    return true;
+  }
   if (size_t(at) + 8 > text.size()) return false;
   uint64_t head;
   std::memcpy(&head, text.data() + at, 8);
@@ -171,11 +183,7 @@ bool Parser::TryCachedShape(Shape& shape) {
     Advance();
     return true;
   }
-  uint32_t length = 0;
-  if (!TryHashedShape(at, shape, &length)) return false;
-  lex_.set_position(at + length);
-  Advance();
-  return true;
+  return false;
 }
 
 // With the current token a signature's `(`: steps over `name: shape, ...)` written plainly (one
@@ -194,21 +202,19 @@ bool Parser::SkipPlainSignatureParameters() {
     while (IsIdentChar(t[p])) ++p;
     if (t[p] != ':' || t[p + 1] != ' ') break;
     p += 2;
-    const CachedShape* hit = nullptr;
-    for (const CachedShape& c : shape_cache_) {
-      if (c.length == 0 || size_t(p) + c.length >= text.size()) continue;
-      char after = t[p + c.length];
-      if ((after == ',' || after == ')') && std::memcmp(t + p, t + c.offset, c.length) == 0) {
-        hit = &c;
-        break;
-      }
-    }
     uint32_t length = 0;
-    if (hit) {
-      length = hit->length;
-    } else {
-      Shape unused;
-      if (!TryHashedShape(p, unused, &length) || (t[p + length] != ',' && t[p + length] != ')')) break;
+    Shape unused;
+    if (!TryHashedShape(p, unused, &length) || (t[p + length] != ',' && t[p + length] != ')')) {
+      length = 0;
+      for (const CachedShape& c : shape_cache_) {
+        if (c.length == 0 || size_t(p) + c.length >= text.size()) continue;
+        char after = t[p + c.length];
+        if ((after == ',' || after == ')') && std::memcmp(t + p, t + c.offset, c.length) == 0) {
+          length = c.length;
+          break;
+        }
+      }
+      if (length == 0) break;
     }
     p += length;
     if (t[p] == ')') {

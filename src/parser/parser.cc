@@ -342,8 +342,7 @@ Status Parser::ParseInstruction(Computation* comp) {
   }
   std::string_view name = tok_.text;
   uint32_t name_offset = tok_.offset;
-  if (TypeFromWord(name) || (name.size() >= 2 && name.substr(0, 2) == "__" &&
-                             name.substr(0, 6) != "__xla_"))
+  if (TypeFromWord(name) || (name.size() >= 2 && name[0] == '_' && name[1] == '_' && name.substr(0, 6) != "__xla_"))
     return ErrorHere("illegal instruction name '" + std::string(name) + "'");
   // A name defined twice is reported when the instruction is added; until then its slot loads.
   if (const void* slot = scope_.SlotFor(name)) __builtin_prefetch(slot);
@@ -352,6 +351,13 @@ Status Parser::ParseInstruction(Computation* comp) {
   const char* after_name = text + lex_.position();
   while (*after_name == ' ') ++after_name;
   if (*after_name == '=') {
+    // ` = f32[8]{0} add(...)`: a shape the cache holds is taken straight from the text, without
+    // first lexing its type word as a token.
+    const char* shape_at = after_name + 1;
+    while (*shape_at == ' ') ++shape_at;
+    Shape shape;
+    if (IsIdentStart(*shape_at) && TryCachedShapeAt(static_cast<uint32_t>(shape_at - text), shape))
+      return ParseInstructionBody(comp, name, name_offset, /*nested=*/false, &shape).status();
     lex_.set_position(static_cast<uint32_t>(after_name + 1 - text));
     Advance();
   } else {
@@ -365,7 +371,7 @@ Status Parser::ParseInstruction(Computation* comp) {
 // A nested operand (`add(f32[] parameter(0), ...)`) is a body without a name or attributes;
 // it gets a generated name and is placed before its user.
 Result<Instruction*> Parser::ParseInstructionBody(Computation* comp, std::string_view name, uint32_t name_offset,
-                                                  bool nested) {
+                                                  bool nested, const Shape* shape_read) {
   if (++nesting_ > opts_.max_nesting) return ErrorHere("instructions nested deeper than " + std::to_string(opts_.max_nesting));
   struct Unnest {
     int& depth;
@@ -378,7 +384,10 @@ Result<Instruction*> Parser::ParseInstructionBody(Computation* comp, std::string
   inst->source_id = source_id_;
   if (!nested) current_instruction_ = name;
   bool has_shape = false;
-  if (tok_.kind == Tok::kIdent && TryCachedShape(inst->shape)) {
+  if (shape_read) {
+    inst->shape = *shape_read;
+    has_shape = true;
+  } else if (tok_.kind == Tok::kIdent && TryCachedShape(inst->shape)) {
     has_shape = true;
   } else if (tok_.kind == Tok::kLParen || (tok_.kind == Tok::kIdent && TypeFromWord(tok_.text)) ||
              (IsIdent("b") && PeekNext().kind == Tok::kLParen)) {
@@ -409,15 +418,30 @@ Result<Instruction*> Parser::ParseInstructionBody(Computation* comp, std::string
 
   SmallVec<Instruction*, 8> operands;
   if (inst->opcode == Opcode::kParameter) {
-    Advance();
-    if (tok_.kind != Tok::kInt) return Expected("parameter number");
-    NHLO_ASSIGN_OR_RETURN(int64_t number, ParseInt(tok_));
-    if (number < 0) return ErrorHere("parameter number must be >= 0");
-    if (!param_numbers_.Insert(number))
-      return ErrorHere("parameter number " + std::to_string(number) + " is used twice");
-    inst->parameter_number = number;
-    Advance();
-    NHLO_TRY(Expect(Tok::kRParen, "')'"));
+    // `(N)` written plainly (up to 18 digits, so no overflow) is read straight from the text.
+    const char* digits = src_.text.data() + lex_.position();
+    const char* end = digits;
+    int64_t plain = 0;
+    while (IsDigit(*end) && end - digits < 18) plain = plain * 10 + (*end++ - '0');
+    if (end != digits && *end == ')') {
+      if (!param_numbers_.Insert(plain)) {
+        Advance();
+        return ErrorHere("parameter number " + std::to_string(plain) + " is used twice");
+      }
+      inst->parameter_number = plain;
+      lex_.set_position(static_cast<uint32_t>(end + 1 - src_.text.data()));
+      Advance();
+    } else {
+      Advance();
+      if (tok_.kind != Tok::kInt) return Expected("parameter number");
+      NHLO_ASSIGN_OR_RETURN(int64_t number, ParseInt(tok_));
+      if (number < 0) return ErrorHere("parameter number must be >= 0");
+      if (!param_numbers_.Insert(number))
+        return ErrorHere("parameter number " + std::to_string(number) + " is used twice");
+      inst->parameter_number = number;
+      Advance();
+      NHLO_TRY(Expect(Tok::kRParen, "')'"));
+    }
   } else if (inst->opcode == Opcode::kConstant) {
     if (!has_shape) return ErrorAt(opcode_offset, "constant needs a result shape");
     Advance();
@@ -491,8 +515,7 @@ Status Parser::ParseOperands(Instruction* inst, SmallVec<Instruction*, 8>& opera
     const bool percent = *s == '%';
     const char* name = s + percent;
     if (!IsIdentStart(*name)) break;
-    const char* end = name + 1;
-    while (IsIdentChar(*end)) ++end;
+    const char* end = text + SkipIdentChars(text, static_cast<size_t>(name + 1 - text), src_.text.size());
     const char* sep = end;
     while (*sep == ' ') ++sep;
     if (*sep != ',' && *sep != ')') break;

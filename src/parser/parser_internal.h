@@ -112,7 +112,8 @@ class Parser {
   Status ParseComputation();
   void BeginBody(Computation* comp);
   Status ParseInstruction(Computation* comp);
-  Result<Instruction*> ParseInstructionBody(Computation* comp, std::string_view name, uint32_t name_offset, bool nested);
+  Result<Instruction*> ParseInstructionBody(Computation* comp, std::string_view name, uint32_t name_offset, bool nested,
+                                            const Shape* shape_read = nullptr);
   Result<Computation*> ParseInlineComputation(std::string_view owner);
   Status ParseOperands(Instruction* inst, SmallVec<Instruction*, 8>& operands);
   static bool CapturedAsRaw(AttrKind kind);
@@ -120,6 +121,7 @@ class Parser {
   Status ParseAttribute(Instruction* inst, SmallVec<Attribute, 8>& attrs);
   Status ParseShape(Shape& shape, int depth = 0);
   bool TryCachedShape(Shape& shape);
+  bool TryCachedShapeAt(uint32_t at, Shape& shape);
   bool SkipPlainSignatureParameters();
   void RememberShape(uint32_t start, uint32_t end, const Shape& shape);
   Status CheckLayoutTail(std::string_view tail, uint32_t offset, size_t rank);

@@ -8,12 +8,16 @@
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace nhlo {
 
 // Character classes as one table lookup each: the lexer asks for every byte of the input.
 enum CharClass : uint8_t {
-  kIdentStartBit = 1, kIdentCharBit = 2, kDigitBit = 4, kSpaceBit = 8, kRawSpecialBit = 16, kNotPlainBit = 32
+  kIdentStartBit = 1, kIdentCharBit = 2, kDigitBit = 4, kSpaceBit = 8, kRawSpecialBit = 16, kNotPlainBit = 32,
+  kDimTextBit = 64
 };
 inline constexpr auto kCharClasses = [] {
   struct Table {
@@ -28,9 +32,11 @@ inline constexpr auto kCharClasses = [] {
     // What a quoted string cannot hold as itself (see FindNotPlain).
     bool not_plain = c < 0x20 || c >= 0x7f || c == '"' || c == '\'' || c == '\\';
     bool ident_char = alpha || digit || c == '.' || c == '-';
+    // What a shape's dimension list is written with: `8,<=16,?`.
+    bool dim_text = digit || c == ',' || c == '<' || c == '=' || c == '?';
     t.bits[c] = static_cast<uint8_t>((alpha ? kIdentStartBit : 0) | (ident_char ? kIdentCharBit : 0) | (digit ? kDigitBit : 0) |
                                      (space ? kSpaceBit : 0) | (raw_special ? kRawSpecialBit : 0) |
-                                     (not_plain ? kNotPlainBit : 0));
+                                     (not_plain ? kNotPlainBit : 0) | (dim_text ? kDimTextBit : 0));
   }
   return t;
 }();
@@ -40,6 +46,29 @@ inline bool IsDigit(char c) { return kCharClasses.bits[static_cast<uint8_t>(c)] 
 inline bool IsSpace(char c) { return kCharClasses.bits[static_cast<uint8_t>(c)] & kSpaceBit; }
 inline bool IsRawSpecial(char c) { return kCharClasses.bits[static_cast<uint8_t>(c)] & kRawSpecialBit; }
 inline bool IsNotPlain(char c) { return kCharClasses.bits[static_cast<uint8_t>(c)] & kNotPlainBit; }
+inline bool IsDimText(char c) { return kCharClasses.bits[static_cast<uint8_t>(c)] & kDimTextBit; }
+
+/// Index of the first byte in s[i, n) that is not an identifier character ([A-Za-z0-9_.-]), or
+/// n. Sixteen bytes a step where SSE2 exists: names (`%convert_element_type.1174`) are most of
+/// what the lexer and the operand reader scan, one compare-and-branch a byte otherwise.
+inline size_t SkipIdentChars(const char* s, size_t i, size_t n) {
+#if defined(__SSE2__)
+  const __m128i case_bit = _mm_set1_epi8(0x20), before_a = _mm_set1_epi8('a' - 1), after_z = _mm_set1_epi8('z' + 1),
+                before_0 = _mm_set1_epi8('0' - 1), after_9 = _mm_set1_epi8('9' + 1), underscore = _mm_set1_epi8('_'),
+                dot = _mm_set1_epi8('.'), dash = _mm_set1_epi8('-');
+  for (; i + 16 <= n; i += 16) {
+    __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i));
+    __m128i lower = _mm_or_si128(c, case_bit);  // bytes from 0x80 are negative: no letter, no digit
+    __m128i letter = _mm_and_si128(_mm_cmpgt_epi8(lower, before_a), _mm_cmplt_epi8(lower, after_z));
+    __m128i digit = _mm_and_si128(_mm_cmpgt_epi8(c, before_0), _mm_cmplt_epi8(c, after_9));
+    __m128i other = _mm_or_si128(_mm_cmpeq_epi8(c, underscore), _mm_or_si128(_mm_cmpeq_epi8(c, dot), _mm_cmpeq_epi8(c, dash)));
+    unsigned ident = static_cast<unsigned>(_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(letter, digit), other)));
+    if (ident != 0xFFFFu) return i + static_cast<size_t>(__builtin_ctz(~ident));
+  }
+#endif
+  while (i < n && IsIdentChar(s[i])) ++i;
+  return i;
+}
 
 /// Index of the first `a` or `b` in s[i, n), or n. Sixteen bytes a step where SSE2 exists:
 /// quoted strings (long op_name metadata) are a large share of a big module's bytes.
