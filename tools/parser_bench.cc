@@ -6,6 +6,7 @@
 // test: it prints figures and asserts nothing.
 #include <fcntl.h>
 #include <signal.h>
+#include <spawn.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -221,75 +222,72 @@ size_t CountWords(const std::string& text) {
   return words;
 }
 
-void MeasureFile(FileFigures& f, int repeats) {
+// One round on one file: read it and scan its words, then parse and verify it, keeping the best
+// time of each over the rounds.
+void MeasureFileOnce(FileFigures& f) {
   std::string text;
-  for (int r = 0; r < repeats; ++r) {
-    auto t0 = Clock::now();
-    if (!ReadAll(f.path, text)) {
-      f.failure = "cannot read";
-      return;
-    }
-    auto t1 = Clock::now();
-    f.words = CountWords(text);
-    auto t2 = Clock::now();
-    f.read_s = std::min(f.read_s, Seconds(t0, t1));
-    f.scan_s = std::min(f.scan_s, Seconds(t1, t2));
+  auto t0 = Clock::now();
+  if (!ReadAll(f.path, text)) {
+    f.failure = "cannot read";
+    return;
   }
+  auto t1 = Clock::now();
+  f.words = CountWords(text);
+  auto t2 = Clock::now();
+  f.read_s = std::min(f.read_s, Seconds(t0, t1));
+  f.scan_s = std::min(f.scan_s, Seconds(t1, t2));
   f.bytes = text.size();
-  for (int r = 0; r < repeats; ++r) {
-    double parse_s = 0, verify_s = 0;
-    size_t arena = 0;
-    // Lit files hold several modules between `// -----` lines, as nhlo-corpus-check reads them.
-    // The copy stands for reading the file (not timed, as the read is not): nhlo-compile reads
-    // straight into the string it parses.
-    std::string input = text;
-    auto t0 = Clock::now();
-    std::vector<nhlo::InputPiece> pieces = nhlo::SplitOwnedInput(std::move(input));
-    parse_s += Seconds(t0, Clock::now());
-    for (nhlo::InputPiece& piece : pieces) {
-      if (piece.text.find_first_not_of(" \t\r\n") == std::string::npos) continue;
-      auto p0 = Clock::now();
-      auto module = nhlo::ParseModule(f.path, std::move(piece.text));
-      auto p1 = Clock::now();
-      parse_s += Seconds(p0, p1);
-      if (!module.ok()) {
-        if (f.failure.empty()) f.failure = "parse error";
-        continue;
-      }
-      nhlo::Status verified = nhlo::VerifyModule(**module);
-      verify_s += Seconds(p1, Clock::now());
-      if (!verified.ok() && f.failure.empty()) f.failure = "verifier error";
-      arena += (*module)->arena.bytes_allocated();
+  double parse_s = 0, verify_s = 0;
+  size_t arena = 0;
+  // Lit files hold several modules between `// -----` lines, as nhlo-corpus-check reads them.
+  // The copy stands for reading the file (not timed, as the read is not): nhlo-compile reads
+  // straight into the string it parses.
+  std::string input = text;
+  auto s0 = Clock::now();
+  std::vector<nhlo::InputPiece> pieces = nhlo::SplitOwnedInput(std::move(input));
+  parse_s += Seconds(s0, Clock::now());
+  for (nhlo::InputPiece& piece : pieces) {
+    if (piece.text.find_first_not_of(" \t\r\n") == std::string::npos) continue;
+    auto p0 = Clock::now();
+    auto module = nhlo::ParseModule(f.path, std::move(piece.text));
+    auto p1 = Clock::now();
+    parse_s += Seconds(p0, p1);
+    if (!module.ok()) {
+      if (f.failure.empty()) f.failure = "parse error";
+      continue;
     }
-    if (parse_s + verify_s < f.parse_s + f.verify_s) {
-      f.parse_s = parse_s;
-      f.verify_s = verify_s;
-    }
-    f.arena_bytes = arena;
+    nhlo::Status verified = nhlo::VerifyModule(**module);
+    verify_s += Seconds(p1, Clock::now());
+    if (!verified.ok() && f.failure.empty()) f.failure = "verifier error";
+    arena += (*module)->arena.bytes_allocated();
   }
+  if (parse_s + verify_s < f.parse_s + f.verify_s) {
+    f.parse_s = parse_s;
+    f.verify_s = verify_s;
+  }
+  f.arena_bytes = arena;
 }
 
-// Runs `wc -w` on the files (output discarded) and returns its wall time, best of `repeats`.
-double TimeWc(const std::vector<FileFigures>& files, int repeats) {
+// Runs `wc -w` on the files once (output discarded) and returns its wall time, or -1. Spawned,
+// not forked: a fork marks every page of this process copy-on-write, and the next parse then
+// takes a fault at each page it writes again (on the first file after it: 2,400 faults, three
+// times its parse time, on this VM).
+double TimeWcOnce(const std::vector<FileFigures>& files) {
   std::vector<char*> argv = {const_cast<char*>("wc"), const_cast<char*>("-w")};
   for (const FileFigures& f : files) argv.push_back(const_cast<char*>(f.path.c_str()));
   argv.push_back(nullptr);
-  double best = 1e30;
-  for (int r = 0; r < repeats; ++r) {
-    auto t0 = Clock::now();
-    pid_t pid = fork();
-    if (pid == 0) {
-      int null = open("/dev/null", O_WRONLY);
-      dup2(null, 1);
-      execvp("wc", argv.data());
-      std::_Exit(127);
-    }
-    int status = 0;
-    waitpid(pid, &status, 0);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return -1;
-    best = std::min(best, Seconds(t0, Clock::now()));
-  }
-  return best;
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+  auto t0 = Clock::now();
+  pid_t pid = 0;
+  int spawned = posix_spawnp(&pid, "wc", &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (spawned != 0) return -1;
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return -1;
+  return Seconds(t0, Clock::now());
 }
 
 int RunFiles(const std::string& dir, size_t largest, int repeats) {
@@ -312,13 +310,25 @@ int RunFiles(const std::string& dir, size_t largest, int repeats) {
     return a.bytes != b.bytes ? a.bytes > b.bytes : a.path < b.path;
   });
   if (largest && files.size() > largest) files.resize(largest);
-  std::printf("%zu files under %s, best of %d runs each (parse includes splitting at `// -----`)\n", files.size(),
-              dir.c_str(), repeats);
+  std::printf("%zu files under %s, best of %d rounds, each over every file and then `wc -w` (parse includes "
+              "splitting at `// -----`)\n",
+              files.size(), dir.c_str(), repeats);
   std::printf("%10s %9s %9s %9s %9s %7s  %s\n", "bytes", "parse", "verify", "p+v", "read+scan", "arena",
               "file (MB/s)");
+  // Rounds, each over every file and then `wc -w` once, so that both sample the same phases of a
+  // machine whose speed drifts (a shared VM's changes by a third within a minute); each figure is
+  // its best over the rounds.
+  double wc_s = 1e30;
+  for (int r = 0; r < repeats; ++r) {
+    std::fprintf(stderr, "\rround %d of %d", r + 1, repeats);
+    for (FileFigures& f : files)
+      if (f.failure != "cannot read") MeasureFileOnce(f);
+    double once = TimeWcOnce(files);
+    wc_s = once < 0 || wc_s < 0 ? -1 : std::min(wc_s, once);
+  }
+  std::fprintf(stderr, "\r%*s\r", 24, "");
   FileFigures sum;
   for (FileFigures& f : files) {
-    MeasureFile(f, repeats);
     double mb = f.bytes / 1e6;
     std::printf("%10zu %9.1f %9.1f %9.1f %9.1f %6.2fx  %s%s%s\n", f.bytes, mb / f.parse_s, mb / f.verify_s,
                 mb / (f.parse_s + f.verify_s), mb / (f.read_s + f.scan_s),
@@ -333,7 +343,6 @@ int RunFiles(const std::string& dir, size_t largest, int repeats) {
     sum.arena_bytes += f.arena_bytes;
   }
   double mb = sum.bytes / 1e6;
-  double wc_s = TimeWc(files, repeats);
   const char* locale = std::getenv("LC_ALL");
   if (!locale || !*locale) locale = std::getenv("LANG");
   std::printf(
@@ -355,7 +364,8 @@ constexpr const char* kUsage =
     "  parse+verify and print MB/s, instructions/s and memory per input byte, each run in its own process.\n"
     "  --write=FILE writes the generated text of the (one) shape and size to FILE instead of measuring.\n"
     "  --files=DIR: parse and verify every .hlo under DIR (the N largest with --largest), per file and in\n"
-    "  aggregate, next to reading + a word scan of the same bytes and `wc -w` on the same files (N=3).\n"
+    "  aggregate, next to reading + a word scan of the same bytes and `wc -w` on the same files: N rounds\n"
+    "  (default 3), each over every file and then `wc -w`, best of the rounds for each figure.\n"
     "shapes:\n";
 
 }  // namespace
