@@ -428,8 +428,8 @@ TEST_CASE("operand lists of plain names and index comments read as the token pat
   CHECK(PrintOrError(module("a, b, c, d, e, /*index=5")).find("unterminated /* comment") != std::string::npos);
   // Words that are not names to the token path stay errors, found where it finds them.
   for (const char* word : {"nan", "true", "f32", "ROOT"}) {
-    std::string text = std::string("HloModule m\nENTRY e {\n  ") + word + " = f32[] parameter(0)\n  ROOT r = f32[] add(" +
-                       word + ", " + word + ")\n}\n";
+    std::string text = std::string("HloModule m\nENTRY e {\n  ") + word +
+                       " = f32[] parameter(0)\n  ROOT r = f32[] add(" + word + ", " + word + ")\n}\n";
     CHECK_MESSAGE(PrintOrError(text).find("error") != std::string::npos, word);
   }
 }

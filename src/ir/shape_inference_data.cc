@@ -92,7 +92,8 @@ Inference InferSlice(Module& m, const Instruction& inst) {
     if (r.start < 0) return Error("slice start " + Num(r.start) + " is negative" + where());
     if (!Unbounded(x, i) && r.limit > x.dims[i])
       return Error("slice limit " + Num(r.limit) + " is past the end" + where());
-    if (r.start > r.limit) return Error("slice start " + Num(r.start) + " is after its limit " + Num(r.limit) + where());
+    if (r.start > r.limit)
+      return Error("slice start " + Num(r.start) + " is after its limit " + Num(r.limit) + where());
     if (r.stride <= 0) return Error("slice stride " + Num(r.stride) + " must be positive" + where());
     int64_t size = r.limit == r.start ? 0 : 1 + (r.limit - r.start - 1) / r.stride;  // no overflow for any stride
     // A one-element slice of a dynamic dimension is static (XLA).

@@ -61,7 +61,8 @@ inline size_t SkipIdentChars(const char* s, size_t i, size_t n) {
     __m128i lower = _mm_or_si128(c, case_bit);  // bytes from 0x80 are negative: no letter, no digit
     __m128i letter = _mm_and_si128(_mm_cmpgt_epi8(lower, before_a), _mm_cmplt_epi8(lower, after_z));
     __m128i digit = _mm_and_si128(_mm_cmpgt_epi8(c, before_0), _mm_cmplt_epi8(c, after_9));
-    __m128i other = _mm_or_si128(_mm_cmpeq_epi8(c, underscore), _mm_or_si128(_mm_cmpeq_epi8(c, dot), _mm_cmpeq_epi8(c, dash)));
+    __m128i other =
+        _mm_or_si128(_mm_cmpeq_epi8(c, underscore), _mm_or_si128(_mm_cmpeq_epi8(c, dot), _mm_cmpeq_epi8(c, dash)));
     unsigned ident = static_cast<unsigned>(_mm_movemask_epi8(_mm_or_si128(_mm_or_si128(letter, digit), other)));
     if (ident != 0xFFFFu) return i + static_cast<size_t>(__builtin_ctz(~ident));
   }
