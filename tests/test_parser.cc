@@ -406,6 +406,15 @@ TEST_CASE("parameter numbers read straight from the text parse and fail as the t
   CHECK(second("parameter(1").find("expected ')'") != std::string::npos);
 }
 
+TEST_CASE("the nesting limit is reported at the shape also where the shape cache would step over it") {
+  // f32[] is in the shape cache long before the limit; the error points where the token path
+  // points (4:4236 is the shape of the instruction at depth 257, as 557851e reports it).
+  std::string body = "ROOT r = f32[] constant(0)";
+  for (int i = 0; i < 128; ++i) body = "ROOT r = f32[] call(), to_apply={" + body + "}";
+  std::string error = PrintOrError("HloModule m\nENTRY e {\n  a = f32[] parameter(0)\n  " + body + "\n}\n");
+  CHECK(error.find("t.hlo:4:4236: error: instructions nested deeper than 256") != std::string::npos);
+}
+
 TEST_CASE("operand lists of plain names and index comments read as the token path reads them") {
   // XLA's dumps write operands without '%' and put `/*index=5*/` before every fifth one; the
   // operand fast path reads both, and hands words the token path treats otherwise back to it.

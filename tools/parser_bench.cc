@@ -272,13 +272,18 @@ void MeasureFileOnce(FileFigures& f) {
 // not forked: a fork marks every page of this process copy-on-write, and the next parse then
 // takes a fault at each page it writes again (on the first file after it: 2,400 faults, three
 // times its parse time, on this VM).
+extern "C" char** environ;
+
 double TimeWcOnce(const std::vector<FileFigures>& files) {
   std::vector<char*> argv = {const_cast<char*>("wc"), const_cast<char*>("-w")};
   for (const FileFigures& f : files) argv.push_back(const_cast<char*>(f.path.c_str()));
   argv.push_back(nullptr);
   posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+  if (posix_spawn_file_actions_init(&actions) != 0) return -1;
+  if (posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0) != 0) {
+    posix_spawn_file_actions_destroy(&actions);
+    return -1;
+  }
   auto t0 = Clock::now();
   pid_t pid = 0;
   int spawned = posix_spawnp(&pid, "wc", &actions, nullptr, argv.data(), environ);

@@ -356,7 +356,9 @@ Status Parser::ParseInstruction(Computation* comp) {
     const char* shape_at = after_name + 1;
     while (*shape_at == ' ') ++shape_at;
     Shape shape;
-    if (IsIdentStart(*shape_at) && TryCachedShapeAt(static_cast<uint32_t>(shape_at - text), shape))
+    // (Not at the nesting limit: the token path reports that at the shape, which this would step over.)
+    if (nesting_ < opts_.max_nesting && IsIdentStart(*shape_at) &&
+        TryCachedShapeAt(static_cast<uint32_t>(shape_at - text), shape))
       return ParseInstructionBody(comp, name, name_offset, /*nested=*/false, &shape).status();
     lex_.set_position(static_cast<uint32_t>(after_name + 1 - text));
     Advance();

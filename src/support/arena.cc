@@ -57,9 +57,12 @@ BlockPool& Pool() {
 char* Arena::TakePooledBlock(size_t& size) {
   BlockPool& pool = Pool();
   std::lock_guard<std::mutex> lock(pool.mutex);
+  // At most twice the size asked for, as the block doubling would give: a module after a much
+  // bigger one does not take that one's largest block (its arena figures would be overstated).
   size_t best = pool.count;
   for (size_t i = 0; i < pool.count; ++i)  // at most 128 entries, once per new block
-    if (pool.blocks[i].second >= size && (best == pool.count || pool.blocks[i].second < pool.blocks[best].second))
+    if (pool.blocks[i].second >= size && pool.blocks[i].second / 2 <= size &&
+        (best == pool.count || pool.blocks[i].second < pool.blocks[best].second))
       best = i;
   if (best == pool.count) return nullptr;
   char* block = pool.blocks[best].first;
@@ -68,6 +71,8 @@ char* Arena::TakePooledBlock(size_t& size) {
   pool.blocks[best] = pool.blocks[--pool.count];
   return block;
 }
+
+bool Arena::Pooling() { return kPoolCapBytes > 0; }
 
 void Arena::DrainPool() {
   BlockPool& pool = Pool();

@@ -108,6 +108,8 @@ class Arena {
 
   /// Frees the blocks dead arenas left in the process's pool (see NewBlock).
   static void DrainPool();
+  /// Whether dead arenas' blocks are pooled at all (not under AddressSanitizer).
+  static bool Pooling();
 
  private:
   // Blocks of 2 MiB and more are 2 MiB-aligned, and from 16 MiB on asked for as transparent huge
