@@ -421,26 +421,27 @@ Result<Instruction*> Parser::ParseInstructionBody(Computation* comp, std::string
   SmallVec<Instruction*, 8> operands;
   if (inst->opcode == Opcode::kParameter) {
     // `(N)` written plainly (up to 18 digits, so no overflow) is read straight from the text.
-    const char* digits = src_.text.data() + lex_.position();
+    const char* const text = src_.text.data();
+    const char* digits = text + lex_.position();
     const char* end = digits;
-    int64_t plain = 0;
-    while (IsDigit(*end) && end - digits < 18) plain = plain * 10 + (*end++ - '0');
-    if (end != digits && *end == ')') {
-      if (!param_numbers_.Insert(plain)) {
-        Advance();
-        return ErrorHere("parameter number " + std::to_string(plain) + " is used twice");
-      }
-      inst->parameter_number = plain;
-      lex_.set_position(static_cast<uint32_t>(end + 1 - src_.text.data()));
-      Advance();
-    } else {
+    int64_t number = 0;
+    while (IsDigit(*end) && end - digits < 18) number = number * 10 + (*end++ - '0');
+    const bool plain = end != digits && *end == ')';
+    uint32_t number_offset = static_cast<uint32_t>(digits - text);
+    if (!plain) {
       Advance();
       if (tok_.kind != Tok::kInt) return Expected("parameter number");
-      NHLO_ASSIGN_OR_RETURN(int64_t number, ParseInt(tok_));
+      NHLO_ASSIGN_OR_RETURN(number, ParseInt(tok_));
       if (number < 0) return ErrorHere("parameter number must be >= 0");
-      if (!param_numbers_.Insert(number))
-        return ErrorHere("parameter number " + std::to_string(number) + " is used twice");
-      inst->parameter_number = number;
+      number_offset = tok_.offset;
+    }
+    if (!param_numbers_.Insert(number))
+      return ErrorAt(number_offset, "parameter number " + std::to_string(number) + " is used twice");
+    inst->parameter_number = number;
+    if (plain) {
+      lex_.set_position(static_cast<uint32_t>(end + 1 - text));
+      Advance();
+    } else {
       Advance();
       NHLO_TRY(Expect(Tok::kRParen, "')'"));
     }
