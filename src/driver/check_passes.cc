@@ -20,6 +20,7 @@ Tolerance CheckFlags::ToTolerance() const {
   t.atol = atol;
   if (ulp_given) t.ulp = ulp;
   t.integers_use_atol = atol_given;
+  t.xla_rule = compare_rule == "xla";
   return t;
 }
 
@@ -48,6 +49,13 @@ void AddCheckFlags(CLI::App& app, CheckFlags& f) {
   app.add_option("--ulp", f.ulp, "pass elements within N units in the last place of the expected type")
       ->check(non_negative)
       ->each([&f](const std::string&) { f.ulp_given = true; });
+  app.add_option("--compare-rule", f.compare_rule,
+                 "how --rtol and --atol combine: allclose (numpy's: |a - e| <= atol + rtol * |e|) or xla (XLA's "
+                 "LiteralTestUtil::Near: |a - e| <= atol, or |a - e| / |e| <= rtol)")
+      ->check(CLI::IsMember({"allclose", "xla"}));
+  app.add_option("--report", f.report, "which outputs the comparison report lists: all, or failures (then a passing "
+                                       "run prints only the verdict line)")
+      ->check(CLI::IsMember({"all", "failures"}));
   app.add_option("--random-range", f.random_range,
                  "draw every --random-args element from LO,HI instead of its type's default");
 }
@@ -69,6 +77,11 @@ int ResolveChecks(const CheckFlags& check, bool random, std::istream& in, RunChe
     err << "nhlo-run: error: --rtol, --atol and --ulp need --expected or --check-passes\n";
     return kExitUsage;
   }
+  if (!check.checking() && (check.compare_rule != "allclose" || check.report != "all")) {
+    err << "nhlo-run: error: --compare-rule and --report need --expected or --check-passes\n";
+    return kExitUsage;
+  }
+  checks.report_lines = check.report == "failures" ? ReportLines::kFailures : ReportLines::kAll;
   if (!check.random_range.empty()) {
     if (!random) {
       err << "nhlo-run: error: --random-range needs --random-args\n";
@@ -171,8 +184,8 @@ std::vector<Value> ArgumentsFor(const BundleProgram& program, std::vector<Value>
 }
 
 int CheckPasses(const std::string& name, const std::string& text, const PipelineOptions& options,
-                const CodegenOptions& codegen, Tolerance tolerance, const ProgramRunner& runner, std::ostream& out,
-                std::ostream& err) {
+                const CodegenOptions& codegen, Tolerance tolerance, ReportLines lines, const ProgramRunner& runner,
+                std::ostream& out, std::ostream& err) {
   auto fail = [&err](const Status& s) {
     PrintStatus(s, err, "nhlo-run");
     return 1;
@@ -199,7 +212,7 @@ int CheckPasses(const std::string& name, const std::string& text, const Pipeline
   tolerance.allow_float_type_change = true;
   CompareReport report = CompareValues(*actual, *expected, tolerance);
   out << "check-passes: module '" << module_name << "': the pass pipeline against --passes=none\n"
-      << FormatReport(report, tolerance);
+      << FormatReport(report, tolerance, lines);
   if (report.pass()) return 0;
 
   // Bisection over the number of pass executions: limit 0 is the run without passes (which

@@ -29,6 +29,8 @@ struct CheckFlags {
   double rtol = 0, atol = 0;
   uint64_t ulp = 0;
   bool rtol_given = false, atol_given = false, ulp_given = false;
+  std::string compare_rule = "allclose";  ///< --compare-rule: allclose (numpy's) or xla
+  std::string report = "all";             ///< --report: all or failures
   bool check_passes = false;
   std::string random_range;  ///< --random-range=LO,HI, unparsed
 
@@ -48,6 +50,7 @@ struct RunChecks {
   /// bf16 or f8 holds untyped bytes).
   std::string expected_tensor_file;
   Tolerance tolerance;
+  ReportLines report_lines = ReportLines::kAll;  ///< --report
 };
 
 /// Checks the flags' combinations and reads --expected (from `in` for `@-`). Returns -1 to go
@@ -76,7 +79,7 @@ struct ProgramRunner {
 /// the report goes to `out`. Returns 0 when the outputs match, 1 on a mismatch or an error
 /// (printed on `err`).
 int CheckPasses(const std::string& name, const std::string& text, const PipelineOptions& options,
-                const CodegenOptions& codegen, Tolerance tolerance, const ProgramRunner& runner,
-                std::ostream& out, std::ostream& err);
+                const CodegenOptions& codegen, Tolerance tolerance, ReportLines lines,
+                const ProgramRunner& runner, std::ostream& out, std::ostream& err);
 
 }  // namespace nhlo

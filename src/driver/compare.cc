@@ -164,7 +164,8 @@ void CompareArrays(const Value& a, const Value& e, const Tolerance& tol, OutputR
                           UlpDistance(part, Code(part, pa + half), Code(part, pe + half)));
         }
         if (ulps) r.max_ulps = std::max(*r.max_ulps, *ulps);
-        bool within_allclose = tol.allclose && diff <= tol.atol + tol.rtol * mag;
+        bool within_allclose = tol.allclose && (tol.xla_rule ? diff <= tol.atol || rel <= tol.rtol
+                                                             : diff <= tol.atol + tol.rtol * mag);
         bool within_ulp = tol.ulp && ulps && *ulps <= *tol.ulp;
         if (integral) within_ulp = false;  // --ulp means nothing for integers
         ok = diff == 0 || within_allclose || within_ulp;
@@ -214,7 +215,8 @@ Tolerance DefaultTolerance() {
 
 std::string FormatTolerance(const Tolerance& tol) {
   std::string out;
-  if (tol.allclose) out = "rtol=" + Number(tol.rtol) + ", atol=" + Number(tol.atol);
+  if (tol.allclose && tol.xla_rule) out = "XLA's rule: atol=" + Number(tol.atol) + " or rtol=" + Number(tol.rtol);
+  else if (tol.allclose) out = "rtol=" + Number(tol.rtol) + ", atol=" + Number(tol.atol);
   if (tol.ulp) out += (out.empty() ? "" : ", ") + std::string("ulp=") + std::to_string(*tol.ulp);
   if (out.empty()) out = "exact";
   out += tol.integers_use_atol ? "; integers within atol" : "; integers exact";
@@ -242,9 +244,10 @@ CompareReport CompareValues(const Value& actual, const Value& expected, const To
   return report;
 }
 
-std::string FormatReport(const CompareReport& report, const Tolerance& tolerance) {
+std::string FormatReport(const CompareReport& report, const Tolerance& tolerance, ReportLines lines) {
   std::string out;
   for (const OutputReport& o : report.outputs) {
+    if (lines == ReportLines::kFailures && o.pass()) continue;
     out += o.label + ": ";
     if (!o.error.empty()) {
       out += "FAIL: " + o.error + "\n";

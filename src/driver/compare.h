@@ -19,6 +19,10 @@ struct Tolerance {
   /// not symmetric: the relative part scales with the expected value. Applies when `allclose`.
   double rtol = 0, atol = 0;
   bool allclose = false;
+  /// XLA's NearComparator rule instead of numpy's (`--compare-rule=xla`): an element passes when
+  /// |actual - expected| <= atol, or when |actual - expected| / |expected| <= rtol (either bound
+  /// alone suffices; LiteralTestUtil::Near in xla/literal_comparison.cc).
+  bool xla_rule = false;
   /// Distance in units in the last place of the expected element's type, counted on that type's
   /// own encoding (bf16 ulps for a bf16 output). An element passes when it is within `ulp`
   /// or within the allclose bound, whichever is given; with neither, only equality passes.
@@ -69,11 +73,15 @@ struct CompareReport {
 /// is one output); a non-tuple result is `output 1`.
 CompareReport CompareValues(const Value& actual, const Value& expected, const Tolerance& tolerance);
 
-/// One line per output, then the verdict line (docs/cli.md, "Checked runs"):
+/// Which outputs FormatReport lists: every one, or only those that fail (`--report=failures`).
+enum class ReportLines { kAll, kFailures };
+
+/// One line per output (with kFailures only the failing ones), then the verdict line (docs/cli.md, "Checked runs"):
 ///   output 1: f32[2,3]: PASS: 6 elements, 0 over bounds, max abs error 0, max rel error 0, max ulps 0
 ///   output 2: s32[4]: FAIL: 4 elements, 1 over bounds, max abs error 2, max rel error 0.5; first mismatch
 ///     at [2]: actual 3, expected 1   (one line)
 ///   FAIL: 1 of 2 outputs differ (rtol=1e-05, atol=1e-06; integers exact)
-std::string FormatReport(const CompareReport& report, const Tolerance& tolerance);
+std::string FormatReport(const CompareReport& report, const Tolerance& tolerance,
+                         ReportLines lines = ReportLines::kAll);
 
 }  // namespace nhlo

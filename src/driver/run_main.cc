@@ -360,11 +360,11 @@ int RunOne(const std::string& name, std::string bytes, const RunSettings& settin
       return kExitInputRejected;
     }
     CompareReport report = CompareValues(*result, *expected, settings.checks.tolerance);
-    out << FormatReport(report, settings.checks.tolerance);
+    out << FormatReport(report, settings.checks.tolerance, settings.checks.report_lines);
     if (!report.pass()) return kExitInputRejected;
   } else if (settings.checks.expected) {
     CompareReport report = CompareValues(*result, *settings.checks.expected, settings.checks.tolerance);
-    out << FormatReport(report, settings.checks.tolerance);
+    out << FormatReport(report, settings.checks.tolerance, settings.checks.report_lines);
     if (!report.pass()) return kExitInputRejected;
   } else if (devices == 1) {
     out << FormatResult(*result, settings.print_values);
@@ -531,7 +531,7 @@ int RunMain(const std::vector<std::string>& args, std::istream& in, std::ostream
       runner.execute.max_steps = settings.max_steps;
       runner.execute.host_data = settings.host_data;
       int code = CheckPasses(name, pieces[i].text, *options, *flags.ToCodegenOptions(), settings.checks.tolerance,
-                             runner, out, err);
+                             settings.checks.report_lines, runner, out, err);
       if (code != kExitOk) exit_code = code;
       continue;
     }

@@ -11,6 +11,8 @@
 
 namespace nhlo {
 
+const Layout kLayoutNotWritten{};
+
 // ---------------------------------------------------------------------------------------
 // Shapes
 
@@ -65,7 +67,7 @@ void AppendShape(std::string& out, const Shape& s, bool print_layout, bool index
     }
   }
   out += ']';
-  if (!print_layout || !s.IsArray()) return;
+  if (!print_layout || !s.IsArray() || s.layout == &kLayoutNotWritten) return;
   if (s.dims.empty() && (s.layout == nullptr || s.layout->tail.empty())) return;
   out += '{';
   if (s.layout) {

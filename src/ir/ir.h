@@ -35,6 +35,11 @@ struct Layout {
   std::string_view tail;
 };
 
+/// The layout of an array shape whose text gave none (`u32[4] iota()`, as JAX wrote modules
+/// before layout assignment): row-major like the default, but printed without braces, so a
+/// module reprints as it was written. Compared by address.
+extern const Layout kLayoutNotWritten;
+
 /// An array shape (element type + dims), a tuple, a token or opaque. Trivially copyable: the
 /// spans point into the module arena (or are empty).
 struct Shape {
@@ -44,7 +49,7 @@ struct Shape {
   Span<DimKind> dim_kinds{};        // empty when every dim is static
   Span<Shape> tuple{};              // elements when type == kTuple
   PrimitiveType type = PrimitiveType::kInvalid;
-  const Layout* layout = nullptr; // null: default (row-major) layout
+  const Layout* layout = nullptr; // null: default (row-major) layout; &kLayoutNotWritten: the same, unprinted
 
   bool IsTuple() const { return type == PrimitiveType::kTuple; }
   bool IsArray() const { return IsArrayType(type); }
@@ -55,6 +60,8 @@ struct Shape {
   }
   /// Element count for arrays (product of dims, 1 for scalars); -1 if unknown or overflowing.
   int64_t ElementCount() const;
+  /// Whether the layout is row-major (none given, or {n-1,...,0} with no tiles or other parts).
+  bool HasDefaultLayout() const { return layout == nullptr || layout == &kLayoutNotWritten; }
 };
 
 /// Shape equality on type, dims, dynamic kinds and tuple structure (layouts ignored).

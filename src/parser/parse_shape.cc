@@ -127,14 +127,17 @@ Status Parser::ParseShape(Shape& shape, int depth) {
   shape.type = *type;
   shape.dims = module_.arena.Copy(dims.data(), dims.size());
   if (dynamic) shape.dim_kinds = module_.arena.Copy(kinds.data(), kinds.size());
+  bool layout_written = false;
   if (tok_.kind == Tok::kLBrace) {
     Tok next = PeekNext().kind;
     if ((next == Tok::kInt || next == Tok::kColon) && (!literal_follows_ || BraceGroupIsFollowedByBrace())) {
       uint32_t close = 0;
       NHLO_TRY(ParseLayout(shape, &close));
       text_end = close + 1;
+      layout_written = true;
     }
   }
+  if (!layout_written && !dims.empty()) shape.layout = &kLayoutNotWritten;
   RememberShape(text_start, text_end, shape);
   return OkStatus();
 }
