@@ -144,7 +144,7 @@ struct BundleProgram {
   std::string bytes;
   uint16_t version = 0;
   TargetArch arch = TargetArch::kV4;
-  uint8_t flags = 0;
+  uint8_t flags = 0;  ///< bit 0: --device-only; bit 1: the header states a device count of one
   uint32_t checksum = 0;
   std::vector<SectionRecord> sections;
   std::string_view module_name;
@@ -155,6 +155,9 @@ struct BundleProgram {
   /// replicas × partitions devices.
   uint32_t replicas = 1;
   uint32_t partitions = 1;
+  /// Whether the header gave either count (a per-device dump often gives neither while its
+  /// collectives name several devices; nhlo-run then runs on the devices they imply).
+  bool device_counts_given = false;
   uint64_t devices() const { return uint64_t{replicas} * partitions; }
   uint32_t buffer_count = 0;
   std::string_view constants;

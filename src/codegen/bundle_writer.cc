@@ -569,7 +569,13 @@ class Writer {
     file.Raw(kBundleMagic, 8);
     file.U16(kBundleVersion);
     file.U8(static_cast<uint8_t>(opts_.arch));
-    file.U8(opts_.device_only ? 1 : 0);
+    // Bit 1: the header states a device count of one (`replica_count=1`), which the module
+    // section's fields, 0 for one, cannot tell from a header that states none.
+    bool states_one = HeaderCount(m_, "replica_count") == 0 && HeaderCount(m_, "num_partitions") == 0 &&
+                      std::any_of(m_.header_attrs.begin(), m_.header_attrs.end(), [](const auto& attr) {
+                        return attr.first == "replica_count" || attr.first == "num_partitions";
+                      });
+    file.U8((opts_.device_only ? 1 : 0) | (states_one ? 2 : 0));
     file.U32(0);  // file size, patched
     file.U32(0);  // checksum, patched
     file.U32(kSectionCount);

@@ -172,6 +172,9 @@ void AddPipelineFlags(CLI::App& app, PipelineFlags& f) {
   app.add_option("--arch", f.arch, "target architecture for wire tags (v3 or v4)")->check(CLI::IsMember({"v3", "v4"}));
   app.add_flag("--device-only", f.device_only, "reject element types that have no device dtype");
   app.add_flag("--split-input-file", f.split_input_file, "treat '// -----' lines as separators between modules");
+  app.add_flag("--strict", f.strict,
+               "refuse forms of HLO text that today's XLA no longer writes (accepted with a warning otherwise; "
+               "docs/old-forms.md)");
   // One group: --help lists them together, and GivenPipelineFlags finds them without a second list.
   std::vector<CLI::Option*> options = app.get_options();
   for (size_t i = before; i < options.size(); ++i) options[i]->group(kPipelineFlagGroup);
@@ -225,6 +228,7 @@ Result<PipelineOptions> PipelineFlags::ToOptions() const {
   o.dump_dir = dump_dir;
   o.verify_each = verify_each;
   o.bisect_limit = bisect_limit;
+  o.strict = strict;
   NHLO_TRY(SelectPasses(o).status());
   for (const auto& [pattern, flag] : {std::pair{&print_before, "--print-before"}, std::pair{&print_after, "--print-after"}}) {
     if (pattern->empty()) continue;
@@ -341,11 +345,36 @@ int GuardedMain(const char* program, ProgramMain program_main, int argc, char** 
   return kExitInputRejected;
 }
 
+Status ReportOldForms(const Module& module, bool strict, std::ostream& log) {
+  if (strict && !module.old_forms.empty()) {
+    Status refused;
+    for (const Module::OldForm& form : module.old_forms) {
+      Diagnostic d = form.first;
+      d.severity = Severity::kError;
+      d.message += " (refused by --strict";
+      if (form.more > 0) d.message += "; " + std::to_string(form.more) + " more in the module";
+      d.message += ")";
+      refused.diagnostics().push_back(std::move(d));
+    }
+    return refused;
+  }
+  // One line each: a dump may hold thousands of the same old form.
+  for (const Module::OldForm& form : module.old_forms) {
+    const Diagnostic& d = form.first;
+    if (!d.file.empty()) log << d.file << ":" << d.line << ":" << d.col << ": ";
+    log << "warning: " << d.message;
+    if (form.more > 0) log << " (and " << form.more << " more)";
+    log << "\n";
+  }
+  return OkStatus();
+}
+
 Result<std::unique_ptr<Module>> CompileText(std::string name, std::string text, const PipelineOptions& options,
                                             std::ostream& log) {
   NHLO_ASSIGN_OR_RETURN(std::unique_ptr<Module> module, ParseModule(std::move(name), std::move(text)));
   module->print_style = NamedPrintStyle(options.print_style, *module);
   NHLO_TRY(VerifyModule(*module));
+  NHLO_TRY(ReportOldForms(*module, options.strict, log));
   NHLO_ASSIGN_OR_RETURN(size_t passes_run, RunPipeline(*module, options, log));
   // With no pass run (--passes=none) the module is the one just verified: a second run would
   // double the verifier's share of a parse-only compile.

@@ -50,6 +50,7 @@ struct PipelineFlags {
   std::string arch = "v4";
   bool device_only = false;
   bool split_input_file = false;
+  bool strict = false;
 
   Result<PipelineOptions> ToOptions() const;
   Result<CodegenOptions> ToCodegenOptions() const;
@@ -73,7 +74,12 @@ std::vector<std::string> ExpandOptionalValues(const std::vector<std::string>& ar
 /// misuse: 2 with the message on `err`).
 int ParseCommandLine(CLI::App& app, const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 
-/// Parse + verify + run the pipeline + verify. Dumps go to `log`.
+/// The module's old forms (Module::old_forms): with `strict` an error per form, else one warning
+/// line per form on `log`.
+Status ReportOldForms(const Module& module, bool strict, std::ostream& log);
+
+/// Parse + verify + old forms (ReportOldForms) + run the pipeline + verify. Dumps and warnings go
+/// to `log`.
 Result<std::unique_ptr<Module>> CompileText(std::string name, std::string text, const PipelineOptions& options,
                                             std::ostream& log);
 

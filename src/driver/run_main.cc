@@ -186,9 +186,19 @@ std::optional<Diagnostic> SourceDiagnostic(const Module& module, const Execution
   return std::nullopt;
 }
 
-// The devices of a run: --devices=RxP, --devices=N (GridForDeviceCount splits it), or the
-// module header's counts.
-Result<DeviceGrid> RunDevices(const BundleProgram& program, const std::string& flag) {
+// The devices of a run: --devices=RxP, --devices=N (GridForDeviceCount splits it), the module
+// header's counts, or, when the header gives neither count, the devices the collectives imply
+// (as --devices=auto; `note` then says so when that is more than one).
+Result<DeviceGrid> RunDevices(const BundleProgram& program, const std::string& flag, std::string* note) {
+  if (flag.empty() && !program.device_counts_given) {
+    NHLO_ASSIGN_OR_RETURN(DeviceGrid implied, InferDevices(program));
+    if (implied.count() > 1 && note)
+      *note = "the module header gives no replica_count or num_partitions; running on " +
+              std::to_string(implied.count()) + " devices (" + std::to_string(implied.replicas) + " replica" +
+              (implied.replicas == 1 ? "" : "s") + " x " + std::to_string(implied.partitions) + " partition" +
+              (implied.partitions == 1 ? "" : "s") + "), as its collectives imply (--devices sets them)";
+    return implied;
+  }
   if (flag.empty()) return ProgramDevices(program);
   if (flag == "auto") return InferDevices(program);
   auto number = [&](std::string_view text, uint64_t& n) {
@@ -213,9 +223,11 @@ Result<DeviceGrid> RunDevices(const BundleProgram& program, const std::string& f
 
 // Decodes one bundle file, settles its devices and checks that the run fits in memory.
 Result<BundleProgram> LoadProgram(const std::string& name, std::string bytes, const RunSettings& settings,
-                                  DeviceGrid* grid = nullptr) {
+                                  DeviceGrid* grid = nullptr, std::ostream* err = nullptr) {
   NHLO_ASSIGN_OR_RETURN(BundleProgram program, ReadBundleFile(std::move(bytes), name));
-  NHLO_ASSIGN_OR_RETURN(DeviceGrid devices, RunDevices(program, settings.devices));
+  std::string note;
+  NHLO_ASSIGN_OR_RETURN(DeviceGrid devices, RunDevices(program, settings.devices, &note));
+  if (err && !note.empty()) *err << "nhlo-run: note: " << note << "\n";
   if (grid) *grid = devices;
   MemoryNeed need = MemoryNeeded(program, devices.count());
   if (need.total() > settings.memory_limit) {
@@ -293,7 +305,7 @@ Result<std::vector<Value>> MakeArguments(const BundleProgram& program, const Run
 int RunOne(const std::string& name, std::string bytes, const RunSettings& settings, const Module* source,
            std::ostream& out, std::ostream& err) {
   DeviceGrid grid;
-  Result<BundleProgram> program = LoadProgram(name, std::move(bytes), settings, &grid);
+  Result<BundleProgram> program = LoadProgram(name, std::move(bytes), settings, &grid, &err);
   if (!program.ok()) {
     PrintStatus(program.status(), err, "nhlo-run");
     return kExitInputRejected;
@@ -443,7 +455,7 @@ int RunMain(const std::vector<std::string>& args, std::istream& in, std::ostream
   if (!settings.devices.empty()) {
     // The syntax is checked once, here; the split of N needs the program (RunDevices).
     BundleProgram none;
-    if (Result<DeviceGrid> grid = RunDevices(none, settings.devices); !grid.ok()) {
+    if (Result<DeviceGrid> grid = RunDevices(none, settings.devices, nullptr); !grid.ok()) {
       PrintStatus(grid.status(), err, "nhlo-run");
       return kExitUsage;
     }

@@ -160,6 +160,16 @@ void Module::ForgetNames() {
   names_->names.clear();
 }
 
+void Module::NoteOldForm(Diagnostic diag) {
+  for (OldForm& form : old_forms)
+    if (form.first.message == diag.message) {
+      ++form.more;
+      return;
+    }
+  diag.severity = Severity::kWarning;
+  old_forms.push_back(OldForm{std::move(diag), 0});
+}
+
 std::string_view Module::UniqueName(std::string_view base) {
   // Strip a numeric ".N" suffix so that convert.3 begets convert.4, not convert.3.1.
   size_t dot = base.rfind('.');

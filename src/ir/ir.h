@@ -16,6 +16,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "support/arena.h"
+#include "support/status.h"
 #include "types/hlo_attrs.h"
 #include "types/opcode.h"
 #include "types/primitive_type.h"
@@ -296,6 +297,17 @@ struct Module {
   /// gives meaning to reject one, see ir/custom_calls.h). The parser calls it once per
   /// backend_config, so nothing downstream parses config text.
   const nlohmann::json* ParseJson(std::string_view text);
+
+  /// Forms of the text that today's XLA no longer writes but some version printed and read
+  /// (docs/old-forms.md). The reader accepts them and notes each form once, at its first
+  /// occurrence, with a count of the others; `--strict` turns the notes into errors.
+  struct OldForm {
+    Diagnostic first;  ///< a warning naming the form, at its first occurrence
+    int64_t more = 0;  ///< further occurrences of the same form
+  };
+  std::vector<OldForm> old_forms;
+  /// Notes `diag` (a warning) unless a note with the same message exists; then counts it there.
+  void NoteOldForm(Diagnostic diag);
 
   /// Shape helpers allocating in the arena.
   Shape MakeArrayShape(PrimitiveType type, const std::vector<int64_t>& dims);

@@ -106,7 +106,12 @@ class Verifier {
       static constexpr std::string_view kVersions[] = {"API_VERSION_ORIGINAL", "API_VERSION_STATUS_RETURNING",
                                                        "API_VERSION_STATUS_RETURNING_UNIFIED",
                                                        "API_VERSION_TYPED_FFI"};
-      if (std::find(std::begin(kVersions), std::end(kVersions), v->text) == std::end(kVersions))
+      // The proto's default value: torch-xla and the Neuron toolchain built custom calls without
+      // setting the field, and XLA printed it as written until its parser began refusing it.
+      if (v->text == "API_VERSION_UNSPECIFIED")
+        m_.NoteOldForm(DiagnosticFor(m_, inst, "old form: api_version=API_VERSION_UNSPECIFIED (the field left unset; "
+                                               "today's XLA refuses it), read as API_VERSION_ORIGINAL"));
+      else if (std::find(std::begin(kVersions), std::end(kVersions), v->text) == std::end(kVersions))
         Fail(inst, prefix + "unknown custom-call api_version '" + std::string(v->text) +
                        "' (API_VERSION_ORIGINAL, _STATUS_RETURNING, _STATUS_RETURNING_UNIFIED or _TYPED_FFI)");
     }

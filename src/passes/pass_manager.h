@@ -35,6 +35,9 @@ struct PipelineOptions {
   TimePasses time_passes = TimePasses::kOff;
   bool verify_each = false;
   int64_t bisect_limit = -1;         // --opt-bisect-limit; -1 = no limit
+  /// --strict: forms of the text today's XLA no longer writes (Module::old_forms) are errors
+  /// instead of warnings.
+  bool strict = false;
 };
 
 /// Resolves the options to registry indices (in registration order). Unknown names, and a
