@@ -13,6 +13,11 @@
 namespace nhlo {
 
 Tolerance CheckFlags::ToTolerance() const {
+  if (compare_rule == "bitwise") {
+    Tolerance t;
+    t.bitwise = true;
+    return t;
+  }
   if (!rtol_given && !atol_given && !ulp_given) return DefaultTolerance();
   Tolerance t;
   t.allclose = rtol_given || atol_given;
@@ -50,9 +55,10 @@ void AddCheckFlags(CLI::App& app, CheckFlags& f) {
       ->check(non_negative)
       ->each([&f](const std::string&) { f.ulp_given = true; });
   app.add_option("--compare-rule", f.compare_rule,
-                 "how --rtol and --atol combine: allclose (numpy's: |a - e| <= atol + rtol * |e|) or xla (XLA's "
-                 "LiteralTestUtil::Near: |a - e| <= atol, or |a - e| / |e| <= rtol)")
-      ->check(CLI::IsMember({"allclose", "xla"}));
+                 "how elements compare: allclose (numpy's: |a - e| <= atol + rtol * |e|), xla (XLA's "
+                 "LiteralTestUtil::Near: |a - e| <= atol, or |a - e| / |e| <= rtol) or bitwise (XLA's "
+                 "LiteralTestUtil::Equal: identical encodings, so -0 differs from +0)")
+      ->check(CLI::IsMember({"allclose", "xla", "bitwise"}));
   app.add_option("--report", f.report, "which outputs the comparison report lists: all, or failures (then a passing "
                                        "run prints only the verdict line)")
       ->check(CLI::IsMember({"all", "failures"}));
@@ -79,6 +85,10 @@ int ResolveChecks(const CheckFlags& check, bool random, std::istream& in, RunChe
   }
   if (!check.checking() && (check.compare_rule != "allclose" || check.report != "all")) {
     err << "nhlo-run: error: --compare-rule and --report need --expected or --check-passes\n";
+    return kExitUsage;
+  }
+  if (check.compare_rule == "bitwise" && (check.rtol_given || check.atol_given || check.ulp_given)) {
+    err << "nhlo-run: error: --compare-rule=bitwise takes no --rtol, --atol or --ulp\n";
     return kExitUsage;
   }
   checks.report_lines = check.report == "failures" ? ReportLines::kFailures : ReportLines::kAll;

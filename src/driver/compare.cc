@@ -140,6 +140,19 @@ void CompareArrays(const Value& a, const Value& e, const Tolerance& tol, OutputR
       r.max_abs = std::max(r.max_abs, diff);
       if (diff > 0) r.max_rel = std::max(r.max_rel, mag > 0 ? diff / mag : INFINITY);
       ok = equal;
+    } else if (tol.bitwise && a.type == e.type) {
+      // Identical encodings, element by element (complex: both parts, as one code each).
+      int size = HostByteSize(e.type);
+      ok = std::memcmp(pa, pe, static_cast<size_t>(size)) == 0;
+      double diff = 0, mag = 0;
+      Element va = LoadElement(a.type, pa), ve = LoadElement(e.type, pe);
+      if (va.special == Special::kFinite && ve.special == Special::kFinite) {
+        diff = std::hypot(va.re - ve.re, va.im - ve.im);
+        mag = std::hypot(ve.re, ve.im);
+        r.max_abs = std::max(r.max_abs, diff);
+        if (diff > 0) r.max_rel = std::max(r.max_rel, mag > 0 ? diff / mag : INFINITY);
+      }
+      if (IsFloat(e.type) && r.max_ulps) r.max_ulps = std::max(*r.max_ulps, UlpDistance(e.type, Code(a.type, pa), Code(e.type, pe)));
     } else {
       Element va = LoadElement(a.type, pa), ve = LoadElement(e.type, pe);
       if (va.special != Special::kFinite || ve.special != Special::kFinite) {
@@ -214,6 +227,7 @@ Tolerance DefaultTolerance() {
 }
 
 std::string FormatTolerance(const Tolerance& tol) {
+  if (tol.bitwise) return "bitwise, XLA's LiteralTestUtil::Equal";
   std::string out;
   if (tol.allclose && tol.xla_rule) out = "XLA's rule: atol=" + Number(tol.atol) + " or rtol=" + Number(tol.rtol);
   else if (tol.allclose) out = "rtol=" + Number(tol.rtol) + ", atol=" + Number(tol.atol);

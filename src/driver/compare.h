@@ -23,6 +23,10 @@ struct Tolerance {
   /// |actual - expected| <= atol, or when |actual - expected| / |expected| <= rtol (either bound
   /// alone suffices; LiteralTestUtil::Near in xla/literal_comparison.cc).
   bool xla_rule = false;
+  /// XLA's LiteralTestUtil::Equal (`--compare-rule=bitwise`): floats and complex parts pass only
+  /// with identical encodings (-0 is not +0; a NaN matches only the same NaN bits); the bounds
+  /// above are not used.
+  bool bitwise = false;
   /// Distance in units in the last place of the expected element's type, counted on that type's
   /// own encoding (bf16 ulps for a bf16 output). An element passes when it is within `ulp`
   /// or within the allclose bound, whichever is given; with neither, only equality passes.

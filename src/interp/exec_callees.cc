@@ -33,8 +33,19 @@ Status KernelReduce(const CalleePattern& pattern, const std::vector<Buf>& in, co
   std::vector<int64_t> kept_dims, reduced_dims;
   for (size_t d = 0; d < dims.size(); ++d) (reduced[d] ? reduced_dims : kept_dims).push_back(dims[d]);
   for (size_t i = 0; i < n; ++i)
-    if (Dims(in[i]) != dims || init[i].count() != 1 || out[i].rec->dims != kept_dims || init[i].type() != out[i].type())
+    if (Dims(in[i]) != dims || init[i].count() != 1 || out[i].rec->dims != kept_dims ||
+        (init[i].type() != out[i].type() && !(n == 1 && IsFloat(init[i].type()) && IsFloat(out[i].type()))))
       return Status::Error("reduce operands, init values, result and reducer do not match");
+  if (n == 1 && init[0].type() != out[0].type()) {
+    // Mixed precision (a bf16 result of an f32 reducer): XLA's evaluator reduces in the reducer's
+    // type and converts the result once (HandleReduce, ConvertToShape).
+    std::vector<uint8_t> scratch(static_cast<size_t>(out[0].count() * HostByteSize(init[0].type())));
+    BufferRecord rec = *out[0].rec;
+    rec.type = init[0].type();
+    Buf reduced{&rec, scratch.data()};
+    NHLO_TRY(KernelReduce(pattern, in, init, {reduced}, reduce_dims, call));
+    return KernelConvert(reduced, out[0]);
+  }
   if (n == 1 && pattern.op != ScalarOp::kNone) return KernelReduceNative(pattern, in[0], init[0], out[0], reduce_dims);
   if (n == 2 && pattern.arg_reduce)
     return KernelArgReduceNative(pattern, in[0], in[1], init[0], init[1], out[0], out[1], reduce_dims);

@@ -865,7 +865,8 @@ class Machine : private StepMachine {
     NHLO_ASSIGN_OR_RETURN(std::vector<Buf> in, OperandArrays(b, 0, n));
     NHLO_ASSIGN_OR_RETURN(std::vector<Buf> init, OperandArrays(b, n, n));
     NHLO_ASSIGN_OR_RETURN(std::vector<Buf> out, ResultLeaves(b, n, "reduce"));
-    NHLO_ASSIGN_OR_RETURN(CalleeCall call, Caller(b, *f, out, "the reducer"));
+    // The accumulators are the init values' types: a mixed-precision result converts after.
+    NHLO_ASSIGN_OR_RETURN(CalleeCall call, Caller(b, *f, init, "the reducer"));
     return KernelReduce(s.pattern, in, init, out, dims->ints, call);
   }
 

@@ -207,7 +207,7 @@ Status KernelClamp(const Buf& lo, const Buf& x, const Buf& hi, const Buf& out) {
         if (std::isnan(v)) { t.Store(out.data, i, v); continue; }
         if (std::isnan(h)) { t.Store(out.data, i, h); continue; }
       }
-      C m = v > l ? v : l;
+      C m = v < l ? l : v;  // std::max(value, low) as XLA writes it: value when they compare equal (-0 vs +0)
       t.Store(out.data, i, m < h ? m : h);
     }
     return OkStatus();

@@ -336,7 +336,7 @@ void ClampSpan(const T* lo, const T* x, const T* hi, T* o, int64_t m) {
       if (std::isnan(v)) { o[i] = v; continue; }
       if (std::isnan(h)) { o[i] = h; continue; }
     }
-    T c = v > l ? v : l;
+    T c = v < l ? l : v;  // std::max(value, low): keeps value when equal (clamp(0, -0, 1) is -0)
     o[i] = c < h ? c : h;
   }
 }

@@ -7,6 +7,7 @@
 // results are rounded once at the end: closer to the exact DFT than a float FFT, so XLA's
 // backends, which transform in the element type, can differ in the last bits.
 #include <complex>
+#include <cstring>
 #include <unsupported/Eigen/FFT>
 #include <vector>
 
@@ -78,6 +79,53 @@ void TransformAxis(std::vector<Cd>& data, const std::vector<int64_t>& dims, size
   }
 }
 
+// FFT and IFFT whose fft_length differs from the operand's last dimensions, as XLA's evaluator
+// runs them (HloEvaluator::HandleFft; its shape inference checks lengths for RFFT and IRFFT only):
+// each transformed axis reads the operand's first min(L, d) elements and zeros up to L, and the
+// result (the operand's shape) holds the transform's first min(L, d) elements and zeros after. A
+// zero length gives an all-zero result.
+Status PaddedComplexFft(const Buf& in, const Buf& out, const std::vector<int64_t>& length, bool inverse) {
+  const std::vector<int64_t>& shape = in.rec->dims;
+  const size_t rank = shape.size(), k = length.size(), first = rank - k;
+  for (int64_t i = 0; i < out.count(); ++i) StoreAny(out, i, {0, 0});
+  for (int64_t l : length)
+    if (l <= 0) return OkStatus();
+  std::vector<int64_t> work(shape.begin(), shape.end());  // the batch dimensions, then the lengths
+  int64_t total = 1;
+  for (size_t i = 0; i < k; ++i) work[first + i] = length[i];
+  for (int64_t d : work) {
+    if (d != 0 && total > (int64_t{1} << 40) / d)
+      return Status::Error("fft working set of more than 2^40 elements (fft_length too large)");
+    total *= d;
+  }
+  if (total == 0) return OkStatus();
+  std::vector<Cd> data(static_cast<size_t>(total));
+  // Walks every index of `work`; `inside` tells whether it lies within the operand's shape.
+  std::vector<int64_t> strides = RowMajorStrides(shape), index(rank, 0);
+  auto for_each = [&](auto&& f) {
+    for (int64_t w = 0; w < total; ++w) {
+      int64_t offset = 0;
+      bool inside = true;
+      for (size_t d = 0; d < rank; ++d) {
+        inside &= index[d] < shape[d];
+        offset += index[d] * strides[d];
+      }
+      f(w, inside, offset);
+      for (size_t d = rank; d-- > 0;) {
+        if (++index[d] < work[d]) break;
+        index[d] = 0;
+      }
+    }
+  };
+  for_each([&](int64_t w, bool inside, int64_t offset) { data[static_cast<size_t>(w)] = inside ? LoadAny(in, offset) : Cd(0, 0); });
+  Eigen::FFT<double> fft;
+  for (size_t axis = first; axis < rank; ++axis) TransformAxis(data, work, axis, inverse, fft);
+  for_each([&](int64_t w, bool inside, int64_t offset) {
+    if (inside) StoreAny(out, offset, data[static_cast<size_t>(w)]);
+  });
+  return OkStatus();
+}
+
 }  // namespace
 
 Status KernelFft(const Step& s, const Buf& in, const Buf& out) {
@@ -97,6 +145,14 @@ Status KernelFft(const Step& s, const Buf& in, const Buf& out) {
                   ((in.type() == PrimitiveType::kF64 || in.type() == PrimitiveType::kC128) ==
                    (out.type() == PrimitiveType::kF64 || out.type() == PrimitiveType::kC128));
   if (!types_ok) return Status::Error("fft types do not fit its fft_type");
+  if (!real_in && !real_out) {
+    bool lengths_differ = in.rec->dims != out.rec->dims;
+    for (size_t i = 0; i < k; ++i) lengths_differ |= in.rec->dims[rank - k + i] != length[i];
+    if (lengths_differ) {
+      if (in.rec->dims != out.rec->dims) return Status::Error("fft result shape differs from its operand's");
+      return PaddedComplexFft(in, out, length, type == FftType::kIfft);
+    }
+  }
   // The complex domain the transforms work in: the input's shape, but the output's for RFFT.
   const std::vector<int64_t>& dims = real_in ? out.rec->dims : in.rec->dims;
   for (size_t i = 0; i < rank; ++i) {

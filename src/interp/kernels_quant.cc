@@ -187,6 +187,33 @@ std::vector<float> DequantizeOperand(PrimitiveType element, const uint8_t* codes
   return out;
 }
 
+// Any float data with any float block scales (or one scalar scale), as XLA's evaluator runs a
+// scaled-dot that is no MX pair: each element times its block's scale, in f32. Along every
+// dimension the scale's extent divides the operand's (a batch dimension of 1 scales the whole
+// batch); the caller checked that.
+std::vector<float> ScaleOperand(const Buf& data, const Buf& scale) {
+  const std::vector<int64_t>& dims = Dims(data);
+  int64_t n = data.count();
+  std::vector<float> out(static_cast<size_t>(n));
+  int data_size = HostByteSize(data.type()), scale_size = HostByteSize(scale.type());
+  auto value = [](PrimitiveType t, const uint8_t* p) { return DecodeToF32(t, static_cast<uint32_t>(LoadBits(t, p))); };
+  if (scale.rank() == 0) {
+    float s = value(scale.type(), scale.data);
+    for (int64_t i = 0; i < n; ++i) out[i] = value(data.type(), data.data + i * data_size) * s;
+    return out;
+  }
+  std::vector<int64_t> strides = RowMajorStrides(dims), scale_strides = RowMajorStrides(Dims(scale));
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t at = 0;
+    for (size_t d = 0; d < dims.size(); ++d) {
+      int64_t idx = IndexAlong(i, dims, strides, static_cast<int64_t>(d));
+      at += idx / (dims[d] / Dims(scale)[d]) * scale_strides[d];
+    }
+    out[i] = value(data.type(), data.data + i * data_size) * value(scale.type(), scale.data + at * scale_size);
+  }
+  return out;
+}
+
 Status DotOfValues(std::vector<float>& lhs, const std::vector<int64_t>& lhs_dims, std::vector<float>& rhs,
                    const std::vector<int64_t>& rhs_dims, const Step& dnums, const Buf& out) {
   BufferRecord lrec, rrec;
@@ -223,9 +250,18 @@ Status KernelScaledDot(const Step& bundle, const Buf& lhs, const Buf& rhs, const
     const Buf& data = *ops[side][0];
     const Buf& scale = *ops[side][1];
     int64_t cd = side ? rc->ints[0] : lc->ints[0];
-    if (cd < 0 || cd >= static_cast<int64_t>(data.rank()) || scale.rank() != data.rank() || scale.type() != PrimitiveType::kF8E8M0FNU ||
-        (data.type() != PrimitiveType::kF8E4M3FN && data.type() != PrimitiveType::kF8E5M2))
-      return Status::Error("scaled-dot operands must be f8e4m3fn/f8e5m2 data with f8e8m0fnu scales of the same rank");
+    if (cd < 0 || cd >= static_cast<int64_t>(data.rank()) || (scale.rank() != data.rank() && scale.rank() != 0) ||
+        !IsFloat(data.type()) || !IsFloat(scale.type()))
+      return Status::Error("scaled-dot operands must be float data with float scales of the same rank, or a scalar scale");
+    const bool mx = scale.type() == PrimitiveType::kF8E8M0FNU && scale.rank() == data.rank() &&
+                    (data.type() == PrimitiveType::kF8E4M3FN || data.type() == PrimitiveType::kF8E5M2);
+    if (!mx) {
+      for (size_t d = 0; d < scale.rank(); ++d)
+        if (Dims(scale)[d] == 0 ? Dims(data)[d] != 0 : Dims(data)[d] % Dims(scale)[d] != 0)
+          return Status::Error("scaled-dot scale shape does not divide its operand's");
+      values[side] = ScaleOperand(data, scale);
+      continue;
+    }
     int64_t scale_k = Dims(scale)[cd];
     if (scale_k == 0 || Dims(data)[cd] % scale_k != 0) return Status::Error("scaled-dot scale does not divide the contracting dimension");
     for (size_t d = 0; d < data.rank(); ++d)

@@ -5,7 +5,7 @@
 //   non-contracting (m): [b,m,k] x [g,b,k,n] -> [b,m,n]; row i of group j uses rhs group j;
 //                        a row in no group gives zeros;
 //   contracting (k):     [b,m,k] x [b,k,n]   -> [g,b,m,n]; result j sums only group j's k;
-//   batch:               a plain dot (the groups only say which batch rows belong together).
+//   batch:               a plain dot whose batch rows in no group are zeros (XLA's evaluator).
 // group_sizes is [b..., x..., g] (x: the lhs dimensions of the ragged kind before the ragged
 // one, in dimension order; mode batch has no b...), or [g] for every row. A row belongs to group
 // j when start_j <= i < start_j + size_j with start_j the sum of the sizes before j, summed in
@@ -194,7 +194,36 @@ Status CheckRaggedDotShapes(const Step& step, const BufferRecord& lhs, const Buf
 
 Status KernelRaggedDot(const Step& s, const Buf& lhs, const Buf& rhs, const Buf& sizes, const Buf& out) {
   NHLO_ASSIGN_OR_RETURN(RaggedPlan p, PlanRaggedDot(s, *lhs.rec, *rhs.rec, *sizes.rec, *out.rec));
-  if (p.mode == RaggedMode::kBatch) return KernelDot(s, lhs, rhs, out);
+  if (p.mode == RaggedMode::kBatch) {
+    // A plain dot, then the batch rows no group holds are zeros (XLA's evaluator: a batch index
+    // outside every group contributes nothing).
+    NHLO_TRY(KernelDot(s, lhs, rhs, out));
+    if (out.count() == 0) return OkStatus();
+    GroupRows rows = ReadGroups(sizes, p.groups);
+    const auto& L = Dims(lhs);
+    std::vector<int64_t> batch_sizes;
+    size_t ragged_pos = 0;
+    std::vector<size_t> x_pos;
+    std::vector<int64_t> x_sizes;
+    for (size_t i = 0; i < p.lb.size(); ++i) {
+      batch_sizes.push_back(L[p.lb[i]]);
+      if (p.lb[i] == p.ragged) ragged_pos = i;
+    }
+    for (int64_t d : p.x_dims) {
+      x_pos.push_back(static_cast<size_t>(std::find(p.lb.begin(), p.lb.end(), d) - p.lb.begin()));
+      x_sizes.push_back(L[d]);
+    }
+    const int64_t block = p.m * p.n * HostByteSize(out.type());
+    ForEachIndex(batch_sizes, [&](int64_t bi, const std::vector<int64_t>& coord) {
+      int64_t x = 0;
+      for (size_t t = 0; t < x_pos.size(); ++t) x = x * x_sizes[t] + coord[x_pos[t]];
+      int64_t row = p.broadcast_sizes ? 0 : x;
+      for (int64_t j = 0; j < p.groups; ++j)
+        if (rows.Holds(row, j, coord[ragged_pos])) return;
+      std::memset(out.data + bi * block, 0, static_cast<size_t>(block));
+    });
+    return OkStatus();
+  }
   if (out.count() == 0) return OkStatus();
   if (lhs.count() == 0 || rhs.count() == 0) {  // every sum is empty
     std::memset(out.data, 0, out.rec->size);

@@ -3,11 +3,13 @@
 // dimensions are merged into alternating kept and reduced groups; each result element folds its
 // elements in the row-major order of the reduced dimensions, as the reducer call would, and each
 // step computes what the reducer computes (low-precision floats rounded back after every step).
-// The one reordering: float add and multiply over a contiguous run of 64 or more elements fold
-// into 16 lanes and then pairwise, a fixed association that depends only on the shape. Integer and
-// pred ops are exact in any order; float max and min stay sequential (NaN and -0 pick the first).
-// When the innermost group is kept, a block of result columns is folded row by row, so the
-// loads are contiguous and the fold vectorises across columns in the same sequential order.
+// Float add is XLA's evaluator fast path instead (HloEvaluator::HandleReduce with IsScalarAdd):
+// the elements are summed in double, in chunks of 512 that each start from +0, each chunk's sum
+// added to the init value (in double), and the total rounded once to the reducer's type. Integer
+// and pred ops fold in 16 lanes (exact in any order); float max, min and multiply stay
+// sequential (NaN, -0 and rounding depend on the order). When the innermost group is kept, a
+// block of result columns is folded row by row, so the loads are contiguous and the fold
+// vectorises across columns in the same sequential order.
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -83,14 +85,10 @@ constexpr C Identity() {
   return C(0);
 }
 
-// Whether a run may fold in lanes: exact for integers, the accepted reassociation for float add
-// and multiply in f32/f64; never for low-precision floats (rounded after every step).
-template <ScalarOp kOp, typename Tr>
+// Whether a run may fold in lanes: integer ops are exact in any order; float ops are not.
+template <ScalarOp, typename Tr>
 constexpr bool Reorderable() {
-  using C = typename Tr::Compute;
-  if constexpr (kLowFloat<Tr>) return false;
-  else if constexpr (std::is_floating_point_v<C>) return kOp == ScalarOp::kAdd || kOp == ScalarOp::kMultiply;
-  else return true;
+  return !std::is_floating_point_v<typename Tr::Compute>;
 }
 
 // One reducer step: op(acc, x) (op(x, acc) when swapped), rounded to the element type.
@@ -248,6 +246,102 @@ void ReduceTyped(const Tr& t, const Buf& in, const Buf& init, const Buf& out, co
   });
 }
 
+// XLA's evaluator sums a float add reduce in chunks of this many elements (kChunkSize in
+// GenerateReduceOutputElement), each chunk from +0 in double.
+constexpr int64_t kDoubleChunk = 512;
+
+// `v` (a double sum) stored as an element of float type `type` the way XLA's evaluator stores it
+// (static_cast<NativeT>(double)): f64 as it is, f32 rounded once, bf16 and f16 through float
+// (Eigen's constructors round to float first: two roundings), the f8 and narrower types directly
+// from double (ml_dtypes converts from the double).
+void StoreDoubleSum(PrimitiveType type, uint8_t* p, int64_t i, double v) {
+  if (type == PrimitiveType::kF64) {
+    std::memcpy(p + i * 8, &v, 8);
+  } else if (type == PrimitiveType::kF32) {
+    float f = static_cast<float>(v);
+    std::memcpy(p + i * 4, &f, 4);
+  } else if (type == PrimitiveType::kBF16 || type == PrimitiveType::kF16) {
+    StoreBits(type, p + i * 2, EncodeFromF32(type, static_cast<float>(v)));
+  } else {
+    int size = HostByteSize(type);
+    StoreBits(type, p + i * size, EncodeFromF64(type, v));
+  }
+}
+
+// One result's running sums: the total so far (from the init value) and the open chunk.
+struct DoubleSum {
+  double total = 0, chunk = 0;
+  int64_t in_chunk = 0;
+  void Add(double x) {
+    chunk += x;
+    if (++in_chunk == kDoubleChunk) Close();
+  }
+  void Close() {
+    total += chunk;
+    chunk = 0;
+    in_chunk = 0;
+  }
+  double Finish() {
+    if (in_chunk > 0) Close();
+    return total;
+  }
+};
+
+// The add reduce of XLA's evaluator fast path (see the file comment), in the row-major order of
+// the reduced groups; the result is stored as `init`'s type, the reducer's.
+template <typename Tr>
+void ReduceAddInDouble(const Tr& t, const Buf& in, const Buf& init, const Buf& out, const std::vector<Group>& kept,
+                       const std::vector<Group>& reduced, bool inner_kept) {
+  const double init_value = t.Load(init.data, 0);
+  const PrimitiveType type = init.type();
+  int64_t reduced_count = Product(reduced);
+  if (inner_kept) {
+    // Columns: each column's sum runs in its own lanes, in the shared element order, so the chunk
+    // boundaries fall at the same element for every column.
+    constexpr int64_t kBlock = 4096;
+    std::vector<Group> outer(kept.begin(), kept.end() - 1);
+    int64_t cols = kept.back().size, blocks = (cols + kBlock - 1) / kBlock;
+    ParallelFor(Product(outer) * blocks, ChunkFor(reduced_count * std::min(cols, kBlock)),
+                [&](int64_t begin, int64_t end) {
+      std::vector<double> total(static_cast<size_t>(std::min(cols, kBlock)));
+      std::vector<double> chunk(total.size());
+      std::vector<int64_t> index;
+      for (int64_t u = begin; u < end; ++u) {
+        int64_t o = u / blocks, c0 = (u % blocks) * kBlock, w = std::min(kBlock, cols - c0);
+        int64_t base = KeptOffset(outer, o) + c0;
+        double* tot = total.data();
+        double* ch = chunk.data();
+        for (int64_t c = 0; c < w; ++c) tot[c] = init_value, ch[c] = 0;
+        int64_t in_chunk = 0;
+        ForEachOffset(reduced, index, [&](int64_t r) {
+          for (int64_t c = 0; c < w; ++c) ch[c] += static_cast<double>(t.Load(in.data, base + r + c));
+          if (++in_chunk < kDoubleChunk) return;
+          in_chunk = 0;
+          for (int64_t c = 0; c < w; ++c) tot[c] += ch[c], ch[c] = 0;
+        });
+        if (in_chunk > 0)
+          for (int64_t c = 0; c < w; ++c) tot[c] += ch[c];
+        for (int64_t c = 0; c < w; ++c) StoreDoubleSum(type, out.data, o * cols + c0 + c, tot[c]);
+      }
+    });
+    return;
+  }
+  std::vector<Group> outer_reduced(reduced.begin(), reduced.end() - 1);
+  int64_t run = reduced.back().size;
+  ParallelFor(Product(kept), ChunkFor(reduced_count), [&](int64_t begin, int64_t end) {
+    std::vector<int64_t> index;
+    for (int64_t k = begin; k < end; ++k) {
+      int64_t base = KeptOffset(kept, k);
+      DoubleSum sum;
+      sum.total = init_value;
+      ForEachOffset(outer_reduced, index, [&](int64_t r) {
+        for (int64_t i = 0; i < run; ++i) sum.Add(static_cast<double>(t.Load(in.data, base + r + i)));
+      });
+      StoreDoubleSum(type, out.data, k, sum.Finish());
+    }
+  });
+}
+
 template <typename Tr>
 Status ReduceDispatch(const Tr& t, const CalleePattern& pattern, const Buf& in, const Buf& init, const Buf& out,
                       const std::vector<Group>& kept, const std::vector<Group>& reduced, bool inner_kept) {
@@ -265,7 +359,10 @@ Status ReduceDispatch(const Tr& t, const CalleePattern& pattern, const Buf& in, 
   };
   constexpr bool kFloat = std::is_floating_point_v<typename Tr::Compute>;
   switch (op) {
-    case ScalarOp::kAdd: run(std::integral_constant<ScalarOp, ScalarOp::kAdd>{}); return OkStatus();
+    case ScalarOp::kAdd:
+      if constexpr (kFloat) ReduceAddInDouble(t, in, init, out, kept, reduced, inner_kept);
+      else run(std::integral_constant<ScalarOp, ScalarOp::kAdd>{});
+      return OkStatus();
     case ScalarOp::kMultiply: run(std::integral_constant<ScalarOp, ScalarOp::kMultiply>{}); return OkStatus();
     case ScalarOp::kMaximum: run(std::integral_constant<ScalarOp, ScalarOp::kMaximum>{}); return OkStatus();
     case ScalarOp::kMinimum: run(std::integral_constant<ScalarOp, ScalarOp::kMinimum>{}); return OkStatus();
