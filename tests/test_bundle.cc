@@ -162,7 +162,7 @@ TEST_CASE("bundle wire codes are pinned") {
     "parameter_replication=78 async_execution_thread=79 condition=80 body=81 select=82 scatter=83 "
     "true_computation=84 false_computation=85 branch_computations=86 to_apply=87 called_computations=88 "
     "calls=89 sharding=90 frontend_attributes=91 control-predecessors=92 statistics=93 "
-    "result_accuracy=94 origin=95 metadata=96 backend_config=97 ";
+    "result_accuracy=94 origin=95 metadata=96 backend_config=97 nhlo_bitcast_layouts=98 ";
   CHECK(attrs == kAttrCodes);
 
   // Attribute kinds and enum values travel as codes too.

@@ -398,6 +398,18 @@ class Writer {
       EncodeAttr(code, a);
       ++attr_count;
     }
+    if (inst.opcode == Opcode::kBitcast && inst.operands.size() == 1 && inst.shape.IsArray() &&
+        inst.operands[0]->shape.IsArray() && (!inst.shape.HasDefaultLayout() || !inst.operands[0]->shape.HasDefaultLayout())) {
+      std::vector<int64_t> layouts = MinorToMajor(inst.operands[0]->shape);
+      std::vector<int64_t> result = MinorToMajor(inst.shape);
+      layouts.insert(layouts.end(), result.begin(), result.end());
+      Attribute a;
+      a.id = AttrId::kBitcastLayouts;
+      a.kind = AttrKind::IntList;
+      a.ints = Span<int64_t>(layouts.data(), layouts.size());
+      EncodeAttr(code, a);
+      ++attr_count;
+    }
     code.PatchU32(attr_count_at, attr_count);
     size_t size = code.size() - start;
     if (size > UINT32_MAX) return Status::FromDiagnostic(DiagnosticFor(m_, inst, "bundle larger than 4 GiB"));

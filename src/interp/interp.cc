@@ -396,7 +396,7 @@ class Machine : private StepMachine {
       case OpFamily::kConvert: return KernelConvert(in[0], out);
       case OpFamily::kBitcastConvert: return KernelBitcastConvert(in[0], out);
       case OpFamily::kBroadcast: return KernelBroadcast(s, in[0], out);
-      case OpFamily::kReshape: return KernelReshape(in[0], out);
+      case OpFamily::kReshape: return b.opcode == Opcode::kBitcast ? KernelBitcast(s, in[0], out) : KernelReshape(in[0], out);
       case OpFamily::kTranspose: return KernelTranspose(s, in[0], out);
       case OpFamily::kIota: return KernelIota(s, out);
       case OpFamily::kSlice: return KernelSlice(s, in[0], out);

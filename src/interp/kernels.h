@@ -91,6 +91,8 @@ Status KernelBitcastConvert(const Buf& in, const Buf& out);
 Status KernelReducePrecision(const Step& bundle, const Buf& in, const Buf& out);
 
 Status KernelBroadcast(const Step& bundle, const Buf& in, const Buf& out);
+/// bitcast: a reshape, or with layouts (AttrId::kBitcastLayouts) XLA's physical reinterpretation.
+Status KernelBitcast(const Step& bundle, const Buf& in, const Buf& out);
 Status KernelReshape(const Buf& in, const Buf& out);
 Status KernelTranspose(const Step& bundle, const Buf& in, const Buf& out);
 Status KernelIota(const Step& bundle, const Buf& out);

@@ -220,6 +220,64 @@ Status KernelReshape(const Buf& in, const Buf& out) {
   return OkStatus();
 }
 
+namespace {
+
+// dst = the elements of src (row-major `dims`, `size` bytes each) with dimension i of dst being
+// dimension perm[i] of src.
+void PermuteBytes(const uint8_t* src, const std::vector<int64_t>& dims, const std::vector<int64_t>& perm, int size,
+                  uint8_t* dst) {
+  std::vector<int64_t> strides = RowMajorStrides(dims), out_dims(perm.size()), steps(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i) out_dims[i] = dims[perm[i]], steps[i] = strides[perm[i]];
+  ForEachIndex(out_dims, [&](int64_t linear, const std::vector<int64_t>& index) {
+    int64_t from = 0;
+    for (size_t i = 0; i < index.size(); ++i) from += index[i] * steps[i];
+    std::memcpy(dst + linear * size, src + from * size, static_cast<size_t>(size));
+  });
+}
+
+// Whether `order` is a permutation of 0..rank-1.
+bool IsPermutation(const std::vector<int64_t>& order, size_t rank) {
+  std::vector<bool> seen(rank, false);
+  if (order.size() != rank) return false;
+  for (int64_t d : order) {
+    if (d < 0 || static_cast<size_t>(d) >= rank || seen[static_cast<size_t>(d)]) return false;
+    seen[static_cast<size_t>(d)] = true;
+  }
+  return true;
+}
+
+}  // namespace
+
+// bitcast between layouts, as XLA's evaluator runs it (HandleBitcast: the operand's bytes in its
+// physical order, read back in the result's): the operand is laid out major to minor, the bytes
+// are taken as the result's physical buffer, and that is laid back out row-major.
+Status KernelBitcast(const Step& bundle, const Buf& in, const Buf& out) {
+  const auto* layouts = IntList(bundle, AttrId::kBitcastLayouts);
+  if (!layouts) return KernelReshape(in, out);
+  size_t in_rank = in.rank(), out_rank = out.rank();
+  if (layouts->size() != in_rank + out_rank) return Status::Error("bundle 'bitcast' has malformed layouts");
+  std::vector<int64_t> in_order(layouts->begin(), layouts->begin() + static_cast<std::ptrdiff_t>(in_rank));
+  std::vector<int64_t> out_order(layouts->begin() + static_cast<std::ptrdiff_t>(in_rank), layouts->end());
+  if (!IsPermutation(in_order, in_rank) || !IsPermutation(out_order, out_rank))
+    return Status::Error("bundle 'bitcast' has a layout that is not a permutation");
+  size_t bytes = static_cast<size_t>(out.count()) * HostByteSize(out.type());
+  bool same_bytes = HostBytesAreXlaBytes(in.type()) && HostBytesAreXlaBytes(out.type()) &&
+                    static_cast<size_t>(in.count()) * HostByteSize(in.type()) == bytes;
+  if (!(in.type() == out.type() && in.count() == out.count()) && !same_bytes)
+    return Status::Error("bundle 'bitcast' changes the element count or the byte size");
+  // Major to minor: the permutation that lays a value out in physical order.
+  std::vector<int64_t> in_major(in_order.rbegin(), in_order.rend()), out_major(out_order.rbegin(), out_order.rend());
+  std::vector<uint8_t> physical(bytes);
+  if (bytes == 0) return OkStatus();
+  PermuteBytes(in.data, Dims(in), in_major, HostByteSize(in.type()), physical.data());
+  // The result's physical buffer has its dimensions in out_major order; back to row-major.
+  std::vector<int64_t> physical_dims(out_rank), inverse(out_rank);
+  for (size_t i = 0; i < out_rank; ++i) physical_dims[i] = Dims(out)[static_cast<size_t>(out_major[i])];
+  for (size_t i = 0; i < out_rank; ++i) inverse[static_cast<size_t>(out_major[i])] = static_cast<int64_t>(i);
+  PermuteBytes(physical.data(), physical_dims, inverse, HostByteSize(out.type()), out.data);
+  return OkStatus();
+}
+
 Status KernelTranspose(const Step& bundle, const Buf& in, const Buf& out) {
   const auto* perm = IntList(bundle, AttrId::kDimensions);
   if (!perm || perm->size() != in.rank() || in.rank() != out.rank() || in.type() != out.type())

@@ -88,6 +88,16 @@ void AppendShape(std::string& out, const Shape& s, bool print_layout, bool index
   out += '}';
 }
 
+std::vector<int64_t> MinorToMajor(const Shape& s) {
+  std::vector<int64_t> order;
+  if (!s.HasDefaultLayout() && s.layout->minor_to_major.size() == s.dims.size()) {
+    order.assign(s.layout->minor_to_major.begin(), s.layout->minor_to_major.end());
+    return order;
+  }
+  for (size_t i = s.dims.size(); i-- > 0;) order.push_back(static_cast<int64_t>(i));
+  return order;
+}
+
 std::string ShapeToString(const Shape& s, bool print_layout) {
   std::string out;
   AppendShape(out, s, print_layout);

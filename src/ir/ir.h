@@ -67,6 +67,8 @@ struct Shape {
 
 /// Shape equality on type, dims, dynamic kinds and tuple structure (layouts ignored).
 bool SameShape(const Shape& a, const Shape& b);
+/// An array shape's minor_to_major order ({rank-1, ..., 0} for the default layout).
+std::vector<int64_t> MinorToMajor(const Shape& s);
 /// `f32[2,3]{1,0}` with the default layout printed for arrays of rank >= 1 (XLA's long form).
 std::string ShapeToString(const Shape& s, bool print_layout = true);
 /// `index_comments`: XLA's printer marks every fifth tuple element (`, /*index=5*/f32[]`).
