@@ -347,7 +347,17 @@ class Machine : private StepMachine {
           return Status::Error("bundle 'get-tuple-element' has an invalid index");
         return CopyTree(t.tuple[index->i], b.result);
       }
-      case OpFamily::kCopy: return CopyTree(b.operands[0], b.result);
+      case OpFamily::kCopy: {
+        // A copy to another float precision (XLA's mixed-precision verifier allows it) converts.
+        const BufferRecord& from = B(b.operands[0]);
+        const BufferRecord& to = B(b.result);
+        if (b.opcode == Opcode::kCopy && from.type != to.type && IsFloat(from.type) && IsFloat(to.type)) {
+          NHLO_ASSIGN_OR_RETURN(Buf in, Array(b.operands[0]));
+          NHLO_ASSIGN_OR_RETURN(Buf out, Array(b.result));
+          return KernelConvert(in, out);
+        }
+        return CopyTree(b.operands[0], b.result);
+      }
       case OpFamily::kTupleResult: return RunTupleResult(s);
       case OpFamily::kCall: return RunCall(s, AttrId::kToApply);
       case OpFamily::kFusion: return RunCall(s, AttrId::kCalls);  // a fusion computes its fused computation

@@ -383,8 +383,8 @@ Status KernelPad(const Step& bundle, const Buf& in, const Buf& value, const Buf&
   const AttrRecord* a = bundle.Find(AttrId::kPadding);
   if (!a) return Status::Error("bundle 'pad' has no padding attribute");
   const std::vector<PaddingDim>& pads = a->padding;
-  if (pads.size() != in.rank() || out.rank() != in.rank() || in.type() != out.type() || value.type() != out.type() ||
-      value.count() != 1)
+  if (pads.size() != in.rank() || out.rank() != in.rank() || in.type() != out.type() || value.count() != 1 ||
+      (value.type() != out.type() && !(IsFloat(value.type()) && IsFloat(out.type()))))
     return Status::Error("bundle 'pad' does not match its operands");
   for (size_t d = 0; d < pads.size(); ++d) {
     int64_t n = Dims(in)[d];
@@ -393,7 +393,13 @@ Status KernelPad(const Step& bundle, const Buf& in, const Buf& value, const Buf&
     if (pads[d].interior < 0 || want != Dims(out)[d]) return Status::Error("bundle 'pad' result shape does not match its padding");
   }
   int size = HostByteSize(out.type());
-  Fill(out.data, value.data, out.count(), size);
+  uint8_t converted[16] = {};  // a float pad value of another precision, in the result's type
+  const uint8_t* fill = value.data;
+  if (value.type() != out.type()) {
+    ConvertElement(value.type(), value.data, out.type(), converted);
+    fill = converted;
+  }
+  Fill(out.data, fill, out.count(), size);
   // Each dimension keeps the operand indices [first, limit) whose position low + i * (interior
   // + 1) falls inside the result (negative padding cuts elements away); they are copied as a walk.
   std::vector<int64_t> in_strides = RowMajorStrides(Dims(in)), out_strides = RowMajorStrides(Dims(out));

@@ -197,6 +197,9 @@ struct Computation {
   InstructionList instructions;  // program order
   Instruction* root = nullptr;
   bool is_entry = false;
+  /// The computation an async-sugar start implies (`negate-start(x)`: its wrapped op over
+  /// parameters), made by the parser so the start runs as a plain async-start; never printed.
+  bool implied = false;
   std::string_view execution_thread;       // empty = main
   uint32_t source_offset = 0;
   uint32_t source_id = 0;

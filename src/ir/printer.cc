@@ -455,6 +455,8 @@ void AppendInstruction(std::string& out, const Instruction& inst, const PrintSty
   }
   out += ')';
   for (const Attribute& a : inst.attrs) {
+    // The computation an async-sugar start implies is the parser's, not the text's.
+    if (a.id == AttrId::kCalls && inst.async_sugar && !a.computations.empty() && a.computations[0]->implied) continue;
     out += ", ";
     AppendAttribute(out, a, style);
   }
@@ -516,9 +518,12 @@ std::string PrintModule(const Module& module) {
     out += "\n\n\n";  // XLA leaves two blank lines after the stack-frame index
   }
   // XLA ends every computation with a blank line, the last one too.
-  for (size_t i = 0; i < module.computations.size(); ++i) {
+  size_t last = module.computations.size();
+  while (last > 0 && module.computations[last - 1]->implied) --last;
+  for (size_t i = 0; i < last; ++i) {
+    if (module.computations[i]->implied) continue;
     AppendComputation(out, *module.computations[i], module.print_style);
-    out += i + 1 < module.computations.size() ? between + 1 : "\n";
+    out += i + 1 < last ? between + 1 : "\n";
   }
   return out;
 }

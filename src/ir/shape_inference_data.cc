@@ -194,7 +194,10 @@ Inference InferPad(Module& m, const Instruction& inst) {
   const Shape& v = inst.operands[1]->shape;
   if (!x.IsArray()) return Error("operand of 'pad' must be an array, got " + Str(x));
   if (!v.IsScalar()) return Error("pad value must be a scalar, got " + Str(v));
-  if (v.type != x.type) return Error("pad value " + Str(v) + " has a different element type than " + Str(x));
+  // Floats of different precision pass, as XLA's mixed-precision verifier lets them (the pad
+  // value is converted; HloEvaluatorTest.Pad2DFloatArrayDifferentTypes).
+  if (v.type != x.type && !(IsFloat(v.type) && IsFloat(x.type)))
+    return Error("pad value " + Str(v) + " has a different element type than " + Str(x));
   std::vector<PaddingDim> config;
   if (const Attribute* a = inst.FindAttr(AttrId::kPadding)) {
     config.assign(a->padding.begin(), a->padding.end());

@@ -477,6 +477,8 @@ Result<Instruction*> Parser::ParseInstructionBody(Computation* comp, std::string
     for (size_t j = i; j > 0 && AttrPrintRank(print_as, attrs[j].id) < AttrPrintRank(print_as, attrs[j - 1].id); --j)
       std::swap(attrs[j], attrs[j - 1]);
   inst->attrs = module_.arena.Copy(attrs.data(), attrs.size());
+  if (inst->async_sugar && inst->opcode == Opcode::kAsyncStart && has_shape)
+    NHLO_TRY(ImplyAsyncComputation(inst, opcode_offset));
 
   if (!has_shape) {
     Inference inf = InferShape(module_, *inst);
@@ -495,6 +497,56 @@ Result<Instruction*> Parser::ParseInstructionBody(Computation* comp, std::string
   }
   comp->instructions.push_back(inst);
   return inst;
+}
+
+// `negate-start(x)` and friends: XLA's parser builds the computation the sugar stands for (its
+// parameters, and the wrapped op with the start's attributes as root; CreateAsyncWrappedComputation)
+// and the start calls it. So does nhlo, marking it implied: the start runs as any async-start,
+// and the printer writes the sugar again without the computation. A wrapped op that calls a
+// computation itself through `calls=` (fusion) keeps that attribute and gets none.
+Status Parser::ImplyAsyncComputation(Instruction* start, uint32_t opcode_offset) {
+  const Shape& shape = start->shape;
+  if (!shape.IsTuple() || shape.tuple.size() < 2 || !shape.tuple[0].IsTuple() ||
+      shape.tuple[0].tuple.size() != start->operands.size())
+    return ErrorAt(opcode_offset, "'" + std::string(OpcodeName(start->async_wrapped)) +
+                                      "-start' needs the shape ((operand shapes...), result shape, state...)");
+  for (const Attribute& a : start->attrs)
+    if (a.id == AttrId::kCalls) return OkStatus();
+  std::string base = std::string(start->name) + ".async_wrapped";
+  std::string_view name = module_.arena.CopyString(base);
+  for (int i = 1; module_.FindComputation(name); ++i) name = module_.arena.CopyString(base + "." + std::to_string(i));
+  Computation* comp = module_.AddComputation(name);
+  comp->implied = true;
+  comp->source_offset = start->source_offset;
+  comp->source_id = start->source_id;
+  comp->execution_thread = {};
+  std::vector<Instruction*> params;
+  for (size_t i = 0; i < start->operands.size(); ++i) {
+    Instruction* p = module_.NewInstruction(comp, Opcode::kParameter, shape.tuple[0].tuple[i], {}, "async_param");
+    p->parameter_number = static_cast<int64_t>(i);
+    p->source_offset = start->source_offset;
+    p->source_id = start->source_id;
+    params.push_back(p);
+  }
+  Instruction* op = module_.NewInstruction(comp, start->async_wrapped, shape.tuple[1], params, "async_op");
+  op->source_offset = start->source_offset;
+  op->source_id = start->source_id;
+  SmallVec<Attribute, 8> wrapped;
+  for (const Attribute& a : start->attrs)
+    if (a.id != AttrId::kAsyncExecutionThread && a.id != AttrId::kOutputToOperandAliasing) wrapped.push_back(a);
+  op->attrs = module_.arena.Copy(wrapped.data(), wrapped.size());
+  comp->root = op;
+  inline_regions_.emplace_back(comp, current_comp_);  // placed before the computation holding the start
+  Attribute calls;
+  calls.id = AttrId::kCalls;
+  calls.kind = AttrKind::Computation;
+  Computation* callee[1] = {comp};
+  calls.computations = module_.arena.Copy(callee, 1);
+  SmallVec<Attribute, 8> attrs;
+  for (const Attribute& a : start->attrs) attrs.push_back(a);
+  attrs.push_back(calls);
+  start->attrs = module_.arena.Copy(attrs.data(), attrs.size());
+  return OkStatus();
 }
 
 // operands ::= '(' (shape? name (',' shape? name)*)? ')'

@@ -136,6 +136,7 @@ class Parser {
   Status ParseIntList(SmallVec<int64_t, 16>& out);
   Result<Computation*> ParseComputationRef();
   void PlaceInlineComputations();
+  Status ImplyAsyncComputation(Instruction* start, uint32_t opcode_offset);
   bool BraceGroupIsFollowedByBrace();
 
   Module& module_;
