@@ -244,4 +244,53 @@ std::vector<int> CountUsers(const Computation& comp) {
   return users;
 }
 
+std::vector<const Computation*> CalledComputations(const Instruction& inst) {
+  std::vector<const Computation*> called;
+  for (const Attribute& a : inst.attrs)
+    if (a.kind == AttrKind::Computation || a.kind == AttrKind::ComputationList)
+      called.insert(called.end(), a.computations.begin(), a.computations.end());
+  return called;
+}
+
+bool HasSideEffectNoRecurse(const Instruction& inst) {
+  auto flag = [&](AttrId id) {
+    const Attribute* a = inst.FindAttr(id);
+    return a && a->b;
+  };
+  switch (OpcodeSideEffect(inst.opcode)) {
+    case SideEffect::kNone: return false;
+    case SideEffect::kAlways: return true;
+    case SideEffect::kCollective: return flag(AttrId::kConstrainLayout) || inst.FindAttr(AttrId::kChannelId) != nullptr;
+    case SideEffect::kChannelId: return inst.FindAttr(AttrId::kChannelId) != nullptr;
+    case SideEffect::kFlagged: return flag(AttrId::kCustomCallHasSideEffect);
+  }
+  return false;
+}
+
+SideEffects::SideEffects(const Module& module) {
+  for (const auto& comp : module.computations) {
+    bool any = false;
+    for (const Instruction* inst : comp->instructions)
+      if (Of(*inst)) {
+        any = true;
+        break;
+      }
+    computations_[comp.get()] = any;
+  }
+}
+
+bool SideEffects::Of(const Instruction& inst) const {
+  if (HasSideEffectNoRecurse(inst)) return true;
+  for (const Computation* c : CalledComputations(inst))
+    if (Of(*c)) return true;
+  return false;
+}
+
+// A computation not judged yet (only possible out of the callees-first order) counts as having
+// side effects: keeping an instruction is always safe.
+bool SideEffects::Of(const Computation& comp) const {
+  auto it = computations_.find(&comp);
+  return it == computations_.end() || it->second;
+}
+
 }  // namespace nhlo

@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -337,5 +338,26 @@ struct Module {
 /// Counts the users of every instruction in `comp` (by instruction pointer, control edges
 /// excluded). Index by position in comp.instructions.
 std::vector<int> CountUsers(const Computation& comp);
+
+/// Every computation `inst` calls (to_apply, calls, body, condition, branches, ...), in
+/// attribute order.
+std::vector<const Computation*> CalledComputations(const Instruction& inst);
+
+/// XLA's HloInstruction::HasSideEffectNoRecurse: the opcode's own side effect
+/// (OpcodeSideEffect), given the instruction's attributes.
+bool HasSideEffectNoRecurse(const Instruction& inst);
+
+/// XLA's HloInstruction::HasSideEffect: the instruction's own side effect, or one of any
+/// instruction of a computation it calls, at any depth. Each computation is judged once, in the
+/// module's order (callees before callers), without recursion: a chain of 100k calls is fine.
+class SideEffects {
+ public:
+  explicit SideEffects(const Module& module);
+  bool Of(const Instruction& inst) const;
+  bool Of(const Computation& comp) const;
+
+ private:
+  std::unordered_map<const Computation*, bool> computations_;
+};
 
 }  // namespace nhlo

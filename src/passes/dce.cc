@@ -1,67 +1,85 @@
 // SPDX-License-Identifier: Apache-2.0
-// dce: removes instructions whose results nobody uses — not a root, not an operand, not a
-// control predecessor — unless they have side effects (parameters, custom calls marked
-// custom_call_has_side_effect, I/O, collectives, rng). Runs to a fixed point per computation,
-// so whole dead chains go in one run.
-#include <unordered_set>
+// dce: removes instructions whose results nobody uses, as XLA's HloDCE does
+// (xla/hlo/transforms/simplifiers/hlo_dce.cc, CanRemoveInstruction). Kept are: the root,
+// every used value, parameters, instructions with control edges either way, instructions with
+// side effects (ir.h SideEffects: the opcode table's effect column, given the instruction's
+// attributes, or a computation it calls that has one at any depth, so an unused call whose
+// callee does outfeed stays), a dead `after-all` joining a value with side effects, and XLA's
+// `Sharding` custom-call kept when its operand is the root, a parameter or used elsewhere.
+// One backward sweep per computation removes whole dead chains. Dead computations stay
+// (XLA's pass removes them; nhlo's printer and codegen take every computation).
+#include <unordered_map>
+#include <vector>
 
 #include "passes/pass.h"
 
 namespace nhlo {
 namespace {
 
-bool HasSideEffect(const Instruction& inst) {
-  switch (inst.opcode) {
-    case Opcode::kParameter:
-    case Opcode::kInfeed: case Opcode::kOutfeed: case Opcode::kSend: case Opcode::kSendDone:
-    case Opcode::kRecv: case Opcode::kRecvDone:
-    case Opcode::kRng: case Opcode::kRngGetAndUpdateState:
-    case Opcode::kAllReduce: case Opcode::kAllReduceStart: case Opcode::kAllReduceDone:
-    case Opcode::kAllGather: case Opcode::kAllGatherStart: case Opcode::kAllGatherDone:
-    case Opcode::kAllToAll: case Opcode::kRaggedAllToAll: case Opcode::kReduceScatter:
-    case Opcode::kCollectiveBroadcast: case Opcode::kCollectivePermute:
-    case Opcode::kCollectivePermuteStart: case Opcode::kCollectivePermuteDone:
-    case Opcode::kAsyncStart: case Opcode::kAsyncUpdate: case Opcode::kAsyncDone:
-    case Opcode::kCopyStart: case Opcode::kCopyDone:
-    case Opcode::kAfterAll: case Opcode::kAddDependency:
-      return true;
-    case Opcode::kCustomCall: {
-      const Attribute* a = inst.FindAttr(AttrId::kCustomCallHasSideEffect);
-      return a && a->b;
-    }
-    default:
-      return false;
-  }
-}
-
 class DcePass final : public Pass {
  public:
   Result<bool> Run(Module& module) override {
+    SideEffects effects(module);
     bool changed = false;
-    for (auto& comp : module.computations) changed |= RunOnComputation(*comp);
+    for (auto& comp : module.computations) changed |= RunOnComputation(*comp, effects, module);
     return changed;
   }
 
  private:
-  static bool RunOnComputation(Computation& comp) {
-    std::unordered_set<const Instruction*> live;
-    live.insert(comp.root);
+  static bool RunOnComputation(Computation& comp, const SideEffects& effects, Module& module) {
+    const uint32_t live = module.NewMark();
+    std::unordered_map<const Instruction*, int> users;
+    for (const Instruction* inst : comp.instructions)
+      for (const Instruction* op : inst->operands) ++users[op];
+    // Instructions that are some instruction's control predecessor (XLA keeps both ends).
+    const uint32_t controls = module.NewMark();
+    for (const Instruction* inst : comp.instructions)
+      if (const Attribute* preds = inst->FindAttr(AttrId::kControlPredecessors))
+        for (Instruction* p : preds->instructions) p->mark = controls;
+    std::vector<bool> keep(comp.instructions.size(), false);
     // Walk backwards: users come after their operands, so one sweep finds every live value.
     for (size_t i = comp.instructions.size(); i-- > 0;) {
       Instruction* inst = comp.instructions[i];
-      if (!live.count(inst) && !HasSideEffect(*inst)) continue;
-      live.insert(inst);
-      for (Instruction* op : inst->operands) live.insert(op);
+      bool needed = inst == comp.root || inst->mark == live || inst->mark == controls ||
+                    KeptWhenDead(*inst, effects, users, comp);
+      if (!needed) continue;
+      keep[i] = true;
+      inst->mark = live;
+      for (Instruction* op : inst->operands) op->mark = live;
       if (const Attribute* preds = inst->FindAttr(AttrId::kControlPredecessors))
-        for (Instruction* p : preds->instructions) live.insert(p);
+        for (Instruction* p : preds->instructions) p->mark = live;
     }
     size_t before = comp.instructions.size();
-    std::vector<Instruction*> kept;
-    kept.reserve(before);
-    for (Instruction* inst : comp.instructions)
-      if (live.count(inst)) kept.push_back(inst);
-    comp.instructions.assign(kept.begin(), kept.end());
-    return comp.instructions.size() != before;
+    size_t out = 0;
+    for (size_t i = 0; i < before; ++i)
+      if (keep[i]) comp.instructions[out++] = comp.instructions[i];
+    comp.instructions.resize(out);
+    return out != before;
+  }
+
+  // Whether XLA's HloDCE keeps `inst` although nothing uses it.
+  static bool KeptWhenDead(const Instruction& inst, const SideEffects& effects,
+                           const std::unordered_map<const Instruction*, int>& users, const Computation& comp) {
+    if (inst.opcode == Opcode::kParameter || inst.FindAttr(AttrId::kControlPredecessors)) return true;
+    if (effects.Of(inst)) return true;
+    if (inst.opcode == Opcode::kAfterAll) {
+      // HloComputation::RemoveInstructionAndUnusedOperands leaves an after-all of a value with
+      // side effects (or of a tuple element of one).
+      for (const Instruction* op : inst.operands) {
+        const Instruction* source = op->opcode == Opcode::kGetTupleElement && !op->operands.empty() ? op->operands[0] : op;
+        if (effects.Of(*op) || effects.Of(*source)) return true;
+      }
+    }
+    if (inst.opcode == Opcode::kCustomCall && inst.operands.size() == 1) {
+      const Attribute* target = inst.FindAttr(AttrId::kCustomCallTarget);
+      if (target && target->text == "Sharding") {
+        const Instruction* op = inst.operands[0];
+        auto it = users.find(op);
+        bool many_users = it != users.end() && it->second > 1;
+        if (op == comp.root || op->opcode == Opcode::kParameter || many_users) return true;
+      }
+    }
+    return false;
   }
 };
 

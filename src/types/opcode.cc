@@ -13,9 +13,10 @@ struct OpcodeInfo {
   std::string_view text;
   int arity;
   uint16_t code;
+  SideEffect effect;
 };
 constexpr OpcodeInfo kOpcodes[] = {
-#define NHLO_OPCODE(Enum, text, arity, code) {text, arity, code},
+#define NHLO_OPCODE(Enum, text, arity, code, effect) {text, arity, code, SideEffect::k##effect},
 #include "types/opcodes.def"
 #undef NHLO_OPCODE
 };
@@ -98,6 +99,7 @@ std::vector<int> CodeIndex(const Info (&table)[N]) {
 
 std::string_view OpcodeName(Opcode op) { return kOpcodes[static_cast<int>(op)].text; }
 int OpcodeArity(Opcode op) { return kOpcodes[static_cast<int>(op)].arity; }
+SideEffect OpcodeSideEffect(Opcode op) { return kOpcodes[static_cast<int>(op)].effect; }
 uint16_t OpcodeWireCode(Opcode op) { return kOpcodes[static_cast<int>(op)].code; }
 
 std::optional<Opcode> OpcodeFromName(std::string_view name) {

@@ -13,17 +13,28 @@
 namespace nhlo {
 
 enum class Opcode : uint8_t {
-#define NHLO_OPCODE(Enum, text, arity, code) k##Enum,
+#define NHLO_OPCODE(Enum, text, arity, code, effect) k##Enum,
 #include "types/opcodes.def"
 #undef NHLO_OPCODE
 };
 inline constexpr int kOpcodeCount = 0
-#define NHLO_OPCODE(Enum, text, arity, code) +1
+#define NHLO_OPCODE(Enum, text, arity, code, effect) +1
 #include "types/opcodes.def"
 #undef NHLO_OPCODE
     ;
 
+/// Whether an op has a side effect of its own (opcodes.def's effect column; XLA's
+/// HloInstruction::HasSideEffectNoRecurse). Some classes depend on the instruction's attributes.
+enum class SideEffect : uint8_t {
+  kNone,
+  kAlways,      // send/recv, infeed/outfeed, rng, the async collective halves, collective-broadcast
+  kCollective,  // with constrain_layout=true or a channel_id
+  kChannelId,   // with a channel_id
+  kFlagged,     // with custom_call_has_side_effect=true
+};
+
 std::string_view OpcodeName(Opcode op);
+SideEffect OpcodeSideEffect(Opcode op);
 std::optional<Opcode> OpcodeFromName(std::string_view name);
 /// Operand count the opcode takes; -1 for variadic.
 int OpcodeArity(Opcode op);
