@@ -202,6 +202,7 @@ int CheckPasses(const std::string& name, const std::string& text, const Pipeline
   };
   PipelineOptions none;
   none.passes = std::vector<std::string>{"none"};
+  none.custom_calls = options.custom_calls;
   std::ostringstream discard;
   Result<std::unique_ptr<Module>> reference = CompileText(name, text, none, discard);
   if (!reference.ok()) return fail(reference.status());

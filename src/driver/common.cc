@@ -14,6 +14,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "driver/custom_call_expansions.h"
 #include "driver/driver.h"
 #include "driver/version.h"
 #include "ir/printer.h"
@@ -172,6 +173,9 @@ void AddPipelineFlags(CLI::App& app, PipelineFlags& f) {
   app.add_option("--arch", f.arch, "target architecture for wire tags (v3 or v4)")->check(CLI::IsMember({"v3", "v4"}));
   app.add_flag("--device-only", f.device_only, "reject element types that have no device dtype");
   app.add_flag("--split-input-file", f.split_input_file, "treat '// -----' lines as separators between modules");
+  app.add_option("--custom-call", f.custom_calls,
+                 "TARGET=@FILE: run FILE's HLO for custom calls of TARGET that nhlo has no kernel for (repeatable; "
+                 "docs/custom-calls.md)");
   app.add_flag("--strict", f.strict,
                "refuse forms of HLO text that today's XLA no longer writes (accepted with a warning otherwise; "
                "docs/old-forms.md)");
@@ -229,6 +233,10 @@ Result<PipelineOptions> PipelineFlags::ToOptions() const {
   o.verify_each = verify_each;
   o.bisect_limit = bisect_limit;
   o.strict = strict;
+  for (const std::string& value : custom_calls) {
+    NHLO_ASSIGN_OR_RETURN(CustomCallExpansion expansion, ReadCustomCallFlag(value));
+    o.custom_calls.push_back(std::move(expansion));
+  }
   NHLO_TRY(SelectPasses(o).status());
   for (const auto& [pattern, flag] : {std::pair{&print_before, "--print-before"}, std::pair{&print_after, "--print-after"}}) {
     if (pattern->empty()) continue;
@@ -378,13 +386,15 @@ Result<std::unique_ptr<Module>> CompileText(std::string name, std::string text, 
   NHLO_ASSIGN_OR_RETURN(size_t passes_run, RunPipeline(*module, options, log));
   // With no pass run (--passes=none) the module is the one just verified: a second run would
   // double the verifier's share of a parse-only compile.
-  if (passes_run == 0) return module;
-  Status after = VerifyModule(*module);
-  if (!after.ok()) {
-    Status s = Status::Error("the module is invalid after the pass pipeline (a pass bug; rerun with --verify-each to find it)");
-    s.Append(after);
-    return s;
+  if (passes_run > 0) {
+    Status after = VerifyModule(*module);
+    if (!after.ok()) {
+      Status s = Status::Error("the module is invalid after the pass pipeline (a pass bug; rerun with --verify-each to find it)");
+      s.Append(after);
+      return s;
+    }
   }
+  NHLO_TRY(BindCustomCallExpansions(*module, options.custom_calls));
   return module;
 }
 

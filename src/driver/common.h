@@ -51,6 +51,7 @@ struct PipelineFlags {
   bool device_only = false;
   bool split_input_file = false;
   bool strict = false;
+  std::vector<std::string> custom_calls;  ///< --custom-call=TARGET=@FILE, repeatable
 
   Result<PipelineOptions> ToOptions() const;
   Result<CodegenOptions> ToCodegenOptions() const;

@@ -3,6 +3,7 @@
 // configs are types/custom_call_configs.h.
 #pragma once
 
+#include <string>
 #include <string_view>
 
 #include "ir/ir.h"
@@ -38,6 +39,14 @@ const Computation* CustomCallComputation(const Instruction& inst);
 
 /// What custom call `inst` runs as (types/custom_call_targets.def).
 CustomCallKind CustomCallKindOf(const Instruction& inst);
+
+/// A custom-call expansion: HLO text whose entry computation runs for every custom call of
+/// `target` (docs/custom-calls.md; driver/custom_call_expansions.h binds them).
+struct CustomCallExpansion {
+  std::string target;
+  std::string file;  ///< where the text came from, for diagnostics
+  std::string text;
+};
 
 /// Whether nhlo can compile and run custom call `inst`: its target is known
 /// (types/custom_call_targets.def) and its operands, result and called computation fit the

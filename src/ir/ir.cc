@@ -161,6 +161,34 @@ Computation* Module::TryAddComputation(std::string_view comp_name) {
   return comp;
 }
 
+Computation* Module::Adopt(std::unique_ptr<Module> other, std::string_view prefix) {
+  const uint32_t source_base = static_cast<uint32_t>(sources.size());
+  for (auto& source : other->sources) sources.push_back(std::move(source));
+  other->sources.clear();
+  Computation* entry = other->entry;
+  std::vector<ComputationPtr, LargeAllocator<ComputationPtr>> moved;
+  for (auto& owned : other->computations) {
+    Computation* comp = owned.get();
+    std::string base = std::string(prefix) + "." + std::string(comp->name);
+    std::string_view name = arena.CopyString(base);
+    for (int i = 1; FindComputation(name); ++i) name = arena.CopyString(base + "." + std::to_string(i));
+    comp->name = name;
+    comp->parent = this;
+    comp->implied = true;
+    comp->is_entry = false;
+    comp->source_id += source_base;
+    for (Instruction* inst : comp->instructions) inst->source_id += source_base;
+    computation_index_->by_name.InsertUnique(comp);
+    moved.push_back(std::move(owned));
+  }
+  other->computations.clear();
+  other->entry = nullptr;
+  computations.insert(computations.begin(), std::make_move_iterator(moved.begin()),
+                      std::make_move_iterator(moved.end()));
+  adopted_.push_back(std::move(other));
+  return entry;
+}
+
 Computation* Module::FindComputation(std::string_view comp_name) const {
   return computation_index_->by_name.find(comp_name);
 }

@@ -315,6 +315,12 @@ struct Module {
   /// Notes `diag` (a warning) unless a note with the same message exists; then counts it there.
   void NoteOldForm(Diagnostic diag);
 
+  /// Moves every computation of `other` into this module, in front of this module's own
+  /// (callees before callers), renamed `<prefix>.<name>` (made unique) and marked implied (never
+  /// printed); `other` stays alive inside this module, since its arena holds them. Returns what
+  /// was `other`'s entry. For custom-call expansions (driver/custom_call_expansions.h).
+  Computation* Adopt(std::unique_ptr<Module> other, std::string_view prefix);
+
   /// Shape helpers allocating in the arena.
   Shape MakeArrayShape(PrimitiveType type, const std::vector<int64_t>& dims);
   Shape MakeTupleShape(const std::vector<Shape>& elements);
@@ -333,6 +339,7 @@ struct Module {
     void operator()(nlohmann::json* value) const;
   };
   std::vector<std::unique_ptr<nlohmann::json, JsonDeleter>> json_values_;
+  std::vector<std::unique_ptr<Module>> adopted_;  // modules whose computations Adopt took
 };
 
 /// Counts the users of every instruction in `comp` (by instruction pointer, control edges

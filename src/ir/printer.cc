@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "ir/printer.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstring>
 #include <vector>
@@ -455,8 +456,11 @@ void AppendInstruction(std::string& out, const Instruction& inst, const PrintSty
   }
   out += ')';
   for (const Attribute& a : inst.attrs) {
-    // The computation an async-sugar start implies is the parser's, not the text's.
-    if (a.id == AttrId::kCalls && inst.async_sugar && !a.computations.empty() && a.computations[0]->implied) continue;
+    // Computations the text only implies (an async-sugar start's, a custom call's bound
+    // expansion) are nhlo's, not the text's.
+    if ((a.kind == AttrKind::Computation || a.kind == AttrKind::ComputationList) && !a.computations.empty() &&
+        std::all_of(a.computations.begin(), a.computations.end(), [](const Computation* c) { return c->implied; }))
+      continue;
     out += ", ";
     AppendAttribute(out, a, style);
   }

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "ir/custom_calls.h"
 #include "ir/ir.h"
 #include "ir/printer.h"
 #include "support/status.h"
@@ -38,6 +39,9 @@ struct PipelineOptions {
   /// --strict: forms of the text today's XLA no longer writes (Module::old_forms) are errors
   /// instead of warnings.
   bool strict = false;
+  /// --custom-call=TARGET=@FILE: expansions the compiled module's custom calls of TARGET run
+  /// (bound after the pipeline, before codegen; driver/custom_call_expansions.h).
+  std::vector<CustomCallExpansion> custom_calls;
 };
 
 /// Resolves the options to registry indices (in registration order). Unknown names, and a
