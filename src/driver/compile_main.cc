@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // nhlo-compile: HLO text -> verified module -> pass pipeline -> bundle file (or HLO text).
 #include <iostream>
+#include <sstream>
 
 #include "codegen/codegen.h"
 #include "driver/common.h"
@@ -17,7 +18,7 @@ int CompileMain(const std::vector<std::string>& args, std::istream& in, std::ost
   app.add_option("-o,--output", output, "output file (the bundle; '-' writes it to standard output)");
   std::string max_input;
   AddInputSizeFlag(app, max_input);
-  app.add_option("--emit", emit, "what to produce: bundle (default), hlo (the module after the pipeline, to stdout), none")
+  app.add_option("--emit", emit, "what to produce: bundle (default), hlo (the module after the pipeline, to stdout or -o FILE), none")
       ->check(CLI::IsMember({"bundle", "hlo", "none"}));
   PipelineFlags flags;
   AddPipelineFlags(app, flags);
@@ -35,8 +36,9 @@ int CompileMain(const std::vector<std::string>& args, std::istream& in, std::ost
     err << "nhlo-compile: error: --emit=bundle needs -o FILE\n";
     return kExitUsage;
   }
-  if (emit == "bundle" && input != "-" && output != "-" && SameFile(input, output)) {
-    err << "nhlo-compile: error: -o " << output << " names the input file; the bundle would replace the HLO it comes from\n";
+  if (emit != "none" && input != "-" && !output.empty() && output != "-" && SameFile(input, output)) {
+    err << "nhlo-compile: error: -o " << output << " names the input file; the " << (emit == "hlo" ? "printed module" : "bundle")
+        << " would replace the HLO it comes from\n";
     return kExitUsage;
   }
   if (emit == "bundle" && flags.split_input_file) {
@@ -46,9 +48,11 @@ int CompileMain(const std::vector<std::string>& args, std::istream& in, std::ost
   for (const char* flag : {"--arch", "--device-only"})
     if (emit != "bundle" && app.count(flag) > 0)
       err << "nhlo-compile: warning: " << flag << " has no effect with --emit=" << emit << " (it shapes the bundle)\n";
-  if (emit != "bundle" && !output.empty())
-    err << "nhlo-compile: warning: -o has no effect with --emit=" << emit
-        << (emit == "hlo" ? " (the module is printed to standard output)" : " (nothing is written)") << "\n";
+  if (emit == "none" && !output.empty()) err << "nhlo-compile: warning: -o has no effect with --emit=none (nothing is written)\n";
+  // --emit=hlo -o FILE: the printed modules go to FILE (written once, at the end, atomically).
+  const bool hlo_to_file = emit == "hlo" && !output.empty() && output != "-";
+  std::ostringstream hlo_text;
+  std::ostream& hlo_out = hlo_to_file ? hlo_text : out;
   for (const std::string& w : PipelineFlagWarnings(flags)) err << "nhlo-compile: warning: " << w << "\n";
   Result<PipelineOptions> options = flags.ToOptions();
   if (!options.ok()) {
@@ -79,7 +83,7 @@ int CompileMain(const std::vector<std::string>& args, std::istream& in, std::ost
   int exit_code = kExitOk;
   for (size_t i = 0; i < pieces.size(); ++i) {
     Result<std::unique_ptr<Module>> module = CompileText(name, std::move(pieces[i].text), *options, err);
-    if (i > 0 && emit == "hlo") out << "// -----\n";
+    if (i > 0 && emit == "hlo") hlo_out << "// -----\n";
     if (!module.ok()) {
       PrintStatus(module.status(), err, "nhlo-compile");
       if (modules > 1)
@@ -88,7 +92,7 @@ int CompileMain(const std::vector<std::string>& args, std::istream& in, std::ost
       exit_code = kExitInputRejected;
       continue;
     }
-    if (emit == "hlo") out << PrintModule(**module);
+    if (emit == "hlo") hlo_out << PrintModule(**module);
     if (emit == "bundle") {
       Result<std::string> bytes = EmitBundleFile(**module, *codegen);
       if (!bytes.ok()) {
@@ -101,6 +105,12 @@ int CompileMain(const std::vector<std::string>& args, std::istream& in, std::ost
         PrintStatus(s, err, "nhlo-compile");
         return kExitInputRejected;
       }
+    }
+  }
+  if (hlo_to_file && exit_code == kExitOk) {
+    if (Status s = WriteFileAtomically(output, hlo_text.str()); !s.ok()) {
+      PrintStatus(s, err, "nhlo-compile");
+      return kExitInputRejected;
     }
   }
   return exit_code;

@@ -216,7 +216,7 @@ Status CollectiveSteps::Combine(const Step& s, const CollectiveGroup& g, const M
     case Opcode::kAllReduce:
     case Opcode::kAllReduceStart: return Reduce(s, members, out, m);
     case Opcode::kAllGather:
-    case Opcode::kAllGatherStart: return CollectiveGather(members, dims->ints[0], out);
+    case Opcode::kAllGatherStart: return CollectiveGather(members, dims->ints[0], g.rank, out);
     case Opcode::kReduceScatter: {
       std::vector<std::string> full(out.size());
       std::vector<Buf> reduced;

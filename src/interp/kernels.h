@@ -17,6 +17,7 @@
 #include "support/status.h"
 #include "types/custom_call_configs.h"
 #include "types/custom_call_targets.h"
+#include "types/solver_configs.h"
 #include "types/element.h"
 
 namespace nhlo {
@@ -45,6 +46,8 @@ struct Step {
     QuantizeMxConfig quantize_mx;      // kQuantizeMx
     ScaledMatmulConfig scaled_matmul;  // kScaledMatmul
     EinsumConfig einsum;               // kEinsum
+    SolverConfig solver;               // kLu ... kEigh
+    int64_t neuron_dim = 0;            // kNeuronSoftmax ... kNeuronArgMin: the backend_config's dimension
   };
   std::unique_ptr<const Configs> config;
 
@@ -93,6 +96,14 @@ Status KernelReducePrecision(const Step& bundle, const Buf& in, const Buf& out);
 Status KernelBroadcast(const Step& bundle, const Buf& in, const Buf& out);
 /// bitcast: a reshape, or with layouts (AttrId::kBitcastLayouts) XLA's physical reinterpretation.
 Status KernelBitcast(const Step& bundle, const Buf& in, const Buf& out);
+/// The linear-algebra custom calls (kernels_solver.cc): all operands and every result leaf.
+Status KernelSolver(const SolverConfig& config, const std::vector<Buf>& in, const std::vector<Buf>& out);
+/// torch-neuronx's native custom calls and JAX's GPU threefry (kernels_neuron.cc).
+Status KernelNeuronSoftmax(int64_t dim, const Buf& x, const Buf& out);
+Status KernelNeuronSoftmaxBackward(int64_t dim, const Buf& grad, const Buf& output, const Buf& out);
+Status KernelNeuronRmsNorm(int64_t dim, const Buf& x, const Buf& weight, const Buf& eps, const Buf& out);
+Status KernelNeuronArgReduce(int64_t dim, bool largest, const Buf& x, const Buf& out);
+Status KernelThreefry2x32(const std::vector<Buf>& in, const std::vector<Buf>& out);
 Status KernelReshape(const Buf& in, const Buf& out);
 Status KernelTranspose(const Step& bundle, const Buf& in, const Buf& out);
 Status KernelIota(const Step& bundle, const Buf& out);
@@ -162,7 +173,7 @@ Status CheckCollectiveShapes(Opcode op, const std::vector<const BufferRecord*>& 
                              const std::vector<const BufferRecord*>& out, const AttrRecord* dimensions,
                              size_t group_size);
 /// all-gather: each result leaf is the members' leaves concatenated along `dim`, in rank order.
-Status CollectiveGather(const MemberLeaves& members, int64_t dim, const std::vector<Buf>& out);
+Status CollectiveGather(const MemberLeaves& members, int64_t dim, size_t rank, const std::vector<Buf>& out);
 /// reduce-scatter: block `rank` of the reduced value along `dim`.
 Status CollectiveScatterBlock(const Buf& reduced, int64_t dim, size_t rank, const Buf& out);
 /// all-to-all, array form (split and concatenate along the one dimension) or tuple form.

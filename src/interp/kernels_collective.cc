@@ -66,6 +66,13 @@ Status CheckCollectiveShapes(Opcode op, const std::vector<const BufferRecord*>& 
       return Status::Error("'" + name + "' operand " + DimsText(a) + " and result " + DimsText(r) + " do not match");
     if (tuple_all_to_all && (a.dims != in[0]->dims || a.type != in[0]->type))
       return Status::Error("'all-to-all' without dimensions takes operands of one shape");
+    // torch-xla on Neuron orders collectives with a scalar token passed as one more operand of a
+    // variadic all-gather or reduce-scatter; it comes out as it went in (docs/custom-calls.md).
+    const bool token = has_dim && op != Opcode::kAllToAll && a.dims.empty() && in.size() > 1;
+    if (token) {
+      if (!r.dims.empty()) return Status::Error("'" + name + "' gives its scalar operand " + std::to_string(i) + " as " + DimsText(r));
+      continue;
+    }
     if (has_dim && (dim < 0 || dim >= static_cast<int64_t>(a.dims.size())))
       return Status::Error("'" + name + "' dimension " + std::to_string(dim) + " is out of range for " + DimsText(a));
     for (size_t d = 0; d < a.dims.size(); ++d) {
@@ -93,8 +100,13 @@ Status CheckCollectiveShapes(Opcode op, const std::vector<const BufferRecord*>& 
   return OkStatus();
 }
 
-Status CollectiveGather(const MemberLeaves& members, int64_t dim, const std::vector<Buf>& out) {
+Status CollectiveGather(const MemberLeaves& members, int64_t dim, size_t rank, const std::vector<Buf>& out) {
   for (size_t i = 0; i < out.size(); ++i) {
+    if (out[i].rec->dims.empty()) {  // a Neuron token (CheckCollectiveShapes): the device's own value
+      const Buf& x = (*members[rank])[i];
+      if (x.rec->size > 0) std::memcpy(out[i].data, x.data, x.rec->size);
+      continue;
+    }
     int64_t at = 0;
     for (const std::vector<Buf>* m : members) {
       const Buf& x = (*m)[i];
@@ -107,6 +119,10 @@ Status CollectiveGather(const MemberLeaves& members, int64_t dim, const std::vec
 }
 
 Status CollectiveScatterBlock(const Buf& reduced, int64_t dim, size_t rank, const Buf& out) {
+  if (out.rec->dims.empty()) {  // a Neuron token: the group's reduction of the scalars
+    if (out.rec->size > 0) std::memcpy(out.data, reduced.data, out.rec->size);
+    return OkStatus();
+  }
   int64_t extent = out.rec->dims[static_cast<size_t>(dim)];
   CopyAlongDim(reduced, static_cast<int64_t>(rank) * extent, out, 0, dim, extent);
   return OkStatus();

@@ -32,9 +32,10 @@ int64_t TotalOrderKey(PrimitiveType t, const uint8_t* p) {
 
 Status KernelTopK(const Buf& x, const Buf& values, const Buf& indices, TopKOrder order, const ScalarCall& less) {
   const std::vector<int64_t>& dims = Dims(x);
-  if (dims.empty() || values.type() != x.type() || indices.type() != PrimitiveType::kS32 ||
-      Dims(values) != Dims(indices) || Dims(values).size() != dims.size())
-    return Status::Error("topk takes an array of rank >= 1 and returns (values, s32 indices) of its rank");
+  // s32 for topk and XLA's TopK; Neuron's AwsNeuronTopK gives u32 (transformers-neuronx) or s64.
+  if (dims.empty() || values.type() != x.type() || !IsInteger(indices.type()) || Dims(values) != Dims(indices) ||
+      Dims(values).size() != dims.size())
+    return Status::Error("topk takes an array of rank >= 1 and returns (values, integer indices) of its rank");
   size_t last = dims.size() - 1;
   int64_t n = dims[last], k = Dims(values)[last];
   for (size_t d = 0; d < last; ++d)
@@ -69,8 +70,8 @@ Status KernelTopK(const Buf& x, const Buf& values, const Buf& indices, TopKOrder
     NHLO_TRY(failure);
     for (int64_t i = 0; i < k; ++i) {
       std::memcpy(values.data + (r * k + i) * size, row + order_of[i] * size, size);
-      int32_t index = static_cast<int32_t>(order_of[i]);
-      std::memcpy(indices.data + (r * k + i) * 4, &index, 4);
+      const int index_size = HostByteSize(indices.type());
+      StoreFromInt(indices.type(), indices.data + (r * k + i) * index_size, order_of[i]);
     }
   }
   return OkStatus();

@@ -10,6 +10,7 @@
 #include "support/status.h"
 #include "types/custom_call_configs.h"
 #include "types/custom_call_targets.h"
+#include "types/solver_configs.h"
 
 namespace nhlo {
 

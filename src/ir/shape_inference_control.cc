@@ -2,6 +2,7 @@
 // Shape rules of control flow (call, while, conditional, fusion, async), collectives, channels
 // and I/O, and the opcodes whose result is one of their operands.
 #include "ir/shape_inference_internal.h"
+#include "ir/verifier.h"
 
 namespace nhlo::infer {
 namespace {
@@ -187,9 +188,18 @@ Inference InferCollective(Module& m, const Instruction& inst) {
       if (!e.empty()) return Error(e);
       auto dim = SingleDimension(inst, e);
       if (!dim) return Error(e);
-      for (const Instruction* op : inst.operands)
+      for (const Instruction* op : inst.operands) {
+        // torch-xla on Neuron passes a scalar token as one more operand of a variadic all-gather
+        // or reduce-scatter (upstream XLA refuses it: InferAllGatherShape); it passes through.
+        if (op->shape.IsScalar() && inst.operands.size() > 1 && inst.opcode != Opcode::kAllGatherStart) {
+          m.NoteOldForm(DiagnosticFor(m, inst, "Neuron's form: a scalar token operand of a variadic " + Op(inst) +
+                                                   " (torch-xla's ordering token on Neuron; today's XLA refuses it), "
+                                                   "passed through"));
+          continue;
+        }
         if (*dim < 0 || *dim >= static_cast<int64_t>(op->shape.rank()))
           return Error(Op(inst) + " dimension " + Num(*dim) + " is out of range for " + Str(op->shape));
+      }
       return NotInferable();
     }
     case Opcode::kAllToAll: {

@@ -427,7 +427,13 @@ class Verifier {
     for (size_t k = 0; k < results.size(); ++k) {
       const Shape& x = inst.operands[k]->shape;
       const Shape& r = *results[k];
-      bool ok = r.IsArray() && r.type == x.type && r.rank() == x.rank();
+      // Neuron's scalar token operand of a variadic form (InferCollective notes it): unchanged.
+      if (x.IsScalar() && results.size() > 1) {
+        if (!r.IsScalar() || r.type != x.type)
+          Fail(inst, "'" + op + "' gives its scalar operand " + std::to_string(k) + " as " + Str(r));
+        continue;
+      }
+      bool ok = r.IsArray() && r.type == x.type && r.rank() == x.rank() && d < x.rank();
       for (size_t i = 0; ok && i < x.rank(); ++i)
         if (i != d) ok = infer::DimMatches(x, i, r, i);
       if (ok && !infer::Unbounded(x, d) && !infer::Unbounded(r, d)) {

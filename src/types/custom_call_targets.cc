@@ -5,10 +5,9 @@
 namespace nhlo {
 namespace {
 
-constexpr bool kExact = false, kPrefix = true;
-
 constexpr CustomCallTargetRow kRows[] = {
-#define NHLO_CUSTOM_CALL(Kind, target, match, meaning) {CustomCallKind::k##Kind, target, k##match, meaning},
+#define NHLO_CUSTOM_CALL(Kind, target, match, meaning) \
+  {CustomCallKind::k##Kind, target, TargetMatch::k##match, meaning},
 #include "types/custom_call_targets.def"
 #undef NHLO_CUSTOM_CALL
 };
@@ -35,11 +34,22 @@ const BuilderMathRow* FindBuilderMath(std::string_view target) {
   return nullptr;
 }
 
+// `target` is `pattern` with its `?` as one of LAPACK's precision letters.
+bool MatchesPrecisions(std::string_view pattern, std::string_view target) {
+  size_t q = pattern.find('?');
+  if (q == std::string_view::npos || target.size() != pattern.size()) return false;
+  char letter = target[q];
+  return (letter == 's' || letter == 'd' || letter == 'c' || letter == 'z') && target.substr(0, q) == pattern.substr(0, q) &&
+         target.substr(q + 1) == pattern.substr(q + 1);
+}
+
 const CustomCallTargetRow* FindCustomCallTarget(std::string_view target) {
   for (const CustomCallTargetRow& row : kRows)
-    if (!row.prefix && row.target == target) return &row;
+    if ((row.match == TargetMatch::kExact && row.target == target) ||
+        (row.match == TargetMatch::kPrecisions && MatchesPrecisions(row.target, target)))
+      return &row;
   for (const CustomCallTargetRow& row : kRows)
-    if (row.prefix && target.starts_with(row.target)) return &row;
+    if (row.match == TargetMatch::kPrefix && target.starts_with(row.target)) return &row;
   return nullptr;
 }
 

@@ -28,6 +28,19 @@ enum class CustomCallKind : uint8_t {
   kTridiagonalSolve,   // xla_builder.tridiagonal.TridiagonalSolver: the Thomas algorithm
   kSliceToDynamic,     // (data, sizes...) -> data with those runtime sizes (bounded dynamic shape)
   kPadToStatic,        // dynamic data -> (static data, its runtime sizes...)
+  kThreefry2x32,       // JAX's GPU threefry kernel: (key0, key1, x0, x1) -> (out0, out1), elementwise
+  kLu,                 // getrf: (lu, 1-based pivots, info), LAPACK's packed form (solver_configs.h)
+  kCholesky,           // potrf: (the factor in the named triangle, info)
+  kQr,                 // geqrf: (R and Householder vectors, tau)
+  kQrQ,                // orgqr / ungqr: Q from Householder vectors and tau
+  kPivotsToPermutation,  // JAX's lu_pivots_to_permutation
+  kTriangularSolve,    // trsm: the solution of a triangular system
+  kEigh,               // syevd / heevd / syevj: (eigenvectors, ascending eigenvalues, info)
+  kNeuronSoftmax,      // AwsNeuronSoftmax: softmax along the backend_config's dimension
+  kNeuronSoftmaxBackward,  // AwsNeuronSoftmaxBackward(grad, output): output * (grad - sum(grad * output))
+  kNeuronRmsNorm,      // AwsNeuronRmsNorm(x, weight, eps): x * rsqrt(mean(x^2) + eps) * weight
+  kNeuronArgMax,       // AwsNeuronArgMax: the index of the first largest element along the dimension
+  kNeuronArgMin,       // AwsNeuronArgMin: the index of the first smallest element along the dimension
 };
 
 /// The functions of builder_math.def.
@@ -50,10 +63,17 @@ std::span<const BuilderMathRow> BuilderMathFunctions();
 /// The row for a target `xla_builder.math.<Name>`; null for any other target.
 const BuilderMathRow* FindBuilderMath(std::string_view target);
 
+/// How a row's target text matches a custom_call_target.
+enum class TargetMatch : uint8_t {
+  kExact,
+  kPrefix,      // every target that starts with the text
+  kPrecisions,  // the text with its one `?` replaced by s, d, c or z (LAPACK's precision letter)
+};
+
 struct CustomCallTargetRow {
   CustomCallKind kind;
   std::string_view target;
-  bool prefix;  // matches every target that starts with `target`
+  TargetMatch match;
   std::string_view meaning;
 };
 

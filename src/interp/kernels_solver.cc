@@ -1,0 +1,443 @@
+// SPDX-License-Identifier: Apache-2.0
+// The linear-algebra custom calls of JAX on CPU (jaxlib's LAPACK calls) and GPU (cuSOLVER,
+// cuBLAS), legacy and FFI forms (types/solver_configs.h decodes which operands carry what):
+// LU with partial pivoting, Cholesky, Householder QR and its Q, JAX's pivots-to-permutation, the
+// triangular solve and the Hermitian eigendecomposition. Each follows LAPACK's unblocked routine
+// (getf2, potf2, geqr2 with larfg, org2r / ung2r) in the element type, so results satisfy the
+// routine's identities (P A = L U, A = L L^H, A = Q R) to the type's precision; the blocked
+// libraries JAX calls can differ in the last bits. The eigendecomposition is Eigen's
+// SelfAdjointEigenSolver (eigenvector signs are a library's choice: compare A V = V diag(w)).
+// Matrices are the last two dimensions, batched over the others, in the logical (row-major)
+// order nhlo keeps every value in, whatever layout the call's operand_layout_constraints name.
+#include <Eigen/Eigenvalues>
+#include <cmath>
+#include <complex>
+#include <cstring>
+#include <type_traits>
+#include <vector>
+
+#include "interp/element_traits.h"
+#include "interp/kernels.h"
+
+namespace nhlo {
+namespace {
+
+template <typename T>
+struct RealOf {
+  using type = T;
+};
+template <typename R>
+struct RealOf<std::complex<R>> {
+  using type = R;
+};
+template <typename T>
+using Real = typename RealOf<T>::type;
+
+template <typename T>
+constexpr bool kComplex = !std::is_same_v<T, Real<T>>;
+
+template <typename T>
+T Conj(T v) {
+  if constexpr (kComplex<T>) return std::conj(v);
+  else return v;
+}
+
+template <typename T>
+Real<T> RealPart(T v) {
+  if constexpr (kComplex<T>) return v.real();
+  else return v;
+}
+
+// LAPACK's |x| for pivot choice (icamax / idamax): |re| + |im| for complex.
+template <typename T>
+Real<T> Cabs1(T v) {
+  if constexpr (kComplex<T>) return std::abs(v.real()) + std::abs(v.imag());
+  else return std::abs(v);
+}
+
+template <typename T>
+T Load(const Buf& b, int64_t i) {
+  if constexpr (kComplex<T>) return LoadComplex<Real<T>>(b.data, i);
+  else {
+    T v;
+    std::memcpy(&v, b.data + i * static_cast<int64_t>(sizeof(T)), sizeof(T));
+    return v;
+  }
+}
+
+template <typename T>
+void Store(const Buf& b, int64_t i, T v) {
+  if constexpr (kComplex<T>) StoreComplex<Real<T>>(b.data, i, v);
+  else std::memcpy(b.data + i * static_cast<int64_t>(sizeof(T)), &v, sizeof(T));
+}
+
+void StoreS32(const Buf& b, int64_t i, int64_t v) {
+  int32_t w = static_cast<int32_t>(v);
+  std::memcpy(b.data + i * 4, &w, 4);
+}
+
+// One matrix of a batch, row-major, in the element type.
+template <typename T>
+struct Matrix {
+  int64_t rows = 0, cols = 0;
+  std::vector<T> a;
+  T& at(int64_t r, int64_t c) { return a[static_cast<size_t>(r * cols + c)]; }
+};
+
+template <typename T>
+Matrix<T> LoadMatrix(const Buf& b, int64_t batch, int64_t rows, int64_t cols) {
+  Matrix<T> m{rows, cols, std::vector<T>(static_cast<size_t>(rows * cols))};
+  for (int64_t i = 0; i < rows * cols; ++i) m.a[static_cast<size_t>(i)] = Load<T>(b, batch * rows * cols + i);
+  return m;
+}
+
+template <typename T>
+void StoreMatrix(const Buf& b, int64_t batch, const Matrix<T>& m) {
+  for (int64_t i = 0; i < m.rows * m.cols; ++i) Store<T>(b, batch * m.rows * m.cols + i, m.a[static_cast<size_t>(i)]);
+}
+
+// getf2: returns info (the first zero pivot, 1-based, or 0); ipiv 1-based.
+template <typename T>
+int64_t Lu(Matrix<T>& m, std::vector<int64_t>& ipiv) {
+  int64_t info = 0, k = std::min(m.rows, m.cols);
+  ipiv.assign(static_cast<size_t>(k), 0);
+  for (int64_t j = 0; j < k; ++j) {
+    int64_t p = j;
+    for (int64_t i = j + 1; i < m.rows; ++i)
+      if (Cabs1(m.at(i, j)) > Cabs1(m.at(p, j))) p = i;
+    ipiv[static_cast<size_t>(j)] = p + 1;
+    if (m.at(p, j) != T(0)) {
+      if (p != j)
+        for (int64_t c = 0; c < m.cols; ++c) std::swap(m.at(p, c), m.at(j, c));
+      T inverse = T(1) / m.at(j, j);
+      for (int64_t i = j + 1; i < m.rows; ++i) m.at(i, j) *= inverse;
+    } else if (info == 0) {
+      info = j + 1;
+    }
+    for (int64_t i = j + 1; i < m.rows; ++i)
+      for (int64_t c = j + 1; c < m.cols; ++c) m.at(i, c) -= m.at(i, j) * m.at(j, c);
+  }
+  return info;
+}
+
+// potf2 on the named triangle; the other is left as it is. Returns info.
+template <typename T>
+int64_t Cholesky(Matrix<T>& m, bool lower) {
+  const int64_t n = m.rows;
+  auto el = [&](int64_t r, int64_t c) -> T& { return lower ? m.at(r, c) : m.at(c, r); };  // as lower
+  for (int64_t j = 0; j < n; ++j) {
+    Real<T> d = RealPart(el(j, j));
+    for (int64_t k = 0; k < j; ++k) d -= RealPart(el(j, k) * Conj(el(j, k)));
+    if (!(d > 0)) {
+      el(j, j) = T(d);
+      return j + 1;
+    }
+    Real<T> root = std::sqrt(d);
+    el(j, j) = T(root);
+    for (int64_t i = j + 1; i < n; ++i) {
+      T s = el(i, j);
+      for (int64_t k = 0; k < j; ++k) s -= el(i, k) * Conj(el(j, k));
+      el(i, j) = lower ? s / root : Conj(Conj(s) / root);
+    }
+  }
+  return 0;
+}
+
+// larfg: makes the reflector for x = column `c` rows [r0, rows) in place; returns tau.
+template <typename T>
+T Reflector(Matrix<T>& m, int64_t r0, int64_t c) {
+  T alpha = m.at(r0, c);
+  Real<T> xnorm = 0;
+  for (int64_t r = r0 + 1; r < m.rows; ++r) xnorm = std::hypot(xnorm, std::abs(m.at(r, c)));
+  Real<T> alphr = RealPart(alpha), alphi = 0;
+  if constexpr (kComplex<T>) alphi = alpha.imag();
+  if (xnorm == 0 && alphi == 0) return T(0);
+  Real<T> beta = -std::copysign(std::hypot(std::hypot(alphr, alphi), xnorm), alphr);
+  T tau;
+  if constexpr (kComplex<T>) tau = T((beta - alphr) / beta, -alphi / beta);
+  else tau = (beta - alphr) / beta;
+  T scale = T(1) / (alpha - T(beta));
+  for (int64_t r = r0 + 1; r < m.rows; ++r) m.at(r, c) *= scale;
+  m.at(r0, c) = T(beta);
+  return tau;
+}
+
+// Applies I - t v v^H (v = column `vc` rows [r0, rows) with v(r0) = 1) from the left to columns
+// [c0, cols).
+template <typename T>
+void ApplyReflector(Matrix<T>& m, int64_t r0, int64_t vc, T t, int64_t c0) {
+  if (t == T(0)) return;
+  auto v = [&](int64_t r) { return r == r0 ? T(1) : m.at(r, vc); };
+  for (int64_t c = c0; c < m.cols; ++c) {
+    T w = 0;
+    for (int64_t r = r0; r < m.rows; ++r) w += Conj(v(r)) * m.at(r, c);
+    for (int64_t r = r0; r < m.rows; ++r) m.at(r, c) -= t * v(r) * w;
+  }
+}
+
+template <typename T>
+void Qr(Matrix<T>& m, std::vector<T>& tau) {
+  int64_t k = std::min(m.rows, m.cols);
+  tau.assign(static_cast<size_t>(k), T(0));
+  for (int64_t i = 0; i < k; ++i) {
+    tau[static_cast<size_t>(i)] = Reflector(m, i, i);
+    if (i + 1 < m.cols) {
+      T saved = m.at(i, i);
+      m.at(i, i) = T(1);
+      ApplyReflector(m, i, i, Conj(tau[static_cast<size_t>(i)]), i + 1);  // H(i)^H, as geqr2
+      m.at(i, i) = saved;
+    }
+  }
+}
+
+// org2r / ung2r: Q's first `cols` columns from k reflectors.
+template <typename T>
+void QrQ(Matrix<T>& m, const std::vector<T>& tau) {
+  int64_t k = static_cast<int64_t>(tau.size());
+  for (int64_t j = k; j < m.cols; ++j) {
+    for (int64_t r = 0; r < m.rows; ++r) m.at(r, j) = T(0);
+    if (j < m.rows) m.at(j, j) = T(1);
+  }
+  for (int64_t i = k - 1; i >= 0; --i) {
+    T t = tau[static_cast<size_t>(i)];
+    if (i + 1 < m.cols) {
+      m.at(i, i) = T(1);
+      ApplyReflector(m, i, i, t, i + 1);
+    }
+    for (int64_t r = i + 1; r < m.rows; ++r) m.at(r, i) *= -t;
+    m.at(i, i) = T(1) - t;
+    for (int64_t r = 0; r < i; ++r) m.at(r, i) = T(0);
+  }
+}
+
+// op(A) X = alpha B (left) or X op(A) = alpha B; A's named triangle only, its diagonal 1 when
+// unit. B is overwritten with X.
+template <typename T>
+void TriangularSolve(const Matrix<T>& a, Matrix<T>& b, bool left, bool lower, int transpose, bool unit, T alpha) {
+  const int64_t k = a.rows;
+  // M = op(A) as a dense triangular matrix; lower after a transpose becomes upper.
+  Matrix<T> op{k, k, std::vector<T>(static_cast<size_t>(k * k), T(0))};
+  for (int64_t r = 0; r < k; ++r)
+    for (int64_t c = 0; c < k; ++c) {
+      bool in_triangle = lower ? c <= r : c >= r;
+      if (!in_triangle) continue;
+      T v = r == c && unit ? T(1) : a.a[static_cast<size_t>(r * k + c)];
+      if (transpose == 0) op.at(r, c) = v;
+      else op.at(c, r) = transpose == 2 ? Conj(v) : v;
+    }
+  const bool op_lower = transpose == 0 ? lower : !lower;
+  for (T& v : b.a) v *= alpha;
+  if (left) {  // M X = B, column by column
+    for (int64_t c = 0; c < b.cols; ++c) {
+      for (int64_t s = 0; s < k; ++s) {
+        int64_t r = op_lower ? s : k - 1 - s;
+        T v = b.at(r, c);
+        for (int64_t j = 0; j < k; ++j)
+          if (op_lower ? j < r : j > r) v -= op.at(r, j) * b.at(j, c);
+        b.at(r, c) = v / op.at(r, r);
+      }
+    }
+  } else {  // X M = B: row by row, x M = b
+    for (int64_t r = 0; r < b.rows; ++r) {
+      for (int64_t s = 0; s < k; ++s) {
+        int64_t c = op_lower ? k - 1 - s : s;
+        T v = b.at(r, c);
+        for (int64_t j = 0; j < k; ++j)
+          if (op_lower ? j > c : j < c) v -= b.at(r, j) * op.at(j, c);
+        b.at(r, c) = v / op.at(c, c);
+      }
+    }
+  }
+}
+
+template <typename T>
+int64_t Eigh(Matrix<T>& m, bool lower, std::vector<Real<T>>& w) {
+  const int64_t n = m.rows;
+  using EMatrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic>;
+  EMatrix full(n, n);
+  for (int64_t r = 0; r < n; ++r)
+    for (int64_t c = 0; c < n; ++c) {
+      bool named = lower ? c <= r : c >= r;
+      T v = named ? m.at(r, c) : Conj(m.at(c, r));
+      if (r == c) v = T(RealPart(v));
+      full(r, c) = v;
+    }
+  Eigen::SelfAdjointEigenSolver<EMatrix> solver(full, Eigen::ComputeEigenvectors);
+  w.assign(static_cast<size_t>(n), Real<T>(0));
+  if (solver.info() != Eigen::Success) return 1;
+  for (int64_t i = 0; i < n; ++i) w[static_cast<size_t>(i)] = solver.eigenvalues()(i);
+  for (int64_t r = 0; r < n; ++r)
+    for (int64_t c = 0; c < n; ++c) m.at(r, c) = solver.eigenvectors()(r, c);
+  return 0;
+}
+
+int64_t Flag(const SolverFlag& f, const std::vector<Buf>& in) {
+  if (f.operand < 0) return f.value;
+  return LoadAsInt(in[static_cast<size_t>(f.operand)].type(), in[static_cast<size_t>(f.operand)].data);
+}
+
+template <typename T>
+Status Run(const SolverConfig& c, const std::vector<Buf>& in, const std::vector<Buf>& out) {
+  const Buf& data = in[static_cast<size_t>(c.first_data)];
+  const std::vector<int64_t>& dims = Dims(data);
+  const size_t rank = dims.size();
+  const int64_t rows = dims[rank - 2], cols = dims[rank - 1];
+  const int64_t batches = rows * cols == 0 ? 0 : data.count() / (rows * cols);
+  auto check = [&](size_t i, PrimitiveType type, int64_t count, const char* what) -> Status {
+    if (i >= out.size() || out[i].type() != type || out[i].count() != count)
+      return Status::Error(std::string("the custom call's result ") + std::to_string(i) + " is not its " + what);
+    return OkStatus();
+  };
+  const PrimitiveType t = data.type(), s32 = PrimitiveType::kS32;
+  const PrimitiveType real_type = t == PrimitiveType::kC64 ? PrimitiveType::kF32
+                                  : t == PrimitiveType::kC128 ? PrimitiveType::kF64 : t;
+  const int64_t k = std::min(rows, cols);
+  size_t written = 0;  // results the kernel writes; the rest (workspaces) are zeros
+  switch (c.op) {
+    case SolverOp::kLu: {
+      NHLO_TRY(check(0, t, data.count(), "factor"));
+      NHLO_TRY(check(1, s32, batches * k, "s32 pivots"));
+      NHLO_TRY(check(2, s32, batches, "s32 info"));
+      std::vector<int64_t> ipiv;
+      for (int64_t b = 0; b < batches; ++b) {
+        Matrix<T> m = LoadMatrix<T>(data, b, rows, cols);
+        int64_t info = Lu(m, ipiv);
+        StoreMatrix(out[0], b, m);
+        for (int64_t i = 0; i < k; ++i) StoreS32(out[1], b * k + i, ipiv[static_cast<size_t>(i)]);
+        StoreS32(out[2], b, info);
+      }
+      written = 3;
+      break;
+    }
+    case SolverOp::kCholesky: {
+      if (rows != cols) return Status::Error("potrf needs square matrices");
+      NHLO_TRY(check(0, t, data.count(), "factor"));
+      NHLO_TRY(check(1, s32, batches, "s32 info"));
+      bool lower = Flag(c.lower, in) != 0;
+      for (int64_t b = 0; b < batches; ++b) {
+        Matrix<T> m = LoadMatrix<T>(data, b, rows, cols);
+        StoreS32(out[1], b, Cholesky(m, lower));
+        StoreMatrix(out[0], b, m);
+      }
+      written = 2;
+      break;
+    }
+    case SolverOp::kQr: {
+      NHLO_TRY(check(0, t, data.count(), "factor"));
+      NHLO_TRY(check(1, t, batches * k, "tau"));
+      std::vector<T> tau;
+      for (int64_t b = 0; b < batches; ++b) {
+        Matrix<T> m = LoadMatrix<T>(data, b, rows, cols);
+        Qr(m, tau);
+        StoreMatrix(out[0], b, m);
+        for (int64_t i = 0; i < k; ++i) Store<T>(out[1], b * k + i, tau[static_cast<size_t>(i)]);
+      }
+      written = 2;  // legacy forms' info and workspaces follow: zeros (info 0 is success)
+      break;
+    }
+    case SolverOp::kQrQ: {
+      const Buf& tau_buf = in[static_cast<size_t>(c.first_data) + 1];
+      const int64_t reflectors = Dims(tau_buf).empty() ? 0 : Dims(tau_buf).back();
+      if (tau_buf.type() != t || reflectors > cols || cols > rows || tau_buf.count() != batches * reflectors)
+        return Status::Error("orgqr needs rows >= columns >= reflectors, and tau of the matrix's type per batch");
+      NHLO_TRY(check(0, t, data.count(), "Q"));
+      std::vector<T> tau(static_cast<size_t>(reflectors));
+      for (int64_t b = 0; b < batches; ++b) {
+        Matrix<T> m = LoadMatrix<T>(data, b, rows, cols);
+        for (int64_t i = 0; i < reflectors; ++i) tau[static_cast<size_t>(i)] = Load<T>(tau_buf, b * reflectors + i);
+        QrQ(m, tau);
+        StoreMatrix(out[0], b, m);
+      }
+      written = 1;  // legacy forms' info and workspace follow: zeros
+      break;
+    }
+    case SolverOp::kEigh: {
+      if (rows != cols) return Status::Error("syevd needs square matrices");
+      NHLO_TRY(check(0, t, data.count(), "eigenvectors"));
+      NHLO_TRY(check(1, real_type, batches * rows, "eigenvalues"));
+      NHLO_TRY(check(2, s32, batches, "s32 info"));
+      bool lower = Flag(c.lower, in) != 0;
+      std::vector<Real<T>> w;
+      for (int64_t b = 0; b < batches; ++b) {
+        Matrix<T> m = LoadMatrix<T>(data, b, rows, cols);
+        StoreS32(out[2], b, Eigh(m, lower, w));
+        StoreMatrix(out[0], b, m);
+        for (int64_t i = 0; i < rows; ++i) Store<Real<T>>(out[1], b * rows + i, w[static_cast<size_t>(i)]);
+      }
+      written = 3;
+      break;
+    }
+    case SolverOp::kTriangularSolve: {
+      const Buf& rhs = in[static_cast<size_t>(c.first_data) + 1];
+      const std::vector<int64_t>& bd = Dims(rhs);
+      if (rhs.type() != t || bd.size() != rank) return Status::Error("trsm needs a and b of one type and rank");
+      const bool left = Flag(c.left_side, in) != 0;
+      const int64_t brows = bd[rank - 2], bcols = bd[rank - 1];
+      const int64_t b_batches = brows * bcols == 0 ? 0 : rhs.count() / (brows * bcols);
+      if (rows != cols || (left ? brows : bcols) != rows || b_batches != batches)
+        return Status::Error("trsm's a must be square, match b's side and have b's batch");
+      NHLO_TRY(check(0, t, rhs.count(), "solution"));
+      T alpha = T(1);
+      if (c.alpha_operand >= 0) {
+        const Buf& a = in[static_cast<size_t>(c.alpha_operand)];
+        if (a.type() != t || a.count() != 1) return Status::Error("trsm's alpha must be a scalar of the matrices' type");
+        alpha = Load<T>(a, 0);
+      }
+      const bool lower = Flag(c.lower, in) != 0, unit = Flag(c.unit_diagonal, in) != 0;
+      const int transpose = static_cast<int>(Flag(c.transpose, in));
+      for (int64_t b = 0; b < b_batches; ++b) {
+        Matrix<T> a = LoadMatrix<T>(data, b, rows, cols);
+        Matrix<T> x = LoadMatrix<T>(rhs, b, brows, bcols);
+        TriangularSolve(a, x, left, lower, transpose, unit, alpha);
+        StoreMatrix(out[0], b, x);
+      }
+      written = 1;
+      break;
+    }
+    case SolverOp::kPivotsToPermutation:
+      break;  // integer operands: Run is not used (KernelSolver)
+  }
+  for (size_t i = written; i < out.size(); ++i)
+    if (out[i].rec->size > 0) std::memset(out[i].data, 0, static_cast<size_t>(out[i].rec->size));
+  return OkStatus();
+}
+
+Status PivotsToPermutation(const Buf& pivots, const Buf& out) {
+  const std::vector<int64_t>& pd = Dims(pivots);
+  const std::vector<int64_t>& od = Dims(out);
+  if (pd.empty() || od.size() != pd.size() || pivots.type() != PrimitiveType::kS32 || out.type() != PrimitiveType::kS32)
+    return Status::Error("lu_pivots_to_permutation takes s32[..., k] and gives s32[..., n] of the same batch");
+  for (size_t d = 0; d + 1 < pd.size(); ++d)
+    if (pd[d] != od[d]) return Status::Error("lu_pivots_to_permutation keeps the batch dimensions");
+  const int64_t k = pd.back(), n = od.back();
+  const int64_t batches = n == 0 ? 0 : out.count() / n;
+  std::vector<int32_t> perm(static_cast<size_t>(n));
+  for (int64_t b = 0; b < batches; ++b) {
+    for (int64_t i = 0; i < n; ++i) perm[static_cast<size_t>(i)] = static_cast<int32_t>(i);
+    for (int64_t i = 0; i < k && i < n; ++i) {
+      int32_t p;
+      std::memcpy(&p, pivots.data + (b * k + i) * 4, 4);
+      if (p >= 0 && p < n) std::swap(perm[static_cast<size_t>(i)], perm[static_cast<size_t>(p)]);
+    }
+    std::memcpy(out.data + b * n * 4, perm.data(), static_cast<size_t>(n) * 4);
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+Status KernelSolver(const SolverConfig& c, const std::vector<Buf>& in, const std::vector<Buf>& out) {
+  if (out.empty() || static_cast<size_t>(c.first_data) >= in.size())
+    return Status::Error("the solver custom call has too few operands or results");
+  if (c.op == SolverOp::kPivotsToPermutation) return PivotsToPermutation(in[0], out[0]);
+  const Buf& data = in[static_cast<size_t>(c.first_data)];
+  if (data.rank() < 2) return Status::Error("the solver custom call's matrix operand needs rank 2 or more");
+  if (data.type() == PrimitiveType::kF32) return Run<float>(c, in, out);
+  if (data.type() == PrimitiveType::kF64) return Run<double>(c, in, out);
+  if (data.type() == PrimitiveType::kC64) return Run<std::complex<float>>(c, in, out);
+  if (data.type() == PrimitiveType::kC128) return Run<std::complex<double>>(c, in, out);
+  return Status::Error("the solver custom call's matrix must be f32, f64, c64 or c128, not " +
+                       std::string(PrimitiveTypeName(data.type())));
+}
+
+}  // namespace nhlo
