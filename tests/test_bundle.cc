@@ -144,25 +144,25 @@ TEST_CASE("bundle wire codes are pinned") {
     CHECK(AttrFromWireCode(AttrWireCode(id)) == id);
   }
   const std::string kAttrCodes =
-    "index=0 iota_dimension=1 slice=2 dynamic_slice_sizes=3 padding=4 window=5 dim_labels=6 "
-    "feature_group_count=7 batch_group_count=8 convolution_kind=9 sparsity_config=10 dimensions=11 "
-    "inferred_dimension=12 lhs_batch_dims=13 lhs_contracting_dims=14 rhs_batch_dims=15 "
-    "rhs_contracting_dims=16 lhs_ragged_dims=17 rhs_group_dims=18 operand_precision=19 algorithm=20 "
-    "direction=21 type=22 exponent_bits=23 mantissa_bits=24 epsilon=25 feature_index=26 offset_dims=27 "
-    "collapsed_slice_dims=28 start_index_map=29 operand_batching_dims=30 start_indices_batching_dims=31 "
-    "update_window_dims=32 inserted_window_dims=33 scatter_dims_to_operand_dims=34 "
-    "input_batching_dims=35 scatter_indices_batching_dims=36 index_vector_dim=37 slice_sizes=38 "
-    "indices_are_sorted=39 unique_indices=40 is_stable=41 k=42 largest=43 num_carries=44 is_reverse=45 "
-    "is_associative=46 fft_type=47 fft_length=48 left_side=49 lower=50 unit_diagonal=51 transpose_a=52 "
-    "kind=53 custom_call_target=54 operand_layout_constraints=55 custom_call_has_side_effect=56 "
-    "output_to_operand_aliasing=57 padding_type=58 literal=59 schedule=60 api_version=61 channel_id=62 "
-    "replica_groups=63 constrain_layout=64 use_global_device_ids=65 mode=66 source_target_pairs=67 "
-    "has_dynamic_root=68 is_host_transfer=69 infeed_config=70 outfeed_shape=71 outfeed_config=72 "
-    "distribution=73 delta=74 cross_program_prefetch_index=75 domain=76 is_composite=77 "
-    "parameter_replication=78 async_execution_thread=79 condition=80 body=81 select=82 scatter=83 "
-    "true_computation=84 false_computation=85 branch_computations=86 to_apply=87 called_computations=88 "
-    "calls=89 sharding=90 frontend_attributes=91 control-predecessors=92 statistics=93 "
-    "result_accuracy=94 origin=95 metadata=96 backend_config=97 nhlo_bitcast_layouts=98 ";
+      "index=0 iota_dimension=1 slice=2 dynamic_slice_sizes=3 padding=4 window=5 dim_labels=6 "
+      "feature_group_count=7 batch_group_count=8 convolution_kind=9 sparsity_config=10 dimensions=11 "
+      "inferred_dimension=12 lhs_batch_dims=13 lhs_contracting_dims=14 rhs_batch_dims=15 "
+      "rhs_contracting_dims=16 lhs_ragged_dims=17 rhs_group_dims=18 operand_precision=19 algorithm=20 "
+      "direction=21 type=22 exponent_bits=23 mantissa_bits=24 epsilon=25 feature_index=26 offset_dims=27 "
+      "collapsed_slice_dims=28 start_index_map=29 operand_batching_dims=30 start_indices_batching_dims=31 "
+      "update_window_dims=32 inserted_window_dims=33 scatter_dims_to_operand_dims=34 "
+      "input_batching_dims=35 scatter_indices_batching_dims=36 index_vector_dim=37 slice_sizes=38 "
+      "indices_are_sorted=39 unique_indices=40 is_stable=41 k=42 largest=43 num_carries=44 is_reverse=45 "
+      "is_associative=46 fft_type=47 fft_length=48 left_side=49 lower=50 unit_diagonal=51 transpose_a=52 "
+      "kind=53 custom_call_target=54 operand_layout_constraints=55 custom_call_has_side_effect=56 "
+      "output_to_operand_aliasing=57 padding_type=58 literal=59 schedule=60 api_version=61 channel_id=62 "
+      "replica_groups=63 constrain_layout=64 use_global_device_ids=65 mode=66 source_target_pairs=67 "
+      "has_dynamic_root=68 is_host_transfer=69 infeed_config=70 outfeed_shape=71 outfeed_config=72 "
+      "distribution=73 delta=74 cross_program_prefetch_index=75 domain=76 is_composite=77 "
+      "parameter_replication=78 async_execution_thread=79 condition=80 body=81 select=82 scatter=83 "
+      "true_computation=84 false_computation=85 branch_computations=86 to_apply=87 called_computations=88 "
+      "calls=89 sharding=90 frontend_attributes=91 control-predecessors=92 statistics=93 "
+      "result_accuracy=94 origin=95 metadata=96 backend_config=97 nhlo_bitcast_layouts=98 ";
   CHECK(attrs == kAttrCodes);
 
   // Attribute kinds and enum values travel as codes too.

@@ -283,12 +283,14 @@ ENTRY e {
   std::string printed = nhlo::PrintModule(**m);
   // op_name goes where XLA's OpMetadataToString puts it (after op_type); every value is written
   // as XLA writes it, whatever the source's spelling; frontend attribute keys come sorted.
-  CHECK(printed.find(R"(%d.1 = f32[2,2] dot(%convert.1, %convert.2), lhs_contracting_dims={1}, rhs_contracting_dims={0}, )"
-                     R"(frontend_attributes={auto_cast="none",b="x\001",z="1"}, )"
-                     R"(metadata={op_type="dot" op_name=" Downcast for int support " source_file="m.py" source_line=3})") !=
+  CHECK(printed.find(
+            R"(%d.1 = f32[2,2] dot(%convert.1, %convert.2), lhs_contracting_dims={1}, rhs_contracting_dims={0}, )"
+            R"(frontend_attributes={auto_cast="none",b="x\001",z="1"}, )"
+            R"(metadata={op_type="dot" op_name=" Downcast for int support " source_file="m.py" source_line=3})") !=
         std::string::npos);
-  CHECK(printed.find(R"(%convert.1 = f32[2,3] convert(%a), frontend_attributes={auto_cast="none"}, )"
-                     R"(metadata={op_type="dot" op_name=" Downcast for int support " source_file="m.py" source_line=3})") !=
+  CHECK(printed.find(
+            R"(%convert.1 = f32[2,3] convert(%a), frontend_attributes={auto_cast="none"}, )"
+            R"(metadata={op_type="dot" op_name=" Downcast for int support " source_file="m.py" source_line=3})") !=
         std::string::npos);
 
   // The helpers on their own: an existing op_name gets the suffix, a missing one is created.

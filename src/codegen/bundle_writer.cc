@@ -399,7 +399,8 @@ class Writer {
       ++attr_count;
     }
     if (inst.opcode == Opcode::kBitcast && inst.operands.size() == 1 && inst.shape.IsArray() &&
-        inst.operands[0]->shape.IsArray() && (!inst.shape.HasDefaultLayout() || !inst.operands[0]->shape.HasDefaultLayout())) {
+        inst.operands[0]->shape.IsArray() &&
+        (!inst.shape.HasDefaultLayout() || !inst.operands[0]->shape.HasDefaultLayout())) {
       std::vector<int64_t> layouts = MinorToMajor(inst.operands[0]->shape);
       std::vector<int64_t> result = MinorToMajor(inst.shape);
       layouts.insert(layouts.end(), result.begin(), result.end());

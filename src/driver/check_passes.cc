@@ -59,8 +59,9 @@ void AddCheckFlags(CLI::App& app, CheckFlags& f) {
                  "LiteralTestUtil::Near: |a - e| <= atol, or |a - e| / |e| <= rtol) or bitwise (XLA's "
                  "LiteralTestUtil::Equal: identical encodings, so -0 differs from +0)")
       ->check(CLI::IsMember({"allclose", "xla", "bitwise"}));
-  app.add_option("--report", f.report, "which outputs the comparison report lists: all, or failures (then a passing "
-                                       "run prints only the verdict line)")
+  app.add_option("--report", f.report,
+                 "which outputs the comparison report lists: all, or failures (then a passing "
+                 "run prints only the verdict line)")
       ->check(CLI::IsMember({"all", "failures"}));
   app.add_option("--random-range", f.random_range,
                  "draw every --random-args element from LO,HI instead of its type's default");

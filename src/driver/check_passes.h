@@ -79,7 +79,7 @@ struct ProgramRunner {
 /// the report goes to `out`. Returns 0 when the outputs match, 1 on a mismatch or an error
 /// (printed on `err`).
 int CheckPasses(const std::string& name, const std::string& text, const PipelineOptions& options,
-                const CodegenOptions& codegen, Tolerance tolerance, ReportLines lines,
-                const ProgramRunner& runner, std::ostream& out, std::ostream& err);
+                const CodegenOptions& codegen, Tolerance tolerance, ReportLines lines, const ProgramRunner& runner,
+                std::ostream& out, std::ostream& err);
 
 }  // namespace nhlo

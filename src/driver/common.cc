@@ -389,7 +389,8 @@ Result<std::unique_ptr<Module>> CompileText(std::string name, std::string text, 
   if (passes_run > 0) {
     Status after = VerifyModule(*module);
     if (!after.ok()) {
-      Status s = Status::Error("the module is invalid after the pass pipeline (a pass bug; rerun with --verify-each to find it)");
+      Status s = Status::Error(
+          "the module is invalid after the pass pipeline (a pass bug; rerun with --verify-each to find it)");
       s.Append(after);
       return s;
     }

@@ -152,7 +152,8 @@ void CompareArrays(const Value& a, const Value& e, const Tolerance& tol, OutputR
         r.max_abs = std::max(r.max_abs, diff);
         if (diff > 0) r.max_rel = std::max(r.max_rel, mag > 0 ? diff / mag : INFINITY);
       }
-      if (IsFloat(e.type) && r.max_ulps) r.max_ulps = std::max(*r.max_ulps, UlpDistance(e.type, Code(a.type, pa), Code(e.type, pe)));
+      if (IsFloat(e.type) && r.max_ulps)
+        r.max_ulps = std::max(*r.max_ulps, UlpDistance(e.type, Code(a.type, pa), Code(e.type, pe)));
     } else {
       Element va = LoadElement(a.type, pa), ve = LoadElement(e.type, pe);
       if (va.special != Special::kFinite || ve.special != Special::kFinite) {
@@ -177,8 +178,8 @@ void CompareArrays(const Value& a, const Value& e, const Tolerance& tol, OutputR
                           UlpDistance(part, Code(part, pa + half), Code(part, pe + half)));
         }
         if (ulps) r.max_ulps = std::max(*r.max_ulps, *ulps);
-        bool within_allclose = tol.allclose && (tol.xla_rule ? diff <= tol.atol || rel <= tol.rtol
-                                                             : diff <= tol.atol + tol.rtol * mag);
+        bool within_allclose =
+            tol.allclose && (tol.xla_rule ? diff <= tol.atol || rel <= tol.rtol : diff <= tol.atol + tol.rtol * mag);
         bool within_ulp = tol.ulp && ulps && *ulps <= *tol.ulp;
         if (integral) within_ulp = false;  // --ulp means nothing for integers
         ok = diff == 0 || within_allclose || within_ulp;
@@ -229,8 +230,10 @@ Tolerance DefaultTolerance() {
 std::string FormatTolerance(const Tolerance& tol) {
   if (tol.bitwise) return "bitwise, XLA's LiteralTestUtil::Equal";
   std::string out;
-  if (tol.allclose && tol.xla_rule) out = "XLA's rule: atol=" + Number(tol.atol) + " or rtol=" + Number(tol.rtol);
-  else if (tol.allclose) out = "rtol=" + Number(tol.rtol) + ", atol=" + Number(tol.atol);
+  if (tol.allclose && tol.xla_rule)
+    out = "XLA's rule: atol=" + Number(tol.atol) + " or rtol=" + Number(tol.rtol);
+  else if (tol.allclose)
+    out = "rtol=" + Number(tol.rtol) + ", atol=" + Number(tol.atol);
   if (tol.ulp) out += (out.empty() ? "" : ", ") + std::string("ulp=") + std::to_string(*tol.ulp);
   if (out.empty()) out = "exact";
   out += tol.integers_use_atol ? "; integers within atol" : "; integers exact";

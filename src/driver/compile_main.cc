@@ -18,7 +18,8 @@ int CompileMain(const std::vector<std::string>& args, std::istream& in, std::ost
   app.add_option("-o,--output", output, "output file (the bundle; '-' writes it to standard output)");
   std::string max_input;
   AddInputSizeFlag(app, max_input);
-  app.add_option("--emit", emit, "what to produce: bundle (default), hlo (the module after the pipeline, to stdout or -o FILE), none")
+  app.add_option("--emit", emit,
+                 "what to produce: bundle (default), hlo (the module after the pipeline, to stdout or -o FILE), none")
       ->check(CLI::IsMember({"bundle", "hlo", "none"}));
   PipelineFlags flags;
   AddPipelineFlags(app, flags);
@@ -37,8 +38,8 @@ int CompileMain(const std::vector<std::string>& args, std::istream& in, std::ost
     return kExitUsage;
   }
   if (emit != "none" && input != "-" && !output.empty() && output != "-" && SameFile(input, output)) {
-    err << "nhlo-compile: error: -o " << output << " names the input file; the " << (emit == "hlo" ? "printed module" : "bundle")
-        << " would replace the HLO it comes from\n";
+    err << "nhlo-compile: error: -o " << output << " names the input file; the "
+        << (emit == "hlo" ? "printed module" : "bundle") << " would replace the HLO it comes from\n";
     return kExitUsage;
   }
   if (emit == "bundle" && flags.split_input_file) {
@@ -48,7 +49,8 @@ int CompileMain(const std::vector<std::string>& args, std::istream& in, std::ost
   for (const char* flag : {"--arch", "--device-only"})
     if (emit != "bundle" && app.count(flag) > 0)
       err << "nhlo-compile: warning: " << flag << " has no effect with --emit=" << emit << " (it shapes the bundle)\n";
-  if (emit == "none" && !output.empty()) err << "nhlo-compile: warning: -o has no effect with --emit=none (nothing is written)\n";
+  if (emit == "none" && !output.empty())
+    err << "nhlo-compile: warning: -o has no effect with --emit=none (nothing is written)\n";
   // --emit=hlo -o FILE: the printed modules go to FILE (written once, at the end, atomically).
   const bool hlo_to_file = emit == "hlo" && !output.empty() && output != "-";
   std::ostringstream hlo_text;

@@ -159,10 +159,11 @@ Status BindCustomCallExpansions(Module& module, const std::vector<CustomCallExpa
       NHLO_ASSIGN_OR_RETURN(run, ElementwiseWrapper(module, *call, entry, target));
       wrappers.push_back(run);
     } else if (!FitsWhole(*entry, *call)) {
-      return Status::FromDiagnostic(DiagnosticFor(
-          module, *call, "the expansion of '" + target + "' (" + source.expansion->file +
-                             ") takes other shapes than this custom call: give its entry the call's operand "
-                             "shapes and result, or write it for scalars to run on every element"));
+      return Status::FromDiagnostic(
+          DiagnosticFor(module, *call,
+                        "the expansion of '" + target + "' (" + source.expansion->file +
+                            ") takes other shapes than this custom call: give its entry the call's operand "
+                            "shapes and result, or write it for scalars to run on every element"));
     }
     std::vector<Attribute> attrs(call->attrs.begin(), call->attrs.end());
     attrs.push_back(ComputationAttr(module, AttrId::kCalledComputations, run));

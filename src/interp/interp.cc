@@ -406,7 +406,8 @@ class Machine : private StepMachine {
       case OpFamily::kConvert: return KernelConvert(in[0], out);
       case OpFamily::kBitcastConvert: return KernelBitcastConvert(in[0], out);
       case OpFamily::kBroadcast: return KernelBroadcast(s, in[0], out);
-      case OpFamily::kReshape: return b.opcode == Opcode::kBitcast ? KernelBitcast(s, in[0], out) : KernelReshape(in[0], out);
+      case OpFamily::kReshape:
+        return b.opcode == Opcode::kBitcast ? KernelBitcast(s, in[0], out) : KernelReshape(in[0], out);
       case OpFamily::kTranspose: return KernelTranspose(s, in[0], out);
       case OpFamily::kIota: return KernelIota(s, out);
       case OpFamily::kSlice: return KernelSlice(s, in[0], out);
@@ -454,12 +455,19 @@ class Machine : private StepMachine {
       case CustomCallKind::kQuantizeMx: case CustomCallKind::kScaledMatmul: case CustomCallKind::kTopK:
       case CustomCallKind::kBuilderMath: case CustomCallKind::kEinsum: case CustomCallKind::kMatrixDiagonal:
       case CustomCallKind::kScramblePhiloxKey: case CustomCallKind::kTridiagonalSolve:
-      case CustomCallKind::kThreefry2x32: case CustomCallKind::kLu: case CustomCallKind::kCholesky:
-      case CustomCallKind::kQr: case CustomCallKind::kQrQ: case CustomCallKind::kPivotsToPermutation:
-      case CustomCallKind::kTriangularSolve: case CustomCallKind::kEigh: case CustomCallKind::kNeuronSoftmax:
-      case CustomCallKind::kNeuronSoftmaxBackward: case CustomCallKind::kNeuronRmsNorm:
-      case CustomCallKind::kNeuronArgMax: case CustomCallKind::kNeuronArgMin:
-        break;
+      case CustomCallKind::kThreefry2x32:
+      case CustomCallKind::kLu:
+      case CustomCallKind::kCholesky:
+      case CustomCallKind::kQr:
+      case CustomCallKind::kQrQ:
+      case CustomCallKind::kPivotsToPermutation:
+      case CustomCallKind::kTriangularSolve:
+      case CustomCallKind::kEigh:
+      case CustomCallKind::kNeuronSoftmax:
+      case CustomCallKind::kNeuronSoftmaxBackward:
+      case CustomCallKind::kNeuronRmsNorm:
+      case CustomCallKind::kNeuronArgMax:
+      case CustomCallKind::kNeuronArgMin: break;
     }
     std::vector<Buf> in, out;
     for (uint32_t o : b.operands) {
@@ -528,9 +536,13 @@ class Machine : private StepMachine {
         if (out.size() != 1) return shape_error("TridiagonalSolver");
         return KernelTridiagonalSolve(in, out[0]);
       case CustomCallKind::kThreefry2x32: return KernelThreefry2x32(in, out);
-      case CustomCallKind::kLu: case CustomCallKind::kCholesky: case CustomCallKind::kQr: case CustomCallKind::kQrQ:
-      case CustomCallKind::kPivotsToPermutation: case CustomCallKind::kTriangularSolve: case CustomCallKind::kEigh:
-        return KernelSolver(s.config->solver, in, out);
+      case CustomCallKind::kLu:
+      case CustomCallKind::kCholesky:
+      case CustomCallKind::kQr:
+      case CustomCallKind::kQrQ:
+      case CustomCallKind::kPivotsToPermutation:
+      case CustomCallKind::kTriangularSolve:
+      case CustomCallKind::kEigh: return KernelSolver(s.config->solver, in, out);
       case CustomCallKind::kNeuronSoftmax:
         if (in.size() != 1 || out.size() != 1) return shape_error("AwsNeuronSoftmax");
         return KernelNeuronSoftmax(s.config->neuron_dim, in[0], out[0]);
@@ -540,9 +552,11 @@ class Machine : private StepMachine {
       case CustomCallKind::kNeuronRmsNorm:
         if (in.size() != 3 || out.size() != 1) return shape_error("AwsNeuronRmsNorm");
         return KernelNeuronRmsNorm(s.config->neuron_dim, in[0], in[1], in[2], out[0]);
-      case CustomCallKind::kNeuronArgMax: case CustomCallKind::kNeuronArgMin:
+      case CustomCallKind::kNeuronArgMax:
+      case CustomCallKind::kNeuronArgMin:
         if (in.size() != 1 || out.size() != 1) return shape_error("AwsNeuronArgMax/ArgMin");
-        return KernelNeuronArgReduce(s.config->neuron_dim, s.custom_call == CustomCallKind::kNeuronArgMax, in[0], out[0]);
+        return KernelNeuronArgReduce(s.config->neuron_dim, s.custom_call == CustomCallKind::kNeuronArgMax, in[0],
+                                     out[0]);
       case CustomCallKind::kIdentity: case CustomCallKind::kShardShape: case CustomCallKind::kCallComputation:
       case CustomCallKind::kUnknown: case CustomCallKind::kSliceToDynamic: case CustomCallKind::kPadToStatic:
         break;

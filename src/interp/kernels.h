@@ -12,13 +12,13 @@
 
 #include "codegen/bundle_format.h"
 #include "interp/callee_pattern.h"
-#include "support/checked_math.h"
 #include "interp/op_table.h"
+#include "support/checked_math.h"
 #include "support/status.h"
 #include "types/custom_call_configs.h"
 #include "types/custom_call_targets.h"
-#include "types/solver_configs.h"
 #include "types/element.h"
+#include "types/solver_configs.h"
 
 namespace nhlo {
 

@@ -70,7 +70,8 @@ Status CheckCollectiveShapes(Opcode op, const std::vector<const BufferRecord*>& 
     // variadic all-gather or reduce-scatter; it comes out as it went in (docs/custom-calls.md).
     const bool token = has_dim && op != Opcode::kAllToAll && a.dims.empty() && in.size() > 1;
     if (token) {
-      if (!r.dims.empty()) return Status::Error("'" + name + "' gives its scalar operand " + std::to_string(i) + " as " + DimsText(r));
+      if (!r.dims.empty())
+        return Status::Error("'" + name + "' gives its scalar operand " + std::to_string(i) + " as " + DimsText(r));
       continue;
     }
     if (has_dim && (dim < 0 || dim >= static_cast<int64_t>(a.dims.size())))

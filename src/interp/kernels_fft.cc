@@ -117,7 +117,9 @@ Status PaddedComplexFft(const Buf& in, const Buf& out, const std::vector<int64_t
       }
     }
   };
-  for_each([&](int64_t w, bool inside, int64_t offset) { data[static_cast<size_t>(w)] = inside ? LoadAny(in, offset) : Cd(0, 0); });
+  for_each([&](int64_t w, bool inside, int64_t offset) {
+    data[static_cast<size_t>(w)] = inside ? LoadAny(in, offset) : Cd(0, 0);
+  });
   Eigen::FFT<double> fft;
   for (size_t axis = first; axis < rank; ++axis) TransformAxis(data, work, axis, inverse, fft);
   for_each([&](int64_t w, bool inside, int64_t offset) {

@@ -18,9 +18,12 @@ struct Lines {
   Lines(const std::vector<int64_t>& dims, int64_t dim) {
     for (size_t d = 0; d < dims.size(); ++d) {
       int64_t e = dims[d];
-      if (static_cast<int64_t>(d) < dim) outer *= e;
-      else if (static_cast<int64_t>(d) == dim) len = e;
-      else inner *= e;
+      if (static_cast<int64_t>(d) < dim)
+        outer *= e;
+      else if (static_cast<int64_t>(d) == dim)
+        len = e;
+      else
+        inner *= e;
     }
   }
   int64_t count() const { return outer * inner; }
@@ -98,8 +101,9 @@ Status KernelNeuronArgReduce(int64_t dim, bool largest, const Buf& x, const Buf&
   if (want.empty()) return Status::Error("AwsNeuronArgMax and AwsNeuronArgMin need an operand of rank 1 or more");
   want.erase(want.begin() + dim);
   if (Dims(out) != want || !(IsSignedInt(out.type()) || IsUnsignedInt(out.type())) || IsComplex(x.type()))
-    return Status::Error("AwsNeuronArgMax and AwsNeuronArgMin give integer indices of the operand's shape without "
-                         "the dimension");
+    return Status::Error(
+        "AwsNeuronArgMax and AwsNeuronArgMin give integer indices of the operand's shape without "
+        "the dimension");
   Lines lines(Dims(x), dim);
   const int size = HostByteSize(out.type());
   for (int64_t l = 0; l < lines.count(); ++l) {

@@ -252,7 +252,8 @@ Status KernelScaledDot(const Step& bundle, const Buf& lhs, const Buf& rhs, const
     int64_t cd = side ? rc->ints[0] : lc->ints[0];
     if (cd < 0 || cd >= static_cast<int64_t>(data.rank()) || (scale.rank() != data.rank() && scale.rank() != 0) ||
         !IsFloat(data.type()) || !IsFloat(scale.type()))
-      return Status::Error("scaled-dot operands must be float data with float scales of the same rank, or a scalar scale");
+      return Status::Error(
+          "scaled-dot operands must be float data with float scales of the same rank, or a scalar scale");
     const bool mx = scale.type() == PrimitiveType::kF8E8M0FNU && scale.rank() == data.rank() &&
                     (data.type() == PrimitiveType::kF8E4M3FN || data.type() == PrimitiveType::kF8E5M2);
     if (!mx) {

@@ -38,26 +38,33 @@ constexpr bool kComplex = !std::is_same_v<T, Real<T>>;
 
 template <typename T>
 T Conj(T v) {
-  if constexpr (kComplex<T>) return std::conj(v);
-  else return v;
+  if constexpr (kComplex<T>)
+    return std::conj(v);
+  else
+    return v;
 }
 
 template <typename T>
 Real<T> RealPart(T v) {
-  if constexpr (kComplex<T>) return v.real();
-  else return v;
+  if constexpr (kComplex<T>)
+    return v.real();
+  else
+    return v;
 }
 
 // LAPACK's |x| for pivot choice (icamax / idamax): |re| + |im| for complex.
 template <typename T>
 Real<T> Cabs1(T v) {
-  if constexpr (kComplex<T>) return std::abs(v.real()) + std::abs(v.imag());
-  else return std::abs(v);
+  if constexpr (kComplex<T>)
+    return std::abs(v.real()) + std::abs(v.imag());
+  else
+    return std::abs(v);
 }
 
 template <typename T>
 T Load(const Buf& b, int64_t i) {
-  if constexpr (kComplex<T>) return LoadComplex<Real<T>>(b.data, i);
+  if constexpr (kComplex<T>)
+    return LoadComplex<Real<T>>(b.data, i);
   else {
     T v;
     std::memcpy(&v, b.data + i * static_cast<int64_t>(sizeof(T)), sizeof(T));
@@ -67,8 +74,10 @@ T Load(const Buf& b, int64_t i) {
 
 template <typename T>
 void Store(const Buf& b, int64_t i, T v) {
-  if constexpr (kComplex<T>) StoreComplex<Real<T>>(b.data, i, v);
-  else std::memcpy(b.data + i * static_cast<int64_t>(sizeof(T)), &v, sizeof(T));
+  if constexpr (kComplex<T>)
+    StoreComplex<Real<T>>(b.data, i, v);
+  else
+    std::memcpy(b.data + i * static_cast<int64_t>(sizeof(T)), &v, sizeof(T));
 }
 
 void StoreS32(const Buf& b, int64_t i, int64_t v) {
@@ -154,8 +163,10 @@ T Reflector(Matrix<T>& m, int64_t r0, int64_t c) {
   if (xnorm == 0 && alphi == 0) return T(0);
   Real<T> beta = -std::copysign(std::hypot(std::hypot(alphr, alphi), xnorm), alphr);
   T tau;
-  if constexpr (kComplex<T>) tau = T((beta - alphr) / beta, -alphi / beta);
-  else tau = (beta - alphr) / beta;
+  if constexpr (kComplex<T>)
+    tau = T((beta - alphr) / beta, -alphi / beta);
+  else
+    tau = (beta - alphr) / beta;
   T scale = T(1) / (alpha - T(beta));
   for (int64_t r = r0 + 1; r < m.rows; ++r) m.at(r, c) *= scale;
   m.at(r0, c) = T(beta);
@@ -222,8 +233,10 @@ void TriangularSolve(const Matrix<T>& a, Matrix<T>& b, bool left, bool lower, in
       bool in_triangle = lower ? c <= r : c >= r;
       if (!in_triangle) continue;
       T v = r == c && unit ? T(1) : a.a[static_cast<size_t>(r * k + c)];
-      if (transpose == 0) op.at(r, c) = v;
-      else op.at(c, r) = transpose == 2 ? Conj(v) : v;
+      if (transpose == 0)
+        op.at(r, c) = v;
+      else
+        op.at(c, r) = transpose == 2 ? Conj(v) : v;
     }
   const bool op_lower = transpose == 0 ? lower : !lower;
   for (T& v : b.a) v *= alpha;
@@ -289,8 +302,9 @@ Status Run(const SolverConfig& c, const std::vector<Buf>& in, const std::vector<
     return OkStatus();
   };
   const PrimitiveType t = data.type(), s32 = PrimitiveType::kS32;
-  const PrimitiveType real_type = t == PrimitiveType::kC64 ? PrimitiveType::kF32
-                                  : t == PrimitiveType::kC128 ? PrimitiveType::kF64 : t;
+  const PrimitiveType real_type = t == PrimitiveType::kC64    ? PrimitiveType::kF32
+                                  : t == PrimitiveType::kC128 ? PrimitiveType::kF64
+                                                              : t;
   const int64_t k = std::min(rows, cols);
   size_t written = 0;  // results the kernel writes; the rest (workspaces) are zeros
   switch (c.op) {
@@ -380,7 +394,8 @@ Status Run(const SolverConfig& c, const std::vector<Buf>& in, const std::vector<
       T alpha = T(1);
       if (c.alpha_operand >= 0) {
         const Buf& a = in[static_cast<size_t>(c.alpha_operand)];
-        if (a.type() != t || a.count() != 1) return Status::Error("trsm's alpha must be a scalar of the matrices' type");
+        if (a.type() != t || a.count() != 1)
+          return Status::Error("trsm's alpha must be a scalar of the matrices' type");
         alpha = Load<T>(a, 0);
       }
       const bool lower = Flag(c.lower, in) != 0, unit = Flag(c.unit_diagonal, in) != 0;
@@ -394,8 +409,7 @@ Status Run(const SolverConfig& c, const std::vector<Buf>& in, const std::vector<
       written = 1;
       break;
     }
-    case SolverOp::kPivotsToPermutation:
-      break;  // integer operands: Run is not used (KernelSolver)
+    case SolverOp::kPivotsToPermutation: break;  // integer operands: Run is not used (KernelSolver)
   }
   for (size_t i = written; i < out.size(); ++i)
     if (out[i].rec->size > 0) std::memset(out[i].data, 0, static_cast<size_t>(out[i].rec->size));

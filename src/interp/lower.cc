@@ -116,22 +116,31 @@ Status LowerCustomCall(const BundleProgram& p, const ComputationRecord& comp, St
       if (s.bundle->operands.size() != 2 && s.bundle->operands.size() != 4)
         return Status::Error("custom_call_target \"" + std::string(name) + "\" takes two or four operands");
       return OkStatus();
-    case CustomCallKind::kLu: case CustomCallKind::kCholesky: case CustomCallKind::kQr: case CustomCallKind::kQrQ:
-    case CustomCallKind::kPivotsToPermutation: case CustomCallKind::kTriangularSolve: case CustomCallKind::kEigh: {
-      NHLO_ASSIGN_OR_RETURN(configs->solver, DecodeSolverCall(SolverOpOf(s.custom_call), name, s.bundle->operands.size(),
-                                                              config ? config->text : std::string_view()));
+    case CustomCallKind::kLu:
+    case CustomCallKind::kCholesky:
+    case CustomCallKind::kQr:
+    case CustomCallKind::kQrQ:
+    case CustomCallKind::kPivotsToPermutation:
+    case CustomCallKind::kTriangularSolve:
+    case CustomCallKind::kEigh: {
+      NHLO_ASSIGN_OR_RETURN(configs->solver,
+                            DecodeSolverCall(SolverOpOf(s.custom_call), name, s.bundle->operands.size(),
+                                             config ? config->text : std::string_view()));
       break;
     }
-    case CustomCallKind::kNeuronSoftmax: case CustomCallKind::kNeuronSoftmaxBackward:
-    case CustomCallKind::kNeuronRmsNorm: case CustomCallKind::kNeuronArgMax: case CustomCallKind::kNeuronArgMin: {
-      if (s.bundle->operands.empty()) return Status::Error("custom_call_target \"" + std::string(name) + "\" needs an operand");
+    case CustomCallKind::kNeuronSoftmax:
+    case CustomCallKind::kNeuronSoftmaxBackward:
+    case CustomCallKind::kNeuronRmsNorm:
+    case CustomCallKind::kNeuronArgMax:
+    case CustomCallKind::kNeuronArgMin: {
+      if (s.bundle->operands.empty())
+        return Status::Error("custom_call_target \"" + std::string(name) + "\" needs an operand");
       NHLO_ASSIGN_OR_RETURN(configs->neuron_dim,
                             DecodeNeuronDimension(config ? config->text : std::string_view(),
                                                   comp.buffers[s.bundle->operands[0]].dims.size()));
       break;
     }
-    case CustomCallKind::kThreefry2x32:
-      return OkStatus();  // its shapes are checked when it runs
+    case CustomCallKind::kThreefry2x32: return OkStatus();  // its shapes are checked when it runs
     case CustomCallKind::kCallComputation:
       if (!called)
         return Status::Error("custom_call_target \"" + std::string(name) + "\" names no computation to run");

@@ -303,27 +303,27 @@ void ReduceAddInDouble(const Tr& t, const Buf& in, const Buf& init, const Buf& o
     int64_t cols = kept.back().size, blocks = (cols + kBlock - 1) / kBlock;
     ParallelFor(Product(outer) * blocks, ChunkFor(reduced_count * std::min(cols, kBlock)),
                 [&](int64_t begin, int64_t end) {
-      std::vector<double> total(static_cast<size_t>(std::min(cols, kBlock)));
-      std::vector<double> chunk(total.size());
-      std::vector<int64_t> index;
-      for (int64_t u = begin; u < end; ++u) {
-        int64_t o = u / blocks, c0 = (u % blocks) * kBlock, w = std::min(kBlock, cols - c0);
-        int64_t base = KeptOffset(outer, o) + c0;
-        double* tot = total.data();
-        double* ch = chunk.data();
-        for (int64_t c = 0; c < w; ++c) tot[c] = init_value, ch[c] = 0;
-        int64_t in_chunk = 0;
-        ForEachOffset(reduced, index, [&](int64_t r) {
-          for (int64_t c = 0; c < w; ++c) ch[c] += static_cast<double>(t.Load(in.data, base + r + c));
-          if (++in_chunk < kDoubleChunk) return;
-          in_chunk = 0;
-          for (int64_t c = 0; c < w; ++c) tot[c] += ch[c], ch[c] = 0;
-        });
-        if (in_chunk > 0)
-          for (int64_t c = 0; c < w; ++c) tot[c] += ch[c];
-        for (int64_t c = 0; c < w; ++c) StoreDoubleSum(type, out.data, o * cols + c0 + c, tot[c]);
-      }
-    });
+                  std::vector<double> total(static_cast<size_t>(std::min(cols, kBlock)));
+                  std::vector<double> chunk(total.size());
+                  std::vector<int64_t> index;
+                  for (int64_t u = begin; u < end; ++u) {
+                    int64_t o = u / blocks, c0 = (u % blocks) * kBlock, w = std::min(kBlock, cols - c0);
+                    int64_t base = KeptOffset(outer, o) + c0;
+                    double* tot = total.data();
+                    double* ch = chunk.data();
+                    for (int64_t c = 0; c < w; ++c) tot[c] = init_value, ch[c] = 0;
+                    int64_t in_chunk = 0;
+                    ForEachOffset(reduced, index, [&](int64_t r) {
+                      for (int64_t c = 0; c < w; ++c) ch[c] += static_cast<double>(t.Load(in.data, base + r + c));
+                      if (++in_chunk < kDoubleChunk) return;
+                      in_chunk = 0;
+                      for (int64_t c = 0; c < w; ++c) tot[c] += ch[c], ch[c] = 0;
+                    });
+                    if (in_chunk > 0)
+                      for (int64_t c = 0; c < w; ++c) tot[c] += ch[c];
+                    for (int64_t c = 0; c < w; ++c) StoreDoubleSum(type, out.data, o * cols + c0 + c, tot[c]);
+                  }
+                });
     return;
   }
   std::vector<Group> outer_reduced(reduced.begin(), reduced.end() - 1);
@@ -360,8 +360,10 @@ Status ReduceDispatch(const Tr& t, const CalleePattern& pattern, const Buf& in, 
   constexpr bool kFloat = std::is_floating_point_v<typename Tr::Compute>;
   switch (op) {
     case ScalarOp::kAdd:
-      if constexpr (kFloat) ReduceAddInDouble(t, in, init, out, kept, reduced, inner_kept);
-      else run(std::integral_constant<ScalarOp, ScalarOp::kAdd>{});
+      if constexpr (kFloat)
+        ReduceAddInDouble(t, in, init, out, kept, reduced, inner_kept);
+      else
+        run(std::integral_constant<ScalarOp, ScalarOp::kAdd>{});
       return OkStatus();
     case ScalarOp::kMultiply: run(std::integral_constant<ScalarOp, ScalarOp::kMultiply>{}); return OkStatus();
     case ScalarOp::kMaximum: run(std::integral_constant<ScalarOp, ScalarOp::kMaximum>{}); return OkStatus();

@@ -250,12 +250,19 @@ Status CheckBuilderLibraryCall(const Instruction& inst, std::string_view target,
     case CustomCallKind::kIdentity: case CustomCallKind::kShardShape: case CustomCallKind::kTopK:
     case CustomCallKind::kCallComputation: case CustomCallKind::kBuilderMath: case CustomCallKind::kSliceToDynamic:
     case CustomCallKind::kPadToStatic:
-    case CustomCallKind::kThreefry2x32: case CustomCallKind::kLu: case CustomCallKind::kCholesky:
-    case CustomCallKind::kQr: case CustomCallKind::kQrQ: case CustomCallKind::kPivotsToPermutation:
-    case CustomCallKind::kTriangularSolve: case CustomCallKind::kEigh: case CustomCallKind::kNeuronSoftmax:
-    case CustomCallKind::kNeuronSoftmaxBackward: case CustomCallKind::kNeuronRmsNorm: case CustomCallKind::kNeuronArgMax:
-    case CustomCallKind::kNeuronArgMin:
-      break;
+    case CustomCallKind::kThreefry2x32:
+    case CustomCallKind::kLu:
+    case CustomCallKind::kCholesky:
+    case CustomCallKind::kQr:
+    case CustomCallKind::kQrQ:
+    case CustomCallKind::kPivotsToPermutation:
+    case CustomCallKind::kTriangularSolve:
+    case CustomCallKind::kEigh:
+    case CustomCallKind::kNeuronSoftmax:
+    case CustomCallKind::kNeuronSoftmaxBackward:
+    case CustomCallKind::kNeuronRmsNorm:
+    case CustomCallKind::kNeuronArgMax:
+    case CustomCallKind::kNeuronArgMin: break;
   }
   return Status::Error("compiler bug: " + Quoted(target) + " is not a builder-library call");
 }
@@ -303,23 +310,30 @@ Status CheckCustomCallExecutable(const Instruction& inst) {
     }
     case CustomCallKind::kTopK:
       return CheckTopK(inst, target);
-    case CustomCallKind::kLu: case CustomCallKind::kCholesky: case CustomCallKind::kQr: case CustomCallKind::kQrQ:
-    case CustomCallKind::kPivotsToPermutation: case CustomCallKind::kTriangularSolve: case CustomCallKind::kEigh: {
+    case CustomCallKind::kLu:
+    case CustomCallKind::kCholesky:
+    case CustomCallKind::kQr:
+    case CustomCallKind::kQrQ:
+    case CustomCallKind::kPivotsToPermutation:
+    case CustomCallKind::kTriangularSolve:
+    case CustomCallKind::kEigh: {
       // The operand counts and the backend_config now; shapes and types when the interpreter loads it.
       const Attribute* config = inst.FindAttr(AttrId::kBackendConfig);
       return DecodeSolverCall(SolverOpOf(CustomCallKindOf(inst)), target, inst.operands.size(),
                               config ? config->text : std::string_view())
           .status();
     }
-    case CustomCallKind::kNeuronSoftmax: case CustomCallKind::kNeuronSoftmaxBackward:
-    case CustomCallKind::kNeuronRmsNorm: case CustomCallKind::kNeuronArgMax: case CustomCallKind::kNeuronArgMin: {
+    case CustomCallKind::kNeuronSoftmax:
+    case CustomCallKind::kNeuronSoftmaxBackward:
+    case CustomCallKind::kNeuronRmsNorm:
+    case CustomCallKind::kNeuronArgMax:
+    case CustomCallKind::kNeuronArgMin: {
       const Attribute* config = inst.FindAttr(AttrId::kBackendConfig);
       if (inst.operands.empty() || !inst.operands[0]->shape.IsArray())
         return Status::Error(Quoted(target) + " takes an array operand");
       return DecodeNeuronDimension(config ? config->text : std::string_view(), inst.operands[0]->shape.rank()).status();
     }
-    case CustomCallKind::kThreefry2x32:
-      return OkStatus();  // shapes and types checked when the interpreter loads it
+    case CustomCallKind::kThreefry2x32: return OkStatus();  // shapes and types checked when the interpreter loads it
     case CustomCallKind::kSliceToDynamic: {
       const Shape& r = inst.shape;
       bool ok = r.IsArray() && !inst.operands.empty() && inst.operands.size() == r.rank() + 1 &&

@@ -51,7 +51,7 @@ struct Shape {
   Span<DimKind> dim_kinds{};        // empty when every dim is static
   Span<Shape> tuple{};              // elements when type == kTuple
   PrimitiveType type = PrimitiveType::kInvalid;
-  const Layout* layout = nullptr; // null: default (row-major) layout; &kLayoutNotWritten: the same, unprinted
+  const Layout* layout = nullptr;  // null: default (row-major) layout; &kLayoutNotWritten: the same, unprinted
 
   bool IsTuple() const { return type == PrimitiveType::kTuple; }
   bool IsArray() const { return IsArrayType(type); }

@@ -91,8 +91,9 @@ class Verifier {
     // A reduce may give another float precision than its reducer (XLA's mixed-precision
     // reduction: ShapeVerifier::HandleReduce with allow_mixed_precision, as its evaluator tests
     // verify; the evaluator converts the reducer's result once).
-    const bool mixed_precision_ok = (inst.opcode == Opcode::kReduce || (inst.opcode == Opcode::kCopy && inst.shape.IsArray())) &&
-                                    infer::CompatibleIgnoringFp(inf.shape, inst.shape);
+    const bool mixed_opcode =
+        inst.opcode == Opcode::kReduce || (inst.opcode == Opcode::kCopy && inst.shape.IsArray());
+    const bool mixed_precision_ok = mixed_opcode && infer::CompatibleIgnoringFp(inf.shape, inst.shape);
     if (inf.outcome == InferOutcome::kInferred && !infer::Compatible(inf.shape, inst.shape) && !mixed_precision_ok) {
       Fail(inst, "'" + std::string(op) + "' result shape is " + Str(inst.shape) + " but " + Source(inst) + " " +
                      Str(inf.shape));

@@ -66,7 +66,8 @@ class DcePass final : public Pass {
       // HloComputation::RemoveInstructionAndUnusedOperands leaves an after-all of a value with
       // side effects (or of a tuple element of one).
       for (const Instruction* op : inst.operands) {
-        const Instruction* source = op->opcode == Opcode::kGetTupleElement && !op->operands.empty() ? op->operands[0] : op;
+        const Instruction* source =
+            op->opcode == Opcode::kGetTupleElement && !op->operands.empty() ? op->operands[0] : op;
         if (effects.Of(*op) || effects.Of(*source)) return true;
       }
     }

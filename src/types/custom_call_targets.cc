@@ -39,8 +39,8 @@ bool MatchesPrecisions(std::string_view pattern, std::string_view target) {
   size_t q = pattern.find('?');
   if (q == std::string_view::npos || target.size() != pattern.size()) return false;
   char letter = target[q];
-  return (letter == 's' || letter == 'd' || letter == 'c' || letter == 'z') && target.substr(0, q) == pattern.substr(0, q) &&
-         target.substr(q + 1) == pattern.substr(q + 1);
+  return (letter == 's' || letter == 'd' || letter == 'c' || letter == 'z') &&
+         target.substr(0, q) == pattern.substr(0, q) && target.substr(q + 1) == pattern.substr(q + 1);
 }
 
 const CustomCallTargetRow* FindCustomCallTarget(std::string_view target) {

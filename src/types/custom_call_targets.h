@@ -17,30 +17,30 @@ enum class CustomCallKind : uint8_t {
   kUniformDequantize,
   kQuantizeMx,
   kScaledMatmul,
-  kIdentity,         // result = operand
-  kShardShape,       // result = operand's bytes in the result's dimensions (same element count)
-  kTopK,             // (values, indices) of the k first elements in the comparator's order
-  kCallComputation,  // result = the called computation run on the operands
-  kBuilderMath,      // an XLA builder-library math function computed natively (builder_math.def)
-  kEinsum,           // xla_builder.matrix.Einsum: its backend_config's einsum, natively
-  kMatrixDiagonal,   // xla_builder.matrix.GetMatrixDiagonalViaGather: the main diagonal
-  kScramblePhiloxKey,  // xla_builder.prng.ScramblePhiloxKey: Philox4x32-10 of each u64 key
-  kTridiagonalSolve,   // xla_builder.tridiagonal.TridiagonalSolver: the Thomas algorithm
-  kSliceToDynamic,     // (data, sizes...) -> data with those runtime sizes (bounded dynamic shape)
-  kPadToStatic,        // dynamic data -> (static data, its runtime sizes...)
-  kThreefry2x32,       // JAX's GPU threefry kernel: (key0, key1, x0, x1) -> (out0, out1), elementwise
-  kLu,                 // getrf: (lu, 1-based pivots, info), LAPACK's packed form (solver_configs.h)
-  kCholesky,           // potrf: (the factor in the named triangle, info)
-  kQr,                 // geqrf: (R and Householder vectors, tau)
-  kQrQ,                // orgqr / ungqr: Q from Householder vectors and tau
-  kPivotsToPermutation,  // JAX's lu_pivots_to_permutation
-  kTriangularSolve,    // trsm: the solution of a triangular system
-  kEigh,               // syevd / heevd / syevj: (eigenvectors, ascending eigenvalues, info)
-  kNeuronSoftmax,      // AwsNeuronSoftmax: softmax along the backend_config's dimension
+  kIdentity,               // result = operand
+  kShardShape,             // result = operand's bytes in the result's dimensions (same element count)
+  kTopK,                   // (values, indices) of the k first elements in the comparator's order
+  kCallComputation,        // result = the called computation run on the operands
+  kBuilderMath,            // an XLA builder-library math function computed natively (builder_math.def)
+  kEinsum,                 // xla_builder.matrix.Einsum: its backend_config's einsum, natively
+  kMatrixDiagonal,         // xla_builder.matrix.GetMatrixDiagonalViaGather: the main diagonal
+  kScramblePhiloxKey,      // xla_builder.prng.ScramblePhiloxKey: Philox4x32-10 of each u64 key
+  kTridiagonalSolve,       // xla_builder.tridiagonal.TridiagonalSolver: the Thomas algorithm
+  kSliceToDynamic,         // (data, sizes...) -> data with those runtime sizes (bounded dynamic shape)
+  kPadToStatic,            // dynamic data -> (static data, its runtime sizes...)
+  kThreefry2x32,           // JAX's GPU threefry kernel: (key0, key1, x0, x1) -> (out0, out1), elementwise
+  kLu,                     // getrf: (lu, 1-based pivots, info), LAPACK's packed form (solver_configs.h)
+  kCholesky,               // potrf: (the factor in the named triangle, info)
+  kQr,                     // geqrf: (R and Householder vectors, tau)
+  kQrQ,                    // orgqr / ungqr: Q from Householder vectors and tau
+  kPivotsToPermutation,    // JAX's lu_pivots_to_permutation
+  kTriangularSolve,        // trsm: the solution of a triangular system
+  kEigh,                   // syevd / heevd / syevj: (eigenvectors, ascending eigenvalues, info)
+  kNeuronSoftmax,          // AwsNeuronSoftmax: softmax along the backend_config's dimension
   kNeuronSoftmaxBackward,  // AwsNeuronSoftmaxBackward(grad, output): output * (grad - sum(grad * output))
-  kNeuronRmsNorm,      // AwsNeuronRmsNorm(x, weight, eps): x * rsqrt(mean(x^2) + eps) * weight
-  kNeuronArgMax,       // AwsNeuronArgMax: the index of the first largest element along the dimension
-  kNeuronArgMin,       // AwsNeuronArgMin: the index of the first smallest element along the dimension
+  kNeuronRmsNorm,          // AwsNeuronRmsNorm(x, weight, eps): x * rsqrt(mean(x^2) + eps) * weight
+  kNeuronArgMax,           // AwsNeuronArgMax: the index of the first largest element along the dimension
+  kNeuronArgMin,           // AwsNeuronArgMin: the index of the first smallest element along the dimension
 };
 
 /// The functions of builder_math.def.

@@ -49,21 +49,21 @@ Result<int32_t> DescriptorField(std::string_view bytes, size_t offset, std::stri
 }
 
 // An FFI character-code attribute (LAPACK's 'L', 'U', 'N', 'T', 'C', 'R' as ui8 codes).
-Result<char> CharAttr(const std::map<std::string, std::string, std::less<>>& attrs, std::string_view name,
-                      char absent, std::string_view target) {
+Result<char> CharAttr(const std::map<std::string, std::string, std::less<>>& attrs, std::string_view name, char absent,
+                      std::string_view target) {
   auto it = attrs.find(name);
   if (it == attrs.end()) return absent;
   const std::string& v = it->second;
   char* end = nullptr;
   long code = std::strtol(v.c_str(), &end, 10);
   if (v.empty() || *end != '\0' || code < 0 || code > 127)
-    return Status::Error("custom_call_target '" + std::string(target) + "' attribute " + std::string(name) + " = " +
-                         v + " is not a character code");
+    return Status::Error("custom_call_target '" + std::string(target) + "' attribute " + std::string(name) + " = " + v +
+                         " is not a character code");
   return static_cast<char>(code);
 }
 
-Result<bool> BoolAttr(const std::map<std::string, std::string, std::less<>>& attrs, std::string_view name,
-                      bool absent, std::string_view target) {
+Result<bool> BoolAttr(const std::map<std::string, std::string, std::less<>>& attrs, std::string_view name, bool absent,
+                      std::string_view target) {
   auto it = attrs.find(name);
   if (it == attrs.end()) return absent;
   if (it->second == "true") return true;
@@ -102,10 +102,9 @@ Result<SolverConfig> DecodeSolverCall(SolverOp op, std::string_view target, size
       c.first_data = cpu && !ffi ? 5 : 0;  // lapack_?orgqr(b, m, n, k, lwork, a, tau)
       NHLO_TRY(need(static_cast<size_t>(c.first_data) + 2));
       return c;
-    case SolverOp::kPivotsToPermutation:
-      NHLO_TRY(need(1));
-      return c;
-    case SolverOp::kCholesky: case SolverOp::kEigh:
+    case SolverOp::kPivotsToPermutation: NHLO_TRY(need(1)); return c;
+    case SolverOp::kCholesky:
+    case SolverOp::kEigh:
       if (cpu && !ffi) {  // lapack_?potrf(lower, b, n, a), lapack_?syevd(lower, b, n, a)
         c.first_data = 3;
         c.lower = SolverFlag{0, 0};
@@ -169,15 +168,30 @@ SolverOp SolverOpOf(CustomCallKind kind) {
     case CustomCallKind::kPivotsToPermutation: return SolverOp::kPivotsToPermutation;
     case CustomCallKind::kTriangularSolve: return SolverOp::kTriangularSolve;
     case CustomCallKind::kEigh: return SolverOp::kEigh;
-    case CustomCallKind::kLu: case CustomCallKind::kNone: case CustomCallKind::kUnknown:
-    case CustomCallKind::kUniformQuantize: case CustomCallKind::kUniformDequantize: case CustomCallKind::kQuantizeMx:
-    case CustomCallKind::kScaledMatmul: case CustomCallKind::kIdentity: case CustomCallKind::kShardShape:
-    case CustomCallKind::kTopK: case CustomCallKind::kCallComputation: case CustomCallKind::kBuilderMath:
-    case CustomCallKind::kEinsum: case CustomCallKind::kMatrixDiagonal: case CustomCallKind::kScramblePhiloxKey:
-    case CustomCallKind::kTridiagonalSolve: case CustomCallKind::kSliceToDynamic: case CustomCallKind::kPadToStatic:
-    case CustomCallKind::kThreefry2x32: case CustomCallKind::kNeuronSoftmax: case CustomCallKind::kNeuronSoftmaxBackward:
-    case CustomCallKind::kNeuronRmsNorm: case CustomCallKind::kNeuronArgMax: case CustomCallKind::kNeuronArgMin:
-      break;
+    case CustomCallKind::kLu:
+    case CustomCallKind::kNone:
+    case CustomCallKind::kUnknown:
+    case CustomCallKind::kUniformQuantize:
+    case CustomCallKind::kUniformDequantize:
+    case CustomCallKind::kQuantizeMx:
+    case CustomCallKind::kScaledMatmul:
+    case CustomCallKind::kIdentity:
+    case CustomCallKind::kShardShape:
+    case CustomCallKind::kTopK:
+    case CustomCallKind::kCallComputation:
+    case CustomCallKind::kBuilderMath:
+    case CustomCallKind::kEinsum:
+    case CustomCallKind::kMatrixDiagonal:
+    case CustomCallKind::kScramblePhiloxKey:
+    case CustomCallKind::kTridiagonalSolve:
+    case CustomCallKind::kSliceToDynamic:
+    case CustomCallKind::kPadToStatic:
+    case CustomCallKind::kThreefry2x32:
+    case CustomCallKind::kNeuronSoftmax:
+    case CustomCallKind::kNeuronSoftmaxBackward:
+    case CustomCallKind::kNeuronRmsNorm:
+    case CustomCallKind::kNeuronArgMax:
+    case CustomCallKind::kNeuronArgMin: break;
   }
   return SolverOp::kLu;
 }

@@ -15,13 +15,13 @@ namespace nhlo {
 
 /// The factorisation or solve a custom call runs.
 enum class SolverOp : uint8_t {
-  kLu,                  // getrf: P A = L U with partial pivoting, LAPACK's packed result and 1-based pivots
-  kCholesky,            // potrf: the named triangle of the factor, the other triangle as given
-  kQr,                  // geqrf: R and the Householder vectors, LAPACK's packed form, and tau
-  kQrQ,                 // orgqr / ungqr: Q from the Householder vectors and tau
-  kPivotsToPermutation, // JAX's lu_pivots_to_permutation: 0-based row swaps applied to the identity
-  kTriangularSolve,     // trsm: op(A) X = alpha B or X op(A) = alpha B
-  kEigh,                // syevd / heevd / syevj: ascending eigenvalues, eigenvectors in columns
+  kLu,                   // getrf: P A = L U with partial pivoting, LAPACK's packed result and 1-based pivots
+  kCholesky,             // potrf: the named triangle of the factor, the other triangle as given
+  kQr,                   // geqrf: R and the Householder vectors, LAPACK's packed form, and tau
+  kQrQ,                  // orgqr / ungqr: Q from the Householder vectors and tau
+  kPivotsToPermutation,  // JAX's lu_pivots_to_permutation: 0-based row swaps applied to the identity
+  kTriangularSolve,      // trsm: op(A) X = alpha B or X op(A) = alpha B
+  kEigh,                 // syevd / heevd / syevj: ascending eigenvalues, eigenvectors in columns
 };
 
 /// Where a flag comes from: fixed at load, or the value of an s32 scalar operand (jaxlib's legacy
@@ -40,7 +40,7 @@ struct SolverConfig {
   SolverFlag left_side{1};  // trsm: op(A) X = B (left) or X op(A) = B (right)
   SolverFlag transpose{0};  // trsm: 0 = A, 1 = A^T, 2 = A^H
   SolverFlag unit_diagonal{0};
-  int alpha_operand = -1;   // trsm: a scalar alpha operand (legacy blas_?trsm; early FFI), else 1
+  int alpha_operand = -1;  // trsm: a scalar alpha operand (legacy blas_?trsm; early FFI), else 1
 };
 
 /// The config of a linear-algebra custom call `target` with `operands` operands and
