@@ -36,7 +36,7 @@ std::string HeaderError(std::string_view header, int major = 1) {
   return h.ok() ? "" : h.status().message();
 }
 
-TensorSpec Spec(PrimitiveType t, std::vector<int64_t> dims) { return {"parameter 1 'p'", "p", t, std::move(dims)}; }
+TensorSpec Spec(PrimitiveType t, std::vector<int64_t> dims) { return {"parameter 1 'p'", "p", t, std::move(dims), {}}; }
 
 std::string ReadError(std::string_view bytes, const TensorSpec& spec) {
   Result<Value> v = ReadNpy(bytes, "t.npy", spec);

@@ -271,7 +271,7 @@ Result<std::vector<std::vector<Value>>> MakeDeviceArguments(const BundleProgram&
     for (uint32_t d = 0; d < devices; ++d)
       for (const TensorSpec& p : params)  // named apart, so an archive's members match by position
         all.push_back({"device " + std::to_string(d) + " " + p.what, "device" + std::to_string(d) + "." + std::string(p.name),
-                       p.type, p.dims});
+                       p.type, p.dims, p.dim_kinds});
     params = std::move(all);
   }
   NHLO_ASSIGN_OR_RETURN(std::vector<Value> values, LoadArguments(settings.arg_texts, settings.files.args, params));

@@ -340,7 +340,22 @@ void FortranToC(const char* src, char* dst, const std::vector<int64_t>& dims, si
 }  // namespace
 
 std::string SpecShapeText(const TensorSpec& spec) {
-  return std::string(PrimitiveTypeName(spec.type)) + DimsText(spec.dims);
+  std::string out = std::string(PrimitiveTypeName(spec.type)) + "[";
+  for (size_t d = 0; d < spec.dims.size(); ++d) {
+    if (d) out += ",";
+    uint8_t kind = d < spec.dim_kinds.size() ? spec.dim_kinds[d] : 0;
+    out += kind == 2 ? "?" : (kind == 1 ? "<=" : "") + std::to_string(spec.dims[d]);
+  }
+  return out + "]";
+}
+
+bool SpecTakes(const TensorSpec& spec, const std::vector<int64_t>& dims) {
+  if (dims.size() != spec.dims.size()) return false;
+  for (size_t d = 0; d < dims.size(); ++d) {
+    bool bounded = d < spec.dim_kinds.size() && spec.dim_kinds[d] == 1;
+    if (bounded ? dims[d] < 0 || dims[d] > spec.dims[d] : dims[d] != spec.dims[d]) return false;
+  }
+  return true;
 }
 
 std::string NpyDescr(PrimitiveType type) {
@@ -383,7 +398,7 @@ Result<Value> ReadNpy(std::string_view bytes, std::string_view file, const Tenso
   bool parsed = ParseDescr(h.descr, &d);
   if (!parsed || !DescrMatches(d, spec.type))
     return FileError(file, DescrText(h.descr, d, parsed) + " but " + spec.what + " is " + SpecShapeText(spec));
-  if (h.shape != spec.dims)
+  if (!SpecTakes(spec, h.shape))
     return FileError(file, "shape " + DimsText(h.shape) + " but " + spec.what + " is " + SpecShapeText(spec));
   uint64_t count = 1, size = 0, elem = static_cast<uint64_t>(HostByteSize(spec.type));
   for (int64_t dim : h.shape)
@@ -398,7 +413,7 @@ Result<Value> ReadNpy(std::string_view bytes, std::string_view file, const Tenso
                                std::to_string(size) + " bytes of its array");
   Value v;
   v.type = spec.type;
-  v.dims = spec.dims;
+  v.dims = h.shape;  // below a bounded dimension's bound, the caller lays it out at the bound
   v.bytes.resize(static_cast<size_t>(size));
   const char* src = bytes.data() + h.data_offset;
   if (h.fortran_order && h.shape.size() > 1)
@@ -698,7 +713,7 @@ Result<Value> LoadArgumentFile(const std::string& path, const TensorSpec& spec) 
   if (StartsWith(bytes, kZipMagic) || StartsWith(bytes, kEmptyZipMagic))
     return FileError(path, "is a zip (.npz) archive; an archive of all the arguments goes in --args=@" + path);
   NHLO_ASSIGN_OR_RETURN(Value v, ParseValue(bytes, path));
-  if (!v.IsTuple() && (v.type != spec.type || v.dims != spec.dims))
+  if (!v.IsTuple() && (v.type != spec.type || !SpecTakes(spec, v.dims)))
     return FileError(path, "the literal is " + ValueShapeText(v) + " but " + spec.what + " is " + SpecShapeText(spec));
   return v;
 }
@@ -790,7 +805,7 @@ Result<Value> LoadExpectedOutputs(const std::string& path, const Value& result) 
   for (size_t i = 0; i < outputs.size(); ++i) {
     const Value& leaf = *outputs[i].second;
     specs.push_back({"output " + std::to_string(i + 1) + " '" + outputs[i].first + "'", outputs[i].first, leaf.type,
-                     leaf.dims});
+                     leaf.dims, {}});
   }
   if (!result.IsTuple()) {
     uint64_t limit = 0;
@@ -828,7 +843,7 @@ std::vector<TensorSpec> EntryParameters(const BundleProgram& program) {
   for (size_t i = 0; i < entry.params.size(); ++i) {
     const BufferRecord& b = entry.buffers[entry.params[i]];
     std::string name(b.name);
-    specs.push_back({"parameter " + std::to_string(i + 1) + " '" + name + "'", name, b.type, b.dims});
+    specs.push_back({"parameter " + std::to_string(i + 1) + " '" + name + "'", name, b.type, b.dims, b.dim_kinds});
   }
   return specs;
 }

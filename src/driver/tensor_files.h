@@ -25,9 +25,16 @@ struct TensorSpec {
   std::string name;
   PrimitiveType type = PrimitiveType::kInvalid;
   std::vector<int64_t> dims;
+  /// Per dimension as BufferRecord::dim_kinds (empty: all static): a bounded one (`<=N`) takes
+  /// any size up to its bound, as an argument given inline does.
+  std::vector<uint8_t> dim_kinds;
 };
 
-/// `bf16[4,8]`.
+/// Whether an array of `dims` fits `spec`: equal static dimensions, bounded ones at most their
+/// bound.
+bool SpecTakes(const TensorSpec& spec, const std::vector<int64_t>& dims);
+
+/// `bf16[4,8]`, `f32[<=8]`.
 std::string SpecShapeText(const TensorSpec& spec);
 
 /// The descr nhlo writes for an array type: numpy's own for the types numpy has (`<f4`, `|b1`),

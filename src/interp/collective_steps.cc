@@ -88,8 +88,11 @@ Status CollectiveSteps::Load(const ComputationRecord& comp, const Step& s) {
     NHLO_TRY(CheckRaggedAllToAllShapes(in, comp.buffers[b.result], g.devices.size()));
   } else if (IsGroupedCollective(b.opcode)) {
     if (b.operands.empty()) return Status::Error("bundle '" + std::string(OpcodeName(b.opcode)) + "' has no operands");
+    // XLA tells the in-place form (input, output, input offsets, output offsets) by its
+    // slice_sizes; without them several operands are the combined form CollectivePermuteCombiner
+    // makes, each operand permuted on its own into its element of the result tuple.
     if ((b.opcode == Opcode::kCollectivePermute || b.opcode == Opcode::kCollectivePermuteStart) &&
-        b.operands.size() != 1)
+        b.operands.size() != 1 && (s.Find(AttrId::kSliceSizes) || b.opcode == Opcode::kCollectivePermuteStart))
       return Status::Error("collective-permute with input/output buffer and offset operands is not executed yet");
     NHLO_ASSIGN_OR_RETURN(std::vector<uint32_t> targets, ExchangeTargets(comp, b));
     std::vector<const BufferRecord*> in, out;

@@ -234,10 +234,18 @@ Inference InferCollective(Module& m, const Instruction& inst) {
       if (inst.operands.empty()) return NotInferable();
       return Inferred(TupleOrSingle(m, inst));
     case Opcode::kCollectivePermute:
-      // One operand, or the combined form (input, output, input offsets, output offsets).
-      if (inst.operands.size() == 1) return Inferred(inst.operands[0]->shape);
-      if (inst.operands.size() == 4) return Inferred(inst.operands[1]->shape);
-      return NotInferable();  // lenient: newer variadic forms
+      // XLA's InferCollectivePermuteShape: with slice_sizes the in-place form (input, output,
+      // input offsets, output offsets) gives the output's shape; without, every operand is
+      // permuted on its own: one operand's shape, or the tuple of them (the combined form).
+      if (inst.FindAttr(AttrId::kSliceSizes)) {
+        if (inst.operands.size() != 4)
+          return Error("collective-permute with slice_sizes takes (input, output, input offsets, output offsets)");
+        return Inferred(inst.operands[1]->shape);
+      }
+      e = CheckArrays(inst);
+      if (!e.empty()) return Error(e);
+      if (inst.operands.empty()) return NotInferable();
+      return Inferred(TupleOrSingle(m, inst));
     case Opcode::kCollectivePermuteStart:
       return NotInferable();  // lenient: array or (operand, result, contexts...) tuple
     case Opcode::kAllReduceDone:
