@@ -108,6 +108,10 @@ Result<CustomCallExpansion> ReadCustomCallFlag(const std::string& value) {
   CustomCallExpansion e;
   e.target = value.substr(0, eq);
   e.file = value.substr(eq + 2);
+  CustomCallKind kind = CustomCallKindOf(e.target, false);
+  if (kind != CustomCallKind::kUnknown && kind != CustomCallKind::kCallComputation)
+    return Status::Error("--custom-call: custom_call_target '" + e.target +
+                         "' runs natively; an expansion cannot replace it");
   std::istringstream no_stdin;
   Result<std::string> text = ReadInput(e.file, no_stdin);
   if (!text.ok()) return Status::Error("--custom-call: " + text.status().message());
