@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "interp/native_callees.h"
+#include "support/merge_sort.h"
 
 namespace nhlo {
 namespace {
@@ -118,7 +119,7 @@ Status KernelSort(const CalleePattern& pattern, const std::vector<Buf>& in, cons
   for (int64_t base = 0; base < total; ++base) {
     if ((base / stride) % len != 0) continue;  // visit each line along `d` once, from its start
     for (int64_t i = 0; i < len; ++i) order[i] = i;
-    std::stable_sort(order.begin(), order.end(), [&](int64_t x, int64_t y) {
+    StableMergeSort(order, [&](int64_t x, int64_t y) {
       if (!failure.ok()) return false;
       for (size_t k = 0; k < n; ++k) {
         int size = HostByteSize(in[k].type());

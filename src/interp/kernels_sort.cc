@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "interp/kernels.h"
+#include "support/merge_sort.h"
 
 namespace nhlo {
 namespace {
@@ -53,7 +54,7 @@ Status KernelTopK(const Buf& x, const Buf& values, const Buf& indices, TopKOrder
       order_of[i] = i;
       key[i] = TotalOrderKey(x.type(), row + i * size);
     }
-    std::stable_sort(order_of.begin(), order_of.end(), [&](int64_t a, int64_t b) {
+    StableMergeSort(order_of, [&](int64_t a, int64_t b) {
       switch (order) {
         case TopKOrder::kDescending: return key[a] > key[b];
         case TopKOrder::kAscending: return key[a] < key[b];

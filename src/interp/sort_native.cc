@@ -4,9 +4,9 @@
 // the comparator's, with a stable LSD radix sort (a stable std::sort for short lines), and
 // every operand is permuted by that order. A stable sort by a strict weak order has one result,
 // so this is the comparator's stable sort exactly. A plain (non-total) float compare is not a
-// strict weak order once NaNs are in the line: such a line is sorted by std::stable_sort with
-// the comparator's own booleans over the same index array the executor sorts, which gives the
-// executor's result as it stands.
+// strict weak order once NaNs are in the line: such a line is sorted by the executor's merge
+// sort (support/merge_sort.h) with the comparator's own booleans over the same index array, which
+// gives the executor's result.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "interp/native_callees.h"
+#include "support/merge_sort.h"
 #include "support/parallel.h"
 #include "types/element.h"
 #include "types/float_cast.h"
@@ -323,7 +324,7 @@ Status KernelSortNative(const CalleePattern& pattern, const std::vector<Buf>& in
       if (!keyed) {
         exact.resize(static_cast<size_t>(len));
         for (int64_t j = 0; j < len; ++j) exact[j] = j;
-        std::stable_sort(exact.begin(), exact.end(), [&](int64_t x, int64_t y) {
+        StableMergeSort(exact, [&](int64_t x, int64_t y) {
           double vx = PlainValue(k, kd + x * step), vy = PlainValue(k, kd + y * step);
           return k.descending ? vx > vy : vx < vy;
         });
