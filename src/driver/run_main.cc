@@ -37,32 +37,41 @@ Shape BufferShape(const ComputationRecord& comp, uint32_t index, Module& scratch
 }
 
 // Bytes the leaves of buffer `index` of `comp` hold (tuples: all their leaves).
+// a + b, or UINT64_MAX when that overflows: figures from a bundle file are input, and a forged
+// one must not wrap into a small total that passes the memory check.
+uint64_t SaturatingAdd(uint64_t a, uint64_t b) {
+  uint64_t sum;
+  return AddOverflows(a, b, &sum) ? UINT64_MAX : sum;
+}
+
 uint64_t LeafBytes(const ComputationRecord& comp, uint32_t index) {
   const BufferRecord& b = comp.buffers[index];
   if (b.type != PrimitiveType::kTuple) return b.size;
   uint64_t total = 0;
-  for (uint32_t e : b.tuple) total += LeafBytes(comp, e);
+  for (uint32_t e : b.tuple) total = SaturatingAdd(total, LeafBytes(comp, e));
   return total;
 }
 
-// What a run of `program` allocates before its first bundle: the arena, the arguments and the
-// constants unpacked to the host layout.
+// What a run of `program` allocates: the arena, the arguments and the constants unpacked to the
+// host layout before its first bundle, and the results copied out of the arena after its last.
 struct MemoryNeed {
-  uint64_t arena = 0, arguments = 0, constants = 0;
-  uint64_t total() const { return arena + arguments + constants; }
+  uint64_t arena = 0, arguments = 0, constants = 0, results = 0;
+  uint64_t total() const { return SaturatingAdd(SaturatingAdd(arena, arguments), SaturatingAdd(constants, results)); }
 };
 
-// Each simulated device has all three of its own.
+// Each simulated device has all four of its own.
 MemoryNeed MemoryNeeded(const BundleProgram& program, uint64_t devices) {
   MemoryNeed need;
   need.arena = program.arena_size;
   const ComputationRecord& entry = program.computations[program.entry];
-  for (uint32_t p : entry.params) need.arguments += LeafBytes(entry, p);
+  for (uint32_t p : entry.params) need.arguments = SaturatingAdd(need.arguments, LeafBytes(entry, p));
+  need.results = LeafBytes(entry, entry.root);
   for (const ComputationRecord& comp : program.computations)
     for (const BufferRecord& b : comp.buffers)
-      if (b.kind == BufferKind::kConstant && b.type != PrimitiveType::kTuple) need.constants += b.size;
-  for (uint64_t* n : {&need.arena, &need.arguments, &need.constants})
-    if (MulOverflows(*n, devices, n)) *n = UINT64_MAX / 4;
+      if (b.kind == BufferKind::kConstant && b.type != PrimitiveType::kTuple)
+        need.constants = SaturatingAdd(need.constants, b.size);
+  for (uint64_t* n : {&need.arena, &need.arguments, &need.constants, &need.results})
+    if (MulOverflows(*n, devices, n)) *n = UINT64_MAX;
   return need;
 }
 
@@ -235,8 +244,9 @@ Result<BundleProgram> LoadProgram(const std::string& name, std::string bytes, co
     d.file = name;
     d.message = "running this program" +
                 (devices.count() > 1 ? " on " + std::to_string(devices.count()) + " devices" : std::string()) +
-                " needs " + Bytes(need.total()) + " (arena " + Bytes(need.arena) +
-                ", arguments " + Bytes(need.arguments) + ", constants " + Bytes(need.constants) + "), but " +
+                " needs " + Bytes(need.total()) + " (arena " + Bytes(need.arena) + ", arguments " +
+                Bytes(need.arguments) + ", constants " + Bytes(need.constants) + ", results " + Bytes(need.results) +
+                "), but " +
                 (settings.limit_given ? "--max-memory allows " : "this machine has ") +
                 Bytes(settings.memory_limit) +
                 (settings.limit_given ? "" : " available (--max-memory=SIZE sets another limit)");

@@ -181,7 +181,18 @@ Inference InferConcatenate(Module& m, const Instruction& inst) {
       const Shape& s = op->shape;
       unbounded = unbounded || Unbounded(s, i);
       dynamic = dynamic || s.IsDynamicDim(i);
-      size = i == d ? size + s.dims[i] : s.dims[i];
+      if (i != d) {
+        size = s.dims[i];
+      } else if (__builtin_add_overflow(size, s.dims[i], &size)) {
+        return Error("concatenate along dimension " + Num(d) + " gives more than 2^63 elements in it");
+      }
+    }
+    if (!unbounded && i == d) {
+      // The other dimensions times the joined one must stay an element count (below 2^63).
+      int64_t elements = size > 0 ? size : 1;
+      for (size_t j = 0; j < first.rank(); ++j)
+        if (j != d && first.dims[j] > 0 && __builtin_mul_overflow(elements, first.dims[j], &elements))
+          return Error("concatenate gives a shape of more than 2^63 elements");
     }
     if (unbounded) dims.Add(-1, DimKind::kUnbounded);
     else dims.Add(size, dynamic ? DimKind::kBounded : DimKind::kStatic);
