@@ -150,7 +150,7 @@ TEST_CASE("standalone literals: layouts, nesting, special values") {
   REQUIRE(tuple.ok());
   out.clear();
   AppendLiteral(out, **tuple);
-  CHECK(out == "(7, {1, 0})");
+  CHECK(out == "( 7, {1, 0} )");
   CHECK(!ParseStandaloneLiteral(scratch, "arg", "s8[] 128").ok());
   CHECK(!ParseStandaloneLiteral(scratch, "arg", "u8[] -1").ok());
   CHECK(!ParseStandaloneLiteral(scratch, "arg", "f32[3] {1, 2}").ok());

@@ -130,6 +130,14 @@ Status Parser::ParseShape(Shape& shape, int depth) {
   bool layout_written = false;
   if (tok_.kind == Tok::kLBrace) {
     Tok next = PeekNext().kind;
+    if (next == Tok::kRBrace && dims.empty() && !literal_follows_) {
+      // `f32[]{}`: a scalar's layout, empty; XLA reads it and prints the scalar without it.
+      Advance();
+      text_end = tok_.offset + 1;
+      Advance();
+      RememberShape(text_start, text_end, shape);
+      return OkStatus();
+    }
     if ((next == Tok::kInt || next == Tok::kColon) && (!literal_follows_ || BraceGroupIsFollowedByBrace())) {
       uint32_t close = 0;
       NHLO_TRY(ParseLayout(shape, &close));
@@ -179,6 +187,7 @@ bool Parser::TryCachedShapeAt(uint32_t at, Shape& shape) {
         size_t r = q + 1;
         while (r < text.size() && IsSpace(text[r])) ++r;
         if (r >= text.size() || !(IsIdentStart(text[r]) || text[r] == '%' || text[r] == '}')) continue;
+        if (text[r] == '}' && c.shape.dims.empty()) continue;  // `f32[]{}`: a scalar's empty layout
       }
     }
     shape = c.shape;

@@ -59,6 +59,12 @@ class ParamNumbers {
   std::unordered_set<int64_t> sparse_;
 };
 
+// One `#i` of a compact get-tuple-element operand (`p0#1#0`), with where the index is written.
+struct TupleIndex {
+  int64_t index;
+  uint32_t offset;
+};
+
 class Parser {
  public:
   Parser(Module& module, const SourceBuffer& src, uint32_t source_id, const ParseOptions& opts)
@@ -116,6 +122,13 @@ class Parser {
                                             const Shape* shape_read = nullptr);
   Result<Computation*> ParseInlineComputation(std::string_view owner);
   Status ParseOperands(Instruction* inst, SmallVec<Instruction*, 8>& operands);
+  Status RunSingleInstruction();
+  bool StartsSingleInstruction();
+  bool IsOpcodeWord(std::string_view word) const;
+  Result<Instruction*> CompactGetTupleElement(Instruction* base, std::string_view name, uint32_t offset,
+                                              const SmallVec<TupleIndex, 4>& indices);
+  Instruction* ImplicitParameter(Computation* comp, std::string_view name, const Shape& shape, uint32_t offset);
+  void NameGeneratedInstructions();
   static bool CapturedAsRaw(AttrKind kind);
   Status Structure(Attribute& attr, uint32_t value_offset);
   Status ParseAttribute(Instruction* inst, SmallVec<Attribute, 8>& attrs);
@@ -127,6 +140,7 @@ class Parser {
   Status CheckLayoutTail(std::string_view tail, uint32_t offset, size_t rank);
   Status ParseLayout(Shape& shape, uint32_t* close_offset);
   Result<const Literal*> ParseLiteral(const Shape& shape, int depth = 0);
+  Result<const Literal*> ParseShapedLiteral(int depth = 0);
   Status ParseArrayLevel(const Shape& shape, Literal& lit, size_t dim, int64_t& index);
   Status ParseElement(PrimitiveType type, uint8_t* out);
   int64_t ScanNumberRow(PrimitiveType type, uint8_t* out, int64_t want, int64_t& index);
@@ -150,6 +164,17 @@ class Parser {
   // Inline computations with the computation holding them (PlaceInlineComputations).
   std::vector<std::pair<Computation*, Computation*>> inline_regions_;
   std::unordered_map<std::string, int> next_region_suffix_;  // generated inline names, per base
+  // Instructions the parser makes that the text does not name (nested operands, compact
+  // get-tuple-elements), in creation order: NameGeneratedInstructions gives them unique names
+  // once every written name is known, as XLA's name uniquer does.
+  std::vector<Instruction*> generated_;
+  // Compact get-tuple-elements of the current computation by their written form (`p0#1#0`),
+  // so each is made once and every later use reads the same instruction.
+  std::unordered_map<std::string, Instruction*> compact_gtes_;
+  // A text that is one instruction (XLA's ParseSingleInstruction): the computation built around
+  // it, where an unknown operand written with a shape becomes a new parameter.
+  Computation* single_instruction_ = nullptr;
+  int64_t implicit_parameters_ = 0;
   bool literal_follows_ = false;  // parsing the shape of `shape literal` text
   bool style_seen_ = false;       // the first computation header set the module's source style
   bool operand_comment_seen_ = false;  // an operand list held `/*index=N*/`
