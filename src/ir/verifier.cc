@@ -80,6 +80,7 @@ class Verifier {
   }
 
   void VerifyInstruction(const Instruction& inst) {
+    if (ReportLateBinding(inst)) return;
     std::string_view op = OpcodeName(inst.opcode);
     int arity = OpcodeArity(inst.opcode);
     if (arity >= 0 && static_cast<int>(inst.operands.size()) != arity) {
@@ -89,7 +90,6 @@ class Verifier {
     }
     for (size_t i = 0; i < inst.shape.dims.size(); ++i)
       if (inst.shape.dims[i] < -1) Fail(inst, "negative dimension in the result shape");
-    if (ReportLateBinding(inst)) return;
     if (inst.opcode == Opcode::kParameter) CheckParameterReplication(inst);
     Inference inf = InferShape(m_, inst, InferMode::kVerify);
     if (inf.outcome == InferOutcome::kError) {
@@ -248,7 +248,8 @@ class Verifier {
     const Computation* theirs = infer::Called(*start, AttrId::kCalls);
     if (mine && theirs && mine != theirs)
       return Fail(inst, "'" + std::string(inst.name) + "' names computation '" + std::string(mine->name) +
-                            "', but its start '" + std::string(start->name) + "' wraps '" + std::string(theirs->name) + "'");
+                            "', but its start '" + std::string(start->name) + "' wraps '" +
+                            std::string(theirs->name) + "'");
     if (const Attribute* thread = inst.FindAttr(AttrId::kAsyncExecutionThread)) {
       const Attribute* start_thread = start->FindAttr(AttrId::kAsyncExecutionThread);
       std::string_view expected = start_thread ? start_thread->text : "main";
@@ -276,7 +277,8 @@ class Verifier {
     for (const Instruction* p : f->instructions) params += p->opcode == Opcode::kParameter;
     if (inst.operands.size() < params) {
       Fail(inst, "'" + name + "' gives " + std::to_string(inst.operands.size()) + " of the " + std::to_string(params) +
-                     " operands computation '" + std::string(f->name) + "' takes" + std::string(kLateBindingRefusal));
+                     (params == 1 ? " operand" : " operands") + " computation '" + std::string(f->name) + "' takes" +
+                     std::string(kLateBindingRefusal));
       return true;
     }
     const Shape& s = inst.shape;

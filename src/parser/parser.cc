@@ -591,13 +591,21 @@ Status Parser::ImplyAsyncComputation(Instruction* start, uint32_t opcode_offset)
                                       "-start' needs the shape ((operand shapes...), result shape, state...)");
   // The operands the wrapped op takes: its arity, or a called computation's parameters.
   int64_t wanted = OpcodeArity(start->async_wrapped);
+  const Computation* called = nullptr;
   for (const Attribute& a : start->attrs)
-    if ((a.id == AttrId::kToApply || a.id == AttrId::kCalls) && !a.computations.empty())
-      wanted = static_cast<int64_t>(a.computations[0]->Parameters().size());
+    if ((a.id == AttrId::kToApply || a.id == AttrId::kCalls) && !a.computations.empty()) called = a.computations[0];
+  if (called) wanted = static_cast<int64_t>(called->Parameters().size());
+  const std::string shorthand = std::string(OpcodeName(start->async_wrapped)) + "-start";
   if (wanted > static_cast<int64_t>(start->operands.size()))
-    return ErrorAt(opcode_offset, "'" + std::string(OpcodeName(start->async_wrapped)) + "-start' gives " +
-                                      std::to_string(start->operands.size()) + " of the " + std::to_string(wanted) +
-                                      " operands '" + std::string(OpcodeName(start->async_wrapped)) + "' takes" +
+    return ErrorAt(opcode_offset, "'" + shorthand + "' gives " + std::to_string(start->operands.size()) + " of the " +
+                                      std::to_string(wanted) + (wanted == 1 ? " operand '" : " operands '") +
+                                      std::string(OpcodeName(start->async_wrapped)) + "' takes" +
+                                      std::string(kLateBindingRefusal));
+  const Shape& result = shape.tuple[1];
+  if (called && called->root && result.IsTuple() && result.tuple.empty() && !SameShape(result, called->root->shape))
+    return ErrorAt(opcode_offset, "'" + shorthand + "' leaves its result unbound (`()` where computation '" +
+                                      std::string(called->name) + "' returns " +
+                                      ShapeToString(called->root->shape, false) + ")" +
                                       std::string(kLateBindingRefusal));
   for (const Attribute& a : start->attrs)
     if (a.id == AttrId::kCalls) return OkStatus();
