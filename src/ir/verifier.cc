@@ -113,8 +113,8 @@ class Verifier {
   // The custom calls nhlo gives meaning to (ir/custom_calls.h) carry contracts; any other
   // target is opaque, as in XLA.
   // XLA's parser judges these on every custom call: the api_version is one of the known
-  // versions, and operand_layout_constraints give one shape with a layout per operand, of that
-  // operand's shape.
+  // versions, and operand_layout_constraints give one shape per operand, of that operand's shape
+  // (a shape written without a layout gets the default one, as XLA's parser fills it in).
   void CheckCustomCallAttributes(const Instruction& inst, const std::string& prefix) {
     if (const Attribute* v = inst.FindAttr(AttrId::kApiVersion)) {
       static constexpr std::string_view kVersions[] = {"API_VERSION_ORIGINAL", "API_VERSION_STATUS_RETURNING",
@@ -123,8 +123,9 @@ class Verifier {
       // The proto's default value: torch-xla and the Neuron toolchain built custom calls without
       // setting the field, and XLA printed it as written until its parser began refusing it.
       if (v->text == "API_VERSION_UNSPECIFIED")
-        m_.NoteOldForm(DiagnosticFor(m_, inst, "old form: api_version=API_VERSION_UNSPECIFIED (the field left unset; "
-                                               "today's XLA refuses it), read as API_VERSION_ORIGINAL"));
+        m_.NoteOldForm(DiagnosticFor(m_, inst, "old form: api_version=API_VERSION_UNSPECIFIED (the proto's unset "
+                                               "value, which XLA prints but its parser has refused since the field "
+                                               "came in c641b2b206, 2021-07-30), read as API_VERSION_ORIGINAL"));
       else if (std::find(std::begin(kVersions), std::end(kVersions), v->text) == std::end(kVersions))
         Fail(inst, prefix + "unknown custom-call api_version '" + std::string(v->text) +
                        "' (API_VERSION_ORIGINAL, _STATUS_RETURNING, _STATUS_RETURNING_UNIFIED or _TYPED_FFI)");
@@ -135,13 +136,10 @@ class Verifier {
     // operand with the layouts (the brace groups) taken out.
     std::string_view text = constraints->text;
     std::vector<std::string> shapes;
-    std::vector<bool> layouts;
     std::string current;
-    bool has_layout = false;
     int braces = 0, nested = 0;  // brace depth; [] and () depth inside a shape
     for (char c : text) {
       if (c == '{') {
-        has_layout |= braces == 1 && nested == 0;
         ++braces;
         continue;
       }
@@ -154,17 +152,12 @@ class Verifier {
       if (c == ']' || c == ')') --nested;
       if (c == ',' && nested == 0) {
         shapes.push_back(current);
-        layouts.push_back(has_layout);
         current.clear();
-        has_layout = false;
         continue;
       }
       if (c != ' ' || (!current.empty() && current.back() == ',')) current += c;
     }
-    if (!current.empty() || !shapes.empty()) {
-      shapes.push_back(current);
-      layouts.push_back(has_layout);
-    }
+    if (!current.empty() || !shapes.empty()) shapes.push_back(current);
     for (std::string& shape : shapes)
       while (!shape.empty() && shape.back() == ' ') shape.pop_back();
     if (shapes.size() != inst.operands.size())
@@ -175,8 +168,6 @@ class Verifier {
       if (shapes[i] != want)
         return Fail(inst, prefix + "operand_layout_constraints give operand " + std::to_string(i) + " the shape " +
                               shapes[i] + ", but it is " + want);
-      if (!layouts[i] && !inst.operands[i]->shape.dims.empty())
-        return Fail(inst, prefix + "operand_layout_constraints give operand " + std::to_string(i) + " no layout");
     }
   }
 

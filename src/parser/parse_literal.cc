@@ -100,6 +100,7 @@ Result<double> Parser::ParseFloatToken(const Token& t, uint64_t* nan_payload) {
 Result<const Literal*> Parser::ParseLiteral(const Shape& shape, int depth) {
   if (depth > opts_.max_nesting)
     return ErrorHere("literal nesting deeper than " + std::to_string(opts_.max_nesting));
+  if (tok_.kind == Tok::kIdent || tok_.kind == Tok::kLParen) NHLO_TRY(SkipOldLiteralShape(shape));
   Literal* lit = module_.arena.New<Literal>();
   lit->shape = shape;
   if (shape.IsTuple()) {

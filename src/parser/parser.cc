@@ -13,6 +13,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "ir/literal.h"
 #include "ir/opcode_attrs.h"
 #include "parser/attr_values.h"
 #include "parser/header_aliases.h"
@@ -435,6 +436,7 @@ Result<Instruction*> Parser::ParseInstructionBody(Computation* comp, std::string
   inst->source_offset = name_offset;
   inst->source_id = source_id_;
   if (!nested) current_instruction_ = name;
+  sparse_layout_seen_ = false;
   bool has_shape = false;
   if (shape_read) {
     inst->shape = *shape_read;
@@ -446,7 +448,9 @@ Result<Instruction*> Parser::ParseInstructionBody(Computation* comp, std::string
     NHLO_TRY(ParseShape(inst->shape));
     has_shape = true;
   }
+  const bool sparse_constant = std::exchange(sparse_layout_seen_, false);
   if (tok_.kind != Tok::kIdent) return Expected("opcode");
+  const std::string_view opcode_word = tok_.text;
   auto opcode = OpcodeFromName(tok_.text);
   if (!opcode) {
     // Async sugar: X-start / X-update / X-done for an opcode X without native async forms.
@@ -469,9 +473,12 @@ Result<Instruction*> Parser::ParseInstructionBody(Computation* comp, std::string
       }
     }
   }
+  const std::optional<Opcode> old_opcode = opcode ? std::nullopt : OldOpcode(tok_.text);
+  if (old_opcode) opcode = old_opcode;
   if (!opcode) return ErrorHere("unknown opcode '" + std::string(tok_.text) + "'");
   inst->opcode = *opcode;
   uint32_t opcode_offset = tok_.offset;
+  if (old_opcode) NoteOldOpcode(opcode_word, opcode_offset);
   AdvanceIfChar('(', Tok::kLParen);
   if (tok_.kind != Tok::kLParen) return Expected("'(' after the opcode");
 
@@ -505,7 +512,18 @@ Result<Instruction*> Parser::ParseInstructionBody(Computation* comp, std::string
   } else if (inst->opcode == Opcode::kConstant) {
     if (!has_shape) return ErrorAt(opcode_offset, "constant needs a result shape");
     Advance();
-    NHLO_ASSIGN_OR_RETURN(inst->literal, ParseLiteral(inst->shape));
+    if (sparse_constant && inst->shape.IsArray()) {
+      Literal* lit = module_.arena.New<Literal>();
+      lit->shape = inst->shape;
+      int64_t bytes = HostBytes(inst->shape);
+      if (bytes < 0 || bytes > opts_.max_fill_literal_bytes)
+        return ErrorHere("sparse literal of shape " + ShapeToString(inst->shape, false) + " is too large");
+      lit->data = module_.arena.NewArray<uint8_t>(static_cast<size_t>(bytes));
+      NHLO_TRY(ParseSparseLiteral(inst->shape, *lit));
+      inst->literal = lit;
+    } else {
+      NHLO_ASSIGN_OR_RETURN(inst->literal, ParseLiteral(inst->shape));
+    }
     NHLO_TRY(Expect(Tok::kRParen, "')' after the literal"));
   } else {
     NHLO_TRY(ParseOperands(inst, operands));
@@ -517,6 +535,7 @@ Result<Instruction*> Parser::ParseInstructionBody(Computation* comp, std::string
     Advance();
     NHLO_TRY(ParseAttribute(inst, attrs));
   }
+  if (old_opcode) NHLO_TRY(RewriteOldOpcode(opcode_word, opcode_offset, attrs));
   static const std::vector<AttrId> kNone;
   const std::vector<AttrId>& required_attrs =
       !inst->async_sugar ? RequiredAttrs(inst->opcode)
@@ -554,6 +573,12 @@ Result<Instruction*> Parser::ParseInstructionBody(Computation* comp, std::string
   for (size_t i = 1; i < attrs.size(); ++i)
     for (size_t j = i; j > 0 && rank(attrs[j].id) < rank(attrs[j - 1].id); --j) std::swap(attrs[j], attrs[j - 1]);
   inst->attrs = module_.arena.Copy(attrs.data(), attrs.size());
+  // Old forms that become instructions of their own: tuple-select, transfers without a token,
+  // copy-start's (target, context) shape.
+  if (old_opcode || inst->opcode == Opcode::kInfeed || inst->opcode == Opcode::kOutfeed ||
+      inst->opcode == Opcode::kRecv || inst->opcode == Opcode::kSend || inst->opcode == Opcode::kCopyStart ||
+      (!old_shapes_.empty() && (inst->opcode == Opcode::kRecvDone || inst->opcode == Opcode::kSendDone)))
+    NHLO_TRY(LowerOldInstruction(inst, opcode_word, opcode_offset, has_shape));
   if (inst->async_sugar && inst->opcode == Opcode::kAsyncStart && has_shape)
     NHLO_TRY(ImplyAsyncComputation(inst, opcode_offset));
 
@@ -699,7 +724,7 @@ Status Parser::ParseOperands(Instruction* inst, SmallVec<Instruction*, 8>& opera
     bool plain_ident = tok_.kind == Tok::kIdent && !IsKeyword(tok_.text) && !TypeFromWord(tok_.text);
     // An opcode and '(' is a nested instruction, even where an instruction of that name exists
     // (`add(add, add(add, add))`): XLA reads a name only when ',', ')' or '#' follows it.
-    if (plain_ident && PeekNext().kind == Tok::kLParen && IsOpcodeWord(tok_.text)) {
+    if (plain_ident && IsOpcodeWord(tok_.text) && PeekNext().kind == Tok::kLParen) {
       // A nested instruction; a written shape belongs to it.
       uint32_t at = tok_.offset;
       lex_.set_position(shape_start);
@@ -744,7 +769,7 @@ Status Parser::ParseOperands(Instruction* inst, SmallVec<Instruction*, 8>& opera
       NHLO_ASSIGN_OR_RETURN(operand, CompactGetTupleElement(operand, name, name_offset, indices));
     }
     if (has_shape) module_.source_style.operand_shapes = true;
-    if (has_shape && !SameShape(written, operand->shape)) {
+    if (has_shape && !SameShape(written, operand->shape) && !WrittenWithOldShape(operand, written)) {
       std::string spelled(name);
       for (auto [index, at] : indices) spelled += "#" + std::to_string(index);
       return ErrorAt(name_offset, "operand '" + spelled + "' is written as " + ShapeToString(written, false) +
@@ -770,7 +795,7 @@ Status Parser::ParseOperands(Instruction* inst, SmallVec<Instruction*, 8>& opera
 // Opcodes as an operand list may start a nested instruction with them: every opcode, and the
 // async shorthand (`negate-start`).
 bool Parser::IsOpcodeWord(std::string_view word) const {
-  if (OpcodeFromName(word)) return true;
+  if (OpcodeFromName(word) || OldOpcode(word)) return true;
   for (std::string_view suffix : {std::string_view("-start"), std::string_view("-update"), std::string_view("-done")})
     if (word.size() > suffix.size() && word.substr(word.size() - suffix.size()) == suffix &&
         OpcodeFromName(word.substr(0, word.size() - suffix.size())))
@@ -981,6 +1006,7 @@ Status Parser::Structure(Attribute& attr, uint32_t value_offset) {
 Status Parser::ParseAttribute(Instruction* inst, SmallVec<Attribute, 8>& attrs) {
   if (tok_.kind != Tok::kAttrName) return Expected("attribute 'name='");
   auto id = AttrFromName(tok_.text);
+  if (!id && IsRemovedAttribute(tok_.text)) return SkipRemovedAttribute();
   if (!id) return ErrorHere("unknown attribute '" + std::string(tok_.text) + "'");
   for (const Attribute& a : attrs)
     if (a.id == *id) return ErrorHere("attribute '" + std::string(tok_.text) + "' given twice");

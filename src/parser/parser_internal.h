@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -129,6 +130,25 @@ class Parser {
                                               const SmallVec<TupleIndex, 4>& indices);
   Instruction* ImplicitParameter(Computation* comp, std::string_view name, const Shape& shape, uint32_t offset);
   void NameGeneratedInstructions();
+  // ---- forms older XLA printed (old_forms.cc)
+  void NoteOldForm(uint32_t offset, std::string message);
+  static std::optional<Opcode> OldOpcode(std::string_view word);
+  static bool IsRemovedAttribute(std::string_view name);
+  Status SkipRemovedAttribute();
+  Status SkipOldLiteralShape(const Shape& shape);
+  Status ParseSparseLiteral(const Shape& shape, Literal& lit);
+  Instruction* NewGeneratedInstruction(Computation* comp, Opcode op, const Shape& shape,
+                                       std::initializer_list<Instruction*> operands, std::string_view base,
+                                       uint32_t offset);
+  void NoteOldOpcode(std::string_view opcode_word, uint32_t offset);
+  Status RewriteOldOpcode(std::string_view opcode_word, uint32_t offset, SmallVec<Attribute, 8>& attrs);
+  Status LowerOldInstruction(Instruction* inst, std::string_view opcode_word, uint32_t offset, bool has_shape);
+  /// An operand written with the shape an old form had before it was read in today's form.
+  bool WrittenWithOldShape(const Instruction* operand, const Shape& written) const {
+    if (old_shapes_.empty()) return false;
+    auto it = old_shapes_.find(operand);
+    return it != old_shapes_.end() && SameShape(it->second, written);
+  }
   static bool CapturedAsRaw(AttrKind kind);
   Status Structure(Attribute& attr, uint32_t value_offset);
   Status ParseAttribute(Instruction* inst, SmallVec<Attribute, 8>& attrs);
@@ -174,6 +194,10 @@ class Parser {
   // A text that is one instruction (XLA's ParseSingleInstruction): the computation built around
   // it, where an unknown operand written with a shape becomes a new parameter.
   Computation* single_instruction_ = nullptr;
+  // Instructions read in today's form whose old shape their users may still write (copy-start's
+  // (target, context), tokenless send and recv's (data, context)): that old shape.
+  std::unordered_map<const Instruction*, Shape> old_shapes_;
+  bool sparse_layout_seen_ = false;  // the last shape parsed had an old `sparse{N}` layout
   int64_t implicit_parameters_ = 0;
   bool literal_follows_ = false;  // parsing the shape of `shape literal` text
   bool style_seen_ = false;       // the first computation header set the module's source style
