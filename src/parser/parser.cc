@@ -824,25 +824,19 @@ Result<Instruction*> Parser::CompactGetTupleElement(Instruction* base, std::stri
       continue;
     }
     Computation* comp = current->parent;
-    Instruction* gte = module_.arena.New<Instruction>();
     std::string gte_name = key;
     std::replace(gte_name.begin(), gte_name.end(), '#', '_');
-    gte->name = module_.arena.CopyString(gte_name);
-    gte->opcode = Opcode::kGetTupleElement;
-    gte->shape = current->shape.tuple[static_cast<size_t>(index)];
-    gte->parent = comp;
-    gte->source_offset = offset;
-    gte->source_id = source_id_;
-    Instruction* read[1] = {current};
-    gte->operands = module_.arena.Copy(read, 1);
+    Instruction* gte = NewGeneratedInstruction(comp, Opcode::kGetTupleElement,
+                                               current->shape.tuple[static_cast<size_t>(index)], {current}, gte_name,
+                                               offset);
     Attribute element;
     element.id = AttrId::kIndex;
     element.kind = AttrKind::Int;
     element.i = index;
     gte->attrs = module_.arena.Copy(&element, 1);
+    comp->instructions.pop_back();  // NewGeneratedInstruction appended it: it goes after `current`
     auto at = std::find(comp->instructions.begin(), comp->instructions.end(), current);
     comp->instructions.insert(at == comp->instructions.end() ? at : at + 1, gte);
-    generated_.push_back(gte);
     it->second = gte;
     current = gte;
   }
