@@ -75,12 +75,13 @@ void AppendArrayLiteral(std::string& out, const Shape& shape, const uint8_t* dat
 
 void AppendLiteral(std::string& out, const Literal& lit) {
   if (lit.shape.IsTuple()) {
-    out += '(';
+    // XLA's TuplePrintHelper in one line: `( {1, 2}, 3 )`, spaces inside the parentheses.
+    out += "( ";
     for (size_t i = 0; i < lit.tuple.size(); ++i) {
       if (i) out += ", ";
       AppendLiteral(out, *lit.tuple[i]);
     }
-    out += ')';
+    out += " )";
     return;
   }
   if (lit.elided) {

@@ -21,7 +21,7 @@ enum class LiteralForm : uint8_t { kShortest, kXla };
 /// Appends the literal body for an array of `shape` stored row-major at `data`.
 void AppendArrayLiteral(std::string& out, const Shape& shape, const uint8_t* data,
                         LiteralForm form = LiteralForm::kShortest);
-/// Appends a literal body (tuples as `(a, b)`, elided as `{...}`) in XLA's form.
+/// Appends a literal body (tuples as `( a, b )`, elided as `{...}`) in XLA's form.
 void AppendLiteral(std::string& out, const Literal& lit);
 
 /// Bytes of host storage for an array shape; -1 if the count overflows or the shape is not an

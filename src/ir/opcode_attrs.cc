@@ -174,10 +174,13 @@ int AttrPrintRank(Opcode op, AttrId id) {
       if (id == A::kLargest) return -2;
       if (id == A::kIsStable) return -1;
       break;
+    case Opcode::kCall:  // XLA prints a composite call's is_composite=true right after to_apply
+      if (id == A::kIsComposite) return 2 * static_cast<int>(A::kToApply) + 1;
+      break;
     default:
       break;
   }
-  return static_cast<int>(id);
+  return 2 * static_cast<int>(id);
 }
 
 }  // namespace nhlo

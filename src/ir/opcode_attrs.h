@@ -16,7 +16,7 @@ const std::vector<AttrId>& RequiredAttrs(Opcode op);
 /// Where `id` goes among `op`'s attributes when printed: attributes.def's order, except that
 /// collectives print channel_id, replica_groups, source_target_pairs, constrain_layout,
 /// dimensions, use_global_device_ids first, in that order, as XLA's collective instructions do,
-/// and topk prints k, largest, is_stable.
+/// topk prints k, largest, is_stable, and a call prints is_composite right after to_apply.
 int AttrPrintRank(Opcode op, AttrId id);
 
 }  // namespace nhlo

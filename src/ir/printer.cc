@@ -221,6 +221,23 @@ void AppendKeyValues(std::string& out, AttrId id, Span<KeyValue> entries) {
   *p = '}';
 }
 
+// A literal attribute as XLA's Literal::PrintWithLayoutOneline writes it: `shape body`, and a
+// tuple as `( shape body, shape body )` with no shape for the tuple itself.
+void AppendShapedLiteral(std::string& out, const Literal& lit) {
+  if (!lit.shape.IsTuple()) {
+    AppendShape(out, lit.shape, /*print_layout=*/true, /*index_comments=*/true);
+    out += ' ';
+    AppendLiteral(out, lit);
+    return;
+  }
+  out += "( ";
+  for (size_t i = 0; i < lit.tuple.size(); ++i) {
+    if (i) out += ", ";
+    AppendShapedLiteral(out, *lit.tuple[i]);
+  }
+  out += " )";
+}
+
 }  // namespace
 
 // XLA separates metadata fields by a space and frontend attributes by a bare comma.
@@ -327,9 +344,7 @@ void AppendAttributeValue(std::string& out, const Attribute& a, const PrintStyle
       }
       break;
     case AttrKind::Literal:
-      AppendShape(out, a.literal->shape, /*print_layout=*/true, /*index_comments=*/true);
-      out += ' ';
-      AppendLiteral(out, *a.literal);
+      AppendShapedLiteral(out, *a.literal);
       break;
     // Structured kinds: the source's own spelling when it kept one (see Attribute).
     case AttrKind::Window:
@@ -498,6 +513,114 @@ std::optional<PrintStyleName> PrintStyleFromName(std::string_view name) {
   return std::nullopt;
 }
 
+namespace {
+
+// The end of the balanced `{...}` or `"..."` starting at `at` in folded header text, or npos.
+size_t EndOfGroup(std::string_view text, size_t at) {
+  int depth = 0;
+  for (size_t i = at; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '"') {
+      for (++i; i < text.size() && text[i] != '"'; ++i)
+        if (text[i] == '\\') ++i;
+      if (depth == 0) return i < text.size() ? i + 1 : std::string_view::npos;
+      continue;
+    }
+    if (c == '{') ++depth;
+    if (c == '}' && --depth == 0) return i + 1;
+  }
+  return std::string_view::npos;
+}
+
+// The top-level items of a `{a, b, ...}` value, split at its commas; empty when the text is not
+// one brace group.
+std::vector<std::string_view> TopLevelItems(std::string_view text) {
+  std::vector<std::string_view> items;
+  if (text.size() < 2 || text.front() != '{' || EndOfGroup(text, 0) != text.size()) return items;
+  size_t start = 1;
+  int depth = 0;
+  for (size_t i = 1; i + 1 < text.size(); ++i) {
+    char c = text[i];
+    if (c == '"') {
+      i = EndOfGroup(text, i) - 1;
+      continue;
+    }
+    if (c == '{' || c == '(' || c == '[') ++depth;
+    if (c == '}' || c == ')' || c == ']') --depth;
+    if (c == ',' && depth == 0) {
+      items.push_back(text.substr(start, i - start));
+      start = i + 1;
+    }
+  }
+  items.push_back(text.substr(start, text.size() - 1 - start));
+  for (std::string_view& item : items)
+    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
+  return items;
+}
+
+// XLA's HloModule::Print writes debug_attributes one entry a line:
+// `,\ndebug_attributes={\n  {"c"}:({log_mode=default}),\n  ...\n}`.
+void AppendDebugAttributes(std::string& out, std::string_view value) {
+  std::vector<std::string_view> entries = TopLevelItems(value);
+  if (entries.empty() || (entries.size() == 1 && entries[0].empty())) {
+    out += ", debug_attributes=";
+    out += value;
+    return;
+  }
+  out += ",\ndebug_attributes={\n";
+  for (size_t i = 0; i < entries.size(); ++i) {
+    out += "  ";
+    out += entries[i];
+    out += i + 1 < entries.size() ? ",\n" : "\n";
+  }
+  out += '}';
+}
+
+// XLA's OriginalValueRecoveryTable::ToString, one entry a line and the recovery module as the
+// string it is written in: `, origin_recovery_table={\n  {"a"} : {"b"},\n  "..."\n}\n`.
+void AppendRecoveryTable(std::string& out, std::string_view value) {
+  std::string text = "{\n";
+  size_t at = 1;
+  auto skip_blanks = [&] {
+    while (at < value.size() && value[at] == ' ') ++at;
+  };
+  for (;;) {
+    skip_blanks();
+    if (at + 1 == value.size() && value[at] == '}') break;
+    size_t replaced_end = at < value.size() && value[at] == '{' ? EndOfGroup(value, at) : std::string_view::npos;
+    if (replaced_end == std::string_view::npos) return void(out += ", origin_recovery_table=" + std::string(value));
+    std::string_view replaced = value.substr(at, replaced_end - at);
+    at = replaced_end;
+    skip_blanks();
+    if (at >= value.size() || value[at] != ':') return void(out += ", origin_recovery_table=" + std::string(value));
+    ++at;
+    skip_blanks();
+    size_t replacing_end = at < value.size() && value[at] == '{' ? EndOfGroup(value, at) : std::string_view::npos;
+    if (replacing_end == std::string_view::npos) return void(out += ", origin_recovery_table=" + std::string(value));
+    text += "  ";
+    text += replaced;
+    text += " : ";
+    text += value.substr(at, replacing_end - at);
+    at = replacing_end;
+    skip_blanks();
+    if (at < value.size() && value[at] == ',') {
+      ++at;
+      skip_blanks();
+      size_t module_end = at < value.size() && value[at] == '"' ? EndOfGroup(value, at) : std::string_view::npos;
+      if (module_end == std::string_view::npos) return void(out += ", origin_recovery_table=" + std::string(value));
+      text += ",\n  ";
+      text += value.substr(at, module_end - at);
+      at = module_end;
+    }
+    text += '\n';
+  }
+  out += ", origin_recovery_table=";
+  out += text;
+  out += "}\n";
+}
+
+}  // namespace
+
 std::string PrintModule(const Module& module) {
   std::string out;
   out.reserve(4096);
@@ -507,6 +630,14 @@ std::string PrintModule(const Module& module) {
   if (!ScansAsOneIdentifier(module.name)) out += '%';
   out += module.name;
   for (const auto& [name, value] : module.header_attrs) {
+    if (name == "debug_attributes") {
+      AppendDebugAttributes(out, value);
+      continue;
+    }
+    if (name == "origin_recovery_table") {
+      AppendRecoveryTable(out, value);
+      continue;
+    }
     out += ", ";
     out += name;
     out += '=';

@@ -3,12 +3,17 @@
 
 #include "ir/custom_calls.h"
 
+#include <unordered_map>
 #include <unordered_set>
 
 #include "ir/shape_inference.h"
 #include "ir/shape_inference_internal.h"
 
 namespace nhlo {
+
+const std::string_view kLateBindingRefusal =
+    ": nhlo binds every operand and the result at the async-start and does not support binding them later at "
+    "async-update or async-done (XLA's late binding; docs/interpreter.md, deliberate deviations)";
 
 Diagnostic DiagnosticFor(const Module& module, const Instruction& inst, std::string message) {
   if (inst.source_offset != Instruction::kNoLocation && inst.source_id < module.sources.size()) {
@@ -35,6 +40,7 @@ class Verifier {
     if (!m_.entry) Fail("module has no entry computation");
     infer::SignatureCache signatures(m_.computations.size());  // nothing below changes a computation
     for (auto& comp : m_.computations) VerifyComputation(*comp);
+    CheckAsyncComputationsUnshared();
     return std::move(status_);
   }
 
@@ -74,6 +80,7 @@ class Verifier {
   }
 
   void VerifyInstruction(const Instruction& inst) {
+    if (ReportLateBinding(inst)) return;
     std::string_view op = OpcodeName(inst.opcode);
     int arity = OpcodeArity(inst.opcode);
     if (arity >= 0 && static_cast<int>(inst.operands.size()) != arity) {
@@ -83,6 +90,7 @@ class Verifier {
     }
     for (size_t i = 0; i < inst.shape.dims.size(); ++i)
       if (inst.shape.dims[i] < -1) Fail(inst, "negative dimension in the result shape");
+    if (inst.opcode == Opcode::kParameter) CheckParameterReplication(inst);
     Inference inf = InferShape(m_, inst, InferMode::kVerify);
     if (inf.outcome == InferOutcome::kError) {
       Fail(inst, inf.message);
@@ -94,7 +102,8 @@ class Verifier {
     const bool mixed_opcode =
         inst.opcode == Opcode::kReduce || (inst.opcode == Opcode::kCopy && inst.shape.IsArray());
     const bool mixed_precision_ok = mixed_opcode && infer::CompatibleIgnoringFp(inf.shape, inst.shape);
-    if (inf.outcome == InferOutcome::kInferred && !infer::Compatible(inf.shape, inst.shape) && !mixed_precision_ok) {
+    if (inf.outcome == InferOutcome::kInferred && !infer::Compatible(inf.shape, inst.shape) && !mixed_precision_ok &&
+        !DynamicRootBroadcastFits(inst)) {
       Fail(inst, "'" + std::string(op) + "' result shape is " + Str(inst.shape) + " but " + Source(inst) + " " +
                      Str(inf.shape));
       return;
@@ -105,8 +114,8 @@ class Verifier {
   // The custom calls nhlo gives meaning to (ir/custom_calls.h) carry contracts; any other
   // target is opaque, as in XLA.
   // XLA's parser judges these on every custom call: the api_version is one of the known
-  // versions, and operand_layout_constraints give one shape with a layout per operand, of that
-  // operand's shape.
+  // versions, and operand_layout_constraints give one shape per operand, of that operand's shape
+  // (a shape written without a layout gets the default one, as XLA's parser fills it in).
   void CheckCustomCallAttributes(const Instruction& inst, const std::string& prefix) {
     if (const Attribute* v = inst.FindAttr(AttrId::kApiVersion)) {
       static constexpr std::string_view kVersions[] = {"API_VERSION_ORIGINAL", "API_VERSION_STATUS_RETURNING",
@@ -115,8 +124,9 @@ class Verifier {
       // The proto's default value: torch-xla and the Neuron toolchain built custom calls without
       // setting the field, and XLA printed it as written until its parser began refusing it.
       if (v->text == "API_VERSION_UNSPECIFIED")
-        m_.NoteOldForm(DiagnosticFor(m_, inst, "old form: api_version=API_VERSION_UNSPECIFIED (the field left unset; "
-                                               "today's XLA refuses it), read as API_VERSION_ORIGINAL"));
+        m_.NoteOldForm(DiagnosticFor(m_, inst, "old form: api_version=API_VERSION_UNSPECIFIED (the proto's unset "
+                                               "value, which XLA prints but its parser has refused since the field "
+                                               "came in c641b2b206, 2021-07-30), read as API_VERSION_ORIGINAL"));
       else if (std::find(std::begin(kVersions), std::end(kVersions), v->text) == std::end(kVersions))
         Fail(inst, prefix + "unknown custom-call api_version '" + std::string(v->text) +
                        "' (API_VERSION_ORIGINAL, _STATUS_RETURNING, _STATUS_RETURNING_UNIFIED or _TYPED_FFI)");
@@ -127,13 +137,10 @@ class Verifier {
     // operand with the layouts (the brace groups) taken out.
     std::string_view text = constraints->text;
     std::vector<std::string> shapes;
-    std::vector<bool> layouts;
     std::string current;
-    bool has_layout = false;
     int braces = 0, nested = 0;  // brace depth; [] and () depth inside a shape
     for (char c : text) {
       if (c == '{') {
-        has_layout |= braces == 1 && nested == 0;
         ++braces;
         continue;
       }
@@ -146,17 +153,12 @@ class Verifier {
       if (c == ']' || c == ')') --nested;
       if (c == ',' && nested == 0) {
         shapes.push_back(current);
-        layouts.push_back(has_layout);
         current.clear();
-        has_layout = false;
         continue;
       }
       if (c != ' ' || (!current.empty() && current.back() == ',')) current += c;
     }
-    if (!current.empty() || !shapes.empty()) {
-      shapes.push_back(current);
-      layouts.push_back(has_layout);
-    }
+    if (!current.empty() || !shapes.empty()) shapes.push_back(current);
     for (std::string& shape : shapes)
       while (!shape.empty() && shape.back() == ' ') shape.pop_back();
     if (shapes.size() != inst.operands.size())
@@ -167,8 +169,6 @@ class Verifier {
       if (shapes[i] != want)
         return Fail(inst, prefix + "operand_layout_constraints give operand " + std::to_string(i) + " the shape " +
                               shapes[i] + ", but it is " + want);
-      if (!layouts[i] && !inst.operands[i]->shape.dims.empty())
-        return Fail(inst, prefix + "operand_layout_constraints give operand " + std::to_string(i) + " no layout");
     }
   }
 
@@ -217,19 +217,125 @@ class Verifier {
     }
     bool async = want == Opcode::kAsyncStart;
     bool ok = from.opcode == want || (async && from.opcode == Opcode::kAsyncUpdate);
+    // Pipelined send/recv: the done reads the send or recv through a get-tuple-element of a loop
+    // result (XLA's verifier allows exactly that).
+    bool transfer = inst.opcode == Opcode::kSendDone || inst.opcode == Opcode::kRecvDone;
+    if (transfer && from.opcode == Opcode::kGetTupleElement) return;
     if (!ok)
       return Fail(inst, "'" + std::string(inst.name) + "' takes the result of " +
                             (async ? std::string("async-start or async-update") : "'" + std::string(OpcodeName(want)) + "'") +
-                            ", not of '" + std::string(OpcodeName(from.opcode)) + "' ('" + std::string(from.name) + "')");
+                            (transfer ? " (or a get-tuple-element of one)" : "") + ", not of '" +
+                            std::string(OpcodeName(from.opcode)) + "' ('" + std::string(from.name) + "')");
     if (!async) return;
     if (inst.async_sugar != from.async_sugar || (inst.async_sugar && inst.async_wrapped != from.async_wrapped))
       return Fail(inst, "'" + std::string(inst.name) + "' does not wrap the op its start '" + std::string(from.name) +
                             "' wraps");
+    // An update or done inherits the computation and thread of its chain's start; written again,
+    // they must be the same (XLA's parser: "Expect async_wrapped_computation to be ...").
+    const Instruction* start = &from;
+    for (int steps = 0; start->opcode == Opcode::kAsyncUpdate && !start->operands.empty() && steps < 1 << 20; ++steps)
+      start = start->operands[0];
+    if (start->opcode != Opcode::kAsyncStart) return;
     const Computation* mine = infer::Called(inst, AttrId::kCalls);
-    const Computation* theirs = infer::Called(from, AttrId::kCalls);
+    const Computation* theirs = infer::Called(*start, AttrId::kCalls);
     if (mine && theirs && mine != theirs)
-      Fail(inst, "'" + std::string(inst.name) + "' names computation '" + std::string(mine->name) + "', but its start '" +
-                     std::string(from.name) + "' wraps '" + std::string(theirs->name) + "'");
+      return Fail(inst, "'" + std::string(inst.name) + "' names computation '" + std::string(mine->name) +
+                            "', but its start '" + std::string(start->name) + "' wraps '" +
+                            std::string(theirs->name) + "'");
+    if (const Attribute* thread = inst.FindAttr(AttrId::kAsyncExecutionThread)) {
+      const Attribute* start_thread = start->FindAttr(AttrId::kAsyncExecutionThread);
+      std::string_view expected = start_thread ? start_thread->text : "main";
+      if (thread->text != expected)
+        Fail(inst, "'" + std::string(inst.name) + "' names async_execution_thread \"" + std::string(thread->text) +
+                       "\", but its start '" + std::string(start->name) + "' runs on \"" + std::string(expected) + "\"");
+    }
+  }
+
+  // XLA's late binding: an async-start that leaves operands (or its result) for async-update or
+  // async-done to bind. nhlo refuses it, saying so (docs/interpreter.md, "Deliberate deviations
+  // from XLA"); true when reported, and the usual checks, whose messages would not say why, are
+  // skipped.
+  bool ReportLateBinding(const Instruction& inst) {
+    const std::string name(inst.name);
+    if ((inst.opcode == Opcode::kAsyncUpdate || inst.opcode == Opcode::kAsyncDone) && inst.operands.size() > 1) {
+      Fail(inst, "'" + name + "' binds " + std::to_string(inst.operands.size() - 1) + " more operand" +
+                     (inst.operands.size() > 2 ? "s" : "") + std::string(kLateBindingRefusal));
+      return true;
+    }
+    if (inst.opcode != Opcode::kAsyncStart) return false;
+    const Computation* f = infer::Called(inst, AttrId::kCalls);
+    if (!f || !f->root) return false;
+    size_t params = 0;
+    for (const Instruction* p : f->instructions) params += p->opcode == Opcode::kParameter;
+    if (inst.operands.size() < params) {
+      Fail(inst, "'" + name + "' gives " + std::to_string(inst.operands.size()) + " of the " + std::to_string(params) +
+                     (params == 1 ? " operand" : " operands") + " computation '" + std::string(f->name) + "' takes" +
+                     std::string(kLateBindingRefusal));
+      return true;
+    }
+    const Shape& s = inst.shape;
+    if (s.IsTuple() && s.tuple.size() >= 2 && s.tuple[1].IsTuple() && s.tuple[1].tuple.empty() &&
+        !(f->root->shape.IsTuple() && f->root->shape.tuple.empty())) {
+      Fail(inst, "'" + name + "' leaves its result unbound (`()` where computation '" + std::string(f->name) +
+                     "' returns " + Str(f->root->shape) + ")" + std::string(kLateBindingRefusal));
+      return true;
+    }
+    return false;
+  }
+
+  // XLA's parser gives every async-start a computation of its own: one called by two starts is
+  // refused ("Computation X is called by more than one async op").
+  void CheckAsyncComputationsUnshared() {
+    std::unordered_map<const Computation*, const Instruction*> first_start;
+    for (const auto& comp : m_.computations)
+      for (const Instruction* inst : comp->instructions) {
+        if (inst->opcode != Opcode::kAsyncStart) continue;
+        const Computation* f = infer::Called(*inst, AttrId::kCalls);
+        if (!f) continue;
+        auto [it, first] = first_start.emplace(f, inst);
+        if (!first)
+          Fail(*inst, "computation '" + std::string(f->name) + "' is called by more than one async-start ('" +
+                          std::string(it->second->name) + "' and '" + std::string(inst->name) +
+                          "'); each async-start needs a computation of its own");
+      }
+  }
+
+  // `parameter_replication={true,false}` gives one flag per leaf buffer of the parameter.
+  void CheckParameterReplication(const Instruction& inst) {
+    const Attribute* replication = inst.FindAttr(AttrId::kParameterReplication);
+    if (!replication) return;
+    std::string_view text = replication->text;
+    int64_t flags = 0;
+    bool in_word = false;
+    for (char c : text) {
+      bool word = c != '{' && c != '}' && c != ',' && c != ' ';
+      if (word && !in_word) ++flags;
+      in_word = word;
+    }
+    int64_t leaves = LeafCount(inst.shape);
+    if (flags != leaves)
+      Fail(inst, "parameter has " + std::to_string(leaves) + " leaf buffer" + (leaves == 1 ? "" : "s") +
+                     ", but parameter_replication gives " + std::to_string(flags) + " flag" + (flags == 1 ? "" : "s"));
+  }
+
+  static int64_t LeafCount(const Shape& s) {
+    if (!s.IsTuple()) return 1;
+    int64_t n = 0;
+    for (const Shape& e : s.tuple) n += LeafCount(e);
+    return n;
+  }
+
+  // collective-broadcast with has_dynamic_root=true: the last operand names the root device, and
+  // the result is the other operands (XLA's InferCollectiveBroadcastShape with a dynamic root).
+  bool DynamicRootBroadcastFits(const Instruction& inst) {
+    if (inst.opcode != Opcode::kCollectiveBroadcast || inst.operands.size() < 2) return false;
+    const Attribute* dynamic = inst.FindAttr(AttrId::kHasDynamicRoot);
+    if (!dynamic || !dynamic->b) return false;
+    if (inst.operands.size() == 2) return infer::Compatible(inst.operands[0]->shape, inst.shape);
+    if (!inst.shape.IsTuple() || inst.shape.tuple.size() != inst.operands.size() - 1) return false;
+    for (size_t i = 0; i + 1 < inst.operands.size(); ++i)
+      if (!infer::Compatible(inst.operands[i]->shape, inst.shape.tuple[i])) return false;
+    return true;
   }
 
   // What the inferred shape comes from, for the mismatch message.

@@ -268,6 +268,98 @@ bool ReadGroups(std::string_view text, std::vector<int64_t>& ids, std::vector<in
 
 }  // namespace
 
+// The axis a mesh axis reference names: `'b'` by name, or `'1'` by index (XLA's printer writes
+// either, and an index may be out of range); nullopt when it is neither a name nor a number.
+static std::optional<int64_t> MeshAxis(std::string_view ref, const std::vector<std::string_view>& names) {
+  auto it = std::find(names.begin(), names.end(), ref);
+  if (it != names.end()) return it - names.begin();
+  int64_t index = -1;
+  auto [end, ec] = std::from_chars(ref.data(), ref.data() + ref.size(), index);
+  if (ref.empty() || ec != std::errc() || end != ref.data() + ref.size()) return std::nullopt;
+  return index;
+}
+
+// XLA's ParseMesh and ParseAxisRefList judge a mesh-axes replica group list: quoted axis names
+// with sizes, an optional device_ids=(...) list holding one id per mesh device (or an iota
+// `[dims]T(perm)`), then `{...}` axis references that name an axis or give its index, each
+// optionally a sub-axis `:(pre_size)size`.
+static Status CheckMeshReplicaGroups(std::string_view text) {
+  ValueCursor c(text.substr(4));
+  if (!c.Eat('[')) return Status::Error("expected '[' after mesh");
+  std::vector<std::string_view> names;
+  int64_t devices = 1;
+  std::string sizes_text;
+  if (!c.Eat(']')) {
+    for (;;) {
+      if (c.Word("device_ids")) {
+        if (names.empty()) return Status::Error("mesh device_ids= needs the mesh axes before it");
+        if (!c.Eat('=') || !c.Eat('(')) return Status::Error("expected '=(' after mesh device_ids");
+        if (c.Peek('[')) {
+          std::vector<int64_t> reshape, perm;
+          if (!ReadBracketList(c, reshape)) return Status::Error("malformed iota mesh device_ids");
+          if (c.Eat('T')) {
+            if (!c.Eat('(')) return Status::Error("expected '(' after T in mesh device_ids");
+            if (!c.Eat(')')) {
+              do {
+                int64_t v;
+                if (!c.Int(v)) return Status::Error("malformed transpose in mesh device_ids");
+              } while (c.Eat(','));
+              if (!c.Eat(')')) return Status::Error("expected ')' to end the transpose in mesh device_ids");
+            }
+          }
+        } else {
+          int64_t listed = 0;
+          if (!c.Peek(')')) {
+            do {
+              int64_t id;
+              if (!c.Int(id)) return Status::Error("mesh device_ids must be integers");
+              ++listed;
+            } while (c.Eat(','));
+          }
+          if (listed != devices)
+            return Status::Error("mesh [" + sizes_text + "] has " + std::to_string(devices) +
+                                 " devices, but device_ids lists " + std::to_string(listed));
+        }
+        if (!c.Eat(')')) return Status::Error("expected ')' to end mesh device_ids");
+        if (!c.Eat(']')) return Status::Error("expected ']' after mesh device_ids");
+        break;
+      }
+      std::string_view name;
+      int64_t size;
+      if (!c.Quoted(name) || !c.Eat('=') || !c.Int(size)) return Status::Error("expected 'axis'=size in the mesh");
+      if (size < 0 || (size != 0 && MulOverflows(devices, size, &devices)))
+        return Status::Error("mesh axis '" + std::string(name) + "' has an invalid size");
+      if (size == 0) devices = 0;
+      sizes_text += (names.empty() ? "" : ",") + std::to_string(size);
+      names.push_back(name);
+      if (c.Eat(']')) break;
+      if (!c.Eat(',')) return Status::Error("expected ',' or ']' in the mesh axes");
+    }
+  }
+  if (!c.Eat('{')) return Status::Error("expected '{' with the mesh axes the groups span");
+  if (!c.Eat('}')) {
+    do {
+      std::string_view ref;
+      if (!c.Quoted(ref)) return Status::Error("expected a quoted mesh axis name or index");
+      std::optional<int64_t> axis = MeshAxis(ref, names);
+      if (!axis)
+        return Status::Error("axis '" + std::string(ref) + "' is not a valid axis name or index in mesh [" + sizes_text +
+                             "]");
+      if (*axis < 0 || *axis >= static_cast<int64_t>(names.size()))
+        return Status::Error("axis index " + std::string(ref) + " is out of bounds for mesh [" + sizes_text +
+                             "], which has " + std::to_string(names.size()) + (names.size() == 1 ? " axis" : " axes"));
+      if (c.Eat(':')) {
+        int64_t pre_size, size;
+        if (!c.Eat('(') || !c.Int(pre_size) || !c.Eat(')') || !c.Int(size))
+          return Status::Error("expected a sub-axis ':(pre_size)size' after mesh axis '" + std::string(ref) + "'");
+      }
+    } while (c.Eat(','));
+    if (!c.Eat('}')) return Status::Error("expected ',' or '}' in the mesh axis list");
+  }
+  if (!c.AtEnd()) return Status::Error("unexpected text after the mesh axis list");
+  return OkStatus();
+}
+
 // `mesh['a'=2,'b'=4] {'b'}` as `[2,4]<=[2,4]T(0,1)`; leaves `g` alone on any other form.
 static void ReadMeshAxes(std::string_view text, Arena& arena, ReplicaGroupList& g) {
   ValueCursor c(text.substr(4));
@@ -287,10 +379,10 @@ static void ReadMeshAxes(std::string_view text, Arena& arena, ReplicaGroupList& 
   while (!c.Eat('}')) {
     std::string_view name;
     if ((!chosen.empty() && !c.Eat(',')) || !c.Quoted(name)) return;
-    auto it = std::find(names.begin(), names.end(), name);
-    if (it == names.end() || grouped[static_cast<size_t>(it - names.begin())]) return;
-    grouped[static_cast<size_t>(it - names.begin())] = true;
-    chosen.push_back(it - names.begin());
+    std::optional<int64_t> axis = MeshAxis(name, names);
+    if (!axis || *axis < 0 || *axis >= static_cast<int64_t>(names.size()) || grouped[static_cast<size_t>(*axis)]) return;
+    grouped[static_cast<size_t>(*axis)] = true;
+    chosen.push_back(*axis);
   }
   if (!c.AtEnd() || names.empty()) return;
   int64_t total = 1, group = 1;
@@ -319,6 +411,7 @@ Result<ReplicaGroupList> ReadReplicaGroups(Arena& arena, std::string_view text) 
     // last in the order listed [inferred], rows of their product. Sub-axes and explicit device
     // lists keep no structure (the interpreter refuses them by name).
     g.mesh = true;
+    NHLO_TRY(CheckMeshReplicaGroups(text));
     ReadMeshAxes(text, arena, g);
     return g;
   }

@@ -3,10 +3,13 @@
 // HloInputOutputAliasConfig/HloBufferDonorConfig::Verify judge them: the entries' syntax, then,
 // against the entry computation, that every parameter number and shape index exists, that
 // aliased buffers have the same size, and that nothing is aliased or donated twice. nhlo keeps
-// the text as written (it prints it back unchanged); this only decides whether it is valid.
+// the text as written (it prints it back unchanged); this only decides whether it is valid. The
+// same goes for debug_attributes, whose entries XLA's ParseDebugAttributes reads.
 #include "parser/header_aliases.h"
 
 #include <algorithm>
+#include <cctype>
+#include <charconv>
 #include <set>
 
 #include "parser/value_cursor.h"
@@ -149,6 +152,99 @@ Status CheckAliases(const std::vector<AliasEntry>& aliases, const std::vector<Do
       return Status::Error("buffer_donor: parameter " + std::to_string(d.param) + " at " + IndexText(d.param_index) +
                            " is donated twice");
   }
+  return OkStatus();
+}
+
+namespace {
+
+// Steps `at` over the balanced `{...}` there (strings inside may hold braces).
+bool SkipBraceGroup(std::string_view text, size_t& at) {
+  while (at < text.size() && text[at] == ' ') ++at;
+  if (at >= text.size() || text[at] != '{') return false;
+  int depth = 0;
+  for (; at < text.size(); ++at) {
+    char ch = text[at];
+    if (ch == '"') {
+      for (++at; at < text.size() && text[at] != '"'; ++at)
+        if (text[at] == '\\') ++at;
+      continue;
+    }
+    if (ch == '{') ++depth;
+    if (ch == '}' && --depth == 0) {
+      ++at;
+      return true;
+    }
+  }
+  return false;
+}
+
+void SkipBlanks(std::string_view text, size_t& at) {
+  while (at < text.size() && text[at] == ' ') ++at;
+}
+
+bool EatChar(std::string_view text, size_t& at, char c) {
+  SkipBlanks(text, at);
+  if (at >= text.size() || text[at] != c) return false;
+  ++at;
+  return true;
+}
+
+// The word at `at` (letters, digits, '_', '-'), after blanks.
+std::string_view ReadWord(std::string_view text, size_t& at) {
+  SkipBlanks(text, at);
+  size_t start = at;
+  while (at < text.size() && (std::isalnum(static_cast<unsigned char>(text[at])) || text[at] == '_' || text[at] == '-'))
+    ++at;
+  return text.substr(start, at - start);
+}
+
+// One `{log_mode=default,callback_id=123,partitioned=true,op_id=4}`.
+Status CheckDebugAttributeSet(std::string_view text, size_t& at) {
+  if (!EatChar(text, at, '{')) return Status::Error("expected '{' to open a debug attribute set");
+  do {
+    std::string key(ReadWord(text, at));
+    if (!EatChar(text, at, '=')) return Status::Error("expected 'name=' in a debug attribute set");
+    std::string value(ReadWord(text, at));
+    if (key == "log_mode") {
+      if (value != "default" && value != "fusion_debugger")
+        return Status::Error("invalid debug_attributes log_mode '" + value + "' (default or fusion_debugger)");
+    } else if (key == "partitioned") {
+      if (value != "true" && value != "false")
+        return Status::Error("debug_attributes partitioned= takes true or false, got '" + value + "'");
+    } else if (key == "callback_id" || key == "op_id") {
+      int64_t number = 0;
+      auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), number);
+      if (value.empty() || ec != std::errc() || end != value.data() + value.size())
+        return Status::Error("debug_attributes " + key + "= takes an integer, got '" + value + "'");
+    } else {
+      return Status::Error("unknown debug attribute '" + key + "' (log_mode, callback_id, partitioned or op_id)");
+    }
+  } while (EatChar(text, at, ','));
+  if (!EatChar(text, at, '}')) return Status::Error("expected ',' or '}' in a debug attribute set");
+  return OkStatus();
+}
+
+}  // namespace
+
+Status CheckDebugAttributes(std::string_view text) {
+  size_t at = 0;
+  if (!EatChar(text, at, '{')) return Status::Error("debug_attributes must be a {...} table");
+  if (EatChar(text, at, '}')) return OkStatus();
+  do {
+    if (!SkipBraceGroup(text, at)) return Status::Error("expected an original array ({\"name\"}) in debug_attributes");
+    if (!EatChar(text, at, ':')) return Status::Error("expected ':' after the original array in debug_attributes");
+    if (EatChar(text, at, '(')) {
+      if (!EatChar(text, at, ')')) {
+        do {
+          NHLO_TRY(CheckDebugAttributeSet(text, at));
+        } while (EatChar(text, at, ','));
+        if (!EatChar(text, at, ')')) return Status::Error("expected ')' after a list of debug attribute sets");
+      }
+    } else {
+      NHLO_TRY(CheckDebugAttributeSet(text, at));
+    }
+  } while (EatChar(text, at, ','));
+  if (!EatChar(text, at, '}')) return Status::Error("expected ',' or '}' in debug_attributes");
   return OkStatus();
 }
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// input_output_alias and buffer_donor of the module header: read and checked (header_aliases.cc).
+// Module header attributes with rules of their own: input_output_alias and buffer_donor (read and
+// checked against the entry), and debug_attributes (checked) (header_aliases.cc).
 #pragma once
 
 #include <cstdint>
@@ -31,5 +32,9 @@ Result<std::vector<DonorEntry>> ParseBufferDonor(std::string_view text);
 /// buffers have one size, nothing aliased or donated twice.
 Status CheckAliases(const std::vector<AliasEntry>& aliases, const std::vector<DonorEntry>& donors,
                     const Computation& entry);
+
+/// `debug_attributes={ {"name"}:({log_mode=default,callback_id=1}), ... }` (XLA's
+/// ParseDebugAttributesTable): an error naming what is malformed or unknown.
+Status CheckDebugAttributes(std::string_view text);
 
 }  // namespace nhlo

@@ -129,7 +129,7 @@ bool Lexer::SkipTrivia() {
   for (;;) {
     while (pos_ < src_.size() && IsSpace(src_[pos_])) ++pos_;
     if (pos_ + 1 < src_.size() && src_[pos_] == '/' && src_[pos_ + 1] == '/') {
-      while (pos_ < src_.size() && src_[pos_] != '\n') ++pos_;
+      while (pos_ < src_.size() && src_[pos_] != '\n' && src_[pos_] != '\r') ++pos_;
       continue;
     }
     if (pos_ + 1 < src_.size() && src_[pos_] == '/' && src_[pos_ + 1] == '*') {
@@ -151,7 +151,9 @@ void Lexer::NextInto(Token& out) {
     while (p < n && IsSpace(s[p])) ++p;
     if (p + 1 < n && s[p] == '/') {
       if (s[p + 1] == '/') {
-        while (p < n && s[p] != '\n') ++p;
+        // A line comment ends at either line end, so files with Mac-style `\r` line ends read as
+        // XLA's lexer reads them.
+        while (p < n && s[p] != '\n' && s[p] != '\r') ++p;
         continue;
       }
       if (s[p + 1] == '*') {

@@ -100,6 +100,7 @@ Result<double> Parser::ParseFloatToken(const Token& t, uint64_t* nan_payload) {
 Result<const Literal*> Parser::ParseLiteral(const Shape& shape, int depth) {
   if (depth > opts_.max_nesting)
     return ErrorHere("literal nesting deeper than " + std::to_string(opts_.max_nesting));
+  if (tok_.kind == Tok::kIdent || tok_.kind == Tok::kLParen) NHLO_TRY(SkipOldLiteralShape(shape));
   Literal* lit = module_.arena.New<Literal>();
   lit->shape = shape;
   if (shape.IsTuple()) {
@@ -163,6 +164,38 @@ Result<const Literal*> Parser::ParseLiteral(const Shape& shape, int depth) {
   return static_cast<const Literal*>(lit);
 }
 
+// shaped_literal ::= '(' shaped_literal* ')' | shape literal
+// A literal attribute (custom-call `literal=`) carries its shape, and a tuple carries one per
+// element, as XLA prints them: `literal=( s32[2]{0} {1, 2}, pred[] 1 )` (commas optional).
+Result<const Literal*> Parser::ParseShapedLiteral(int depth) {
+  if (depth > opts_.max_nesting)
+    return ErrorHere("literal nesting deeper than " + std::to_string(opts_.max_nesting));
+  if (tok_.kind != Tok::kLParen) {
+    Shape shape;
+    literal_follows_ = true;
+    Status shape_status = ParseShape(shape);
+    literal_follows_ = false;
+    NHLO_TRY(shape_status);
+    return ParseLiteral(shape, depth);
+  }
+  Advance();
+  std::vector<const Literal*> elements;
+  std::vector<Shape> shapes;
+  while (tok_.kind != Tok::kRParen) {
+    NHLO_ASSIGN_OR_RETURN(const Literal* element, ParseShapedLiteral(depth + 1));
+    elements.push_back(element);
+    shapes.push_back(element->shape);
+    if (tok_.kind == Tok::kComma) Advance();
+    else if (tok_.kind != Tok::kRParen && tok_.kind != Tok::kLParen && tok_.kind != Tok::kIdent)
+      return Expected("',' or ')' in the tuple literal");
+  }
+  Advance();
+  Literal* lit = module_.arena.New<Literal>();
+  lit->shape = module_.MakeTupleShape(shapes);
+  lit->tuple = module_.arena.Copy(elements);
+  return static_cast<const Literal*>(lit);
+}
+
 Status Parser::ParseArrayLevel(const Shape& shape, Literal& lit, size_t dim, int64_t& index) {
   uint32_t open = tok_.offset;
   NHLO_TRY(Expect(Tok::kLBrace, "'{' (the literal has rank " + std::to_string(shape.dims.size()) + ")"));
@@ -170,7 +203,11 @@ Status Parser::ParseArrayLevel(const Shape& shape, Literal& lit, size_t dim, int
   int elem_size = HostByteSize(shape.type);
   if (dim + 1 == shape.dims.size() && (shape.type == PrimitiveType::kF32 || shape.type == PrimitiveType::kS32))
     count = ScanNumberRow(shape.type, lit.data.data() + index * elem_size, want, index);
-  while (tok_.kind != Tok::kRBrace) {
+  for (;;) {
+    // XLA's literal reader skips commas wherever they stand (ParseDenseLiteral), and some dumps
+    // leave them out between sub-arrays: `{ { 0, 1 } { 2, 3 } }` reads as with them.
+    while (tok_.kind == Tok::kComma) Advance();
+    if (tok_.kind == Tok::kRBrace) break;
     if (count == want)
       return ErrorHere("too many elements in dimension " + std::to_string(dim) + " of the literal (expected " +
                        std::to_string(want) + ")");
@@ -181,8 +218,6 @@ Status Parser::ParseArrayLevel(const Shape& shape, Literal& lit, size_t dim, int
       NHLO_TRY(ParseArrayLevel(shape, lit, dim + 1, index));
     }
     ++count;
-    if (tok_.kind == Tok::kComma) Advance();
-    else if (tok_.kind != Tok::kRBrace) return Expected("',' or '}' in the literal");
   }
   if (count != want)
     return ErrorAt(open, "dimension " + std::to_string(dim) + " of the literal has " + std::to_string(count) +
@@ -278,8 +313,12 @@ Status Parser::ParseElement(PrimitiveType type, uint8_t* out) {
     if (fits && IsSignedInt(type)) {
       uint64_t limit = uint64_t(1) << (bits - 1);
       fits = negative ? magnitude <= limit : magnitude < limit;
+    } else if (fits && negative) {
+      // XLA reads the number as an int64 and range-checks it as a uint64: a negative value
+      // wraps, which only u64 has room for (`u64[] constant(-1)` is 2^64-1).
+      fits = bits == 64 && magnitude <= (uint64_t(1) << 63);
     } else if (fits) {
-      fits = !negative && (bits == 64 || magnitude < (uint64_t(1) << bits));
+      fits = bits == 64 || magnitude < (uint64_t(1) << bits);
     }
     if (!fits)
       return ErrorHere("value " + std::string(s) + " is out of range for " +

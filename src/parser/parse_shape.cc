@@ -30,6 +30,7 @@ uint32_t PlainShapeExtent(const char* t, uint32_t* hash) {
     if (*p != '}') return 0;
     ++p;
   }
+  if (IsIdentChar(*p)) return 0;  // `f32[2]sparse{4}`: the text goes on
   const char* q = p;
   while (IsSpace(*q)) ++q;
   if (*q == '/' || (q != p && *q == '{')) return 0;
@@ -127,9 +128,32 @@ Status Parser::ParseShape(Shape& shape, int depth) {
   shape.type = *type;
   shape.dims = module_.arena.Copy(dims.data(), dims.size());
   if (dynamic) shape.dim_kinds = module_.arena.Copy(kinds.data(), kinds.size());
+  if (IsIdent("sparse") && PeekNext().kind == Tok::kLBrace) {
+    // `f32[2,3,4]sparse{10}`: the sparse layout (its element budget in braces), 2018-01 until
+    // 31bec056e8 (2020-01-02). Read as the dense shape; the constant's literal lists elements.
+    uint32_t at = tok_.offset;
+    Advance();
+    Advance();
+    if (tok_.kind != Tok::kInt) return Expected("the sparse layout's element count");
+    Advance();
+    NHLO_TRY(Expect(Tok::kRBrace, "'}' to close the sparse layout"));
+    NoteOldForm(at, "the sparse layout `sparse{N}` (removed from XLA in 31bec056e8, 2020-01-02), read as a dense "
+                    "array");
+    sparse_layout_seen_ = true;
+    if (!dims.empty()) shape.layout = &kLayoutNotWritten;
+    return OkStatus();  // not remembered: the shape caches hold plain text only
+  }
   bool layout_written = false;
   if (tok_.kind == Tok::kLBrace) {
     Tok next = PeekNext().kind;
+    if (next == Tok::kRBrace && dims.empty() && !literal_follows_) {
+      // `f32[]{}`: a scalar's layout, empty; XLA reads it and prints the scalar without it.
+      Advance();
+      text_end = tok_.offset + 1;
+      Advance();
+      RememberShape(text_start, text_end, shape);
+      return OkStatus();
+    }
     if ((next == Tok::kInt || next == Tok::kColon) && (!literal_follows_ || BraceGroupIsFollowedByBrace())) {
       uint32_t close = 0;
       NHLO_TRY(ParseLayout(shape, &close));
@@ -168,6 +192,7 @@ bool Parser::TryCachedShapeAt(uint32_t at, Shape& shape) {
     if (c.length == 0 || (head & c.mask) != c.prefix || size_t(at) + c.length > text.size()) continue;
     if (std::memcmp(text.data() + at, text.data() + c.offset, c.length) != 0) continue;
     uint32_t end = at + c.length;
+    if (end < text.size() && IsIdentChar(text[end])) continue;  // `f32[2]sparse{4}`: the text goes on
     if (text[end - 1] == ']') {
       size_t q = end;
       while (q < text.size() && IsSpace(text[q])) ++q;
@@ -179,6 +204,7 @@ bool Parser::TryCachedShapeAt(uint32_t at, Shape& shape) {
         size_t r = q + 1;
         while (r < text.size() && IsSpace(text[r])) ++r;
         if (r >= text.size() || !(IsIdentStart(text[r]) || text[r] == '%' || text[r] == '}')) continue;
+        if (text[r] == '}' && c.shape.dims.empty()) continue;  // `f32[]{}`: a scalar's empty layout
       }
     }
     shape = c.shape;

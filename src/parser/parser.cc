@@ -13,10 +13,12 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "ir/literal.h"
 #include "ir/opcode_attrs.h"
 #include "parser/attr_values.h"
 #include "parser/header_aliases.h"
 #include "ir/shape_inference.h"
+#include "ir/verifier.h"
 #include "parser/parser_internal.h"
 
 namespace nhlo {
@@ -92,7 +94,7 @@ std::string_view FoldRaw(Arena& arena, std::string_view raw, bool known_clean) {
       continue;
     }
     if (c == '/' && i + 1 < raw.size() && raw[i + 1] == '/') {
-      while (i < raw.size() && raw[i] != '\n') ++i;
+      while (i < raw.size() && raw[i] != '\n' && raw[i] != '\r') ++i;
       pending_space = true;
       continue;
     }
@@ -111,6 +113,7 @@ std::string_view FoldRaw(Arena& arena, std::string_view raw, bool known_clean) {
 Status Parser::Run() {
   Advance();
   if (IsIdent("HloModule")) NHLO_TRY(ParseHeader());
+  else if (StartsSingleInstruction()) return RunSingleInstruction();
   NHLO_TRY(ParseStackFrames());
   if (tok_.kind == Tok::kEof) return ErrorHere("expected a computation, got end of file");
   while (tok_.kind != Tok::kEof) NHLO_TRY(ParseComputation());
@@ -129,10 +132,52 @@ Status Parser::Run() {
   }
   module_.entry = entry;
   NHLO_TRY(CheckHeaderAliases());
-  module_.ForgetNames();  // names generated for nested operands were cached mid-parse
+  NameGeneratedInstructions();
+  module_.ForgetNames();  // names generated for implied computations were cached mid-parse
   if (module_.name.empty()) {
     module_.name = module_.arena.CopyString("module_" + std::string(entry->name));
   }
+  return OkStatus();
+}
+
+// Without a header, a text that opens with an instruction (`name = ...`, `ROOT ...`, or a shape)
+// is that instruction alone; anything else is computations.
+bool Parser::StartsSingleInstruction() {
+  if (IsIdent("ROOT") || tok_.kind == Tok::kAttrName || tok_.kind == Tok::kLParen) return true;
+  if (tok_.kind == Tok::kIdent && TypeFromWord(tok_.text)) return true;
+  bool name = tok_.kind == Tok::kName || (tok_.kind == Tok::kIdent && !IsKeyword(tok_.text));
+  return name && PeekNext().kind == Tok::kEqual;
+}
+
+// single_instruction ::= instruction | shape opcode '(' operands ')' (',' attribute)*
+// XLA's ParseSingleInstruction: the module `_` has one computation `_` holding the instruction
+// (named `_` when the text gives no name); each operand that names nothing defined, or names
+// nothing at all, becomes a parameter of the shape written with it (`_N` when unnamed).
+Status Parser::RunSingleInstruction() {
+  module_.name = "_";
+  Computation* comp = module_.AddComputation("_");
+  comp->is_entry = true;
+  comp->source_offset = tok_.offset;
+  comp->source_id = source_id_;
+  module_.source_style.percent = tok_.kind == Tok::kName;
+  module_.source_style.signatures = false;
+  style_seen_ = true;
+  BeginBody(comp);
+  current_comp_ = comp;
+  single_instruction_ = comp;
+  if (tok_.kind == Tok::kLParen || (tok_.kind == Tok::kIdent && TypeFromWord(tok_.text)))
+    NHLO_TRY(ParseInstructionBody(comp, "_", tok_.offset, /*nested=*/false).status());
+  else
+    NHLO_TRY(ParseInstruction(comp));
+  if (tok_.kind != Tok::kEof)
+    return ErrorHere("expected the end of the text after its one instruction, got " + Describe(tok_) +
+                     " (a module starts with 'HloModule' or a computation)");
+  comp->root = comp->instructions.back();
+  module_.entry = comp;
+  PlaceInlineComputations();
+  module_.source_style.operand_index_comments = module_.source_style.percent || operand_comment_seen_;
+  NameGeneratedInstructions();
+  module_.ForgetNames();
   return OkStatus();
 }
 
@@ -168,7 +213,12 @@ Status Parser::ParseHeader() {
     for (auto& [seen, value] : module_.header_attrs)
       if (seen == name) return ErrorHere("module attribute '" + std::string(name) + "' given twice");
     Advance();
+    const uint32_t value_offset = tok_.offset;
     NHLO_ASSIGN_OR_RETURN(std::string_view raw, CaptureRaw());
+    if (name == "debug_attributes") {
+      Status checked = CheckDebugAttributes(raw);
+      if (!checked.ok()) return ErrorAt(value_offset, checked.message());
+    }
     module_.header_attrs.emplace_back(name, raw);
   }
   return OkStatus();
@@ -324,6 +374,7 @@ Status Parser::ParseComputation() {
 void Parser::BeginBody(Computation* comp) {
   scope_.clear();
   param_numbers_.clear();
+  if (!compact_gtes_.empty()) compact_gtes_.clear();
   // Post-fusion dumps are thousands of computations of a few instructions: one allocation for
   // those instead of growing 1, 2, 4, 8.
   comp->instructions.reserve(8);
@@ -385,6 +436,7 @@ Result<Instruction*> Parser::ParseInstructionBody(Computation* comp, std::string
   inst->source_offset = name_offset;
   inst->source_id = source_id_;
   if (!nested) current_instruction_ = name;
+  sparse_layout_seen_ = false;
   bool has_shape = false;
   if (shape_read) {
     inst->shape = *shape_read;
@@ -396,7 +448,9 @@ Result<Instruction*> Parser::ParseInstructionBody(Computation* comp, std::string
     NHLO_TRY(ParseShape(inst->shape));
     has_shape = true;
   }
+  const bool sparse_constant = std::exchange(sparse_layout_seen_, false);
   if (tok_.kind != Tok::kIdent) return Expected("opcode");
+  const std::string_view opcode_word = tok_.text;
   auto opcode = OpcodeFromName(tok_.text);
   if (!opcode) {
     // Async sugar: X-start / X-update / X-done for an opcode X without native async forms.
@@ -406,15 +460,25 @@ Result<Instruction*> Parser::ParseInstructionBody(Computation* comp, std::string
                                     std::pair{std::string_view("-done"), Opcode::kAsyncDone}}) {
       if (text.size() <= suffix.size() || text.substr(text.size() - suffix.size()) != suffix) continue;
       if (auto wrapped = OpcodeFromName(text.substr(0, text.size() - suffix.size()))) {
+        // XLA's ParseOpcode refuses the shorthand for the ops that have (or had) asynchronous
+        // forms of their own.
+        static constexpr Opcode kNoShorthand[] = {Opcode::kAllGather, Opcode::kAllReduce, Opcode::kCollectivePermute,
+                                                  Opcode::kCopy,      Opcode::kRecv,      Opcode::kSend};
+        if (std::find(std::begin(kNoShorthand), std::end(kNoShorthand), *wrapped) != std::end(kNoShorthand))
+          return ErrorHere("unknown opcode '" + std::string(text) + "' ('" + std::string(OpcodeName(*wrapped)) +
+                           "' has no asynchronous shorthand)");
         opcode = async_op;
         inst->async_sugar = true;
         inst->async_wrapped = *wrapped;
       }
     }
   }
+  const std::optional<Opcode> old_opcode = opcode ? std::nullopt : OldOpcode(tok_.text);
+  if (old_opcode) opcode = old_opcode;
   if (!opcode) return ErrorHere("unknown opcode '" + std::string(tok_.text) + "'");
   inst->opcode = *opcode;
   uint32_t opcode_offset = tok_.offset;
+  if (old_opcode) NoteOldOpcode(opcode_word, opcode_offset);
   AdvanceIfChar('(', Tok::kLParen);
   if (tok_.kind != Tok::kLParen) return Expected("'(' after the opcode");
 
@@ -448,7 +512,18 @@ Result<Instruction*> Parser::ParseInstructionBody(Computation* comp, std::string
   } else if (inst->opcode == Opcode::kConstant) {
     if (!has_shape) return ErrorAt(opcode_offset, "constant needs a result shape");
     Advance();
-    NHLO_ASSIGN_OR_RETURN(inst->literal, ParseLiteral(inst->shape));
+    if (sparse_constant && inst->shape.IsArray()) {
+      Literal* lit = module_.arena.New<Literal>();
+      lit->shape = inst->shape;
+      int64_t bytes = HostBytes(inst->shape);
+      if (bytes < 0 || bytes > opts_.max_fill_literal_bytes)
+        return ErrorHere("sparse literal of shape " + ShapeToString(inst->shape, false) + " is too large");
+      lit->data = module_.arena.NewArray<uint8_t>(static_cast<size_t>(bytes));
+      NHLO_TRY(ParseSparseLiteral(inst->shape, *lit));
+      inst->literal = lit;
+    } else {
+      NHLO_ASSIGN_OR_RETURN(inst->literal, ParseLiteral(inst->shape));
+    }
     NHLO_TRY(Expect(Tok::kRParen, "')' after the literal"));
   } else {
     NHLO_TRY(ParseOperands(inst, operands));
@@ -460,6 +535,7 @@ Result<Instruction*> Parser::ParseInstructionBody(Computation* comp, std::string
     Advance();
     NHLO_TRY(ParseAttribute(inst, attrs));
   }
+  if (old_opcode) NHLO_TRY(RewriteOldOpcode(opcode_word, opcode_offset, attrs));
   static const std::vector<AttrId> kNone;
   const std::vector<AttrId>& required_attrs =
       !inst->async_sugar ? RequiredAttrs(inst->opcode)
@@ -471,12 +547,38 @@ Result<Instruction*> Parser::ParseInstructionBody(Computation* comp, std::string
       return ErrorAt(opcode_offset, "'" + std::string(OpcodeName(inst->opcode)) + "' needs attribute '" +
                                         std::string(AttrName(required)) + "='");
   }
-  // Few attributes per instruction: an insertion sort puts them in printing order.
+  // `broadcast(scalar)` may leave out `dimensions=` (a nested broadcast cannot write it); XLA
+  // then broadcasts with none, and prints `dimensions={}`.
+  if (inst->opcode == Opcode::kBroadcast && inst->operands.size() == 1) {
+    bool has_dimensions = false;
+    for (const Attribute& a : attrs) has_dimensions |= a.id == AttrId::kDimensions;
+    if (!has_dimensions && inst->operands[0]->shape.IsScalar()) {
+      Attribute none;
+      none.id = AttrId::kDimensions;
+      none.kind = AttrKind::IntList;
+      attrs.push_back(none);
+    } else if (!has_dimensions) {
+      return ErrorAt(opcode_offset, "'broadcast' needs attribute 'dimensions=' (only a broadcast of a scalar "
+                                    "may leave it out)");
+    }
+  }
+  // Few attributes per instruction: an insertion sort puts them in printing order. An async
+  // shorthand start writes its thread before the wrapped op's attributes, as XLA's
+  // HloAsyncStartInstruction does.
   const Opcode print_as = inst->async_sugar ? inst->async_wrapped : inst->opcode;
+  auto rank = [&](AttrId id) {
+    if (inst->async_sugar && id == AttrId::kAsyncExecutionThread) return std::numeric_limits<int>::min();
+    return AttrPrintRank(print_as, id);
+  };
   for (size_t i = 1; i < attrs.size(); ++i)
-    for (size_t j = i; j > 0 && AttrPrintRank(print_as, attrs[j].id) < AttrPrintRank(print_as, attrs[j - 1].id); --j)
-      std::swap(attrs[j], attrs[j - 1]);
+    for (size_t j = i; j > 0 && rank(attrs[j].id) < rank(attrs[j - 1].id); --j) std::swap(attrs[j], attrs[j - 1]);
   inst->attrs = module_.arena.Copy(attrs.data(), attrs.size());
+  // Old forms that become instructions of their own: tuple-select, transfers without a token,
+  // copy-start's (target, context) shape.
+  if (old_opcode || inst->opcode == Opcode::kInfeed || inst->opcode == Opcode::kOutfeed ||
+      inst->opcode == Opcode::kRecv || inst->opcode == Opcode::kSend || inst->opcode == Opcode::kCopyStart ||
+      (!old_shapes_.empty() && (inst->opcode == Opcode::kRecvDone || inst->opcode == Opcode::kSendDone)))
+    NHLO_TRY(LowerOldInstruction(inst, opcode_word, opcode_offset, has_shape));
   if (inst->async_sugar && inst->opcode == Opcode::kAsyncStart && has_shape)
     NHLO_TRY(ImplyAsyncComputation(inst, opcode_offset));
 
@@ -489,7 +591,9 @@ Result<Instruction*> Parser::ParseInstructionBody(Computation* comp, std::string
     inst->shape = inf.shape;
   }
   if (nested) {
-    inst->name = module_.UniqueName(std::string(OpcodeName(inst->opcode)) + ".nested");
+    // XLA names a nested instruction `<opcode>.anon`, made unique once the module is read.
+    inst->name = module_.arena.CopyString(std::string(OpcodeName(inst->opcode)) + ".anon");
+    generated_.push_back(inst);
   } else {
     if (scope_.InsertUnique(inst))
       return ErrorAt(name_offset, "instruction '" + std::string(name) + "' is defined twice in computation '" +
@@ -510,6 +614,24 @@ Status Parser::ImplyAsyncComputation(Instruction* start, uint32_t opcode_offset)
       shape.tuple[0].tuple.size() != start->operands.size())
     return ErrorAt(opcode_offset, "'" + std::string(OpcodeName(start->async_wrapped)) +
                                       "-start' needs the shape ((operand shapes...), result shape, state...)");
+  // The operands the wrapped op takes: its arity, or a called computation's parameters.
+  int64_t wanted = OpcodeArity(start->async_wrapped);
+  const Computation* called = nullptr;
+  for (const Attribute& a : start->attrs)
+    if ((a.id == AttrId::kToApply || a.id == AttrId::kCalls) && !a.computations.empty()) called = a.computations[0];
+  if (called) wanted = static_cast<int64_t>(called->Parameters().size());
+  const std::string shorthand = std::string(OpcodeName(start->async_wrapped)) + "-start";
+  if (wanted > static_cast<int64_t>(start->operands.size()))
+    return ErrorAt(opcode_offset, "'" + shorthand + "' gives " + std::to_string(start->operands.size()) + " of the " +
+                                      std::to_string(wanted) + (wanted == 1 ? " operand '" : " operands '") +
+                                      std::string(OpcodeName(start->async_wrapped)) + "' takes" +
+                                      std::string(kLateBindingRefusal));
+  const Shape& result = shape.tuple[1];
+  if (called && called->root && result.IsTuple() && result.tuple.empty() && !SameShape(result, called->root->shape))
+    return ErrorAt(opcode_offset, "'" + shorthand + "' leaves its result unbound (`()` where computation '" +
+                                      std::string(called->name) + "' returns " +
+                                      ShapeToString(called->root->shape, false) + ")" +
+                                      std::string(kLateBindingRefusal));
   for (const Attribute& a : start->attrs)
     if (a.id == AttrId::kCalls) return OkStatus();
   std::string base = std::string(start->name) + ".async_wrapped";
@@ -600,7 +722,9 @@ Status Parser::ParseOperands(Instruction* inst, SmallVec<Instruction*, 8>& opera
       has_shape = true;
     }
     bool plain_ident = tok_.kind == Tok::kIdent && !IsKeyword(tok_.text) && !TypeFromWord(tok_.text);
-    if (plain_ident && !scope_.find(tok_.text) && OpcodeFromName(tok_.text) && PeekNext().kind == Tok::kLParen) {
+    // An opcode and '(' is a nested instruction, even where an instruction of that name exists
+    // (`add(add, add(add, add))`): XLA reads a name only when ',', ')' or '#' follows it.
+    if (plain_ident && IsOpcodeWord(tok_.text) && PeekNext().kind == Tok::kLParen) {
       // A nested instruction; a written shape belongs to it.
       uint32_t at = tok_.offset;
       lex_.set_position(shape_start);
@@ -611,16 +735,47 @@ Status Parser::ParseOperands(Instruction* inst, SmallVec<Instruction*, 8>& opera
       else if (tok_.kind != Tok::kRParen) return Expected("',' or ')' in the operand list");
       continue;
     }
+    const bool implicit = inst->parent == single_instruction_ && single_instruction_ != nullptr;
+    if (implicit && has_shape && (tok_.kind == Tok::kComma || tok_.kind == Tok::kRParen)) {
+      // A lone instruction's operand written as a shape alone: a new parameter `_N`.
+      operands.push_back(ImplicitParameter(inst->parent, {}, written, shape_start));
+      if (tok_.kind == Tok::kComma) Advance();
+      continue;
+    }
     if (tok_.kind != Tok::kName && !plain_ident) return Expected("operand name");
-    Instruction* operand = scope_.find(tok_.text);
-    if (!operand) return ErrorHere("unknown operand '" + std::string(tok_.text) + "'");
-    if (has_shape) module_.source_style.operand_shapes = true;
-    if (has_shape && !SameShape(written, operand->shape))
-      return ErrorHere("operand '" + std::string(tok_.text) + "' is written as " +
-                       ShapeToString(written, false) + " but has shape " +
-                       ShapeToString(operand->shape, false));
-    operands.push_back(operand);
+    const std::string_view name = tok_.text;
+    const uint32_t name_offset = tok_.offset;
+    Instruction* operand = scope_.find(name);
     Advance();
+    // Compact get-tuple-elements: `p0#1#0` is element 0 of element 1 of p0.
+    SmallVec<TupleIndex, 4> indices;
+    while (tok_.kind == Tok::kHash) {
+      Advance();
+      if (tok_.kind != Tok::kInt) return Expected("a tuple index after '#'");
+      NHLO_ASSIGN_OR_RETURN(int64_t index, ParseInt(tok_));
+      indices.push_back(TupleIndex{index, tok_.offset});
+      Advance();
+    }
+    if (!operand && implicit && has_shape && indices.empty()) {
+      operand = ImplicitParameter(inst->parent, name, written, name_offset);
+    } else if (!operand && implicit && !has_shape) {
+      return ErrorAt(name_offset, "operand '" + std::string(name) + "' has no shape: a lone instruction's "
+                                  "undefined operands become parameters, and need one (`f32[2] " +
+                                  std::string(name) + "`)");
+    } else if (!operand) {
+      return ErrorAt(name_offset, "unknown operand '" + std::string(name) + "'");
+    }
+    if (!indices.empty()) {
+      NHLO_ASSIGN_OR_RETURN(operand, CompactGetTupleElement(operand, name, name_offset, indices));
+    }
+    if (has_shape) module_.source_style.operand_shapes = true;
+    if (has_shape && !SameShape(written, operand->shape) && !WrittenWithOldShape(operand, written)) {
+      std::string spelled(name);
+      for (auto [index, at] : indices) spelled += "#" + std::to_string(index);
+      return ErrorAt(name_offset, "operand '" + spelled + "' is written as " + ShapeToString(written, false) +
+                                      " but has shape " + ShapeToString(operand->shape, false));
+    }
+    operands.push_back(operand);
     if (tok_.kind == Tok::kComma) {
       uint32_t after_comma = tok_.offset + 1;
       Advance();
@@ -635,6 +790,97 @@ Status Parser::ParseOperands(Instruction* inst, SmallVec<Instruction*, 8>& opera
   }
   Advance();
   return OkStatus();
+}
+
+// Opcodes as an operand list may start a nested instruction with them: every opcode, and the
+// async shorthand (`negate-start`).
+bool Parser::IsOpcodeWord(std::string_view word) const {
+  if (OpcodeFromName(word) || OldOpcode(word)) return true;
+  for (std::string_view suffix : {std::string_view("-start"), std::string_view("-update"), std::string_view("-done")})
+    if (word.size() > suffix.size() && word.substr(word.size() - suffix.size()) == suffix &&
+        OpcodeFromName(word.substr(0, word.size() - suffix.size())))
+      return true;
+  return false;
+}
+
+// `p0#1#0`: XLA's parser makes a get-tuple-element per index, once per computation for each
+// written form, named after it (`p0_1`, `p0_1_0`; made unique with the other generated names).
+// Each is placed right after the value it reads, where XLA's post-order printing puts it.
+Result<Instruction*> Parser::CompactGetTupleElement(Instruction* base, std::string_view name, uint32_t offset,
+                                                    const SmallVec<TupleIndex, 4>& indices) {
+  std::string key(name);
+  Instruction* current = base;
+  for (auto [index, index_offset] : indices) {
+    if (!current->shape.IsTuple())
+      return ErrorAt(offset, "'" + key + "' is " + ShapeToString(current->shape, false) +
+                                 ", not a tuple: '#' reads a tuple element");
+    if (index < 0 || index >= static_cast<int64_t>(current->shape.tuple.size()))
+      return ErrorAt(index_offset, "tuple index " + std::to_string(index) + " is out of range for '" + key + "' of " +
+                                       ShapeToString(current->shape, false));
+    key += "#" + std::to_string(index);
+    auto [it, inserted] = compact_gtes_.try_emplace(key, nullptr);
+    if (!inserted) {
+      current = it->second;
+      continue;
+    }
+    Computation* comp = current->parent;
+    std::string gte_name = key;
+    std::replace(gte_name.begin(), gte_name.end(), '#', '_');
+    Instruction* gte = NewGeneratedInstruction(comp, Opcode::kGetTupleElement,
+                                               current->shape.tuple[static_cast<size_t>(index)], {current}, gte_name,
+                                               offset);
+    Attribute element;
+    element.id = AttrId::kIndex;
+    element.kind = AttrKind::Int;
+    element.i = index;
+    gte->attrs = module_.arena.Copy(&element, 1);
+    comp->instructions.pop_back();  // NewGeneratedInstruction appended it: it goes after `current`
+    auto at = std::find(comp->instructions.begin(), comp->instructions.end(), current);
+    comp->instructions.insert(at == comp->instructions.end() ? at : at + 1, gte);
+    it->second = gte;
+    current = gte;
+  }
+  return current;
+}
+
+// A lone instruction's undefined operand: parameter N of its computation, named as written or
+// `_N` (XLA's create_missing_instruction_ hook).
+Instruction* Parser::ImplicitParameter(Computation* comp, std::string_view name, const Shape& shape, uint32_t offset) {
+  Instruction* param = module_.arena.New<Instruction>();
+  const int64_t number = implicit_parameters_++;
+  param->name = name.empty() ? module_.arena.CopyString("_" + std::to_string(number)) : name;
+  param->opcode = Opcode::kParameter;
+  param->shape = shape;
+  param->parent = comp;
+  param->parameter_number = number;
+  param->source_offset = offset;
+  param->source_id = source_id_;
+  param_numbers_.Insert(number);
+  scope_.InsertUnique(param);
+  comp->instructions.push_back(param);
+  return param;
+}
+
+// Names for the instructions the parser made (nested operands, compact get-tuple-elements),
+// in the order it made them: the name they were given if no written name and no earlier
+// generated one holds it, else the first free `name.N` (XLA's NameUniquer).
+void Parser::NameGeneratedInstructions() {
+  if (generated_.empty()) return;
+  const uint32_t generated = module_.NewMark();
+  for (Instruction* inst : generated_) inst->mark = generated;
+  std::unordered_set<std::string_view> taken;
+  for (const auto& comp : module_.computations)
+    for (const Instruction* inst : comp->instructions)
+      if (inst->mark != generated) taken.insert(inst->name);
+  for (Instruction* inst : generated_) {
+    std::string_view base = inst->name;
+    std::string_view name = base;
+    for (int64_t suffix = 1; taken.count(name); ++suffix)
+      name = module_.arena.CopyString(std::string(base) + "." + std::to_string(suffix));
+    inst->name = name;
+    taken.insert(name);
+  }
+  generated_.clear();
 }
 
 // inline_computation ::= '{' instruction+ '}'   (as the value of to_apply= and friends)
@@ -665,6 +911,8 @@ Result<Computation*> Parser::ParseInlineComputation(std::string_view owner) {
   inline_regions_.emplace_back(comp, enclosing);  // moved before `enclosing` at the end
   NameMap saved_scope = std::move(scope_);
   ParamNumbers saved_params = std::move(param_numbers_);
+  std::unordered_map<std::string, Instruction*> saved_gtes = std::move(compact_gtes_);
+  compact_gtes_.clear();
   std::string_view saved_instruction = current_instruction_;
   BeginBody(comp);
   bool has_root = false;
@@ -681,6 +929,7 @@ Result<Computation*> Parser::ParseInlineComputation(std::string_view owner) {
   Advance();
   scope_ = std::move(saved_scope);
   param_numbers_ = std::move(saved_params);
+  compact_gtes_ = std::move(saved_gtes);
   current_instruction_ = saved_instruction;
   current_comp_ = enclosing;
   return comp;
@@ -751,11 +1000,23 @@ Status Parser::Structure(Attribute& attr, uint32_t value_offset) {
 Status Parser::ParseAttribute(Instruction* inst, SmallVec<Attribute, 8>& attrs) {
   if (tok_.kind != Tok::kAttrName) return Expected("attribute 'name='");
   auto id = AttrFromName(tok_.text);
+  if (!id && IsRemovedAttribute(tok_.text)) return SkipRemovedAttribute();
   if (!id) return ErrorHere("unknown attribute '" + std::string(tok_.text) + "'");
   for (const Attribute& a : attrs)
     if (a.id == *id) return ErrorHere("attribute '" + std::string(tok_.text) + "' given twice");
   if (!AttrAllowed(inst->opcode, *id) && !(inst->async_sugar && AttrAllowed(inst->async_wrapped, *id)))
     return ErrorHere("'" + std::string(OpcodeName(inst->opcode)) + "' does not take attribute '" + std::string(tok_.text) + "'");
+  // A conditional on a pred names its two branches, one on an index its list (XLA's parser
+  // accepts only the matching attributes).
+  if (inst->opcode == Opcode::kConditional && !inst->operands.empty() && inst->operands[0]->shape.IsScalar()) {
+    const PrimitiveType selector = inst->operands[0]->shape.type;
+    if (selector == PrimitiveType::kPred && *id == AttrId::kBranchComputations)
+      return ErrorHere("unexpected attribute 'branch_computations': a conditional on a pred takes "
+                       "true_computation= and false_computation=");
+    if (selector == PrimitiveType::kS32 && (*id == AttrId::kTrueComputation || *id == AttrId::kFalseComputation))
+      return ErrorHere("unexpected attribute '" + std::string(tok_.text) +
+                       "': a conditional on an index takes branch_computations=");
+  }
   Attribute attr;
   attr.id = *id;
   attr.kind = AttrDeclaredKind(*id);
@@ -930,15 +1191,9 @@ Status Parser::ParseAttribute(Instruction* inst, SmallVec<Attribute, 8>& attrs) 
       // Parsed once here, for whoever reads it; text that is not JSON is still a valid config.
       attr.json = module_.ParseJson(attr.text);
       break;
-    case AttrKind::Literal: {
-      Shape s;
-      literal_follows_ = true;
-      Status shape_status = ParseShape(s);
-      literal_follows_ = false;
-      NHLO_TRY(shape_status);
-      NHLO_ASSIGN_OR_RETURN(attr.literal, ParseLiteral(s));
+    case AttrKind::Literal:
+      NHLO_ASSIGN_OR_RETURN(attr.literal, ParseShapedLiteral());
       break;
-    }
   }
   attrs.push_back(attr);
   return OkStatus();

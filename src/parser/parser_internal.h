@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -57,6 +58,12 @@ class ParamNumbers {
  private:
   int64_t dense_ = 0;  // 0 .. dense_-1 seen
   std::unordered_set<int64_t> sparse_;
+};
+
+// One `#i` of a compact get-tuple-element operand (`p0#1#0`), with where the index is written.
+struct TupleIndex {
+  int64_t index;
+  uint32_t offset;
 };
 
 class Parser {
@@ -116,6 +123,32 @@ class Parser {
                                             const Shape* shape_read = nullptr);
   Result<Computation*> ParseInlineComputation(std::string_view owner);
   Status ParseOperands(Instruction* inst, SmallVec<Instruction*, 8>& operands);
+  Status RunSingleInstruction();
+  bool StartsSingleInstruction();
+  bool IsOpcodeWord(std::string_view word) const;
+  Result<Instruction*> CompactGetTupleElement(Instruction* base, std::string_view name, uint32_t offset,
+                                              const SmallVec<TupleIndex, 4>& indices);
+  Instruction* ImplicitParameter(Computation* comp, std::string_view name, const Shape& shape, uint32_t offset);
+  void NameGeneratedInstructions();
+  // ---- forms older XLA printed (old_forms.cc)
+  void NoteOldForm(uint32_t offset, std::string message);
+  static std::optional<Opcode> OldOpcode(std::string_view word);
+  static bool IsRemovedAttribute(std::string_view name);
+  Status SkipRemovedAttribute();
+  Status SkipOldLiteralShape(const Shape& shape);
+  Status ParseSparseLiteral(const Shape& shape, Literal& lit);
+  Instruction* NewGeneratedInstruction(Computation* comp, Opcode op, const Shape& shape,
+                                       std::initializer_list<Instruction*> operands, std::string_view base,
+                                       uint32_t offset);
+  void NoteOldOpcode(std::string_view opcode_word, uint32_t offset);
+  Status RewriteOldOpcode(std::string_view opcode_word, uint32_t offset, SmallVec<Attribute, 8>& attrs);
+  Status LowerOldInstruction(Instruction* inst, std::string_view opcode_word, uint32_t offset, bool has_shape);
+  /// An operand written with the shape an old form had before it was read in today's form.
+  bool WrittenWithOldShape(const Instruction* operand, const Shape& written) const {
+    if (old_shapes_.empty()) return false;
+    auto it = old_shapes_.find(operand);
+    return it != old_shapes_.end() && SameShape(it->second, written);
+  }
   static bool CapturedAsRaw(AttrKind kind);
   Status Structure(Attribute& attr, uint32_t value_offset);
   Status ParseAttribute(Instruction* inst, SmallVec<Attribute, 8>& attrs);
@@ -127,6 +160,7 @@ class Parser {
   Status CheckLayoutTail(std::string_view tail, uint32_t offset, size_t rank);
   Status ParseLayout(Shape& shape, uint32_t* close_offset);
   Result<const Literal*> ParseLiteral(const Shape& shape, int depth = 0);
+  Result<const Literal*> ParseShapedLiteral(int depth = 0);
   Status ParseArrayLevel(const Shape& shape, Literal& lit, size_t dim, int64_t& index);
   Status ParseElement(PrimitiveType type, uint8_t* out);
   int64_t ScanNumberRow(PrimitiveType type, uint8_t* out, int64_t want, int64_t& index);
@@ -150,6 +184,21 @@ class Parser {
   // Inline computations with the computation holding them (PlaceInlineComputations).
   std::vector<std::pair<Computation*, Computation*>> inline_regions_;
   std::unordered_map<std::string, int> next_region_suffix_;  // generated inline names, per base
+  // Instructions the parser makes that the text does not name (nested operands, compact
+  // get-tuple-elements), in creation order: NameGeneratedInstructions gives them unique names
+  // once every written name is known, as XLA's name uniquer does.
+  std::vector<Instruction*> generated_;
+  // Compact get-tuple-elements of the current computation by their written form (`p0#1#0`),
+  // so each is made once and every later use reads the same instruction.
+  std::unordered_map<std::string, Instruction*> compact_gtes_;
+  // A text that is one instruction (XLA's ParseSingleInstruction): the computation built around
+  // it, where an unknown operand written with a shape becomes a new parameter.
+  Computation* single_instruction_ = nullptr;
+  // Instructions read in today's form whose old shape their users may still write (copy-start's
+  // (target, context), tokenless send and recv's (data, context)): that old shape.
+  std::unordered_map<const Instruction*, Shape> old_shapes_;
+  bool sparse_layout_seen_ = false;  // the last shape parsed had an old `sparse{N}` layout
+  int64_t implicit_parameters_ = 0;
   bool literal_follows_ = false;  // parsing the shape of `shape literal` text
   bool style_seen_ = false;       // the first computation header set the module's source style
   bool operand_comment_seen_ = false;  // an operand list held `/*index=N*/`

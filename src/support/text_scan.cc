@@ -74,7 +74,7 @@ RawBlockScan ScanRawBraceBlock(std::string_view text, size_t start) {
       ++pos;
     } else if (c == '/' && pos < n && s[pos] == '/') {
       fold = true;
-      while (pos < n && s[pos] != '\n') ++pos;
+      while (pos < n && s[pos] != '\n' && s[pos] != '\r') ++pos;
     } else if (c == '/' && pos < n && s[pos] == '*') {
       fold = true;
       size_t end = text.find("*/", pos + 1);
