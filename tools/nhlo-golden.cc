@@ -172,8 +172,12 @@ Status RunBuiltin(const std::vector<std::string>& words, Outcome& o) {
 
 class Runner {
  public:
-  Runner(fs::path root, fs::path scratch, bool update, std::string filter)
-      : root_(std::move(root)), scratch_(std::move(scratch)), update_(update), filter_(std::move(filter)) {}
+  Runner(fs::path root, fs::path scratch, bool update, std::string filter, std::string exclude)
+      : root_(std::move(root)),
+        scratch_(std::move(scratch)),
+        update_(update),
+        filter_(std::move(filter)),
+        exclude_(std::move(exclude)) {}
 
   int Run() {
     std::vector<fs::path> tests;
@@ -182,7 +186,8 @@ class Runner {
       // A lit suite's *.hlo files carry shell RUN lines for lit, not for this runner.
       if (it->is_directory() && fs::exists(it->path() / "lit.cfg.py")) it.disable_recursion_pending();
       if (it->is_regular_file() && it->path().extension() == ".hlo" &&
-          it->path().string().find(filter_) != std::string::npos)
+          it->path().string().find(filter_) != std::string::npos &&
+          (exclude_.empty() || it->path().string().find(exclude_) == std::string::npos))
         tests.push_back(it->path());
     }
     std::sort(tests.begin(), tests.end());
@@ -286,6 +291,7 @@ class Runner {
   fs::path root_, scratch_;
   bool update_;
   std::string filter_;
+  std::string exclude_;  // --exclude: paths holding it are skipped
   int passed_ = 0, failed_ = 0;
 };
 
@@ -293,16 +299,17 @@ class Runner {
 
 int main(int argc, char** argv) {
   constexpr std::string_view kUsage =
-      "usage: nhlo-golden [--update] [--filter=SUBSTRING] [--scratch=DIR] DIR|FILE\n"
+      "usage: nhlo-golden [--update] [--filter=SUBSTRING] [--exclude=SUBSTRING] [--scratch=DIR] DIR|FILE\n"
       "Runs every *.hlo golden file under DIR (or one FILE) and compares its output with the\n"
       "expected blocks at its end; --update rewrites them. See docs/testing.md.\n";
   bool update = false;
-  std::string filter, scratch_arg;
+  std::string filter, exclude, scratch_arg;
   std::vector<std::string> positional;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--update") update = true;
     else if (a.rfind("--filter=", 0) == 0) filter = a.substr(9);
+    else if (a.rfind("--exclude=", 0) == 0) exclude = a.substr(10);
     else if (a.rfind("--scratch=", 0) == 0) scratch_arg = a.substr(10);
     else if (a == "-h" || a == "--help") return std::cout << kUsage, 0;
     else if (a.size() > 1 && a[0] == '-') return std::cerr << "nhlo-golden: unknown option '" << a << "'\n" << kUsage, 2;
@@ -320,7 +327,7 @@ int main(int argc, char** argv) {
   // Run from the folder above DIR so paths in diagnostics read "DIR/..." wherever DIR lives and
   // whatever directory the runner was started from (meson test and the update target differ).
   fs::current_path(root.parent_path());
-  int rc = Runner(root.filename(), scratch, update, filter).Run();
+  int rc = Runner(root.filename(), scratch, update, filter, exclude).Run();
   if (own_scratch) {
     std::error_code ec;
     fs::remove_all(scratch, ec);

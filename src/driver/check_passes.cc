@@ -24,8 +24,9 @@ Tolerance CheckFlags::ToTolerance() const {
   t.rtol = rtol;
   t.atol = atol;
   if (ulp_given) t.ulp = ulp;
-  t.integers_use_atol = atol_given;
   t.xla_rule = compare_rule == "xla";
+  // XLA's Near compares integers and pred exactly (literal_comparison.cc, NearHelper).
+  t.integers_use_atol = atol_given && !t.xla_rule;
   return t;
 }
 
