@@ -212,17 +212,32 @@ class Writer {
       NHLO_ASSIGN_OR_RETURN(b.backend_dtype, DtypeOf(inst, shape.type, &b.wire_tag));
       if (b.backend_dtype != kNoDtype) b.stride = static_cast<uint32_t>(StrideBytes(static_cast<BackendDtype>(b.backend_dtype)));
       if (kind == BufferKind::kParameter) b.location = static_cast<uint64_t>(inst.parameter_number);
-      if (kind == BufferKind::kConstant) b.location = AddConstant(shape, lit ? lit->data.data() : nullptr, b.size);
+      if (kind == BufferKind::kConstant) {
+        Result<uint64_t> at = AddConstant(shape, lit ? lit->data.data() : nullptr, b.size);
+        if (!at.ok()) return Status::FromDiagnostic(DiagnosticFor(m_, inst, at.status().message()));
+        b.location = *at;
+      }
     }
     out.buffers.push_back(std::move(b));
     return static_cast<uint32_t>(out.buffers.size() - 1);
   }
 
-  uint64_t AddConstant(const Shape& shape, const uint8_t* data, uint64_t size) {
+  // Checked before anything is appended: an elided constant (`{...}`) of a huge shape has no
+  // bytes in the module, and would otherwise be materialised here before the file's 4 GiB limit
+  // refused it.
+  Result<uint64_t> AddConstant(const Shape& shape, const uint8_t* data, uint64_t size) {
     while (constants_.size() % 8) constants_.push_back('\0');
     uint64_t at = constants_.size();
     int64_t count = shape.ElementCount();
     int bits = BitWidth(shape.type);
+    uint64_t adds = bits > 0 && bits < 8 ? PackedConstantBytes(shape.type, count) : size;
+    if (adds > UINT32_MAX || at + adds > UINT32_MAX)
+      return Status::Error("constant of shape " + ShapeToString(shape, false) + " (" + std::to_string(adds) +
+                           " bytes) would make the bundle file exceed 4 GiB");
+    if (at + adds > opts_.max_constant_bytes)
+      return Status::Error("constant of shape " + ShapeToString(shape, false) + " (" + std::to_string(adds) +
+                           " bytes) takes the constants past the memory limit of " +
+                           std::to_string(opts_.max_constant_bytes) + " bytes");
     if (bits > 0 && bits < 8) {
       // Sub-byte elements packed, lane 0 in the low bits.
       std::string packed(PackedConstantBytes(shape.type, count), '\0');

@@ -20,6 +20,9 @@ struct CodegenOptions {
   /// the interpreter executes). Layout studies (nhlo-corpus-check) turn it off to measure the
   /// format and buffer assignment on every module.
   bool refuse_unknown_custom_calls = true;
+  /// The most bytes the constant section may take (nhlo-run passes its memory limit, so an
+  /// elided constant of a huge shape is refused before it is written out as zeros).
+  uint64_t max_constant_bytes = UINT32_MAX;
 };
 
 /// What buffer assignment achieved: per computation its frame and the lower bound for it (the

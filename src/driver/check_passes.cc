@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "driver/check_passes.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <sstream>
@@ -68,15 +69,16 @@ void AddCheckFlags(CLI::App& app, CheckFlags& f) {
                  "draw every --random-args element from LO,HI instead of its type's default");
 }
 
-Result<Value> LoadExpected(const std::string& spec, std::istream& in) {
+Result<Value> LoadExpected(const std::string& spec, std::istream& in, uint64_t max_bytes) {
   if (spec.empty() || spec[0] != '@') return ParseValue(spec, "--expected");
   std::string path = spec.substr(1);
-  Result<std::string> text = ReadInput(path, in);
+  Result<std::string> text = ReadInput(path, in, std::min<uint64_t>(max_bytes, kMaxInputBytes));
   if (!text.ok()) return Status::Error("--expected: " + text.status().message());
   return ParseValue(*text, path == "-" ? "<stdin>" : path);
 }
 
-int ResolveChecks(const CheckFlags& check, bool random, std::istream& in, RunChecks& checks, std::ostream& err) {
+int ResolveChecks(const CheckFlags& check, bool random, std::istream& in, RunChecks& checks, std::ostream& err,
+                  uint64_t max_expected_bytes) {
   if (check.check_passes && !check.expected.empty()) {
     err << "nhlo-run: error: --check-passes and --expected cannot be combined\n";
     return kExitUsage;
@@ -111,7 +113,7 @@ int ResolveChecks(const CheckFlags& check, bool random, std::istream& in, RunChe
       (check.expected.ends_with(".npy") || check.expected.ends_with(".npz"))) {
     checks.expected_tensor_file = check.expected.substr(1);
   } else if (!check.expected.empty()) {
-    Result<Value> expected = LoadExpected(check.expected, in);
+    Result<Value> expected = LoadExpected(check.expected, in, max_expected_bytes);
     if (!expected.ok()) {
       PrintStatus(expected.status(), err, "nhlo-run");
       return kExitInputRejected;

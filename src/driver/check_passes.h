@@ -16,6 +16,7 @@
 
 #include "codegen/bundle_format.h"
 #include "codegen/codegen.h"
+#include "driver/common.h"
 #include "driver/compare.h"
 #include "driver/values.h"
 #include "interp/interp.h"
@@ -55,11 +56,12 @@ struct RunChecks {
 
 /// Checks the flags' combinations and reads --expected (from `in` for `@-`). Returns -1 to go
 /// on, or the exit code to stop with after a message on `err` (2 misuse, 1 a bad expected value).
-int ResolveChecks(const CheckFlags& flags, bool random, std::istream& in, RunChecks& checks, std::ostream& err);
+int ResolveChecks(const CheckFlags& flags, bool random, std::istream& in, RunChecks& checks, std::ostream& err,
+                  uint64_t max_expected_bytes = kMaxInputBytes);
 
 /// Reads --expected: `@FILE` is a file holding one XLA literal with its shape (a tuple literal
 /// for a tuple result), anything else is the literal text itself.
-Result<Value> LoadExpected(const std::string& spec, std::istream& in);
+Result<Value> LoadExpected(const std::string& spec, std::istream& in, uint64_t max_bytes = kMaxInputBytes);
 
 /// `values` converted, leaf by leaf, to the element types of the entry parameters of `program`
 /// where those differ (a pass such as upcast-all-to-fp32 changes the entry's signature); a

@@ -108,6 +108,45 @@ bool SameFile(const std::string& a, const std::string& b) {
   return std::filesystem::exists(a, ec) && std::filesystem::exists(b, ec) && std::filesystem::equivalent(a, b, ec);
 }
 
+namespace {
+
+// Whether `input` would be overwritten by `out`: the same file, or (a directory output) a file
+// of that directory whose name the directory's writer uses.
+bool Overwrites(const OutputPath& out, const std::string& input) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (out.dir_files.empty()) {
+    if (SameFile(out.path, input)) return true;
+    // Neither exists yet, or one is a path through a link: the same place once written.
+    return fs::weakly_canonical(out.path, ec) == fs::weakly_canonical(input, ec);
+  }
+  fs::path in = fs::weakly_canonical(input, ec);
+  if (!fs::exists(out.path, ec) || !fs::equivalent(out.path, in.parent_path(), ec)) return false;
+  return RE2::FullMatch(in.filename().string(), out.dir_files);
+}
+
+}  // namespace
+
+std::string OutputConflict(const std::vector<std::string>& inputs, const std::vector<OutputPath>& outputs) {
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const OutputPath& out = outputs[i];
+    if (out.path.empty() || out.path == "-") continue;
+    for (const std::string& input : inputs)
+      if (!input.empty() && input != "-" && Overwrites(out, input))
+        return out.flag + " " + out.path + " would replace the input " + input + " (outputs never overwrite inputs)";
+    for (size_t j = 0; j < i; ++j) {
+      const OutputPath& other = outputs[j];
+      if (other.path.empty() || other.path == "-") continue;
+      bool same = out.dir_files.empty() && other.dir_files.empty() ? Overwrites(out, other.path)
+                  : !out.dir_files.empty() && !other.dir_files.empty() && SameFile(out.path, other.path);
+      if (!out.dir_files.empty() && other.dir_files.empty()) same = Overwrites(out, other.path);
+      if (out.dir_files.empty() && !other.dir_files.empty()) same = Overwrites(other, out.path);
+      if (same) return other.flag + " and " + out.flag + " name the same file " + out.path;
+    }
+  }
+  return "";
+}
+
 Status WriteFileAtomically(const std::string& given, std::string_view bytes) {
   std::error_code ec;
   std::filesystem::file_status st = std::filesystem::status(given, ec);  // follows symlinks

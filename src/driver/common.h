@@ -29,6 +29,20 @@ Result<uint64_t> ParseSize(const std::string& text, const std::string& flag);
 void AddInputSizeFlag(CLI::App& app, std::string& size);
 /// True when both paths exist and name the same file.
 bool SameFile(const std::string& a, const std::string& b);
+
+/// A file a program writes: the flag that names it, the path, and for a directory of outputs the
+/// pattern of the files it writes there (a regex on the base name; empty for a plain file).
+struct OutputPath {
+  std::string flag;
+  std::string path;
+  std::string dir_files;
+};
+
+/// The output-safety rule of every program (docs/reliability.md): no output may be one of the
+/// run's inputs (compared by device and inode, links resolved; an output directory by the names
+/// it writes), and no two outputs may be the same file. Returns the reason to refuse, naming the
+/// flags, or "" when the paths are safe. `-` (standard input or output) is never a file here.
+std::string OutputConflict(const std::vector<std::string>& inputs, const std::vector<OutputPath>& outputs);
 /// Writes a regular file via a temporary file and a rename, so a failure never leaves a partial
 /// file (through a symlink, the file it names); a FIFO or device is written to directly.
 Status WriteFileAtomically(const std::string& path, std::string_view bytes);

@@ -42,6 +42,16 @@ int CompileMain(const std::vector<std::string>& args, std::istream& in, std::ost
         << (emit == "hlo" ? "printed module" : "bundle") << " would replace the HLO it comes from\n";
     return kExitUsage;
   }
+  {  // No output replaces an input or another output (docs/reliability.md), before any work.
+    std::vector<std::string> inputs = {input};
+    for (const std::string& c : flags.custom_calls) inputs.push_back(c.substr(c.find('@') + 1));
+    std::vector<OutputPath> outputs = {{"-o", emit == "none" ? "" : output, ""},
+                                       {"--dump-dir", flags.dump_dir, "[0-9]{3}-.*\\.hlo|time-passes\\..*"}};
+    if (std::string conflict = OutputConflict(inputs, outputs); !conflict.empty()) {
+      err << "nhlo-compile: error: " << conflict << "\n";
+      return kExitUsage;
+    }
+  }
   if (emit == "bundle" && flags.split_input_file) {
     err << "nhlo-compile: error: --split-input-file produces several modules; use --emit=hlo or --emit=none\n";
     return kExitUsage;

@@ -4,9 +4,10 @@
 
 #include <chrono>
 #include <cstdio>
-#include <optional>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 
 #include "codegen/bundle_reader.h"
 #include "codegen/codegen.h"
@@ -208,7 +209,15 @@ Result<DeviceGrid> RunDevices(const BundleProgram& program, const std::string& f
               (implied.partitions == 1 ? "" : "s") + "), as its collectives imply (--devices sets them)";
     return implied;
   }
-  if (flag.empty()) return ProgramDevices(program);
+  if (flag.empty()) {
+    // The header's counts come from the file: checked before anything is made per device.
+    DeviceGrid grid = ProgramDevices(program);
+    if (grid.count() > kMaxDevices)
+      return Status::Error("the module asks for " + std::to_string(grid.replicas) + " x " +
+                           std::to_string(grid.partitions) + " devices (replica_count x num_partitions), more than " +
+                           std::to_string(kMaxDevices));
+    return grid;
+  }
   if (flag == "auto") return InferDevices(program);
   auto number = [&](std::string_view text, uint64_t& n) {
     n = 0;
@@ -482,17 +491,35 @@ int RunMain(const std::vector<std::string>& args, std::istream& in, std::ostream
     err << "nhlo-run: error: " << misuse << "\n";
     return kExitUsage;
   }
+  {  // No output replaces an input or another output (docs/reliability.md), checked before any work.
+    std::vector<std::string> inputs = {input};
+    auto file_of = [](const std::string& value) { return value.size() > 1 && value[0] == '@' ? value.substr(1) : ""; };
+    for (const std::string& a : settings.arg_texts) inputs.push_back(file_of(a));
+    inputs.push_back(file_of(settings.files.args));
+    inputs.push_back(file_of(check.expected));
+    for (const std::string& c : flags.custom_calls) inputs.push_back(c.substr(c.find('@') + 1));
+    std::error_code ec;
+    const std::string& out = settings.files.output;
+    bool out_dir = !out.empty() && (out.back() == '/' || std::filesystem::is_directory(out, ec));
+    std::vector<OutputPath> outputs = {{"--output", out, out_dir ? "out[0-9_]*\\.npy" : ""},
+                                       {"--save-args", settings.files.save_args, ""}};
+    if (std::string conflict = OutputConflict(inputs, outputs); !conflict.empty()) {
+      err << "nhlo-run: error: " << conflict << "\n";
+      return kExitUsage;
+    }
+  }
   Result<PrintValues> print_mode = ParsePrintValues(print_values);
   if (!print_mode.ok()) {
     PrintStatus(print_mode.status(), err, "nhlo-run");
     return kExitUsage;
   }
   settings.print_values = *print_mode;
-  SetParallelThreads(threads);
+  if (int got = SetParallelThreads(threads); threads > 0 && got < threads)
+    err << "nhlo-run: warning: --threads=" << threads << ": the system gave " << got << " thread"
+        << (got == 1 ? "" : "s") << "; running on those\n";
   if (app.count("--print-values") > 0 && (!check.expected.empty() || check.check_passes))
     err << "nhlo-run: warning: --print-values has no effect with " << (check.check_passes ? "--check-passes" : "--expected")
         << " (the comparison report is printed instead of the results)\n";
-  if (int code = ResolveChecks(check, settings.random, in, settings.checks, err); code >= 0) return code;
   // Progress goes only to a terminal: redirected or captured output stays byte-for-byte
   // deterministic.
   settings.show_progress = !quiet && &err == &std::cerr && isatty(STDERR_FILENO);
@@ -512,6 +539,9 @@ int RunMain(const std::vector<std::string>& args, std::istream& in, std::ostream
     settings.memory_limit = *limit;
     settings.limit_given = true;
   }
+  // --expected's literal text is read within the memory limit (a file of /dev/zero stops there).
+  if (int code = ResolveChecks(check, settings.random, in, settings.checks, err, settings.memory_limit); code >= 0)
+    return code;
   uint64_t input_limit = kMaxInputBytes;
   if (!max_input.empty()) {
     Result<uint64_t> limit = ParseSize(max_input, "--max-input-size");
@@ -566,7 +596,9 @@ int RunMain(const std::vector<std::string>& args, std::istream& in, std::ostream
       exit_code = kExitInputRejected;
       continue;
     }
-    Result<std::string> emitted = EmitBundleFile(**module, *flags.ToCodegenOptions());
+    CodegenOptions codegen = *flags.ToCodegenOptions();
+    codegen.max_constant_bytes = settings.memory_limit;
+    Result<std::string> emitted = EmitBundleFile(**module, codegen);
     if (!emitted.ok()) {
       PrintStatus(emitted.status(), err, "nhlo-run");
       exit_code = kExitInputRejected;

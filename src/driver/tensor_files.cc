@@ -523,7 +523,7 @@ uint32_t Crc32(std::string_view bytes) {
 
 }  // namespace
 
-Result<std::vector<ZipEntry>> ReadZip(std::string_view b, std::string_view file) {
+Result<std::vector<ZipEntry>> ReadZip(std::string_view b, std::string_view file, uint64_t max_inflated) {
   auto bad = [&](const std::string& what) { return FileError(file, "malformed .npz (zip) archive: " + what); };
   if (b.size() < 22)
     return FileError(file, "not a .npz archive: " + std::to_string(b.size()) + " bytes, too short for a zip file");
@@ -555,6 +555,7 @@ Result<std::vector<ZipEntry>> ReadZip(std::string_view b, std::string_view file)
   // Every member needs at least 46 directory bytes, which bounds `count` by the file.
   if (count > dir_size / 46) return bad("more members than the central directory can hold");
   std::vector<ZipEntry> entries;
+  uint64_t inflated = 0;  // the members' sizes so far
   size_t at = static_cast<size_t>(dir_offset), dir_end = static_cast<size_t>(dir_offset + dir_size);
   for (uint64_t i = 0; i < count; ++i) {
     if (dir_end - at < 46 || Le32(b, at) != kCentralSig)
@@ -593,6 +594,13 @@ Result<std::vector<ZipEntry>> ReadZip(std::string_view b, std::string_view file)
     uint64_t data = local + 30 + Le16(b, static_cast<size_t>(local) + 26) + Le16(b, static_cast<size_t>(local) + 28);
     if (data > b.size() || csize > b.size() - data) return bad("data of " + member + " runs past the end of the file");
     std::string_view raw = b.substr(static_cast<size_t>(data), static_cast<size_t>(csize));
+    // Checked before any member is unpacked: an archive of members claiming gigabytes each must
+    // not be inflated first and judged after.
+    if (usize > max_inflated || inflated + usize > max_inflated)
+      return FileError(file, "member " + member + " holds " + std::to_string(usize) +
+                                 " bytes, which with the members before it is more than the " +
+                                 std::to_string(max_inflated) + " bytes the arrays it is read for can take");
+    inflated += usize;
     ZipEntry entry;
     entry.name = std::move(name);
     if (method == 0) {
@@ -736,7 +744,7 @@ Result<std::vector<Value>> LoadArgumentArchive(const std::string& path, const st
   if (StartsWith(bytes, kNpyMagic))
     return FileError(path, "is a .npy file; --args takes a .npz archive of every argument (use --arg=@" + path +
                                " for one argument)");
-  NHLO_ASSIGN_OR_RETURN(std::vector<ZipEntry> entries, ReadZip(bytes, path));
+  NHLO_ASSIGN_OR_RETURN(std::vector<ZipEntry> entries, ReadZip(bytes, path, limit));
   for (const ZipEntry& e : entries)
     if (!e.name.ends_with(".npy")) return FileError(path, "member '" + e.name + "' is not a .npy file");
   for (const TensorSpec& p : params)

@@ -74,7 +74,9 @@ struct ZipEntry {
 
 /// The members of a zip archive, in archive order: stored and deflate-compressed members are
 /// read, each checked against its CRC-32; encrypted, multi-disk and other methods are refused.
-Result<std::vector<ZipEntry>> ReadZip(std::string_view bytes, std::string_view file);
+/// A member that would take the members' sizes past `max_inflated` is refused before it is inflated.
+Result<std::vector<ZipEntry>> ReadZip(std::string_view bytes, std::string_view file,
+                                      uint64_t max_inflated = UINT64_MAX);
 
 /// A zip archive of stored (uncompressed) members in the given order, with a fixed timestamp
 /// (1980-01-01 00:00) so equal inputs give equal bytes. At most 4 GiB (no zip64).

@@ -11,6 +11,7 @@
 #include <exception>
 #include <memory>
 #include <new>
+#include <system_error>
 #include <thread>
 #include <unordered_map>
 
@@ -1138,7 +1139,20 @@ Result<std::vector<Value>> ExecuteOnDevices(const BundleProgram& program, Device
     run(0);
   } else {
     std::vector<std::thread> threads;
-    for (uint32_t d = 0; d < n; ++d) threads.emplace_back(run, d);
+    for (uint32_t d = 0; d < n; ++d) {
+      try {
+        threads.emplace_back(run, d);
+      } catch (const std::system_error& e) {
+        // A process or address-space limit refused the thread: the devices not started fail, and
+        // the started ones, finding their groups can never fill, stop at their next collective.
+        for (uint32_t rest = d; rest < n; ++rest) {
+          results[rest] = Status::Error("cannot start a thread for device " + std::to_string(rest) + " of " +
+                                        std::to_string(n) + " (" + e.what() + "; fewer --devices may run)");
+          rendezvous.Finish(rest, true);
+        }
+        break;
+      }
+    }
     for (std::thread& t : threads) t.join();
   }
   // Report the lowest device that failed on its own; the others stopped because of it.

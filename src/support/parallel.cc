@@ -13,6 +13,7 @@
 #include <condition_variable>
 #include <exception>
 #include <mutex>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -40,7 +41,16 @@ class Pool {
     workers_.clear();
     stopping_ = false;
     threads_ = threads < 1 ? 1 : threads;
-    for (int i = 1; i < threads_; ++i) workers_.emplace_back([this] { WorkerLoop(); });
+    // A process or address-space limit can refuse a thread: the pool then runs on those it got
+    // (SetParallelThreads returns how many; the programs warn).
+    for (int i = 1; i < threads_; ++i) {
+      try {
+        workers_.emplace_back([this] { WorkerLoop(); });
+      } catch (const std::system_error&) {
+        threads_ = i;
+        break;
+      }
+    }
   }
 
   int threads() const { return threads_; }
@@ -131,7 +141,10 @@ int AvailableCores() {
   return n == 0 ? 1 : static_cast<int>(n);
 }
 
-void SetParallelThreads(int threads) { ThePool().Resize(threads <= 0 ? AvailableCores() : threads); }
+int SetParallelThreads(int threads) {
+  ThePool().Resize(threads <= 0 ? AvailableCores() : threads);
+  return ThePool().threads();
+}
 
 int ParallelThreads() { return ThePool().threads(); }
 

@@ -12,8 +12,9 @@
 namespace nhlo {
 
 /// Sets the number of threads ParallelFor uses (1 runs everything on the caller's thread).
-/// 0 means every core the process may use. Not to be called while a ParallelFor runs.
-void SetParallelThreads(int threads);
+/// 0 means every core the process may use. Not to be called while a ParallelFor runs. Returns
+/// the count it got: fewer than asked when the system refuses a thread (a process limit).
+int SetParallelThreads(int threads);
 /// The count SetParallelThreads settled on (1 before it is called).
 int ParallelThreads();
 /// The number of cores this process may run on (sched_getaffinity, else hardware_concurrency).
