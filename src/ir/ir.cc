@@ -134,7 +134,9 @@ struct Module::ComputationIndex {
 
 Module::Module()
     : names_(std::make_unique<NameSet>()), computation_index_(std::make_unique<ComputationIndex>()) {}
-Module::~Module() = default;
+// The computations first: those an expansion brought (Adopt) live in the arenas of the adopted
+// modules, which adopted_ frees before `computations` would otherwise be destroyed.
+Module::~Module() { computations.clear(); }
 
 Computation* Module::NewComputation() {
   return new (arena.Allocate(sizeof(Computation), alignof(Computation))) Computation(arena);
