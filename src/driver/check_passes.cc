@@ -72,7 +72,8 @@ void AddCheckFlags(CLI::App& app, CheckFlags& f) {
 Result<Value> LoadExpected(const std::string& spec, std::istream& in, uint64_t max_bytes) {
   if (spec.empty() || spec[0] != '@') return ParseValue(spec, "--expected");
   std::string path = spec.substr(1);
-  Result<std::string> text = ReadInput(path, in, std::min<uint64_t>(max_bytes, kMaxInputBytes));
+  Result<std::string> text =
+      ReadInput(path, in, std::min<uint64_t>(max_bytes, kMaxInputBytes), "nhlo-run's memory limit, --max-memory");
   if (!text.ok()) return Status::Error("--expected: " + text.status().message());
   return ParseValue(*text, path == "-" ? "<stdin>" : path);
 }

@@ -26,7 +26,10 @@ namespace nhlo {
 
 namespace {
 
-Status InputTooLarge(const std::string& what, uint64_t max_bytes) {
+// `limit` names what set max_bytes, for the message (empty: --max-input-size).
+Status InputTooLarge(const std::string& what, uint64_t max_bytes, std::string_view limit) {
+  if (!limit.empty()) return Status::Error(what + " is larger than " + std::to_string(max_bytes) + " bytes (" +
+                                           std::string(limit) + ")");
   return Status::Error(what + " is larger than " + std::to_string(max_bytes) + " bytes (--max-input-size; at most " +
                        std::to_string(kMaxInputBytes) + ")");
 }
@@ -36,7 +39,7 @@ Status InputTooLarge(const std::string& what, uint64_t max_bytes) {
 // A regular file's size, when known, is read in one piece into a string of that size: growing
 // the string by doubling would copy the text several times and touch twice its memory.
 Result<std::string> ReadBounded(std::istream& in, const std::string& what, uint64_t max_bytes,
-                                uint64_t size_hint = 0) {
+                                uint64_t size_hint, std::string_view limit) {
   std::string text;
   if (size_hint > 0 && size_hint <= max_bytes) {
     text.reserve(static_cast<size_t>(size_hint) + 1);  // + the terminating NUL the parser reads up to
@@ -51,7 +54,7 @@ Result<std::string> ReadBounded(std::istream& in, const std::string& what, uint6
   }
   char block[1 << 16];
   while (in.read(block, sizeof(block)) || in.gcount() > 0) {
-    if (text.size() + static_cast<uint64_t>(in.gcount()) > max_bytes) return InputTooLarge(what, max_bytes);
+    if (text.size() + static_cast<uint64_t>(in.gcount()) > max_bytes) return InputTooLarge(what, max_bytes, limit);
     text.append(block, static_cast<size_t>(in.gcount()));
   }
   if (in.bad()) return Status::Error("cannot read " + what);
@@ -60,9 +63,9 @@ Result<std::string> ReadBounded(std::istream& in, const std::string& what, uint6
 
 }  // namespace
 
-Result<std::string> ReadInput(const std::string& path, std::istream& in, uint64_t max_bytes) {
+Result<std::string> ReadInput(const std::string& path, std::istream& in, uint64_t max_bytes, std::string_view limit) {
   max_bytes = std::min<uint64_t>(max_bytes, kMaxInputBytes);
-  if (path == "-") return ReadBounded(in, "standard input", max_bytes);
+  if (path == "-") return ReadBounded(in, "standard input", max_bytes, 0, limit);
   std::error_code ec;
   std::filesystem::file_status st = std::filesystem::status(path, ec);
   if (std::filesystem::is_directory(st)) return Status::Error("'" + path + "' is a directory");
@@ -70,12 +73,12 @@ Result<std::string> ReadInput(const std::string& path, std::istream& in, uint64_
   uint64_t size_hint = 0;
   if (std::filesystem::is_regular_file(st)) {
     uintmax_t size = std::filesystem::file_size(path, ec);
-    if (!ec && size > max_bytes) return InputTooLarge("'" + path + "'", max_bytes);
+    if (!ec && size > max_bytes) return InputTooLarge("'" + path + "'", max_bytes, limit);
     if (!ec) size_hint = size;
   }
   std::ifstream f(path, std::ios::binary);
   if (!f) return Status::Error("cannot open '" + path + "': " + std::strerror(errno));
-  return ReadBounded(f, "'" + path + "'", max_bytes, size_hint);
+  return ReadBounded(f, "'" + path + "'", max_bytes, size_hint, limit);
 }
 
 Result<uint64_t> ParseSize(const std::string& text, const std::string& flag) {

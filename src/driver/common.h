@@ -21,7 +21,8 @@ namespace nhlo {
 inline constexpr size_t kMaxInputBytes = (size_t(1) << 32) - 1;
 /// Reads a path, or standard input for "-": at most `max_bytes` (and never more than
 /// kMaxInputBytes).
-Result<std::string> ReadInput(const std::string& path, std::istream& in, uint64_t max_bytes = kMaxInputBytes);
+Result<std::string> ReadInput(const std::string& path, std::istream& in, uint64_t max_bytes = kMaxInputBytes,
+                              std::string_view limit = {});
 /// `16G`, `512MiB`, `1000000`: a byte count with an optional binary suffix (K, M, G, T; KiB...).
 /// `flag` names the option in messages.
 Result<uint64_t> ParseSize(const std::string& text, const std::string& flag);
