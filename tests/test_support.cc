@@ -3,7 +3,16 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <thread>
 #include <random>
 #include <set>
 
@@ -224,4 +233,33 @@ TEST_CASE("StableMergeSort: a stable sort for a strict weak order, a permutation
       CHECK(permutation);
     }
   }
+}
+
+TEST_CASE("WriteFileAtomically: a writer killed mid-write leaves the old file whole") {
+  // Issue 28: no write is partial after a kill. A child writes 64 MiB over a file holding "old";
+  // it is killed at several points of the write; the file then holds "old" or the whole new
+  // content, never part of it, and the temporary file is gone or at least not the target.
+  namespace fs = std::filesystem;
+  fs::path dir = fs::temp_directory_path() / ("nhlo-atomic-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string path = (dir / "out.bin").string();
+  const std::string big(size_t(64) << 20, 'x');
+  for (int delay_ms : {0, 5, 20, 80}) {
+    { std::ofstream(path, std::ios::binary) << "old"; }
+    pid_t child = ::fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+      (void)WriteFileAtomically(path, big);
+      ::_exit(0);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+    ::kill(child, SIGKILL);
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    std::ifstream in(path, std::ios::binary);
+    std::string got((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    CHECK((got == "old" || got.size() == big.size()));
+    if (got.size() == big.size()) CHECK(got == big);
+  }
+  fs::remove_all(dir);
 }
