@@ -98,11 +98,12 @@ Status KernelBroadcast(const Step& bundle, const Buf& in, const Buf& out);
 Status KernelBitcast(const Step& bundle, const Buf& in, const Buf& out);
 /// The linear-algebra custom calls (kernels_solver.cc): all operands and every result leaf.
 Status KernelSolver(const SolverConfig& config, const std::vector<Buf>& in, const std::vector<Buf>& out);
-/// torch-neuronx's native custom calls and JAX's GPU threefry (kernels_neuron.cc).
+/// torch-neuronx's native custom calls (kernels_neuron.cc).
 Status KernelNeuronSoftmax(int64_t dim, const Buf& x, const Buf& out);
 Status KernelNeuronSoftmaxBackward(int64_t dim, const Buf& grad, const Buf& output, const Buf& out);
 Status KernelNeuronRmsNorm(int64_t dim, const Buf& x, const Buf& weight, const Buf& eps, const Buf& out);
 Status KernelNeuronArgReduce(int64_t dim, bool largest, const Buf& x, const Buf& out);
+/// JAX's GPU threefry2x32 custom call (kernels_rng.cc).
 Status KernelThreefry2x32(const std::vector<Buf>& in, const std::vector<Buf>& out);
 Status KernelReshape(const Buf& in, const Buf& out);
 Status KernelTranspose(const Step& bundle, const Buf& in, const Buf& out);

@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// torch-neuronx's native custom calls (softmax and its gradient, RMS norm, argmax / argmin) and
-// JAX's GPU threefry kernel. The Neuron ones compute each line along their dimension in double
-// and round each result once to its type: Neuron's own arithmetic is not public, so nhlo gives
-// the closest value it can [inferred]; docs/custom-calls.md cites the sources for the formulas.
+// torch-neuronx's native custom calls (softmax and its gradient, RMS norm, argmax / argmin). Each
+// computes the lines along its dimension in double and rounds each result once to its type:
+// Neuron's own arithmetic is not public, so nhlo gives the closest value it can [inferred];
+// docs/custom-calls.md cites the sources for the formulas.
 #include <cmath>
-#include <cstring>
 #include <vector>
 
 #include "interp/kernels.h"
@@ -114,40 +113,6 @@ Status KernelNeuronArgReduce(int64_t dim, bool largest, const Buf& x, const Buf&
       if (std::isnan(v) || (largest ? v > best_value : v < best_value)) best = i, best_value = v;
     }
     StoreFromInt(out.type(), out.data + l * size, best);
-  }
-  return OkStatus();
-}
-
-// JAX's threefry2x32 (jax/_src/random/threefry2x32.py; jaxlib's CUDA kernel computes the same):
-// Threefry-2x32 with 20 rounds on each element's key pair and counter pair.
-Status KernelThreefry2x32(const std::vector<Buf>& in, const std::vector<Buf>& out) {
-  if ((in.size() != 4 && in.size() != 5) || out.size() != 2)
-    return Status::Error("threefry2x32 takes (key0, key1, x0, x1) and gives (out0, out1)");
-  for (const Buf* b : {&in[0], &in[1], &in[2], &in[3], &out[0], &out[1]})
-    if (b->type() != PrimitiveType::kU32 || Dims(*b) != Dims(out[0]))
-      return Status::Error("threefry2x32's operands and results are u32 arrays of one shape");
-  auto word = [](const Buf& b, int64_t i) {
-    uint32_t v;
-    std::memcpy(&v, b.data + i * 4, 4);
-    return v;
-  };
-  auto rotl = [](uint32_t v, int d) { return (v << d) | (v >> (32 - d)); };
-  static constexpr int kRotations[8] = {13, 15, 26, 6, 17, 29, 16, 24};
-  for (int64_t i = 0; i < out[0].count(); ++i) {
-    const uint32_t ks[3] = {word(in[0], i), word(in[1], i), word(in[0], i) ^ word(in[1], i) ^ 0x1BD11BDAu};
-    uint32_t x0 = word(in[2], i) + ks[0], x1 = word(in[3], i) + ks[1];
-    for (uint32_t s = 1; s <= 5; ++s) {
-      const int* r = kRotations + ((s - 1) % 2) * 4;
-      for (int j = 0; j < 4; ++j) {
-        x0 += x1;
-        x1 = rotl(x1, r[j]);
-        x1 ^= x0;
-      }
-      x0 += ks[s % 3];
-      x1 += ks[(s + 1) % 3] + s;
-    }
-    std::memcpy(out[0].data + i * 4, &x0, 4);
-    std::memcpy(out[1].data + i * 4, &x1, 4);
   }
   return OkStatus();
 }

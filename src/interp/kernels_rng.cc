@@ -160,6 +160,28 @@ Status KernelRngBitGenerator(const Step& bundle, const Buf& state, const Buf* ne
 
 namespace nhlo {
 
+// JAX's threefry2x32 custom call (jax/_src/random/threefry2x32.py; jaxlib's CUDA kernel computes
+// the same): the Threefry-2x32 above on each element's key pair and counter pair. A fifth
+// operand (the shape-polymorphic form's s64[1] length) is not needed: the shapes give it.
+Status KernelThreefry2x32(const std::vector<Buf>& in, const std::vector<Buf>& out) {
+  if ((in.size() != 4 && in.size() != 5) || out.size() != 2)
+    return Status::Error("threefry2x32 takes (key0, key1, x0, x1) and gives (out0, out1)");
+  for (const Buf* b : {&in[0], &in[1], &in[2], &in[3], &out[0], &out[1]})
+    if (b->type() != PrimitiveType::kU32 || Dims(*b) != Dims(out[0]))
+      return Status::Error("threefry2x32's operands and results are u32 arrays of one shape");
+  auto word = [](const Buf& b, int64_t i) {
+    uint32_t v;
+    std::memcpy(&v, b.data + i * 4, 4);
+    return v;
+  };
+  for (int64_t i = 0; i < out[0].count(); ++i) {
+    std::array<uint32_t, 2> x = ThreeFry2x32({word(in[2], i), word(in[3], i)}, {word(in[0], i), word(in[1], i)});
+    std::memcpy(out[0].data + i * 4, &x[0], 4);
+    std::memcpy(out[1].data + i * 4, &x[1], 4);
+  }
+  return OkStatus();
+}
+
 Status KernelRng(const Step& bundle, const Buf& a, const Buf& b, const Buf& out, std::minstd_rand0& engine) {
   const AttrRecord* dist = bundle.Find(AttrId::kDistribution);
   if (!dist) return Status::Error("rng needs distribution=");
