@@ -223,16 +223,15 @@ Status KernelReshape(const Buf& in, const Buf& out) {
 namespace {
 
 // dst = the elements of src (row-major `dims`, `size` bytes each) with dimension i of dst being
-// dimension perm[i] of src.
+// dimension perm[i] of src: a transpose, run as a walk (tiled where that keeps both sides in cache).
 void PermuteBytes(const uint8_t* src, const std::vector<int64_t>& dims, const std::vector<int64_t>& perm, int size,
                   uint8_t* dst) {
-  std::vector<int64_t> strides = RowMajorStrides(dims), out_dims(perm.size()), steps(perm.size());
-  for (size_t i = 0; i < perm.size(); ++i) out_dims[i] = dims[perm[i]], steps[i] = strides[perm[i]];
-  ForEachIndex(out_dims, [&](int64_t linear, const std::vector<int64_t>& index) {
-    int64_t from = 0;
-    for (size_t i = 0; i < index.size(); ++i) from += index[i] * steps[i];
-    std::memcpy(dst + linear * size, src + from * size, static_cast<size_t>(size));
-  });
+  std::vector<int64_t> strides = RowMajorStrides(dims), out_dims(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i) out_dims[i] = dims[static_cast<size_t>(perm[i])];
+  std::vector<int64_t> out_strides = RowMajorStrides(out_dims);
+  Walk w;
+  for (size_t i = 0; i < perm.size(); ++i) w.Add(out_dims[i], strides[static_cast<size_t>(perm[i])], out_strides[i]);
+  RunWalk(std::move(w), src, 0, dst, 0, size);
 }
 
 // Whether `order` is a permutation of 0..rank-1.
@@ -267,8 +266,8 @@ Status KernelBitcast(const Step& bundle, const Buf& in, const Buf& out) {
     return Status::Error("bundle 'bitcast' changes the element count or the byte size");
   // Major to minor: the permutation that lays a value out in physical order.
   std::vector<int64_t> in_major(in_order.rbegin(), in_order.rend()), out_major(out_order.rbegin(), out_order.rend());
-  std::vector<uint8_t> physical(bytes);
   if (bytes == 0) return OkStatus();
+  std::vector<uint8_t> physical(bytes);
   PermuteBytes(in.data, Dims(in), in_major, HostByteSize(in.type()), physical.data());
   // The result's physical buffer has its dimensions in out_major order; back to row-major.
   std::vector<int64_t> physical_dims(out_rank), inverse(out_rank);
@@ -282,18 +281,11 @@ Status KernelTranspose(const Step& bundle, const Buf& in, const Buf& out) {
   const auto* perm = IntList(bundle, AttrId::kDimensions);
   if (!perm || perm->size() != in.rank() || in.rank() != out.rank() || in.type() != out.type())
     return Status::Error("bundle 'transpose' has an invalid permutation");
-  std::vector<bool> seen(in.rank(), false);
-  for (size_t i = 0; i < perm->size(); ++i) {
-    int64_t p = (*perm)[i];
-    if (p < 0 || p >= static_cast<int64_t>(in.rank()) || seen[p] || Dims(out)[i] != Dims(in)[p])
+  if (!IsPermutation(*perm, in.rank())) return Status::Error("bundle 'transpose' has an invalid permutation");
+  for (size_t i = 0; i < perm->size(); ++i)
+    if (Dims(out)[i] != Dims(in)[static_cast<size_t>((*perm)[i])])
       return Status::Error("bundle 'transpose' has an invalid permutation");
-    seen[p] = true;
-  }
-  int size = HostByteSize(out.type());
-  std::vector<int64_t> in_strides = RowMajorStrides(Dims(in)), out_strides = RowMajorStrides(Dims(out));
-  Walk w;
-  for (size_t i = 0; i < out.rank(); ++i) w.Add(Dims(out)[i], in_strides[(*perm)[i]], out_strides[i]);
-  RunWalk(std::move(w), in.data, 0, out.data, 0, size);
+  PermuteBytes(in.data, Dims(in), *perm, HostByteSize(out.type()), out.data);
   return OkStatus();
 }
 
