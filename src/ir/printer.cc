@@ -515,21 +515,22 @@ std::optional<PrintStyleName> PrintStyleFromName(std::string_view name) {
 
 namespace {
 
-// The end of the balanced `{...}` or `"..."` starting at `at` in folded header text, or npos.
+// The end of the quoted string (either quote, with escapes) starting at `at`, or npos.
+size_t EndOfString(std::string_view text, size_t at) {
+  size_t i = at + 1;
+  for (; i < text.size() && text[i] != text[at]; ++i)
+    if (text[i] == '\\') ++i;
+  return i < text.size() ? i + 1 : std::string_view::npos;
+}
+
+// The end of the balanced `{...}` (ScanRawBraceBlock's rules, as the reader captured it) or the
+// string starting at `at` in folded header text, or npos.
 size_t EndOfGroup(std::string_view text, size_t at) {
-  int depth = 0;
-  for (size_t i = at; i < text.size(); ++i) {
-    char c = text[i];
-    if (c == '"') {
-      for (++i; i < text.size() && text[i] != '"'; ++i)
-        if (text[i] == '\\') ++i;
-      if (depth == 0) return i < text.size() ? i + 1 : std::string_view::npos;
-      continue;
-    }
-    if (c == '{') ++depth;
-    if (c == '}' && --depth == 0) return i + 1;
+  if (at < text.size() && text[at] == '{') {
+    RawBlockScan scan = ScanRawBraceBlock(text, at);
+    return scan.ok ? scan.end : std::string_view::npos;
   }
-  return std::string_view::npos;
+  return EndOfString(text, at);
 }
 
 // The top-level items of a `{a, b, ...}` value, split at its commas; empty when the text is not
@@ -541,8 +542,10 @@ std::vector<std::string_view> TopLevelItems(std::string_view text) {
   int depth = 0;
   for (size_t i = 1; i + 1 < text.size(); ++i) {
     char c = text[i];
-    if (c == '"') {
-      i = EndOfGroup(text, i) - 1;
+    if (c == '"' || c == '\'') {
+      size_t end = EndOfString(text, i);
+      if (end == std::string_view::npos) return {};
+      i = end - 1;
       continue;
     }
     if (c == '{' || c == '(' || c == '[') ++depth;

@@ -8,7 +8,6 @@
 #include "parser/header_aliases.h"
 
 #include <algorithm>
-#include <cctype>
 #include <charconv>
 #include <set>
 
@@ -157,54 +156,13 @@ Status CheckAliases(const std::vector<AliasEntry>& aliases, const std::vector<Do
 
 namespace {
 
-// Steps `at` over the balanced `{...}` there (strings inside may hold braces).
-bool SkipBraceGroup(std::string_view text, size_t& at) {
-  while (at < text.size() && text[at] == ' ') ++at;
-  if (at >= text.size() || text[at] != '{') return false;
-  int depth = 0;
-  for (; at < text.size(); ++at) {
-    char ch = text[at];
-    if (ch == '"') {
-      for (++at; at < text.size() && text[at] != '"'; ++at)
-        if (text[at] == '\\') ++at;
-      continue;
-    }
-    if (ch == '{') ++depth;
-    if (ch == '}' && --depth == 0) {
-      ++at;
-      return true;
-    }
-  }
-  return false;
-}
-
-void SkipBlanks(std::string_view text, size_t& at) {
-  while (at < text.size() && text[at] == ' ') ++at;
-}
-
-bool EatChar(std::string_view text, size_t& at, char c) {
-  SkipBlanks(text, at);
-  if (at >= text.size() || text[at] != c) return false;
-  ++at;
-  return true;
-}
-
-// The word at `at` (letters, digits, '_', '-'), after blanks.
-std::string_view ReadWord(std::string_view text, size_t& at) {
-  SkipBlanks(text, at);
-  size_t start = at;
-  while (at < text.size() && (std::isalnum(static_cast<unsigned char>(text[at])) || text[at] == '_' || text[at] == '-'))
-    ++at;
-  return text.substr(start, at - start);
-}
-
 // One `{log_mode=default,callback_id=123,partitioned=true,op_id=4}`.
-Status CheckDebugAttributeSet(std::string_view text, size_t& at) {
-  if (!EatChar(text, at, '{')) return Status::Error("expected '{' to open a debug attribute set");
+Status CheckDebugAttributeSet(ValueCursor& c) {
+  if (!c.Eat('{')) return Status::Error("expected '{' to open a debug attribute set");
   do {
-    std::string key(ReadWord(text, at));
-    if (!EatChar(text, at, '=')) return Status::Error("expected 'name=' in a debug attribute set");
-    std::string value(ReadWord(text, at));
+    std::string key(c.WordChars());
+    if (!c.Eat('=')) return Status::Error("expected 'name=' in a debug attribute set");
+    std::string value(c.WordChars());
     if (key == "log_mode") {
       if (value != "default" && value != "fusion_debugger")
         return Status::Error("invalid debug_attributes log_mode '" + value + "' (default or fusion_debugger)");
@@ -219,32 +177,32 @@ Status CheckDebugAttributeSet(std::string_view text, size_t& at) {
     } else {
       return Status::Error("unknown debug attribute '" + key + "' (log_mode, callback_id, partitioned or op_id)");
     }
-  } while (EatChar(text, at, ','));
-  if (!EatChar(text, at, '}')) return Status::Error("expected ',' or '}' in a debug attribute set");
+  } while (c.Eat(','));
+  if (!c.Eat('}')) return Status::Error("expected ',' or '}' in a debug attribute set");
   return OkStatus();
 }
 
 }  // namespace
 
 Status CheckDebugAttributes(std::string_view text) {
-  size_t at = 0;
-  if (!EatChar(text, at, '{')) return Status::Error("debug_attributes must be a {...} table");
-  if (EatChar(text, at, '}')) return OkStatus();
+  ValueCursor c(text);
+  if (!c.Eat('{')) return Status::Error("debug_attributes must be a {...} table");
+  if (c.Eat('}')) return OkStatus();
   do {
-    if (!SkipBraceGroup(text, at)) return Status::Error("expected an original array ({\"name\"}) in debug_attributes");
-    if (!EatChar(text, at, ':')) return Status::Error("expected ':' after the original array in debug_attributes");
-    if (EatChar(text, at, '(')) {
-      if (!EatChar(text, at, ')')) {
+    if (!c.SkipBraceBlock()) return Status::Error("expected an original array ({\"name\"}) in debug_attributes");
+    if (!c.Eat(':')) return Status::Error("expected ':' after the original array in debug_attributes");
+    if (c.Eat('(')) {
+      if (!c.Eat(')')) {
         do {
-          NHLO_TRY(CheckDebugAttributeSet(text, at));
-        } while (EatChar(text, at, ','));
-        if (!EatChar(text, at, ')')) return Status::Error("expected ')' after a list of debug attribute sets");
+          NHLO_TRY(CheckDebugAttributeSet(c));
+        } while (c.Eat(','));
+        if (!c.Eat(')')) return Status::Error("expected ')' after a list of debug attribute sets");
       }
     } else {
-      NHLO_TRY(CheckDebugAttributeSet(text, at));
+      NHLO_TRY(CheckDebugAttributeSet(c));
     }
-  } while (EatChar(text, at, ','));
-  if (!EatChar(text, at, '}')) return Status::Error("expected ',' or '}' in debug_attributes");
+  } while (c.Eat(','));
+  if (!c.Eat('}')) return Status::Error("expected ',' or '}' in debug_attributes");
   return OkStatus();
 }
 

@@ -9,6 +9,8 @@
 #include <string_view>
 #include <system_error>
 
+#include "support/text_scan.h"
+
 namespace nhlo {
 
 // A cursor over a captured value: skips spaces, reads integers and punctuation.
@@ -48,6 +50,23 @@ class ValueCursor {
     SkipSpaces();
     if (s_.substr(pos_, w.size()) != w) return false;
     pos_ += w.size();
+    return true;
+  }
+  // The run of letters, digits, '_' and '-' at the cursor, after spaces (possibly empty).
+  std::string_view WordChars() {
+    SkipSpaces();
+    size_t start = pos_;
+    while (pos_ < s_.size() && (IsIdentStart(s_[pos_]) || IsDigit(s_[pos_]) || s_[pos_] == '-')) ++pos_;
+    return s_.substr(start, pos_ - start);
+  }
+  // Steps over the balanced `{...}` at the cursor, after spaces (ScanRawBraceBlock's rules: a
+  // brace inside a string does not count); false when there is none.
+  bool SkipBraceBlock() {
+    SkipSpaces();
+    if (pos_ >= s_.size() || s_[pos_] != '{') return false;
+    RawBlockScan scan = ScanRawBraceBlock(s_, pos_);
+    if (!scan.ok) return false;
+    pos_ = scan.end;
     return true;
   }
   size_t position() const { return pos_; }
