@@ -279,14 +279,24 @@ static std::optional<int64_t> MeshAxis(std::string_view ref, const std::vector<s
   return index;
 }
 
+// A mesh-axes replica group list as read: the mesh's axes, the axes the groups span (as
+// referenced, repeats kept), and whether it lists device ids or takes sub-axes.
+struct MeshAxes {
+  std::vector<std::string_view> names;
+  std::vector<int64_t> sizes;
+  std::vector<int64_t> spanned;
+  bool device_ids = false, sub_axes = false;
+};
+
 // XLA's ParseMesh and ParseAxisRefList judge a mesh-axes replica group list: quoted axis names
 // with sizes, an optional device_ids=(...) list holding one id per mesh device (or an iota
 // `[dims]T(perm)`), then `{...}` axis references that name an axis or give its index, each
 // optionally a sub-axis `:(pre_size)size`.
-static Status CheckMeshReplicaGroups(std::string_view text) {
+static Result<MeshAxes> ReadMesh(std::string_view text) {
   ValueCursor c(text.substr(4));
   if (!c.Eat('[')) return Status::Error("expected '[' after mesh");
-  std::vector<std::string_view> names;
+  MeshAxes mesh;
+  std::vector<std::string_view>& names = mesh.names;
   int64_t devices = 1;
   std::string sizes_text;
   if (!c.Eat(']')) {
@@ -294,6 +304,7 @@ static Status CheckMeshReplicaGroups(std::string_view text) {
       if (c.Word("device_ids")) {
         if (names.empty()) return Status::Error("mesh device_ids= needs the mesh axes before it");
         if (!c.Eat('=') || !c.Eat('(')) return Status::Error("expected '=(' after mesh device_ids");
+        mesh.device_ids = true;
         if (c.Peek('[')) {
           std::vector<int64_t> reshape, perm;
           if (!ReadBracketList(c, reshape)) return Status::Error("malformed iota mesh device_ids");
@@ -332,6 +343,7 @@ static Status CheckMeshReplicaGroups(std::string_view text) {
       if (size == 0) devices = 0;
       sizes_text += (names.empty() ? "" : ",") + std::to_string(size);
       names.push_back(name);
+      mesh.sizes.push_back(size);
       if (c.Eat(']')) break;
       if (!c.Eat(',')) return Status::Error("expected ',' or ']' in the mesh axes");
     }
@@ -343,61 +355,48 @@ static Status CheckMeshReplicaGroups(std::string_view text) {
       if (!c.Quoted(ref)) return Status::Error("expected a quoted mesh axis name or index");
       std::optional<int64_t> axis = MeshAxis(ref, names);
       if (!axis)
-        return Status::Error("axis '" + std::string(ref) + "' is not a valid axis name or index in mesh [" + sizes_text +
-                             "]");
+        return Status::Error("axis '" + std::string(ref) + "' is not a valid axis name or index in mesh [" +
+                             sizes_text + "]");
       if (*axis < 0 || *axis >= static_cast<int64_t>(names.size()))
         return Status::Error("axis index " + std::string(ref) + " is out of bounds for mesh [" + sizes_text +
                              "], which has " + std::to_string(names.size()) + (names.size() == 1 ? " axis" : " axes"));
+      mesh.spanned.push_back(*axis);
       if (c.Eat(':')) {
         int64_t pre_size, size;
         if (!c.Eat('(') || !c.Int(pre_size) || !c.Eat(')') || !c.Int(size))
           return Status::Error("expected a sub-axis ':(pre_size)size' after mesh axis '" + std::string(ref) + "'");
+        mesh.sub_axes = true;
       }
     } while (c.Eat(','));
     if (!c.Eat('}')) return Status::Error("expected ',' or '}' in the mesh axis list");
   }
   if (!c.AtEnd()) return Status::Error("unexpected text after the mesh axis list");
-  return OkStatus();
+  return mesh;
 }
 
-// `mesh['a'=2,'b'=4] {'b'}` as `[2,4]<=[2,4]T(0,1)`; leaves `g` alone on any other form.
-static void ReadMeshAxes(std::string_view text, Arena& arena, ReplicaGroupList& g) {
-  ValueCursor c(text.substr(4));
-  std::vector<std::string_view> names;
-  std::vector<int64_t> sizes, perm;
-  if (!c.Eat('[')) return;
-  while (!c.Eat(']')) {
-    std::string_view name;
-    int64_t size;
-    if ((!names.empty() && !c.Eat(',')) || !c.Quoted(name) || !c.Eat('=') || !c.Int(size) || size < 1) return;
-    names.push_back(name);
-    sizes.push_back(size);
+// `mesh['a'=2,'b'=4] {'b'}` as `[2,4]<=[2,4]T(0,1)`; leaves `g` alone unless every axis has a
+// size of 1 or more and the groups span whole axes, each once, over no device_ids list.
+static void MeshAsIota(const MeshAxes& mesh, Arena& arena, ReplicaGroupList& g) {
+  if (mesh.names.empty() || mesh.device_ids || mesh.sub_axes) return;
+  std::vector<bool> grouped(mesh.names.size(), false);
+  for (int64_t axis : mesh.spanned) {
+    if (grouped[static_cast<size_t>(axis)]) return;
+    grouped[static_cast<size_t>(axis)] = true;
   }
-  std::vector<bool> grouped(names.size(), false);
-  std::vector<int64_t> chosen;
-  if (!c.Eat('{')) return;
-  while (!c.Eat('}')) {
-    std::string_view name;
-    if ((!chosen.empty() && !c.Eat(',')) || !c.Quoted(name)) return;
-    std::optional<int64_t> axis = MeshAxis(name, names);
-    if (!axis || *axis < 0 || *axis >= static_cast<int64_t>(names.size()) || grouped[static_cast<size_t>(*axis)]) return;
-    grouped[static_cast<size_t>(*axis)] = true;
-    chosen.push_back(*axis);
-  }
-  if (!c.AtEnd() || names.empty()) return;
+  std::vector<int64_t> perm;
   int64_t total = 1, group = 1;
-  for (size_t i = 0; i < sizes.size(); ++i) {
-    if (MulOverflows(total, sizes[i], &total)) return;
+  for (size_t i = 0; i < mesh.sizes.size(); ++i) {
+    if (mesh.sizes[i] < 1 || MulOverflows(total, mesh.sizes[i], &total)) return;
     if (!grouped[i]) perm.push_back(static_cast<int64_t>(i));
   }
-  for (int64_t axis : chosen) {
-    group *= sizes[static_cast<size_t>(axis)];
+  for (int64_t axis : mesh.spanned) {
+    group *= mesh.sizes[static_cast<size_t>(axis)];
     perm.push_back(axis);
   }
   g.iota = true;
   g.num_groups = total / group;
   g.group_size = group;
-  g.reshape_dims = arena.Copy(sizes);
+  g.reshape_dims = arena.Copy(mesh.sizes);
   g.transpose = arena.Copy(perm);
 }
 
@@ -411,8 +410,8 @@ Result<ReplicaGroupList> ReadReplicaGroups(Arena& arena, std::string_view text) 
     // last in the order listed [inferred], rows of their product. Sub-axes and explicit device
     // lists keep no structure (the interpreter refuses them by name).
     g.mesh = true;
-    NHLO_TRY(CheckMeshReplicaGroups(text));
-    ReadMeshAxes(text, arena, g);
+    NHLO_ASSIGN_OR_RETURN(MeshAxes mesh, ReadMesh(text));
+    MeshAsIota(mesh, arena, g);
     return g;
   }
   if (c.Peek('[')) {
