@@ -140,10 +140,10 @@ std::string OutputConflict(const std::vector<std::string>& inputs, const std::ve
     for (size_t j = 0; j < i; ++j) {
       const OutputPath& other = outputs[j];
       if (other.path.empty() || other.path == "-") continue;
-      bool same = out.dir_files.empty() && other.dir_files.empty() ? Overwrites(out, other.path)
-                  : !out.dir_files.empty() && !other.dir_files.empty() && SameFile(out.path, other.path);
-      if (!out.dir_files.empty() && other.dir_files.empty()) same = Overwrites(out, other.path);
-      if (out.dir_files.empty() && !other.dir_files.empty()) same = Overwrites(other, out.path);
+      // Two directories clash as directories; otherwise the plain file against the other output.
+      bool same = !out.dir_files.empty() && !other.dir_files.empty() ? SameFile(out.path, other.path)
+                  : other.dir_files.empty()                           ? Overwrites(out, other.path)
+                                                                      : Overwrites(other, out.path);
       if (same) return other.flag + " and " + out.flag + " name the same file " + out.path;
     }
   }

@@ -5,6 +5,7 @@
 
 #include "codegen/codegen.h"
 #include "driver/common.h"
+#include "driver/custom_call_expansions.h"
 #include "driver/driver.h"
 #include "ir/printer.h"
 #include "parser/parser.h"
@@ -44,7 +45,8 @@ int CompileMain(const std::vector<std::string>& args, std::istream& in, std::ost
   }
   {  // No output replaces an input or another output (docs/reliability.md), before any work.
     std::vector<std::string> inputs = {input};
-    for (const std::string& c : flags.custom_calls) inputs.push_back(c.substr(c.find('@') + 1));
+    for (const std::string& c : flags.custom_calls)
+      if (std::optional<CustomCallFlag> flag = SplitCustomCallFlag(c)) inputs.push_back(flag->file);
     std::vector<OutputPath> outputs = {{"-o", emit == "none" ? "" : output, ""},
                                        {"--dump-dir", flags.dump_dir, "[0-9]{3}-.*\\.hlo|time-passes\\..*"}};
     if (std::string conflict = OutputConflict(inputs, outputs); !conflict.empty()) {

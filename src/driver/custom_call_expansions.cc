@@ -101,13 +101,18 @@ struct Source {
 
 }  // namespace
 
-Result<CustomCallExpansion> ReadCustomCallFlag(const std::string& value) {
+std::optional<CustomCallFlag> SplitCustomCallFlag(const std::string& value) {
   size_t eq = value.find('=');
-  if (eq == std::string::npos || eq == 0 || eq + 1 >= value.size() || value[eq + 1] != '@')
-    return Status::Error("--custom-call: '" + value + "' is not TARGET=@FILE");
+  if (eq == std::string::npos || eq == 0 || eq + 1 >= value.size() || value[eq + 1] != '@') return std::nullopt;
+  return CustomCallFlag{value.substr(0, eq), value.substr(eq + 2)};
+}
+
+Result<CustomCallExpansion> ReadCustomCallFlag(const std::string& value) {
+  std::optional<CustomCallFlag> flag = SplitCustomCallFlag(value);
+  if (!flag) return Status::Error("--custom-call: '" + value + "' is not TARGET=@FILE");
   CustomCallExpansion e;
-  e.target = value.substr(0, eq);
-  e.file = value.substr(eq + 2);
+  e.target = std::move(flag->target);
+  e.file = std::move(flag->file);
   CustomCallKind kind = CustomCallKindOf(e.target, false);
   if (kind != CustomCallKind::kUnknown && kind != CustomCallKind::kCallComputation)
     return Status::Error("--custom-call: custom_call_target '" + e.target +

@@ -12,6 +12,7 @@
 // names the one to run in the custom call's called_computations, which the interpreter runs.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,12 @@
 #include "support/status.h"
 
 namespace nhlo {
+
+/// The two halves of a --custom-call value `TARGET=@FILE`; nullopt when it has not that form.
+struct CustomCallFlag {
+  std::string target, file;
+};
+std::optional<CustomCallFlag> SplitCustomCallFlag(const std::string& value);
 
 /// `TARGET=@FILE` (the value of --custom-call) read into an expansion; errors name the flag.
 Result<CustomCallExpansion> ReadCustomCallFlag(const std::string& value);

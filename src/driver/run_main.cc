@@ -13,6 +13,7 @@
 #include "codegen/codegen.h"
 #include "driver/check_passes.h"
 #include "driver/common.h"
+#include "driver/custom_call_expansions.h"
 #include "driver/driver.h"
 #include "driver/print_values.h"
 #include "driver/tensor_files.h"
@@ -37,7 +38,6 @@ Shape BufferShape(const ComputationRecord& comp, uint32_t index, Module& scratch
   return scratch.MakeArrayShape(b.type, b.dims);
 }
 
-// Bytes the leaves of buffer `index` of `comp` hold (tuples: all their leaves).
 // a + b, or UINT64_MAX when that overflows: figures from a bundle file are input, and a forged
 // one must not wrap into a small total that passes the memory check.
 uint64_t SaturatingAdd(uint64_t a, uint64_t b) {
@@ -45,6 +45,7 @@ uint64_t SaturatingAdd(uint64_t a, uint64_t b) {
   return AddOverflows(a, b, &sum) ? UINT64_MAX : sum;
 }
 
+// Bytes the leaves of buffer `index` of `comp` hold (tuples: all their leaves).
 uint64_t LeafBytes(const ComputationRecord& comp, uint32_t index) {
   const BufferRecord& b = comp.buffers[index];
   if (b.type != PrimitiveType::kTuple) return b.size;
@@ -497,7 +498,8 @@ int RunMain(const std::vector<std::string>& args, std::istream& in, std::ostream
     for (const std::string& a : settings.arg_texts) inputs.push_back(file_of(a));
     inputs.push_back(file_of(settings.files.args));
     inputs.push_back(file_of(check.expected));
-    for (const std::string& c : flags.custom_calls) inputs.push_back(c.substr(c.find('@') + 1));
+    for (const std::string& c : flags.custom_calls)
+      if (std::optional<CustomCallFlag> flag = SplitCustomCallFlag(c)) inputs.push_back(flag->file);
     std::error_code ec;
     const std::string& out = settings.files.output;
     bool out_dir = !out.empty() && (out.back() == '/' || std::filesystem::is_directory(out, ec));
