@@ -32,6 +32,19 @@ int64_t BufferRecord::ElementCount() const {
   return CheckedElementCount(dims);
 }
 
+std::string ArrayShapeText(PrimitiveType type, const std::vector<int64_t>& dims,
+                           const std::vector<uint8_t>& dim_kinds) {
+  std::string s(PrimitiveTypeName(type));
+  s += '[';
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (i) s += ',';
+    // A bounded dimension `<=N`, an unbounded one `?` (stored as 0).
+    uint8_t kind = i < dim_kinds.size() ? dim_kinds[i] : 0;
+    s += kind == 2 ? "?" : (kind == 1 ? "<=" : "") + std::to_string(dims[i]);
+  }
+  return s + "]";
+}
+
 const AttrRecord* BundleRecord::Find(AttrId id) const {
   for (const AttrRecord& a : attrs)
     if (a.id == id) return &a;

@@ -29,6 +29,9 @@ inline constexpr uint32_t kAttrHeaderSize = 8;
 inline constexpr uint8_t kNoDtype = 0xff;  // backend dtype / wire tag of a host-only type
 /// Set in a buffer record's kind byte when a dimension-kind list follows its tuple list.
 inline constexpr uint8_t kBufferHasDimKinds = 0x80;
+// The header's flags byte (docs/bundle-format.md, offset 11).
+inline constexpr uint8_t kFlagDeviceOnly = 1;       // compiled with --device-only
+inline constexpr uint8_t kFlagStatesOneDevice = 2;  // the HloModule header states a device count of one
 
 enum class SectionId : uint32_t {
   kStrings = 1,
@@ -70,6 +73,11 @@ struct BufferRecord {
 
   int64_t ElementCount() const;
 };
+
+/// An array's type and dimensions as HLO writes them, `f32[<=8,?,4]`: `dim_kinds` as in
+/// BufferRecord (empty: every dimension static).
+std::string ArrayShapeText(PrimitiveType type, const std::vector<int64_t>& dims,
+                           const std::vector<uint8_t>& dim_kinds);
 
 /// replica_groups as decoded: the explicit list or the iota form.
 struct ReplicaGroupsRecord {
@@ -144,7 +152,7 @@ struct BundleProgram {
   std::string bytes;
   uint16_t version = 0;
   TargetArch arch = TargetArch::kV4;
-  uint8_t flags = 0;  ///< bit 0: --device-only; bit 1: the header states a device count of one
+  uint8_t flags = 0;  ///< kFlagDeviceOnly | kFlagStatesOneDevice
   uint32_t checksum = 0;
   std::vector<SectionRecord> sections;
   std::string_view module_name;

@@ -108,7 +108,7 @@ class Decoder {
       NHLO_TRY(m.Read(p_.entry, "module section"));
       NHLO_TRY(m.Read(p_.replicas, "module section"));
       NHLO_TRY(m.Read(p_.partitions, "module section"));
-      p_.device_counts_given = p_.replicas != 0 || p_.partitions != 0 || (p_.flags & 2) != 0;
+      p_.device_counts_given = p_.replicas != 0 || p_.partitions != 0 || (p_.flags & kFlagStatesOneDevice) != 0;
       if (p_.replicas == 0) p_.replicas = 1;
       if (p_.partitions == 0) p_.partitions = 1;
       NHLO_TRY(m.Read(p_.arena_size, "module section"));

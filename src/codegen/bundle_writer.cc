@@ -582,8 +582,9 @@ class Writer {
     ByteWriter module;
     StringRef(module, m_.name);
     module.U32(entry);
-    module.U32(HeaderCount(m_, "replica_count"));
-    module.U32(HeaderCount(m_, "num_partitions"));
+    const uint32_t replicas = HeaderCount(m_, "replica_count"), partitions = HeaderCount(m_, "num_partitions");
+    module.U32(replicas);
+    module.U32(partitions);
     module.U64(comps_[entry].frame_size);
     if (report_) {
       report_->arena = comps_[entry].frame_size;
@@ -597,13 +598,13 @@ class Writer {
     file.Raw(kBundleMagic, 8);
     file.U16(kBundleVersion);
     file.U8(static_cast<uint8_t>(opts_.arch));
-    // Bit 1: the header states a device count of one (`replica_count=1`), which the module
-    // section's fields, 0 for one, cannot tell from a header that states none.
-    bool states_one = HeaderCount(m_, "replica_count") == 0 && HeaderCount(m_, "num_partitions") == 0 &&
+    // kFlagStatesOneDevice: the header states a device count of one (`replica_count=1`), which
+    // the module section's fields, 0 for one, cannot tell from a header that states none.
+    bool states_one = replicas == 0 && partitions == 0 &&
                       std::any_of(m_.header_attrs.begin(), m_.header_attrs.end(), [](const auto& attr) {
                         return attr.first == "replica_count" || attr.first == "num_partitions";
                       });
-    file.U8((opts_.device_only ? 1 : 0) | (states_one ? 2 : 0));
+    file.U8((opts_.device_only ? kFlagDeviceOnly : 0) | (states_one ? kFlagStatesOneDevice : 0));
     file.U32(0);  // file size, patched
     file.U32(0);  // checksum, patched
     file.U32(kSectionCount);

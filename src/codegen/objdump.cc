@@ -46,15 +46,7 @@ std::string BufferShapeText(const BundleProgram& p, const BufferRecord& b) {
     return s + ")";
   }
   (void)p;
-  std::string s(PrimitiveTypeName(b.type));
-  s += '[';
-  for (size_t i = 0; i < b.dims.size(); ++i) {
-    if (i) s += ',';
-    // As HLO writes them: a bounded dimension `<=N`, an unbounded one `?` (stored as 0).
-    uint8_t kind = i < b.dim_kinds.size() ? b.dim_kinds[i] : 0;
-    s += kind == 2 ? "?" : (kind == 1 ? "<=" : "") + std::to_string(b.dims[i]);
-  }
-  return s + "]";
+  return ArrayShapeText(b.type, b.dims, b.dim_kinds);
 }
 
 void AppendInts(std::string& out, const std::vector<int64_t>& v, char open = '{', char close = '}') {
@@ -187,7 +179,7 @@ void AppendAttrText(std::string& out, const BundleProgram& p, const AttrRecord& 
 std::string DumpBundleProgram(const BundleProgram& p, std::string_view file_name) {
   std::string out;
   out += std::string(file_name) + ": nhlo bundle file version " + std::to_string(p.version) + ", arch v" +
-         std::to_string(static_cast<int>(p.arch)) + (p.flags & 1 ? ", device-only" : "") + ", " +
+         std::to_string(static_cast<int>(p.arch)) + (p.flags & kFlagDeviceOnly ? ", device-only" : "") + ", " +
          std::to_string(p.bytes.size()) + " bytes, checksum " + Hex(p.checksum, 8) + "\n";
   out += "module " + std::string(p.module_name) + ", entry #" + std::to_string(p.entry) + " '" +
          std::string(p.computations[p.entry].name) + "', arena " + std::to_string(p.arena_size) + " bytes" +

@@ -119,14 +119,7 @@ std::string ShapeText(const BufferRecord& b) {
     for (size_t i = 0; i < b.tuple.size(); ++i) s += (i ? ", #" : "#") + Dec(b.tuple[i]);
     return s + ")";
   }
-  s = PrimitiveTypeName(b.type);
-  s += '[';
-  for (size_t i = 0; i < b.dims.size(); ++i) {
-    if (i) s += ',';
-    uint8_t kind = i < b.dim_kinds.size() ? b.dim_kinds[i] : 0;
-    s += kind == 2 ? "?" : kind == 1 ? "<=" + SDec(b.dims[i]) : SDec(b.dims[i]);
-  }
-  return s + "]";
+  return ArrayShapeText(b.type, b.dims, b.dim_kinds);
 }
 
 // The records of the file, each at its offset; printed in offset order.
@@ -288,7 +281,8 @@ class HexDumper {
     U16(at, "version", p_.version, Dec(p_.version));
     U8(at, "target arch", static_cast<uint8_t>(p_.arch), "v" + Dec(static_cast<uint8_t>(p_.arch)));
     std::string flag_names =
-        std::string(p_.flags & 1 ? ", device-only" : "") + (p_.flags & 2 ? ", one device stated" : "");
+        std::string(p_.flags & kFlagDeviceOnly ? ", device-only" : "") +
+        (p_.flags & kFlagStatesOneDevice ? ", one device stated" : "");
     U8(at, "flags", p_.flags,
        flag_names.empty() ? Hex(p_.flags, 2) : Hex(p_.flags, 2) + " (" + flag_names.substr(2) + ")");
     U32(at, "file size", bytes_.size(), Dec(bytes_.size()));

@@ -339,15 +339,7 @@ void FortranToC(const char* src, char* dst, const std::vector<int64_t>& dims, si
 
 }  // namespace
 
-std::string SpecShapeText(const TensorSpec& spec) {
-  std::string out = std::string(PrimitiveTypeName(spec.type)) + "[";
-  for (size_t d = 0; d < spec.dims.size(); ++d) {
-    if (d) out += ",";
-    uint8_t kind = d < spec.dim_kinds.size() ? spec.dim_kinds[d] : 0;
-    out += kind == 2 ? "?" : (kind == 1 ? "<=" : "") + std::to_string(spec.dims[d]);
-  }
-  return out + "]";
-}
+std::string SpecShapeText(const TensorSpec& spec) { return ArrayShapeText(spec.type, spec.dims, spec.dim_kinds); }
 
 bool SpecTakes(const TensorSpec& spec, const std::vector<int64_t>& dims) {
   if (dims.size() != spec.dims.size()) return false;
