@@ -132,6 +132,7 @@ Status Parser::Run() {
   }
   module_.entry = entry;
   NHLO_TRY(CheckHeaderAliases());
+  PlaceCompactGets();
   NameGeneratedInstructions();
   module_.ForgetNames();  // names generated for implied computations were cached mid-parse
   if (module_.name.empty()) {
@@ -176,6 +177,7 @@ Status Parser::RunSingleInstruction() {
   module_.entry = comp;
   PlaceInlineComputations();
   module_.source_style.operand_index_comments = module_.source_style.percent || operand_comment_seen_;
+  PlaceCompactGets();
   NameGeneratedInstructions();
   module_.ForgetNames();
   return OkStatus();
@@ -835,12 +837,46 @@ Result<Instruction*> Parser::CompactGetTupleElement(Instruction* base, std::stri
     element.i = index;
     gte->attrs = module_.arena.Copy(&element, 1);
     comp->instructions.pop_back();  // NewGeneratedInstruction appended it: it goes after `current`
-    auto at = std::find(comp->instructions.begin(), comp->instructions.end(), current);
-    comp->instructions.insert(at == comp->instructions.end() ? at : at + 1, gte);
+    pending_gets_.emplace_back(gte, current);
     it->second = gte;
     current = gte;
   }
   return current;
+}
+
+// Puts each compact get-tuple-element right after the value it reads: where XLA's post-order
+// printing puts it, the latest made first when several read one value (as if each had been
+// inserted there when made). One rebuild per computation that has them, not a search per get.
+void Parser::PlaceCompactGets() {
+  if (pending_gets_.empty()) return;
+  std::unordered_map<const Instruction*, SmallVec<Instruction*, 2>> readers;
+  std::vector<Computation*> comps;  // in first-get order
+  std::unordered_set<const Computation*> listed;
+  for (auto [get, base] : pending_gets_) {
+    readers[base].push_back(get);
+    if (listed.insert(get->parent).second) comps.push_back(get->parent);
+  }
+  for (Computation* comp : comps) {
+    InstructionList placed(comp->instructions.get_allocator());
+    placed.reserve(comp->instructions.size() + pending_gets_.size());
+    // Depth first without recursion: a value, then its readers newest first, each followed at
+    // once by its own readers (a get of a get). Readers are pushed oldest first, so the newest
+    // comes off the stack first.
+    std::vector<Instruction*> stack;
+    for (Instruction* inst : comp->instructions) {
+      stack.push_back(inst);
+      while (!stack.empty()) {
+        Instruction* next = stack.back();
+        stack.pop_back();
+        placed.push_back(next);
+        auto it = readers.find(next);
+        if (it == readers.end()) continue;
+        for (Instruction* get : it->second) stack.push_back(get);
+      }
+    }
+    comp->instructions = std::move(placed);
+  }
+  pending_gets_.clear();
 }
 
 // A lone instruction's undefined operand: parameter N of its computation, named as written or

@@ -130,6 +130,7 @@ class Parser {
                                               const SmallVec<TupleIndex, 4>& indices);
   Instruction* ImplicitParameter(Computation* comp, std::string_view name, const Shape& shape, uint32_t offset);
   void NameGeneratedInstructions();
+  void PlaceCompactGets();
   // ---- forms older XLA printed (old_forms.cc)
   void NoteOldForm(uint32_t offset, std::string message);
   static std::optional<Opcode> OldOpcode(std::string_view word);
@@ -191,6 +192,9 @@ class Parser {
   // Compact get-tuple-elements of the current computation by their written form (`p0#1#0`),
   // so each is made once and every later use reads the same instruction.
   std::unordered_map<std::string, Instruction*> compact_gtes_;
+  // Each compact get-tuple-element with the instruction it reads, in creation order; placed
+  // after it once the module is read (PlaceCompactGets), in one pass per computation.
+  std::vector<std::pair<Instruction*, Instruction*>> pending_gets_;
   // A text that is one instruction (XLA's ParseSingleInstruction): the computation built around
   // it, where an unknown operand written with a shape becomes a new parameter.
   Computation* single_instruction_ = nullptr;
