@@ -76,8 +76,7 @@ struct BufferRecord {
 
 /// An array's type and dimensions as HLO writes them, `f32[<=8,?,4]`: `dim_kinds` as in
 /// BufferRecord (empty: every dimension static).
-std::string ArrayShapeText(PrimitiveType type, const std::vector<int64_t>& dims,
-                           const std::vector<uint8_t>& dim_kinds);
+std::string ArrayShapeText(PrimitiveType type, const std::vector<int64_t>& dims, const std::vector<uint8_t>& dim_kinds);
 
 /// replica_groups as decoded: the explicit list or the iota form.
 struct ReplicaGroupsRecord {

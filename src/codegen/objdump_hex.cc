@@ -280,9 +280,8 @@ class HexDumper {
     at += 8;
     U16(at, "version", p_.version, Dec(p_.version));
     U8(at, "target arch", static_cast<uint8_t>(p_.arch), "v" + Dec(static_cast<uint8_t>(p_.arch)));
-    std::string flag_names =
-        std::string(p_.flags & kFlagDeviceOnly ? ", device-only" : "") +
-        (p_.flags & kFlagStatesOneDevice ? ", one device stated" : "");
+    std::string flag_names = std::string(p_.flags & kFlagDeviceOnly ? ", device-only" : "") +
+                             (p_.flags & kFlagStatesOneDevice ? ", one device stated" : "");
     U8(at, "flags", p_.flags,
        flag_names.empty() ? Hex(p_.flags, 2) : Hex(p_.flags, 2) + " (" + flag_names.substr(2) + ")");
     U32(at, "file size", bytes_.size(), Dec(bytes_.size()));

@@ -28,8 +28,8 @@ namespace {
 
 // `limit` names what set max_bytes, for the message (empty: --max-input-size).
 Status InputTooLarge(const std::string& what, uint64_t max_bytes, std::string_view limit) {
-  if (!limit.empty()) return Status::Error(what + " is larger than " + std::to_string(max_bytes) + " bytes (" +
-                                           std::string(limit) + ")");
+  if (!limit.empty())
+    return Status::Error(what + " is larger than " + std::to_string(max_bytes) + " bytes (" + std::string(limit) + ")");
   return Status::Error(what + " is larger than " + std::to_string(max_bytes) + " bytes (--max-input-size; at most " +
                        std::to_string(kMaxInputBytes) + ")");
 }
@@ -38,8 +38,8 @@ Status InputTooLarge(const std::string& what, uint64_t max_bytes, std::string_vi
 // with a message instead of exhausting memory.
 // A regular file's size, when known, is read in one piece into a string of that size: growing
 // the string by doubling would copy the text several times and touch twice its memory.
-Result<std::string> ReadBounded(std::istream& in, const std::string& what, uint64_t max_bytes,
-                                uint64_t size_hint, std::string_view limit) {
+Result<std::string> ReadBounded(std::istream& in, const std::string& what, uint64_t max_bytes, uint64_t size_hint,
+                                std::string_view limit) {
   std::string text;
   if (size_hint > 0 && size_hint <= max_bytes) {
     text.reserve(static_cast<size_t>(size_hint) + 1);  // + the terminating NUL the parser reads up to
@@ -142,8 +142,8 @@ std::string OutputConflict(const std::vector<std::string>& inputs, const std::ve
       if (other.path.empty() || other.path == "-") continue;
       // Two directories clash as directories; otherwise the plain file against the other output.
       bool same = !out.dir_files.empty() && !other.dir_files.empty() ? SameFile(out.path, other.path)
-                  : other.dir_files.empty()                           ? Overwrites(out, other.path)
-                                                                      : Overwrites(other, out.path);
+                  : other.dir_files.empty()                          ? Overwrites(out, other.path)
+                                                                     : Overwrites(other, out.path);
       if (same) return other.flag + " and " + out.flag + " name the same file " + out.path;
     }
   }

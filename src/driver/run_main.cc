@@ -256,8 +256,7 @@ Result<BundleProgram> LoadProgram(const std::string& name, std::string bytes, co
                 (devices.count() > 1 ? " on " + std::to_string(devices.count()) + " devices" : std::string()) +
                 " needs " + Bytes(need.total()) + " (arena " + Bytes(need.arena) + ", arguments " +
                 Bytes(need.arguments) + ", constants " + Bytes(need.constants) + ", results " + Bytes(need.results) +
-                "), but " +
-                (settings.limit_given ? "--max-memory allows " : "this machine has ") +
+                "), but " + (settings.limit_given ? "--max-memory allows " : "this machine has ") +
                 Bytes(settings.memory_limit) +
                 (settings.limit_given ? "" : " available (--max-memory=SIZE sets another limit)");
     return Status::FromDiagnostic(std::move(d));
@@ -290,8 +289,8 @@ Result<std::vector<std::vector<Value>>> MakeDeviceArguments(const BundleProgram&
     std::vector<TensorSpec> all;
     for (uint32_t d = 0; d < devices; ++d)
       for (const TensorSpec& p : params)  // named apart, so an archive's members match by position
-        all.push_back({"device " + std::to_string(d) + " " + p.what, "device" + std::to_string(d) + "." + std::string(p.name),
-                       p.type, p.dims, p.dim_kinds});
+        all.push_back({"device " + std::to_string(d) + " " + p.what,
+                       "device" + std::to_string(d) + "." + std::string(p.name), p.type, p.dims, p.dim_kinds});
     params = std::move(all);
   }
   NHLO_ASSIGN_OR_RETURN(std::vector<Value> values, LoadArguments(settings.arg_texts, settings.files.args, params));
@@ -520,7 +519,8 @@ int RunMain(const std::vector<std::string>& args, std::istream& in, std::ostream
     err << "nhlo-run: warning: --threads=" << threads << ": the system gave " << got << " thread"
         << (got == 1 ? "" : "s") << "; running on those\n";
   if (app.count("--print-values") > 0 && (!check.expected.empty() || check.check_passes))
-    err << "nhlo-run: warning: --print-values has no effect with " << (check.check_passes ? "--check-passes" : "--expected")
+    err << "nhlo-run: warning: --print-values has no effect with "
+        << (check.check_passes ? "--check-passes" : "--expected")
         << " (the comparison report is printed instead of the results)\n";
   // Progress goes only to a terminal: redirected or captured output stays byte-for-byte
   // deterministic.

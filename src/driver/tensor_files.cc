@@ -804,8 +804,11 @@ Result<Value> LoadExpectedOutputs(const std::string& path, const Value& result) 
   std::vector<TensorSpec> specs;
   for (size_t i = 0; i < outputs.size(); ++i) {
     const Value& leaf = *outputs[i].second;
-    specs.push_back({"output " + std::to_string(i + 1) + " '" + outputs[i].first + "'", outputs[i].first, leaf.type,
-                     leaf.dims, {}});
+    specs.push_back({"output " + std::to_string(i + 1) + " '" + outputs[i].first + "'",
+                     outputs[i].first,
+                     leaf.type,
+                     leaf.dims,
+                     {}});
   }
   if (!result.IsTuple()) {
     uint64_t limit = 0;

@@ -39,6 +39,7 @@ Status KernelTopK(const Buf& x, const Buf& values, const Buf& indices, TopKOrder
     return Status::Error("topk takes an array of rank >= 1 and returns (values, integer indices) of its rank");
   size_t last = dims.size() - 1;
   int64_t n = dims[last], k = Dims(values)[last];
+  const int index_size = HostByteSize(indices.type());
   for (size_t d = 0; d < last; ++d)
     if (Dims(values)[d] != dims[d]) return Status::Error("topk results must keep the operand's leading dimensions");
   if (k > n) return Status::Error("topk asks for " + std::to_string(k) + " of " + std::to_string(n) + " elements");
@@ -71,7 +72,6 @@ Status KernelTopK(const Buf& x, const Buf& values, const Buf& indices, TopKOrder
     NHLO_TRY(failure);
     for (int64_t i = 0; i < k; ++i) {
       std::memcpy(values.data + (r * k + i) * size, row + order_of[i] * size, size);
-      const int index_size = HostByteSize(indices.type());
       StoreFromInt(indices.type(), indices.data + (r * k + i) * index_size, order_of[i]);
     }
   }

@@ -343,9 +343,7 @@ void AppendAttributeValue(std::string& out, const Attribute& a, const PrintStyle
         out += '"';
       }
       break;
-    case AttrKind::Literal:
-      AppendShapedLiteral(out, *a.literal);
-      break;
+    case AttrKind::Literal: AppendShapedLiteral(out, *a.literal); break;
     // Structured kinds: the source's own spelling when it kept one (see Attribute).
     case AttrKind::Window:
       if (a.text.empty()) AppendWindow(out, a.window); else out += a.text;

@@ -99,8 +99,7 @@ class Verifier {
     // A reduce may give another float precision than its reducer (XLA's mixed-precision
     // reduction: ShapeVerifier::HandleReduce with allow_mixed_precision, as its evaluator tests
     // verify; the evaluator converts the reducer's result once).
-    const bool mixed_opcode =
-        inst.opcode == Opcode::kReduce || (inst.opcode == Opcode::kCopy && inst.shape.IsArray());
+    const bool mixed_opcode = inst.opcode == Opcode::kReduce || (inst.opcode == Opcode::kCopy && inst.shape.IsArray());
     const bool mixed_precision_ok = mixed_opcode && infer::CompatibleIgnoringFp(inf.shape, inst.shape);
     if (inf.outcome == InferOutcome::kInferred && !infer::Compatible(inf.shape, inst.shape) && !mixed_precision_ok &&
         !DynamicRootBroadcastFits(inst)) {
@@ -124,9 +123,10 @@ class Verifier {
       // The proto's default value: torch-xla and the Neuron toolchain built custom calls without
       // setting the field, and XLA printed it as written until its parser began refusing it.
       if (v->text == "API_VERSION_UNSPECIFIED")
-        m_.NoteOldForm(DiagnosticFor(m_, inst, "old form: api_version=API_VERSION_UNSPECIFIED (the proto's unset "
-                                               "value, which XLA prints but its parser has refused since the field "
-                                               "came in c641b2b206, 2021-07-30), read as API_VERSION_ORIGINAL"));
+        m_.NoteOldForm(DiagnosticFor(m_, inst,
+                                     "old form: api_version=API_VERSION_UNSPECIFIED (the proto's unset "
+                                     "value, which XLA prints but its parser has refused since the field "
+                                     "came in c641b2b206, 2021-07-30), read as API_VERSION_ORIGINAL"));
       else if (std::find(std::begin(kVersions), std::end(kVersions), v->text) == std::end(kVersions))
         Fail(inst, prefix + "unknown custom-call api_version '" + std::string(v->text) +
                        "' (API_VERSION_ORIGINAL, _STATUS_RETURNING, _STATUS_RETURNING_UNIFIED or _TYPED_FFI)");
@@ -222,10 +222,11 @@ class Verifier {
     bool transfer = inst.opcode == Opcode::kSendDone || inst.opcode == Opcode::kRecvDone;
     if (transfer && from.opcode == Opcode::kGetTupleElement) return;
     if (!ok)
-      return Fail(inst, "'" + std::string(inst.name) + "' takes the result of " +
-                            (async ? std::string("async-start or async-update") : "'" + std::string(OpcodeName(want)) + "'") +
-                            (transfer ? " (or a get-tuple-element of one)" : "") + ", not of '" +
-                            std::string(OpcodeName(from.opcode)) + "' ('" + std::string(from.name) + "')");
+      return Fail(inst,
+                  "'" + std::string(inst.name) + "' takes the result of " +
+                      (async ? std::string("async-start or async-update") : "'" + std::string(OpcodeName(want)) + "'") +
+                      (transfer ? " (or a get-tuple-element of one)" : "") + ", not of '" +
+                      std::string(OpcodeName(from.opcode)) + "' ('" + std::string(from.name) + "')");
     if (!async) return;
     if (inst.async_sugar != from.async_sugar || (inst.async_sugar && inst.async_wrapped != from.async_wrapped))
       return Fail(inst, "'" + std::string(inst.name) + "' does not wrap the op its start '" + std::string(from.name) +
@@ -240,14 +241,15 @@ class Verifier {
     const Computation* theirs = infer::Called(*start, AttrId::kCalls);
     if (mine && theirs && mine != theirs)
       return Fail(inst, "'" + std::string(inst.name) + "' names computation '" + std::string(mine->name) +
-                            "', but its start '" + std::string(start->name) + "' wraps '" +
-                            std::string(theirs->name) + "'");
+                            "', but its start '" + std::string(start->name) + "' wraps '" + std::string(theirs->name) +
+                            "'");
     if (const Attribute* thread = inst.FindAttr(AttrId::kAsyncExecutionThread)) {
       const Attribute* start_thread = start->FindAttr(AttrId::kAsyncExecutionThread);
       std::string_view expected = start_thread ? start_thread->text : "main";
       if (thread->text != expected)
         Fail(inst, "'" + std::string(inst.name) + "' names async_execution_thread \"" + std::string(thread->text) +
-                       "\", but its start '" + std::string(start->name) + "' runs on \"" + std::string(expected) + "\"");
+                       "\", but its start '" + std::string(start->name) + "' runs on \"" + std::string(expected) +
+                       "\"");
     }
   }
 

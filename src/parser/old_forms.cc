@@ -19,7 +19,7 @@ struct OldComparison {
   std::string_view direction;
 };
 constexpr OldComparison kOldComparisons[] = {
-    {"equal-to", "EQ"}, {"not-equal-to", "NE"}, {"greater-than", "GT"}, {"greater-than-or-equal-to", "GE"},
+    {"equal-to", "EQ"},  {"not-equal-to", "NE"},          {"greater-than", "GT"}, {"greater-than-or-equal-to", "GE"},
     {"less-than", "LT"}, {"less-than-or-equal-to", "LE"},
 };
 
@@ -100,8 +100,9 @@ Status Parser::SkipOldLiteralShape(const Shape& shape) {
   if (!SameShape(written, shape))
     return ErrorAt(at, "the literal is written as " + ShapeToString(written, false) + ", but its shape is " +
                            ShapeToString(shape, false));
-  NoteOldForm(at, "a literal that repeats its shape (`constant(f32[2,3] {...})`; XLA stopped writing and "
-                  "reading it in def8f96bee, 2018-12-14), read without it");
+  NoteOldForm(at,
+              "a literal that repeats its shape (`constant(f32[2,3] {...})`; XLA stopped writing and "
+              "reading it in def8f96bee, 2018-12-14), read without it");
   return OkStatus();
 }
 
@@ -121,8 +122,10 @@ Status Parser::ParseSparseLiteral(const Shape& shape, Literal& lit) {
         NHLO_ASSIGN_OR_RETURN(int64_t i, ParseInt(tok_));
         index.push_back(i);
         Advance();
-        if (tok_.kind == Tok::kComma) Advance();
-        else if (tok_.kind != Tok::kRBracket) return Expected("',' or ']' in the sparse index");
+        if (tok_.kind == Tok::kComma)
+          Advance();
+        else if (tok_.kind != Tok::kRBracket)
+          return Expected("',' or ']' in the sparse index");
       }
       Advance();
     } else if (tok_.kind == Tok::kInt) {
@@ -173,13 +176,16 @@ void Parser::NoteOldOpcode(std::string_view opcode_word, uint32_t offset) {
   if (std::string_view direction = OldComparisonDirection(opcode_word); !direction.empty())
     NoteOldForm(offset, "opcode '" + std::string(opcode_word) +
                             "' (XLA replaced the comparison opcodes by compare in b354d8a847, 2019-03-07), read as "
-                            "compare, direction=" + std::string(direction));
+                            "compare, direction=" +
+                            std::string(direction));
   else if (opcode_word == "cross-replica-sum")
-    NoteOldForm(offset, "opcode 'cross-replica-sum' (renamed all-reduce in XLA f0651d869d, 2018-12-17), read as "
-                        "all-reduce");
+    NoteOldForm(offset,
+                "opcode 'cross-replica-sum' (renamed all-reduce in XLA f0651d869d, 2018-12-17), read as "
+                "all-reduce");
   else if (opcode_word == "tuple-select")
-    NoteOldForm(offset, "opcode 'tuple-select' (removed from XLA in 137ac4bc39, 2022-04-20), read as a select of "
-                        "each tuple element");
+    NoteOldForm(offset,
+                "opcode 'tuple-select' (removed from XLA in 137ac4bc39, 2022-04-20), read as a select of "
+                "each tuple element");
 }
 
 // A comparison opcode is compare with the direction it named.
@@ -197,8 +203,7 @@ Status Parser::RewriteOldOpcode(std::string_view opcode_word, uint32_t offset, S
 
 // The old forms that need instructions of their own, once `inst` has its attributes:
 // tuple-select, transfers without tokens, and copy-start's two-element shape.
-Status Parser::LowerOldInstruction(Instruction* inst, std::string_view opcode_word, uint32_t offset,
-                                   bool has_shape) {
+Status Parser::LowerOldInstruction(Instruction* inst, std::string_view opcode_word, uint32_t offset, bool has_shape) {
   Computation* comp = inst->parent;
   const std::string name(inst->name.empty() ? "anon" : inst->name);
   const Shape token = module_.MakeArrayShape(PrimitiveType::kToken, {});
@@ -271,8 +276,9 @@ Status Parser::LowerOldInstruction(Instruction* inst, std::string_view opcode_wo
     inst->operands = module_.arena.Copy(operands);
     old_shapes_.emplace(inst, inst->shape);
     inst->shape = module_.MakeTupleShape({inst->shape.tuple[0], u32, token});
-    NoteOldForm(offset, "'" + std::string(OpcodeName(inst->opcode)) + "' without a token operand (XLA's send and recv "
-                        "take tokens since 69f140d6bc, 2018-07-02), read with an after-all token");
+    NoteOldForm(offset, "'" + std::string(OpcodeName(inst->opcode)) +
+                            "' without a token operand (XLA's send and recv "
+                            "take tokens since 69f140d6bc, 2018-07-02), read with an after-all token");
     return OkStatus();
   }
   if ((inst->opcode == Opcode::kRecvDone || inst->opcode == Opcode::kSendDone) && inst->operands.size() == 1 &&
@@ -306,11 +312,10 @@ Status Parser::LowerOldInstruction(Instruction* inst, std::string_view opcode_wo
   const bool ends_in_token = inst->shape.IsTuple() && !inst->shape.tuple.empty() &&
                              inst->shape.tuple[inst->shape.tuple.size() - 1].type == PrimitiveType::kToken;
   const bool returns_nothing = !has_shape || (inst->shape.IsTuple() && inst->shape.tuple.empty());
-  const bool tokenless =
-      ((inst->opcode == Opcode::kInfeed || inst->opcode == Opcode::kRecv) && inst->operands.empty() && has_shape &&
-       !ends_in_token) ||
-      ((inst->opcode == Opcode::kOutfeed || inst->opcode == Opcode::kSend) && inst->operands.size() == 1 &&
-       returns_nothing);
+  const bool tokenless = ((inst->opcode == Opcode::kInfeed || inst->opcode == Opcode::kRecv) &&
+                          inst->operands.empty() && has_shape && !ends_in_token) ||
+                         ((inst->opcode == Opcode::kOutfeed || inst->opcode == Opcode::kSend) &&
+                          inst->operands.size() == 1 && returns_nothing);
   if (tokenless) {
     const std::string op(OpcodeName(inst->opcode));
     Instruction* after_all = NewGeneratedInstruction(comp, Opcode::kAfterAll, token, {}, name + ".token", offset);
@@ -346,8 +351,8 @@ Status Parser::LowerOldInstruction(Instruction* inst, std::string_view opcode_wo
       } else {
         transfer = NewGeneratedInstruction(comp, Opcode::kSend, module_.MakeTupleShape({data->shape, u32, token}),
                                            {data, after_all}, name + ".send", offset);
-        Instruction* done = NewGeneratedInstruction(comp, Opcode::kSendDone, token, {transfer}, name + ".send-done",
-                                                    offset);
+        Instruction* done =
+            NewGeneratedInstruction(comp, Opcode::kSendDone, token, {transfer}, name + ".send-done", offset);
         with_channel(done);
       }
       transfer->attrs = inst->attrs;
@@ -372,8 +377,9 @@ Status Parser::LowerOldInstruction(Instruction* inst, std::string_view opcode_wo
       inst->shape.tuple[1].type == PrimitiveType::kU32) {
     old_shapes_.emplace(inst, inst->shape);
     inst->shape = module_.MakeTupleShape({inst->shape.tuple[0], inst->operands[0]->shape, inst->shape.tuple[1]});
-    NoteOldForm(offset, "copy-start of shape (target, context) (XLA's is (target, source, context) since 517bb273a0, "
-                        "2020-01-28), read with the source");
+    NoteOldForm(offset,
+                "copy-start of shape (target, context) (XLA's is (target, source, context) since 517bb273a0, "
+                "2020-01-28), read with the source");
   }
   return OkStatus();
 }

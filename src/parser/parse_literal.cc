@@ -168,8 +168,7 @@ Result<const Literal*> Parser::ParseLiteral(const Shape& shape, int depth) {
 // A literal attribute (custom-call `literal=`) carries its shape, and a tuple carries one per
 // element, as XLA prints them: `literal=( s32[2]{0} {1, 2}, pred[] 1 )` (commas optional).
 Result<const Literal*> Parser::ParseShapedLiteral(int depth) {
-  if (depth > opts_.max_nesting)
-    return ErrorHere("literal nesting deeper than " + std::to_string(opts_.max_nesting));
+  if (depth > opts_.max_nesting) return ErrorHere("literal nesting deeper than " + std::to_string(opts_.max_nesting));
   if (tok_.kind != Tok::kLParen) {
     Shape shape;
     literal_follows_ = true;
@@ -185,7 +184,8 @@ Result<const Literal*> Parser::ParseShapedLiteral(int depth) {
     NHLO_ASSIGN_OR_RETURN(const Literal* element, ParseShapedLiteral(depth + 1));
     elements.push_back(element);
     shapes.push_back(element->shape);
-    if (tok_.kind == Tok::kComma) Advance();
+    if (tok_.kind == Tok::kComma)
+      Advance();
     else if (tok_.kind != Tok::kRParen && tok_.kind != Tok::kLParen && tok_.kind != Tok::kIdent)
       return Expected("',' or ')' in the tuple literal");
   }

@@ -137,8 +137,9 @@ Status Parser::ParseShape(Shape& shape, int depth) {
     if (tok_.kind != Tok::kInt) return Expected("the sparse layout's element count");
     Advance();
     NHLO_TRY(Expect(Tok::kRBrace, "'}' to close the sparse layout"));
-    NoteOldForm(at, "the sparse layout `sparse{N}` (removed from XLA in 31bec056e8, 2020-01-02), read as a dense "
-                    "array");
+    NoteOldForm(at,
+                "the sparse layout `sparse{N}` (removed from XLA in 31bec056e8, 2020-01-02), read as a dense "
+                "array");
     sparse_layout_seen_ = true;
     if (!dims.empty()) shape.layout = &kLayoutNotWritten;
     return OkStatus();  // not remembered: the shape caches hold plain text only

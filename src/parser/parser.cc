@@ -15,10 +15,10 @@
 
 #include "ir/literal.h"
 #include "ir/opcode_attrs.h"
-#include "parser/attr_values.h"
-#include "parser/header_aliases.h"
 #include "ir/shape_inference.h"
 #include "ir/verifier.h"
+#include "parser/attr_values.h"
+#include "parser/header_aliases.h"
 #include "parser/parser_internal.h"
 
 namespace nhlo {
@@ -113,7 +113,8 @@ std::string_view FoldRaw(Arena& arena, std::string_view raw, bool known_clean) {
 Status Parser::Run() {
   Advance();
   if (IsIdent("HloModule")) NHLO_TRY(ParseHeader());
-  else if (StartsSingleInstruction()) return RunSingleInstruction();
+  else if (StartsSingleInstruction())
+    return RunSingleInstruction();
   NHLO_TRY(ParseStackFrames());
   if (tok_.kind == Tok::kEof) return ErrorHere("expected a computation, got end of file");
   while (tok_.kind != Tok::kEof) NHLO_TRY(ParseComputation());
@@ -560,8 +561,9 @@ Result<Instruction*> Parser::ParseInstructionBody(Computation* comp, std::string
       none.kind = AttrKind::IntList;
       attrs.push_back(none);
     } else if (!has_dimensions) {
-      return ErrorAt(opcode_offset, "'broadcast' needs attribute 'dimensions=' (only a broadcast of a scalar "
-                                    "may leave it out)");
+      return ErrorAt(opcode_offset,
+                     "'broadcast' needs attribute 'dimensions=' (only a broadcast of a scalar "
+                     "may leave it out)");
     }
   }
   // Few attributes per instruction: an insertion sort puts them in printing order. An async
@@ -761,9 +763,10 @@ Status Parser::ParseOperands(Instruction* inst, SmallVec<Instruction*, 8>& opera
     if (!operand && implicit && has_shape && indices.empty()) {
       operand = ImplicitParameter(inst->parent, name, written, name_offset);
     } else if (!operand && implicit && !has_shape) {
-      return ErrorAt(name_offset, "operand '" + std::string(name) + "' has no shape: a lone instruction's "
-                                  "undefined operands become parameters, and need one (`f32[2] " +
-                                  std::string(name) + "`)");
+      return ErrorAt(name_offset, "operand '" + std::string(name) +
+                                      "' has no shape: a lone instruction's "
+                                      "undefined operands become parameters, and need one (`f32[2] " +
+                                      std::string(name) + "`)");
     } else if (!operand) {
       return ErrorAt(name_offset, "unknown operand '" + std::string(name) + "'");
     }
@@ -828,9 +831,8 @@ Result<Instruction*> Parser::CompactGetTupleElement(Instruction* base, std::stri
     Computation* comp = current->parent;
     std::string gte_name = key;
     std::replace(gte_name.begin(), gte_name.end(), '#', '_');
-    Instruction* gte = NewGeneratedInstruction(comp, Opcode::kGetTupleElement,
-                                               current->shape.tuple[static_cast<size_t>(index)], {current}, gte_name,
-                                               offset);
+    Instruction* gte = NewGeneratedInstruction(
+        comp, Opcode::kGetTupleElement, current->shape.tuple[static_cast<size_t>(index)], {current}, gte_name, offset);
     Attribute element;
     element.id = AttrId::kIndex;
     element.kind = AttrKind::Int;
@@ -1047,8 +1049,9 @@ Status Parser::ParseAttribute(Instruction* inst, SmallVec<Attribute, 8>& attrs) 
   if (inst->opcode == Opcode::kConditional && !inst->operands.empty() && inst->operands[0]->shape.IsScalar()) {
     const PrimitiveType selector = inst->operands[0]->shape.type;
     if (selector == PrimitiveType::kPred && *id == AttrId::kBranchComputations)
-      return ErrorHere("unexpected attribute 'branch_computations': a conditional on a pred takes "
-                       "true_computation= and false_computation=");
+      return ErrorHere(
+          "unexpected attribute 'branch_computations': a conditional on a pred takes "
+          "true_computation= and false_computation=");
     if (selector == PrimitiveType::kS32 && (*id == AttrId::kTrueComputation || *id == AttrId::kFalseComputation))
       return ErrorHere("unexpected attribute '" + std::string(tok_.text) +
                        "': a conditional on an index takes branch_computations=");
@@ -1227,9 +1230,7 @@ Status Parser::ParseAttribute(Instruction* inst, SmallVec<Attribute, 8>& attrs) 
       // Parsed once here, for whoever reads it; text that is not JSON is still a valid config.
       attr.json = module_.ParseJson(attr.text);
       break;
-    case AttrKind::Literal:
-      NHLO_ASSIGN_OR_RETURN(attr.literal, ParseShapedLiteral());
-      break;
+    case AttrKind::Literal: NHLO_ASSIGN_OR_RETURN(attr.literal, ParseShapedLiteral()); break;
   }
   attrs.push_back(attr);
   return OkStatus();
