@@ -554,8 +554,10 @@ std::vector<std::string_view> TopLevelItems(std::string_view text) {
     }
   }
   items.push_back(text.substr(start, text.size() - 1 - start));
-  for (std::string_view& item : items)
+  for (std::string_view& item : items) {
     while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
+    while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
+  }
   return items;
 }
 
