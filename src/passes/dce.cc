@@ -16,6 +16,23 @@
 namespace nhlo {
 namespace {
 
+// How many instructions of a computation use each value, counted the first time one is asked
+// for: only a dead `Sharding` custom call needs it, and most computations have none.
+struct UserCounts {
+  const Computation& comp;
+  std::unordered_map<const Instruction*, int> counts;
+  bool counted = false;
+  int Of(const Instruction* value) {
+    if (!counted) {
+      for (const Instruction* inst : comp.instructions)
+        for (const Instruction* op : inst->operands) ++counts[op];
+      counted = true;
+    }
+    auto it = counts.find(value);
+    return it == counts.end() ? 0 : it->second;
+  }
+};
+
 class DcePass final : public Pass {
  public:
   Result<bool> Run(Module& module) override {
@@ -28,9 +45,7 @@ class DcePass final : public Pass {
  private:
   static bool RunOnComputation(Computation& comp, const SideEffects& effects, Module& module) {
     const uint32_t live = module.NewMark();
-    std::unordered_map<const Instruction*, int> users;
-    for (const Instruction* inst : comp.instructions)
-      for (const Instruction* op : inst->operands) ++users[op];
+    UserCounts users{comp, {}, false};
     // Instructions that are some instruction's control predecessor (XLA keeps both ends).
     const uint32_t controls = module.NewMark();
     for (const Instruction* inst : comp.instructions)
@@ -59,7 +74,7 @@ class DcePass final : public Pass {
 
   // Whether XLA's HloDCE keeps `inst` although nothing uses it.
   static bool KeptWhenDead(const Instruction& inst, const SideEffects& effects,
-                           const std::unordered_map<const Instruction*, int>& users, const Computation& comp) {
+                           UserCounts& users, const Computation& comp) {
     if (inst.opcode == Opcode::kParameter || inst.FindAttr(AttrId::kControlPredecessors)) return true;
     if (effects.Of(inst)) return true;
     if (inst.opcode == Opcode::kAfterAll) {
@@ -75,9 +90,7 @@ class DcePass final : public Pass {
       const Attribute* target = inst.FindAttr(AttrId::kCustomCallTarget);
       if (target && target->text == "Sharding") {
         const Instruction* op = inst.operands[0];
-        auto it = users.find(op);
-        bool many_users = it != users.end() && it->second > 1;
-        if (op == comp.root || op->opcode == Opcode::kParameter || many_users) return true;
+        if (op == comp.root || op->opcode == Opcode::kParameter || users.Of(op) > 1) return true;
       }
     }
     return false;
