@@ -200,12 +200,17 @@ void Module::ForgetNames() {
   names_->names.clear();
 }
 
-void Module::NoteOldForm(Diagnostic diag) {
-  for (OldForm& form : old_forms)
-    if (form.first.message == diag.message) {
+bool Module::RecountOldForm(std::string_view message) {
+  for (OldForm& form : old_forms)  // a handful of distinct forms at most
+    if (form.first.message == message) {
       ++form.more;
-      return;
+      return true;
     }
+  return false;
+}
+
+void Module::NoteOldForm(Diagnostic diag) {
+  if (RecountOldForm(diag.message)) return;
   diag.severity = Severity::kWarning;
   old_forms.push_back(OldForm{std::move(diag), 0});
 }

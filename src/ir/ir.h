@@ -312,6 +312,10 @@ struct Module {
     int64_t more = 0;  ///< further occurrences of the same form
   };
   std::vector<OldForm> old_forms;
+  /// Counts one more occurrence of the form noted with `message` and returns true; false when
+  /// none is noted yet. Callers ask first and locate a note (DiagnosticAt scans the text before
+  /// it) only for a form's first occurrence: a dump can hold the same form thousands of times.
+  bool RecountOldForm(std::string_view message);
   /// Notes `diag` (a warning) unless a note with the same message exists; then counts it there.
   void NoteOldForm(Diagnostic diag);
 

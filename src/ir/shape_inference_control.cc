@@ -192,10 +192,9 @@ Inference InferCollective(Module& m, const Instruction& inst) {
         // torch-xla on Neuron passes a scalar token as one more operand of a variadic all-gather
         // or reduce-scatter (upstream XLA refuses it: InferAllGatherShape); it passes through.
         if (op->shape.IsScalar() && inst.operands.size() > 1 && inst.opcode != Opcode::kAllGatherStart) {
-          m.NoteOldForm(DiagnosticFor(m, inst,
-                                      "Neuron's form: a scalar token operand of a variadic " + Op(inst) +
-                                          " (torch-xla's ordering token on Neuron; today's XLA refuses it), "
-                                          "passed through"));
+          std::string note = "Neuron's form: a scalar token operand of a variadic " + Op(inst) +
+                             " (torch-xla's ordering token on Neuron; today's XLA refuses it), passed through";
+          if (!m.RecountOldForm(note)) m.NoteOldForm(DiagnosticFor(m, inst, std::move(note)));
           continue;
         }
         if (*dim < 0 || *dim >= static_cast<int64_t>(op->shape.rank()))

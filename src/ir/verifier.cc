@@ -122,12 +122,12 @@ class Verifier {
                                                        "API_VERSION_TYPED_FFI"};
       // The proto's default value: torch-xla and the Neuron toolchain built custom calls without
       // setting the field, and XLA printed it as written until its parser began refusing it.
-      if (v->text == "API_VERSION_UNSPECIFIED")
-        m_.NoteOldForm(DiagnosticFor(m_, inst,
-                                     "old form: api_version=API_VERSION_UNSPECIFIED (the proto's unset "
-                                     "value, which XLA prints but its parser has refused since the field "
-                                     "came in c641b2b206, 2021-07-30), read as API_VERSION_ORIGINAL"));
-      else if (std::find(std::begin(kVersions), std::end(kVersions), v->text) == std::end(kVersions))
+      static constexpr std::string_view kUnspecified =
+          "old form: api_version=API_VERSION_UNSPECIFIED (the proto's unset value, which XLA prints but its "
+          "parser has refused since the field came in c641b2b206, 2021-07-30), read as API_VERSION_ORIGINAL";
+      if (v->text == "API_VERSION_UNSPECIFIED") {
+        if (!m_.RecountOldForm(kUnspecified)) m_.NoteOldForm(DiagnosticFor(m_, inst, std::string(kUnspecified)));
+      } else if (std::find(std::begin(kVersions), std::end(kVersions), v->text) == std::end(kVersions))
         Fail(inst, prefix + "unknown custom-call api_version '" + std::string(v->text) +
                        "' (API_VERSION_ORIGINAL, _STATUS_RETURNING, _STATUS_RETURNING_UNIFIED or _TYPED_FFI)");
     }

@@ -51,7 +51,8 @@ Attribute IntAttribute(AttrId id, int64_t value) {
 }  // namespace
 
 void Parser::NoteOldForm(uint32_t offset, std::string message) {
-  module_.NoteOldForm(DiagnosticAt(src_.name, src_.text, offset, "old form: " + std::move(message)));
+  std::string note = "old form: " + std::move(message);
+  if (!module_.RecountOldForm(note)) module_.NoteOldForm(DiagnosticAt(src_.name, src_.text, offset, std::move(note)));
 }
 
 std::optional<Opcode> Parser::OldOpcode(std::string_view word) {
