@@ -24,6 +24,14 @@ fuzz_build() {
     fi
     objs+=("$obj")
   done
+  # The custom-call expansions compiled in, which meson generates with tools/embed-files (the
+  # script leaves an unchanged file untouched, so this rebuilds only when an expansion changes).
+  python3 tools/embed-files "$objdir/builtin_expansions.cc" BuiltinExpansionFiles custom-calls/*.hlo
+  if [ ! -f "$objdir/builtin_expansions.o" ] || [ "$objdir/builtin_expansions.cc" -nt "$objdir/builtin_expansions.o" ]; then
+    clang++ "${flags[@]}" -c "$objdir/builtin_expansions.cc" -o "$objdir/builtin_expansions.o"
+    relink=1
+  fi
+  objs+=("$objdir/builtin_expansions.o")
   # --version's text, which meson generates with vcs_tag.
   if [ ! -f "$objdir/version.o" ] || [ src/driver/version.cc.in -nt "$objdir/version.o" ]; then
     sed 's/@VCS_TAG@/fuzz/' src/driver/version.cc.in > "$objdir/version.cc"
