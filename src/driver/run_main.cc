@@ -38,13 +38,6 @@ Shape BufferShape(const ComputationRecord& comp, uint32_t index, Module& scratch
   return scratch.MakeArrayShape(b.type, b.dims);
 }
 
-// a + b, or UINT64_MAX when that overflows: figures from a bundle file are input, and a forged
-// one must not wrap into a small total that passes the memory check.
-uint64_t SaturatingAdd(uint64_t a, uint64_t b) {
-  uint64_t sum;
-  return AddOverflows(a, b, &sum) ? UINT64_MAX : sum;
-}
-
 // Bytes the leaves of buffer `index` of `comp` hold (tuples: all their leaves).
 uint64_t LeafBytes(const ComputationRecord& comp, uint32_t index) {
   const BufferRecord& b = comp.buffers[index];
@@ -240,9 +233,10 @@ Result<DeviceGrid> RunDevices(const BundleProgram& program, const std::string& f
   return GridForDeviceCount(program, static_cast<uint32_t>(replicas));
 }
 
-// Decodes one bundle file, settles its devices and checks that the run fits in memory.
+// Decodes one bundle file, settles its devices and checks that the run fits in memory; `left`
+// gets what the limit leaves to each device's kernels beyond that.
 Result<BundleProgram> LoadProgram(const std::string& name, std::string bytes, const RunSettings& settings,
-                                  DeviceGrid* grid = nullptr, std::ostream* err = nullptr) {
+                                  DeviceGrid* grid = nullptr, std::ostream* err = nullptr, uint64_t* left = nullptr) {
   NHLO_ASSIGN_OR_RETURN(BundleProgram program, ReadBundleFile(std::move(bytes), name));
   std::string note;
   NHLO_ASSIGN_OR_RETURN(DeviceGrid devices, RunDevices(program, settings.devices, &note));
@@ -261,6 +255,7 @@ Result<BundleProgram> LoadProgram(const std::string& name, std::string bytes, co
                 (settings.limit_given ? "" : " available (--max-memory=SIZE sets another limit)");
     return Status::FromDiagnostic(std::move(d));
   }
+  if (left) *left = (settings.memory_limit - need.total()) / devices.count();
   return program;
 }
 
@@ -324,7 +319,8 @@ Result<std::vector<Value>> MakeArguments(const BundleProgram& program, const Run
 int RunOne(const std::string& name, std::string bytes, const RunSettings& settings, const Module* source,
            std::ostream& out, std::ostream& err) {
   DeviceGrid grid;
-  Result<BundleProgram> program = LoadProgram(name, std::move(bytes), settings, &grid, &err);
+  uint64_t scratch_limit = 0;
+  Result<BundleProgram> program = LoadProgram(name, std::move(bytes), settings, &grid, &err, &scratch_limit);
   if (!program.ok()) {
     PrintStatus(program.status(), err, "nhlo-run");
     return kExitInputRejected;
@@ -349,6 +345,7 @@ int RunOne(const std::string& name, std::string bytes, const RunSettings& settin
   ExecuteOptions run_options;
   run_options.max_steps = settings.max_steps;
   run_options.host_data = settings.host_data;
+  run_options.scratch_limit = scratch_limit;
   ExecutionErrorSite site;
   run_options.error_site = &site;
   std::optional<ProgressLine> progress;

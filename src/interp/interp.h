@@ -67,6 +67,9 @@ struct ExecuteOptions {
   ExecutionErrorSite* error_site = nullptr;
   /// Filled with the time each bundle took when not null; bundles are timed only then.
   ExecutionProfile* profile = nullptr;
+  /// Bytes one kernel may allocate besides its operands and result (einsum's partial sums); a
+  /// step that would need more is refused at load. nhlo-run gives what --max-memory leaves.
+  uint64_t scratch_limit = UINT64_MAX;
 };
 /// `args` are taken by value: callers that no longer need them move them in, so a run holds its
 /// arguments once (nhlo-run's memory check counts them once). One device: every replica group

@@ -38,6 +38,7 @@ struct Step {
   bool dynamic = false;  // an operand or the result has a bounded dynamic dimension
   TopKOrder topk_order = TopKOrder::kDescending;      // topk and the TopK custom call
   BuilderMathFn builder_math = BuilderMathFn::kAcos;  // kBuilderMath custom calls
+  uint64_t scratch_bytes = 0;  // what the kernel allocates besides operands and result, when input sizes it
   CalleePattern pattern;  // the called computation, when the kernels run it natively
   /// The decoded backend_config of a custom call the interpreter knows (null otherwise); kept
   /// out of line so a step stays small.
@@ -160,6 +161,10 @@ Status KernelDynamicReshape(const Buf& x, const std::vector<int64_t>& x_sizes, c
                             const Buf& out);
 /// The builder-library calls computed natively (kernels_builder_lib.cc).
 Status KernelEinsum(const EinsumConfig& config, const Buf& x, const Buf& y, const Buf& out);
+/// The bytes KernelEinsum allocates besides its operands and result (partial sums of labels
+/// summed inside one operand), UINT64_MAX when that does not fit; checked at load.
+uint64_t EinsumScratchBytes(const EinsumConfig& config, const std::vector<int64_t>& x, const std::vector<int64_t>& y,
+                            PrimitiveType type);
 Status KernelMatrixDiagonal(const Buf& x, const Buf& out);
 Status KernelScramblePhiloxKey(const Buf& keys, const Buf& out);
 Status KernelTridiagonalSolve(const std::vector<Buf>& in, const Buf& out);

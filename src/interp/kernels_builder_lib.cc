@@ -10,17 +10,10 @@
 
 #include "interp/element_traits.h"
 #include "interp/kernels.h"
+#include "support/checked_math.h"
 
 namespace nhlo {
 namespace {
-
-// A value with one label per dimension, row-major, in the compute type.
-template <typename C>
-struct Labeled {
-  std::vector<int> labels;
-  std::vector<int64_t> dims;
-  std::vector<C> v;
-};
 
 int Position(const std::vector<int>& labels, int label) {
   auto it = std::find(labels.begin(), labels.end(), label);
@@ -35,31 +28,6 @@ C AddZero(C v) {
     return v + C(0);  // a masked reduce from 0: -0 becomes +0, as the expansion gives
 }
 
-// A repeated label takes the diagonal: XLA selects it under an iota mask and sums the
-// dimension away from 0, which leaves the diagonal element plus zeros.
-template <typename C>
-Labeled<C> Diagonal(const Labeled<C>& t) {
-  Labeled<C> u;
-  std::vector<int> from;  // for each input dimension, its dimension in u
-  for (size_t d = 0; d < t.labels.size(); ++d) {
-    int at = Position(u.labels, t.labels[d]);
-    if (at < 0) {
-      at = static_cast<int>(u.labels.size());
-      u.labels.push_back(t.labels[d]);
-      u.dims.push_back(t.dims[d]);
-    }
-    from.push_back(at);
-  }
-  if (u.labels.size() == t.labels.size()) return t;
-  std::vector<int64_t> ts = RowMajorStrides(t.dims);
-  ForEachIndex(u.dims, [&](int64_t, const std::vector<int64_t>& i) {
-    int64_t src = 0;
-    for (size_t d = 0; d < from.size(); ++d) src += i[from[d]] * ts[d];
-    u.v.push_back(AddZero(t.v[src]));
-  });
-  return u;
-}
-
 template <typename C>
 C MulAdd(C acc, C a, C b) {
   if constexpr (std::is_integral_v<C>) {
@@ -70,110 +38,156 @@ C MulAdd(C acc, C a, C b) {
   }
 }
 
+// An einsum operand seen through its labels, each label once: the element at index i is at
+// offset sum(i[d] * strides[d]). A repeated label is its diagonal, which is only a stride (the
+// sum of the repeated dimensions' strides), so no operand is copied; XLA selects the diagonal
+// under an iota mask and sums the dimension away from 0, which turns -0 into +0 (add_zero).
+// Only a label summed inside one operand materialises values: the partial sums, row-major, in
+// the operand's own element type (exact: einsum takes f32, f64 and integers, and integer sums
+// wrap to the result's width in the end anyway), so they take at most the operand's bytes.
+template <typename Traits>
+struct EinsumOperand {
+  using C = typename Traits::Compute;
+  std::vector<int> labels;
+  std::vector<int64_t> dims, strides;
+  const uint8_t* data = nullptr;  // the operand's elements, or `sums`
+  std::vector<uint8_t> sums;
+  bool add_zero = false;
 
-// Sums away the dimensions whose labels `keep` rejects: a reduce from 0 in row-major order.
-template <typename C, typename Keep>
-Labeled<C> SumOut(const Labeled<C>& t, Keep keep) {
-  Labeled<C> u;
-  std::vector<size_t> kept, summed;
-  std::vector<int64_t> summed_dims;
-  for (size_t d = 0; d < t.labels.size(); ++d) {
-    if (keep(t.labels[d])) {
-      kept.push_back(d);
-      u.labels.push_back(t.labels[d]);
-      u.dims.push_back(t.dims[d]);
+  C At(const Traits& traits, int64_t offset) const {
+    C v = traits.Load(data, offset);
+    return add_zero ? AddZero(v) : v;
+  }
+  int64_t StrideOf(int label) const {
+    int at = Position(labels, label);
+    return at < 0 ? 0 : strides[static_cast<size_t>(at)];
+  }
+};
+
+template <typename Traits>
+EinsumOperand<Traits> DiagonalView(const Traits&, const std::vector<int>& labels, const Buf& b) {
+  EinsumOperand<Traits> u;
+  u.data = b.data;
+  const std::vector<int64_t> ts = RowMajorStrides(Dims(b));
+  for (size_t d = 0; d < labels.size(); ++d) {
+    int at = Position(u.labels, labels[d]);
+    if (at < 0) {
+      u.labels.push_back(labels[d]);
+      u.dims.push_back(Dims(b)[d]);
+      u.strides.push_back(ts[d]);
     } else {
-      summed.push_back(d);
-      summed_dims.push_back(t.dims[d]);
+      u.strides[static_cast<size_t>(at)] += ts[d];
+      u.add_zero = true;
     }
   }
-  if (summed.empty()) return t;
-  std::vector<int64_t> ts = RowMajorStrides(t.dims);
-  ForEachIndex(u.dims, [&](int64_t, const std::vector<int64_t>& i) {
-    int64_t base = 0;
-    for (size_t k = 0; k < kept.size(); ++k) base += i[k] * ts[kept[k]];
-    C acc = C(0);
-    ForEachIndex(summed_dims, [&](int64_t, const std::vector<int64_t>& j) {
-      int64_t at = base;
-      for (size_t k = 0; k < summed.size(); ++k) at += j[k] * ts[summed[k]];
-      acc = MulAdd(acc, t.v[at], C(1));  // integers wrap, as XLA's add does
-    });
-    u.v.push_back(acc);
-  });
   return u;
+}
+
+// Advances a row-major index over `dims` and its offsets along two stride sets; false after the
+// last index.
+inline bool NextIndex(std::vector<int64_t>& index, const std::vector<int64_t>& dims, const std::vector<int64_t>& sa,
+                      const std::vector<int64_t>& sb, int64_t& a, int64_t& b) {
+  for (size_t k = dims.size(); k-- > 0;) {
+    a += sa[k], b += sb[k];
+    if (++index[k] < dims[k]) return true;
+    a -= sa[k] * dims[k], b -= sb[k] * dims[k];
+    index[k] = 0;
+  }
+  return false;
+}
+
+// Sums away the dimensions whose labels `keep` rejects: a reduce from 0 over them in row-major
+// order, into row-major partial sums.
+template <typename Traits, typename Keep>
+void SumOut(const Traits& traits, int element_bytes, EinsumOperand<Traits>& t, Keep keep) {
+  using C = typename Traits::Compute;
+  EinsumOperand<Traits> u;
+  std::vector<int64_t> kept_strides, summed_dims, summed_strides;
+  for (size_t d = 0; d < t.labels.size(); ++d) {
+    if (keep(t.labels[d])) {
+      u.labels.push_back(t.labels[d]);
+      u.dims.push_back(t.dims[d]);
+      kept_strides.push_back(t.strides[d]);
+    } else {
+      summed_dims.push_back(t.dims[d]);
+      summed_strides.push_back(t.strides[d]);
+    }
+  }
+  if (summed_dims.empty()) return;
+  u.strides = RowMajorStrides(u.dims);
+  const int64_t kept_count = CheckedElementCount(u.dims), summed_count = CheckedElementCount(summed_dims);
+  u.sums.resize(static_cast<size_t>(kept_count) * static_cast<size_t>(element_bytes));
+  std::vector<int64_t> kept_index(u.dims.size(), 0), summed_index(summed_dims.size(), 0);
+  const std::vector<int64_t> none_kept(kept_strides.size(), 0), none_summed(summed_strides.size(), 0);
+  int64_t base = 0, unused = 0;
+  for (int64_t i = 0; i < kept_count; ++i) {
+    C acc = C(0);
+    int64_t at = base;
+    for (int64_t j = 0; j < summed_count; ++j) {
+      acc = MulAdd(acc, t.At(traits, at), C(1));  // integers wrap, as XLA's add does
+      NextIndex(summed_index, summed_dims, summed_strides, none_summed, at, unused);
+    }
+    traits.Store(u.sums.data(), i, acc);
+    NextIndex(kept_index, u.dims, kept_strides, none_kept, base, unused);
+  }
+  t = std::move(u);
+  t.data = t.sums.data();
 }
 
 // XLA's Einsum (matrix.cc): diagonals of x, then of y; every label unique: sums inside one
 // operand, one dot (batch labels in x order, contracting in x order, result [batch, x free,
 // y free]), a transpose into the result's order; a repeated result label embeds the value on
-// that diagonal with zeros elsewhere.
-template <typename C>
-Labeled<C> Einsum(const Labeled<C>& x0, const Labeled<C>& y0, const std::vector<int>& out_labels) {
-  Labeled<C> x = Diagonal(x0), y = Diagonal(y0);
-  std::vector<int> out_unique;
-  for (int l : out_labels)
-    if (Position(out_unique, l) < 0) out_unique.push_back(l);
-  auto in_out = [&](int l) { return Position(out_unique, l) >= 0; };
-  x = SumOut(x, [&](int l) { return in_out(l) || Position(y.labels, l) >= 0; });
-  y = SumOut(y, [&](int l) { return in_out(l) || Position(x.labels, l) >= 0; });
-  std::vector<int> batch, contract, xfree, yfree;
-  for (int l : x.labels) {
-    if (Position(y.labels, l) >= 0)
-      (in_out(l) ? batch : contract).push_back(l);
-    else
-      xfree.push_back(l);
+// that diagonal with zeros elsewhere. The dot's elements are computed straight into the
+// result's order (each in its own accumulator, so the order of the result loop is free).
+template <typename Traits>
+Status Einsum(const Traits& traits, const EinsumConfig& config, const Buf& xb, const Buf& yb, const Buf& out) {
+  using C = typename Traits::Compute;
+  EinsumOperand<Traits> x = DiagonalView(traits, config.x, xb), y = DiagonalView(traits, config.y, yb);
+  const std::vector<int>& out_labels = config.out;
+  auto in_out = [&](int l) { return Position(out_labels, l) >= 0; };
+  const int element_bytes = HostByteSize(out.type());
+  SumOut(traits, element_bytes, x, [&](int l) { return in_out(l) || Position(y.labels, l) >= 0; });
+  SumOut(traits, element_bytes, y, [&](int l) { return in_out(l) || Position(x.labels, l) >= 0; });
+  std::vector<int64_t> cdims, cx, cy;  // contracting labels (in x order): extents and strides
+  for (size_t d = 0; d < x.labels.size(); ++d) {
+    if (in_out(x.labels[d]) || Position(y.labels, x.labels[d]) < 0) continue;
+    cdims.push_back(x.dims[d]);
+    cx.push_back(x.strides[d]);
+    cy.push_back(y.StrideOf(x.labels[d]));
   }
-  for (int l : y.labels)
-    if (Position(x.labels, l) < 0) yfree.push_back(l);
-  Labeled<C> dot;
-  auto extent = [&](int l) {
-    int at = Position(x.labels, l);
-    return at >= 0 ? x.dims[at] : y.dims[Position(y.labels, l)];
-  };
-  for (const auto* group : {&batch, &xfree, &yfree})
-    for (int l : *group) dot.labels.push_back(l), dot.dims.push_back(extent(l));
-  std::vector<int64_t> cdims;
-  for (int l : contract) cdims.push_back(extent(l));
-  std::vector<int64_t> xs = RowMajorStrides(x.dims), ys = RowMajorStrides(y.dims);
-  ForEachIndex(dot.dims, [&](int64_t, const std::vector<int64_t>& i) {
-    int64_t xa = 0, ya = 0;
-    for (size_t d = 0; d < dot.labels.size(); ++d) {
-      int px = Position(x.labels, dot.labels[d]), py = Position(y.labels, dot.labels[d]);
-      if (px >= 0) xa += i[d] * xs[px];
-      if (py >= 0) ya += i[d] * ys[py];
-    }
-    C acc = C(0);
-    ForEachIndex(cdims, [&](int64_t, const std::vector<int64_t>& k) {
-      int64_t xk = xa, yk = ya;
-      for (size_t c = 0; c < contract.size(); ++c) {
-        xk += k[c] * xs[Position(x.labels, contract[c])];
-        yk += k[c] * ys[Position(y.labels, contract[c])];
-      }
-      acc = MulAdd(acc, x.v[xk], y.v[yk]);
-    });
-    dot.v.push_back(acc);
-  });
-  // Into the result's order: its labels (a label of neither operand is a dimension of 1), the
-  // repeated ones on their diagonal.
-  Labeled<C> out;
-  out.labels = out_labels;
-  for (int l : out_labels) {
-    int at = Position(dot.labels, l);
-    out.dims.push_back(at >= 0 ? dot.dims[at] : 1);
+  // The result: a label of neither operand is a dimension of 1; a repeated one holds the value
+  // on its diagonal. Strides into x and y per result dimension, its first occurrence only.
+  std::vector<int64_t> dims, ox, oy;
+  std::vector<size_t> first;
+  for (size_t d = 0; d < out_labels.size(); ++d) {
+    const int l = out_labels[d];
+    int at_x = Position(x.labels, l), at_y = Position(y.labels, l);
+    dims.push_back(at_x >= 0 ? x.dims[static_cast<size_t>(at_x)] : at_y >= 0 ? y.dims[static_cast<size_t>(at_y)] : 1);
+    first.push_back(static_cast<size_t>(Position(out_labels, l)));
+    const bool repeat = first.back() != d;
+    ox.push_back(repeat ? 0 : x.StrideOf(l));
+    oy.push_back(repeat ? 0 : y.StrideOf(l));
   }
-  std::vector<int64_t> ds = RowMajorStrides(dot.dims);
-  ForEachIndex(out.dims, [&](int64_t, const std::vector<int64_t>& i) {
-    int64_t src = 0;
+  const int64_t count = CheckedElementCount(dims);
+  if (count != out.count()) return Status::Error("einsum result does not fit its buffer");
+  const int64_t contract_count = CheckedElementCount(cdims);
+  std::vector<int64_t> index(dims.size(), 0), k(cdims.size(), 0);
+  int64_t xa = 0, ya = 0;
+  for (int64_t i = 0; i < count; ++i) {
     bool on_diagonal = true;
-    for (size_t d = 0; d < out_labels.size(); ++d) {
-      int first = Position(out_labels, out_labels[d]);
-      if (i[d] != i[first]) on_diagonal = false;
-      int at = Position(dot.labels, out_labels[d]);
-      if (at >= 0 && first == static_cast<int>(d)) src += i[d] * ds[at];
+    for (size_t d = 0; d < dims.size(); ++d) on_diagonal = on_diagonal && index[d] == index[first[d]];
+    C acc = C(0);
+    if (on_diagonal) {
+      int64_t xk = xa, yk = ya;
+      for (int64_t j = 0; j < contract_count; ++j) {
+        acc = MulAdd(acc, x.At(traits, xk), y.At(traits, yk));
+        NextIndex(k, cdims, cx, cy, xk, yk);
+      }
     }
-    out.v.push_back(on_diagonal ? dot.v[src] : C(0));
-  });
-  return out;
+    traits.Store(out.data, i, acc);
+    NextIndex(index, dims, ox, oy, xa, ya);
+  }
+  return OkStatus();
 }
 
 // Philox4x32-10 on the state {lo, 0, hi, 0} with XLA's fixed key (prng.cc ScramblePhiloxKey);
@@ -252,17 +266,42 @@ Status KernelEinsum(const EinsumConfig& config, const Buf& x, const Buf& y, cons
     return OkStatus();
   }
   return DispatchType(out.type(), [&](auto traits) -> Status {
-    using C = typename decltype(traits)::Compute;
-    Labeled<C> a, b;
-    a.labels = config.x, a.dims = Dims(x);
-    b.labels = config.y, b.dims = Dims(y);
-    for (int64_t i = 0; i < x.count(); ++i) a.v.push_back(traits.Load(x.data, i));
-    for (int64_t i = 0; i < y.count(); ++i) b.v.push_back(traits.Load(y.data, i));
-    Labeled<C> r = Einsum(a, b, config.out);
-    if (static_cast<int64_t>(r.v.size()) != out.count()) return Status::Error("einsum result does not fit its buffer");
-    for (int64_t i = 0; i < out.count(); ++i) traits.Store(out.data, i, r.v[i]);
-    return OkStatus();
+    return Einsum(traits, config, x, y, out);
   });
+}
+
+uint64_t EinsumScratchBytes(const EinsumConfig& config, const std::vector<int64_t>& x, const std::vector<int64_t>& y,
+                            PrimitiveType type) {
+  // The labels each operand keeps, as Einsum's SumOut calls decide them: x first, then y
+  // against what x kept.
+  struct Unique {
+    std::vector<int> labels;
+    std::vector<int64_t> dims;
+  };
+  auto unique = [](const std::vector<int>& labels, const std::vector<int64_t>& dims) {
+    Unique u;
+    for (size_t d = 0; d < labels.size() && d < dims.size(); ++d)
+      if (Position(u.labels, labels[d]) < 0) u.labels.push_back(labels[d]), u.dims.push_back(dims[d]);
+    return u;
+  };
+  Unique ux = unique(config.x, x), uy = unique(config.y, y);
+  if (CheckedElementCount(x) == 0 || CheckedElementCount(y) == 0) return 0;  // the kernel only writes zeros
+  uint64_t total = 0;
+  auto sum_out = [&](Unique& t, const Unique& other) {
+    Unique kept;
+    for (size_t d = 0; d < t.labels.size(); ++d)
+      if (Position(config.out, t.labels[d]) >= 0 || Position(other.labels, t.labels[d]) >= 0)
+        kept.labels.push_back(t.labels[d]), kept.dims.push_back(t.dims[d]);
+    if (kept.labels.size() == t.labels.size()) return;
+    uint64_t bytes = static_cast<uint64_t>(HostByteSize(type));
+    for (int64_t d : kept.dims)
+      if (d < 0 || MulOverflows(bytes, static_cast<uint64_t>(d), &bytes)) bytes = UINT64_MAX;
+    total = SaturatingAdd(total, bytes);
+    t = std::move(kept);
+  };
+  sum_out(ux, uy);
+  sum_out(uy, ux);
+  return total;
 }
 
 Status KernelMatrixDiagonal(const Buf& x, const Buf& out) {

@@ -104,6 +104,9 @@ Status LowerCustomCall(const BundleProgram& p, const ComputationRecord& comp, St
       if (!dims.ok()) return dims.status();
       if (*dims != comp.buffers[s.bundle->result].dims)
         return Status::Error("custom_call_target \"" + std::string(name) + "\" result does not fit its einsum");
+      s.scratch_bytes = EinsumScratchBytes(configs->einsum, comp.buffers[s.bundle->operands[0]].dims,
+                                           comp.buffers[s.bundle->operands[1]].dims,
+                                           comp.buffers[s.bundle->result].type);
       break;
     }
     case CustomCallKind::kMatrixDiagonal: case CustomCallKind::kScramblePhiloxKey:

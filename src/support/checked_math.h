@@ -15,6 +15,12 @@ inline bool MulOverflows(uint64_t a, uint64_t b, uint64_t* out) { return __built
 /// `*out = a + b`; true when the sum does not fit.
 inline bool AddOverflows(int64_t a, int64_t b, int64_t* out) { return __builtin_add_overflow(a, b, out); }
 inline bool AddOverflows(uint64_t a, uint64_t b, uint64_t* out) { return __builtin_add_overflow(a, b, out); }
+/// a + b, or UINT64_MAX when that overflows: a byte total from input (a bundle's figures, a
+/// kernel's scratch) must not wrap into a small one that passes a memory check.
+inline uint64_t SaturatingAdd(uint64_t a, uint64_t b) {
+  uint64_t sum;
+  return AddOverflows(a, b, &sum) ? UINT64_MAX : sum;
+}
 
 /// The number of elements of an array with `dims`, or -1 when a dimension is negative or the
 /// non-zero dimensions multiply past int64. The rule is the parser's: an empty array's other
