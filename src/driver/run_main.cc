@@ -48,13 +48,17 @@ uint64_t LeafBytes(const ComputationRecord& comp, uint32_t index) {
 }
 
 // What a run of `program` allocates: the arena, the arguments and the constants unpacked to the
-// host layout before its first bundle, and the results copied out of the arena after its last.
+// host layout before its first bundle, and the results copied out of the arena after its last;
+// and, once for all devices, the bundle file itself, which the decoded program points into
+// while it runs (its constant section is most of a constant-heavy file).
 struct MemoryNeed {
-  uint64_t arena = 0, arguments = 0, constants = 0, results = 0;
-  uint64_t total() const { return SaturatingAdd(SaturatingAdd(arena, arguments), SaturatingAdd(constants, results)); }
+  uint64_t bundle = 0, arena = 0, arguments = 0, constants = 0, results = 0;
+  uint64_t total() const {
+    return SaturatingAdd(bundle, SaturatingAdd(SaturatingAdd(arena, arguments), SaturatingAdd(constants, results)));
+  }
 };
 
-// Each simulated device has all four of its own.
+// Each simulated device has its own arena, arguments, constants and results.
 MemoryNeed MemoryNeeded(const BundleProgram& program, uint64_t devices) {
   MemoryNeed need;
   need.arena = program.arena_size;
@@ -67,6 +71,7 @@ MemoryNeed MemoryNeeded(const BundleProgram& program, uint64_t devices) {
         need.constants = SaturatingAdd(need.constants, b.size);
   for (uint64_t* n : {&need.arena, &need.arguments, &need.constants, &need.results})
     if (MulOverflows(*n, devices, n)) *n = UINT64_MAX;
+  need.bundle = program.bytes.size();
   return need;
 }
 
@@ -248,7 +253,7 @@ Result<BundleProgram> LoadProgram(const std::string& name, std::string bytes, co
     d.file = name;
     d.message = "running this program" +
                 (devices.count() > 1 ? " on " + std::to_string(devices.count()) + " devices" : std::string()) +
-                " needs " + Bytes(need.total()) + " (arena " + Bytes(need.arena) + ", arguments " +
+                " needs " + Bytes(need.total()) + " (bundle " + Bytes(need.bundle) + ", arena " + Bytes(need.arena) + ", arguments " +
                 Bytes(need.arguments) + ", constants " + Bytes(need.constants) + ", results " + Bytes(need.results) +
                 "), but " + (settings.limit_given ? "--max-memory allows " : "this machine has ") +
                 Bytes(settings.memory_limit) +
