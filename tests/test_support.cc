@@ -97,6 +97,26 @@ TEST_CASE("diagnostic formatting") {
   CHECK(Status::Error("plain").ToString() == "error: plain\n");
 }
 
+TEST_CASE("a line-start index locates every offset as the scan from the start does") {
+  std::mt19937 rng(7);
+  for (int trial = 0; trial < 200; ++trial) {
+    std::string text(static_cast<size_t>(rng() % 64), 'x');
+    for (char& c : text)
+      if (rng() % 4 == 0) c = rng() % 2 ? '\n' : '\r';
+    LineStarts lines(text);
+    SourceBuffer buffer;
+    buffer.name = "t.hlo";
+    buffer.text = text;
+    for (size_t offset = 0; offset <= text.size() + 2; ++offset) {  // past the end clamps
+      Diagnostic scanned = DiagnosticAt("t.hlo", text, offset, "m");
+      Diagnostic indexed = DiagnosticAt("t.hlo", text, lines, offset, "m");
+      Diagnostic from_buffer = buffer.At(offset, "m");
+      CHECK_MESSAGE(FormatDiagnostic(indexed) == FormatDiagnostic(scanned), "text " << trial << " offset " << offset);
+      CHECK(FormatDiagnostic(from_buffer) == FormatDiagnostic(scanned));
+    }
+  }
+}
+
 TEST_CASE("FindNotPlain stops at exactly what CEscape changes") {
   // Every byte value, at every position of a 16-byte step and in the scalar tail.
   for (int c = 0; c < 256; ++c) {

@@ -190,7 +190,7 @@ std::optional<Diagnostic> SourceDiagnostic(const Module& module, const Execution
     if (inst->name != site.result) continue;
     if (inst->source_offset == Instruction::kNoLocation || inst->source_id >= module.sources.size()) break;
     const SourceBuffer& source = *module.sources[inst->source_id];
-    return DiagnosticAt(source.name, source.text, inst->source_offset, site.message);
+    return source.At(inst->source_offset, site.message);
   }
   return std::nullopt;
 }

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -233,6 +234,17 @@ struct Computation {
 struct SourceBuffer {
   std::string name;
   std::string text;
+
+  /// A diagnostic at byte `offset` of `text`: the line found in an index of line starts built
+  /// on the first call (a file with 20,000 errors is located in one pass, not 20,000).
+  Diagnostic At(size_t offset, std::string message, Severity severity = Severity::kError) const {
+    std::call_once(lines_built_, [this] { lines_ = std::make_unique<LineStarts>(text); });
+    return DiagnosticAt(name, text, *lines_, offset, std::move(message), severity);
+  }
+
+ private:
+  mutable std::once_flag lines_built_;
+  mutable std::unique_ptr<LineStarts> lines_;
 };
 
 /// How a module prints (docs/cli.md, --print-style): the print options of XLA's forms that

@@ -18,7 +18,7 @@ const std::string_view kLateBindingRefusal =
 Diagnostic DiagnosticFor(const Module& module, const Instruction& inst, std::string message) {
   if (inst.source_offset != Instruction::kNoLocation && inst.source_id < module.sources.size()) {
     const SourceBuffer& src = *module.sources[inst.source_id];
-    return DiagnosticAt(src.name, src.text, inst.source_offset, std::move(message));
+    return src.At(inst.source_offset, std::move(message));
   }
   Diagnostic d;
   if (!module.sources.empty()) d.file = module.sources.front()->name;

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "support/status.h"
 
-#include <cstdio>
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 
 namespace nhlo {
@@ -53,17 +53,10 @@ std::string FormatDiagnostic(const Diagnostic& diag, std::string_view program) {
   return out;
 }
 
-Diagnostic DiagnosticAt(std::string_view file, std::string_view text, size_t offset,
-                        std::string message, Severity severity) {
-  if (offset > text.size()) offset = text.size();
-  int line = 1;
-  size_t line_start = 0;
-  for (size_t i = 0; i < offset; ++i) {
-    if (text[i] == '\n') {
-      ++line;
-      line_start = i + 1;
-    }
-  }
+namespace {
+
+Diagnostic DiagnosticOnLine(std::string_view file, std::string_view text, int line, size_t line_start, size_t offset,
+                            std::string message, Severity severity) {
   size_t line_end = text.find('\n', line_start);
   if (line_end == std::string_view::npos) line_end = text.size();
   std::string line_text(text.substr(line_start, line_end - line_start));
@@ -79,6 +72,42 @@ Diagnostic DiagnosticAt(std::string_view file, std::string_view text, size_t off
   diag.message = std::move(message);
   diag.line_text = std::move(line_text);
   return diag;
+}
+
+}  // namespace
+
+Diagnostic DiagnosticAt(std::string_view file, std::string_view text, size_t offset, std::string message,
+                        Severity severity) {
+  if (offset > text.size()) offset = text.size();
+  int line = 1;
+  size_t line_start = 0;
+  for (size_t i = 0; i < offset; ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      line_start = i + 1;
+    }
+  }
+  return DiagnosticOnLine(file, text, line, line_start, offset, std::move(message), severity);
+}
+
+LineStarts::LineStarts(std::string_view text) : size_(text.size()) {
+  starts_.push_back(0);
+  for (size_t at = text.find('\n'); at != std::string_view::npos; at = text.find('\n', at + 1))
+    starts_.push_back(at + 1);
+}
+
+std::pair<int, size_t> LineStarts::Locate(size_t offset) const {
+  if (offset > size_) offset = size_;
+  // The last start at or before `offset` (starts_[0] is 0, so there is one).
+  auto after = std::upper_bound(starts_.begin(), starts_.end(), offset);
+  return {static_cast<int>(after - starts_.begin()), *(after - 1)};
+}
+
+Diagnostic DiagnosticAt(std::string_view file, std::string_view text, const LineStarts& lines, size_t offset,
+                        std::string message, Severity severity) {
+  if (offset > text.size()) offset = text.size();
+  auto [line, line_start] = lines.Locate(offset);
+  return DiagnosticOnLine(file, text, line, line_start, offset, std::move(message), severity);
 }
 
 std::string Status::ToString(std::string_view program) const {

@@ -38,6 +38,21 @@ std::string FormatDiagnostic(const Diagnostic& diag, std::string_view program = 
 Diagnostic DiagnosticAt(std::string_view file, std::string_view text, size_t offset,
                         std::string message, Severity severity = Severity::kError);
 
+/// Where every line of a text starts, so that many diagnostics in one file each find their line
+/// by a binary search; DiagnosticAt without it counts lines from the text's start every time.
+class LineStarts {
+ public:
+  explicit LineStarts(std::string_view text);
+  /// The 1-based line holding byte `offset` (clamped to the text) and the offset it starts at.
+  std::pair<int, size_t> Locate(size_t offset) const;
+
+ private:
+  std::vector<size_t> starts_;
+  size_t size_ = 0;
+};
+Diagnostic DiagnosticAt(std::string_view file, std::string_view text, const LineStarts& lines, size_t offset,
+                        std::string message, Severity severity = Severity::kError);
+
 class [[nodiscard]] Status {
  public:
   Status() = default;
