@@ -726,13 +726,28 @@ std::string Stem(const std::string& name) {
 // `noun` is what the specs are ("parameter", "output") in messages.
 Result<std::vector<Value>> LoadArgumentArchive(const std::string& path, const std::vector<TensorSpec>& params,
                                                const std::string& noun = "parameter") {
+  NHLO_ASSIGN_OR_RETURN(std::string bytes, ReadTensorFile(path, ArchiveLimit(params),
+                                                          "a .npz of the " + std::to_string(params.size()) + " " +
+                                                              noun + "(s) needs"));
+  return ArgumentsFromArchive(bytes, path, params, noun);
+}
+
+}  // namespace
+
+uint64_t ArchiveLimit(const std::vector<TensorSpec>& params) {
   uint64_t limit = 64 * 1024;
   for (const TensorSpec& p : params)
     if (AddOverflows(limit, SpecBytes(p), &limit) || AddOverflows(limit, kMaxNpyHeaderBytes + 4096, &limit))
       limit = UINT64_MAX;
-  NHLO_ASSIGN_OR_RETURN(
-      std::string bytes,
-      ReadTensorFile(path, limit, "a .npz of the " + std::to_string(params.size()) + " " + noun + "(s) needs"));
+  return limit;
+}
+
+Result<std::vector<Value>> ArgumentsFromArchive(std::string_view bytes, const std::string& path,
+                                                const std::vector<TensorSpec>& params, const std::string& noun) {
+  const uint64_t limit = ArchiveLimit(params);
+  if (bytes.size() > limit)
+    return FileError(path, "the file is larger than " + std::to_string(limit) + " bytes, more than a .npz of the " +
+                               std::to_string(params.size()) + " " + noun + "(s) needs");
   if (StartsWith(bytes, kNpyMagic))
     return FileError(path, "is a .npy file; --args takes a .npz archive of every argument (use --arg=@" + path +
                                " for one argument)");
@@ -787,6 +802,8 @@ Result<std::vector<Value>> LoadArgumentArchive(const std::string& path, const st
   }
   return values;
 }
+
+namespace {
 
 // `like` with its leaves taken, in order, from `leaves`.
 Value Rebuild(const Value& like, std::vector<Value>& leaves, size_t& next) {

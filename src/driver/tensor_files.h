@@ -93,6 +93,16 @@ std::vector<TensorSpec> EntryParameters(const BundleProgram& program);
 Result<std::vector<Value>> LoadArguments(const std::vector<std::string>& arg_texts, const std::string& args_archive,
                                          const std::vector<TensorSpec>& params);
 
+/// The most bytes a `.npz` of `params` may have, and its members may inflate to: the arrays'
+/// bytes, a header each and 64 KiB of zip structure.
+uint64_t ArchiveLimit(const std::vector<TensorSpec>& params);
+/// The arguments for `params` from the bytes of a `.npz` file named `path` (as `--args=@path`
+/// reads them; `noun` names the specs in messages). Refused beyond ArchiveLimit before anything
+/// is inflated.
+Result<std::vector<Value>> ArgumentsFromArchive(std::string_view bytes, const std::string& path,
+                                                const std::vector<TensorSpec>& params,
+                                                const std::string& noun = "parameter");
+
 /// Writes `args` to a `.npz` at `path` as `arg0.npy`, `arg1.npy`... (atomically).
 Status SaveArguments(const std::string& path, const std::vector<Value>& args);
 
