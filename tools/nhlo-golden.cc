@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "codegen/bundle_format.h"
+#include "driver/common.h"
 #include "driver/driver.h"
 #include "ir/printer.h"
 #include "parser/parser.h"
@@ -250,8 +251,24 @@ class Runner {
     std::string expected_now = ExpectedText(o);
     fs::path sidecar_path = test.string() + ".expected";
     if (update_) {
-      if (sidecar) WriteFile(sidecar_path, expected_now);
-      else WriteFile(test, input + (input.empty() || input.back() == '\n' ? "" : "\n") + expected_now);
+      // The update rewrites the test's expected blocks and nothing else: the test file keeps its
+      // input part byte for byte, a sidecar must not be a file the RUN lines read, and each is
+      // replaced through a temporary file (an interrupted update leaves the old one).
+      Status written = nhlo::OkStatus();
+      if (sidecar) {
+        std::vector<std::string> read = {test.string()};
+        for (const std::vector<std::string>& words : runs)
+          for (const std::string& w : words)  // `%s.npz`, `--arg=@%s.npy`: the path from %s on
+            if (size_t at = w.find("%s"); at != std::string::npos)
+              read.push_back(Replace(w.substr(at), "%s", test.string()));
+        std::string clash = nhlo::OutputConflict(read, {{"EXPECTED-IN: sidecar", sidecar_path.string(), ""}});
+        if (!clash.empty()) return Fail(test, "--update: " + clash);
+        written = nhlo::WriteFileAtomically(sidecar_path.string(), expected_now);
+      } else {
+        written = nhlo::WriteFileAtomically(
+            test.string(), input + (input.empty() || input.back() == '\n' ? "" : "\n") + expected_now);
+      }
+      if (!written.ok()) return Fail(test, written.ToString());
       ++passed_;
     } else {
       std::string expected = sidecar ? ReadFile(sidecar_path) : text.substr(input.size());
