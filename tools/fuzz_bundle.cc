@@ -1,21 +1,24 @@
 // SPDX-License-Identifier: Apache-2.0
 // libFuzzer target for the bundle reader and the interpreter's loader. Each input is decoded
-// twice: as it is (the header's size and checksum checks reject most mutants), and with the
-// file size and checksum recomputed, so that mutants reach the section, buffer, bundle and
-// attribute checks behind them. A decoded program is dumped (nhlo-objdump's renderers walk every
-// decoded field) and loaded. Bad input must give an error, never a crash, a sanitizer report or
-// a huge allocation. The `-x` hex dump of an accepted file must also give the file back when
-// its hex columns are read (every byte once, in order), and never report a DUMP ERROR. A program
-// the loader accepts is run on random arguments with a step limit (when it is small).
+// twice: as it is (the header's size and checksum checks reject most mutants), and with the file
+// size and checksum recomputed, so that mutants reach the section, buffer, bundle and attribute
+// checks behind them. A decoded program is dumped (nhlo-objdump's renderers walk every decoded
+// field) and loaded. Bad input must give an error, never a crash, a sanitizer report or a huge
+// allocation. Devices are settled as nhlo-run settles them (RunDevices), so a header asking for
+// 16384 x 4096 devices must be refused before anything is made per device. The `-x` hex dump of an
+// accepted file must also give the file back when its hex columns are read (every byte once, in
+// order), and never report a DUMP ERROR. A program the loader accepts is run on random arguments
+// with a step limit (when it is small).
 //
-// Structure-aware mutation (LLVMFuzzerCustomMutator): half of the mutants are made by decoding
-// the input with the project's reader and rewriting one to three fields in place, at the file
-// offsets the reader records: operand, result, root and parameter indices, buffer locations,
-// sizes, dimensions and types, callee frames, frame sizes, opcodes and attribute payloads
-// (Int, IntList, Computation, Enum, Window, SliceRanges, PaddingConfig), each to a plausible
-// value (another index of the same computation, a neighbour, an extreme). The others come from
-// libFuzzer's byte mutations. Either way the file size and checksum are recomputed, so most
-// mutants pass the header and reach the reader's deep checks, the loader and the interpreter.
+// Structure-aware mutation (LLVMFuzzerCustomMutator): half of the mutants are made by decoding the
+// input with the project's reader and rewriting one to three fields in place, at the file offsets
+// the reader records: operand, result, root and parameter indices, buffer locations, sizes,
+// dimensions and types, callee frames, frame sizes, opcodes, attribute payloads (Int, IntList,
+// Computation, Enum, Window, SliceRanges, PaddingConfig) and the module header's device counts (0,
+// 1, a few, 4096, 4097, 2^32 - 1), each to a plausible value (another index of the same
+// computation, a neighbour, an extreme). The others come from libFuzzer's byte mutations. Either
+// way the file size and checksum are recomputed, so most mutants pass the header and reach the
+// reader's deep checks, the loader and the interpreter.
 // Build and run: tools/fuzz-bundle [SECONDS]
 #include <cstdlib>
 #include <cstring>
@@ -25,6 +28,7 @@
 
 #include "codegen/bundle_reader.h"
 #include "codegen/objdump.h"
+#include "driver/run_devices.h"
 #include "driver/values.h"
 #include "interp/interp.h"
 
@@ -82,10 +86,16 @@ void DecodeAndLoad(std::string bytes) {
   std::ostringstream hex;
   if (nhlo::HexDumpBundleProgram(*program, "fuzz.bin", hex) != 0 || BytesFromHexDump(hex.str()) != program->bytes)
     std::abort();
-  if (!nhlo::LoadForExecution(*program).ok()) return;
+  // The devices as nhlo-run settles them (header counts, or the ones the collectives imply).
+  nhlo::Result<nhlo::DeviceGrid> devices = nhlo::RunDevices(*program, "", nullptr);
+  if (!devices.ok()) return;
+  const nhlo::DeviceGrid grid = *devices;
+  if (grid.count() > kMaxRunDevices) {
+    (void)nhlo::LoadForExecution(*program);  // one device's checks, not thousands of machines
+    return;
+  }
+  if (!nhlo::LoadForExecution(*program, grid, {}).ok()) return;
   const nhlo::ComputationRecord& entry = program->computations[program->entry];
-  const nhlo::DeviceGrid grid = nhlo::ProgramDevices(*program);
-  if (grid.count() > kMaxRunDevices) return;
   uint64_t need = program->arena_size;
   for (uint32_t p : entry.params) need += LeafBytes(entry, p);
   if (need * grid.count() > kMaxRunBytes) return;
@@ -112,7 +122,7 @@ void Forge(uint8_t* data, size_t size) {
 
 // One field of a decoded file: where it is, how wide, and what kind of value suits it.
 struct Field {
-  enum Kind { kIndex, kI64, kEnum, kOpcode, kType, kComputation };
+  enum Kind { kIndex, kI64, kEnum, kOpcode, kType, kComputation, kDevices };
   size_t offset;
   int width;  // 1, 2, 4 or 8 bytes
   Kind kind;
@@ -120,6 +130,13 @@ struct Field {
 };
 
 void Collect(const nhlo::BundleProgram& p, std::vector<Field>& out) {
+  // The module header's replica_count and num_partitions (the module section's last 16 bytes
+  // start with them): nhlo-run settles its devices from these before anything per device.
+  for (const nhlo::SectionRecord& section : p.sections)
+    if (section.id == nhlo::SectionId::kModule && section.size >= 16) {
+      out.push_back({section.offset + section.size - 16u, 4, Field::kDevices, 0});
+      out.push_back({section.offset + section.size - 12u, 4, Field::kDevices, 0});
+    }
   for (size_t ci = 0; ci < p.computations.size(); ++ci) {
     const nhlo::ComputationRecord& c = p.computations[ci];
     uint64_t n = c.buffers.size();
@@ -176,6 +193,10 @@ uint64_t NewValue(const Field& f, uint64_t old, std::mt19937_64& rng) {
     case Field::kEnum: return pick(8);
     case Field::kOpcode: return pick(133);
     case Field::kType: return pick(37);
+    case Field::kDevices: {
+      static const uint64_t kCounts[] = {0, 1, 2, 3, 4, 8, 4096, 4097, 16384, 65536, 0x7fffffff, 0xffffffff};
+      return kCounts[pick(sizeof(kCounts) / sizeof(kCounts[0]))];
+    }
     case Field::kI64: break;
   }
   static const uint64_t kExtremes[] = {0,
