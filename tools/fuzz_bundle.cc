@@ -94,7 +94,10 @@ void DecodeAndLoad(std::string bytes) {
     (void)nhlo::LoadForExecution(*program);  // one device's checks, not thousands of machines
     return;
   }
-  if (!nhlo::LoadForExecution(*program, grid, {}).ok()) return;
+  nhlo::ExecuteOptions options;
+  options.max_steps = kMaxSteps;
+  options.scratch_limit = kMaxRunBytes;  // as nhlo-run gives what --max-memory leaves
+  if (!nhlo::LoadForExecution(*program, grid, options).ok()) return;
   const nhlo::ComputationRecord& entry = program->computations[program->entry];
   uint64_t need = program->arena_size;
   for (uint32_t p : entry.params) need += LeafBytes(entry, p);
@@ -107,8 +110,6 @@ void DecodeAndLoad(std::string bytes) {
   for (uint64_t d = 0; d < grid.count(); ++d)
     for (size_t i = 0; i < entry.params.size(); ++i)
       args[d].push_back(nhlo::RandomValue(ShapeOf(entry, entry.params[i], scratch), i + 1000 * d));
-  nhlo::ExecuteOptions options;
-  options.max_steps = kMaxSteps;
   (void)nhlo::ExecuteOnDevices(*program, grid, std::move(args), options);
 }
 

@@ -308,13 +308,15 @@ class Machine : private StepMachine {
     s.dynamic = HasBoundedLeaf(comp, b.result);
     for (uint32_t o : b.operands) s.dynamic = s.dynamic || HasBoundedLeaf(comp, o);
     if (b.opcode == Opcode::kCustomCall) NHLO_TRY(LowerCustomCall(p_, comp, s));
+    NHLO_TRY(CheckScalarCallee(p_, comp, s));
+    LowerCalleePattern(p_, comp, s);
+    if (s.family == OpFamily::kCollective) NHLO_TRY(collectives_.Load(comp, s));
+    if (s.family == OpFamily::kFft && b.operands.size() == 1)
+      s.scratch_bytes = FftScratchBytes(s, comp.buffers[b.operands[0]], comp.buffers[b.result]);
     if (s.scratch_bytes > options_.scratch_limit)
       return Status::Error("this step needs " + std::to_string(s.scratch_bytes) +
                            " bytes of working memory besides its operands and result, more than the " +
                            std::to_string(options_.scratch_limit) + " the run's memory limit leaves");
-    NHLO_TRY(CheckScalarCallee(p_, comp, s));
-    LowerCalleePattern(p_, comp, s);
-    if (s.family == OpFamily::kCollective) NHLO_TRY(collectives_.Load(comp, s));
     return s;
   }
 

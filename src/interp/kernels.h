@@ -170,6 +170,10 @@ Status KernelScramblePhiloxKey(const Buf& keys, const Buf& out);
 Status KernelTridiagonalSolve(const std::vector<Buf>& in, const Buf& out);
 /// fft in its four types over the last 1-3 dimensions (kernels_fft.cc).
 Status KernelFft(const Step& bundle, const Buf& in, const Buf& out);
+/// The bytes KernelFft allocates besides operand and result (its complex working set), at most;
+/// UINT64_MAX when that does not fit. An FFT whose fft_length exceeds its operand works on the
+/// padded lengths, so a small operand can ask for gigabytes.
+uint64_t FftScratchBytes(const Step& s, const BufferRecord& in, const BufferRecord& out);
 
 /// Collective data movement (kernels_collective.cc). `members[j]` holds the operand leaves of
 /// the group's rank-j device; `out` this device's result leaves.

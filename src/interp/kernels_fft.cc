@@ -13,6 +13,7 @@
 
 #include "interp/element_traits.h"
 #include "interp/kernels.h"
+#include "support/checked_math.h"
 
 namespace nhlo {
 namespace {
@@ -129,6 +130,32 @@ Status PaddedComplexFft(const Buf& in, const Buf& out, const std::vector<int64_t
 }
 
 }  // namespace
+
+uint64_t FftScratchBytes(const Step& s, const BufferRecord& in, const BufferRecord& out) {
+  const AttrRecord* type_attr = s.Find(AttrId::kFftType);
+  const AttrRecord* length_attr = s.Find(AttrId::kFftLength);
+  if (!type_attr || !length_attr) return 0;  // the kernel refuses it
+  const FftType type = static_cast<FftType>(type_attr->i);
+  const std::vector<int64_t>& length = length_attr->ints;
+  if (length.empty() || length.size() > in.dims.size()) return 0;
+  // The complex values the transforms work on (16 bytes each): the operand's shape (the
+  // result's for RFFT) or, for a complex FFT whose lengths differ, the shape with the lengths;
+  // plus a line of the longest axis for the row and spectrum buffers.
+  std::vector<int64_t> work = type == FftType::kRfft ? out.dims : in.dims;
+  const size_t first = work.size() - length.size();
+  int64_t longest = 0;
+  for (size_t i = 0; i < length.size(); ++i) {
+    if (length[i] <= 0) return 0;  // an all-zero result
+    if (type == FftType::kFft || type == FftType::kIfft) work[first + i] = length[i];
+    longest = std::max(longest, length[i]);
+  }
+  uint64_t elements = 1;
+  for (int64_t d : work)
+    if (d < 0 || MulOverflows(elements, static_cast<uint64_t>(d), &elements)) return UINT64_MAX;
+  uint64_t bytes = 0;
+  if (MulOverflows(elements, uint64_t{16}, &bytes)) return UINT64_MAX;
+  return SaturatingAdd(bytes, static_cast<uint64_t>(longest) * 4 * 16);
+}
 
 Status KernelFft(const Step& s, const Buf& in, const Buf& out) {
   const AttrRecord* type_attr = s.Find(AttrId::kFftType);
