@@ -6,7 +6,8 @@
 // file (or in <file>.expected when the file says `// EXPECTED-IN: sidecar`). A mismatch prints a
 // unified diff. `--update` rewrites the expected blocks from the current build. Every test input
 // that parses also gets the round-trip check print(parse(print(m))) == print(m) for free.
-// Folders holding a lit.cfg.py are lit suites (FileCheck tests) and are skipped.
+// Folders holding a lit.cfg.py are lit suites (FileCheck tests) and are skipped. Paths in the
+// output are relative to the folder above the suite: the nearest folder holding nhlo-golden.cfg.
 //
 // Directives (each a line comment):
 //   // RUN: nhlo-compile %s --emit=hlo      run a program; %s = this file, %t = a scratch path
@@ -182,6 +183,15 @@ class Runner {
 
   int Run() {
     std::vector<fs::path> tests;
+    // Given a lit suite, or a folder or file inside one: nothing of it is this runner's.
+    for (fs::path p = fs::is_directory(root_) ? root_ : root_.parent_path(); !p.empty(); p = p.parent_path()) {
+      if (fs::exists(p / "lit.cfg.py")) {
+        std::cerr << "nhlo-golden: note: " << p.string() << " is a lit suite (lit.cfg.py); run it with lit\n";
+        std::cout << "0 passed, 0 failed\n";
+        return 0;
+      }
+      if (!p.has_parent_path() || p.parent_path() == p) break;
+    }
     if (fs::is_regular_file(root_)) tests.push_back(root_);
     else for (auto it = fs::recursive_directory_iterator(root_); it != fs::recursive_directory_iterator(); ++it) {
       // A lit suite's *.hlo files carry shell RUN lines for lit, not for this runner.
@@ -314,6 +324,8 @@ class Runner {
 
 }  // namespace
 
+constexpr const char* kSuiteMarker = "nhlo-golden.cfg";
+
 int main(int argc, char** argv) {
   constexpr std::string_view kUsage =
       "usage: nhlo-golden [--update] [--filter=SUBSTRING] [--exclude=SUBSTRING] [--scratch=DIR] DIR|FILE\n"
@@ -343,8 +355,14 @@ int main(int argc, char** argv) {
                                  : fs::absolute(scratch_arg);
   // Run from the folder above DIR so paths in diagnostics read "DIR/..." wherever DIR lives and
   // whatever directory the runner was started from (meson test and the update target differ).
-  fs::current_path(root.parent_path());
-  int rc = Runner(root.filename(), scratch, update, filter, exclude).Run();
+  // A suite is the nearest folder at or above DIR|FILE holding `nhlo-golden.cfg` (as lit finds
+  // lit.cfg.py): paths then read "SUITE/sub/file.hlo" whichever part of it is run, so a golden
+  // passes alone, by folder and as part of the whole suite. Without one, DIR is its own suite.
+  fs::path suite = fs::is_directory(root) ? root : root.parent_path();
+  while (!fs::exists(suite / kSuiteMarker) && suite.has_relative_path()) suite = suite.parent_path();
+  if (!fs::exists(suite / kSuiteMarker)) suite = fs::is_directory(root) ? root : root.parent_path();
+  fs::current_path(suite.parent_path());
+  int rc = Runner(root.lexically_relative(suite.parent_path()), scratch, update, filter, exclude).Run();
   if (own_scratch) {
     std::error_code ec;
     fs::remove_all(scratch, ec);
