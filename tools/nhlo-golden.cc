@@ -19,6 +19,8 @@
 //   // NORMALIZE: time                      replace timing figures with <t>
 //   // NORMALIZE: version                   replace `0.1.0 (git 1a2b3c4d5e6f)` with <version>
 //   // EXPECTED-IN: sidecar                 the expected blocks live in <file>.expected
+//   // ALLOW: usage-error                   a RUN line may exit 2 (otherwise the test fails)
+#include <CLI/CLI.hpp>
 #include <re2/re2.h>
 
 #include <algorithm>
@@ -218,13 +220,14 @@ class Runner {
     std::string text = ReadFile(test);
     std::string input = StripExpected(text);
     std::vector<std::vector<std::string>> runs;
-    bool normalize_time = false, normalize_version = false, sidecar = false;
+    bool normalize_time = false, normalize_version = false, sidecar = false, allow_usage_error = false;
     std::istringstream lines(input);
     for (std::string line; std::getline(lines, line);) {
       if (line.rfind("// RUN:", 0) == 0) runs.push_back(SplitWords(line.substr(7)));
       if (line.rfind("// NORMALIZE: time", 0) == 0) normalize_time = true;
       if (line.rfind("// NORMALIZE: version", 0) == 0) normalize_version = true;
       if (line.rfind("// EXPECTED-IN: sidecar", 0) == 0) sidecar = true;
+      if (line.rfind("// ALLOW: usage-error", 0) == 0) allow_usage_error = true;
     }
     if (runs.empty()) return Fail(test, "no // RUN: line");
     std::string stem = test.stem().string();
@@ -242,6 +245,11 @@ class Runner {
       else if (Status s = RunBuiltin(words, o); !s.ok()) return Fail(test, s.ToString());
       o.out += out.str();
       o.err += err.str();
+      // A usage error (exit 2) is a RUN line that did not say what its author meant; it is
+      // neither recorded by --update nor accepted, unless the test says it is about one.
+      if (o.exit_code == 2 && !allow_usage_error)
+        return Fail(test, "a RUN line ended in a usage error (exit 2):\n" + err.str() +
+                              "fix the RUN line, or add `// ALLOW: usage-error` if the test is about one");
     }
     // The scratch path reads `%t` in every output, the built-ins' included.
     o.out = Replace(o.out, tmp.string(), "%t");
@@ -327,27 +335,22 @@ class Runner {
 constexpr const char* kSuiteMarker = "nhlo-golden.cfg";
 
 int main(int argc, char** argv) {
-  constexpr std::string_view kUsage =
-      "usage: nhlo-golden [--update] [--filter=SUBSTRING] [--exclude=SUBSTRING] [--scratch=DIR] DIR|FILE\n"
-      "Runs every *.hlo golden file under DIR (or one FILE) and compares its output with the\n"
-      "expected blocks at its end; --update rewrites them. See docs/testing.md.\n";
+  CLI::App app("Runs every *.hlo golden file under DIR (or one FILE) and compares its output with the expected\n"
+               "blocks at its end; --update rewrites them. See docs/testing.md.",
+               "nhlo-golden");
   bool update = false;
-  std::string filter, exclude, scratch_arg;
-  std::vector<std::string> positional;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "--update") update = true;
-    else if (a.rfind("--filter=", 0) == 0) filter = a.substr(9);
-    else if (a.rfind("--exclude=", 0) == 0) exclude = a.substr(10);
-    else if (a.rfind("--scratch=", 0) == 0) scratch_arg = a.substr(10);
-    else if (a == "-h" || a == "--help") return std::cout << kUsage, 0;
-    else if (a.size() > 1 && a[0] == '-') return std::cerr << "nhlo-golden: unknown option '" << a << "'\n" << kUsage, 2;
-    else positional.push_back(a);
-  }
-  if (positional.size() != 1) return std::cerr << kUsage, 2;
-  fs::path root = fs::absolute(positional[0]).lexically_normal();
+  std::string filter, exclude, scratch_arg, given;
+  app.add_flag("--update", update, "rewrite the expected blocks from the current build");
+  app.add_option("--filter", filter, "run only the tests whose path contains SUBSTRING");
+  app.add_option("--exclude", exclude, "skip the tests whose path contains SUBSTRING");
+  app.add_option("--scratch", scratch_arg, "keep %t files in DIR (default: a temporary folder, removed)");
+  app.add_option("path", given, "a folder of goldens, or one golden file")->required();
+  if (int code = nhlo::ParseCommandLine(app, std::vector<std::string>(argv + 1, argv + argc), std::cout, std::cerr);
+      code >= 0)
+    return code;
+  fs::path root = fs::absolute(given).lexically_normal();
   if (root.filename().empty()) root = root.parent_path();
-  if (!fs::exists(root)) return std::cerr << "nhlo-golden: no such file or folder: " << positional[0] << "\n", 2;
+  if (!fs::exists(root)) return std::cerr << "nhlo-golden: error: no such file or folder: " << given << "\n", 2;
   // %t paths go to --scratch (kept, for looking at afterwards) or to a fresh temporary folder
   // that is removed at the end.
   bool own_scratch = scratch_arg.empty();
