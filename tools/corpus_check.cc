@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// nhlo-corpus-check DIR...: for every .hlo file under DIR, split at `// -----` lines, then
+// nhlo-corpus-check DIR...: for every .hlo file under DIR (--glob=PATTERNS for others, e.g.
+// '*.txt' for an XLA dump folder; the files left out are counted by extension), split at `// -----` lines, then
 // parse, print, re-parse, print again and verify; a file passes when every piece parses,
 // prints identically the second time and verifies. Failures are listed with the first
 // diagnostic (verifier rejections marked "verifier:"); the last line is "N passed, N failed".
@@ -10,6 +11,8 @@
 // own under a time limit (--timeout=S, default 10) and a memory limit (--max-memory=SIZE,
 // default 4G), and counts the modules that ran, were refused (grouped by reason), failed or
 // timed out, and lists the ten slowest runs (--threads=N for the runs, default 1).
+#include <fnmatch.h>
+
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
@@ -320,7 +323,11 @@ int main(int argc, char** argv) {
   bool run = false;
   RunLimits limits;
   const char* usage =
-      "usage: nhlo-corpus-check [--arena] [--run [--timeout=S] [--max-memory=SIZE] [--threads=N]] DIR_OR_FILE...\n";
+      "usage: nhlo-corpus-check [--arena] [--glob=PATTERNS] [--run [--timeout=S] [--max-memory=SIZE] [--threads=N]]\n"
+      "                         DIR_OR_FILE...\n";
+  // File names read under a folder: shell patterns, comma-separated (XLA's --xla_dump_to
+  // folders hold *.txt modules beside *.pb, *.dot and *.html files).
+  std::vector<std::string> globs = {"*.hlo"};
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--arena") {
@@ -343,6 +350,17 @@ int main(int argc, char** argv) {
       }
     } else if (a.rfind("--max-memory=", 0) == 0) {
       limits.max_memory = a.substr(13);
+    } else if (a.rfind("--glob=", 0) == 0) {
+      globs.clear();
+      for (size_t at = 7; at <= a.size();) {
+        size_t comma = std::min(a.find(',', at), a.size());
+        if (comma > at) globs.push_back(a.substr(at, comma - at));
+        at = comma + 1;
+      }
+      if (globs.empty()) {
+        std::cerr << "nhlo-corpus-check: error: --glob takes shell patterns such as '*.hlo,*.txt'\n";
+        return 2;
+      }
     } else if (a.rfind("--", 0) == 0) {
       std::cerr << "nhlo-corpus-check: error: unknown option '" << a << "'\n" << usage;
       return 2;
@@ -362,6 +380,7 @@ int main(int argc, char** argv) {
   }
   RunTotals run_totals;
   std::vector<fs::path> files;
+  std::map<std::string, int> skipped;  // files under a folder not matching --glob, by extension
   for (const std::string& input : inputs) {
     fs::path p = input;
     std::error_code ec;
@@ -373,10 +392,24 @@ int main(int argc, char** argv) {
       std::cerr << "nhlo-corpus-check: error: '" << p.string() << "' is neither a file nor a directory\n";
       return 2;
     }
-    for (const auto& e : fs::recursive_directory_iterator(p))
-      if (e.is_regular_file() && e.path().extension() == ".hlo") files.push_back(e.path());
+    for (const auto& e : fs::recursive_directory_iterator(p)) {
+      if (!e.is_regular_file()) continue;
+      const std::string name = e.path().filename().string();
+      bool wanted = false;
+      for (const std::string& g : globs) wanted = wanted || fnmatch(g.c_str(), name.c_str(), 0) == 0;
+      if (wanted) files.push_back(e.path());
+      else ++skipped[e.path().extension().empty() ? "(no extension)" : e.path().extension().string()];
+    }
   }
   std::sort(files.begin(), files.end());
+  if (!skipped.empty()) {
+    // Said first, so a folder of XLA dumps (*.txt) read with the default *.hlo is noticed.
+    std::cout << "skipped (not matching --glob=";
+    for (size_t i = 0; i < globs.size(); ++i) std::cout << (i ? "," : "") << globs[i];
+    std::cout << "):";
+    for (const auto& [extension, n] : skipped) std::cout << " " << n << " " << extension;
+    std::cout << "\n";
+  }
   int passed = 0, failed = 0, pieces = 0, round_trips = 0;
   int identical[std::size(kStyles)] = {};  // files a no-op compile prints back byte for byte
   uint64_t bytes = 0;
