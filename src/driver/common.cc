@@ -150,6 +150,28 @@ std::string OutputConflict(const std::vector<std::string>& inputs, const std::ve
   return "";
 }
 
+Status CheckOutputPlace(const OutputPath& out) {
+  namespace fs = std::filesystem;
+  if (out.path.empty() || out.path == "-" || !out.dir_files.empty()) return OkStatus();
+  std::error_code ec;
+  const fs::path path(out.path);
+  const fs::file_status st = fs::status(path, ec);  // follows symlinks
+  auto refuse = [&](const std::string& why) {
+    return Status::Error(out.flag + ": cannot write '" + out.path + "': " + why + " (checked before any work)");
+  };
+  if (fs::is_directory(st)) return refuse("it is a folder");
+  if (fs::exists(st) && !fs::is_regular_file(st))  // a FIFO or device: written in place
+    return ::access(out.path.c_str(), W_OK) == 0 ? OkStatus() : refuse(std::strerror(errno));
+  fs::path folder = fs::is_symlink(fs::symlink_status(path, ec)) ? fs::weakly_canonical(path, ec) : path;
+  folder = folder.parent_path();
+  if (folder.empty()) folder = ".";
+  if (!fs::exists(folder, ec)) return refuse("the folder '" + folder.string() + "' does not exist");
+  if (!fs::is_directory(folder, ec)) return refuse("'" + folder.string() + "' is not a folder");
+  if (::access(folder.c_str(), W_OK | X_OK) != 0)
+    return refuse("the folder '" + folder.string() + "' does not take new files (" + std::strerror(errno) + ")");
+  return OkStatus();
+}
+
 Status WriteFileAtomically(const std::string& given, std::string_view bytes) {
   std::error_code ec;
   std::filesystem::file_status st = std::filesystem::status(given, ec);  // follows symlinks

@@ -44,6 +44,11 @@ struct OutputPath {
 /// it writes), and no two outputs may be the same file. Returns the reason to refuse, naming the
 /// flags, or "" when the paths are safe. `-` (standard input or output) is never a file here.
 std::string OutputConflict(const std::vector<std::string>& inputs, const std::vector<OutputPath>& outputs);
+/// Whether `out` can be written where it points, checked before any work so that a long run
+/// does not end in "cannot write": the folder of a file output must exist and take new files
+/// (WriteFileAtomically writes a temporary file beside it), an existing FIFO or device must be
+/// writable, and a file output must not be a folder. Directory outputs are created when written.
+Status CheckOutputPlace(const OutputPath& out);
 /// Writes a regular file via a temporary file and a rename, so a failure never leaves a partial
 /// file (through a symlink, the file it names); a FIFO or device is written to directly.
 Status WriteFileAtomically(const std::string& path, std::string_view bytes);

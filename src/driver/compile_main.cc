@@ -53,6 +53,11 @@ int CompileMain(const std::vector<std::string>& args, std::istream& in, std::ost
       err << "nhlo-compile: error: " << conflict << "\n";
       return kExitUsage;
     }
+    for (const OutputPath& o : outputs)
+      if (Status place = CheckOutputPlace(o); !place.ok()) {
+        PrintStatus(place, err, "nhlo-compile");
+        return kExitInputRejected;
+      }
   }
   if (emit == "bundle" && flags.split_input_file) {
     err << "nhlo-compile: error: --split-input-file produces several modules; use --emit=hlo or --emit=none\n";

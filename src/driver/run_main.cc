@@ -385,7 +385,20 @@ int RunMain(const std::vector<std::string>& args, std::istream& in, std::ostream
   app.add_option("--arg", settings.arg_texts,
                  "an argument as XLA literal text, e.g. 'f32[2] {1, 2}', or @FILE: a .npy file or a file of literal "
                  "text (repeat, in parameter order)");
-  auto* random = app.add_option("--random-args", settings.seed, "use deterministic pseudo-random arguments from SEED");
+  auto* random = app.add_option("--random-args", settings.seed, "use deterministic pseudo-random arguments from SEED")
+                     ->check(
+                         [](const std::string& text) -> std::string {
+                           // CLI11 wraps "-1" into a u64 and takes a number past 2^64 - 1; a seed is
+                           // written as the whole number it is.
+                           uint64_t seed = 0;
+                           bool ok = !text.empty() && text.size() <= 20;
+                           for (char c : text) {
+                             ok = ok && c >= '0' && c <= '9' && seed <= (UINT64_MAX - (c - '0')) / 10;
+                             if (ok) seed = seed * 10 + static_cast<uint64_t>(c - '0');
+                           }
+                           return ok ? "" : "'" + text + "' is not a seed (a whole number from 0 to 2^64 - 1)";
+                         },
+                         "SEED");
   std::string max_memory, max_input, print_values = "auto";
   AddInputSizeFlag(app, max_input);
   app.add_option("--devices", settings.devices,
@@ -468,6 +481,11 @@ int RunMain(const std::vector<std::string>& args, std::istream& in, std::ostream
       err << "nhlo-run: error: " << conflict << "\n";
       return kExitUsage;
     }
+    for (const OutputPath& o : outputs)
+      if (Status place = CheckOutputPlace(o); !place.ok()) {
+        PrintStatus(place, err, "nhlo-run");
+        return kExitInputRejected;
+      }
   }
   Result<PrintValues> print_mode = ParsePrintValues(print_values);
   if (!print_mode.ok()) {
