@@ -109,7 +109,10 @@ struct RunSettings {
   bool limit_given = false;
   uint64_t max_steps = 0;
   PrintValues print_values = PrintValues::kAuto;
-  bool show_progress = false;  // standard error is a terminal and --quiet is not given
+  // --progress: never; a live line on a terminal after 1 s; log lines every 10 s once a run has
+  // taken 10 s (standard error not a terminal); `always`: at the first report (4096 bundles or
+  // 256 loop iterations), then every second.
+  enum class Progress : uint8_t { kNever, kLive, kLog, kAlways } progress = Progress::kNever;
   bool profile = false;        // --profile: time per bundle on standard error
   TensorFileFlags files;       // --args, --output, --save-args
   RunChecks checks;            // --expected and its bounds, --random-range
@@ -158,26 +161,32 @@ std::string FormatProfile(const ExecutionProfile& profile) {
 // after the first second, so short runs print nothing.
 class ProgressLine {
  public:
-  ProgressLine(std::string name, std::ostream& err) : name_(std::move(name)), err_(err) {}
+  /// `live`: one line rewritten in place (a terminal); otherwise a new line each time, for logs.
+  /// Shown once the run has taken `first`, then at most every `every`.
+  ProgressLine(std::string name, std::ostream& err, bool live, std::chrono::milliseconds first,
+               std::chrono::milliseconds every)
+      : name_(std::move(name)), err_(err), live_(live), first_(first), every_(every) {}
   ~ProgressLine() {
-    if (shown_) err_ << "\r\x1b[K" << std::flush;  // clear it before results or errors follow
+    if (shown_ && live_) err_ << "\r\x1b[K" << std::flush;  // clear it before results or errors follow
   }
   void Update(const ExecutionProgress& p) {
     auto now = std::chrono::steady_clock::now();
-    if (now - start_ < std::chrono::seconds(1) || now - last_ < std::chrono::milliseconds(200)) return;
+    if (now - start_ < first_ || (shown_ && now - last_ < every_)) return;
     last_ = now;
     shown_ = true;
     double seconds = std::chrono::duration<double>(now - start_).count();
     char line[256];
-    std::snprintf(line, sizeof(line), "\rnhlo-run: %s: %llu bundles run, %llu loop iterations, %.0f s\x1b[K",
-                  name_.c_str(), static_cast<unsigned long long>(p.steps),
-                  static_cast<unsigned long long>(p.loop_iterations), seconds);
+    std::snprintf(line, sizeof(line), "%snhlo-run: %s: %llu bundles run, %llu loop iterations, %.0f s%s",
+                  live_ ? "\r" : "", name_.c_str(), static_cast<unsigned long long>(p.steps),
+                  static_cast<unsigned long long>(p.loop_iterations), seconds, live_ ? "\x1b[K" : "\n");
     err_ << line << std::flush;
   }
 
  private:
   std::string name_;
   std::ostream& err_;
+  bool live_;
+  std::chrono::milliseconds first_, every_;
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now(), last_{};
   bool shown_ = false;
 };
@@ -312,8 +321,14 @@ int RunOne(const std::string& name, std::string bytes, const RunSettings& settin
   ExecutionErrorSite site;
   run_options.error_site = &site;
   std::optional<ProgressLine> progress;
-  if (settings.show_progress) {
-    progress.emplace(name, err);
+  if (settings.progress != RunSettings::Progress::kNever) {
+    using std::chrono::milliseconds;
+    const bool live = settings.progress == RunSettings::Progress::kLive ||
+                      (settings.progress == RunSettings::Progress::kAlways && isatty(STDERR_FILENO));
+    const bool log = settings.progress == RunSettings::Progress::kLog;
+    const bool always = settings.progress == RunSettings::Progress::kAlways;
+    progress.emplace(name, err, live, milliseconds(log ? 10000 : always ? 0 : 1000),
+                     milliseconds(log ? 10000 : live ? 200 : 1000));
     run_options.progress = [&progress](const ExecutionProgress& p) { progress->Update(p); };
   }
   ExecutionProfile profile;
@@ -428,7 +443,12 @@ int RunMain(const std::vector<std::string>& args, std::istream& in, std::ostream
                  "bit-identical for every N")
       ->check(CLI::Range(0, 4096));
   bool quiet = false;
-  app.add_flag("-q,--quiet", quiet, "no progress line on standard error during long runs");
+  app.add_flag("-q,--quiet", quiet, "no progress line on standard error during long runs (--progress=never)");
+  std::string progress = "auto";
+  app.add_option("--progress", progress,
+                 "never; auto: a live line on a terminal after 1 s, else a line every 10 s once a run has taken "
+                 "10 s; always: from the start, every second")
+      ->check(CLI::IsMember({"never", "auto", "always"}));
   PipelineFlags flags;
   AddPipelineFlags(app, flags);
   AddTensorFileFlags(app, settings.files);
@@ -500,9 +520,13 @@ int RunMain(const std::vector<std::string>& args, std::istream& in, std::ostream
     err << "nhlo-run: warning: --print-values has no effect with "
         << (check.check_passes ? "--check-passes" : "--expected")
         << " (the comparison report is printed instead of the results)\n";
-  // Progress goes only to a terminal: redirected or captured output stays byte-for-byte
-  // deterministic.
-  settings.show_progress = !quiet && &err == &std::cerr && isatty(STDERR_FILENO);
+  // Progress goes to the process's standard error only (never to a caller's stream, as
+  // nhlo-golden's). It is the one part of the output that depends on time: a log of a run that
+  // took under 10 s, or one with --progress=never, is byte-for-byte the same every time.
+  using Progress = RunSettings::Progress;
+  if (quiet || progress == "never" || &err != &std::cerr) settings.progress = Progress::kNever;
+  else if (progress == "always") settings.progress = Progress::kAlways;
+  else settings.progress = isatty(STDERR_FILENO) ? Progress::kLive : Progress::kLog;
   for (const std::string& w : PipelineFlagWarnings(flags)) err << "nhlo-run: warning: " << w << "\n";
   Result<PipelineOptions> options = flags.ToOptions();
   if (!options.ok()) {
