@@ -248,18 +248,62 @@ void AddPipelineFlags(CLI::App& app, PipelineFlags& f) {
   for (size_t i = before; i < options.size(); ++i) options[i]->group(kPipelineFlagGroup);
 }
 
+namespace {
+
+// The exact count: `HloModule ` starting a line (after blanks) outside comments and strings.
+int CountHloModulesExactly(std::string_view text) {
+  int count = 0;
+  bool line_start = true;
+  for (size_t i = 0; i < text.size();) {
+    const char c = text[i];
+    if (c == '\n') {
+      line_start = true;
+      ++i;
+    } else if (c == ' ' || c == '\t' || c == '\r') {
+      ++i;
+    } else if (text.compare(i, 2, "//") == 0) {
+      i = std::min(text.find('\n', i), text.size());
+    } else if (text.compare(i, 2, "/*") == 0) {
+      size_t end = text.find("*/", i + 2);
+      i = end == std::string_view::npos ? text.size() : end + 2;
+      line_start = false;
+    } else if (c == '"') {
+      for (++i; i < text.size() && text[i] != '"' && text[i] != '\n'; ++i)
+        if (text[i] == '\\') ++i;
+      ++i;
+      line_start = false;
+    } else {
+      if (line_start && text.compare(i, 10, "HloModule ") == 0) ++count;
+      line_start = false;
+      ++i;
+    }
+  }
+  return count;
+}
+
+}  // namespace
+
 // How many modules the text holds (lines starting with `HloModule`), for the hint after a
 // failed parse of a multi-module file.
 int CountHloModules(std::string_view text) {
   // Found by the word, then checked to start its line: 'H' is rare in HLO text, so this is one
-  // memchr-speed pass where a scan line by line cost 2% of a parse-only compile.
+  // memchr-speed pass where a scan line by line cost 2% of a parse-only compile. Only when it
+  // finds several (a hint will be printed) is the text scanned exactly, skipping the comments
+  // and strings that may hold the word at a line start.
   int count = 0;
   for (size_t at = text.find("HloModule "); at != std::string_view::npos; at = text.find("HloModule ", at + 1)) {
     size_t line = at;
     while (line > 0 && (text[line - 1] == ' ' || text[line - 1] == '\t')) --line;
     if (line == 0 || text[line - 1] == '\n') ++count;
   }
-  return count;
+  return count > 1 ? CountHloModulesExactly(text) : count;
+}
+
+std::string SeveralModulesHint(std::string_view text, int modules, std::string_view verb) {
+  const bool separated = text.starts_with("// -----") || text.find("\n// -----") != std::string_view::npos;
+  return "holds " + std::to_string(modules) + " modules; " +
+         (separated ? "" : "put a `// -----` line between them and ") + "use --split-input-file to " +
+         std::string(verb) + " each on its own";
 }
 
 std::vector<std::string> PipelineFlagWarnings(const PipelineFlags& f) {

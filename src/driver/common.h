@@ -78,9 +78,12 @@ struct PipelineFlags {
 };
 
 void AddPipelineFlags(CLI::App& app, PipelineFlags& flags);
-/// How many modules `text` holds (lines starting with `HloModule`), for the --split-input-file
-/// hint after a failed parse.
+/// How many modules `text` holds (lines starting with `HloModule`, outside comments and strings),
+/// for the --split-input-file hint after a failed parse.
 int CountHloModules(std::string_view text);
+/// The hint itself: "holds N modules; use --split-input-file to VERB each on its own", telling
+/// to put `// -----` lines between them first when the text has none (splitting needs them).
+std::string SeveralModulesHint(std::string_view text, int modules, std::string_view verb);
 /// Warnings for pipeline flags that do nothing in the combination given (e.g. --dump-dir alone).
 std::vector<std::string> PipelineFlagWarnings(const PipelineFlags& flags);
 /// The --help heading of the pipeline flags, which AddPipelineFlags puts in one group.

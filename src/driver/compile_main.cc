@@ -96,6 +96,7 @@ int CompileMain(const std::vector<std::string>& args, std::istream& in, std::ost
   std::string name = input == "-" ? "<stdin>" : input;
   std::vector<InputPiece> pieces;
   int modules = flags.split_input_file ? 0 : CountHloModules(*text);
+  const std::string several = modules > 1 ? SeveralModulesHint(*text, modules, "compile") : "";
   if (flags.split_input_file) pieces = SplitOwnedInput(std::move(*text));
   else pieces.push_back({std::move(*text), 1});
 
@@ -105,9 +106,7 @@ int CompileMain(const std::vector<std::string>& args, std::istream& in, std::ost
     if (i > 0 && emit == "hlo") hlo_out << "// -----\n";
     if (!module.ok()) {
       PrintStatus(module.status(), err, "nhlo-compile");
-      if (modules > 1)
-        err << "nhlo-compile: note: " << name << " holds " << modules
-            << " modules; use --split-input-file to compile each on its own\n";
+      if (!several.empty()) err << "nhlo-compile: note: " << name << " " << several << "\n";
       exit_code = kExitInputRejected;
       continue;
     }

@@ -575,6 +575,7 @@ int RunMain(const std::vector<std::string>& args, std::istream& in, std::ostream
   // --split-input-file each module runs on its own, results separated by `// -----`.
   std::vector<InputPiece> pieces;
   int modules = flags.split_input_file ? 0 : CountHloModules(*bytes);
+  const std::string several = modules > 1 ? SeveralModulesHint(*bytes, modules, "run") : "";
   if (flags.split_input_file) pieces = SplitOwnedInput(std::move(*bytes));
   else pieces.push_back({std::move(*bytes), 1});
   int exit_code = kExitOk;
@@ -594,9 +595,7 @@ int RunMain(const std::vector<std::string>& args, std::istream& in, std::ostream
     Result<std::unique_ptr<Module>> module = CompileText(name, std::move(pieces[i].text), *options, err);
     if (!module.ok()) {
       PrintStatus(module.status(), err, "nhlo-run");
-      if (modules > 1)
-        err << "nhlo-run: note: " << name << " holds " << modules
-            << " modules; use --split-input-file to run each on its own\n";
+      if (!several.empty()) err << "nhlo-run: note: " << name << " " << several << "\n";
       exit_code = kExitInputRejected;
       continue;
     }
