@@ -21,6 +21,7 @@
 #include "ir/verifier.h"
 #include "parser/parser.h"
 #include "support/large_alloc.h"
+#include "support/suggest.h"
 
 namespace nhlo {
 
@@ -213,7 +214,7 @@ void PrintStatus(const Status& status, std::ostream& err, std::string_view progr
 
 void AddPipelineFlags(CLI::App& app, PipelineFlags& f) {
   const size_t before = app.get_options().size();
-  app.add_option("--passes", f.passes, "run exactly these passes (comma-separated, in registration order; 'none' for no passes)")
+  app.add_option("--passes", f.passes, "run exactly these passes, in this order (comma-separated, repeats allowed; 'none' for no passes)")
       ->each([&f](const std::string&) { f.passes_given = true; });
   app.add_option("--enable-pass", f.enable, "add passes to the pipeline (comma-separated, repeatable)");
   app.add_option("--disable-pass", f.disable, "remove passes from the pipeline (comma-separated, repeatable)");
@@ -373,37 +374,13 @@ std::vector<std::string> ExpandOptionalValues(const std::vector<std::string>& ar
 
 namespace {
 
-size_t EditDistance(std::string_view a, std::string_view b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
-}
-
 // The option of `app` closest to the unknown `word` (`--print-after-al` -> `--print-after-all`),
 // or empty when none is close: at most a third of the word's letters differ.
 std::string ClosestOption(const CLI::App& app, const std::string& word) {
-  std::string given = word.substr(0, word.find('='));
-  std::string best;
-  size_t best_distance = given.size() / 3 + 1;
-  for (const CLI::Option* opt : app.get_options()) {
-    for (const std::string& name : opt->get_lnames()) {
-      std::string candidate = "--" + name;
-      size_t d = EditDistance(given, candidate);
-      // A prefix of an option is also what the user meant (`--print-after` for `--print-af`).
-      if (candidate.compare(0, given.size(), given) == 0 && given.size() >= 4) d = std::min<size_t>(d, 1);
-      if (d < best_distance) best_distance = d, best = candidate;
-    }
-  }
-  return best;
+  std::vector<std::string> options;
+  for (const CLI::Option* opt : app.get_options())
+    for (const std::string& name : opt->get_lnames()) options.push_back("--" + name);
+  return ClosestName(word.substr(0, word.find('=')), options);
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include "ir/verifier.h"
 #include "passes/pass.h"
 #include "support/diff.h"
+#include "support/suggest.h"
 
 namespace nhlo {
 namespace {
@@ -68,35 +69,46 @@ class DumpSink {
 Result<std::vector<int>> SelectPasses(const PipelineOptions& options) {
   size_t count;
   const PassInfo* passes = RegisteredPasses(&count);
-  std::vector<bool> on(count);
   auto check = [&](const std::vector<std::string>& names) -> Status {
-    for (const std::string& n : names)
-      if (n != "none" && FindPass(n) < 0)
-        return Status::Error("unknown pass '" + n + "' (see --list-passes)");
+    for (const std::string& n : names) {
+      if (n == "none" || FindPass(n) >= 0) continue;
+      std::vector<std::string> known;
+      for (size_t i = 0; i < count; ++i) known.emplace_back(passes[i].name);
+      std::string hint = ClosestName(n, known);
+      return Status::Error("unknown pass '" + n + "' (see --list-passes)" +
+                           (hint.empty() ? "" : "; did you mean '" + hint + "'?"));
+    }
     return OkStatus();
   };
   std::vector<std::string> enable = SplitCommaList(options.enable);
   std::vector<std::string> disable = SplitCommaList(options.disable);
   NHLO_TRY(check(enable));
   NHLO_TRY(check(disable));
+  for (const std::string& n : enable)
+    for (const std::string& d : disable)
+      if (n == d && n != "none") return Status::Error("pass '" + n + "' is both enabled and disabled");
+  std::vector<int> selected;
   if (options.passes) {
+    // The pipeline as written, as opt's -passes runs it: in this order, repeats included.
+    // --enable-pass appends a pass the list lacks; --disable-pass removes every run of one.
     std::vector<std::string> chosen = SplitCommaList(*options.passes);
     NHLO_TRY(check(chosen));
     for (const std::string& n : chosen)
-      if (n != "none") on[FindPass(n)] = true;
+      if (n != "none") selected.push_back(FindPass(n));
+    for (const std::string& n : enable)
+      if (n != "none" && std::find(selected.begin(), selected.end(), FindPass(n)) == selected.end())
+        selected.push_back(FindPass(n));
   } else {
+    // The default pipeline: registration order, each pass once.
+    std::vector<bool> on(count);
     for (size_t i = 0; i < count; ++i) on[i] = passes[i].default_on;
-  }
-  for (const std::string& n : enable) {
-    for (const std::string& d : disable)
-      if (n == d) return Status::Error("pass '" + n + "' is both enabled and disabled");
-    if (n != "none") on[FindPass(n)] = true;
+    for (const std::string& n : enable)
+      if (n != "none") on[FindPass(n)] = true;
+    for (size_t i = 0; i < count; ++i)
+      if (on[i]) selected.push_back(static_cast<int>(i));
   }
   for (const std::string& n : disable)
-    if (n != "none") on[FindPass(n)] = false;
-  std::vector<int> selected;
-  for (size_t i = 0; i < count; ++i)
-    if (on[i]) selected.push_back(static_cast<int>(i));
+    if (n != "none") std::erase(selected, FindPass(n));
   return selected;
 }
 

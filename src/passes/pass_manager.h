@@ -21,7 +21,8 @@ namespace nhlo {
 struct PipelineOptions {
   /// --print-style: how the module prints in dumps and --emit=hlo (set on the module once parsed).
   PrintStyleName print_style = PrintStyleName::kLong;
-  /// --passes=a,b: exactly these (in registration order). nullopt: the default pipeline.
+  /// --passes=a,b,a: exactly these, in this order, repeats included. nullopt: the default
+  /// pipeline (registration order).
   std::optional<std::vector<std::string>> passes;
   std::vector<std::string> enable;   // --enable-pass
   std::vector<std::string> disable;  // --disable-pass
@@ -44,8 +45,10 @@ struct PipelineOptions {
   std::vector<CustomCallExpansion> custom_calls;
 };
 
-/// Resolves the options to registry indices (in registration order). Unknown names, and a
-/// pass both enabled and disabled, are errors.
+/// Resolves the options to registry indices in the order the passes run: --passes as written
+/// (repeats included; --enable-pass appends one it lacks), else the registration order;
+/// --disable-pass removes every run of a pass. Unknown names (with a suggestion), and a pass
+/// both enabled and disabled, are errors.
 Result<std::vector<int>> SelectPasses(const PipelineOptions& options);
 
 /// Runs the selected passes over `module`. Dumps, timing and bisect lines go to `log`. Returns
