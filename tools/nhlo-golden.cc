@@ -258,7 +258,7 @@ class Runner {
       for (std::string* s : {&o.out, &o.err}) {
         RE2::GlobalReplace(s, R"([0-9]+\.[0-9]+ ms)", "<t> ms");
         RE2::GlobalReplace(s, R"( +[0-9]+\.[0-9]+%)", " <p>%");
-        RE2::GlobalReplace(s, R"re("(total_ms|ms)": [0-9.e+-]+)re", "\"\\1\": <t>");
+        RE2::GlobalReplace(s, R"re("([a-z_]*ms)": [0-9.e+-]+)re", "\"\\1\": <t>");
       }
     }
     if (normalize_version) {
