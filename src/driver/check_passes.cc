@@ -75,7 +75,19 @@ Result<Value> LoadExpected(const std::string& spec, std::istream& in, uint64_t m
   Result<std::string> text =
       ReadInput(path, in, std::min<uint64_t>(max_bytes, kMaxInputBytes), "nhlo-run's memory limit, --max-memory");
   if (!text.ok()) return Status::Error("--expected: " + text.status().message());
-  return ParseValue(*text, path == "-" ? "<stdin>" : path);
+  Result<Value> value = ParseValue(*text, path == "-" ? "<stdin>" : path);
+  // nhlo-run's own printed results name each output (`out0: f32[2] {...}`) and may be
+  // summarised: not a literal. Say how to get a file that reads back.
+  if (!value.ok() && (text->starts_with("out0: ") || text->find("\nout0: ") != std::string::npos)) {
+    Status s = value.status();
+    Diagnostic note;
+    note.severity = Severity::kNote;
+    note.message = "this is nhlo-run's printed result, not an XLA literal; write results that read back with "
+                   "--output=out.npz (then --expected=@out.npz), or give the tuple literal: (f32[2] {...}, ...)";
+    s.diagnostics().push_back(std::move(note));
+    return s;
+  }
+  return value;
 }
 
 int ResolveChecks(const CheckFlags& check, bool random, std::istream& in, RunChecks& checks, std::ostream& err,
