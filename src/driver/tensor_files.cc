@@ -682,7 +682,8 @@ Result<std::string> ReadTensorFile(const std::string& path, uint64_t limit, cons
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) return FileError(path, "is a directory");
   std::ifstream f(path, std::ios::binary);
-  if (!f) return FileError(path, std::string("cannot open: ") + std::strerror(errno));
+  // As every program reports a file it cannot open: `nhlo-run: error: cannot open 'PATH': REASON`.
+  if (!f) return Status::Error("cannot open '" + path + "': " + std::strerror(errno));
   std::string bytes;
   char block[1 << 16];
   while (f.read(block, sizeof(block)) || f.gcount() > 0) {
