@@ -168,14 +168,17 @@ PipelineOptions Quiet(PipelineOptions o) {
   return o;
 }
 
-// Compiles `text` with `options`, runs it on `args` (converted to its parameter types).
+// Compiles `text` with `options`, runs it on each device's `args` (converted to its parameter
+// types).
 Result<Value> CompileAndRun(const std::string& name, const std::string& text, const PipelineOptions& options,
-                            const CodegenOptions& codegen, const ProgramRunner& runner, const std::vector<Value>& args,
-                            std::ostream& log) {
+                            const CodegenOptions& codegen, const ProgramRunner& runner,
+                            const std::vector<std::vector<Value>>& args, std::ostream& log) {
   NHLO_ASSIGN_OR_RETURN(std::unique_ptr<Module> module, CompileText(name, text, options, log));
   NHLO_ASSIGN_OR_RETURN(std::string bundle, EmitBundleFile(*module, codegen));
   NHLO_ASSIGN_OR_RETURN(BundleProgram program, runner.load(std::move(bundle)));
-  return Execute(program, ArgumentsFor(program, args), runner.execute);
+  std::vector<std::vector<Value>> converted;
+  for (const std::vector<Value>& device_args : args) converted.push_back(ArgumentsFor(program, device_args));
+  return runner.run(program, std::move(converted), *module);
 }
 
 // The pass executions `options` makes on `text`, in order, as the --opt-bisect-limit log names
@@ -228,9 +231,9 @@ int CheckPasses(const std::string& name, const std::string& text, const Pipeline
   if (!bundle.ok()) return fail(bundle.status());
   Result<BundleProgram> program = runner.load(std::move(*bundle));
   if (!program.ok()) return fail(program.status());
-  Result<std::vector<Value>> args = runner.make_arguments(*program);
+  Result<std::vector<std::vector<Value>>> args = runner.make_arguments(*program);
   if (!args.ok()) return fail(args.status());
-  Result<Value> expected = Execute(*program, *args, runner.execute);
+  Result<Value> expected = runner.run(*program, *args, **reference);
   if (!expected.ok()) return fail(expected.status());
 
   // The pipeline as configured; its dumps and bisect lines go to `err` as in a plain run.

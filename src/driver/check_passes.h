@@ -72,9 +72,13 @@ std::vector<Value> ArgumentsFor(const BundleProgram& program, std::vector<Value>
 struct ProgramRunner {
   /// Decodes a bundle file and refuses it when its run would not fit in memory.
   std::function<Result<BundleProgram>(std::string bundle)> load;
-  /// The arguments (--arg texts or --random-args) for the program compiled without passes.
-  std::function<Result<std::vector<Value>>(const BundleProgram&)> make_arguments;
-  ExecuteOptions execute;
+  /// The arguments (--arg texts or --random-args) for the program compiled without passes, one
+  /// list per device it runs on (--devices, else the module header's counts), device 0's first.
+  std::function<Result<std::vector<std::vector<Value>>>(const BundleProgram&)> make_arguments;
+  /// Runs a loaded program on those devices: one device's result, or the tuple of every device's
+  /// (as nhlo-run compares several devices' results with --expected). A failure at a bundle is
+  /// reported at its line of `source`, the module the program was compiled from.
+  std::function<Result<Value>(const BundleProgram&, std::vector<std::vector<Value>>, const Module& source)> run;
 };
 
 /// --check-passes on one module of HLO text. The pipeline's dumps go to `err` as in a plain run;

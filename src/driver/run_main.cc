@@ -279,12 +279,6 @@ Result<std::vector<std::vector<Value>>> MakeDeviceArguments(const BundleProgram&
   return per_device;
 }
 
-// One device's arguments (nhlo-run --check-passes).
-Result<std::vector<Value>> MakeArguments(const BundleProgram& program, const RunSettings& settings) {
-  NHLO_ASSIGN_OR_RETURN(std::vector<std::vector<Value>> per_device, MakeDeviceArguments(program, settings, 1));
-  return std::move(per_device[0]);
-}
-
 // Runs one bundle file: decode, memory check, arguments, the entry computation; then prints
 // the results, or with --expected the comparison report. `source` is the module the bundle was
 // compiled from (HLO input), or null.
@@ -582,11 +576,37 @@ int RunMain(const std::vector<std::string>& args, std::istream& in, std::ostream
   for (size_t i = 0; i < pieces.size(); ++i) {
     if (i > 0) out << "// -----\n";
     if (check.check_passes) {
+      // As a plain run: the devices --devices or the header give, the memory limit, the step
+      // limit and host data (issue 30: a two-replica module failed here).
       ProgramRunner runner;
-      runner.load = [&](std::string bundle) { return LoadProgram(name, std::move(bundle), settings); };
-      runner.make_arguments = [&](const BundleProgram& p) { return MakeArguments(p, settings); };
-      runner.execute.max_steps = settings.max_steps;
-      runner.execute.host_data = settings.host_data;
+      uint64_t scratch_limit = 0;  // what the limit leaves the last loaded program's kernels
+      runner.load = [&](std::string bundle) {
+        return LoadProgram(name, std::move(bundle), settings, nullptr, nullptr, &scratch_limit);
+      };
+      runner.make_arguments = [&](const BundleProgram& p) -> Result<std::vector<std::vector<Value>>> {
+        NHLO_ASSIGN_OR_RETURN(DeviceGrid grid, RunDevices(p, settings.devices, nullptr));
+        return MakeDeviceArguments(p, settings, static_cast<uint32_t>(grid.count()));
+      };
+      runner.run = [&](const BundleProgram& p, std::vector<std::vector<Value>> args,
+                       const Module& source) -> Result<Value> {
+        NHLO_ASSIGN_OR_RETURN(DeviceGrid grid, RunDevices(p, settings.devices, nullptr));
+        ExecuteOptions options;
+        options.max_steps = settings.max_steps;
+        options.host_data = settings.host_data;
+        options.scratch_limit = scratch_limit;
+        ExecutionErrorSite site;
+        options.error_site = &site;
+        Result<std::vector<Value>> ran = ExecuteOnDevices(p, grid, std::move(args), options);
+        if (!ran.ok() && !site.computation.empty())
+          if (std::optional<Diagnostic> at = SourceDiagnostic(source, site))
+            return Status::FromDiagnostic(std::move(*at));  // at the HLO line, as a plain run says it
+        NHLO_ASSIGN_OR_RETURN(std::vector<Value> results, std::move(ran));
+        if (results.size() == 1) return std::move(results[0]);
+        Value devices;
+        devices.type = PrimitiveType::kTuple;
+        devices.tuple = std::move(results);
+        return devices;
+      };
       int code = CheckPasses(name, pieces[i].text, *options, *flags.ToCodegenOptions(), settings.checks.tolerance,
                              settings.checks.report_lines, runner, out, err);
       if (code != kExitOk) exit_code = code;
