@@ -113,11 +113,26 @@ TEST_CASE("compare: integers are exact unless atol is given, also beyond 2^53") 
   CHECK(!CompareValues(V("s32[1] {2}"), V("s32[1] {4}"), t).pass());
 }
 
+TEST_CASE("compare: --max-mismatches lists that many elements, then how many more") {
+  Tolerance t = nhlo::DefaultTolerance();
+  t.mismatches_shown = 2;
+  auto r = CompareValues(V("s32[5] {1, 9, 3, 9, 9}"), V("s32[5] {1, 2, 3, 4, 5}"), t);
+  CHECK(nhlo::FormatReport(r, t) ==
+        "output 1: s32[5]: FAIL: 5 elements, 3 over bounds, max abs error 7, max rel error 3.5; first mismatch at "
+        "[1]: actual 9, expected 2\n    mismatch at [3]: actual 9, expected 4\n    (1 more)\n"
+        "FAIL: 1 of 1 output differs (rtol=1e-05, atol=1e-06; integers exact)\n");
+  t.mismatches_shown = 3;
+  r = CompareValues(V("s32[5] {1, 9, 3, 9, 9}"), V("s32[5] {1, 2, 3, 4, 5}"), t);
+  CHECK(r.outputs[0].mismatches.size() == 3);
+  CHECK(nhlo::FormatReport(r, t).find("more") == std::string::npos);
+}
+
 TEST_CASE("compare: structure, first mismatch index and the report text") {
   Tolerance t = nhlo::DefaultTolerance();
   auto r = CompareValues(V("f32[2,3] {{1, 2, 3}, {4, 5, 7}}"), V("f32[2,3] {{1, 2, 3}, {4, 5, 6}}"), t);
   REQUIRE(r.outputs.size() == 1);
-  CHECK(r.outputs[0].first_index == std::vector<int64_t>{1, 2});
+  REQUIRE(r.outputs[0].mismatches.size() == 1);
+  CHECK(r.outputs[0].mismatches[0].index == std::vector<int64_t>{1, 2});
   CHECK(nhlo::FormatReport(r, t) ==
         "output 1: f32[2,3]: FAIL: 6 elements, 1 over bounds, max abs error 1, max rel error 0.166667, "
         "max ulps 2097152; first mismatch at [1,2]: actual 7, expected 6\n"
@@ -127,7 +142,8 @@ TEST_CASE("compare: structure, first mismatch index and the report text") {
   REQUIRE(r.outputs.size() == 3);
   CHECK(r.outputs[0].pass());
   CHECK(r.outputs[1].label == "output 2.1");
-  CHECK(r.outputs[1].first_index.empty());
+  REQUIRE(r.outputs[1].mismatches.size() == 1);  // a scalar: its index is []
+  CHECK(r.outputs[1].mismatches[0].index.empty());
   CHECK(r.outputs[2].error == "shape mismatch: actual f32[3,2], expected f32[2,3]");
   CHECK(r.failed() == 2);
   r = CompareValues(V("(f32[2], s32[]) ({1, 2}, 3)"), V("f32[2] {1, 2}"), t);

@@ -14,6 +14,12 @@
 namespace nhlo {
 
 Tolerance CheckFlags::ToTolerance() const {
+  Tolerance t = Bounds();
+  t.mismatches_shown = max_mismatches;
+  return t;
+}
+
+Tolerance CheckFlags::Bounds() const {
   if (compare_rule == "bitwise") {
     Tolerance t;
     t.bitwise = true;
@@ -61,6 +67,9 @@ void AddCheckFlags(CLI::App& app, CheckFlags& f) {
                  "LiteralTestUtil::Near: |a - e| <= atol, or |a - e| / |e| <= rtol) or bitwise (XLA's "
                  "LiteralTestUtil::Equal: identical encodings, so -0 differs from +0)")
       ->check(CLI::IsMember({"allclose", "xla", "bitwise"}));
+  app.add_option("--max-mismatches", f.max_mismatches,
+                 "list up to N elements over the bounds for each failing output (default 1: the first)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
   app.add_option("--report", f.report,
                  "which outputs the comparison report lists: all, or failures (then a passing "
                  "run prints only the verdict line)")

@@ -32,6 +32,7 @@ struct CheckFlags {
   bool rtol_given = false, atol_given = false, ulp_given = false;
   std::string compare_rule = "allclose";  ///< --compare-rule: allclose (numpy's) or xla
   std::string report = "all";             ///< --report: all or failures
+  int64_t max_mismatches = 1;             ///< --max-mismatches: elements listed per failing output
   bool check_passes = false;
   std::string random_range;  ///< --random-range=LO,HI, unparsed
 
@@ -39,6 +40,9 @@ struct CheckFlags {
   /// The bounds the flags give: DefaultTolerance() when none of --rtol, --atol, --ulp is given,
   /// else exactly the ones given (a missing rtol or atol is 0).
   Tolerance ToTolerance() const;
+
+ private:
+  Tolerance Bounds() const;
 };
 
 void AddCheckFlags(CLI::App& app, CheckFlags& flags);

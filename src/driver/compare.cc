@@ -186,11 +186,8 @@ void CompareArrays(const Value& a, const Value& e, const Tolerance& tol, OutputR
       }
     }
     if (ok) continue;
-    if (r.over++ == 0) {
-      r.first_index = Unflatten(e.dims, i);
-      r.first_actual = ElementText(a.type, pa);
-      r.first_expected = ElementText(e.type, pe);
-    }
+    if (r.over++ < tol.mismatches_shown)
+      r.mismatches.push_back({Unflatten(e.dims, i), ElementText(a.type, pa), ElementText(e.type, pe)});
   }
 }
 
@@ -274,9 +271,13 @@ std::string FormatReport(const CompareReport& report, const Tolerance& tolerance
            (o.elements == 1 ? " element, " : " elements, ") + std::to_string(o.over) + " over bounds, max abs error " +
            Number(o.max_abs) + ", max rel error " + Number(o.max_rel);
     if (o.max_ulps) out += ", max ulps " + std::to_string(*o.max_ulps);
-    if (o.over > 0)
-      out += "; first mismatch at " + IndexText(o.first_index) + ": actual " + o.first_actual +
-             ", expected " + o.first_expected;
+    for (size_t m = 0; m < o.mismatches.size(); ++m) {
+      const OutputReport::Mismatch& at = o.mismatches[m];
+      out += std::string(m == 0 ? "; first mismatch at " : "\n    mismatch at ") + IndexText(at.index) +
+             ": actual " + at.actual + ", expected " + at.expected;
+    }
+    if (o.over > static_cast<int64_t>(o.mismatches.size()) && o.mismatches.size() > 1)
+      out += "\n    (" + std::to_string(o.over - static_cast<int64_t>(o.mismatches.size())) + " more)";
     out += "\n";
   }
   int failed = report.failed();

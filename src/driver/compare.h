@@ -37,6 +37,9 @@ struct Tolerance {
   /// Integers and pred are compared exactly unless this is set (the user gave --atol); then
   /// the allclose rule applies to them too.
   bool integers_use_atol = false;
+  /// How many elements over the bounds each output's report line lists (`--max-mismatches`):
+  /// the first one on the output's line, the others on lines of their own below it.
+  int64_t mismatches_shown = 1;
   /// The actual leaf may hold another float type than the expected one (a pass that widened
   /// the entry's results, e.g. upcast-all-to-fp32): values are compared as doubles and ulps
   /// after rounding the actual value to the expected type.
@@ -60,8 +63,12 @@ struct OutputReport {
   double max_abs = 0;  ///< over elements where both values are finite
   double max_rel = 0;  ///< |a - e| / |e|; inf when e == 0 and a != 0
   std::optional<uint64_t> max_ulps;  ///< float outputs only
-  std::vector<int64_t> first_index;  ///< the first element over the bounds, in row-major order
-  std::string first_actual, first_expected;
+  /// The first elements over the bounds, in row-major order (Tolerance::mismatches_shown of them).
+  struct Mismatch {
+    std::vector<int64_t> index;
+    std::string actual, expected;
+  };
+  std::vector<Mismatch> mismatches;
 
   bool pass() const { return error.empty() && over == 0; }
 };
