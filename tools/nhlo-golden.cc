@@ -161,11 +161,16 @@ Status RunBuiltin(const std::vector<std::string>& words, Outcome& o) {
     return nhlo::OkStatus();
   }
   if (cmd == "cat" && words.size() == 2) {
+    // A file that is not there fails the test (an empty read would pass a golden recorded
+    // without it).
+    if (!fs::is_regular_file(words[1])) return Status::Error("cat: no such file: " + words[1]);
     o.out += ReadFile(words[1]);
     o.exit_code = 0;
     return nhlo::OkStatus();
   }
   if (cmd == "cmp" && words.size() == 3) {
+    for (const std::string& f : {words[1], words[2]})
+      if (!fs::is_regular_file(f)) return Status::Error("cmp: no such file: " + f);
     bool same = ReadFile(words[1]) == ReadFile(words[2]);
     o.out += same ? "files are identical\n" : "files differ\n";
     o.exit_code = same ? 0 : 1;

@@ -339,6 +339,7 @@ Result<PipelineOptions> PipelineFlags::ToOptions() const {
   if (time_passes == "text") o.time_passes = PipelineOptions::TimePasses::kText;
   if (time_passes == "json") o.time_passes = PipelineOptions::TimePasses::kJson;
   o.dump_dir = dump_dir;
+  o.dump_names = std::make_shared<std::map<std::string, int>>();
   o.verify_each = verify_each;
   o.bisect_limit = bisect_limit;
   o.strict = strict;

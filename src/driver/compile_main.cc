@@ -48,7 +48,7 @@ int CompileMain(const std::vector<std::string>& args, std::istream& in, std::ost
     for (const std::string& c : flags.custom_calls)
       if (std::optional<CustomCallFlag> flag = SplitCustomCallFlag(c)) inputs.push_back(flag->file);
     std::vector<OutputPath> outputs = {{"-o", emit == "none" ? "" : output, ""},
-                                       {"--dump-dir", flags.dump_dir, "[0-9]{3}-.*\\.hlo|time-passes\\..*"}};
+                                       {"--dump-dir", flags.dump_dir, ".*\\.[0-9]{3}-.*\\.hlo|.*\\.time-passes\\..*"}};
     if (std::string conflict = OutputConflict(inputs, outputs); !conflict.empty()) {
       err << "nhlo-compile: error: " << conflict << "\n";
       return kExitUsage;

@@ -3,6 +3,7 @@
 
 #include <re2/re2.h>
 
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -39,30 +40,42 @@ std::string Banner(std::string_view what, std::string_view pass, int number, con
   return b + ") -----\n";
 }
 
-// Writes dumps either to the log stream or to numbered files in a directory.
+// Writes dumps either to the log stream or to numbered files in a directory, named
+// `MODULE.NNN-WHAT.hlo` (docs/cli.md, "Pass debugging").
 class DumpSink {
  public:
-  DumpSink(const std::string& dir, std::ostream& log) : dir_(dir), log_(log) {}
+  DumpSink(const std::string& dir, std::string module, std::ostream& log)
+      : dir_(dir), module_(std::move(module)), log_(log) {}
 
   Status Emit(std::string_view file_stem, const std::string& banner, const std::string& body) {
     if (dir_.empty()) {
       log_ << banner << body;
       return OkStatus();
     }
-    char prefix[16];
-    std::snprintf(prefix, sizeof(prefix), "%03d-", counter_++);
-    std::filesystem::path path = std::filesystem::path(dir_) / (prefix + std::string(file_stem) + ".hlo");
+    char number[16];
+    std::snprintf(number, sizeof(number), ".%03d-", counter_++);
+    std::filesystem::path path = std::filesystem::path(dir_) / (module_ + number + std::string(file_stem) + ".hlo");
     std::ofstream f(path, std::ios::binary);
     f << banner << body;
     if (!f) return Status::Error("cannot write dump file '" + path.string() + "'");
     return OkStatus();
   }
+  std::string FileName(std::string_view what) const { return module_ + "." + std::string(what); }
 
  private:
-  std::string dir_;
+  std::string dir_, module_;
   std::ostream& log_;
   int counter_ = 0;
 };
+
+// The module's name as a file name: bytes other than letters, digits, `.`, `_` and `-` become
+// `_` (XLA's names may hold anything a string literal does).
+std::string DumpFileStem(std::string_view name) {
+  std::string stem(name.empty() ? "module" : name);
+  for (char& c : stem)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-') c = '_';
+  return stem;
+}
 
 }  // namespace
 
@@ -129,7 +142,12 @@ Result<size_t> RunPipeline(Module& module, const PipelineOptions& options, std::
     std::filesystem::create_directories(options.dump_dir, ec);
     if (ec) return Status::Error("cannot create dump directory '" + options.dump_dir + "': " + ec.message());
   }
-  DumpSink sink(options.dump_dir, log);
+  std::string dump_stem = DumpFileStem(module.name);
+  if (!options.dump_dir.empty() && options.dump_names) {
+    int seen = ++(*options.dump_names)[dump_stem];
+    if (seen > 1) dump_stem += "." + std::to_string(seen);
+  }
+  DumpSink sink(options.dump_dir, dump_stem, log);
   using PrintChanged = PipelineOptions::PrintChanged;
   std::string previous;
   if (options.print_changed != PrintChanged::kOff) {
@@ -249,7 +267,7 @@ Result<size_t> RunPipeline(Module& module, const PipelineOptions& options, std::
       log << report.str();
     } else {
       const char* ext = options.time_passes == PipelineOptions::TimePasses::kJson ? ".json" : ".txt";
-      std::filesystem::path path = std::filesystem::path(options.dump_dir) / (std::string("time-passes") + ext);
+      std::filesystem::path path = std::filesystem::path(options.dump_dir) / sink.FileName(std::string("time-passes") + ext);
       std::ofstream f(path, std::ios::binary);
       f << report.str();
       if (!f) return Status::Error("cannot write '" + path.string() + "'");

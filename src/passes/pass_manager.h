@@ -6,6 +6,8 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -33,6 +35,10 @@ struct PipelineOptions {
   enum class PrintChanged { kOff, kText, kDiff };
   PrintChanged print_changed = PrintChanged::kOff;
   std::string dump_dir;              // --dump-dir: one numbered file per dump instead of the stream
+  /// Module names that have dumped into dump_dir in this invocation, and how often: a second
+  /// module of the same name (--split-input-file) gets `NAME.2.NNN-...` files, so no dump of one
+  /// invocation replaces another. Shared by the copies of one invocation's options; may be null.
+  std::shared_ptr<std::map<std::string, int>> dump_names;
   enum class TimePasses { kOff, kText, kJson };
   TimePasses time_passes = TimePasses::kOff;
   bool verify_each = false;
