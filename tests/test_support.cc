@@ -177,7 +177,8 @@ TEST_CASE("CountHloModules counts HloModule at the start of a line only") {
   // Several: counted exactly, outside comments and strings (a block comment that quotes a
   // module's header made two modules "3 modules").
   CHECK(CountHloModules("HloModule a\n/* was:\nHloModule old\n*/\nHloModule b\n") == 2);
-  CHECK(CountHloModules("HloModule a\nx = f32[] constant(0), metadata={op_name=\"\\\"HloModule z\"}\nHloModule b\n") == 2);
+  CHECK(CountHloModules("HloModule a\nx = f32[] constant(0), metadata={op_name=\"\\\"HloModule z\"}\n"
+                        "HloModule b\n") == 2);
   CHECK(SeveralModulesHint("HloModule a\nHloModule b\n", 2, "run") ==
         "holds 2 modules; put a `// -----` line between them and use --split-input-file to run each on its own");
   CHECK(SeveralModulesHint("HloModule a\n// -----\nHloModule b\n", 2, "compile") ==

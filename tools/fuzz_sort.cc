@@ -47,7 +47,9 @@ std::string List(const std::vector<int64_t>& v) {
   return s;
 }
 
-std::string Shape(const char* type, const std::vector<int64_t>& dims) { return std::string(type) + "[" + List(dims) + "]"; }
+std::string Shape(const char* type, const std::vector<int64_t>& dims) {
+  return std::string(type) + "[" + List(dims) + "]";
+}
 
 std::string Module(const Case& c) {
   std::ostringstream m;
@@ -135,7 +137,8 @@ void Check(const Case& c, const std::string& text, const nhlo::Value& result) {
       std::set<int32_t> seen;
       for (int64_t j = 0; j < c.k; ++j) {
         int32_t index = indices[at(line, j, c.k)], value = values[at(line, j, c.k)];
-        if (index < 0 || index >= length || !seen.insert(index).second) Finding("TopK index repeated or out of range", text);
+        if (index < 0 || index >= length || !seen.insert(index).second)
+          Finding("TopK index repeated or out of range", text);
         if (value != c.operand[at(line, index, cols)]) Finding("TopK value is not the operand's at its index", text);
         if (ordered && j > 0 && less(value, values[at(line, j - 1, c.k)])) Finding("TopK values out of order", text);
       }

@@ -214,7 +214,8 @@ void PrintStatus(const Status& status, std::ostream& err, std::string_view progr
 
 void AddPipelineFlags(CLI::App& app, PipelineFlags& f) {
   const size_t before = app.get_options().size();
-  app.add_option("--passes", f.passes, "run exactly these passes, in this order (comma-separated, repeats allowed; 'none' for no passes)")
+  app.add_option("--passes", f.passes,
+                 "run exactly these passes, in this order (comma-separated, repeats allowed; 'none' for no passes)")
       ->each([&f](const std::string&) { f.passes_given = true; });
   app.add_option("--enable-pass", f.enable, "add passes to the pipeline (comma-separated, repeatable)");
   app.add_option("--disable-pass", f.disable, "remove passes from the pipeline (comma-separated, repeatable)");

@@ -43,7 +43,8 @@ Result<DeviceGrid> RunDevices(const BundleProgram& program, const std::string& f
   if (!ok || (x != std::string_view::npos && replicas * partitions > kMaxDevices))
     return Status::Error("--devices: '" + flag + "' is not N, RxP (replicas x partitions) or auto, with 1 to " +
                          std::to_string(kMaxDevices) + " devices");
-  if (x != std::string_view::npos) return DeviceGrid{static_cast<uint32_t>(replicas), static_cast<uint32_t>(partitions)};
+  if (x != std::string_view::npos)
+    return DeviceGrid{static_cast<uint32_t>(replicas), static_cast<uint32_t>(partitions)};
   return GridForDeviceCount(program, static_cast<uint32_t>(replicas));
 }
 

@@ -220,7 +220,8 @@ Result<BundleProgram> LoadProgram(const std::string& name, std::string bytes, co
     d.file = name;
     d.message = "running this program" +
                 (devices.count() > 1 ? " on " + std::to_string(devices.count()) + " devices" : std::string()) +
-                " needs " + Bytes(need.total()) + " (bundle " + Bytes(need.bundle) + ", arena " + Bytes(need.arena) + ", arguments " +
+                " needs " + Bytes(need.total()) + " (bundle " + Bytes(need.bundle) + ", arena " +
+                Bytes(need.arena) + ", arguments " +
                 Bytes(need.arguments) + ", constants " + Bytes(need.constants) + ", results " + Bytes(need.results) +
                 "), but " + (settings.limit_given ? "--max-memory allows " : "this machine has ") +
                 Bytes(settings.memory_limit) +

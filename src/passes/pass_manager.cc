@@ -267,7 +267,8 @@ Result<size_t> RunPipeline(Module& module, const PipelineOptions& options, std::
       log << report.str();
     } else {
       const char* ext = options.time_passes == PipelineOptions::TimePasses::kJson ? ".json" : ".txt";
-      std::filesystem::path path = std::filesystem::path(options.dump_dir) / sink.FileName(std::string("time-passes") + ext);
+      std::filesystem::path path =
+          std::filesystem::path(options.dump_dir) / sink.FileName(std::string("time-passes") + ext);
       std::ofstream f(path, std::ios::binary);
       f << report.str();
       if (!f) return Status::Error("cannot write '" + path.string() + "'");
