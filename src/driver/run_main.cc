@@ -205,6 +205,26 @@ std::optional<Diagnostic> SourceDiagnostic(const Module& module, const Execution
   return std::nullopt;
 }
 
+// The interpreter's options of a run: its step, host-data and scratch limits; failures at a
+// bundle are recorded in `site`.
+ExecuteOptions RunOptions(const RunSettings& settings, uint64_t scratch_limit, ExecutionErrorSite* site) {
+  ExecuteOptions options;
+  options.max_steps = settings.max_steps;
+  options.host_data = settings.host_data;
+  options.scratch_limit = scratch_limit;
+  options.error_site = site;
+  return options;
+}
+
+// One device's result, or the tuple of every device's (what --expected and --output take).
+Value DevicesResult(std::vector<Value> results) {
+  if (results.size() == 1) return std::move(results[0]);
+  Value all;
+  all.type = PrimitiveType::kTuple;
+  all.tuple = std::move(results);
+  return all;
+}
+
 // Decodes one bundle file, settles its devices and checks that the run fits in memory; `left`
 // gets what the limit leaves to each device's kernels beyond that.
 Result<BundleProgram> LoadProgram(const std::string& name, std::string bytes, const RunSettings& settings,
@@ -309,12 +329,8 @@ int RunOne(const std::string& name, std::string bytes, const RunSettings& settin
     PrintStatus(saved, err, "nhlo-run");
     return kExitInputRejected;
   }
-  ExecuteOptions run_options;
-  run_options.max_steps = settings.max_steps;
-  run_options.host_data = settings.host_data;
-  run_options.scratch_limit = scratch_limit;
   ExecutionErrorSite site;
-  run_options.error_site = &site;
+  ExecuteOptions run_options = RunOptions(settings, scratch_limit, &site);
   std::optional<ProgressLine> progress;
   if (settings.progress != RunSettings::Progress::kNever) {
     using std::chrono::milliseconds;
@@ -330,17 +346,7 @@ int RunOne(const std::string& name, std::string bytes, const RunSettings& settin
   if (settings.profile) run_options.profile = &profile;
   Result<std::vector<Value>> ran = ExecuteOnDevices(*program, grid, std::move(values), run_options);
   // Several devices: --expected and --output take the tuple of the devices' results.
-  Result<Value> result = Status::Error("not run");
-  if (!ran.ok()) {
-    result = ran.status();
-  } else if (devices == 1) {
-    result = std::move((*ran)[0]);
-  } else {
-    Value all;
-    all.type = PrimitiveType::kTuple;
-    all.tuple = std::move(*ran);
-    result = std::move(all);
-  }
+  Result<Value> result = ran.ok() ? Result<Value>(DevicesResult(std::move(*ran))) : Result<Value>(ran.status());
   progress.reset();
   if (settings.profile) err << FormatProfile(profile);
   if (!result.ok()) {
@@ -591,22 +597,14 @@ int RunMain(const std::vector<std::string>& args, std::istream& in, std::ostream
       runner.run = [&](const BundleProgram& p, std::vector<std::vector<Value>> args,
                        const Module& source) -> Result<Value> {
         NHLO_ASSIGN_OR_RETURN(DeviceGrid grid, RunDevices(p, settings.devices, nullptr));
-        ExecuteOptions options;
-        options.max_steps = settings.max_steps;
-        options.host_data = settings.host_data;
-        options.scratch_limit = scratch_limit;
         ExecutionErrorSite site;
-        options.error_site = &site;
-        Result<std::vector<Value>> ran = ExecuteOnDevices(p, grid, std::move(args), options);
+        Result<std::vector<Value>> ran =
+            ExecuteOnDevices(p, grid, std::move(args), RunOptions(settings, scratch_limit, &site));
         if (!ran.ok() && !site.computation.empty())
           if (std::optional<Diagnostic> at = SourceDiagnostic(source, site))
             return Status::FromDiagnostic(std::move(*at));  // at the HLO line, as a plain run says it
         NHLO_ASSIGN_OR_RETURN(std::vector<Value> results, std::move(ran));
-        if (results.size() == 1) return std::move(results[0]);
-        Value devices;
-        devices.type = PrimitiveType::kTuple;
-        devices.tuple = std::move(results);
-        return devices;
+        return DevicesResult(std::move(results));
       };
       int code = CheckPasses(name, pieces[i].text, *options, *flags.ToCodegenOptions(), settings.checks.tolerance,
                              settings.checks.report_lines, runner, out, err);
