@@ -99,7 +99,7 @@ Result<std::vector<int>> SelectPasses(const PipelineOptions& options) {
   NHLO_TRY(check(disable));
   for (const std::string& n : enable)
     for (const std::string& d : disable)
-      if (n == d && n != "none") return Status::Error("pass '" + n + "' is both enabled and disabled");
+      if (n == d) return Status::Error("pass '" + n + "' is both enabled and disabled");
   std::vector<int> selected;
   if (options.passes) {
     // The pipeline as written, as opt's -passes runs it: in this order, repeats included.
