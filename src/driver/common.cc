@@ -231,6 +231,13 @@ void AddPipelineFlags(CLI::App& app, PipelineFlags& f) {
   app.add_option("--print-after", f.print_after, "print the module after passes whose name matches REGEX");
   app.add_option("--print-changed", f.print_changed, "print the initial module, then only passes that changed it (=diff: unified diffs)")
       ->check(CLI::IsMember({"text", "diff"}));
+  app.add_option("--print-computation", f.print_computation,
+                 "dumps show only the computations whose name matches REGEX (full match; repeatable)");
+  app.add_option("--filter-print-funcs", f.filter_print_funcs,
+                 "dumps show only the computations named (comma-separated; LLVM opt's spelling)")
+      ->delimiter(',');
+  app.add_option("--print-metadata", f.print_metadata,
+                 "=false: print instructions without metadata={...} (dumps and --emit=hlo; default true)");
   app.add_option("--dump-dir", f.dump_dir, "write dumps as numbered files into DIR instead of stderr");
   app.add_option("--time-passes", f.time_passes, "report the time of each pass on stderr (=json: as JSON)")
       ->check(CLI::IsMember({"text", "json"}));
@@ -308,13 +315,21 @@ std::string SeveralModulesHint(std::string_view text, int modules, std::string_v
          std::string(verb) + " each on its own";
 }
 
-std::vector<std::string> PipelineFlagWarnings(const PipelineFlags& f) {
+std::vector<std::string> PipelineFlagWarnings(const PipelineFlags& f, bool prints_module) {
   std::vector<std::string> warnings;
-  bool dumps = f.print_before_all || f.print_after_all || !f.print_before.empty() || !f.print_after.empty() ||
-               !f.print_changed.empty() || !f.time_passes.empty();
+  bool prints = f.print_before_all || f.print_after_all || !f.print_before.empty() || !f.print_after.empty() ||
+                !f.print_changed.empty();
+  bool dumps = prints || !f.time_passes.empty();
   if (!f.dump_dir.empty() && !dumps)
     warnings.push_back("--dump-dir has no effect without --print-before/after(-all), --print-changed or "
                        "--time-passes (nothing is dumped)");
+  if ((!f.print_computation.empty() || !f.filter_print_funcs.empty()) && !prints)
+    warnings.push_back(std::string(f.print_computation.empty() ? "--filter-print-funcs" : "--print-computation") +
+                       " has no effect without --print-before/after(-all) or --print-changed (it filters dumps)");
+  if (!f.print_metadata && !prints && !prints_module)
+    warnings.push_back(
+        "--print-metadata has no effect: nothing prints a module (add --print-after-all, "
+        "--print-changed or, in nhlo-compile, --emit=hlo)");
   return warnings;
 }
 
@@ -335,6 +350,10 @@ Result<PipelineOptions> PipelineFlags::ToOptions() const {
   o.print_before_regex = print_before;
   if (std::optional<PrintStyleName> style = PrintStyleFromName(print_style)) o.print_style = *style;
   o.print_after_regex = print_after;
+  o.print_computation_regexes = print_computation;
+  for (const std::string& name : filter_print_funcs)
+    if (!name.empty()) o.print_computation_regexes.push_back(RE2::QuoteMeta(name));
+  o.print_metadata = print_metadata;
   if (print_changed == "text") o.print_changed = PipelineOptions::PrintChanged::kText;
   if (print_changed == "diff") o.print_changed = PipelineOptions::PrintChanged::kDiff;
   if (time_passes == "text") o.time_passes = PipelineOptions::TimePasses::kText;
@@ -468,6 +487,7 @@ Result<std::unique_ptr<Module>> CompileText(std::string name, std::string text, 
                                             std::ostream& log) {
   NHLO_ASSIGN_OR_RETURN(std::unique_ptr<Module> module, ParseModule(std::move(name), std::move(text)));
   module->print_style = NamedPrintStyle(options.print_style, *module);
+  module->print_style.metadata = options.print_metadata;
   NHLO_TRY(VerifyModule(*module));
   NHLO_TRY(ReportOldForms(*module, options.strict, log));
   NHLO_ASSIGN_OR_RETURN(size_t passes_run, RunPipeline(*module, options, log));

@@ -65,6 +65,9 @@ struct PipelineFlags {
   bool print_before_all = false, print_after_all = false;
   std::string print_before, print_after, print_changed, time_passes, dump_dir;
   std::string print_style = "long";
+  std::vector<std::string> print_computation;   ///< --print-computation=REGEX, repeatable
+  std::vector<std::string> filter_print_funcs;  ///< --filter-print-funcs=NAME,... (LLVM's spelling)
+  bool print_metadata = true;
   bool verify_each = false;
   int64_t bisect_limit = -1;
   std::string arch = "v4";
@@ -85,7 +88,8 @@ int CountHloModules(std::string_view text);
 /// to put `// -----` lines between them first when the text has none (splitting needs them).
 std::string SeveralModulesHint(std::string_view text, int modules, std::string_view verb);
 /// Warnings for pipeline flags that do nothing in the combination given (e.g. --dump-dir alone).
-std::vector<std::string> PipelineFlagWarnings(const PipelineFlags& flags);
+/// `prints_module`: the program prints the module itself (nhlo-compile --emit=hlo).
+std::vector<std::string> PipelineFlagWarnings(const PipelineFlags& flags, bool prints_module);
 /// The --help heading of the pipeline flags, which AddPipelineFlags puts in one group.
 inline constexpr const char* kPipelineFlagGroup = "Pass pipeline";
 /// The pipeline flags given on the command line (for "has no effect" warnings).

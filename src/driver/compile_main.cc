@@ -72,7 +72,7 @@ int CompileMain(const std::vector<std::string>& args, std::istream& in, std::ost
   const bool hlo_to_file = emit == "hlo" && !output.empty() && output != "-";
   std::ostringstream hlo_text;
   std::ostream& hlo_out = hlo_to_file ? hlo_text : out;
-  for (const std::string& w : PipelineFlagWarnings(flags)) err << "nhlo-compile: warning: " << w << "\n";
+  for (const std::string& w : PipelineFlagWarnings(flags, emit == "hlo")) err << "nhlo-compile: warning: " << w << "\n";
   Result<PipelineOptions> options = flags.ToOptions();
   if (!options.ok()) {
     PrintStatus(options.status(), err, "nhlo-compile");

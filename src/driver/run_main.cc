@@ -528,7 +528,8 @@ int RunMain(const std::vector<std::string>& args, std::istream& in, std::ostream
   if (quiet || progress == "never" || &err != &std::cerr) settings.progress = Progress::kNever;
   else if (progress == "always") settings.progress = Progress::kAlways;
   else settings.progress = isatty(STDERR_FILENO) ? Progress::kLive : Progress::kLog;
-  for (const std::string& w : PipelineFlagWarnings(flags)) err << "nhlo-run: warning: " << w << "\n";
+  for (const std::string& w : PipelineFlagWarnings(flags, /*prints_module=*/false))
+    err << "nhlo-run: warning: " << w << "\n";
   Result<PipelineOptions> options = flags.ToOptions();
   if (!options.ok()) {
     PrintStatus(options.status(), err, "nhlo-run");

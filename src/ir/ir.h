@@ -257,6 +257,8 @@ struct PrintStyle {
   bool closing_names = false;          // `} // name` after computations of more than 5 instructions
   bool spaced_blank_lines = false;     // the blank lines between computations hold one space (an
                                        // older XLA printer, PyTorch/XLA's IrToHlo dumps)
+  bool metadata = true;                // `metadata={...}` on instructions (--print-metadata=false:
+                                       // XLA's HloPrintOptions::print_metadata)
   bool operator==(const PrintStyle&) const = default;
 };
 

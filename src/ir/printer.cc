@@ -474,6 +474,7 @@ void AppendInstruction(std::string& out, const Instruction& inst, const PrintSty
     if ((a.kind == AttrKind::Computation || a.kind == AttrKind::ComputationList) && !a.computations.empty() &&
         std::all_of(a.computations.begin(), a.computations.end(), [](const Computation* c) { return c->implied; }))
       continue;
+    if (a.id == AttrId::kMetadata && !style.metadata) continue;
     out += ", ";
     AppendAttribute(out, a, style);
   }
@@ -624,7 +625,9 @@ void AppendRecoveryTable(std::string& out, std::string_view value) {
 
 }  // namespace
 
-std::string PrintModule(const Module& module) {
+std::string PrintModule(const Module& module) { return PrintModule(module, nullptr); }
+
+std::string PrintModule(const Module& module, const std::function<bool(const Computation&)>& shown) {
   std::string out;
   out.reserve(4096);
   out += "HloModule ";
@@ -632,6 +635,19 @@ std::string PrintModule(const Module& module) {
   // keeps its `%`, so the printed text reads back to the same name.
   if (!ScansAsOneIdentifier(module.name)) out += '%';
   out += module.name;
+  if (shown) {
+    // A filtered dump: the header's name only (its layouts can outweigh a computation), then the
+    // chosen computations, each followed by its blank line.
+    out += "\n\n";
+    size_t count = module.computations.size();
+    for (size_t i = 0; i < count; ++i) {
+      const Computation& comp = *module.computations[i];
+      if (comp.implied || !shown(comp)) continue;
+      AppendComputation(out, comp, module.print_style);
+      out += '\n';
+    }
+    return out;
+  }
   for (const auto& [name, value] : module.header_attrs) {
     if (name == "debug_attributes") {
       AppendDebugAttributes(out, value);

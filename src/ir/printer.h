@@ -4,6 +4,7 @@
 // a module that prints identically: print(parse(print(m))) == print(m).
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -27,6 +28,10 @@ std::optional<PrintStyleName> PrintStyleFromName(std::string_view name);
 
 /// The module in its `print_style` (XLA's long form unless the driver chose another).
 std::string PrintModule(const Module& module);
+/// `HloModule NAME` (no header attributes) and only the computations `shown` accepts
+/// (--print-computation). The text is not a whole module when a callee is left out. A null
+/// `shown` prints the whole module.
+std::string PrintModule(const Module& module, const std::function<bool(const Computation&)>& shown);
 /// One instruction line without indentation or newline (`%a = f32[2]{0} add(%x, %y)`), in the
 /// long form or in `style`.
 std::string PrintInstruction(const Instruction& inst);

@@ -3,11 +3,13 @@
 
 #include <re2/re2.h>
 
+#include <algorithm>
 #include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 
 #include "ir/printer.h"
@@ -137,6 +139,30 @@ Result<size_t> RunPipeline(Module& module, const PipelineOptions& options, std::
     *re = std::make_unique<RE2>(*pattern, RE2::Quiet);
     if (!(*re)->ok()) return Status::Error(std::string("invalid regular expression for ") + flag + ": " + (*re)->error());
   }
+  std::vector<std::unique_ptr<RE2>> computation_res;
+  for (const std::string& pattern : options.print_computation_regexes) {
+    computation_res.push_back(std::make_unique<RE2>(pattern, RE2::Quiet));
+    if (!computation_res.back()->ok())
+      return Status::Error("invalid regular expression for --print-computation: " + computation_res.back()->error());
+  }
+  std::function<bool(const Computation&)> shown;
+  if (!computation_res.empty()) {
+    shown = [&computation_res](const Computation& comp) {
+      for (const std::unique_ptr<RE2>& re : computation_res)
+        if (RE2::FullMatch(comp.name, *re)) return true;
+      return false;
+    };
+  }
+  // What a dump shows: the whole module, or the computations --print-computation chose (with a
+  // line saying so when none matches, so an empty dump is not mistaken for a lost one).
+  auto dump_text = [&module, &shown]() {
+    if (!shown) return PrintModule(module);
+    std::string text = PrintModule(module, shown);
+    bool any = std::any_of(module.computations.begin(), module.computations.end(),
+                           [&shown](const ComputationPtr& c) { return !c->implied && shown(*c); });
+    if (!any) text += "// no computation matches --print-computation or --filter-print-funcs\n";
+    return text;
+  };
   if (!options.dump_dir.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(options.dump_dir, ec);
@@ -151,7 +177,7 @@ Result<size_t> RunPipeline(Module& module, const PipelineOptions& options, std::
   using PrintChanged = PipelineOptions::PrintChanged;
   std::string previous;
   if (options.print_changed != PrintChanged::kOff) {
-    previous = PrintModule(module);
+    previous = dump_text();
     NHLO_TRY(sink.Emit("initial", "// ----- IR Dump Initial -----\n", previous));
   }
 
@@ -172,9 +198,10 @@ Result<size_t> RunPipeline(Module& module, const PipelineOptions& options, std::
     bool print_before = options.print_before_all || (before_re && RE2::FullMatch(info.name, *before_re));
     bool print_after = options.print_after_all || (after_re && RE2::FullMatch(info.name, *after_re));
     std::string before_text;
-    if (print_before || options.verify_each) before_text = PrintModule(module);
+    if (options.verify_each) before_text = PrintModule(module);
     if (print_before)
-      NHLO_TRY(sink.Emit("before-" + std::string(info.name), Banner("Before", info.name, number, nullptr), before_text));
+      NHLO_TRY(sink.Emit("before-" + std::string(info.name), Banner("Before", info.name, number, nullptr),
+                         options.verify_each && !shown ? before_text : dump_text()));
 
     std::unique_ptr<Pass> pass = info.create();
     auto start = std::chrono::steady_clock::now();
@@ -201,13 +228,18 @@ Result<size_t> RunPipeline(Module& module, const PipelineOptions& options, std::
       }
     }
     if (print_after)
-      NHLO_TRY(sink.Emit("after-" + std::string(info.name), Banner("After", info.name, number, state), PrintModule(module)));
+      NHLO_TRY(sink.Emit("after-" + std::string(info.name), Banner("After", info.name, number, state), dump_text()));
     if (options.print_changed != PrintChanged::kOff) {
       if (!*changed) {
         if (options.dump_dir.empty()) log << Banner("After", info.name, number, "unchanged");
         continue;
       }
-      std::string now = PrintModule(module);
+      std::string now = dump_text();
+      if (shown && now == previous) {  // the pass changed only computations the filter hides
+        if (options.dump_dir.empty())
+          log << Banner("After", info.name, number, "changed, not in the shown computations");
+        continue;
+      }
       if (options.print_changed == PrintChanged::kText) {
         NHLO_TRY(sink.Emit("after-" + std::string(info.name), Banner("After", info.name, number, state), now));
       } else {

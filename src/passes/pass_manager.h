@@ -32,6 +32,11 @@ struct PipelineOptions {
   bool print_after_all = false;
   std::string print_before_regex;    // --print-before=REGEX (re2, full match on the pass name)
   std::string print_after_regex;     // --print-after=REGEX
+  /// --print-computation=REGEX (re2, full match) and --filter-print-funcs=NAME,...: dumps show
+  /// only the computations that match one of these; empty: all of them.
+  std::vector<std::string> print_computation_regexes;
+  /// --print-metadata=false: instructions print without `metadata={...}` (dumps and --emit=hlo).
+  bool print_metadata = true;
   enum class PrintChanged { kOff, kText, kDiff };
   PrintChanged print_changed = PrintChanged::kOff;
   std::string dump_dir;              // --dump-dir: one numbered file per dump instead of the stream
