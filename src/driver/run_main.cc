@@ -15,6 +15,7 @@
 #include "driver/common.h"
 #include "driver/custom_call_expansions.h"
 #include "driver/driver.h"
+#include "driver/expected_outputs.h"
 #include "driver/print_values.h"
 #include "driver/run_devices.h"
 #include "driver/tensor_files.h"
@@ -361,12 +362,12 @@ int RunOne(const std::string& name, std::string bytes, const RunSettings& settin
     return kExitInputRejected;
   }
   if (!settings.checks.expected_tensor_file.empty()) {
-    Result<Value> expected = LoadExpectedOutputs(settings.checks.expected_tensor_file, *result);
+    Result<ExpectedOutputs> expected = LoadExpectedOutputs(settings.checks.expected_tensor_file, *result);
     if (!expected.ok()) {
       PrintStatus(expected.status(), err, "nhlo-run");
       return kExitInputRejected;
     }
-    CompareReport report = CompareValues(*result, *expected, settings.checks.tolerance);
+    CompareReport report = CompareWithExpected(*result, *expected, settings.checks.tolerance);
     out << FormatReport(report, settings.checks.tolerance, settings.checks.report_lines);
     if (!report.pass()) return kExitInputRejected;
   } else if (settings.checks.expected) {

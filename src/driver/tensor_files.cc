@@ -676,8 +676,8 @@ uint64_t SpecBytes(const TensorSpec& spec) {
   return n;
 }
 
-// Reads at most `limit` bytes of `path`, so /dev/zero or a wrong multi-gigabyte file ends with
-// a message instead of exhausting memory.
+}  // namespace
+
 Result<std::string> ReadTensorFile(const std::string& path, uint64_t limit, const std::string& why) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) return FileError(path, "is a directory");
@@ -694,6 +694,8 @@ Result<std::string> ReadTensorFile(const std::string& path, uint64_t limit, cons
   if (f.bad()) return FileError(path, "cannot read");
   return bytes;
 }
+
+namespace {
 
 bool StartsWith(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
 
@@ -735,6 +737,62 @@ Result<std::vector<Value>> LoadArgumentArchive(const std::string& path, const st
 
 }  // namespace
 
+ArchiveMatch MatchArchiveMembers(const std::vector<ZipEntry>& entries, const std::vector<TensorSpec>& specs) {
+  ArchiveMatch match;
+  match.chosen.assign(specs.size(), nullptr);
+  // Names first: when any member is named after a spec, members match by name only.
+  std::vector<std::string> names;
+  for (const TensorSpec& p : specs) names.push_back(p.name);
+  for (const ZipEntry& e : entries) match.by_name |= std::find(names.begin(), names.end(), Stem(e.name)) != names.end();
+  if (match.by_name) {
+    for (const ZipEntry& e : entries) {
+      auto it = std::find(names.begin(), names.end(), Stem(e.name));
+      if (it == names.end() || match.chosen[it - names.begin()])
+        match.unmatched.push_back(&e);
+      else
+        match.chosen[it - names.begin()] = &e;
+    }
+    return match;
+  }
+  // Positions next: arg0, arg1... (nhlo's --save-args) or arr_0, arr_1... (np.savez(f, *arrays)).
+  if (entries.size() == specs.size()) {
+    for (const char* prefix : {"arg", "arr_"}) {
+      std::vector<const ZipEntry*> by_position(specs.size(), nullptr);
+      size_t found = 0;
+      for (const ZipEntry& e : entries)
+        for (size_t i = 0; i < specs.size(); ++i)
+          if (Stem(e.name) == prefix + std::to_string(i) && !by_position[i]) by_position[i] = &e, ++found;
+      if (found == specs.size()) {
+        match.chosen = by_position;
+        return match;
+      }
+    }
+  }
+  // Otherwise the archive's order; members past the specs, or specs past the members, are left over.
+  for (size_t i = 0; i < entries.size(); ++i) {
+    if (i < specs.size())
+      match.chosen[i] = &entries[i];
+    else
+      match.unmatched.push_back(&entries[i]);
+  }
+  return match;
+}
+
+std::string NpzMemberStem(const ZipEntry& entry) { return Stem(entry.name); }
+
+Result<Value> ReadNpyAsWritten(std::string_view bytes, std::string_view file, const TensorSpec& like) {
+  NHLO_ASSIGN_OR_RETURN(NpyHeader h, ParseNpyHeader(bytes, file));
+  Descr d;
+  TensorSpec spec = like;
+  if (ParseDescr(h.descr, &d) && !DescrMatches(d, like.type) && NativeTypeOf(d) != PrimitiveType::kInvalid)
+    spec.type = NativeTypeOf(d);
+  if (!SpecTakes(spec, h.shape)) {
+    spec.dims = h.shape;
+    spec.dim_kinds.clear();
+  }
+  return ReadNpy(bytes, file, spec);
+}
+
 uint64_t ArchiveLimit(const std::vector<TensorSpec>& params) {
   uint64_t limit = 64 * 1024;
   for (const TensorSpec& p : params)
@@ -758,86 +816,28 @@ Result<std::vector<Value>> ArgumentsFromArchive(std::string_view bytes, const st
   for (const TensorSpec& p : params)
     if (p.type == PrimitiveType::kTuple)
       return FileError(path, p.what + " is a tuple; a .npz holds arrays only (pass the arguments with --arg)");
-  // Names first: when any member is named after a parameter, every parameter needs its own.
-  std::vector<std::string> param_names;
-  for (const TensorSpec& p : params) param_names.push_back(p.name);
-  std::vector<const ZipEntry*> chosen(params.size(), nullptr);
-  bool by_name = false;
-  for (const ZipEntry& e : entries)
-    by_name |= std::find(param_names.begin(), param_names.end(), Stem(e.name)) != param_names.end();
+  ArchiveMatch match = MatchArchiveMembers(entries, params);
   std::string listing;
   for (const ZipEntry& e : entries) listing += (listing.empty() ? "" : ", ") + Stem(e.name);
-  if (by_name) {
-    for (const ZipEntry& e : entries) {
-      auto it = std::find(param_names.begin(), param_names.end(), Stem(e.name));
-      if (it == param_names.end())
-        return FileError(path, "member '" + e.name +
-                                   "' is named after no " + noun + " (matching by name: there are " +
-                                   std::to_string(params.size()) + " " + noun + "(s))");
-      chosen[it - param_names.begin()] = &e;
-    }
+  if (match.by_name) {
+    if (!match.unmatched.empty())
+      return FileError(path, "member '" + match.unmatched[0]->name + "' is named after no " + noun +
+                                 " (matching by name: there are " + std::to_string(params.size()) + " " + noun +
+                                 "(s))");
     for (size_t i = 0; i < params.size(); ++i)
-      if (!chosen[i])
+      if (!match.chosen[i])
         return FileError(path, "no member for " + params[i].what + " (matching by name; members: " + listing + ")");
-  } else {
-    if (entries.size() != params.size())
-      return FileError(path, "holds " + std::to_string(entries.size()) + " array(s) (" + listing +
-                                 ") but there are " + std::to_string(params.size()) + " " + noun + "(s)");
-    // Positions next: arg0, arg1... (nhlo's --save-args) or arr_0, arr_1... (np.savez(f, *arrays)).
-    for (const char* prefix : {"arg", "arr_"}) {
-      std::vector<const ZipEntry*> by_position(params.size(), nullptr);
-      size_t found = 0;
-      for (const ZipEntry& e : entries)
-        for (size_t i = 0; i < params.size(); ++i)
-          if (Stem(e.name) == prefix + std::to_string(i)) by_position[i] = &e, ++found;
-      if (found == params.size()) chosen = by_position;
-    }
-    // Otherwise the archive's order.
-    if (std::find(chosen.begin(), chosen.end(), nullptr) != chosen.end())
-      for (size_t i = 0; i < params.size(); ++i) chosen[i] = &entries[i];
+  } else if (entries.size() != params.size()) {
+    return FileError(path, "holds " + std::to_string(entries.size()) + " array(s) (" + listing + ") but there are " +
+                               std::to_string(params.size()) + " " + noun + "(s)");
   }
+  const std::vector<const ZipEntry*>& chosen = match.chosen;
   std::vector<Value> values;
   for (size_t i = 0; i < params.size(); ++i) {
     NHLO_ASSIGN_OR_RETURN(Value v, ReadNpy(chosen[i]->bytes, path + "(" + chosen[i]->name + ")", params[i]));
     values.push_back(std::move(v));
   }
   return values;
-}
-
-namespace {
-
-// `like` with its leaves taken, in order, from `leaves`.
-Value Rebuild(const Value& like, std::vector<Value>& leaves, size_t& next) {
-  if (!like.IsTuple()) return std::move(leaves[next++]);
-  Value v;
-  v.type = PrimitiveType::kTuple;
-  for (const Value& e : like.tuple) v.tuple.push_back(Rebuild(e, leaves, next));
-  return v;
-}
-
-}  // namespace
-
-Result<Value> LoadExpectedOutputs(const std::string& path, const Value& result) {
-  std::vector<std::pair<std::string, const Value*>> outputs = NamedOutputs(result);
-  std::vector<TensorSpec> specs;
-  for (size_t i = 0; i < outputs.size(); ++i) {
-    const Value& leaf = *outputs[i].second;
-    specs.push_back({"output " + std::to_string(i + 1) + " '" + outputs[i].first + "'",
-                     outputs[i].first,
-                     leaf.type,
-                     leaf.dims,
-                     {}});
-  }
-  if (!result.IsTuple()) {
-    uint64_t limit = 0;
-    if (AddOverflows(SpecBytes(specs[0]), kMaxNpyHeaderBytes + 4096, &limit)) limit = UINT64_MAX;
-    NHLO_ASSIGN_OR_RETURN(std::string bytes, ReadTensorFile(path, limit, "the result (" + SpecShapeText(specs[0]) +
-                                                                             ") needs"));
-    if (StartsWith(bytes, kNpyMagic)) return ReadNpy(bytes, path, specs[0]);
-  }
-  NHLO_ASSIGN_OR_RETURN(std::vector<Value> leaves, LoadArgumentArchive(path, specs, "output"));
-  size_t next = 0;
-  return Rebuild(result, leaves, next);
 }
 
 void AddTensorFileFlags(CLI::App& app, TensorFileFlags& flags) {

@@ -103,6 +103,28 @@ Result<std::vector<Value>> ArgumentsFromArchive(std::string_view bytes, const st
                                                 const std::vector<TensorSpec>& params,
                                                 const std::string& noun = "parameter");
 
+/// How the members of a `.npz` pair with `specs`: by name when any member is named after a spec
+/// (`out0`, `w`), else by position (`arg0`/`arr_0`... when the counts agree), else in archive
+/// order. `chosen[i]` is spec i's member (null when none); `unmatched` the members left over.
+struct ArchiveMatch {
+  std::vector<const ZipEntry*> chosen;
+  std::vector<const ZipEntry*> unmatched;
+  bool by_name = false;
+};
+ArchiveMatch MatchArchiveMembers(const std::vector<ZipEntry>& entries, const std::vector<TensorSpec>& specs);
+/// A member's name without its `.npy`, as np.load(npz) calls it.
+std::string NpzMemberStem(const ZipEntry& entry);
+
+/// Reads at most `limit` bytes of `path`, so /dev/zero or a wrong multi-gigabyte file ends with
+/// a message ("... more than WHY") instead of exhausting memory.
+Result<std::string> ReadTensorFile(const std::string& path, uint64_t limit, const std::string& why);
+
+/// Reads `.npy` bytes as the file describes them: an array of the descr's type and the header's
+/// shape when numpy's descr names a type (so a file of f64[3,2] read for `like` f32[2,3] gives
+/// f64[3,2] for the comparison to report), else (untyped bytes: ml_dtypes' void descr) of
+/// `like`'s type. Refused only when the bytes cannot be an array of any type.
+Result<Value> ReadNpyAsWritten(std::string_view bytes, std::string_view file, const TensorSpec& like);
+
 /// Writes `args` to a `.npz` at `path` as `arg0.npy`, `arg1.npy`... (atomically).
 Status SaveArguments(const std::string& path, const std::vector<Value>& args);
 
@@ -120,10 +142,5 @@ std::string TensorFileFlagMisuse(const TensorFileFlags& flags, bool other_args, 
 /// of `out0.npy`, `out1.npy`... (anything else). A tuple's elements are the outputs (nested tuples
 /// flatten to `out1_0`...); a non-tuple result is `out0`. Files are written atomically.
 Status SaveOutputs(const std::string& path, const Value& result);
-
-/// An expected result read from a .npy (a single-array result) or a .npz whose members are
-/// matched to the outputs of `result` (shaped and typed like it) by name as --output writes
-/// them (out0, out1, out1_0...), else by position (arr_0... as np.savez writes), else in order.
-Result<Value> LoadExpectedOutputs(const std::string& path, const Value& result);
 
 }  // namespace nhlo
