@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <optional>
 #include <sstream>
 
 #include "codegen/bundle_reader.h"
@@ -13,55 +14,119 @@
 
 namespace nhlo {
 
-Tolerance CheckFlags::ToTolerance() const {
-  Tolerance t = Bounds();
-  t.mismatches_shown = max_mismatches;
+namespace {
+
+// The values of one bound flag, split into the plain one (the last given) and those for named
+// outputs, each checked: a number >= 0 (an integer for --ulp); a name `out` digits (`_` digits)*.
+struct BoundValues {
+  std::optional<std::string> all;
+  std::vector<std::pair<std::string, std::string>> by_output;  // in order given; a later one wins
+};
+
+bool IsOutputName(std::string_view name) {
+  if (!name.starts_with("out") || name.size() == 3) return false;
+  bool digit_seen = false;
+  for (char c : name.substr(3)) {
+    if (c == '_') {
+      if (!digit_seen) return false;
+      digit_seen = false;
+    } else if (c >= '0' && c <= '9') {
+      digit_seen = true;
+    } else {
+      return false;
+    }
+  }
+  return digit_seen;
+}
+
+Result<BoundValues> SplitBoundValues(const std::vector<std::string>& values, const char* flag, bool integer) {
+  BoundValues split;
+  for (const std::string& value : values) {
+    size_t colon = value.find(':');
+    std::string number = colon == std::string::npos ? value : value.substr(colon + 1);
+    char* end = nullptr;
+    double v = std::strtod(number.c_str(), &end);
+    bool ok = !number.empty() && *end == '\0' && v >= 0 && !std::isinf(v) &&
+              (!integer || (v == std::floor(v) && v < 0x1p64 && number.find_first_not_of("0123456789") == number.npos));
+    if (!ok)
+      return Status::Error(std::string(flag) + "=" + value + ": '" + number + "' is not " +
+                           (integer ? "an integer >= 0" : "a number >= 0"));
+    if (colon == std::string::npos) {
+      split.all = number;
+      continue;
+    }
+    std::string name = value.substr(0, colon);
+    if (!IsOutputName(name))
+      return Status::Error(std::string(flag) + "=" + value + ": '" + name +
+                           "' is not an output name (out0, out1, ... as --output names them; out1_0 in a nested "
+                           "tuple)");
+    split.by_output.emplace_back(name, number);
+  }
+  return split;
+}
+
+// The bounds from the values that apply to one output (nullopt: a flag that does not apply).
+Tolerance BoundsFrom(const std::optional<std::string>& rtol, const std::optional<std::string>& atol,
+                     const std::optional<std::string>& ulp, const std::string& rule) {
+  if (!rtol && !atol && !ulp) return DefaultTolerance();
+  Tolerance t;
+  t.allclose = rtol || atol;
+  t.rtol = rtol ? std::strtod(rtol->c_str(), nullptr) : 0;
+  t.atol = atol ? std::strtod(atol->c_str(), nullptr) : 0;
+  if (ulp) t.ulp = std::strtoull(ulp->c_str(), nullptr, 10);
+  t.xla_rule = rule == "xla";
+  // XLA's Near compares integers and pred exactly (literal_comparison.cc, NearHelper).
+  t.integers_use_atol = atol && !t.xla_rule;
   return t;
 }
 
-Tolerance CheckFlags::Bounds() const {
+std::optional<std::string> ValueFor(const BoundValues& values, const std::string& name) {
+  std::optional<std::string> found = values.all;
+  for (const auto& [output, value] : values.by_output)
+    if (output == name) found = value;
+  return found;
+}
+
+}  // namespace
+
+Result<Tolerance> CheckFlags::ToTolerance() const {
   if (compare_rule == "bitwise") {
     Tolerance t;
     t.bitwise = true;
+    t.mismatches_shown = max_mismatches;
     return t;
   }
-  if (!rtol_given && !atol_given && !ulp_given) return DefaultTolerance();
-  Tolerance t;
-  t.allclose = rtol_given || atol_given;
-  t.rtol = rtol;
-  t.atol = atol;
-  if (ulp_given) t.ulp = ulp;
-  t.xla_rule = compare_rule == "xla";
-  // XLA's Near compares integers and pred exactly (literal_comparison.cc, NearHelper).
-  t.integers_use_atol = atol_given && !t.xla_rule;
+  NHLO_ASSIGN_OR_RETURN(BoundValues r, SplitBoundValues(rtol, "--rtol", false));
+  NHLO_ASSIGN_OR_RETURN(BoundValues a, SplitBoundValues(atol, "--atol", false));
+  NHLO_ASSIGN_OR_RETURN(BoundValues u, SplitBoundValues(ulp, "--ulp", true));
+  Tolerance t = BoundsFrom(r.all, a.all, u.all, compare_rule);
+  t.mismatches_shown = max_mismatches;
+  std::vector<std::string> names;
+  for (const BoundValues* v : {&r, &a, &u})
+    for (const auto& [name, value] : v->by_output)
+      if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+  for (const std::string& name : names) {
+    OutputTolerance o{name, BoundsFrom(ValueFor(r, name), ValueFor(a, name), ValueFor(u, name), compare_rule)};
+    o.tolerance.mismatches_shown = max_mismatches;
+    t.per_output.push_back(std::move(o));
+  }
   return t;
 }
 
 void AddCheckFlags(CLI::App& app, CheckFlags& f) {
-  // CLI11's NonNegativeNumber prints the whole double range; unsigned options wrap "-1".
-  CLI::Validator non_negative(
-      [](std::string& text) -> std::string {
-        char* end = nullptr;
-        double v = std::strtod(text.c_str(), &end);
-        if (text.empty() || *end != '\0' || !(v >= 0) || std::isinf(v)) return "'" + text + "' is not a number >= 0";
-        return {};
-      },
-      "NUMBER>=0");
   app.add_option("--expected", f.expected,
                  "compare the results with @FILE (XLA literal text; a tuple literal for a tuple result) or "
                  "with the literal given; prints a report, exit 1 on a mismatch");
   app.add_flag("--check-passes", f.check_passes,
                "run HLO text with the pass pipeline and with --passes=none on the same arguments, compare, and "
                "on a mismatch name the first pass execution that changes the numbers");
-  app.add_option("--rtol", f.rtol, "relative bound: |actual - expected| <= atol + rtol * |expected|")
-      ->check(non_negative)
-      ->each([&f](const std::string&) { f.rtol_given = true; });
-  app.add_option("--atol", f.atol, "absolute bound (see --rtol); also makes integers compare within it")
-      ->check(non_negative)
-      ->each([&f](const std::string&) { f.atol_given = true; });
-  app.add_option("--ulp", f.ulp, "pass elements within N units in the last place of the expected type")
-      ->check(non_negative)
-      ->each([&f](const std::string&) { f.ulp_given = true; });
+  app.add_option("--rtol", f.rtol,
+                 "relative bound: |actual - expected| <= atol + rtol * |expected|; NAME:X bounds only the output "
+                 "NAME (out0, out1...; repeatable)");
+  app.add_option("--atol", f.atol,
+                 "absolute bound (see --rtol); also makes integers compare within it; NAME:X for one output");
+  app.add_option("--ulp", f.ulp,
+                 "pass elements within N units in the last place of the expected type; NAME:N for one output");
   app.add_option("--compare-rule", f.compare_rule,
                  "how elements compare: allclose (numpy's: |a - e| <= atol + rtol * |e|), xla (XLA's "
                  "LiteralTestUtil::Near: |a - e| <= atol, or |a - e| / |e| <= rtol) or bitwise (XLA's "
@@ -105,7 +170,7 @@ int ResolveChecks(const CheckFlags& check, bool random, std::istream& in, RunChe
     err << "nhlo-run: error: --check-passes and --expected cannot be combined\n";
     return kExitUsage;
   }
-  if (!check.checking() && (check.rtol_given || check.atol_given || check.ulp_given)) {
+  if (!check.checking() && (check.bounds_given())) {
     err << "nhlo-run: error: --rtol, --atol and --ulp need --expected or --check-passes\n";
     return kExitUsage;
   }
@@ -113,7 +178,7 @@ int ResolveChecks(const CheckFlags& check, bool random, std::istream& in, RunChe
     err << "nhlo-run: error: --compare-rule and --report need --expected or --check-passes\n";
     return kExitUsage;
   }
-  if (check.compare_rule == "bitwise" && (check.rtol_given || check.atol_given || check.ulp_given)) {
+  if (check.compare_rule == "bitwise" && (check.bounds_given())) {
     err << "nhlo-run: error: --compare-rule=bitwise takes no --rtol, --atol or --ulp\n";
     return kExitUsage;
   }
@@ -130,7 +195,12 @@ int ResolveChecks(const CheckFlags& check, bool random, std::istream& in, RunChe
     }
     checks.range = *range;
   }
-  checks.tolerance = check.ToTolerance();
+  Result<Tolerance> tolerance = check.ToTolerance();
+  if (!tolerance.ok()) {
+    err << "nhlo-run: error: " << tolerance.status().message() << "\n";
+    return kExitUsage;
+  }
+  checks.tolerance = std::move(*tolerance);
   if (check.expected.size() > 5 && check.expected[0] == '@' &&
       (check.expected.ends_with(".npy") || check.expected.ends_with(".npz"))) {
     checks.expected_tensor_file = check.expected.substr(1);

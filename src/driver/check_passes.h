@@ -27,9 +27,9 @@ namespace nhlo {
 /// The checked-run flags as parsed from the command line.
 struct CheckFlags {
   std::string expected;  ///< --expected: `@FILE` (XLA literal text in FILE) or the literal itself
-  double rtol = 0, atol = 0;
-  uint64_t ulp = 0;
-  bool rtol_given = false, atol_given = false, ulp_given = false;
+  /// --rtol, --atol, --ulp as given (repeatable): `X` for every output, `NAME:X` for the output
+  /// NAME (out0, out1_0... as --output names them).
+  std::vector<std::string> rtol, atol, ulp;
   std::string compare_rule = "allclose";  ///< --compare-rule: allclose (numpy's) or xla
   std::string report = "all";             ///< --report: all or failures
   int64_t max_mismatches = 1;             ///< --max-mismatches: elements listed per failing output
@@ -37,12 +37,11 @@ struct CheckFlags {
   std::string random_range;  ///< --random-range=LO,HI, unparsed
 
   bool checking() const { return check_passes || !expected.empty(); }
-  /// The bounds the flags give: DefaultTolerance() when none of --rtol, --atol, --ulp is given,
-  /// else exactly the ones given (a missing rtol or atol is 0).
-  Tolerance ToTolerance() const;
-
- private:
-  Tolerance Bounds() const;
+  bool bounds_given() const { return !rtol.empty() || !atol.empty() || !ulp.empty(); }
+  /// The bounds the flags give: for each output, DefaultTolerance() when none of --rtol, --atol,
+  /// --ulp applies to it, else exactly the ones that do (its own `NAME:X` over the plain `X`; a
+  /// missing rtol or atol is 0). A malformed value is an error naming the flag.
+  Result<Tolerance> ToTolerance() const;
 };
 
 void AddCheckFlags(CLI::App& app, CheckFlags& flags);

@@ -191,8 +191,21 @@ void CompareArrays(const Value& a, const Value& e, const Tolerance& tol, OutputR
   }
 }
 
-void CompareInto(const Value& a, const Value& e, const Tolerance& tol, const std::string& label,
-                 CompareReport& report) {
+// Whether `value` (the expected result) has an output called `name`: out0... for a top-level
+// tuple's elements (or out0 for a single array), out1_0... below them.
+bool HasOutput(const Value& value, const std::string& name, const std::string& prefix, bool top) {
+  if (!value.IsTuple()) return name == (top ? "out0" : prefix);
+  for (size_t i = 0; i < value.tuple.size(); ++i) {
+    std::string child = top ? prefix + std::to_string(i) : prefix + "_" + std::to_string(i);
+    if ((name == child && !value.tuple[i].IsTuple()) || HasOutput(value.tuple[i], name, child, false)) return true;
+  }
+  return false;
+}
+
+// `label` is the report's (`output 2.1`), `name` the output's (`out1_0`), which picks its bounds.
+void CompareInto(const Value& a, const Value& e, const Tolerance& all, const std::string& label,
+                 const std::string& name, CompareReport& report) {
+  const Tolerance& tol = all.For(name);
   if (e.IsTuple()) {
     if (!a.IsTuple() || a.tuple.size() != e.tuple.size()) {
       OutputReport r;
@@ -203,7 +216,8 @@ void CompareInto(const Value& a, const Value& e, const Tolerance& tol, const std
       return;
     }
     for (size_t i = 0; i < e.tuple.size(); ++i)
-      CompareInto(a.tuple[i], e.tuple[i], tol, label + "." + std::to_string(i + 1), report);
+      CompareInto(a.tuple[i], e.tuple[i], all, label + "." + std::to_string(i + 1), name + "_" + std::to_string(i),
+                  report);
     return;
   }
   OutputReport r;
@@ -235,10 +249,15 @@ std::string FormatTolerance(const Tolerance& tol) {
   if (out.empty()) out = "exact";
   out += tol.integers_use_atol ? "; integers within atol" : "; integers exact";
   if (!tol.nan_equal) out += "; NaN never equal";
+  for (const OutputTolerance& o : tol.per_output) {
+    std::string own = FormatTolerance(o.tolerance);
+    for (size_t at = own.find("; "); at != std::string::npos; at = own.find("; ", at)) own.replace(at, 2, ", ");
+    out += "; for " + o.name + ": " + own;
+  }
   return out;
 }
 
-bool CompareReport::pass() const { return failed() == 0; }
+bool CompareReport::pass() const { return failed() == 0 && unknown_outputs.empty(); }
 
 int CompareReport::failed() const {
   int n = 0;
@@ -246,15 +265,25 @@ int CompareReport::failed() const {
   return n;
 }
 
+const Tolerance& Tolerance::For(std::string_view name) const {
+  for (const OutputTolerance& o : per_output)
+    if (o.name == name) return o.tolerance;
+  return *this;
+}
+
 CompareReport CompareValues(const Value& actual, const Value& expected, const Tolerance& tolerance) {
   CompareReport report;
   if (expected.IsTuple() && actual.IsTuple() && actual.tuple.size() == expected.tuple.size()) {
     // The entry's outputs: `output 1`, `output 2`, ...
     for (size_t i = 0; i < expected.tuple.size(); ++i)
-      CompareInto(actual.tuple[i], expected.tuple[i], tolerance, "output " + std::to_string(i + 1), report);
+      CompareInto(actual.tuple[i], expected.tuple[i], tolerance, "output " + std::to_string(i + 1),
+                  "out" + std::to_string(i), report);
   } else {
-    CompareInto(actual, expected, tolerance, "output 1", report);
+    CompareInto(actual, expected, tolerance, "output 1", "out0", report);
   }
+  // A bound for an output the result lacks is a mistake the user should hear of, not a no-op.
+  for (const OutputTolerance& o : tolerance.per_output)
+    if (!HasOutput(expected, o.name, "out", /*top=*/true)) report.unknown_outputs.push_back(o.name);
   return report;
 }
 
@@ -280,13 +309,19 @@ std::string FormatReport(const CompareReport& report, const Tolerance& tolerance
       out += "\n    (" + std::to_string(o.over - static_cast<int64_t>(o.mismatches.size())) + " more)";
     out += "\n";
   }
+  for (const std::string& name : report.unknown_outputs)
+    out += name + ": FAIL: a bound names this output, but the result has no output '" + name + "'\n";
   int failed = report.failed();
   bool one = report.outputs.size() == 1;
   if (failed == 0)
-    out += "PASS: " + std::to_string(report.outputs.size()) + (one ? " output matches" : " outputs match");
+    out += std::string(report.pass() ? "PASS: " : "FAIL: ") + std::to_string(report.outputs.size()) +
+           (one ? " output matches" : " outputs match");
   else
     out += "FAIL: " + std::to_string(failed) + " of " + std::to_string(report.outputs.size()) +
            (one ? " output differs" : " outputs differ");
+  if (size_t unknown = report.unknown_outputs.size())
+    out += std::string(failed == 0 ? " but " : ", and ") + std::to_string(unknown) +
+           (unknown == 1 ? " bound names no output" : " bounds name no output");
   return out + " (" + FormatTolerance(tolerance) + ")\n";
 }
 

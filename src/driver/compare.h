@@ -7,11 +7,14 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "interp/value.h"
 
 namespace nhlo {
+
+struct OutputTolerance;
 
 /// When an element of the actual result counts as equal to the expected one.
 struct Tolerance {
@@ -44,6 +47,17 @@ struct Tolerance {
   /// the entry's results, e.g. upcast-all-to-fp32): values are compared as doubles and ulps
   /// after rounding the actual value to the expected type.
   bool allow_float_type_change = false;
+  /// Other bounds for named outputs (`--atol=out3:1e-3`); the rest use the fields above.
+  std::vector<OutputTolerance> per_output;
+
+  /// The tolerance for the output `name` (NamedOutputs' names: out0, out1_0...).
+  const Tolerance& For(std::string_view name) const;
+};
+
+/// The bounds of one output, by the name nhlo-run gives it (`out3`, `out1_0`).
+struct OutputTolerance {
+  std::string name;
+  Tolerance tolerance;  ///< per_output empty
 };
 
 /// nhlo-run's bounds when none of --rtol, --atol, --ulp is given: floats within
@@ -75,6 +89,9 @@ struct OutputReport {
 
 struct CompareReport {
   std::vector<OutputReport> outputs;
+  /// Names of Tolerance::per_output that no output of the result has (the report fails; they
+  /// are not counted among the outputs).
+  std::vector<std::string> unknown_outputs;
 
   bool pass() const;
   int failed() const;
