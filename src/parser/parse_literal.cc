@@ -133,8 +133,11 @@ Result<const Literal*> Parser::ParseLiteral(const Shape& shape, int depth) {
     return static_cast<const Literal*>(lit);
   }
   // Every element takes at least one character, so a literal cannot hold more elements than
-  // the text has bytes left; checking first keeps a bad shape from allocating gigabytes.
-  if (tok_.kind == Tok::kLBrace && shape.ElementCount() > static_cast<int64_t>(src_.text.size() - tok_.offset))
+  // the text has bytes left; checking first keeps a bad shape from allocating gigabytes. Small
+  // literals are read, so a short one gets the parser's count message (`dimension 0 of the
+  // literal has 1 elements, the shape says 4`).
+  if (tok_.kind == Tok::kLBrace && bytes > (int64_t{1} << 20) &&
+      shape.ElementCount() > static_cast<int64_t>(src_.text.size() - tok_.offset))
     return ErrorHere("literal of shape " + ShapeToString(shape, false) + " has more elements than the text has characters");
   if (tok_.kind != Tok::kLBrace && !shape.dims.empty() && bytes > opts_.max_fill_literal_bytes)
     return ErrorHere("literal of shape " + ShapeToString(shape, false) + " filled from one value would take " +
@@ -221,7 +224,7 @@ Status Parser::ParseArrayLevel(const Shape& shape, Literal& lit, size_t dim, int
   }
   if (count != want)
     return ErrorAt(open, "dimension " + std::to_string(dim) + " of the literal has " + std::to_string(count) +
-                             " elements, the shape says " + std::to_string(want));
+                             (count == 1 ? " element" : " elements") + ", the shape says " + std::to_string(want));
   Advance();
   return OkStatus();
 }
