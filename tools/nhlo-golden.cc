@@ -261,7 +261,7 @@ class Runner {
     o.err = Replace(o.err, tmp.string(), "%t");
     if (normalize_time) {
       for (std::string* s : {&o.out, &o.err}) {
-        RE2::GlobalReplace(s, R"([0-9]+\.[0-9]+ ms)", "<t> ms");
+        RE2::GlobalReplace(s, R"(\b[0-9]+\.[0-9]+ (ms|us|s)\b)", "<t> \\1");
         RE2::GlobalReplace(s, R"( +[0-9]+\.[0-9]+%)", " <p>%");
         RE2::GlobalReplace(s, R"re("([a-z_]*ms)": [0-9.e+-]+)re", "\"\\1\": <t>");
       }
