@@ -120,6 +120,9 @@ void AddCheckFlags(CLI::App& app, CheckFlags& f) {
   app.add_flag("--check-passes", f.check_passes,
                "run HLO text with the pass pipeline and with --passes=none on the same arguments, compare, and "
                "on a mismatch name the first pass execution that changes the numbers");
+  app.add_flag("--isolate", f.isolate,
+               "run HLO text with the pass pipeline and with --passes=none on the same arguments, compare every "
+               "instruction of the entry computation, and name those that differ on equal operands");
   app.add_option("--rtol", f.rtol,
                  "relative bound: |actual - expected| <= atol + rtol * |expected|; NAME:X bounds only the output "
                  "NAME (out0, out1...; repeatable)");
@@ -166,16 +169,17 @@ Result<Value> LoadExpected(const std::string& spec, std::istream& in, uint64_t m
 
 int ResolveChecks(const CheckFlags& check, bool random, std::istream& in, RunChecks& checks, std::ostream& err,
                   uint64_t max_expected_bytes) {
-  if (check.check_passes && !check.expected.empty()) {
-    err << "nhlo-run: error: --check-passes and --expected cannot be combined\n";
+  if (int(check.check_passes) + int(check.isolate) + int(!check.expected.empty()) > 1) {
+    err << "nhlo-run: error: " << (check.isolate ? "--isolate" : "--check-passes") << " and "
+        << (check.isolate && check.check_passes ? "--check-passes" : "--expected") << " cannot be combined\n";
     return kExitUsage;
   }
   if (!check.checking() && (check.bounds_given())) {
-    err << "nhlo-run: error: --rtol, --atol and --ulp need --expected or --check-passes\n";
+    err << "nhlo-run: error: --rtol, --atol and --ulp need --expected, --check-passes or --isolate\n";
     return kExitUsage;
   }
   if (!check.checking() && (check.compare_rule != "allclose" || check.report != "all")) {
-    err << "nhlo-run: error: --compare-rule and --report need --expected or --check-passes\n";
+    err << "nhlo-run: error: --compare-rule and --report need --expected, --check-passes or --isolate\n";
     return kExitUsage;
   }
   if (check.compare_rule == "bitwise" && (check.bounds_given())) {

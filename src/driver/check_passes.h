@@ -34,9 +34,10 @@ struct CheckFlags {
   std::string report = "all";             ///< --report: all or failures
   int64_t max_mismatches = 1;             ///< --max-mismatches: elements listed per failing output
   bool check_passes = false;
+  bool isolate = false;      ///< --isolate: name the instruction the pipeline changes (driver/isolate.h)
   std::string random_range;  ///< --random-range=LO,HI, unparsed
 
-  bool checking() const { return check_passes || !expected.empty(); }
+  bool checking() const { return check_passes || isolate || !expected.empty(); }
   bool bounds_given() const { return !rtol.empty() || !atol.empty() || !ulp.empty(); }
   /// The bounds the flags give: for each output, DefaultTolerance() when none of --rtol, --atol,
   /// --ulp applies to it, else exactly the ones that do (its own `NAME:X` over the plain `X`; a

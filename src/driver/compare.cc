@@ -287,27 +287,27 @@ CompareReport CompareValues(const Value& actual, const Value& expected, const To
   return report;
 }
 
+std::string FormatOutputReport(const OutputReport& o) {
+  if (!o.error.empty()) return "FAIL: " + o.error;
+  std::string out = o.shape + ": " + (o.pass() ? "PASS" : "FAIL") + ": " + std::to_string(o.elements) +
+                    (o.elements == 1 ? " element, " : " elements, ") + std::to_string(o.over) +
+                    " over bounds, max abs error " + Number(o.max_abs) + ", max rel error " + Number(o.max_rel);
+  if (o.max_ulps) out += ", max ulps " + std::to_string(*o.max_ulps);
+  for (size_t m = 0; m < o.mismatches.size(); ++m) {
+    const OutputReport::Mismatch& at = o.mismatches[m];
+    out += std::string(m == 0 ? "; first mismatch at " : "\n    mismatch at ") + IndexText(at.index) + ": actual " +
+           at.actual + ", expected " + at.expected;
+  }
+  if (o.over > static_cast<int64_t>(o.mismatches.size()) && o.mismatches.size() > 1)
+    out += "\n    (" + std::to_string(o.over - static_cast<int64_t>(o.mismatches.size())) + " more)";
+  return out;
+}
+
 std::string FormatReport(const CompareReport& report, const Tolerance& tolerance, ReportLines lines) {
   std::string out;
   for (const OutputReport& o : report.outputs) {
     if (lines == ReportLines::kFailures && o.pass()) continue;
-    out += o.label + ": ";
-    if (!o.error.empty()) {
-      out += "FAIL: " + o.error + "\n";
-      continue;
-    }
-    out += o.shape + ": " + (o.pass() ? "PASS" : "FAIL") + ": " + std::to_string(o.elements) +
-           (o.elements == 1 ? " element, " : " elements, ") + std::to_string(o.over) + " over bounds, max abs error " +
-           Number(o.max_abs) + ", max rel error " + Number(o.max_rel);
-    if (o.max_ulps) out += ", max ulps " + std::to_string(*o.max_ulps);
-    for (size_t m = 0; m < o.mismatches.size(); ++m) {
-      const OutputReport::Mismatch& at = o.mismatches[m];
-      out += std::string(m == 0 ? "; first mismatch at " : "\n    mismatch at ") + IndexText(at.index) +
-             ": actual " + at.actual + ", expected " + at.expected;
-    }
-    if (o.over > static_cast<int64_t>(o.mismatches.size()) && o.mismatches.size() > 1)
-      out += "\n    (" + std::to_string(o.over - static_cast<int64_t>(o.mismatches.size())) + " more)";
-    out += "\n";
+    out += o.label + ": " + FormatOutputReport(o) + "\n";
   }
   for (const std::string& name : report.unknown_outputs)
     out += name + ": FAIL: a bound names this output, but the result has no output '" + name + "'\n";

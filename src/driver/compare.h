@@ -101,6 +101,10 @@ struct CompareReport {
 /// is one output); a non-tuple result is `output 1`.
 CompareReport CompareValues(const Value& actual, const Value& expected, const Tolerance& tolerance);
 
+/// One output's part of a report line, after its label: `f32[2,3]: PASS: 6 elements, ...` or
+/// `FAIL: shape mismatch: ...` (further mismatches on lines of their own, no final newline).
+std::string FormatOutputReport(const OutputReport& output);
+
 /// Which outputs FormatReport lists: every one, or only those that fail (`--report=failures`).
 enum class ReportLines { kAll, kFailures };
 

@@ -17,6 +17,7 @@
 #include "driver/custom_call_expansions.h"
 #include "driver/driver.h"
 #include "driver/expected_outputs.h"
+#include "driver/isolate.h"
 #include "driver/print_values.h"
 #include "driver/run_devices.h"
 #include "driver/tensor_files.h"
@@ -585,12 +586,12 @@ int RunMain(const std::vector<std::string>& args, std::istream& in, std::ostream
   if (int got = SetParallelThreads(threads); threads > 0 && got < threads)
     err << "nhlo-run: warning: --threads=" << threads << ": the system gave " << got << " thread"
         << (got == 1 ? "" : "s") << "; running on those\n";
-  if (app.count("--print-values") > 0 && (!check.expected.empty() || check.check_passes))
-    err << "nhlo-run: warning: --print-values has no effect with "
-        << (check.check_passes ? "--check-passes" : "--expected")
+  const char* checked_by = check.check_passes ? "--check-passes" : check.isolate ? "--isolate" : "--expected";
+  if (app.count("--print-values") > 0 && check.checking())
+    err << "nhlo-run: warning: --print-values has no effect with " << checked_by
         << " (the comparison report is printed instead of the results)\n";
-  if (settings.iterations > 1 && check.check_passes)
-    err << "nhlo-run: warning: --iterations has no effect with --check-passes (each side runs once)\n";
+  if (settings.iterations > 1 && (check.check_passes || check.isolate))
+    err << "nhlo-run: warning: --iterations has no effect with " << checked_by << " (each side runs once)\n";
   // Progress goes to the process's standard error only (never to a caller's stream, as
   // nhlo-golden's). It is the one part of the output that depends on time: a log of a run that
   // took under 10 s, or one with --progress=never, is byte-for-byte the same every time.
@@ -633,8 +634,8 @@ int RunMain(const std::vector<std::string>& args, std::istream& in, std::ostream
     PrintStatus(bytes.status(), err, "nhlo-run");
     return kExitInputRejected;
   }
-  if (LooksLikeBundle(*bytes) && check.check_passes) {
-    err << "nhlo-run: error: --check-passes needs HLO text (it compiles the module with and without passes); '"
+  if (LooksLikeBundle(*bytes) && (check.check_passes || check.isolate)) {
+    err << "nhlo-run: error: " << checked_by << " needs HLO text (it compiles the module with and without passes); '"
         << name << "' is a bundle file\n";
     return kExitUsage;
   }
@@ -653,7 +654,7 @@ int RunMain(const std::vector<std::string>& args, std::istream& in, std::ostream
   int exit_code = kExitOk;
   for (size_t i = 0; i < pieces.size(); ++i) {
     if (i > 0) out << "// -----\n";
-    if (check.check_passes) {
+    if (check.check_passes || check.isolate) {
       // As a plain run: the devices --devices or the header give, the memory limit, the step
       // limit and host data (issue 30: a two-replica module failed here).
       ProgramRunner runner;
@@ -677,8 +678,10 @@ int RunMain(const std::vector<std::string>& args, std::istream& in, std::ostream
         NHLO_ASSIGN_OR_RETURN(std::vector<Value> results, std::move(ran));
         return DevicesResult(std::move(results));
       };
-      int code = CheckPasses(name, pieces[i].text, *options, *flags.ToCodegenOptions(), settings.checks.tolerance,
-                             settings.checks.report_lines, runner, out, err);
+      int code = check.isolate ? Isolate(name, pieces[i].text, *options, *flags.ToCodegenOptions(),
+                                         settings.checks.tolerance, runner, out, err)
+                               : CheckPasses(name, pieces[i].text, *options, *flags.ToCodegenOptions(),
+                                             settings.checks.tolerance, settings.checks.report_lines, runner, out, err);
       if (code != kExitOk) exit_code = code;
       continue;
     }

@@ -1,0 +1,226 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "driver/isolate.h"
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <ostream>
+#include <sstream>
+#include <string_view>
+#include <vector>
+
+#include "driver/common.h"
+#include "ir/builder.h"
+#include "types/element.h"
+
+namespace nhlo {
+namespace {
+
+bool HoldsToken(const Shape& shape) {
+  if (shape.type == PrimitiveType::kToken) return true;
+  for (const Shape& element : shape.tuple)
+    if (HoldsToken(element)) return true;
+  return false;
+}
+
+// Makes the entry's root a tuple of every instruction of the entry computation (tokens aside) and
+// returns their names in that order: the run then yields each instruction's value.
+std::vector<std::string_view> ProbeEveryInstruction(Module& module) {
+  Computation* entry = module.entry;
+  std::vector<Instruction*> kept;
+  std::vector<std::string_view> names;
+  for (Instruction* inst : entry->instructions) {
+    if (HoldsToken(inst->shape)) continue;
+    kept.push_back(inst);
+    names.push_back(inst->name);
+  }
+  entry->root = MakeTuple(module, entry, kept);
+  // The header's entry layout describes the old root; the probe's root is nhlo's own.
+  std::erase_if(module.header_attrs, [](const auto& attr) { return attr.first == "entry_computation_layout"; });
+  return names;
+}
+
+// Whether `value` can be a parameter of `shape`: the same tuple structure and dimensions (array
+// element types are converted).
+bool Fits(const Value& value, const Shape& shape) {
+  if (shape.IsTuple() != value.IsTuple()) return false;
+  if (shape.IsTuple()) {
+    if (shape.tuple.size() != value.tuple.size()) return false;
+    for (size_t i = 0; i < shape.tuple.size(); ++i)
+      if (!Fits(value.tuple[i], shape.tuple[i])) return false;
+    return true;
+  }
+  return shape.IsArray() && IsArrayType(value.type) &&
+         std::equal(shape.dims.begin(), shape.dims.end(), value.dims.begin(), value.dims.end());
+}
+
+// Feeds every instruction of the entry computation its operands' reference values: each
+// instruction the reference run has a value for (of the same dimensions; element types may
+// differ, e.g. after upcast-all-to-fp32, and are converted exactly by ArgumentsFor) is replaced,
+// for its users, by a new parameter holding that value. Each instruction then computes on what
+// the reference computed, as if run alone. Returns the new parameters' reference names in
+// parameter order (after the module's own parameters).
+std::vector<std::string_view> FeedReferenceOperands(Module& module,
+                                                    const std::map<std::string, Value, std::less<>>& reference,
+                                                    bool devices) {
+  Computation* entry = module.entry;
+  std::vector<Instruction*> original(entry->instructions.begin(), entry->instructions.end());
+  int64_t next_parameter = static_cast<int64_t>(entry->Parameters().size());
+  std::map<const Instruction*, Instruction*> fed;
+  std::vector<std::string_view> names;
+  for (Instruction* inst : original) {
+    for (size_t j = 0; j < inst->operands.size(); ++j) {
+      Instruction* operand = inst->operands[j];
+      if (operand->opcode == Opcode::kParameter || HoldsToken(operand->shape) || !operand->shape.dim_kinds.empty())
+        continue;
+      auto value = reference.find(operand->name);
+      if (value == reference.end() || !Fits(devices ? value->second.tuple[0] : value->second, operand->shape)) continue;
+      auto it = fed.find(operand);
+      if (it == fed.end()) {
+        Instruction* parameter =
+            module.NewInstruction(entry, Opcode::kParameter, operand->shape, {}, std::string(operand->name) + ".fed");
+        parameter->parameter_number = next_parameter++;
+        names.push_back(operand->name);
+        it = fed.emplace(operand, parameter).first;
+      }
+      inst->operands[j] = it->second;
+    }
+  }
+  SortTopologically(entry);
+  return names;
+}
+
+// `value` in `like`'s element types where a pass changed them (leaf by leaf): an instruction the
+// pipeline widened (upcast-all-to-fp32) is judged by the value it would store in the module's own
+// type, so a bf16 op computed in f32 counts as differing only when its bf16 result does.
+void RoundToTypesOf(Value& value, const Value& like) {
+  if (value.IsTuple() || like.IsTuple()) {
+    for (size_t i = 0; i < value.tuple.size() && i < like.tuple.size(); ++i)
+      RoundToTypesOf(value.tuple[i], like.tuple[i]);
+    return;
+  }
+  if (value.type == like.type || !IsArrayType(value.type) || !IsArrayType(like.type) || value.dims != like.dims) return;
+  Value out;
+  out.type = like.type;
+  out.dims = value.dims;
+  const int from = HostByteSize(value.type), to = HostByteSize(like.type);
+  const int64_t count = value.ElementCount();
+  if (count < 0 || static_cast<int64_t>(value.bytes.size()) < count * from) return;
+  out.bytes.assign(static_cast<size_t>(count * to), '\0');
+  for (int64_t i = 0; i < count; ++i)
+    ConvertElement(value.type, reinterpret_cast<const uint8_t*>(value.bytes.data()) + i * from, like.type,
+                   reinterpret_cast<uint8_t*>(out.bytes.data()) + i * to);
+  value = std::move(out);
+}
+
+// Each probed instruction's value by name: one device's, or a tuple of every device's.
+Result<std::map<std::string, Value, std::less<>>> ProbeValues(const Module& module,
+                                                              const std::vector<std::string_view>& names,
+                                                              const CodegenOptions& codegen,
+                                                              const ProgramRunner& runner,
+                                                              const std::vector<std::vector<Value>>& args) {
+  NHLO_ASSIGN_OR_RETURN(std::string bundle, EmitBundleFile(module, codegen));
+  NHLO_ASSIGN_OR_RETURN(BundleProgram program, runner.load(std::move(bundle)));
+  std::vector<std::vector<Value>> converted;
+  for (const std::vector<Value>& device_args : args) converted.push_back(ArgumentsFor(program, device_args));
+  NHLO_ASSIGN_OR_RETURN(Value result, runner.run(program, std::move(converted), module));
+  std::map<std::string, Value, std::less<>> values;
+  const bool devices = args.size() > 1;
+  for (size_t i = 0; i < names.size(); ++i) {
+    Value v;
+    if (devices) {
+      v.type = PrimitiveType::kTuple;
+      for (Value& device : result.tuple) v.tuple.push_back(std::move(device.tuple[i]));
+    } else {
+      v = std::move(result.tuple[i]);
+    }
+    values.emplace(std::string(names[i]), std::move(v));
+  }
+  return values;
+}
+
+// The differing output of a comparison, as the report line gives it: `f32[4]: FAIL: 4 elements,
+// 1 over bounds, ...`, or why the values cannot be compared.
+std::string Figures(const CompareReport& report) {
+  for (const OutputReport& o : report.outputs)
+    if (!o.pass()) return FormatOutputReport(o);
+  return {};
+}
+
+}  // namespace
+
+int Isolate(const std::string& name, const std::string& text, const PipelineOptions& options,
+            const CodegenOptions& codegen, Tolerance tolerance, const ProgramRunner& runner, std::ostream& out,
+            std::ostream& err) {
+  auto fail = [&err](const Status& s) {
+    PrintStatus(s, err, "nhlo-run");
+    return 1;
+  };
+  PipelineOptions none;
+  none.passes = std::vector<std::string>{"none"};
+  none.custom_calls = options.custom_calls;
+  std::ostringstream discard;
+  Result<std::unique_ptr<Module>> reference = CompileText(name, text, none, discard);
+  if (!reference.ok()) return fail(reference.status());
+  // The arguments are made for the module as written, as a plain run and --check-passes do.
+  Result<std::string> plain = EmitBundleFile(**reference, codegen);
+  if (!plain.ok()) return fail(plain.status());
+  Result<BundleProgram> plain_program = runner.load(std::move(*plain));
+  if (!plain_program.ok()) return fail(plain_program.status());
+  Result<std::vector<std::vector<Value>>> args = runner.make_arguments(*plain_program);
+  if (!args.ok()) return fail(args.status());
+  const bool devices = args->size() > 1;
+
+  // The reference's instructions in order (before the probe adds its tuple), and their values.
+  std::vector<const Instruction*> rows((*reference)->entry->instructions.begin(),
+                                       (*reference)->entry->instructions.end());
+  std::vector<std::string_view> reference_names = ProbeEveryInstruction(**reference);
+  auto expected = ProbeValues(**reference, reference_names, codegen, runner, *args);
+  if (!expected.ok()) return fail(expected.status());
+
+  // The pipeline as configured (its dumps go to `err` as in a plain run), each instruction fed
+  // the reference's values of its operands.
+  Result<std::unique_ptr<Module>> piped = CompileText(name, text, options, err);
+  if (!piped.ok()) return fail(piped.status());
+  std::vector<std::string_view> fed = FeedReferenceOperands(**piped, *expected, devices);
+  std::vector<std::string_view> piped_names = ProbeEveryInstruction(**piped);
+  std::vector<std::vector<Value>> fed_args = *args;
+  for (size_t d = 0; d < fed_args.size(); ++d)
+    for (std::string_view operand : fed) {
+      const Value& value = expected->find(operand)->second;
+      fed_args[d].push_back(devices ? value.tuple[d] : value);
+    }
+  auto actual = ProbeValues(**piped, piped_names, codegen, runner, fed_args);
+  if (!actual.ok()) return fail(actual.status());
+
+  tolerance.mismatches_shown = 1;
+  std::vector<std::pair<const Instruction*, std::string>> differing;
+  int compared = 0;
+  for (const Instruction* inst : rows) {
+    if (inst->opcode == Opcode::kParameter) continue;
+    auto ref = expected->find(inst->name);
+    auto act = actual->find(inst->name);
+    if (ref == expected->end() || act == actual->end()) continue;
+    ++compared;
+    RoundToTypesOf(act->second, ref->second);
+    CompareReport report = CompareValues(act->second, ref->second, tolerance);
+    if (!report.pass()) differing.emplace_back(inst, Figures(report));
+  }
+
+  const Module& source = **reference;
+  out << "isolate: module '" << source.name << "': each instruction of the entry computation with the pass "
+      << "pipeline, on the values --passes=none gave its operands (" << FormatTolerance(tolerance) << ")\n";
+  out << "isolate: " << compared << " instruction" << (compared == 1 ? "" : "s") << " compared, " << differing.size()
+      << " differ" << (differing.size() == 1 ? "s" : "") << "\n";
+  for (const auto& [inst, figures] : differing) {
+    std::string message = "'" + std::string(inst->name) + "' differs on the reference's operands (" + figures + ")";
+    if (inst->source_offset != Instruction::kNoLocation && inst->source_id < source.sources.size())
+      out << FormatDiagnostic(source.sources[inst->source_id]->At(inst->source_offset, message, Severity::kNote));
+    else
+      out << "note: " << message << "\n";
+  }
+  if (!differing.empty()) out << "isolate: first differing instruction: '" << differing.front().first->name << "'\n";
+  return differing.empty() ? 0 : 1;
+}
+
+}  // namespace nhlo
