@@ -229,8 +229,10 @@ void AddPipelineFlags(CLI::App& app, PipelineFlags& f) {
   app.add_flag("--print-after-all", f.print_after_all, "print the module after every pass (to stderr)");
   app.add_option("--print-before", f.print_before, "print the module before passes whose name matches REGEX");
   app.add_option("--print-after", f.print_after, "print the module after passes whose name matches REGEX");
-  app.add_option("--print-changed", f.print_changed, "print the initial module, then only passes that changed it (=diff: unified diffs)")
-      ->check(CLI::IsMember({"text", "diff"}));
+  app.add_option("--print-changed", f.print_changed,
+                 "print the initial module, then only passes that changed it (=diff: unified diffs; =cdiff: in "
+                 "colour; =quiet, =diff-quiet, =cdiff-quiet: without the initial module and unchanged banners)")
+      ->check(CLI::IsMember({"text", "quiet", "diff", "diff-quiet", "cdiff", "cdiff-quiet"}));
   app.add_option("--print-computation", f.print_computation,
                  "dumps show only the computations whose name matches REGEX (full match; repeatable)");
   app.add_option("--filter-print-funcs", f.filter_print_funcs,
@@ -354,8 +356,11 @@ Result<PipelineOptions> PipelineFlags::ToOptions() const {
   for (const std::string& name : filter_print_funcs)
     if (!name.empty()) o.print_computation_regexes.push_back(RE2::QuoteMeta(name));
   o.print_metadata = print_metadata;
-  if (print_changed == "text") o.print_changed = PipelineOptions::PrintChanged::kText;
-  if (print_changed == "diff") o.print_changed = PipelineOptions::PrintChanged::kDiff;
+  // opt's spellings: text|quiet, diff|diff-quiet, cdiff|cdiff-quiet.
+  if (print_changed == "text" || print_changed == "quiet") o.print_changed = PipelineOptions::PrintChanged::kText;
+  if (print_changed.find("diff") != std::string::npos) o.print_changed = PipelineOptions::PrintChanged::kDiff;
+  o.print_changed_quiet = print_changed.ends_with("quiet");
+  o.print_changed_color = print_changed.starts_with("cdiff");
   if (time_passes == "text") o.time_passes = PipelineOptions::TimePasses::kText;
   if (time_passes == "json") o.time_passes = PipelineOptions::TimePasses::kJson;
   o.dump_dir = dump_dir;

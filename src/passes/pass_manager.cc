@@ -178,7 +178,7 @@ Result<size_t> RunPipeline(Module& module, const PipelineOptions& options, std::
   std::string previous;
   if (options.print_changed != PrintChanged::kOff) {
     previous = dump_text();
-    NHLO_TRY(sink.Emit("initial", "// ----- IR Dump Initial -----\n", previous));
+    if (!options.print_changed_quiet) NHLO_TRY(sink.Emit("initial", "// ----- IR Dump Initial -----\n", previous));
   }
 
   struct Timing { std::string_view name; int number; bool changed; double ms; };
@@ -230,14 +230,15 @@ Result<size_t> RunPipeline(Module& module, const PipelineOptions& options, std::
     if (print_after)
       NHLO_TRY(sink.Emit("after-" + std::string(info.name), Banner("After", info.name, number, state), dump_text()));
     if (options.print_changed != PrintChanged::kOff) {
+      // opt's -print-changed=quiet: no initial module, no banner for passes that changed nothing.
+      const bool banners = options.dump_dir.empty() && !options.print_changed_quiet;
       if (!*changed) {
-        if (options.dump_dir.empty()) log << Banner("After", info.name, number, "unchanged");
+        if (banners) log << Banner("After", info.name, number, "unchanged");
         continue;
       }
       std::string now = dump_text();
       if (shown && now == previous) {  // the pass changed only computations the filter hides
-        if (options.dump_dir.empty())
-          log << Banner("After", info.name, number, "changed, not in the shown computations");
+        if (banners) log << Banner("After", info.name, number, "changed, not in the shown computations");
         continue;
       }
       if (options.print_changed == PrintChanged::kText) {
@@ -245,11 +246,17 @@ Result<size_t> RunPipeline(Module& module, const PipelineOptions& options, std::
       } else {
         std::string diff = UnifiedDiff(previous, now, "before " + std::string(info.name), "after " + std::string(info.name));
         // Diff lines start with ' ', '-', '+' or '@'; prefix them so the stream stays HLO comments.
+        // cdiff colours removed lines red and added ones green, as opt's -print-changed=cdiff.
         std::string commented;
         size_t pos = 0;
         while (pos < diff.size()) {
           size_t eol = diff.find('\n', pos);
-          commented += "// " + diff.substr(pos, eol - pos) + "\n";
+          std::string line = diff.substr(pos, eol - pos);
+          const char* colour = !options.print_changed_color                        ? nullptr
+                               : line.starts_with("-") && !line.starts_with("---") ? "\033[31m"
+                               : line.starts_with("+") && !line.starts_with("+++") ? "\033[32m"
+                                                                                   : nullptr;
+          commented += colour ? "// " + std::string(colour) + line + "\033[0m\n" : "// " + line + "\n";
           pos = eol + 1;
         }
         NHLO_TRY(sink.Emit("diff-" + std::string(info.name), Banner("After", info.name, number, state), commented));

@@ -39,6 +39,8 @@ struct PipelineOptions {
   bool print_metadata = true;
   enum class PrintChanged { kOff, kText, kDiff };
   PrintChanged print_changed = PrintChanged::kOff;
+  bool print_changed_quiet = false;  // =quiet, =diff-quiet: no initial module, no unchanged banners
+  bool print_changed_color = false;  // =cdiff: removed lines red, added lines green (ANSI)
   std::string dump_dir;              // --dump-dir: one numbered file per dump instead of the stream
   /// Module names that have dumped into dump_dir in this invocation, and how often: a second
   /// module of the same name (--split-input-file) gets `NAME.2.NNN-...` files, so no dump of one
