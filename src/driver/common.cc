@@ -419,6 +419,10 @@ int ParseCommandLine(CLI::App& app, const std::vector<std::string>& args, std::o
   app.set_version_flag("--version", VersionText(app.get_name()));
   // Words CLI11 does not know are collected and reported here, with a suggestion.
   app.allow_extras();
+  // A repeatable option takes one value per occurrence: CLI11 would let `--arg X m.hlo` take
+  // the input file as a second --arg.
+  for (CLI::Option* opt : app.get_options())
+    if (opt->nonpositional() && opt->get_items_expected_max() > 1) opt->allow_extra_args(false);
   try {
     app.parse(static_cast<int>(argv.size()), argv.data());
   } catch (const CLI::CallForHelp&) {
