@@ -143,7 +143,8 @@ void AddCheckFlags(CLI::App& app, CheckFlags& f) {
                  "run prints only the verdict line)")
       ->check(CLI::IsMember({"all", "failures"}));
   app.add_option("--random-range", f.random_range,
-                 "draw every --random-args element from LO,HI instead of its type's default");
+                 "draw every --random-args element from LO,HI instead of its type's default; NAME:LO,HI for the "
+                 "parameter NAME (or argN) only (repeatable)");
 }
 
 Result<Value> LoadExpected(const std::string& spec, std::istream& in, uint64_t max_bytes) {
@@ -192,12 +193,18 @@ int ResolveChecks(const CheckFlags& check, bool random, std::istream& in, RunChe
       err << "nhlo-run: error: --random-range needs --random-args\n";
       return kExitUsage;
     }
-    Result<RandomRange> range = ParseRandomRange(check.random_range);
-    if (!range.ok()) {
-      err << "nhlo-run: error: " << range.status().message() << "\n";
-      return kExitUsage;
+    for (const std::string& value : check.random_range) {
+      const size_t colon = value.find(':');
+      Result<RandomRange> range = ParseRandomRange(colon == std::string::npos ? value : value.substr(colon + 1));
+      if (!range.ok()) {
+        err << "nhlo-run: error: " << range.status().message() << "\n";
+        return kExitUsage;
+      }
+      if (colon == std::string::npos)
+        checks.range = *range;
+      else
+        checks.parameter_ranges.emplace_back(value.substr(0, colon), *range);
     }
-    checks.range = *range;
   }
   Result<Tolerance> tolerance = check.ToTolerance();
   if (!tolerance.ok()) {

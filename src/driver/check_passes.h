@@ -35,7 +35,9 @@ struct CheckFlags {
   int64_t max_mismatches = 1;             ///< --max-mismatches: elements listed per failing output
   bool check_passes = false;
   bool isolate = false;      ///< --isolate: name the instruction the pipeline changes (driver/isolate.h)
-  std::string random_range;  ///< --random-range=LO,HI, unparsed
+  /// --random-range as given (repeatable): `LO,HI` for every parameter, `NAME:LO,HI` for the
+  /// parameter NAME (its name in the entry computation, or argN as --save-args names it).
+  std::vector<std::string> random_range;
 
   bool checking() const { return check_passes || isolate || !expected.empty(); }
   bool bounds_given() const { return !rtol.empty() || !atol.empty() || !ulp.empty(); }
@@ -49,7 +51,9 @@ void AddCheckFlags(CLI::App& app, CheckFlags& flags);
 
 /// What the checked-run flags resolve to.
 struct RunChecks {
-  std::optional<RandomRange> range;  ///< --random-range
+  std::optional<RandomRange> range;  ///< --random-range=LO,HI
+  /// --random-range=NAME:LO,HI, in order given (a later one for the same name wins).
+  std::vector<std::pair<std::string, RandomRange>> parameter_ranges;
   std::optional<Value> expected;     ///< --expected, read
   /// --expected=@x.npy or @x.npz: read after the run, typed and shaped by the result (a .npy of
   /// bf16 or f8 holds untyped bytes).

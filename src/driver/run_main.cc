@@ -273,11 +273,30 @@ Result<std::vector<std::vector<Value>>> MakeDeviceArguments(const BundleProgram&
   const ComputationRecord& entry = program.computations[program.entry];
   std::vector<std::vector<Value>> per_device(devices);
   if (settings.random) {
+    // --random-range=NAME:LO,HI: NAME is the parameter's name or argN (as --save-args names it).
+    std::vector<std::optional<RandomRange>> ranges(entry.params.size(), settings.checks.range);
+    for (const auto& [param, range] : settings.checks.parameter_ranges) {
+      bool found = false;
+      for (size_t i = 0; i < entry.params.size(); ++i) {
+        if (entry.buffers[entry.params[i]].name == param || "arg" + std::to_string(i) == param) {
+          ranges[i] = range;
+          found = true;
+        }
+      }
+      if (!found) {
+        std::string names;
+        for (size_t i = 0; i < entry.params.size(); ++i)
+          names += (i ? ", " : "") + std::string(entry.buffers[entry.params[i]].name);
+        return Status::Error("--random-range=" + param + ":...: the entry computation '" + std::string(entry.name) +
+                             "' has no parameter '" + param + "' (parameters: " + (names.empty() ? "none" : names) +
+                             "; argN names the Nth from 0)");
+      }
+    }
     Module scratch;
     for (uint32_t d = 0; d < devices; ++d)
       for (size_t i = 0; i < entry.params.size(); ++i)
         per_device[d].push_back(RandomValue(BufferShape(entry, entry.params[i], scratch),
-                                            settings.seed * 1000003 + i + d * 0xD1B54A32D192ED03ull, settings.checks.range));
+                                            settings.seed * 1000003 + i + d * 0xD1B54A32D192ED03ull, ranges[i]));
     return per_device;
   }
   std::vector<TensorSpec> params = EntryParameters(program);
