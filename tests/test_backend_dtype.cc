@@ -19,14 +19,11 @@ BackendDtype At(int ordinal) { return BackendDtypeFromOrdinal(ordinal).value(); 
 
 TEST_CASE("backend_dtype: LUT bytes are the seed's") {
   // seed 004: xxd of byte_1DFBAD0, byte_1DF5760 and qword_1DFC040.
-  const uint8_t wire_v4[kNumBackendDtypes] = {0x03, 0x02, 0x10, 0x0d, 0x0e, 0x0e, 0x03,
-                                              0x0f, 0x0e, 0x0f, 0x05, 0x04, 0x06, 0x07,
-                                              0x09, 0x08, 0x0a, 0x0b, 0x01, 0x0c};
-  const uint8_t wire_v3[kNumBackendDtypes] = {0x03, 0x02, 0x05, 0x0d, 0x0e, 0x0e, 0x03,
-                                              0x0f, 0x0e, 0x0f, 0x05, 0x04, 0x06, 0x07,
-                                              0x09, 0x08, 0x0a, 0x0b, 0x01, 0x0c};
-  const int stride[kNumBackendDtypes] = {1, 1, 2, 1, 1, 1, 1, 1, 4, 4,
-                                         2, 2, 2, 2, 4, 4, 4, 4, 8, 8};
+  const uint8_t wire_v4[kNumBackendDtypes] = {0x03, 0x02, 0x10, 0x0d, 0x0e, 0x0e, 0x03, 0x0f, 0x0e, 0x0f,
+                                              0x05, 0x04, 0x06, 0x07, 0x09, 0x08, 0x0a, 0x0b, 0x01, 0x0c};
+  const uint8_t wire_v3[kNumBackendDtypes] = {0x03, 0x02, 0x05, 0x0d, 0x0e, 0x0e, 0x03, 0x0f, 0x0e, 0x0f,
+                                              0x05, 0x04, 0x06, 0x07, 0x09, 0x08, 0x0a, 0x0b, 0x01, 0x0c};
+  const int stride[kNumBackendDtypes] = {1, 1, 2, 1, 1, 1, 1, 1, 4, 4, 2, 2, 2, 2, 4, 4, 4, 4, 8, 8};
   int v3_v4_differences = 0;
   for (int i = 0; i < kNumBackendDtypes; ++i) {
     CAPTURE(i);
@@ -44,11 +41,10 @@ TEST_CASE("backend_dtype: LUT bytes are the seed's") {
 
 TEST_CASE("backend_dtype: names and ordinals") {
   const char* names[kNumBackendDtypes] = {
-      "uint8",          "int8",           "float4_e2m1fn_x4", "float8_e3m4", "float8e4",
-      "float8_e4m3fn",  "float8_e8m0fnu", "float8_e5m2",      "float8_e4m3fn_x4",
-      "float8_e5m2_x4", "uint16",         "int16",            "bfloat16",    "float16",
-      "uint32",         "int32",          "float32",          "float32r",    "uint64",
-      "int64"};
+      "uint8",         "int8",           "float4_e2m1fn_x4", "float8_e3m4",      "float8e4",
+      "float8_e4m3fn", "float8_e8m0fnu", "float8_e5m2",      "float8_e4m3fn_x4", "float8_e5m2_x4",
+      "uint16",        "int16",          "bfloat16",         "float16",          "uint32",
+      "int32",         "float32",        "float32r",         "uint64",           "int64"};
   for (int i = 0; i < kNumBackendDtypes; ++i) {
     CAPTURE(i);
     CHECK(BackendDtypeName(At(i)) == names[i]);
@@ -100,10 +96,24 @@ TEST_CASE("backend_dtype: XLA type mapping") {
   CHECK(BackendDtypeFor(P::kF8E5M2) == B::kFloat8E5m2);
   CHECK(BackendDtypeFor(P::kU64) == B::kUint64);
   CHECK(BackendDtypeFor(P::kBF16) == B::kBfloat16);
-  const P host_only[] = {P::kPred, P::kF64, P::kC64, P::kC128, P::kS4, P::kU4,
-                         P::kS2, P::kU2, P::kS1, P::kU1, P::kF8E4M3FNUZ,
-                         P::kF8E5M2FNUZ, P::kF8E4M3B11FNUZ, P::kF6E2M3FN, P::kF6E3M2FN,
-                         P::kF4E2M1FN, P::kTuple, P::kToken};
+  const P host_only[] = {P::kPred,
+                         P::kF64,
+                         P::kC64,
+                         P::kC128,
+                         P::kS4,
+                         P::kU4,
+                         P::kS2,
+                         P::kU2,
+                         P::kS1,
+                         P::kU1,
+                         P::kF8E4M3FNUZ,
+                         P::kF8E5M2FNUZ,
+                         P::kF8E4M3B11FNUZ,
+                         P::kF6E2M3FN,
+                         P::kF6E3M2FN,
+                         P::kF4E2M1FN,
+                         P::kTuple,
+                         P::kToken};
   for (P t : host_only) {
     CAPTURE(PrimitiveTypeName(t));
     CHECK_FALSE(BackendDtypeFor(t).has_value());
@@ -189,8 +199,10 @@ TEST_CASE("backend_dtype: merge lattice") {
   CHECK(*merge(B::kFloat8E4m3fn, B::kBfloat16) == B::kBfloat16);
   CHECK(*merge(B::kFloat8E4m3fnX4, B::kFloat8E4m3fn) == B::kFloat8E4m3fnX4);
   CHECK(*merge(B::kFloat8E8m0fnu, B::kFloat8E8m0fnu) == B::kFloat8E8m0fnu);
-  const BackendDtype bad[][2] = {{B::kUint8, B::kInt8},       {B::kUint32, B::kInt32},
-                                 {B::kInt32, B::kFloat32},    {B::kFloat8E8m0fnu, B::kFloat32},
+  const BackendDtype bad[][2] = {{B::kUint8, B::kInt8},
+                                 {B::kUint32, B::kInt32},
+                                 {B::kInt32, B::kFloat32},
+                                 {B::kFloat8E8m0fnu, B::kFloat32},
                                  {B::kFloat8E4m3fn, B::kFloat8E5m2},
                                  {B::kUint64, B::kInt64}};
   for (const auto& pair : bad) {

@@ -115,26 +115,26 @@ TEST_CASE("bundle wire codes are pinned") {
     CHECK(OpcodeFromWireCode(OpcodeWireCode(op)) == op);
   }
   const std::string kOpcodeCodes =
-    "abs=0 acos=1 acosh=2 add=3 add-dependency=4 after-all=5 all-gather=6 all-gather-done=7 "
-    "all-gather-start=8 all-reduce=9 all-reduce-done=10 all-reduce-start=11 all-to-all=12 and=13 asin=14 "
-    "asinh=15 async-done=16 async-start=17 async-update=18 atan2=19 atanh=20 batch-norm-grad=21 "
-    "batch-norm-inference=22 batch-norm-training=23 bitcast=24 bitcast-convert=25 broadcast=26 call=27 "
-    "cbrt=28 ceil=29 cholesky=30 clamp=31 collective-broadcast=32 collective-permute=33 "
-    "collective-permute-done=34 collective-permute-start=35 compare=36 complex=37 concatenate=38 "
-    "conditional=39 constant=40 convert=41 convolution=42 copy=43 copy-done=44 copy-start=45 cosh=46 "
-    "cosine=47 count-leading-zeros=48 custom-call=49 divide=50 domain=51 dot=52 dynamic-reshape=53 "
-    "dynamic-slice=54 dynamic-update-slice=55 erf=56 exponential=57 exponential-minus-one=58 fft=59 "
-    "floor=60 fusion=61 gather=62 get-dimension-size=63 get-tuple-element=64 imag=65 infeed=66 iota=67 "
-    "is-finite=68 log=69 log-plus-one=70 logistic=71 map=72 maximum=73 minimum=74 mulhi=75 multiply=76 "
-    "negate=77 not=78 opt-barrier=79 or=80 outfeed=81 pad=82 parameter=83 partition-id=84 popcnt=85 "
-    "power=86 ragged-all-to-all=87 ragged-dot=88 real=89 recv=90 recv-done=91 reduce=92 "
-    "reduce-precision=93 reduce-scatter=94 reduce-window=95 remainder=96 replica-id=97 reshape=98 "
-    "reverse=99 rng=100 rng-bit-generator=101 rng-get-and-update-state=102 round-nearest-afz=103 "
-    "round-nearest-even=104 rsqrt=105 scaled-dot=106 scan=107 scatter=108 select=109 "
-    "select-and-scatter=110 send=111 send-done=112 set-dimension-size=113 shift-left=114 "
-    "shift-right-arithmetic=115 shift-right-logical=116 sign=117 sine=118 sinh=119 slice=120 sort=121 "
-    "sqrt=122 stochastic-convert=123 subtract=124 tan=125 tanh=126 topk=127 transpose=128 "
-    "triangular-solve=129 tuple=130 while=131 xor=132 ";
+      "abs=0 acos=1 acosh=2 add=3 add-dependency=4 after-all=5 all-gather=6 all-gather-done=7 "
+      "all-gather-start=8 all-reduce=9 all-reduce-done=10 all-reduce-start=11 all-to-all=12 and=13 asin=14 "
+      "asinh=15 async-done=16 async-start=17 async-update=18 atan2=19 atanh=20 batch-norm-grad=21 "
+      "batch-norm-inference=22 batch-norm-training=23 bitcast=24 bitcast-convert=25 broadcast=26 call=27 "
+      "cbrt=28 ceil=29 cholesky=30 clamp=31 collective-broadcast=32 collective-permute=33 "
+      "collective-permute-done=34 collective-permute-start=35 compare=36 complex=37 concatenate=38 "
+      "conditional=39 constant=40 convert=41 convolution=42 copy=43 copy-done=44 copy-start=45 cosh=46 "
+      "cosine=47 count-leading-zeros=48 custom-call=49 divide=50 domain=51 dot=52 dynamic-reshape=53 "
+      "dynamic-slice=54 dynamic-update-slice=55 erf=56 exponential=57 exponential-minus-one=58 fft=59 "
+      "floor=60 fusion=61 gather=62 get-dimension-size=63 get-tuple-element=64 imag=65 infeed=66 iota=67 "
+      "is-finite=68 log=69 log-plus-one=70 logistic=71 map=72 maximum=73 minimum=74 mulhi=75 multiply=76 "
+      "negate=77 not=78 opt-barrier=79 or=80 outfeed=81 pad=82 parameter=83 partition-id=84 popcnt=85 "
+      "power=86 ragged-all-to-all=87 ragged-dot=88 real=89 recv=90 recv-done=91 reduce=92 "
+      "reduce-precision=93 reduce-scatter=94 reduce-window=95 remainder=96 replica-id=97 reshape=98 "
+      "reverse=99 rng=100 rng-bit-generator=101 rng-get-and-update-state=102 round-nearest-afz=103 "
+      "round-nearest-even=104 rsqrt=105 scaled-dot=106 scan=107 scatter=108 select=109 "
+      "select-and-scatter=110 send=111 send-done=112 set-dimension-size=113 shift-left=114 "
+      "shift-right-arithmetic=115 shift-right-logical=116 sign=117 sine=118 sinh=119 slice=120 sort=121 "
+      "sqrt=122 stochastic-convert=123 subtract=124 tan=125 tanh=126 topk=127 transpose=128 "
+      "triangular-solve=129 tuple=130 while=131 xor=132 ";
   CHECK(opcodes == kOpcodeCodes);
 
   std::string attrs;
@@ -207,7 +207,8 @@ TEST_CASE("non-executable ops are refused at load") {
 ENTRY e {
   t = token[] after-all()
   ROOT i = (f32[4], token[]) infeed(t)
-})"), "infeed.bin");
+})"),
+                                "infeed.bin");
   REQUIRE(program.ok());
   Status loaded = LoadForExecution(*program);
   REQUIRE(!loaded.ok());

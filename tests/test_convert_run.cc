@@ -7,10 +7,10 @@
 
 #include "shared_tables.h"
 
+#include <unistd.h>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -71,11 +71,16 @@ TEST_CASE("nhlo-run convert + bitcast-convert prints the encode tables' bits" *
     const char* bits_type;
     int stride;
   };
-  const Case cases[] = {{"bf16", "bf16", "u16", 97},          {"f16", "f16", "u16", 97},
-                        {"f8e4m3fn", "f8e4m3fn", "u8", 1},     {"f8e5m2", "f8e5m2", "u8", 1},
-                        {"f8e4m3", "f8e4m3", "u8", 1},         {"f8e3m4", "f8e3m4", "u8", 1},
-                        {"f8e4m3fnuz", "f8e4m3fnuz", "u8", 1}, {"f8e5m2fnuz", "f8e5m2fnuz", "u8", 1},
-                        {"f8e4m3b11fnuz", "f8e4m3b11fnuz", "u8", 1}, {"f4e2m1fn", "f4e2m1fn", "u4", 1},
+  const Case cases[] = {{"bf16", "bf16", "u16", 97},
+                        {"f16", "f16", "u16", 97},
+                        {"f8e4m3fn", "f8e4m3fn", "u8", 1},
+                        {"f8e5m2", "f8e5m2", "u8", 1},
+                        {"f8e4m3", "f8e4m3", "u8", 1},
+                        {"f8e3m4", "f8e3m4", "u8", 1},
+                        {"f8e4m3fnuz", "f8e4m3fnuz", "u8", 1},
+                        {"f8e5m2fnuz", "f8e5m2fnuz", "u8", 1},
+                        {"f8e4m3b11fnuz", "f8e4m3b11fnuz", "u8", 1},
+                        {"f4e2m1fn", "f4e2m1fn", "u4", 1},
                         {"f8e8m0fnu", "f8e8m0fnu", "u8", 1}};
   int compared = 0, mismatches = 0;
   for (const Case& c : cases) {
@@ -86,8 +91,13 @@ TEST_CASE("nhlo-run convert + bitcast-convert prints the encode tables' bits" *
     for (size_t i = 0; i < rows.size(); ++i) module += (i ? ", " : "") + FloatLiteral(rows[i].in);
     module += "})\n  y = " + std::string(c.type) + "[" + n + "] convert(x)\n  ROOT b = " + c.bits_type + "[" + n +
               "] bitcast-convert(y)\n}\n";
-    std::string path = (std::filesystem::temp_directory_path() / ("nhlo_convert_" + std::string(c.table) + ".hlo")).string();
-    { FILE* f = std::fopen(path.c_str(), "w"); std::fputs(module.c_str(), f); std::fclose(f); }
+    std::string path =
+        (std::filesystem::temp_directory_path() / ("nhlo_convert_" + std::string(c.table) + ".hlo")).string();
+    {
+      FILE* f = std::fopen(path.c_str(), "w");
+      std::fputs(module.c_str(), f);
+      std::fclose(f);
+    }
     std::istringstream in;
     std::ostringstream out, err;
     int code = nhlo::RunMain({path, "--passes=none", "--print-values=all"}, in, out, err);
@@ -103,7 +113,8 @@ TEST_CASE("nhlo-run convert + bitcast-convert prints the encode tables' bits" *
       values >> got >> sep;
       ++compared;
       if (got != r.out) {
-        if (++mismatches < 10) MESSAGE(c.table << ": input 0x" << std::hex << r.in << " gave 0x" << got << ", table 0x" << r.out);
+        if (++mismatches < 10)
+          MESSAGE(c.table << ": input 0x" << std::hex << r.in << " gave 0x" << got << ", table 0x" << r.out);
       }
     }
   }
@@ -115,7 +126,8 @@ TEST_CASE("nhlo-run convert + bitcast-convert prints the encode tables' bits" *
 // nhlo-compile never writes its bundle over its own input, and writes into a FIFO or device
 // instead of replacing it with a regular file.
 TEST_CASE("nhlo-compile output safety") {
-  std::string dir = std::filesystem::temp_directory_path().string() + "/nhlo-output-safety-" + std::to_string(::getpid());
+  std::string dir =
+      std::filesystem::temp_directory_path().string() + "/nhlo-output-safety-" + std::to_string(::getpid());
   std::filesystem::create_directories(dir);
   std::string hlo = dir + "/m.hlo";
   const std::string text = "HloModule m\nENTRY e { ROOT p = f32[] parameter(0) }\n";

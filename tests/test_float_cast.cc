@@ -298,51 +298,47 @@ struct DecodeVector {
 };
 
 constexpr DecodeVector kDecodeVectors[] = {
-    {P::kBF16, 0x7f7f, 0x7f7f0000, false},       // max finite
-    {P::kBF16, 0x0001, 0x00010000, false},       // min subnormal (an f32 subnormal)
-    {P::kBF16, 0x8000, 0x80000000, false},       // -0
-    {P::kBF16, 0xff80, 0xff800000, false},       // -Inf
-    {P::kF16, 0x7bff, 0x477fe000, false},        // 65504
-    {P::kF16, 0x0001, 0x33800000, false},        // 2^-24
-    {P::kF16, 0xfc00, 0xff800000, false},        // -Inf
-    {P::kF16, 0xfe00, 0xffc00000, true},         // -NaN
-    {P::kF8E5M2, 0x7b, 0x47600000, false},       // 57344
-    {P::kF8E5M2, 0x01, 0x37800000, false},       // 2^-16
-    {P::kF8E5M2, 0x7c, 0x7f800000, false},       // +Inf
-    {P::kF8E5M2, 0xfd, 0xffc00000, true},
-    {P::kF8E4M3FN, 0x7e, 0x43e00000, false},     // 448
-    {P::kF8E4M3FN, 0x01, 0x3b000000, false},     // 2^-9
-    {P::kF8E4M3FN, 0x7f, 0x7fc00000, true},
-    {P::kF8E4M3FN, 0xff, 0xffc00000, true},
-    {P::kF8E4M3FN, 0x80, 0x80000000, false},     // -0
-    {P::kF8E4M3, 0x77, 0x43700000, false},       // 240
-    {P::kF8E4M3, 0x78, 0x7f800000, false},       // +Inf
-    {P::kF8E4M3, 0xf9, 0xffc00000, true},
-    {P::kF8E3M4, 0x6f, 0x41780000, false},       // 15.5
-    {P::kF8E3M4, 0x01, 0x3c800000, false},       // 2^-6
-    {P::kF8E3M4, 0xf0, 0xff800000, false},       // -Inf
-    {P::kF8E4M3FNUZ, 0x7f, 0x43700000, false},   // 240
-    {P::kF8E4M3FNUZ, 0x01, 0x3a800000, false},   // 2^-10
-    {P::kF8E4M3FNUZ, 0x80, 0xffc00000, true},    // the only NaN, sign bit set
-    {P::kF8E5M2FNUZ, 0x7f, 0x47600000, false},   // 57344
-    {P::kF8E5M2FNUZ, 0x01, 0x37000000, false},   // 2^-17
-    {P::kF8E5M2FNUZ, 0x80, 0xffc00000, true},
-    {P::kF8E4M3B11FNUZ, 0x7f, 0x41f00000, false},  // 30
-    {P::kF8E4M3B11FNUZ, 0x01, 0x39000000, false},  // 2^-13
-    {P::kF8E4M3B11FNUZ, 0xff, 0xc1f00000, false},  // -30
-    {P::kF4E2M1FN, 0x7, 0x40c00000, false},      // 6
-    {P::kF4E2M1FN, 0x1, 0x3f000000, false},      // 0.5
-    {P::kF4E2M1FN, 0x8, 0x80000000, false},      // -0
-    {P::kF4E2M1FN, 0xf, 0xc0c00000, false},      // -6
-    {P::kF6E2M3FN, 0x1f, 0x40f00000, false},     // 7.5
-    {P::kF6E2M3FN, 0x01, 0x3e000000, false},     // 0.125
-    {P::kF6E2M3FN, 0x20, 0x80000000, false},     // -0
-    {P::kF6E3M2FN, 0x1f, 0x41e00000, false},     // 28
-    {P::kF6E3M2FN, 0x01, 0x3d800000, false},     // 0.0625
-    {P::kF6E3M2FN, 0x3f, 0xc1e00000, false},     // -28
-    {P::kF8E8M0FNU, 0x00, 0x00400000, false},    // 2^-127, an f32 subnormal
-    {P::kF8E8M0FNU, 0x7f, 0x3f800000, false},    // 1.0
-    {P::kF8E8M0FNU, 0xfe, 0x7f000000, false},    // 2^127
+    {P::kBF16, 0x7f7f, 0x7f7f0000, false},  // max finite
+    {P::kBF16, 0x0001, 0x00010000, false},  // min subnormal (an f32 subnormal)
+    {P::kBF16, 0x8000, 0x80000000, false},  // -0
+    {P::kBF16, 0xff80, 0xff800000, false},  // -Inf
+    {P::kF16, 0x7bff, 0x477fe000, false},   // 65504
+    {P::kF16, 0x0001, 0x33800000, false},   // 2^-24
+    {P::kF16, 0xfc00, 0xff800000, false},   // -Inf
+    {P::kF16, 0xfe00, 0xffc00000, true},    // -NaN
+    {P::kF8E5M2, 0x7b, 0x47600000, false},  // 57344
+    {P::kF8E5M2, 0x01, 0x37800000, false},  // 2^-16
+    {P::kF8E5M2, 0x7c, 0x7f800000, false},  // +Inf
+    {P::kF8E5M2, 0xfd, 0xffc00000, true},         {P::kF8E4M3FN, 0x7e, 0x43e00000, false},  // 448
+    {P::kF8E4M3FN, 0x01, 0x3b000000, false},                                                // 2^-9
+    {P::kF8E4M3FN, 0x7f, 0x7fc00000, true},       {P::kF8E4M3FN, 0xff, 0xffc00000, true},
+    {P::kF8E4M3FN, 0x80, 0x80000000, false},                                              // -0
+    {P::kF8E4M3, 0x77, 0x43700000, false},                                                // 240
+    {P::kF8E4M3, 0x78, 0x7f800000, false},                                                // +Inf
+    {P::kF8E4M3, 0xf9, 0xffc00000, true},         {P::kF8E3M4, 0x6f, 0x41780000, false},  // 15.5
+    {P::kF8E3M4, 0x01, 0x3c800000, false},                                                // 2^-6
+    {P::kF8E3M4, 0xf0, 0xff800000, false},                                                // -Inf
+    {P::kF8E4M3FNUZ, 0x7f, 0x43700000, false},                                            // 240
+    {P::kF8E4M3FNUZ, 0x01, 0x3a800000, false},                                            // 2^-10
+    {P::kF8E4M3FNUZ, 0x80, 0xffc00000, true},                                             // the only NaN, sign bit set
+    {P::kF8E5M2FNUZ, 0x7f, 0x47600000, false},                                            // 57344
+    {P::kF8E5M2FNUZ, 0x01, 0x37000000, false},                                            // 2^-17
+    {P::kF8E5M2FNUZ, 0x80, 0xffc00000, true},     {P::kF8E4M3B11FNUZ, 0x7f, 0x41f00000, false},  // 30
+    {P::kF8E4M3B11FNUZ, 0x01, 0x39000000, false},                                                // 2^-13
+    {P::kF8E4M3B11FNUZ, 0xff, 0xc1f00000, false},                                                // -30
+    {P::kF4E2M1FN, 0x7, 0x40c00000, false},                                                      // 6
+    {P::kF4E2M1FN, 0x1, 0x3f000000, false},                                                      // 0.5
+    {P::kF4E2M1FN, 0x8, 0x80000000, false},                                                      // -0
+    {P::kF4E2M1FN, 0xf, 0xc0c00000, false},                                                      // -6
+    {P::kF6E2M3FN, 0x1f, 0x40f00000, false},                                                     // 7.5
+    {P::kF6E2M3FN, 0x01, 0x3e000000, false},                                                     // 0.125
+    {P::kF6E2M3FN, 0x20, 0x80000000, false},                                                     // -0
+    {P::kF6E3M2FN, 0x1f, 0x41e00000, false},                                                     // 28
+    {P::kF6E3M2FN, 0x01, 0x3d800000, false},                                                     // 0.0625
+    {P::kF6E3M2FN, 0x3f, 0xc1e00000, false},                                                     // -28
+    {P::kF8E8M0FNU, 0x00, 0x00400000, false},  // 2^-127, an f32 subnormal
+    {P::kF8E8M0FNU, 0x7f, 0x3f800000, false},  // 1.0
+    {P::kF8E8M0FNU, 0xfe, 0x7f000000, false},  // 2^127
     {P::kF8E8M0FNU, 0xff, 0x7fc00000, true},
 };
 
@@ -417,12 +413,10 @@ TEST_CASE("float_cast: float32r rounding") {
   CHECK(RoundToFloat32r(1.0f + std::ldexp(1.0f, -11)) == 1.0f);
   // 1 + 3*2^-11 ties between 1 + 2^-10 (odd) and 1 + 2^-9 (even).
   CHECK(RoundToFloat32r(1.0f + 3 * std::ldexp(1.0f, -11)) == 1.0f + std::ldexp(1.0f, -9));
-  CHECK(RoundToFloat32r(1.0f + std::ldexp(1.0f, -11) + std::ldexp(1.0f, -20)) ==
-        1.0f + std::ldexp(1.0f, -10));
+  CHECK(RoundToFloat32r(1.0f + std::ldexp(1.0f, -11) + std::ldexp(1.0f, -20)) == 1.0f + std::ldexp(1.0f, -10));
   CHECK(Bits(RoundToFloat32r(-0.0f)) == 0x80000000u);
   CHECK(std::isinf(RoundToFloat32r(std::numeric_limits<float>::max())));
-  CHECK(RoundToFloat32r(std::numeric_limits<float>::infinity()) ==
-        std::numeric_limits<float>::infinity());
+  CHECK(RoundToFloat32r(std::numeric_limits<float>::infinity()) == std::numeric_limits<float>::infinity());
   CHECK(std::isnan(RoundToFloat32r(std::numeric_limits<float>::quiet_NaN())));
   CHECK((Bits(RoundToFloat32r(3.14159f)) & 0x1fffu) == 0u);
 }
@@ -456,8 +450,7 @@ TEST_CASE("float_cast: float -> integer convert") {
   CHECK(ConvertFloatToUnsignedInt(P::kU1, 1.5) == 1u);
   CHECK(ConvertFloatToUnsignedInt(P::kU32, 4294967296.0) == 4294967295u);
   CHECK(ConvertFloatToUnsignedInt(P::kU64, inf) == std::numeric_limits<uint64_t>::max());
-  CHECK(ConvertFloatToUnsignedInt(P::kU64, 1.8446744073709552e19) ==
-        std::numeric_limits<uint64_t>::max());
+  CHECK(ConvertFloatToUnsignedInt(P::kU64, 1.8446744073709552e19) == std::numeric_limits<uint64_t>::max());
   CHECK(ConvertFloatToUnsignedInt(P::kU64, 9223372036854775808.0) == 9223372036854775808ull);
 }
 
@@ -482,11 +475,10 @@ TEST_CASE("float_cast: limits and properties") {
   CHECK(MinSubnormal(P::kBF16) == std::ldexp(1.0, -133));
   CHECK(MinSubnormal(P::kF8E8M0FNU) == std::ldexp(1.0, -127));
 
-  const PrimitiveType with_inf[] = {P::kF16, P::kBF16, P::kF8E5M2, P::kF8E4M3, P::kF8E3M4,
-                                    P::kF32, P::kF64};
-  const PrimitiveType without_inf[] = {P::kF8E4M3FN, P::kF8E4M3FNUZ, P::kF8E5M2FNUZ,
-                                       P::kF8E4M3B11FNUZ, P::kF4E2M1FN, P::kF6E2M3FN,
-                                       P::kF6E3M2FN, P::kF8E8M0FNU, P::kS32};
+  const PrimitiveType with_inf[] = {P::kF16, P::kBF16, P::kF8E5M2, P::kF8E4M3, P::kF8E3M4, P::kF32, P::kF64};
+  const PrimitiveType without_inf[] = {P::kF8E4M3FN,      P::kF8E4M3FNUZ, P::kF8E5M2FNUZ,
+                                       P::kF8E4M3B11FNUZ, P::kF4E2M1FN,   P::kF6E2M3FN,
+                                       P::kF6E3M2FN,      P::kF8E8M0FNU,  P::kS32};
   for (PrimitiveType t : with_inf) CHECK(HasInfinity(t));
   for (PrimitiveType t : without_inf) CHECK_FALSE(HasInfinity(t));
   CHECK(HasNaN(P::kF8E4M3FN));
@@ -504,10 +496,9 @@ TEST_CASE("float_cast: limits and properties") {
 }
 
 TEST_CASE("float_cast: every code decodes and re-encodes to itself") {
-  const PrimitiveType types[] = {P::kF16, P::kBF16, P::kF8E5M2, P::kF8E4M3FN, P::kF8E4M3,
-                                 P::kF8E3M4, P::kF8E4M3FNUZ, P::kF8E5M2FNUZ,
-                                 P::kF8E4M3B11FNUZ, P::kF4E2M1FN, P::kF6E2M3FN,
-                                 P::kF6E3M2FN, P::kF8E8M0FNU};
+  const PrimitiveType types[] = {P::kF16,      P::kBF16,       P::kF8E5M2,     P::kF8E4M3FN,      P::kF8E4M3,
+                                 P::kF8E3M4,   P::kF8E4M3FNUZ, P::kF8E5M2FNUZ, P::kF8E4M3B11FNUZ, P::kF4E2M1FN,
+                                 P::kF6E2M3FN, P::kF6E3M2FN,   P::kF8E8M0FNU};
   for (PrimitiveType t : types) {
     CAPTURE(PrimitiveTypeName(t));
     int bits = BitWidth(t);
@@ -578,8 +569,7 @@ void CheckTable(const std::string& path, PrimitiveType t, TableKind kind, TableS
     if (!ok) {
       if (stats.mismatches == 0) {
         char buf[160];
-        std::snprintf(buf, sizeof buf, "%s: in 0x%x want 0x%x got 0x%x", path.c_str(), in, want,
-                      got);
+        std::snprintf(buf, sizeof buf, "%s: in 0x%x want 0x%x got 0x%x", path.c_str(), in, want, got);
         stats.first_mismatch = buf;
       }
       ++stats.mismatches;
@@ -602,9 +592,7 @@ TEST_CASE("float_cast: 0 mismatches against every shared numerics table" *
     // other kinds of file.
     std::string name = entry.path().filename().string();
     size_t first_dot = name.find('.');
-    if (first_dot == std::string::npos || name.size() < 4 ||
-        name.compare(name.size() - 4, 4, ".txt") != 0)
-      continue;
+    if (first_dot == std::string::npos || name.size() < 4 || name.compare(name.size() - 4, 4, ".txt") != 0) continue;
     std::string kind_text = name.substr(first_dot + 1, name.size() - 4 - first_dot - 1);
     TableKind kind;
     if (kind_text == "decode") {
@@ -624,9 +612,8 @@ TEST_CASE("float_cast: 0 mismatches against every shared numerics table" *
     CheckTable(entry.path().string(), *type, kind, stats);
   }
   REQUIRE(!ec);
-  MESSAGE("compared " << stats.lines << " table lines from " << decode_files << " decode, "
-                      << encode_files << " encode, " << sat_files << " encode_sat tables; "
-                      << stats.mismatches << " mismatches");
+  MESSAGE("compared " << stats.lines << " table lines from " << decode_files << " decode, " << encode_files
+                      << " encode, " << sat_files << " encode_sat tables; " << stats.mismatches << " mismatches");
   // 13 types have decode and plain-encode tables; the 11 f8/f6/f4 ones also a saturating one.
   CHECK(decode_files == 13);
   CHECK(encode_files == 13);
@@ -651,7 +638,8 @@ TEST_CASE("bf16 and f16 fast encoders give the generic rounding's codes") {
     }
     for (uint32_t bits : {0x7f800000u, 0xff800000u, 0x7fc00001u, 0xffbfffffu, 0x477fefffu, 0x477ff000u, 0x38800000u,
                           0x387fffffu, 0x33000000u, 0x33000001u, 0x00000001u, 0x80000000u, 0x7f7fffffu})
-      if (EncodeFromF32(t, std::bit_cast<float>(bits)) != EncodeFromF32Slow(t, std::bit_cast<float>(bits))) ++mismatches;
+      if (EncodeFromF32(t, std::bit_cast<float>(bits)) != EncodeFromF32Slow(t, std::bit_cast<float>(bits)))
+        ++mismatches;
     CHECK_MESSAGE(mismatches == 0, PrimitiveTypeName(t));
   }
 }

@@ -40,11 +40,13 @@ std::vector<T> Random(size_t n, uint32_t seed) {
 }
 
 template <typename T>
-std::vector<T> RunGemm(int64_t batch, int64_t m, int64_t n, int64_t k, const std::vector<T>& a,
-                       const std::vector<T>& b, bool a_t = false, bool b_t = false) {
+std::vector<T> RunGemm(int64_t batch, int64_t m, int64_t n, int64_t k, const std::vector<T>& a, const std::vector<T>& b,
+                       bool a_t = false, bool b_t = false) {
   std::vector<T> c(static_cast<size_t>(batch * m * n), T(-7));
-  if constexpr (std::is_same_v<T, float>) GemmF32(batch, m, n, k, a.data(), a_t, b.data(), b_t, c.data());
-  else GemmF64(batch, m, n, k, a.data(), a_t, b.data(), b_t, c.data());
+  if constexpr (std::is_same_v<T, float>)
+    GemmF32(batch, m, n, k, a.data(), a_t, b.data(), b_t, c.data());
+  else
+    GemmF64(batch, m, n, k, a.data(), a_t, b.data(), b_t, c.data());
   return c;
 }
 
@@ -90,8 +92,8 @@ void CheckThreadsAndIsas() {
       auto at = Transposed(a, s.batch, s.m, s.k), bt = Transposed(b, s.batch, s.k, s.n);
       for (int layout = 1; layout < 4; ++layout) {
         CAPTURE(layout);
-        std::vector<T> other = RunGemm(s.batch, s.m, s.n, s.k, layout & 1 ? at : a, layout & 2 ? bt : b, layout & 1,
-                                       (layout & 2) != 0);
+        std::vector<T> other =
+            RunGemm(s.batch, s.m, s.n, s.k, layout & 1 ? at : a, layout & 2 ? bt : b, layout & 1, (layout & 2) != 0);
         CHECK(std::memcmp(one.data(), other.data(), one.size() * sizeof(T)) == 0);
       }
       // Against a double reference: |error| <= k * eps * sum |a||b| (a loose bound).
@@ -235,8 +237,10 @@ void CheckPermutedDot(PrimitiveType type, double tolerance) {
         double ref = 0;
         for (int64_t p = 0; p < K; ++p) ref += lhs.Get((p * B + b) * M + i) * rhs.Get((b * N + j) * K + p);
         double got = out.Get((b * M + i) * N + j);
-        if (integers) REQUIRE(got == ref);
-        else REQUIRE(std::fabs(got - ref) <= tolerance * (1 + std::fabs(ref)));
+        if (integers)
+          REQUIRE(got == ref);
+        else
+          REQUIRE(std::fabs(got - ref) <= tolerance * (1 + std::fabs(ref)));
       }
 }
 

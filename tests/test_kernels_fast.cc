@@ -77,8 +77,8 @@ TEST_CASE("bf16 and f16 block codecs match float_cast") {
 }
 
 TEST_CASE("one-byte float encoding by table matches EncodeFromF32") {
-  for (P t : {P::kF8E5M2, P::kF8E4M3FN, P::kF8E4M3, P::kF8E3M4, P::kF8E4M3FNUZ, P::kF8E5M2FNUZ,
-              P::kF8E4M3B11FNUZ, P::kF4E2M1FN, P::kF6E2M3FN, P::kF6E3M2FN, P::kF8E8M0FNU}) {
+  for (P t : {P::kF8E5M2, P::kF8E4M3FN, P::kF8E4M3, P::kF8E3M4, P::kF8E4M3FNUZ, P::kF8E5M2FNUZ, P::kF8E4M3B11FNUZ,
+              P::kF4E2M1FN, P::kF6E2M3FN, P::kF6E3M2FN, P::kF8E8M0FNU}) {
     std::vector<float> values;
     for (uint32_t top = 0; top < 65536; ++top)
       for (uint32_t low : {0u, 1u, 0x7fffu, 0x8000u, 0x8001u, 0xffffu})
@@ -116,9 +116,8 @@ TEST_CASE("add and multiply keep the NaN the per-element kernels returned") {
 template <typename F>
 void CheckAgainst(const Tensor& out, F&& expected) {
   int64_t bad = 0;
-  ForEachIndex(out.rec->dims, [&](int64_t linear, const std::vector<int64_t>& idx) {
-    bad += out.At(linear) != expected(idx);
-  });
+  ForEachIndex(out.rec->dims,
+               [&](int64_t linear, const std::vector<int64_t>& idx) { bad += out.At(linear) != expected(idx); });
   CHECK(bad == 0);
 }
 

@@ -142,13 +142,36 @@ TEST_CASE("the hex dump holds every byte of the file once, in order, with the de
   CHECK(dump.find("unreferenced") == std::string::npos);
   CHECK(dump.find("overlapping") == std::string::npos);
   // Every section and record kind is named, down to the attribute payloads.
-  for (const char* text : {"; header", "; section table", "; section 1 strings", "; section 2 buffers", "; section 3 constants",
-                           "; section 4 computations", "; section 5 code", "; section 6 module", "computation  3 'main' (entry)",
-                           "(#9, #10) temp", "; constant n4 s4[5]", "n4[0..4] -8, -1, 0, 3, 7", "m[0..3] 1, 2, 3, 4",
-                           "m[4..5] 5, 6", "= while(", "attribute  0: condition={cond}", "window (13)", "[0] pad high          1",
-                           "dim labels (16)", "kernel output feature 3", "output spatial[1]", "slice ranges (14)",
-                           "\"sum_of_the_conv", " lution_output\"", "direction=LT", "LT (", "live-bytes bound", "; padding",
-                           "padding", "; end of file"})
+  for (const char* text : {"; header",
+                           "; section table",
+                           "; section 1 strings",
+                           "; section 2 buffers",
+                           "; section 3 constants",
+                           "; section 4 computations",
+                           "; section 5 code",
+                           "; section 6 module",
+                           "computation  3 'main' (entry)",
+                           "(#9, #10) temp",
+                           "; constant n4 s4[5]",
+                           "n4[0..4] -8, -1, 0, 3, 7",
+                           "m[0..3] 1, 2, 3, 4",
+                           "m[4..5] 5, 6",
+                           "= while(",
+                           "attribute  0: condition={cond}",
+                           "window (13)",
+                           "[0] pad high          1",
+                           "dim labels (16)",
+                           "kernel output feature 3",
+                           "output spatial[1]",
+                           "slice ranges (14)",
+                           "\"sum_of_the_conv",
+                           " lution_output\"",
+                           "direction=LT",
+                           "LT (",
+                           "live-bytes bound",
+                           "; padding",
+                           "padding",
+                           "; end of file"})
     CHECK_MESSAGE(dump.find(text) != std::string::npos, std::string(text));
   // The offset column is as wide as the file size needs (4 hex digits for this file).
   REQUIRE(file.size() > 0xfff);
@@ -240,9 +263,11 @@ TEST_CASE("nhlo-objdump -x, --arena and a rejected file") {
   auto program = ReadBundleFile(file, "f");
   REQUIRE(program.ok());
   const ComputationRecord& entry = program->computations[program->entry];
-  for (const ComputationRecord& c : program->computations) CHECK(out.find(" " + std::string(c.name) + " ") != std::string::npos);
-  CHECK(out.find("arena " + std::to_string(program->arena_size) + " bytes: the frame of entry #3 'main' (live-bytes bound " +
-                 std::to_string(entry.live_bytes_bound)) != std::string::npos);
+  for (const ComputationRecord& c : program->computations)
+    CHECK(out.find(" " + std::string(c.name) + " ") != std::string::npos);
+  CHECK(out.find("arena " + std::to_string(program->arena_size) +
+                 " bytes: the frame of entry #3 'main' (live-bytes bound " + std::to_string(entry.live_bytes_bound)) !=
+        std::string::npos);
 
   std::string cut = file.substr(0, file.size() - 1);
   CHECK(run({"-x", "-"}, cut, &out, &err) == kExitInputRejected);

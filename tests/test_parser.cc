@@ -39,9 +39,9 @@ std::string PrintOrError(std::string text) {
 }  // namespace
 
 TEST_CASE("lexer classifies numbers, dim labels, padding and names") {
-  CHECK(Kinds("1 -2 1.5 1e+10 nan -nan nan(0x7f) -inf") ==
-        std::vector<Tok>{Tok::kInt, Tok::kInt, Tok::kDecimal, Tok::kDecimal, Tok::kDecimal, Tok::kDecimal,
-                         Tok::kDecimal, Tok::kNegInf});
+  CHECK(Kinds("1 -2 1.5 1e+10 nan -nan nan(0x7f) -inf") == std::vector<Tok>{Tok::kInt, Tok::kInt, Tok::kDecimal,
+                                                                            Tok::kDecimal, Tok::kDecimal, Tok::kDecimal,
+                                                                            Tok::kDecimal, Tok::kNegInf});
   CHECK(Kinds("b01f_01io->b01f 3x3 0_1x1_1 0_0_1") ==
         std::vector<Tok>{Tok::kDimLabels, Tok::kDxD, Tok::kPad, Tok::kPad});
   CHECK(Kinds("%a.1 b: c= get-tuple-element.12 ->") ==
@@ -58,8 +58,9 @@ TEST_CASE("the printer's lexical questions (support/text_scan.h) answer as the l
     Token t = lex.Next();
     return t.kind == Tok::kIdent && t.text == text && lex.Next().kind == Tok::kEof;
   };
-  std::vector<std::string> words = {"jit_f", "a.1", "x-y", "_", "nan", "nana", "inf", "-x", ".a", "2", "a b", "a:",
-                                    "a=", "b01f_01io->b01f", "bf_io", "f32", "%a", "a/*b*/", "", "a\n", "x\x01"};
+  std::vector<std::string> words = {"jit_f", "a.1", "x-y", "_",      "nan", "nana", "inf",
+                                    "-x",    ".a",  "2",   "a b",    "a:",  "a=",   "b01f_01io->b01f",
+                                    "bf_io", "f32", "%a",  "a/*b*/", "",    "a\n",  "x\x01"};
   std::mt19937 rng(7);
   const char alphabet[] = "abfn_.-09 :=/*%>\n";
   for (int i = 0; i < 5000; ++i) {
@@ -187,7 +188,8 @@ TEST_CASE("f32 literals read back exactly what from_chars reads (fast path vs. g
     uint32_t want_bits, got_bits;
     std::memcpy(&want_bits, &want, 4);
     std::memcpy(&got_bits, (*lit)->data.data() + i * 4, 4);
-    if (want_bits != got_bits && ++mismatches < 5) MESSAGE(numbers[i] << ": got " << got_bits << ", want " << want_bits);
+    if (want_bits != got_bits && ++mismatches < 5)
+      MESSAGE(numbers[i] << ": got " << got_bits << ", want " << want_bits);
   }
   CHECK(mismatches == 0);
 }
@@ -213,8 +215,9 @@ TEST_CASE("split-input-file keeps line numbers and ignores separators inside com
 }
 
 TEST_CASE("hostile input gives diagnostics, never a crash") {
-  const char* base = "HloModule m\nENTRY e {\n  p = f32[2,3] parameter(0)\n  c = f32[2] constant({1, 2})\n"
-                     "  t = (f32[2,3], f32[2]) tuple(p, c)\n  ROOT g = f32[2] get-tuple-element(t), index=1\n}\n";
+  const char* base =
+      "HloModule m\nENTRY e {\n  p = f32[2,3] parameter(0)\n  c = f32[2] constant({1, 2})\n"
+      "  t = (f32[2,3], f32[2]) tuple(p, c)\n  ROOT g = f32[2] get-tuple-element(t), index=1\n}\n";
   std::string text = base;
   REQUIRE(PrintOrError(text).rfind("HloModule", 0) == 0);
   // Every prefix (truncated files) and many random byte edits.
@@ -245,13 +248,15 @@ TEST_CASE("comments and quotes inside raw attribute blocks (fuzzer finding)") {
 }
 
 TEST_CASE("a backend_config string that looks like JSON but spans lines stays a string (fuzzer finding)") {
-  std::string text = "HloModule m\nENTRY e {\n  ROOT p = f32[] parameter(0), backend_config=\"{\\\"a\\\": 1,\n  \\\"b\\\": 2}\"\n}\n";
+  std::string text =
+      "HloModule m\nENTRY e {\n  ROOT p = f32[] parameter(0), backend_config=\"{\\\"a\\\": 1,\n  \\\"b\\\": 2}\"\n}\n";
   std::string once = PrintOrError(text);
   REQUIRE_MESSAGE(once.rfind("HloModule", 0) == 0, once);
   CHECK(once.find("backend_config=\"{\\\"a\\\": 1,\\n  \\\"b\\\": 2}\"") != std::string::npos);
   CHECK(PrintOrError(once) == once);
   // One line, no folding needed: printed raw, as XLA does.
-  std::string raw = PrintOrError("HloModule m\nENTRY e {\n  ROOT p = f32[] parameter(0), backend_config=\"{\\\"a\\\": 1}\"\n}\n");
+  std::string raw =
+      PrintOrError("HloModule m\nENTRY e {\n  ROOT p = f32[] parameter(0), backend_config=\"{\\\"a\\\": 1}\"\n}\n");
   CHECK(raw.find("backend_config={\"a\": 1}") != std::string::npos);
 }
 
@@ -266,7 +271,8 @@ TEST_CASE("a module name only %name can spell keeps its % (fuzzer finding)") {
     std::string error = PrintOrError("HloModule " + name + "\nENTRY e {\n  ROOT p = f32[] parameter(0)\n}\n");
     CHECK(error.find("expected a name after '%' (a name starts with a letter or '_')") != std::string::npos);
   }
-  CHECK(PrintOrError("HloModule %jit_f\nENTRY e {\n  ROOT p = f32[] parameter(0)\n}\n").rfind("HloModule jit_f\n", 0) == 0);
+  CHECK(PrintOrError("HloModule %jit_f\nENTRY e {\n  ROOT p = f32[] parameter(0)\n}\n").rfind("HloModule jit_f\n", 0) ==
+        0);
 }
 
 TEST_CASE("a JSON-looking backend_config with an escaped NUL stays a string (fuzzer finding)") {
@@ -282,8 +288,10 @@ TEST_CASE("layout tails must be well formed (fuzzer finding)") {
   // An unclosed '(' used to swallow text up to a later '}', which then did not print back.
   std::string bad = PrintOrError("HloModule m\nENTRY e {\n  ROOT a = u4[18]{0:E(ast} parameter(0)\n}\n");
   CHECK(bad.find("error: unbalanced '}' in the layout") != std::string::npos);
-  CHECK(PrintOrError("HloModule m\nENTRY e {\n  ROOT a = f32[2]{0:S(\"x\")} parameter(0)\n}\n").find("unexpected") != std::string::npos);
-  std::string good = PrintOrError("HloModule m\nENTRY e {\n  ROOT a = bf16[8,128]{1,0:T(8,128)(2,1)S(1)} parameter(0)\n}\n");
+  CHECK(PrintOrError("HloModule m\nENTRY e {\n  ROOT a = f32[2]{0:S(\"x\")} parameter(0)\n}\n").find("unexpected") !=
+        std::string::npos);
+  std::string good =
+      PrintOrError("HloModule m\nENTRY e {\n  ROOT a = bf16[8,128]{1,0:T(8,128)(2,1)S(1)} parameter(0)\n}\n");
   CHECK(good.find("bf16[8,128]{1,0:T(8,128)(2,1)S(1)}") != std::string::npos);
   CHECK(PrintOrError(good) == good);
 }
@@ -312,8 +320,8 @@ TEST_CASE("repeated shape text reuses the parsed shape only where nothing can ex
   CHECK(printed.find("%g = f32[2,30] parameter(4)") != std::string::npos);
   CHECK(printed.find("(f32[2,3], f32[2,3]{0,1}, f32[2,30]) tuple(") != std::string::npos);
   // A written operand shape that differs from the operand's is still caught.
-  std::string mismatch = PrintOrError(
-      "HloModule m\nENTRY e {\n  a = f32[2,3] parameter(0)\n  ROOT b = f32[2,3] negate(f32[2,4] a)\n}\n");
+  std::string mismatch =
+      PrintOrError("HloModule m\nENTRY e {\n  a = f32[2,3] parameter(0)\n  ROOT b = f32[2,3] negate(f32[2,4] a)\n}\n");
   CHECK(mismatch.find("is written as f32[2,4] but has shape f32[2,3]") != std::string::npos);
 }
 
@@ -369,10 +377,12 @@ TEST_CASE("text read without tokens falls back to tokens at anything unusual") {
   REQUIRE(expected.find("error") == std::string::npos);
   CHECK(PrintOrError(odd) == expected);
   // Errors found on the fast path's ground still point at the right place.
-  std::string unknown = PrintOrError("HloModule m\nENTRY e {\n  a = f32[2] parameter(0)\n  ROOT b = f32[2] add(%a, %zz)\n}\n");
+  std::string unknown =
+      PrintOrError("HloModule m\nENTRY e {\n  a = f32[2] parameter(0)\n  ROOT b = f32[2] add(%a, %zz)\n}\n");
   CHECK(unknown.find("t.hlo:4:27: error: unknown operand 'zz'") != std::string::npos);
   std::string big = PrintOrError(
-      "HloModule m\nENTRY e {\n  a = f32[2] parameter(0)\n  ROOT b = f32[2] transpose(a), dimensions={99999999999999999999}\n}\n");
+      "HloModule m\nENTRY e {\n  a = f32[2] parameter(0)\n  ROOT b = f32[2] transpose(a), "
+      "dimensions={99999999999999999999}\n}\n");
   CHECK(big.find("out of range") != std::string::npos);
   std::string negative = PrintOrError(
       "HloModule m\nENTRY e {\n  a = f32[2,3] parameter(0)\n  ROOT b = f32[3,2] transpose(a), dimensions={-1,0}\n}\n");
@@ -430,7 +440,7 @@ TEST_CASE("operand lists of plain names and index comments read as the token pat
   CHECK(PrintOrError(module("a, b, c, d, e, /*index=5*/f")) == expected);
   CHECK(PrintOrError(module("%a, %b, %c, %d, %e, /*index=5*/%f")) == expected);
   CHECK(PrintOrError(module("/*index=0*/a,b ,c, d,  e, /*index=5*/ f")) == expected);
-  CHECK(PrintOrError(module("a, b, c, d, e, /*index=*/f")) == expected);     // other comments: tokens
+  CHECK(PrintOrError(module("a, b, c, d, e, /*index=*/f")) == expected);  // other comments: tokens
   CHECK(PrintOrError(module("a, b, c, d, e, /*index=5 */f")) == expected);
   CHECK(PrintOrError(module("a, b, c, d, e,\n f")) == expected);
   CHECK(PrintOrError(module("a, b, c, d, e, /*index=5*/g")).find("t.hlo:9:98: error: unknown operand 'g'") !=
@@ -445,19 +455,25 @@ TEST_CASE("operand lists of plain names and index comments read as the token pat
 }
 
 TEST_CASE("deep nesting and huge shapes are errors") {
-  std::string deep = "HloModule m\nENTRY e {\n  ROOT p = " + std::string(1000, '(') + "f32[]" + std::string(1000, ')') + " parameter(0)\n}\n";
+  std::string deep = "HloModule m\nENTRY e {\n  ROOT p = " + std::string(1000, '(') + "f32[]" + std::string(1000, ')') +
+                     " parameter(0)\n}\n";
   CHECK(PrintOrError(deep).find("nesting deeper than") != std::string::npos);
-  std::string deep_literal = "HloModule m\nENTRY e {\n  ROOT c = f32[" + std::string(300 * 2 - 1, ' ') + "] constant(1)\n}\n";
+  std::string deep_literal =
+      "HloModule m\nENTRY e {\n  ROOT c = f32[" + std::string(300 * 2 - 1, ' ') + "] constant(1)\n}\n";
   (void)PrintOrError(deep_literal);
-  CHECK(PrintOrError("HloModule m\nENTRY e {\n  ROOT p = f32[9223372036854775807,2] parameter(0)\n}\n").find("2^63") != std::string::npos);
-  CHECK(PrintOrError("HloModule m\nENTRY e {\n  ROOT p = f32[99999999999999999999] parameter(0)\n}\n").find("out of range") != std::string::npos);
+  CHECK(PrintOrError("HloModule m\nENTRY e {\n  ROOT p = f32[9223372036854775807,2] parameter(0)\n}\n").find("2^63") !=
+        std::string::npos);
+  CHECK(PrintOrError("HloModule m\nENTRY e {\n  ROOT p = f32[99999999999999999999] parameter(0)\n}\n")
+            .find("out of range") != std::string::npos);
 }
 
 TEST_CASE("the verifier reports every problem") {
   std::string out = PrintOrError(
       "HloModule m\nENTRY e {\n  a = f32[2] parameter(0)\n  b = s32[2] parameter(1)\n"
-      "  x = f32[2] add(a, a)\n  y = f32[3] negate(a)\n  z = f32[2] broadcast(b), dimensions={0}\n  ROOT r = f32[2] copy(x)\n}\n");
-  CHECK(out.find("t.hlo:6:3: error: 'negate' result shape is f32[3] but its operands give f32[2]") != std::string::npos);
+      "  x = f32[2] add(a, a)\n  y = f32[3] negate(a)\n  z = f32[2] broadcast(b), dimensions={0}\n  ROOT r = f32[2] "
+      "copy(x)\n}\n");
+  CHECK(out.find("t.hlo:6:3: error: 'negate' result shape is f32[3] but its operands give f32[2]") !=
+        std::string::npos);
   CHECK(out.find("t.hlo:7:3: error: broadcast changes the element type from s32 to f32") != std::string::npos);
 }
 
@@ -508,15 +524,20 @@ ENTRY e {
   CHECK(odd->entries[2].text == "true");
 
   std::string printed = PrintModule(**m);
-  CHECK(printed.find(R"(metadata={op_type="add" op_name="jit(f)/a\'b\\c" source_file="f.py" source_line=12 stack_frame_id=-3})") !=
+  CHECK(
+      printed.find(
+          R"(metadata={op_type="add" op_name="jit(f)/a\'b\\c" source_file="f.py" source_line=12 stack_frame_id=-3})") !=
+      std::string::npos);
+  CHECK(printed.find(R"(frontend_attributes={_xla_compute_type="host", sdy={mesh = #sdy.mesh<[]>}, n="7"})") !=
         std::string::npos);
-  CHECK(printed.find(R"(frontend_attributes={_xla_compute_type="host", sdy={mesh = #sdy.mesh<[]>}, n="7"})") != std::string::npos);
-  CHECK(printed.find(R"(metadata={op_name='odd',source_line=007 preserve_layout=true})") != std::string::npos);  // folded
+  CHECK(printed.find(R"(metadata={op_name='odd',source_line=007 preserve_layout=true})") !=
+        std::string::npos);  // folded
   CHECK(PrintOrError(printed) == printed);
 
   // A value written across lines or with comments goes the general way and reads the same.
   std::string wrapped = PrintOrError(
-      "HloModule m\nENTRY e {\n  ROOT a = f32[2] parameter(0), metadata={op_type=\"add\"\n   /* c */ op_name=\"x\"}\n}\n");
+      "HloModule m\nENTRY e {\n  ROOT a = f32[2] parameter(0), metadata={op_type=\"add\"\n   /* c */ "
+      "op_name=\"x\"}\n}\n");
   CHECK(wrapped.find(R"(metadata={op_type="add" op_name="x"})") != std::string::npos);
 
   // Changing the entries and clearing the spelling prints the typed value as XLA writes it.
@@ -530,7 +551,8 @@ ENTRY e {
 TEST_CASE("malformed metadata is an error at the value") {
   for (const char* bad : {"metadata={op_name}", "metadata={op_name=}", "metadata={=\"x\"}", "metadata=op_name",
                           "metadata={a=\"x\"\"y\"}", "frontend_attributes={a={b}c}"}) {
-    std::string out = PrintOrError(std::string("HloModule m\nENTRY e {\n  ROOT a = f32[2] parameter(0), ") + bad + "\n}\n");
+    std::string out =
+        PrintOrError(std::string("HloModule m\nENTRY e {\n  ROOT a = f32[2] parameter(0), ") + bad + "\n}\n");
     CHECK_MESSAGE(out.find("t.hlo:3:") != std::string::npos, bad);
     CHECK_MESSAGE(out.find("is not a") != std::string::npos, out);
   }
@@ -540,8 +562,9 @@ TEST_CASE("metadata read straight from the source reads as the folded general wa
   // `metadata={...}` takes the one-pass reader; `metadata=\n{...}` the token path (capture,
   // fold, decode). Both must accept the same values and print them the same.
   std::mt19937 rng(99);
-  const char* pieces[] = {"op_name", "=", "\"a/b\"", "'q'", " ", "  ", ",", "12", "-0", "007", "x.y", "{", "}",
-                          "{k=\"}\"}", "\"\\n\"", "\n", "/* c */", "// c\n", "/", "\"\\\\\"", "\"\\x41\"", "true"};
+  const char* pieces[] = {"op_name", "=",      "\"a/b\"", "'q'",      " ",         "  ",        ",",       "12",
+                          "-0",      "007",    "x.y",     "{",        "}",         "{k=\"}\"}", "\"\\n\"", "\n",
+                          "/* c */", "// c\n", "/",       "\"\\\\\"", "\"\\x41\"", "true"};
   int accepted = 0;
   for (int i = 0; i < 4000; ++i) {
     std::string value = "{";
@@ -568,7 +591,8 @@ TEST_CASE("signatures written plainly after cached shapes parse and fail as the 
   auto module_with = [](const std::string& signature) {
     return "HloModule m\n\n%f (x: f32[2], y: s32[]) -> f32[2] {\n  %x = f32[2] parameter(0)\n"
            "  %y = s32[] parameter(1)\n  ROOT %n = f32[2] negate(%x)\n}\n\n%g " +
-           signature + " -> f32[2] {\n  %a = f32[2] parameter(0)\n  ROOT %b = f32[2] negate(%a)\n}\n\n"
+           signature +
+           " -> f32[2] {\n  %a = f32[2] parameter(0)\n  ROOT %b = f32[2] negate(%a)\n}\n\n"
            "ENTRY %e (p: f32[2]) -> f32[2] {\n  %p = f32[2] parameter(0)\n  ROOT %c = f32[2] call(%p), "
            "to_apply=%g\n}\n";
   };

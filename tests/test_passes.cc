@@ -52,8 +52,10 @@ std::vector<std::string> TupleElements(const std::string& text) {
     if (c == '{' || c == '(') ++depth;
     if (c == '}' || c == ')') --depth;
     if (depth < 0) break;
-    if (depth == 0 && c == ',') parts.emplace_back();
-    else parts.back() += c;
+    if (depth == 0 && c == ',')
+      parts.emplace_back();
+    else
+      parts.back() += c;
   }
   return parts;
 }
@@ -82,7 +84,8 @@ ENTRY e {
   y = s32[3,2,4] dot(c, d), lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, rhs_contracting_dims={1}
   z = s16[4,4] dot(a, a), lhs_contracting_dims={1}, rhs_contracting_dims={1}
   ROOT t = (s32[4,5], s32[3,2,4], s16[4,4]) tuple(x, y, z)
-})", "neuron-int-matmul-downcast", 20);
+})",
+                   "neuron-int-matmul-downcast", 20);
 }
 
 TEST_CASE("expand-uniform-quantize matches the custom calls bit for bit") {
@@ -94,7 +97,8 @@ ENTRY e {
   p = u8[4,3] custom-call(x), custom_call_target="uniform_quantize", backend_config={"scale": [0.003, 0.007, 0.5], "zero_point": [128, 100, 3], "quantization_dimension": 1, "storage_min": 0, "storage_max": 255, "storage_type": "u8", "expressed_type": "f32"}
   pd = f32[4,3] custom-call(p), custom_call_target="uniform_dequantize", backend_config={"scale": [0.003, 0.007, 0.5], "zero_point": [128, 100, 3], "quantization_dimension": 1, "storage_min": 0, "storage_max": 255, "storage_type": "u8", "expressed_type": "f32"}
   ROOT t = (s8[4,3], f32[4,3], u8[4,3], f32[4,3]) tuple(q, d, p, pd)
-})", "expand-uniform-quantize", 20);
+})",
+                   "expand-uniform-quantize", 20);
 }
 
 TEST_CASE("QuantizeMX and scaled-dot give bit-identical results before and after the MX legalizations") {
@@ -111,7 +115,8 @@ ENTRY e {
   d = f32[2,3,4] scaled-dot(da, db, sa, sb), lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, rhs_contracting_dims={1}
   e = bf16[2,3,4] scaled-dot(da, db, sa, sb), lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, rhs_contracting_dims={1}
   ROOT t = (f32[2,3,4], bf16[2,3,4], (f8e4m3fn[2,3,64], f8e8m0fnu[2,3,2])) tuple(d, e, qa)
-})", "legalize-quantize-mx,legalize-scaled-matmul,dce", 10);
+})",
+                   "legalize-quantize-mx,legalize-scaled-matmul,dce", 10);
 }
 
 TEST_CASE("bf16 batch-norm-training after the upcast is at least as close to an f64 reference") {
@@ -136,7 +141,8 @@ ENTRY e {
         for (int i = 0; i < 16; ++i) {
           state = state * 1664525u + 1013904223u;
           double v = 64.0 + 8.0 * c + static_cast<double>(state >> 24) / 64.0;
-          float bf = nhlo::DecodeToF32(nhlo::PrimitiveType::kBF16, nhlo::EncodeFromF32(nhlo::PrimitiveType::kBF16, static_cast<float>(v)));
+          float bf = nhlo::DecodeToF32(nhlo::PrimitiveType::kBF16,
+                                       nhlo::EncodeFromF32(nhlo::PrimitiveType::kBF16, static_cast<float>(v)));
           xs.push_back(bf);
           char buf[32];
           std::snprintf(buf, sizeof(buf), "%s%.9g", i ? ", " : "", bf);
@@ -220,8 +226,8 @@ TEST_CASE("QuantizeMX key blocks: zero, amax 1.0, NaN") {
   block[0] = 1.0f;
   block[1] = -0.5f;
   CHECK(nhlo::QuantizeMxBlock(nhlo::PrimitiveType::kF8E4M3FN, block, 32, codes) == 0x77);
-  CHECK(codes[0] == 0x78);  // 1.0 / 2^-8 = 256 in e4m3fn
-  CHECK(codes[1] == 0xf0);  // -128
+  CHECK(codes[0] == 0x78);                                                               // 1.0 / 2^-8 = 256 in e4m3fn
+  CHECK(codes[1] == 0xf0);                                                               // -128
   CHECK(nhlo::QuantizeMxBlock(nhlo::PrimitiveType::kF8E5M2, block, 32, codes) == 0x70);  // e = 0 - 15
   block[5] = NAN;
   CHECK(nhlo::QuantizeMxBlock(nhlo::PrimitiveType::kF8E4M3FN, block, 32, codes) == 0xff);
@@ -257,7 +263,8 @@ TEST_CASE("QuantizeMX blocks agree with every line of the shared MX tables" *
         bool same = got_scale == scale;
         for (int i = 0; i < 32; ++i) same &= got[i] == static_cast<uint8_t>(std::strtoul(p, &p, 16));
         ++blocks;
-        if (!same && ++mismatches < 5) MESSAGE(file << ": block " << blocks << " differs (scale " << got_scale << " vs " << scale << ")");
+        if (!same && ++mismatches < 5)
+          MESSAGE(file << ": block " << blocks << " differs (scale " << got_scale << " vs " << scale << ")");
       }
     }
     std::fclose(f);

@@ -2,19 +2,19 @@
 // Tables and small utilities: the opcode and pass tables, the unified diff, diagnostics.
 #include <doctest/doctest.h>
 
-#include <algorithm>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <algorithm>
 
 #include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
-#include <thread>
 #include <random>
 #include <set>
+#include <thread>
 
 #include "driver/common.h"
 #include "ir/ir.h"
@@ -214,7 +214,7 @@ TEST_CASE("a dead arena's big blocks serve the next arena, each block where it f
   CHECK(small != first);
   void* big = b.Allocate(size_t(5) << 20, 64);
   if (Arena::Pooling()) {  // not under AddressSanitizer, so that a use after free is reported
-    CHECK(big == first);    // the same block, its pages already faulted in
+    CHECK(big == first);   // the same block, its pages already faulted in
     Arena c;
     void* other = c.Allocate(size_t(5) << 20, 64);  // b holds the pooled block: a fresh one
     CHECK(other != first);
@@ -222,7 +222,10 @@ TEST_CASE("a dead arena's big blocks serve the next arena, each block where it f
   {
     // A pooled block more than twice the size asked for is left for a bigger module.
     Arena::DrainPool();
-    { Arena huge; (void)huge.Allocate(size_t(20) << 20, 64); }
+    {
+      Arena huge;
+      (void)huge.Allocate(size_t(20) << 20, 64);
+    }
     Arena small_after;
     void* two = small_after.Allocate(size_t(3) << 20, 64);
     CHECK(two != nullptr);

@@ -99,8 +99,9 @@ std::vector<std::string> VerifyAll(const std::string& text) {
 }  // namespace
 
 TEST_CASE("reduce: kept dimensions, reducer result type, variadic tuples") {
-  std::string params = "x = f32[2,3,4] parameter(0)\n k = s32[2,3,4] parameter(1)\n z = f32[] constant(0)\n"
-                       " zi = s32[] constant(0)\n";
+  std::string params =
+      "x = f32[2,3,4] parameter(0)\n k = s32[2,3,4] parameter(1)\n z = f32[] constant(0)\n"
+      " zi = s32[] constant(0)\n";
   CHECK(Infer(params + "r = f32[] reduce(x, z), dimensions={0,2}, to_apply=add", "r") == "f32[3]");
   CHECK(Infer(params + "r = f32[] reduce(x, z), dimensions={}, to_apply=add", "r") == "f32[2,3,4]");
   CHECK(Infer(params + "r = f32[] reduce(x, k, z, zi), dimensions={1}, to_apply=add_pair", "r") ==
@@ -185,8 +186,8 @@ TEST_CASE("windows: reduce-window and select-and-scatter") {
   CHECK(Infer(p + "w = reduce-window(x, z), window={size=3x2 stride=2x2 pad=1_1x0_0}, to_apply=add", "w",
               InferMode::kParse) == "f32[4,3]");
   // Base dilation 2 turns 8 into 15 positions.
-  CHECK(Infer(p + "w = reduce-window(x, z), window={size=2x1 lhs_dilate=2x1}, to_apply=add", "w",
-              InferMode::kParse) == "f32[14,6]");
+  CHECK(Infer(p + "w = reduce-window(x, z), window={size=2x1 lhs_dilate=2x1}, to_apply=add", "w", InferMode::kParse) ==
+        "f32[14,6]");
   CHECK(Infer(p + "src = f32[4,3] parameter(1)\n s = select-and-scatter(x, src, z), window={size=2x2 stride=2x2}, "
                   "select=ge, scatter=add",
               "s", InferMode::kParse) == "f32[8,6]");
@@ -196,8 +197,8 @@ TEST_CASE("batch norm, fft, linear algebra, sort, topk") {
   std::string p = "x = f32[2,3,5] parameter(0)\n s = f32[3] parameter(1)\n";
   CHECK(Infer(p + "b = batch-norm-training(x, s, s), epsilon=0.001, feature_index=1", "b", InferMode::kParse) ==
         "(f32[2,3,5], f32[3], f32[3])");
-  CHECK(Infer(p + "b = batch-norm-inference(x, s, s, s, s), epsilon=0.001, feature_index=1", "b",
-              InferMode::kParse) == "f32[2,3,5]");
+  CHECK(Infer(p + "b = batch-norm-inference(x, s, s, s, s), epsilon=0.001, feature_index=1", "b", InferMode::kParse) ==
+        "f32[2,3,5]");
   CHECK(Infer(p + "b = batch-norm-grad(x, s, s, s, x), epsilon=0.001, feature_index=1", "b", InferMode::kParse) ==
         "(f32[2,3,5], f32[3], f32[3])");
   CHECK(Infer(p + "b = f32[] batch-norm-training(x, s, s), epsilon=0.001, feature_index=2", "b") ==
@@ -217,9 +218,10 @@ TEST_CASE("batch norm, fft, linear algebra, sort, topk") {
 }
 
 TEST_CASE("dot, ragged-dot and scaled-dot") {
-  CHECK(Infer("a = f32[7,2,3] parameter(0)\n b = f32[7,3,4,5] parameter(1)\n"
-              "d = dot(a, b), lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, rhs_contracting_dims={1}",
-              "d", InferMode::kParse) == "f32[7,2,4,5]");
+  CHECK(
+      Infer("a = f32[7,2,3] parameter(0)\n b = f32[7,3,4,5] parameter(1)\n"
+            "d = dot(a, b), lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, rhs_contracting_dims={1}",
+            "d", InferMode::kParse) == "f32[7,2,4,5]");
   std::string p = "l = f32[19,11,5] parameter(0)\n g = s64[19,3] parameter(2)\n";
   // Ragged non-contracting dimension: the rhs group dimension disappears.
   CHECK(Infer(p + "r = f32[3,5,7] parameter(1)\n d = ragged-dot(l, r, g), lhs_contracting_dims={2}, "
@@ -236,8 +238,9 @@ TEST_CASE("dot, ragged-dot and scaled-dot") {
 }
 
 TEST_CASE("control flow: call, while, conditional, fusion") {
-  std::string p = "x = f32[3] parameter(0)\n k = s32[] parameter(1)\n p = pred[] parameter(2)\n"
-                  "init = (s32[], f32[3]) tuple(k, x)\n pair = (f32[3], s32[]) tuple(x, k)\n";
+  std::string p =
+      "x = f32[3] parameter(0)\n k = s32[] parameter(1)\n p = pred[] parameter(2)\n"
+      "init = (s32[], f32[3]) tuple(k, x)\n pair = (f32[3], s32[]) tuple(x, k)\n";
   CHECK(Infer(p + "w = while(init), condition=cond, body=body", "w", InferMode::kParse) == "(s32[], f32[3])");
   CHECK(Infer(p + "c = conditional(k, pair, k), branch_computations={first, iota3}", "c", InferMode::kParse) ==
         "f32[3]");
@@ -372,8 +375,9 @@ ENTRY e {
   CHECK(v.ToString().find("'q': QuantizeMX backend_config must be a JSON object") != std::string::npos);
   CHECK(v.ToString().find("'d'") == std::string::npos);
   // The text readers (the interpreter's) and the parsed-value readers agree.
-  for (std::string_view text : {"", "42", "{\"dtype\": \"float8_e5m2\", \"dim\": 1, \"block_size\": 32, \"scale_method\": \"EMAX\"}",
-                                "{\"dtype\": 1}", "{"}) {
+  for (std::string_view text :
+       {"", "42", "{\"dtype\": \"float8_e5m2\", \"dim\": 1, \"block_size\": 32, \"scale_method\": \"EMAX\"}",
+        "{\"dtype\": 1}", "{"}) {
     nhlo::Module scratch;
     auto from_text = nhlo::ParseQuantizeMxConfig(text);
     auto from_value = nhlo::ParseQuantizeMxConfig(scratch.ParseJson(text));

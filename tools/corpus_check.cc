@@ -128,8 +128,10 @@ void CheckBundle(const std::string& name, const nhlo::Module& m, ArenaTotals& t)
 // Empty on success, else why the piece failed. The round trip is checked even for a module
 // the verifier rejects, so the two kinds of failure are told apart (*round_trip_ok).
 constexpr std::pair<nhlo::PrintStyleName, const char*> kStyles[] = {
-    {nhlo::PrintStyleName::kLong, "long"},   {nhlo::PrintStyleName::kLongShapes, "long-shapes"},
-    {nhlo::PrintStyleName::kShort, "short"}, {nhlo::PrintStyleName::kShortParsable, "short-parsable"},
+    {nhlo::PrintStyleName::kLong, "long"},
+    {nhlo::PrintStyleName::kLongShapes, "long-shapes"},
+    {nhlo::PrintStyleName::kShort, "short"},
+    {nhlo::PrintStyleName::kShortParsable, "short-parsable"},
     {nhlo::PrintStyleName::kAsRead, "as-read"}};
 
 std::string CheckPiece(const std::string& name, const std::string& text, bool* round_trip_ok, ArenaTotals& totals) {
@@ -142,7 +144,8 @@ std::string CheckPiece(const std::string& name, const std::string& text, bool* r
     std::string once = nhlo::PrintModule(**m);
     auto again = nhlo::ParseModule(name + " (printed)", once);
     if (!again.ok())
-      return std::string("printed module (") + style_name + ") does not parse: " + FirstLines(again.status().ToString(), 3);
+      return std::string("printed module (") + style_name +
+             ") does not parse: " + FirstLines(again.status().ToString(), 3);
     (*again)->print_style = (*m)->print_style;
     std::string twice = nhlo::PrintModule(**again);
     if (once != twice)
@@ -234,9 +237,10 @@ std::string RunPieceInChild(const std::string& name, const std::string& text, co
     module->reset();
     std::istringstream in(text);
     std::ostringstream out, err;
-    int code = nhlo::RunMain({"-", "--random-args=1", "--print-values=none", "--quiet", "--devices=auto", "--host-data=zeros",
-                              "--max-memory=" + limits.max_memory, "--threads=" + std::to_string(limits.threads)},
-                             in, out, err);
+    int code =
+        nhlo::RunMain({"-", "--random-args=1", "--print-values=none", "--quiet", "--devices=auto", "--host-data=zeros",
+                       "--max-memory=" + limits.max_memory, "--threads=" + std::to_string(limits.threads)},
+                      in, out, err);
     if (code == 0) return "O";
     std::string why = FirstError(err.str());
     // nhlo-run refuses a run that needs more memory than the limit before any work.
@@ -397,8 +401,10 @@ int main(int argc, char** argv) {
       const std::string name = e.path().filename().string();
       bool wanted = false;
       for (const std::string& g : globs) wanted = wanted || fnmatch(g.c_str(), name.c_str(), 0) == 0;
-      if (wanted) files.push_back(e.path());
-      else ++skipped[e.path().extension().empty() ? "(no extension)" : e.path().extension().string()];
+      if (wanted)
+        files.push_back(e.path());
+      else
+        ++skipped[e.path().extension().empty() ? "(no extension)" : e.path().extension().string()];
     }
   }
   std::sort(files.begin(), files.end());
@@ -457,7 +463,8 @@ int main(int argc, char** argv) {
   std::cout << "round trip (parse, print, re-parse, print) holds for " << round_trips << " of " << files.size()
             << " files\n";
   std::cout << "printed back byte for byte (--passes=none --emit=hlo --print-style=S):";
-  for (size_t i = 0; i < std::size(kStyles); ++i) std::cout << (i ? ", " : " ") << kStyles[i].second << " " << identical[i];
+  for (size_t i = 0; i < std::size(kStyles); ++i)
+    std::cout << (i ? ", " : " ") << kStyles[i].second << " " << identical[i];
   std::cout << " of " << files.size() << " files\n";
   std::cout << "bundles: " << totals.compiled << " modules compiled, " << totals.rejected << " refused by the format, "
             << totals.placement_errors << " failing the loader's alignment and overlap checks; "

@@ -43,10 +43,9 @@ constexpr size_t kPrefix = 18;  // mode byte, parameter count, four (type, rank,
 
 void FuzzArchive(const uint8_t* data, size_t size) {
   if (size < kPrefix) return;
-  static const nhlo::PrimitiveType kTypes[] = {nhlo::PrimitiveType::kF32, nhlo::PrimitiveType::kS8,
-                                               nhlo::PrimitiveType::kBF16, nhlo::PrimitiveType::kPred,
-                                               nhlo::PrimitiveType::kS64, nhlo::PrimitiveType::kF8E4M3FN,
-                                               nhlo::PrimitiveType::kS4, nhlo::PrimitiveType::kC64};
+  static const nhlo::PrimitiveType kTypes[] = {
+      nhlo::PrimitiveType::kF32, nhlo::PrimitiveType::kS8,       nhlo::PrimitiveType::kBF16, nhlo::PrimitiveType::kPred,
+      nhlo::PrimitiveType::kS64, nhlo::PrimitiveType::kF8E4M3FN, nhlo::PrimitiveType::kS4,   nhlo::PrimitiveType::kC64};
   std::vector<nhlo::TensorSpec> params;
   const int count = 1 + data[1] % 4;
   for (int i = 0; i < count; ++i) {
@@ -93,7 +92,7 @@ bool LieAboutSizes(uint8_t* data, size_t size, std::mt19937_64& rng) {
       for (size_t f : {20, 24, 42}) fields.push_back({at + f, 4});
       size_t name = z[at + 28] | z[at + 29] << 8, extra = z[at + 30] | z[at + 31] << 8;
       for (size_t e = at + 46 + name; e + 12 <= n && e + 12 <= at + 46 + name + extra; e += 8)
-        fields.push_back({e + 4, 8});  // zip64 extra values
+        fields.push_back({e + 4, 8});                // zip64 extra values
     } else if (sig == 0x04034b50 && at + 30 <= n) {  // local header: csize, usize
       for (size_t f : {18, 22}) fields.push_back({at + f, 4});
     } else if (sig == 0x06054b50 && at + 22 <= n) {  // end record: count, directory size and offset
@@ -101,16 +100,28 @@ bool LieAboutSizes(uint8_t* data, size_t size, std::mt19937_64& rng) {
     }
   }
   if (fields.empty()) return false;
-  static const uint64_t kLies[] = {0, 1, 2, 46, 4096, uint64_t{1} << 30, uint64_t{1} << 31, 0xffffffffu,
-                                   uint64_t{1} << 32, uint64_t{1} << 40, ~uint64_t{0}};
+  static const uint64_t kLies[] = {0,
+                                   1,
+                                   2,
+                                   46,
+                                   4096,
+                                   uint64_t{1} << 30,
+                                   uint64_t{1} << 31,
+                                   0xffffffffu,
+                                   uint64_t{1} << 32,
+                                   uint64_t{1} << 40,
+                                   ~uint64_t{0}};
   for (int edits = 1 + static_cast<int>(rng() % 3); edits > 0; --edits) {
     const Field& f = fields[rng() % fields.size()];
     uint64_t old = 0;
     for (int i = f.width; i-- > 0;) old = old << 8 | z[f.at + i];
     uint64_t v = rng() % 2 ? kLies[rng() % (sizeof(kLies) / sizeof(kLies[0]))] : old + (rng() % 9) - 4;
-    if (f.width == 2) z[f.at] = static_cast<uint8_t>(v), z[f.at + 1] = static_cast<uint8_t>(v >> 8);
-    else if (f.width == 4) Put32(z + f.at, static_cast<uint32_t>(v));
-    else Put64(z + f.at, v);
+    if (f.width == 2)
+      z[f.at] = static_cast<uint8_t>(v), z[f.at + 1] = static_cast<uint8_t>(v >> 8);
+    else if (f.width == 4)
+      Put32(z + f.at, static_cast<uint32_t>(v));
+    else
+      Put64(z + f.at, v);
   }
   return true;
 }
@@ -207,13 +218,16 @@ void FuzzOutputs(FuzzedDataProvider& in) {
     const Out& o = outs[i];
     if (o.dash) continue;
     for (const std::string& id : input_ids) {
-      if (o.dir) must |= o.id == "SUB" && DirWrites(id);
-      else must |= o.id == id;
+      if (o.dir)
+        must |= o.id == "SUB" && DirWrites(id);
+      else
+        must |= o.id == id;
     }
     for (size_t j = 0; j < i; ++j) {
       const Out& p = outs[j];
       if (p.dash) continue;
-      if (o.dir && p.dir) must |= o.id == p.id;
+      if (o.dir && p.dir)
+        must |= o.id == p.id;
       else if (o.dir || p.dir) {
         const Out& dir = o.dir ? o : p;
         const Out& file = o.dir ? p : o;

@@ -31,14 +31,14 @@
 namespace {
 
 struct Case {
-  int keys = 2;                   // K: keys are 0..K-1
-  std::vector<uint8_t> table;     // table[a*K+b]: comparator(a, b)
-  std::vector<int32_t> operand;   // row-major, dims below
-  std::vector<int64_t> dims;      // rank 1 or 2
-  int dimension = 0;              // the sorted dimension (TopK: the last)
+  int keys = 2;                  // K: keys are 0..K-1
+  std::vector<uint8_t> table;    // table[a*K+b]: comparator(a, b)
+  std::vector<int32_t> operand;  // row-major, dims below
+  std::vector<int64_t> dims;     // rank 1 or 2
+  int dimension = 0;             // the sorted dimension (TopK: the last)
   enum Form { kSort, kSortWithPayload, kTopK } form = kSort;
   bool stable = false;
-  int64_t k = 1;                  // TopK
+  int64_t k = 1;  // TopK
 };
 
 std::string List(const std::vector<int64_t>& v) {
@@ -65,8 +65,10 @@ std::string Module(const Case& c) {
   m << "ENTRY e {\n  x = " << Shape("s32", c.dims) << " constant({";
   const int64_t cols = c.dims.size() == 2 ? c.dims[1] : c.dims[0];
   for (size_t i = 0; i < c.operand.size(); ++i) {
-    if (c.dims.size() == 2 && i % cols == 0) m << (i ? "}, {" : "{");
-    else if (i) m << ", ";
+    if (c.dims.size() == 2 && i % cols == 0)
+      m << (i ? "}, {" : "{");
+    else if (i)
+      m << ", ";
     m << c.operand[i];
   }
   m << (c.dims.size() == 2 ? "}" : "") << "})\n";
@@ -78,8 +80,8 @@ std::string Module(const Case& c) {
       break;
     case Case::kSortWithPayload:
       m << "  i = " << Shape("s32", c.dims) << " iota(), iota_dimension=" << c.dimension << "\n";
-      m << "  ROOT s = (" << Shape("s32", c.dims) << ", " << Shape("s32", c.dims) << ") sort(x, i), " << dim
-        << stable << ", to_apply=cmp\n";
+      m << "  ROOT s = (" << Shape("s32", c.dims) << ", " << Shape("s32", c.dims) << ") sort(x, i), " << dim << stable
+        << ", to_apply=cmp\n";
       break;
     case Case::kTopK: {
       std::vector<int64_t> out = c.dims;
@@ -199,8 +201,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   } else {
     for (uint8_t& t : c.table) t = in.ConsumeBool();
   }
-  if (two_d) c.dims = {in.ConsumeIntegralInRange<int64_t>(1, 12), in.ConsumeIntegralInRange<int64_t>(1, 40)};
-  else c.dims = {in.ConsumeIntegralInRange<int64_t>(1, 600)};
+  if (two_d)
+    c.dims = {in.ConsumeIntegralInRange<int64_t>(1, 12), in.ConsumeIntegralInRange<int64_t>(1, 40)};
+  else
+    c.dims = {in.ConsumeIntegralInRange<int64_t>(1, 600)};
   c.dimension = two_d && c.form != Case::kTopK ? in.ConsumeIntegralInRange(0, 1) : static_cast<int>(c.dims.size()) - 1;
   c.k = in.ConsumeIntegralInRange<int64_t>(0, c.dims.back());
   const int64_t count = c.dims.size() == 2 ? c.dims[0] * c.dims[1] : c.dims[0];

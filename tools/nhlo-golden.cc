@@ -20,8 +20,8 @@
 //   // NORMALIZE: version                   replace `0.1.0 (git 1a2b3c4d5e6f)` with <version>
 //   // EXPECTED-IN: sidecar                 the expected blocks live in <file>.expected
 //   // ALLOW: usage-error                   a RUN line may exit 2 (otherwise the test fails)
-#include <CLI/CLI.hpp>
 #include <re2/re2.h>
+#include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <filesystem>
@@ -68,8 +68,10 @@ std::vector<std::string> SplitWords(std::string_view line) {
   bool in_word = false, quoted = false;
   for (char c : line) {
     if (quoted) {
-      if (c == '\'') quoted = false;
-      else cur += c;
+      if (c == '\'')
+        quoted = false;
+      else
+        cur += c;
     } else if (c == '\'') {
       quoted = in_word = true;
     } else if (c == ' ' || c == '\t') {
@@ -199,15 +201,17 @@ class Runner {
       }
       if (!p.has_parent_path() || p.parent_path() == p) break;
     }
-    if (fs::is_regular_file(root_)) tests.push_back(root_);
-    else for (auto it = fs::recursive_directory_iterator(root_); it != fs::recursive_directory_iterator(); ++it) {
-      // A lit suite's *.hlo files carry shell RUN lines for lit, not for this runner.
-      if (it->is_directory() && fs::exists(it->path() / "lit.cfg.py")) it.disable_recursion_pending();
-      if (it->is_regular_file() && it->path().extension() == ".hlo" &&
-          it->path().string().find(filter_) != std::string::npos &&
-          (exclude_.empty() || it->path().string().find(exclude_) == std::string::npos))
-        tests.push_back(it->path());
-    }
+    if (fs::is_regular_file(root_))
+      tests.push_back(root_);
+    else
+      for (auto it = fs::recursive_directory_iterator(root_); it != fs::recursive_directory_iterator(); ++it) {
+        // A lit suite's *.hlo files carry shell RUN lines for lit, not for this runner.
+        if (it->is_directory() && fs::exists(it->path() / "lit.cfg.py")) it.disable_recursion_pending();
+        if (it->is_regular_file() && it->path().extension() == ".hlo" &&
+            it->path().string().find(filter_) != std::string::npos &&
+            (exclude_.empty() || it->path().string().find(exclude_) == std::string::npos))
+          tests.push_back(it->path());
+      }
     std::sort(tests.begin(), tests.end());
     fs::create_directories(scratch_);
     for (const fs::path& t : tests) RunTest(t);
@@ -244,10 +248,14 @@ class Runner {
       std::vector<std::string> args(words.begin() + 1, words.end());
       std::istringstream in;
       std::ostringstream out, err;
-      if (words[0] == "nhlo-compile") o.exit_code = nhlo::CompileMain(args, in, out, err);
-      else if (words[0] == "nhlo-run") o.exit_code = nhlo::RunMain(args, in, out, err);
-      else if (words[0] == "nhlo-objdump") o.exit_code = nhlo::ObjdumpMain(args, in, out, err);
-      else if (Status s = RunBuiltin(words, o); !s.ok()) return Fail(test, s.ToString());
+      if (words[0] == "nhlo-compile")
+        o.exit_code = nhlo::CompileMain(args, in, out, err);
+      else if (words[0] == "nhlo-run")
+        o.exit_code = nhlo::RunMain(args, in, out, err);
+      else if (words[0] == "nhlo-objdump")
+        o.exit_code = nhlo::ObjdumpMain(args, in, out, err);
+      else if (Status s = RunBuiltin(words, o); !s.ok())
+        return Fail(test, s.ToString());
       o.out += out.str();
       o.err += err.str();
       // A usage error (exit 2) is a RUN line that did not say what its author meant; it is
@@ -288,8 +296,8 @@ class Runner {
         if (!clash.empty()) return Fail(test, "--update: " + clash);
         written = nhlo::WriteFileAtomically(sidecar_path.string(), expected_now);
       } else {
-        written = nhlo::WriteFileAtomically(
-            test.string(), input + (input.empty() || input.back() == '\n' ? "" : "\n") + expected_now);
+        written = nhlo::WriteFileAtomically(test.string(),
+                                            input + (input.empty() || input.back() == '\n' ? "" : "\n") + expected_now);
       }
       if (!written.ok()) return Fail(test, written.ToString());
       ++passed_;
@@ -340,9 +348,10 @@ class Runner {
 constexpr const char* kSuiteMarker = "nhlo-golden.cfg";
 
 int main(int argc, char** argv) {
-  CLI::App app("Runs every *.hlo golden file under DIR (or one FILE) and compares its output with the expected\n"
-               "blocks at its end; --update rewrites them. See docs/testing.md.",
-               "nhlo-golden");
+  CLI::App app(
+      "Runs every *.hlo golden file under DIR (or one FILE) and compares its output with the expected\n"
+      "blocks at its end; --update rewrites them. See docs/testing.md.",
+      "nhlo-golden");
   bool update = false;
   std::string filter, exclude, scratch_arg, given;
   app.add_flag("--update", update, "rewrite the expected blocks from the current build");

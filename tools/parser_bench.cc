@@ -315,11 +315,11 @@ int RunFiles(const std::string& dir, size_t largest, int repeats) {
     return a.bytes != b.bytes ? a.bytes > b.bytes : a.path < b.path;
   });
   if (largest && files.size() > largest) files.resize(largest);
-  std::printf("%zu files under %s, best of %d rounds, each over every file and then `wc -w` (parse includes "
-              "splitting at `// -----`)\n",
-              files.size(), dir.c_str(), repeats);
-  std::printf("%10s %9s %9s %9s %9s %7s  %s\n", "bytes", "parse", "verify", "p+v", "read+scan", "arena",
-              "file (MB/s)");
+  std::printf(
+      "%zu files under %s, best of %d rounds, each over every file and then `wc -w` (parse includes "
+      "splitting at `// -----`)\n",
+      files.size(), dir.c_str(), repeats);
+  std::printf("%10s %9s %9s %9s %9s %7s  %s\n", "bytes", "parse", "verify", "p+v", "read+scan", "arena", "file (MB/s)");
   // Rounds, each over every file and then `wc -w` once, so that both sample the same phases of a
   // machine whose speed drifts (a shared VM's changes by a third within a minute); each figure is
   // its best over the rounds.

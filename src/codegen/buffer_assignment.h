@@ -12,8 +12,8 @@ struct FrameSlot {
   uint32_t start = 0;  // first instruction (schedule position) at which the slot is live
   uint32_t end = 0;    // last one, inclusive
   uint64_t size = 0;
-  uint64_t align = 1;  // a power of two
-  uint64_t offset = 0; // set by PlaceSlots
+  uint64_t align = 1;   // a power of two
+  uint64_t offset = 0;  // set by PlaceSlots
 };
 
 /// `v` rounded up to a multiple of `align` (a power of two).

@@ -28,9 +28,7 @@ std::string_view BufferKindName(BufferKind kind) {
   return "unknown";
 }
 
-int64_t BufferRecord::ElementCount() const {
-  return CheckedElementCount(dims);
-}
+int64_t BufferRecord::ElementCount() const { return CheckedElementCount(dims); }
 
 std::string ArrayShapeText(PrimitiveType type, const std::vector<int64_t>& dims,
                            const std::vector<uint8_t>& dim_kinds) {

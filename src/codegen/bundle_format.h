@@ -62,7 +62,7 @@ struct BufferRecord {
   uint8_t wire_tag = kNoDtype;
   BufferKind kind = BufferKind::kTemp;
   uint32_t stride = 0;
-  uint64_t size = 0;      // bytes in the host layout (one byte per sub-byte element)
+  uint64_t size = 0;  // bytes in the host layout (one byte per sub-byte element)
   uint64_t location = 0;
   std::vector<int64_t> dims;
   std::vector<uint32_t> tuple;  // element buffers (indices in the same computation)
@@ -94,12 +94,12 @@ struct ReplicaGroupsRecord {
 struct AttrRecord {
   AttrId id{};
   AttrKind kind{};
-  int64_t i = 0;      // Int; Enum code
-  double f = 0;       // Float
-  bool b = false;     // Bool
-  bool is_json = false;  // Config
-  std::string_view text;  // String, Ident, Config, Raw
-  std::vector<int64_t> ints;  // IntList; EnumList codes; PairList (source, target, ...)
+  int64_t i = 0;                       // Int; Enum code
+  double f = 0;                        // Float
+  bool b = false;                      // Bool
+  bool is_json = false;                // Config
+  std::string_view text;               // String, Ident, Config, Raw
+  std::vector<int64_t> ints;           // IntList; EnumList codes; PairList (source, target, ...)
   std::vector<uint32_t> computations;  // Computation, ComputationList (indices)
   std::vector<WindowDim> window;
   std::vector<SliceDim> slices;
@@ -132,8 +132,8 @@ struct ComputationRecord {
   uint32_t first_buffer = 0;          // index of buffers[0] in the file's buffer table
   std::vector<uint32_t> params;       // buffer of parameter i
   uint32_t root = 0;
-  uint64_t frame_size = 0;            // bytes of arena this computation needs while it runs
-  uint64_t live_bytes_bound = 0;      // the compiler's lower bound for frame_size (informational)
+  uint64_t frame_size = 0;        // bytes of arena this computation needs while it runs
+  uint64_t live_bytes_bound = 0;  // the compiler's lower bound for frame_size (informational)
   std::vector<BundleRecord> bundles;
   uint32_t file_offset = 0;
   uint32_t code_offset = 0;  // where its bundle stream starts in the file

@@ -60,7 +60,8 @@ class Decoder {
   Status Run() {
     std::string_view bytes = p_.bytes;
     Reader r(bytes, 0, file_);
-    if (bytes.size() < kHeaderSize) return r.ErrorAt(0, "file is too short to be a bundle file (" + std::to_string(bytes.size()) + " bytes)");
+    if (bytes.size() < kHeaderSize)
+      return r.ErrorAt(0, "file is too short to be a bundle file (" + std::to_string(bytes.size()) + " bytes)");
     if (std::memcmp(bytes.data(), kBundleMagic, 8) != 0) return r.ErrorAt(0, "not a bundle file (bad magic)");
     r.set_pos(8);
     uint32_t file_size, section_count;
@@ -72,19 +73,24 @@ class Decoder {
     NHLO_TRY(r.Read(p_.checksum, "header"));
     NHLO_TRY(r.Read(section_count, "header"));
     if (p_.version != kBundleVersion)
-      return r.ErrorAt(8, "bundle format version " + std::to_string(p_.version) + " is not supported: this nhlo reads version " +
-                              std::to_string(kBundleVersion) + (p_.version < kBundleVersion ? " (recompile the HLO with this nhlo-compile)" : ""));
+      return r.ErrorAt(8, "bundle format version " + std::to_string(p_.version) +
+                              " is not supported: this nhlo reads version " + std::to_string(kBundleVersion) +
+                              (p_.version < kBundleVersion ? " (recompile the HLO with this nhlo-compile)" : ""));
     if (arch != 3 && arch != 4) return r.ErrorAt(10, "unknown target arch " + std::to_string(arch));
     p_.arch = static_cast<TargetArch>(arch);
     if (file_size != bytes.size())
-      return r.ErrorAt(12, "file size is " + std::to_string(bytes.size()) + " bytes but the header says " + std::to_string(file_size) + " (truncated or extended file)");
+      return r.ErrorAt(12, "file size is " + std::to_string(bytes.size()) + " bytes but the header says " +
+                               std::to_string(file_size) + " (truncated or extended file)");
     uint32_t actual = BundleChecksum(bytes);
     if (actual != p_.checksum) {
       char msg[96];
-      std::snprintf(msg, sizeof(msg), "checksum mismatch: header says 0x%08x, contents give 0x%08x (corrupted file)", p_.checksum, actual);
+      std::snprintf(msg, sizeof(msg), "checksum mismatch: header says 0x%08x, contents give 0x%08x (corrupted file)",
+                    p_.checksum, actual);
       return r.ErrorAt(16, msg);
     }
-    if (section_count != kSectionCount) return r.ErrorAt(20, "expected " + std::to_string(kSectionCount) + " sections, header says " + std::to_string(section_count));
+    if (section_count != kSectionCount)
+      return r.ErrorAt(
+          20, "expected " + std::to_string(kSectionCount) + " sections, header says " + std::to_string(section_count));
     std::string_view sections[kSectionCount + 1];
     uint32_t bases[kSectionCount + 1] = {};
     for (uint32_t i = 0; i < kSectionCount; ++i) {
@@ -93,7 +99,9 @@ class Decoder {
       NHLO_TRY(r.Read(id, "section table"));
       NHLO_TRY(r.Read(offset, "section table"));
       NHLO_TRY(r.Read(size, "section table"));
-      if (id != i + 1) return r.ErrorAt(at, "section " + std::to_string(i) + " has id " + std::to_string(id) + ", expected " + std::to_string(i + 1));
+      if (id != i + 1)
+        return r.ErrorAt(at, "section " + std::to_string(i) + " has id " + std::to_string(id) + ", expected " +
+                                 std::to_string(i + 1));
       if (offset > bytes.size() || size > bytes.size() - offset)
         return r.ErrorAt(at, std::string(SectionName(static_cast<SectionId>(id))) + " section lies outside the file");
       sections[id] = bytes.substr(offset, size);
@@ -114,12 +122,15 @@ class Decoder {
       NHLO_TRY(m.Read(p_.arena_size, "module section"));
       if (m.pos() != m.size()) return m.Error("trailing bytes in the module section");
     }
-    NHLO_TRY(ReadComputations(Reader(sections[4], bases[4], file_), Reader(sections[2], bases[2], file_), sections[5], bases[5]));
+    NHLO_TRY(ReadComputations(Reader(sections[4], bases[4], file_), Reader(sections[2], bases[2], file_), sections[5],
+                              bases[5]));
     if (p_.entry >= p_.computations.size())
-      return Status::Error(std::string(file_) + ": entry computation index " + std::to_string(p_.entry) + " is out of range");
+      return Status::Error(std::string(file_) + ": entry computation index " + std::to_string(p_.entry) +
+                           " is out of range");
     if (p_.computations[p_.entry].frame_size != p_.arena_size)
       return Status::Error(std::string(file_) + ": arena size " + std::to_string(p_.arena_size) +
-                           " is not the entry computation's frame (" + std::to_string(p_.computations[p_.entry].frame_size) + ")");
+                           " is not the entry computation's frame (" +
+                           std::to_string(p_.computations[p_.entry].frame_size) + ")");
     return OkStatus();
   }
 
@@ -129,7 +140,8 @@ class Decoder {
     uint32_t off, len;
     NHLO_TRY(r.Read(off, "string reference"));
     NHLO_TRY(r.Read(len, "string reference"));
-    if (off > strings_.size() || len > strings_.size() - off) return r.ErrorAt(at, "string reference outside the string table");
+    if (off > strings_.size() || len > strings_.size() - off)
+      return r.ErrorAt(at, "string reference outside the string table");
     out = strings_.substr(off, len);
     return OkStatus();
   }
@@ -166,12 +178,13 @@ class Decoder {
         if (!dt.ok()) return r.ErrorAt(at, where + ": " + dt.status().message());
         uint8_t want = WireTag(*dt, p_.arch == TargetArch::kV3 ? Arch::kV3 : Arch::kV4);
         if (b.wire_tag != want)
-          return r.ErrorAt(at, where + " has wire tag " + std::to_string(b.wire_tag) + " but its dtype " + std::string(BackendDtypeName(*dt)) +
-                                   " has " + std::to_string(want));
+          return r.ErrorAt(at, where + " has wire tag " + std::to_string(b.wire_tag) + " but its dtype " +
+                                   std::string(BackendDtypeName(*dt)) + " has " + std::to_string(want));
       } else if (b.wire_tag != kNoDtype) {
         return r.ErrorAt(at, where + " has a wire tag but no dtype");
       }
-      if (static_cast<uint64_t>(rank) * 8 > r.size() - r.pos() || static_cast<uint64_t>(tuple_count) * 4 > r.size() - r.pos())
+      if (static_cast<uint64_t>(rank) * 8 > r.size() - r.pos() ||
+          static_cast<uint64_t>(tuple_count) * 4 > r.size() - r.pos())
         return r.ErrorAt(at, where + " has more dimensions or tuple elements than its section holds");
       if (b.type == PrimitiveType::kTuple) {
         if (rank != 0) return r.ErrorAt(at, where + " is a tuple with dimensions");
@@ -186,7 +199,8 @@ class Decoder {
       }
       for (uint32_t& e : b.tuple) {
         NHLO_TRY(r.Read(e, "tuple elements"));
-        if (e >= i) return r.ErrorAt(at, where + " lists tuple element " + std::to_string(e) + ", which does not precede it");
+        if (e >= i)
+          return r.ErrorAt(at, where + " lists tuple element " + std::to_string(e) + ", which does not precede it");
         if (c.buffers[e].kind != b.kind) return r.ErrorAt(at, where + " mixes buffer kinds in its tuple");
       }
       bool unbounded = false;
@@ -195,7 +209,8 @@ class Decoder {
         b.dim_kinds.resize(rank);
         for (size_t k = 0; k < rank; ++k) {
           NHLO_TRY(r.Read(b.dim_kinds[k], "dimension kinds"));
-          if (b.dim_kinds[k] > 2) return r.ErrorAt(at, where + " has unknown dimension kind " + std::to_string(b.dim_kinds[k]));
+          if (b.dim_kinds[k] > 2)
+            return r.ErrorAt(at, where + " has unknown dimension kind " + std::to_string(b.dim_kinds[k]));
           if (b.dim_kinds[k] == 2) {
             if (b.dims[k] != 0) return r.ErrorAt(at, where + " gives an unbounded dimension a size");
             unbounded = true;
@@ -225,7 +240,8 @@ class Decoder {
       // for it: that must stay inside the frame too (a fuzz-bundle finding).
       if (b.kind == BufferKind::kTemp && !IsArrayType(b.type) && b.location > c.frame_size)
         return r.ErrorAt(at, where + " lies outside its computation's frame");
-      if (b.kind == BufferKind::kParameter && b.location > INT32_MAX) return r.ErrorAt(at, where + " has an impossible parameter number");
+      if (b.kind == BufferKind::kParameter && b.location > INT32_MAX)
+        return r.ErrorAt(at, where + " has an impossible parameter number");
     }
     return OkStatus();
   }
@@ -234,7 +250,8 @@ class Decoder {
     uint32_t count, buffer_count;
     NHLO_TRY(r.Read(count, "computation count"));
     NHLO_TRY(buffers.Read(buffer_count, "buffer count"));
-    if (static_cast<uint64_t>(count) * kComputationFixedSize > r.size()) return r.Error("computation count does not fit in its section");
+    if (static_cast<uint64_t>(count) * kComputationFixedSize > r.size())
+      return r.Error("computation count does not fit in its section");
     if (static_cast<uint64_t>(buffer_count) * kBufferFixedSize > buffers.size())
       return buffers.Error("buffer count " + std::to_string(buffer_count) + " does not fit in the buffer section");
     p_.buffer_count = buffer_count;
@@ -259,7 +276,8 @@ class Decoder {
       std::string where = "computation '" + std::string(c.name) + "'";
       if (c.first_buffer != next_buffer || nbuffers > buffer_count - next_buffer)
         return r.ErrorAt(at, where + " claims buffers " + std::to_string(c.first_buffer) + ".." +
-                                 std::to_string(static_cast<uint64_t>(c.first_buffer) + nbuffers) + ", not the next ones of the buffer table");
+                                 std::to_string(static_cast<uint64_t>(c.first_buffer) + nbuffers) +
+                                 ", not the next ones of the buffer table");
       next_buffer += nbuffers;
       if (static_cast<uint64_t>(nparams) * 4 > r.size() - r.pos()) return r.ErrorAt(at, "impossible parameter count");
       NHLO_TRY(ReadBuffers(buffers, c, nbuffers));
@@ -271,14 +289,17 @@ class Decoder {
       }
       NHLO_TRY(r.AlignTo(8, "computation padding"));
       if (c.root >= c.buffers.size()) return r.ErrorAt(at, where + ": root buffer index out of range");
-      if (offset > code.size() || size > code.size() - offset) return r.ErrorAt(at, "bundle stream lies outside the code section");
-      if (static_cast<uint64_t>(bundle_count) * kBundleFixedSize > size) return r.ErrorAt(at, "bundle count does not fit in the bundle stream");
+      if (offset > code.size() || size > code.size() - offset)
+        return r.ErrorAt(at, "bundle stream lies outside the code section");
+      if (static_cast<uint64_t>(bundle_count) * kBundleFixedSize > size)
+        return r.ErrorAt(at, "bundle count does not fit in the bundle stream");
       c.code_offset = code_base + offset;
       c.code_size = size;
       Reader br(code.substr(offset, size), code_base + offset, file_);
       c.bundles.resize(bundle_count);
       for (BundleRecord& b : c.bundles) NHLO_TRY(ReadBundle(br, c, i, b));
-      if (br.pos() != br.size()) return br.Error("trailing bytes after the last bundle of '" + std::string(c.name) + "'");
+      if (br.pos() != br.size())
+        return br.Error("trailing bytes after the last bundle of '" + std::string(c.name) + "'");
     }
     if (next_buffer != buffer_count) return buffers.Error("buffers after the last computation's");
     if (buffers.pos() != buffers.size()) return buffers.Error("trailing bytes after the last buffer");
@@ -310,8 +331,10 @@ class Decoder {
       return r.ErrorAt(start, "bundle size " + std::to_string(size) + " is invalid");
     Reader body(r.Slice(start, size), r.offset() - static_cast<uint32_t>(r.pos() - start), file_);
     body.set_pos(r.pos() - start);
-    if (b.result >= c.buffers.size()) return r.ErrorAt(start, "result buffer " + std::to_string(b.result) + " is out of range");
-    if (b.result_tag != c.buffers[b.result].wire_tag) return r.ErrorAt(start, "result wire tag does not match the buffer table");
+    if (b.result >= c.buffers.size())
+      return r.ErrorAt(start, "result buffer " + std::to_string(b.result) + " is out of range");
+    if (b.result_tag != c.buffers[b.result].wire_tag)
+      return r.ErrorAt(start, "result wire tag does not match the buffer table");
     if (static_cast<uint64_t>(noperands) * 5 > size || static_cast<uint64_t>(nattrs) * kAttrHeaderSize > size)
       return r.ErrorAt(start, "operand or attribute count does not fit in the bundle");
     b.operands.resize(noperands);
@@ -322,7 +345,8 @@ class Decoder {
     b.operand_tags.resize(noperands);
     for (size_t i = 0; i < noperands; ++i) {
       NHLO_TRY(body.Read(b.operand_tags[i], "bundle operand tags"));
-      if (b.operand_tags[i] != c.buffers[b.operands[i]].wire_tag) return r.ErrorAt(start, "operand wire tag does not match the buffer table");
+      if (b.operand_tags[i] != c.buffers[b.operands[i]].wire_tag)
+        return r.ErrorAt(start, "operand wire tag does not match the buffer table");
     }
     NHLO_TRY(body.AlignTo(4, "bundle padding"));
     b.attrs.resize(nattrs);
@@ -377,7 +401,8 @@ class Decoder {
     std::string name(AttrName(a.id));
     AttrKind declared = AttrDeclaredKind(a.id);
     // A declared integer list may hold a list of lists in the IR (kept as Raw), never encoded.
-    if (a.kind != declared) return r.ErrorAt(at, "attribute '" + name + "' has kind " + std::to_string(kind) + ", not its declared kind");
+    if (a.kind != declared)
+      return r.ErrorAt(at, "attribute '" + name + "' has kind " + std::to_string(kind) + ", not its declared kind");
     size_t start = r.pos();
     if (payload > r.size() - start) return r.ErrorAt(at, "attribute '" + name + "' is longer than its bundle");
     size_t end = start + payload;
@@ -395,13 +420,14 @@ class Decoder {
       case AttrKind::Enum: {
         uint8_t v;
         NHLO_TRY(r.Read(v, what));
-        if (EnumValueName(EnumSetOf(a.id), v).empty()) return r.ErrorAt(at, "attribute '" + name + "' has unknown value code " + std::to_string(v));
+        if (EnumValueName(EnumSetOf(a.id), v).empty())
+          return r.ErrorAt(at, "attribute '" + name + "' has unknown value code " + std::to_string(v));
         a.i = v;
         break;
       }
-      case AttrKind::String: case AttrKind::Ident: case AttrKind::Raw:
-        NHLO_TRY(ReadString(r, a.text));
-        break;
+      case AttrKind::String:
+      case AttrKind::Ident:
+      case AttrKind::Raw: NHLO_TRY(ReadString(r, a.text)); break;
       case AttrKind::Config: {
         NHLO_TRY(ReadString(r, a.text));
         uint8_t json;
@@ -409,27 +435,34 @@ class Decoder {
         a.is_json = json != 0;
         break;
       }
-      case AttrKind::IntList: case AttrKind::PairList:
+      case AttrKind::IntList:
+      case AttrKind::PairList:
         NHLO_TRY(ReadInts(r, end, a.ints, what));
-        if (a.kind == AttrKind::PairList && a.ints.size() % 2 != 0) return r.ErrorAt(at, "attribute '" + name + "' has an unpaired entry");
+        if (a.kind == AttrKind::PairList && a.ints.size() % 2 != 0)
+          return r.ErrorAt(at, "attribute '" + name + "' has an unpaired entry");
         break;
       case AttrKind::EnumList:
         NHLO_TRY(ReadCount(r, end, 1, a.ints, what));
         for (int64_t& v : a.ints) {
           uint8_t c;
           NHLO_TRY(r.Read(c, what));
-          if (EnumValueName(EnumSetOf(a.id), c).empty()) return r.ErrorAt(at, "attribute '" + name + "' has unknown value code " + std::to_string(c));
+          if (EnumValueName(EnumSetOf(a.id), c).empty())
+            return r.ErrorAt(at, "attribute '" + name + "' has unknown value code " + std::to_string(c));
           v = c;
         }
         break;
-      case AttrKind::Computation: case AttrKind::ComputationList:
+      case AttrKind::Computation:
+      case AttrKind::ComputationList:
         NHLO_TRY(ReadCount(r, end, 4, a.computations, what));
         if (a.kind == AttrKind::Computation && a.computations.size() != 1)
-          return r.ErrorAt(at, "attribute '" + name + "' names " + std::to_string(a.computations.size()) + " computations, not one");
+          return r.ErrorAt(
+              at, "attribute '" + name + "' names " + std::to_string(a.computations.size()) + " computations, not one");
         for (uint32_t& c : a.computations) {
           NHLO_TRY(r.Read(c, what));
           // Callees come before their callers, so no file can make a computation call itself.
-          if (c >= comp_index) return r.ErrorAt(at, "attribute '" + name + "' calls computation " + std::to_string(c) + ", which does not precede its caller");
+          if (c >= comp_index)
+            return r.ErrorAt(at, "attribute '" + name + "' calls computation " + std::to_string(c) +
+                                     ", which does not precede its caller");
         }
         break;
       case AttrKind::Window:
@@ -474,8 +507,8 @@ class Decoder {
         NHLO_TRY(r.Read(pad8, what));
         NHLO_TRY(r.Read(pad16, what));
         if (spatial > SpatialDims::kMax) return r.ErrorAt(at, "dim_labels has more than 10 spatial dimensions");
-        for (int64_t* v : {&l.input_batch, &l.input_feature, &l.kernel_input_feature, &l.kernel_output_feature, &l.output_batch,
-                           &l.output_feature, &ranks[0], &ranks[1], &ranks[2]})
+        for (int64_t* v : {&l.input_batch, &l.input_feature, &l.kernel_input_feature, &l.kernel_output_feature,
+                           &l.output_batch, &l.output_feature, &ranks[0], &ranks[1], &ranks[2]})
           NHLO_TRY(r.Read(*v, what));
         for (int64_t rank : ranks)
           if (rank < 0 || rank > 64) return r.ErrorAt(at, "dim_labels has an impossible rank");
@@ -545,8 +578,10 @@ class Decoder {
         }
         break;
       }
-      case AttrKind::InstructionList: case AttrKind::Shape: case AttrKind::Literal: case AttrKind::KeyValues:
-        return r.ErrorAt(at, "attribute '" + name + "' is of a kind bundle files do not carry");
+      case AttrKind::InstructionList:
+      case AttrKind::Shape:
+      case AttrKind::Literal:
+      case AttrKind::KeyValues: return r.ErrorAt(at, "attribute '" + name + "' is of a kind bundle files do not carry");
     }
     if (r.pos() != end) return r.ErrorAt(at, "attribute '" + name + "' payload size does not match its contents");
     NHLO_TRY(r.AlignTo(4, "attribute padding"));

@@ -44,7 +44,9 @@ class ByteWriter {
   void I64(int64_t v) { Raw(&v, 8); }
   void F64(double v) { Raw(&v, 8); }
   void Raw(const void* p, size_t n) { bytes_.append(static_cast<const char*>(p), n); }
-  void Align(size_t a) { while (bytes_.size() % a) bytes_.push_back('\0'); }
+  void Align(size_t a) {
+    while (bytes_.size() % a) bytes_.push_back('\0');
+  }
   void PatchU32(size_t at, uint32_t v) { std::memcpy(&bytes_[at], &v, 4); }
   size_t size() const { return bytes_.size(); }
   std::string& bytes() { return bytes_; }
@@ -70,10 +72,11 @@ uint64_t BufferAlignment(const BufferRecord& b) {
 bool MayWriteInPlace(Opcode op) {
   if (IsElementwiseUnary(op) || IsElementwiseBinary(op)) return true;
   switch (op) {
-    case Opcode::kCompare: case Opcode::kSelect: case Opcode::kClamp: case Opcode::kConvert:
-      return true;
-    default:
-      return false;
+    case Opcode::kCompare:
+    case Opcode::kSelect:
+    case Opcode::kClamp:
+    case Opcode::kConvert: return true;
+    default: return false;
   }
 }
 
@@ -82,21 +85,22 @@ bool MayWriteInPlace(Opcode op) {
 // lists them.
 bool Encoded(const Instruction& inst, const Attribute& a) {
   switch (a.kind) {
-    case AttrKind::InstructionList: case AttrKind::Shape: case AttrKind::Literal: case AttrKind::KeyValues:
-      return false;
-    case AttrKind::Raw:
-      return a.id == AttrId::kSparsityConfig;  // changes the dot; kept so the loader can name it
-    case AttrKind::Config:
-      return inst.opcode == Opcode::kCustomCall;
-    default:
-      break;
+    case AttrKind::InstructionList:
+    case AttrKind::Shape:
+    case AttrKind::Literal:
+    case AttrKind::KeyValues: return false;
+    case AttrKind::Raw: return a.id == AttrId::kSparsityConfig;  // changes the dot; kept so the loader can name it
+    case AttrKind::Config: return inst.opcode == Opcode::kCustomCall;
+    default: break;
   }
   switch (a.id) {
-    case AttrId::kMetadata: case AttrId::kOrigin: case AttrId::kStatistics: case AttrId::kSharding:
-    case AttrId::kControlPredecessors: case AttrId::kFrontendAttributes:
-      return false;
-    default:
-      return true;
+    case AttrId::kMetadata:
+    case AttrId::kOrigin:
+    case AttrId::kStatistics:
+    case AttrId::kSharding:
+    case AttrId::kControlPredecessors:
+    case AttrId::kFrontendAttributes: return false;
+    default: return true;
   }
 }
 
@@ -105,7 +109,8 @@ class Writer {
   Writer(const Module& m, const CodegenOptions& o, ArenaReport* report) : m_(m), opts_(o), report_(report) {}
 
   Result<std::string> Run() {
-    for (size_t i = 0; i < m_.computations.size(); ++i) comp_index_[m_.computations[i].get()] = static_cast<uint32_t>(i);
+    for (size_t i = 0; i < m_.computations.size(); ++i)
+      comp_index_[m_.computations[i].get()] = static_cast<uint32_t>(i);
     comps_.resize(m_.computations.size());
     for (size_t i = 0; i < m_.computations.size(); ++i) NHLO_TRY(LowerComputation(*m_.computations[i], comps_[i]));
     return Assemble();
@@ -166,12 +171,15 @@ class Writer {
     auto dt = BackendDtypeFor(t);
     if (!dt) {
       if (opts_.device_only)
-        return Status::FromDiagnostic(DiagnosticFor(m_, inst, "element type " + std::string(PrimitiveTypeName(t)) +
-                                                               " has no device dtype (host-only type; drop --device-only to run it in the interpreter)"));
+        return Status::FromDiagnostic(DiagnosticFor(
+            m_, inst,
+            "element type " + std::string(PrimitiveTypeName(t)) +
+                " has no device dtype (host-only type; drop --device-only to run it in the interpreter)"));
       return kNoDtype;
     }
     if (opts_.arch == TargetArch::kV3 && IsX4(*dt))
-      return Status::FromDiagnostic(DiagnosticFor(m_, inst, "x4 dtype " + std::string(BackendDtypeName(*dt)) + " is not supported on v3"));
+      return Status::FromDiagnostic(
+          DiagnosticFor(m_, inst, "x4 dtype " + std::string(BackendDtypeName(*dt)) + " is not supported on v3"));
     *tag = WireTag(*dt, opts_.arch == TargetArch::kV3 ? Arch::kV3 : Arch::kV4);
     return static_cast<uint8_t>(Ordinal(*dt));
   }
@@ -207,10 +215,13 @@ class Writer {
         }
       }
       int64_t bytes = !shape.IsArray() ? 0 : unbounded ? 0 : HostBytes(shape);
-      if (bytes < 0) return Status::FromDiagnostic(DiagnosticFor(m_, inst, "buffer of shape " + ShapeToString(shape, false) + " is too large"));
+      if (bytes < 0)
+        return Status::FromDiagnostic(
+            DiagnosticFor(m_, inst, "buffer of shape " + ShapeToString(shape, false) + " is too large"));
       b.size = static_cast<uint64_t>(bytes);
       NHLO_ASSIGN_OR_RETURN(b.backend_dtype, DtypeOf(inst, shape.type, &b.wire_tag));
-      if (b.backend_dtype != kNoDtype) b.stride = static_cast<uint32_t>(StrideBytes(static_cast<BackendDtype>(b.backend_dtype)));
+      if (b.backend_dtype != kNoDtype)
+        b.stride = static_cast<uint32_t>(StrideBytes(static_cast<BackendDtype>(b.backend_dtype)));
       if (kind == BufferKind::kParameter) b.location = static_cast<uint64_t>(inst.parameter_number);
       if (kind == BufferKind::kConstant) {
         Result<uint64_t> at = AddConstant(shape, lit ? lit->data.data() : nullptr, b.size);
@@ -298,13 +309,15 @@ class Writer {
       NHLO_ASSIGN_OR_RETURN(value[i], AddBuffers(out, *inst, inst->shape, kind, inst->literal));
       if (inst->opcode == Opcode::kParameter) {
         size_t p = static_cast<size_t>(inst->parameter_number);
-        if (p >= n) return Status::Error("computation '" + std::string(comp.name) + "' has a gap in its parameter numbers");
+        if (p >= n)
+          return Status::Error("computation '" + std::string(comp.name) + "' has a gap in its parameter numbers");
         if (out.params.size() <= p) out.params.resize(p + 1, UINT32_MAX);
         out.params[p] = value[i];
       }
     }
     for (uint32_t p : out.params)
-      if (p == UINT32_MAX) return Status::Error("computation '" + std::string(comp.name) + "' has a gap in its parameter numbers");
+      if (p == UINT32_MAX)
+        return Status::Error("computation '" + std::string(comp.name) + "' has a gap in its parameter numbers");
     out.root = value[position.at(comp.root)];
 
     // Live ranges over program order: a value lives from its instruction through its last
@@ -383,7 +396,8 @@ class Writer {
     if (report_) report_->computations.push_back({std::string(comp.name), out.frame_size, out.live_bound});
 
     ByteWriter code;
-    for (size_t i = 0; i < n; ++i) NHLO_TRY(EmitBundle(code, out, *comp.instructions[i], value, position, callee_frame[i]));
+    for (size_t i = 0; i < n; ++i)
+      NHLO_TRY(EmitBundle(code, out, *comp.instructions[i], value, position, callee_frame[i]));
     out.bundle_count = static_cast<uint32_t>(n);
     out.code = std::move(code.bytes());
     return OkStatus();
@@ -449,21 +463,21 @@ class Writer {
       case AttrKind::Bool: w.U8(a.b); break;
       case AttrKind::Float: w.F64(a.f); break;
       case AttrKind::Enum: w.U8(static_cast<uint8_t>(a.i)); break;
-      case AttrKind::String: case AttrKind::Ident: case AttrKind::Raw:
-        StringRef(w, a.text);
-        break;
+      case AttrKind::String:
+      case AttrKind::Ident:
+      case AttrKind::Raw: StringRef(w, a.text); break;
       case AttrKind::Config:
         StringRef(w, a.text);
         w.U8(a.config_is_json);
         break;
-      case AttrKind::IntList: case AttrKind::PairList:
-        int_list(a.ints.data(), a.ints.size());
-        break;
+      case AttrKind::IntList:
+      case AttrKind::PairList: int_list(a.ints.data(), a.ints.size()); break;
       case AttrKind::EnumList:
         w.U32(static_cast<uint32_t>(a.ints.size()));
         for (int64_t v : a.ints) w.U8(static_cast<uint8_t>(v));
         break;
-      case AttrKind::Computation: case AttrKind::ComputationList:
+      case AttrKind::Computation:
+      case AttrKind::ComputationList:
         w.U32(static_cast<uint32_t>(a.computations.size()));
         for (const Computation* c : a.computations) w.U32(comp_index_.at(c));
         break;
@@ -501,9 +515,9 @@ class Writer {
         w.U8(l.has_unknown);
         w.U8(0);
         w.U16(0);
-        for (int64_t v : {l.input_batch, l.input_feature, l.kernel_input_feature, l.kernel_output_feature, l.output_batch,
-                          l.output_feature, static_cast<int64_t>(l.input_rank), static_cast<int64_t>(l.kernel_rank),
-                          static_cast<int64_t>(l.output_rank)})
+        for (int64_t v : {l.input_batch, l.input_feature, l.kernel_input_feature, l.kernel_output_feature,
+                          l.output_batch, l.output_feature, static_cast<int64_t>(l.input_rank),
+                          static_cast<int64_t>(l.kernel_rank), static_cast<int64_t>(l.output_rank)})
           w.I64(v);
         for (const SpatialDims* s : {&l.input_spatial, &l.kernel_spatial, &l.output_spatial})
           for (size_t i = 0; i < l.input_spatial.size(); ++i) w.I64(i < s->size() ? (*s)[i] : -1);
@@ -528,8 +542,10 @@ class Writer {
         }
         break;
       }
-      case AttrKind::InstructionList: case AttrKind::Shape: case AttrKind::Literal: case AttrKind::KeyValues:
-        break;  // never encoded (see Encoded)
+      case AttrKind::InstructionList:
+      case AttrKind::Shape:
+      case AttrKind::Literal:
+      case AttrKind::KeyValues: break;  // never encoded (see Encoded)
     }
     uint64_t payload = w.size() - start;
     w.PatchU32(size_at, static_cast<uint32_t>(payload));
@@ -592,8 +608,8 @@ class Writer {
       for (const CompOut& c : comps_) report_->unshared += c.unshared;
     }
 
-    const std::string* sections[kSectionCount] = {&strings_, &buffers.bytes(), &constants_, &comps.bytes(), &code.bytes(),
-                                                  &module.bytes()};
+    const std::string* sections[kSectionCount] = {&strings_,      &buffers.bytes(), &constants_,
+                                                  &comps.bytes(), &code.bytes(),    &module.bytes()};
     ByteWriter file;
     file.Raw(kBundleMagic, 8);
     file.U16(kBundleVersion);

@@ -88,9 +88,12 @@ void AppendAttrText(std::string& out, const BundleProgram& p, const AttrRecord& 
         out += '"';
       }
       break;
-    case AttrKind::Ident: case AttrKind::Raw: out += a.text; break;
-    case AttrKind::Shape: case AttrKind::Literal: case AttrKind::InstructionList: case AttrKind::KeyValues:
-      break;  // never in a file
+    case AttrKind::Ident:
+    case AttrKind::Raw: out += a.text; break;
+    case AttrKind::Shape:
+    case AttrKind::Literal:
+    case AttrKind::InstructionList:
+    case AttrKind::KeyValues: break;  // never in a file
     case AttrKind::IntList: AppendInts(out, a.ints); break;
     case AttrKind::PairList:
       out += '{';
@@ -107,9 +110,10 @@ void AppendAttrText(std::string& out, const BundleProgram& p, const AttrRecord& 
       for (size_t i = 0; i < a.window.size(); ++i) {
         const WindowDim& d = a.window[i];
         if (i) out += ' ';
-        out += "size=" + std::to_string(d.size) + ",stride=" + std::to_string(d.stride) + ",pad=" + std::to_string(d.pad_low) +
-               "_" + std::to_string(d.pad_high) + ",dilate=" + std::to_string(d.base_dilation) + "/" +
-               std::to_string(d.window_dilation) + (d.reversal ? ",reversed" : "");
+        out += "size=" + std::to_string(d.size) + ",stride=" + std::to_string(d.stride) +
+               ",pad=" + std::to_string(d.pad_low) + "_" + std::to_string(d.pad_high) +
+               ",dilate=" + std::to_string(d.base_dilation) + "/" + std::to_string(d.window_dilation) +
+               (d.reversal ? ",reversed" : "");
       }
       out += '}';
       break;
@@ -133,7 +137,8 @@ void AppendAttrText(std::string& out, const BundleProgram& p, const AttrRecord& 
       const ConvDimLabels& l = a.dim_labels;
       out += "{in b" + std::to_string(l.input_batch) + " f" + std::to_string(l.input_feature) + " s";
       AppendInts(out, std::vector<int64_t>(l.input_spatial.begin(), l.input_spatial.end()));
-      out += ", kernel i" + std::to_string(l.kernel_input_feature) + " o" + std::to_string(l.kernel_output_feature) + " s";
+      out +=
+          ", kernel i" + std::to_string(l.kernel_input_feature) + " o" + std::to_string(l.kernel_output_feature) + " s";
       AppendInts(out, std::vector<int64_t>(l.kernel_spatial.begin(), l.kernel_spatial.end()));
       out += ", out b" + std::to_string(l.output_batch) + " f" + std::to_string(l.output_feature) + " s";
       AppendInts(out, std::vector<int64_t>(l.output_spatial.begin(), l.output_spatial.end()));
@@ -165,7 +170,8 @@ void AppendAttrText(std::string& out, const BundleProgram& p, const AttrRecord& 
       }
       break;
     }
-    case AttrKind::Computation: case AttrKind::ComputationList:
+    case AttrKind::Computation:
+    case AttrKind::ComputationList:
       out += '{';
       for (size_t i = 0; i < a.computations.size(); ++i) {
         if (i) out += ", ";
@@ -190,15 +196,17 @@ std::string DumpBundleProgram(const BundleProgram& p, std::string_view file_name
          "\n\n";
   out += "Sections:\n";
   for (const SectionRecord& s : p.sections)
-    out += "  " + Pad(std::string(SectionName(s.id)), 13) + " offset " + Hex(s.offset, 8) + "  size " + Hex(s.size, 8) + "\n";
+    out += "  " + Pad(std::string(SectionName(s.id)), 13) + " offset " + Hex(s.offset, 8) + "  size " + Hex(s.size, 8) +
+           "\n";
 
   for (size_t c = 0; c < p.computations.size(); ++c) {
     const ComputationRecord& comp = p.computations[c];
-    out += "\nComputation #" + std::to_string(c) + " '" + std::string(comp.name) + "'" + (c == p.entry ? " (entry)" : "") +
-           ": params (";
+    out += "\nComputation #" + std::to_string(c) + " '" + std::string(comp.name) + "'" +
+           (c == p.entry ? " (entry)" : "") + ": params (";
     out += BufferList(comp.params);
-    out += "), root #" + std::to_string(comp.root) + ", frame " + std::to_string(comp.frame_size) + " bytes (live-bytes bound " +
-           std::to_string(comp.live_bytes_bound) + "), " + std::to_string(comp.bundles.size()) + " bundles\n";
+    out += "), root #" + std::to_string(comp.root) + ", frame " + std::to_string(comp.frame_size) +
+           " bytes (live-bytes bound " + std::to_string(comp.live_bytes_bound) + "), " +
+           std::to_string(comp.bundles.size()) + " bundles\n";
     out += "  Buffers (" + std::to_string(comp.buffers.size()) + "):\n";
     size_t name_width = 8;
     for (const BufferRecord& b : comp.buffers) name_width = std::max(name_width, std::min<size_t>(b.name.size(), 40));
@@ -275,10 +283,11 @@ std::string ArenaTable(const BundleProgram& p, std::string_view file_name) {
                     std::to_string(comp.live_bytes_bound), Ratio(comp.frame_size, comp.live_bytes_bound)});
     for (size_t i = 0; i < 5; ++i) w[i] = std::max(w[i], rows.back()[i].size());
   }
-  std::string out = std::string(file_name) + ": frame of each computation against the live-bytes lower bound in the file\n";
+  std::string out =
+      std::string(file_name) + ": frame of each computation against the live-bytes lower bound in the file\n";
   auto line = [&](const std::array<std::string, 5>& r) {
-    std::string l = "  " + PadLeft(r[0], w[0]) + "  " + Pad(r[1], w[1]) + "  " + PadLeft(r[2], w[2]) + "  " + PadLeft(r[3], w[3]) +
-                    "  " + PadLeft(r[4], w[4]);
+    std::string l = "  " + PadLeft(r[0], w[0]) + "  " + Pad(r[1], w[1]) + "  " + PadLeft(r[2], w[2]) + "  " +
+                    PadLeft(r[3], w[3]) + "  " + PadLeft(r[4], w[4]);
     while (!l.empty() && l.back() == ' ') l.pop_back();
     out += l + "\n";
   };

@@ -124,8 +124,20 @@ std::string ShapeText(const BufferRecord& b) {
 
 // The records of the file, each at its offset; printed in offset order.
 struct Block {
-  enum Kind : uint8_t { kHeader, kSectionTable, kSection, kString, kBufferCount, kBuffer, kConstant, kComputationCount,
-                        kComputation, kStream, kBundle, kModule };
+  enum Kind : uint8_t {
+    kHeader,
+    kSectionTable,
+    kSection,
+    kString,
+    kBufferCount,
+    kBuffer,
+    kConstant,
+    kComputationCount,
+    kComputation,
+    kStream,
+    kBundle,
+    kModule
+  };
   uint64_t offset;
   Kind kind;
   uint32_t a = 0, b = 0;  // computation and record index; string: length
@@ -168,9 +180,9 @@ class HexDumper {
         m = std::max<uint64_t>({m, b.operands.size(), b.attrs.size()});
         for (const AttrRecord& a : b.attrs) {
           const ReplicaGroupsRecord& g = a.replica_groups;
-          m = std::max<uint64_t>({m, a.ints.size(), a.computations.size(), a.window.size(), a.slices.size(), a.padding.size(),
-                                  a.dim_labels.input_spatial.size(), g.ids.size(), g.group_sizes.size(), g.reshape_dims.size(),
-                                  g.transpose.size()});
+          m = std::max<uint64_t>({m, a.ints.size(), a.computations.size(), a.window.size(), a.slices.size(),
+                                  a.padding.size(), a.dim_labels.input_spatial.size(), g.ids.size(),
+                                  g.group_sizes.size(), g.reshape_dims.size(), g.transpose.size()});
         }
       }
     }
@@ -229,9 +241,7 @@ class HexDumper {
               blocks.push_back({p_.computations[c].bundles[i].file_offset, Block::kBundle, c, i});
           }
           break;
-        case SectionId::kModule:
-          blocks.push_back({sec.offset, Block::kModule});
-          break;
+        case SectionId::kModule: blocks.push_back({sec.offset, Block::kModule}); break;
       }
     }
     return blocks;
@@ -246,8 +256,8 @@ class HexDumper {
       case Block::kSectionTable: return SectionTable();
       case Block::kSection: {
         const SectionRecord& s = p_.sections[blk.a];
-        return Label(s.offset, "section " + Dec(static_cast<uint32_t>(s.id)) + " " + std::string(SectionName(s.id)) + ": " +
-                                   Count(s.size, "byte") + " at " + Hex(s.offset));
+        return Label(s.offset, "section " + Dec(static_cast<uint32_t>(s.id)) + " " + std::string(SectionName(s.id)) +
+                                   ": " + Count(s.size, "byte") + " at " + Hex(s.offset));
       }
       case Block::kString: return String(blk.offset, blk.b);
       case Block::kBufferCount: {
@@ -263,8 +273,8 @@ class HexDumper {
       case Block::kComputation: return Computation(blk.a);
       case Block::kStream: {
         const ComputationRecord& c = p_.computations[blk.a];
-        return Label(c.code_offset, "bundles of computation " + Index(blk.a) + " '" + std::string(c.name) + "': " +
-                                        Count(c.bundles.size(), "bundle") + ", " + Count(c.code_size, "byte"));
+        return Label(c.code_offset, "bundles of computation " + Index(blk.a) + " '" + std::string(c.name) +
+                                        "': " + Count(c.bundles.size(), "bundle") + ", " + Count(c.code_size, "byte"));
       }
       case Block::kBundle: return Bundle(blk.a, blk.b);
       case Block::kModule: return Module(blk.offset);
@@ -326,13 +336,16 @@ class HexDumper {
     const ComputationRecord& c = p_.computations[ci];
     const BufferRecord& b = c.buffers[bi];
     uint64_t at = b.file_offset;
-    Label(at, "buffer " + Index(bi) + " of '" + std::string(c.name) + "' (table entry " + Dec(c.first_buffer + uint64_t{bi}) +
-                  "): " + std::string(b.name) + " " + ShapeText(b) + " " + std::string(BufferKindName(b.kind)));
+    Label(at, "buffer " + Index(bi) + " of '" + std::string(c.name) + "' (table entry " +
+                  Dec(c.first_buffer + uint64_t{bi}) + "): " + std::string(b.name) + " " + ShapeText(b) + " " +
+                  std::string(BufferKindName(b.kind)));
     StringRef(at, "name", b.name);
-    U8(at, "element type", static_cast<uint8_t>(b.type), Named(PrimitiveTypeName(b.type), static_cast<uint8_t>(b.type)));
+    U8(at, "element type", static_cast<uint8_t>(b.type),
+       Named(PrimitiveTypeName(b.type), static_cast<uint8_t>(b.type)));
     U8(at, "backend dtype", b.backend_dtype,
-       b.backend_dtype == kNoDtype ? "none (0xff, host-only)"
-                                   : Named(BackendDtypeName(static_cast<BackendDtype>(b.backend_dtype)), b.backend_dtype));
+       b.backend_dtype == kNoDtype
+           ? "none (0xff, host-only)"
+           : Named(BackendDtypeName(static_cast<BackendDtype>(b.backend_dtype)), b.backend_dtype));
     U8(at, "wire tag", b.wire_tag, TagText(b.wire_tag));
     uint8_t kind = static_cast<uint8_t>(static_cast<uint8_t>(b.kind) | (b.dim_kinds.empty() ? 0 : kBufferHasDimKinds));
     U8(at, "kind", kind, std::string(BufferKindName(b.kind)) + (b.dim_kinds.empty() ? "" : ", dimension kinds follow"));
@@ -341,9 +354,9 @@ class HexDumper {
     U32(at, "tuple count", b.tuple.size(), Dec(b.tuple.size()));
     U64(at, "size", b.size, Dec(b.size));
     std::string where = b.type == PrimitiveType::kTuple && b.kind != BufferKind::kParameter ? Dec(b.location)
-                        : b.kind == BufferKind::kTemp                                      ? "frame offset " + Hex(b.location)
-                        : b.kind == BufferKind::kParameter                                 ? "parameter " + Dec(b.location)
-                                                                                           : "constants + " + Hex(b.location);
+                        : b.kind == BufferKind::kTemp      ? "frame offset " + Hex(b.location)
+                        : b.kind == BufferKind::kParameter ? "parameter " + Dec(b.location)
+                                                           : "constants + " + Hex(b.location);
     U64(at, "location", b.location, where);
     for (size_t i = 0; i < b.dims.size(); ++i) I64(at, Idx("dims", i), b.dims[i]);
     for (size_t i = 0; i < b.tuple.size(); ++i) U32(at, Idx("tuple", i), b.tuple[i], BufferText(c, b.tuple[i]));
@@ -359,8 +372,8 @@ class HexDumper {
     int64_t count = b.ElementCount();
     uint64_t size = PackedConstantBytes(b.type, count);
     uint64_t base = p_.constants.data() - bytes_.data() + b.location;
-    Label(base, "constant " + std::string(b.name) + " " + ShapeText(b) + " (buffer " + Dec(bi) + " of '" + std::string(c.name) +
-                    "'): " + Count(size, "byte"));
+    Label(base, "constant " + std::string(b.name) + " " + ShapeText(b) + " (buffer " + Dec(bi) + " of '" +
+                    std::string(c.name) + "'): " + Count(size, "byte"));
     int bits = BitWidth(b.type);
     bool packed = bits > 0 && bits < 8;
     uint64_t element_bytes = packed ? 1 : static_cast<uint64_t>(HostByteSize(b.type));
@@ -382,7 +395,8 @@ class HexDumper {
           if (IsSignedInt(b.type) && (v & (1u << (bits - 1)))) v |= static_cast<uint8_t>(~mask);
           element[0] = v;
         } else {
-          std::memcpy(element, bytes_.data() + base + e * element_bytes, std::min<uint64_t>(element_bytes, sizeof(element)));
+          std::memcpy(element, bytes_.data() + base + e * element_bytes,
+                      std::min<uint64_t>(element_bytes, sizeof(element)));
         }
         AppendElement(text, b.type, element, true);
       }
@@ -402,7 +416,8 @@ class HexDumper {
     U32(at, "buffer count", c.buffers.size(), Dec(c.buffers.size()));
     U32(at, "root", c.root, BufferText(c, c.root));
     U32(at, "bundle count", c.bundles.size(), Dec(c.bundles.size()));
-    U32(at, "code offset", c.code_offset - code_base, "code + " + Hex(c.code_offset - code_base) + " (file " + Hex(c.code_offset) + ")");
+    U32(at, "code offset", c.code_offset - code_base,
+        "code + " + Hex(c.code_offset - code_base) + " (file " + Hex(c.code_offset) + ")");
     U32(at, "code size", c.code_size, Dec(c.code_size));
     U64(at, "frame size", c.frame_size, Dec(c.frame_size));
     U64(at, "live-bytes bound", c.live_bytes_bound, Dec(c.live_bytes_bound));
@@ -429,8 +444,10 @@ class HexDumper {
     Reserved(at, 1);
     Reserved(at, 2);
     U64(at, "callee frame", b.callee_frame, b.callee_frame ? "frame offset " + Hex(b.callee_frame) : "0");
-    for (size_t i = 0; i < b.operands.size(); ++i) U32(at, Idx("operands", i), b.operands[i], BufferText(c, b.operands[i]));
-    for (size_t i = 0; i < b.operand_tags.size(); ++i) U8(at, Idx("operand tags", i), b.operand_tags[i], TagText(b.operand_tags[i]));
+    for (size_t i = 0; i < b.operands.size(); ++i)
+      U32(at, Idx("operands", i), b.operands[i], BufferText(c, b.operands[i]));
+    for (size_t i = 0; i < b.operand_tags.size(); ++i)
+      U8(at, Idx("operand tags", i), b.operand_tags[i], TagText(b.operand_tags[i]));
     for (size_t i = 0; i < b.attrs.size(); ++i) Attr(i, b.attrs[i]);
   }
 
@@ -458,26 +475,34 @@ class HexDumper {
         U64(at, "value", bits, value);
         break;
       }
-      case AttrKind::Enum: U8(at, "value", static_cast<uint64_t>(a.i), Named(EnumValueName(EnumSetOf(a.id), a.i), a.i)); break;
-      case AttrKind::String: case AttrKind::Ident: case AttrKind::Raw: StringRef(at, "text", a.text); break;
+      case AttrKind::Enum:
+        U8(at, "value", static_cast<uint64_t>(a.i), Named(EnumValueName(EnumSetOf(a.id), a.i), a.i));
+        break;
+      case AttrKind::String:
+      case AttrKind::Ident:
+      case AttrKind::Raw: StringRef(at, "text", a.text); break;
       case AttrKind::Config:
         StringRef(at, "text", a.text);
         Flag(at, "is json", a.is_json);
         break;
-      case AttrKind::IntList: case AttrKind::PairList:
+      case AttrKind::IntList:
+      case AttrKind::PairList:
         U32(at, "count", a.ints.size(), Dec(a.ints.size()));
         for (size_t i = 0; i < a.ints.size(); ++i) I64(at, Idx("", i), a.ints[i]);
         break;
       case AttrKind::EnumList:
         U32(at, "count", a.ints.size(), Dec(a.ints.size()));
         for (size_t i = 0; i < a.ints.size(); ++i)
-          U8(at, Idx("", i), static_cast<uint64_t>(a.ints[i]), Named(EnumValueName(EnumSetOf(a.id), a.ints[i]), a.ints[i]));
+          U8(at, Idx("", i), static_cast<uint64_t>(a.ints[i]),
+             Named(EnumValueName(EnumSetOf(a.id), a.ints[i]), a.ints[i]));
         break;
-      case AttrKind::Computation: case AttrKind::ComputationList:
+      case AttrKind::Computation:
+      case AttrKind::ComputationList:
         U32(at, "count", a.computations.size(), Dec(a.computations.size()));
         for (size_t i = 0; i < a.computations.size(); ++i) {
           uint32_t callee = a.computations[i];
-          std::string name = callee < p_.computations.size() ? " '" + std::string(p_.computations[callee].name) + "'" : "";
+          std::string name =
+              callee < p_.computations.size() ? " '" + std::string(p_.computations[callee].name) + "'" : "";
           U32(at, Idx("", i), callee, "computation " + Dec(callee) + name);
         }
         break;
@@ -528,8 +553,9 @@ class HexDumper {
         I64(at, "input rank", static_cast<int64_t>(l.input_rank));
         I64(at, "kernel rank", static_cast<int64_t>(l.kernel_rank));
         I64(at, "output rank", static_cast<int64_t>(l.output_rank));
-        for (const auto& [name, dims] : {std::pair{"input spatial", &l.input_spatial}, std::pair{"kernel spatial", &l.kernel_spatial},
-                                         std::pair{"output spatial", &l.output_spatial}})
+        for (const auto& [name, dims] :
+             {std::pair{"input spatial", &l.input_spatial}, std::pair{"kernel spatial", &l.kernel_spatial},
+              std::pair{"output spatial", &l.output_spatial}})
           for (size_t i = 0; i < dims->size(); ++i) I64(at, Idx(name, i), (*dims)[i]);
         break;
       }
@@ -551,8 +577,10 @@ class HexDumper {
         }
         break;
       }
-      case AttrKind::InstructionList: case AttrKind::Shape: case AttrKind::Literal: case AttrKind::KeyValues:
-        break;  // the reader rejects these kinds
+      case AttrKind::InstructionList:
+      case AttrKind::Shape:
+      case AttrKind::Literal:
+      case AttrKind::KeyValues: break;  // the reader rejects these kinds
     }
     // Whatever payload the walk did not name (never, for a file the reader accepted) prints by
     // the cursor as unreferenced bytes; the padding to 4 after it as padding.
@@ -561,7 +589,8 @@ class HexDumper {
   void Module(uint64_t at) {
     Label(at, "module");
     StringRef(at, "name", p_.module_name);
-    const std::string entry = p_.entry < p_.computations.size() ? " '" + std::string(p_.computations[p_.entry].name) + "'" : "";
+    const std::string entry =
+        p_.entry < p_.computations.size() ? " '" + std::string(p_.computations[p_.entry].name) + "'" : "";
     U32(at, "entry", p_.entry, "computation " + Dec(p_.entry) + entry);
     U32(at, "replica_count", Bytes(at, 4), p_.replicas > 1 ? Dec(p_.replicas) : "one replica");
     U32(at, "num_partitions", Bytes(at, 4), p_.partitions > 1 ? Dec(p_.partitions) : "one partition");
@@ -586,9 +615,15 @@ class HexDumper {
     at += n;
   }
   void U8(uint64_t& at, std::string_view name, uint64_t v, std::string value) { Num(at, 1, name, v, std::move(value)); }
-  void U16(uint64_t& at, std::string_view name, uint64_t v, std::string value) { Num(at, 2, name, v, std::move(value)); }
-  void U32(uint64_t& at, std::string_view name, uint64_t v, std::string value) { Num(at, 4, name, v, std::move(value)); }
-  void U64(uint64_t& at, std::string_view name, uint64_t v, std::string value) { Num(at, 8, name, v, std::move(value)); }
+  void U16(uint64_t& at, std::string_view name, uint64_t v, std::string value) {
+    Num(at, 2, name, v, std::move(value));
+  }
+  void U32(uint64_t& at, std::string_view name, uint64_t v, std::string value) {
+    Num(at, 4, name, v, std::move(value));
+  }
+  void U64(uint64_t& at, std::string_view name, uint64_t v, std::string value) {
+    Num(at, 8, name, v, std::move(value));
+  }
   void I64(uint64_t& at, std::string_view name, int64_t v) { Num(at, 8, name, static_cast<uint64_t>(v), SDec(v)); }
   // A byte the reader takes as a bool when it is not zero.
   void Flag(uint64_t& at, std::string_view name, bool v) {
@@ -642,7 +677,8 @@ class HexDumper {
     uint64_t end = std::min<uint64_t>(at + n, bytes_.size());
     uint64_t from = std::max(at, pos_);
     if (from > at || from >= end) {
-      std::string note = "(" + Hex(at) + ".." + Hex(at + n) + ", overlapping bytes printed above) " + std::string(value);
+      std::string note =
+          "(" + Hex(at) + ".." + Hex(at + n) + ", overlapping bytes printed above) " + std::string(value);
       if (from >= end) {
         out_.append(offset_width_ + 1 + 3 * kRowBytes + 2, ' ');
         out_ += "; ";
@@ -653,7 +689,8 @@ class HexDumper {
     } else {
       Row(from, std::min<uint64_t>(kRowBytes, end - from), name, value);
     }
-    for (uint64_t row = from + kRowBytes; row < end; row += kRowBytes) Row(row, std::min<uint64_t>(kRowBytes, end - row), "", "");
+    for (uint64_t row = from + kRowBytes; row < end; row += kRowBytes)
+      Row(row, std::min<uint64_t>(kRowBytes, end - row), "", "");
   }
 
   // `offset: bytes  ; name value`, columns padded to widths fixed for the whole file. A line

@@ -160,8 +160,9 @@ Result<Value> LoadExpected(const std::string& spec, std::istream& in, uint64_t m
     Status s = value.status();
     Diagnostic note;
     note.severity = Severity::kNote;
-    note.message = "this is nhlo-run's printed result, not an XLA literal; write results that read back with "
-                   "--output=out.npz (then --expected=@out.npz), or give the tuple literal: (f32[2] {...}, ...)";
+    note.message =
+        "this is nhlo-run's printed result, not an XLA literal; write results that read back with "
+        "--output=out.npz (then --expected=@out.npz), or give the tuple literal: (f32[2] {...}, ...)";
     s.diagnostics().push_back(std::move(note));
     return s;
   }

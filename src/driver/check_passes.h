@@ -34,7 +34,7 @@ struct CheckFlags {
   std::string report = "all";             ///< --report: all or failures
   int64_t max_mismatches = 1;             ///< --max-mismatches: elements listed per failing output
   bool check_passes = false;
-  bool isolate = false;      ///< --isolate: name the instruction the pipeline changes (driver/isolate.h)
+  bool isolate = false;  ///< --isolate: name the instruction the pipeline changes (driver/isolate.h)
   /// --random-range as given (repeatable): `LO,HI` for every parameter, `NAME:LO,HI` for the
   /// parameter NAME (its name in the entry computation, or argN as --save-args names it).
   std::vector<std::string> random_range;
@@ -54,7 +54,7 @@ struct RunChecks {
   std::optional<RandomRange> range;  ///< --random-range=LO,HI
   /// --random-range=NAME:LO,HI, in order given (a later one for the same name wins).
   std::vector<std::pair<std::string, RandomRange>> parameter_ranges;
-  std::optional<Value> expected;     ///< --expected, read
+  std::optional<Value> expected;  ///< --expected, read
   /// --expected=@x.npy or @x.npz: read after the run, typed and shaped by the result (a .npy of
   /// bf16 or f8 holds untyped bytes).
   std::string expected_tensor_file;

@@ -92,12 +92,18 @@ Result<uint64_t> ParseSize(const std::string& text, const std::string& flag) {
   }
   std::string suffix = text.substr(used);
   double scale = 1;
-  if (suffix.empty() || suffix == "B") scale = 1;
-  else if (suffix == "K" || suffix == "KiB" || suffix == "k") scale = 1024.0;
-  else if (suffix == "M" || suffix == "MiB") scale = 1024.0 * 1024;
-  else if (suffix == "G" || suffix == "GiB") scale = 1024.0 * 1024 * 1024;
-  else if (suffix == "T" || suffix == "TiB") scale = 1024.0 * 1024 * 1024 * 1024;
-  else return Status::Error(flag + ": unknown unit '" + suffix + "' (use K, M, G or T)");
+  if (suffix.empty() || suffix == "B")
+    scale = 1;
+  else if (suffix == "K" || suffix == "KiB" || suffix == "k")
+    scale = 1024.0;
+  else if (suffix == "M" || suffix == "MiB")
+    scale = 1024.0 * 1024;
+  else if (suffix == "G" || suffix == "GiB")
+    scale = 1024.0 * 1024 * 1024;
+  else if (suffix == "T" || suffix == "TiB")
+    scale = 1024.0 * 1024 * 1024 * 1024;
+  else
+    return Status::Error(flag + ": unknown unit '" + suffix + "' (use K, M, G or T)");
   if (!(value >= 0) || value * scale > 1.8e19) return Status::Error(flag + ": '" + text + "' is out of range");
   return static_cast<uint64_t>(value * scale);
 }
@@ -323,8 +329,9 @@ std::vector<std::string> PipelineFlagWarnings(const PipelineFlags& f, bool print
                 !f.print_changed.empty();
   bool dumps = prints || !f.time_passes.empty();
   if (!f.dump_dir.empty() && !dumps)
-    warnings.push_back("--dump-dir has no effect without --print-before/after(-all), --print-changed or "
-                       "--time-passes (nothing is dumped)");
+    warnings.push_back(
+        "--dump-dir has no effect without --print-before/after(-all), --print-changed or "
+        "--time-passes (nothing is dumped)");
   if ((!f.print_computation.empty() || !f.filter_print_funcs.empty()) && !prints)
     warnings.push_back(std::string(f.print_computation.empty() ? "--filter-print-funcs" : "--print-computation") +
                        " has no effect without --print-before/after(-all) or --print-changed (it filters dumps)");
@@ -373,7 +380,8 @@ Result<PipelineOptions> PipelineFlags::ToOptions() const {
     o.custom_calls.push_back(std::move(expansion));
   }
   NHLO_TRY(SelectPasses(o).status());
-  for (const auto& [pattern, flag] : {std::pair{&print_before, "--print-before"}, std::pair{&print_after, "--print-after"}}) {
+  for (const auto& [pattern, flag] :
+       {std::pair{&print_before, "--print-before"}, std::pair{&print_after, "--print-after"}}) {
     if (pattern->empty()) continue;
     RE2 re(*pattern, RE2::Quiet);
     if (!re.ok()) return Status::Error(std::string("invalid regular expression for ") + flag + ": " + re.error());
@@ -391,9 +399,12 @@ Result<CodegenOptions> PipelineFlags::ToCodegenOptions() const {
 std::vector<std::string> ExpandOptionalValues(const std::vector<std::string>& args) {
   std::vector<std::string> out;
   for (const std::string& a : args) {
-    if (a == "--print-changed") out.push_back("--print-changed=text");
-    else if (a == "--time-passes") out.push_back("--time-passes=text");
-    else out.push_back(a);
+    if (a == "--print-changed")
+      out.push_back("--print-changed=text");
+    else if (a == "--time-passes")
+      out.push_back("--time-passes=text");
+    else
+      out.push_back(a);
   }
   return out;
 }
@@ -458,11 +469,13 @@ int GuardedMain(const char* program, ProgramMain program_main, int argc, char** 
     return program_main(std::vector<std::string>(argv + 1, argv + argc), std::cin, std::cout, std::cerr);
   } catch (const std::bad_alloc&) {
     std::cout.flush();
-    std::cerr << "\n" << program << ": error: out of memory (an allocation failed; --max-memory, --max-input-size "
+    std::cerr << "\n"
+              << program << ": error: out of memory (an allocation failed; --max-memory, --max-input-size "
               << "and --print-values=summary bound what a run allocates)\n";
   } catch (const std::exception& e) {
     std::cout.flush();
-    std::cerr << "\n" << program << ": internal error: uncaught exception: " << e.what()
+    std::cerr << "\n"
+              << program << ": internal error: uncaught exception: " << e.what()
               << "\nThis is a bug in nhlo, not in your input; please report it.\n";
   }
   return kExitInputRejected;

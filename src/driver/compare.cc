@@ -84,8 +84,10 @@ Element LoadElement(PrimitiveType t, const uint8_t* p) {
   } else {
     e.re = LoadAsDouble(t, p);
   }
-  if (std::isnan(e.re) || std::isnan(e.im)) e.special = Special::kNaN;
-  else if (std::isinf(e.re) || std::isinf(e.im)) e.special = Special::kInf;
+  if (std::isnan(e.re) || std::isnan(e.im))
+    e.special = Special::kNaN;
+  else if (std::isinf(e.re) || std::isinf(e.im))
+    e.special = Special::kInf;
   return e;
 }
 
@@ -223,8 +225,10 @@ void CompareInto(const Value& a, const Value& e, const Tolerance& all, const std
   OutputReport r;
   r.label = label;
   r.shape = ValueShapeText(e);
-  if (a.IsTuple()) r.error = "tuple mismatch: actual " + ValueShapeText(a) + ", expected " + ValueShapeText(e);
-  else CompareArrays(a, e, tol, r);
+  if (a.IsTuple())
+    r.error = "tuple mismatch: actual " + ValueShapeText(a) + ", expected " + ValueShapeText(e);
+  else
+    CompareArrays(a, e, tol, r);
   report.outputs.push_back(std::move(r));
 }
 

@@ -69,13 +69,13 @@ std::string FormatTolerance(const Tolerance& tolerance);
 
 /// The comparison of one array output (a leaf of the result tuple).
 struct OutputReport {
-  std::string label;   ///< `output 2`; a leaf of a nested tuple is `output 2.1`
-  std::string shape;   ///< the expected shape, `bf16[128,256]`
-  std::string error;   ///< a structural mismatch (shape, type, tuple arity); no element figures then
+  std::string label;  ///< `output 2`; a leaf of a nested tuple is `output 2.1`
+  std::string shape;  ///< the expected shape, `bf16[128,256]`
+  std::string error;  ///< a structural mismatch (shape, type, tuple arity); no element figures then
   int64_t elements = 0;
-  int64_t over = 0;    ///< elements outside the bounds (NaN/Inf mismatches included)
-  double max_abs = 0;  ///< over elements where both values are finite
-  double max_rel = 0;  ///< |a - e| / |e|; inf when e == 0 and a != 0
+  int64_t over = 0;                  ///< elements outside the bounds (NaN/Inf mismatches included)
+  double max_abs = 0;                ///< over elements where both values are finite
+  double max_rel = 0;                ///< |a - e| / |e|; inf when e == 0 and a != 0
   std::optional<uint64_t> max_ulps;  ///< float outputs only
   /// The first elements over the bounds, in row-major order (Tolerance::mismatches_shown of them).
   struct Mismatch {

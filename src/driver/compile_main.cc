@@ -97,8 +97,10 @@ int CompileMain(const std::vector<std::string>& args, std::istream& in, std::ost
   std::vector<InputPiece> pieces;
   int modules = flags.split_input_file ? 0 : CountHloModules(*text);
   const std::string several = modules > 1 ? SeveralModulesHint(*text, modules, "compile") : "";
-  if (flags.split_input_file) pieces = SplitOwnedInput(std::move(*text));
-  else pieces.push_back({std::move(*text), 1});
+  if (flags.split_input_file)
+    pieces = SplitOwnedInput(std::move(*text));
+  else
+    pieces.push_back({std::move(*text), 1});
 
   int exit_code = kExitOk;
   for (size_t i = 0; i < pieces.size(); ++i) {

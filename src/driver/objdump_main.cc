@@ -14,8 +14,10 @@ int ObjdumpMain(const std::vector<std::string>& args, std::istream& in, std::ost
   std::string input;
   bool hex = false, arena = false;
   app.add_option("input", input, "bundle file, or - for standard input");
-  app.add_flag("-x,--hex", hex, "annotated hex dump: every byte of the file, one line per field with its offset and value");
-  app.add_flag("--arena", arena, "per computation its frame size against the live-bytes lower bound, and the entry's arena");
+  app.add_flag("-x,--hex", hex,
+               "annotated hex dump: every byte of the file, one line per field with its offset and value");
+  app.add_flag("--arena", arena,
+               "per computation its frame size against the live-bytes lower bound, and the entry's arena");
   if (int code = ParseCommandLine(app, args, out, err); code >= 0) return code;
   if (input.empty()) {
     err << "nhlo-objdump: error: no input file (use - for standard input)\n";
@@ -35,7 +37,8 @@ int ObjdumpMain(const std::vector<std::string>& args, std::istream& in, std::ost
   if (hex) {
     size_t dump_errors = HexDumpBundleProgram(*program, name, out);
     if (dump_errors != 0)
-      err << "nhlo-objdump: internal error: " << dump_errors << " field(s) of the dump disagree with the reader (DUMP ERROR)\n";
+      err << "nhlo-objdump: internal error: " << dump_errors
+          << " field(s) of the dump disagree with the reader (DUMP ERROR)\n";
   }
   if (arena) out << ArenaTable(*program, name);
   if (!hex && !arena) out << DumpBundleProgram(*program, name);

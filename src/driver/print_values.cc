@@ -61,13 +61,17 @@ std::string SummarizeArray(const Value& v) {
         ++nans;
         continue;
       }
-      if (std::isinf(x)) ++infs;
-      else sum += x, ++finite;
+      if (std::isinf(x))
+        ++infs;
+      else
+        sum += x, ++finite;
       lo = std::min(lo, x);
       hi = std::max(hi, x);
     }
-    if (nans == n) out += "all nan";
-    else out += "min " + Figure(lo) + " max " + Figure(hi) + " mean " + (finite ? Figure(sum / finite) : "nan");
+    if (nans == n)
+      out += "all nan";
+    else
+      out += "min " + Figure(lo) + " max " + Figure(hi) + " mean " + (finite ? Figure(sum / finite) : "nan");
     if (is_float) out += "; nan " + std::to_string(nans) + ", inf " + std::to_string(infs);
   }
   out += "; first {";

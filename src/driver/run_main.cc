@@ -91,8 +91,10 @@ std::string Bytes(uint64_t n) {
   int u = 0;
   while (v >= 1024 && u < 5) v /= 1024, ++u;
   char buf[64];
-  if (u == 0) std::snprintf(buf, sizeof(buf), "%llu bytes", static_cast<unsigned long long>(n));
-  else std::snprintf(buf, sizeof(buf), "%.1f %s (%llu bytes)", v, units[u], static_cast<unsigned long long>(n));
+  if (u == 0)
+    std::snprintf(buf, sizeof(buf), "%llu bytes", static_cast<unsigned long long>(n));
+  else
+    std::snprintf(buf, sizeof(buf), "%.1f %s (%llu bytes)", v, units[u], static_cast<unsigned long long>(n));
   return buf;
 }
 
@@ -122,10 +124,10 @@ struct RunSettings {
   // taken 10 s (standard error not a terminal); `always`: at the first report (4096 bundles or
   // 256 loop iterations), then every second.
   enum class Progress : uint8_t { kNever, kLive, kLog, kAlways } progress = Progress::kNever;
-  bool profile = false;        // --profile: time per bundle on standard error
-  TensorFileFlags files;       // --args, --output, --save-args
-  RunChecks checks;            // --expected and its bounds, --random-range
-  std::string devices;         // --devices: N or RxP; empty: the module header's counts
+  bool profile = false;                  // --profile: time per bundle on standard error
+  TensorFileFlags files;                 // --args, --output, --save-args
+  RunChecks checks;                      // --expected and its bounds, --random-range
+  std::string devices;                   // --devices: N or RxP; empty: the module header's counts
   HostData host_data = HostData::kNone;  // --host-data
   int64_t iterations = 1;                // --iterations: runs of the program on the same arguments
 };
@@ -316,10 +318,14 @@ Result<std::vector<std::vector<Value>>> MakeDeviceArguments(const BundleProgram&
   if (n != params.size()) {
     Status s = Status::Error("the entry computation '" + std::string(entry.name) + "' takes " + SignatureText(entry) +
                              " and got " + std::to_string(n) + (n == 1 ? " argument" : " arguments"));
-    s.diagnostics().push_back({Severity::kNote, {}, 0, 0,
+    s.diagnostics().push_back({Severity::kNote,
+                               {},
+                               0,
+                               0,
                                devices > 1 ? "give one --arg per parameter (the same for every device) or one per "
-                                             "parameter per device (" + std::to_string(want * devices) +
-                                             ", device 0's first), --args=@in.npz or --random-args=SEED"
+                                             "parameter per device (" +
+                                                 std::to_string(want * devices) +
+                                                 ", device 0's first), --args=@in.npz or --random-args=SEED"
                                            : "give one --arg per parameter, in order, --args=@in.npz, or "
                                              "--random-args=SEED",
                                {}});
@@ -385,7 +391,8 @@ int RunOne(const std::string& name, std::string bytes, const RunSettings& settin
   // first, as --args reads them back).
   std::vector<Value> all_args;
   if (!settings.files.save_args.empty())
-    for (const std::vector<Value>& device_args : values) all_args.insert(all_args.end(), device_args.begin(), device_args.end());
+    for (const std::vector<Value>& device_args : values)
+      all_args.insert(all_args.end(), device_args.begin(), device_args.end());
   if (Status saved = settings.files.save_args.empty() ? OkStatus() : SaveArguments(settings.files.save_args, all_args);
       !saved.ok()) {
     PrintStatus(saved, err, "nhlo-run");
@@ -400,8 +407,13 @@ int RunOne(const std::string& name, std::string bytes, const RunSettings& settin
                       (settings.progress == RunSettings::Progress::kAlways && isatty(STDERR_FILENO));
     const bool log = settings.progress == RunSettings::Progress::kLog;
     const bool always = settings.progress == RunSettings::Progress::kAlways;
-    progress.emplace(name, err, live, milliseconds(log ? 10000 : always ? 0 : 1000),
-                     milliseconds(log ? 10000 : live ? 200 : 1000));
+    progress.emplace(name, err, live,
+                     milliseconds(log      ? 10000
+                                  : always ? 0
+                                           : 1000),
+                     milliseconds(log    ? 10000
+                                  : live ? 200
+                                         : 1000));
     run_options.progress = [&progress](const ExecutionProgress& p) { progress->Update(p); };
   }
   ExecutionProfile profile;
@@ -567,8 +579,8 @@ int RunMain(const std::vector<std::string>& args, std::istream& in, std::ostream
     err << "nhlo-run: error: --arg and --random-args cannot be combined\n";
     return kExitUsage;
   }
-  if (std::string misuse = TensorFileFlagMisuse(settings.files, settings.random || !settings.arg_texts.empty(),
-                                                 flags.split_input_file);
+  if (std::string misuse =
+          TensorFileFlagMisuse(settings.files, settings.random || !settings.arg_texts.empty(), flags.split_input_file);
       !misuse.empty()) {
     err << "nhlo-run: error: " << misuse << "\n";
     return kExitUsage;
@@ -615,9 +627,12 @@ int RunMain(const std::vector<std::string>& args, std::istream& in, std::ostream
   // nhlo-golden's). It is the one part of the output that depends on time: a log of a run that
   // took under 10 s, or one with --progress=never, is byte-for-byte the same every time.
   using Progress = RunSettings::Progress;
-  if (quiet || progress == "never" || &err != &std::cerr) settings.progress = Progress::kNever;
-  else if (progress == "always") settings.progress = Progress::kAlways;
-  else settings.progress = isatty(STDERR_FILENO) ? Progress::kLive : Progress::kLog;
+  if (quiet || progress == "never" || &err != &std::cerr)
+    settings.progress = Progress::kNever;
+  else if (progress == "always")
+    settings.progress = Progress::kAlways;
+  else
+    settings.progress = isatty(STDERR_FILENO) ? Progress::kLive : Progress::kLog;
   for (const std::string& w : PipelineFlagWarnings(flags, /*prints_module=*/false))
     err << "nhlo-run: warning: " << w << "\n";
   Result<PipelineOptions> options = flags.ToOptions();
@@ -668,8 +683,10 @@ int RunMain(const std::vector<std::string>& args, std::istream& in, std::ostream
   std::vector<InputPiece> pieces;
   int modules = flags.split_input_file ? 0 : CountHloModules(*bytes);
   const std::string several = modules > 1 ? SeveralModulesHint(*bytes, modules, "run") : "";
-  if (flags.split_input_file) pieces = SplitOwnedInput(std::move(*bytes));
-  else pieces.push_back({std::move(*bytes), 1});
+  if (flags.split_input_file)
+    pieces = SplitOwnedInput(std::move(*bytes));
+  else
+    pieces.push_back({std::move(*bytes), 1});
   int exit_code = kExitOk;
   for (size_t i = 0; i < pieces.size(); ++i) {
     if (i > 0) out << "// -----\n";

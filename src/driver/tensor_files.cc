@@ -39,80 +39,46 @@ std::string DimsText(const std::vector<int64_t>& dims) {
 // numpy's own descr for the types numpy has; nullptr for those only ml_dtypes has.
 const char* NumpyNativeDescr(PrimitiveType t) {
   switch (t) {
-    case PrimitiveType::kPred:
-      return "|b1";
-    case PrimitiveType::kS8:
-      return "|i1";
-    case PrimitiveType::kS16:
-      return "<i2";
-    case PrimitiveType::kS32:
-      return "<i4";
-    case PrimitiveType::kS64:
-      return "<i8";
-    case PrimitiveType::kU8:
-      return "|u1";
-    case PrimitiveType::kU16:
-      return "<u2";
-    case PrimitiveType::kU32:
-      return "<u4";
-    case PrimitiveType::kU64:
-      return "<u8";
-    case PrimitiveType::kF16:
-      return "<f2";
-    case PrimitiveType::kF32:
-      return "<f4";
-    case PrimitiveType::kF64:
-      return "<f8";
-    case PrimitiveType::kC64:
-      return "<c8";
-    case PrimitiveType::kC128:
-      return "<c16";
-    default:
-      return nullptr;
+    case PrimitiveType::kPred: return "|b1";
+    case PrimitiveType::kS8: return "|i1";
+    case PrimitiveType::kS16: return "<i2";
+    case PrimitiveType::kS32: return "<i4";
+    case PrimitiveType::kS64: return "<i8";
+    case PrimitiveType::kU8: return "|u1";
+    case PrimitiveType::kU16: return "<u2";
+    case PrimitiveType::kU32: return "<u4";
+    case PrimitiveType::kU64: return "<u8";
+    case PrimitiveType::kF16: return "<f2";
+    case PrimitiveType::kF32: return "<f4";
+    case PrimitiveType::kF64: return "<f8";
+    case PrimitiveType::kC64: return "<c8";
+    case PrimitiveType::kC128: return "<c16";
+    default: return nullptr;
   }
 }
 
 // The ml_dtypes type name (`np.dtype(name)` after `import ml_dtypes`); nullptr for numpy's own.
 const char* MlDtypesName(PrimitiveType t) {
   switch (t) {
-    case PrimitiveType::kBF16:
-      return "bfloat16";
-    case PrimitiveType::kF8E5M2:
-      return "float8_e5m2";
-    case PrimitiveType::kF8E4M3FN:
-      return "float8_e4m3fn";
-    case PrimitiveType::kF8E4M3B11FNUZ:
-      return "float8_e4m3b11fnuz";
-    case PrimitiveType::kF8E5M2FNUZ:
-      return "float8_e5m2fnuz";
-    case PrimitiveType::kF8E4M3FNUZ:
-      return "float8_e4m3fnuz";
-    case PrimitiveType::kF8E4M3:
-      return "float8_e4m3";
-    case PrimitiveType::kF8E3M4:
-      return "float8_e3m4";
-    case PrimitiveType::kF8E8M0FNU:
-      return "float8_e8m0fnu";
-    case PrimitiveType::kF4E2M1FN:
-      return "float4_e2m1fn";
-    case PrimitiveType::kF6E3M2FN:
-      return "float6_e3m2fn";
-    case PrimitiveType::kF6E2M3FN:
-      return "float6_e2m3fn";
-    case PrimitiveType::kS4:
-      return "int4";
-    case PrimitiveType::kU4:
-      return "uint4";
-    case PrimitiveType::kS2:
-      return "int2";
-    case PrimitiveType::kU2:
-      return "uint2";
-    case PrimitiveType::kS1:
-      return "int1";
-    case PrimitiveType::kU1:
-      return "uint1";
-    default:
-      return nullptr;
+    case PrimitiveType::kBF16: return "bfloat16";
+    case PrimitiveType::kF8E5M2: return "float8_e5m2";
+    case PrimitiveType::kF8E4M3FN: return "float8_e4m3fn";
+    case PrimitiveType::kF8E4M3B11FNUZ: return "float8_e4m3b11fnuz";
+    case PrimitiveType::kF8E5M2FNUZ: return "float8_e5m2fnuz";
+    case PrimitiveType::kF8E4M3FNUZ: return "float8_e4m3fnuz";
+    case PrimitiveType::kF8E4M3: return "float8_e4m3";
+    case PrimitiveType::kF8E3M4: return "float8_e3m4";
+    case PrimitiveType::kF8E8M0FNU: return "float8_e8m0fnu";
+    case PrimitiveType::kF4E2M1FN: return "float4_e2m1fn";
+    case PrimitiveType::kF6E3M2FN: return "float6_e3m2fn";
+    case PrimitiveType::kF6E2M3FN: return "float6_e2m3fn";
+    case PrimitiveType::kS4: return "int4";
+    case PrimitiveType::kU4: return "uint4";
+    case PrimitiveType::kS2: return "int2";
+    case PrimitiveType::kU2: return "uint2";
+    case PrimitiveType::kS1: return "int1";
+    case PrimitiveType::kU1: return "uint1";
+    default: return nullptr;
   }
 }
 
@@ -729,9 +695,9 @@ std::string Stem(const std::string& name) {
 // `noun` is what the specs are ("parameter", "output") in messages.
 Result<std::vector<Value>> LoadArgumentArchive(const std::string& path, const std::vector<TensorSpec>& params,
                                                const std::string& noun = "parameter") {
-  NHLO_ASSIGN_OR_RETURN(std::string bytes, ReadTensorFile(path, ArchiveLimit(params),
-                                                          "a .npz of the " + std::to_string(params.size()) + " " +
-                                                              noun + "(s) needs"));
+  NHLO_ASSIGN_OR_RETURN(std::string bytes,
+                        ReadTensorFile(path, ArchiveLimit(params),
+                                       "a .npz of the " + std::to_string(params.size()) + " " + noun + "(s) needs"));
   return ArgumentsFromArchive(bytes, path, params, noun);
 }
 

@@ -8,8 +8,8 @@
 
 #include "ir/literal.h"
 #include "parser/parser.h"
-#include "types/float_cast.h"
 #include "support/parallel.h"
+#include "types/float_cast.h"
 
 namespace nhlo {
 
@@ -32,7 +32,8 @@ Value ValueFromLiteral(const Literal& literal) {
 
 namespace {
 
-void AppendNamedLeaves(const Value& v, const std::string& name, std::vector<std::pair<std::string, const Value*>>& out) {
+void AppendNamedLeaves(const Value& v, const std::string& name,
+                       std::vector<std::pair<std::string, const Value*>>& out) {
   if (!v.IsTuple()) {
     out.push_back({name, &v});
     return;
@@ -119,7 +120,7 @@ void FillRandom(Value& v, const Shape& shape, uint64_t& state, const std::option
     // Small values keep products and sums far from overflow, so runs are comparable.
     int64_t count = BitWidth(shape.type) >= 8 ? 16 : (int64_t(1) << (BitWidth(shape.type) - 1));
     int_bounds = IsSignedInt(shape.type) && BitWidth(shape.type) >= 8 ? std::pair<int64_t, int64_t>{-8, 7}
-                                                                       : std::pair<int64_t, int64_t>{0, count - 1};
+                                                                      : std::pair<int64_t, int64_t>{0, count - 1};
     if (range) int_bounds = IntegerBounds(shape.type, *range);
   }
   if (range) scale_bounds = ScaleExponentBounds(*range);
@@ -158,7 +159,8 @@ void FillRandom(Value& v, const Shape& shape, uint64_t& state, const std::option
     case PrimitiveType::kU32: return fill_native(uint32_t{});
     case PrimitiveType::kU64: return fill_native(uint64_t{});
     case PrimitiveType::kPred: return fill([&](int64_t i, uint64_t r) { data[i] = r & 1; });
-    case PrimitiveType::kBF16: case PrimitiveType::kF16: {
+    case PrimitiveType::kBF16:
+    case PrimitiveType::kF16: {
       // StoreFromDouble's rounding for these (through f32, as Eigen's types construct), inline.
       PrimitiveType t = shape.type;
       return fill([&](int64_t i, uint64_t r) {
@@ -170,13 +172,16 @@ void FillRandom(Value& v, const Shape& shape, uint64_t& state, const std::option
       // A scale is a power of two; uniform floats would make half of them NaN (negative) and
       // most of the rest tiny.
       return fill([&](int64_t i, uint64_t r) {
-        StoreBits(shape.type, data + i, static_cast<uint64_t>(127 + UniformInt(r, scale_bounds.first, scale_bounds.second)));
+        StoreBits(shape.type, data + i,
+                  static_cast<uint64_t>(127 + UniformInt(r, scale_bounds.first, scale_bounds.second)));
       });
     default: break;  // the other element types, one generic store each
   }
   PrimitiveType t = shape.type;
   if (IsInteger(t)) {
-    fill([&](int64_t i, uint64_t r) { StoreFromInt(t, data + i * size, UniformInt(r, int_bounds.first, int_bounds.second)); });
+    fill([&](int64_t i, uint64_t r) {
+      StoreFromInt(t, data + i * size, UniformInt(r, int_bounds.first, int_bounds.second));
+    });
   } else if (IsFloat(t) || IsComplex(t)) {
     fill([&](int64_t i, uint64_t r) { StoreFromDouble(t, data + i * size, lo + unit(r) * (hi - lo)); });
   }

@@ -17,8 +17,9 @@ namespace nhlo {
 namespace {
 
 constexpr std::pair<Opcode, ScalarOp> kScalarOps[] = {
-    {Opcode::kAdd, ScalarOp::kAdd}, {Opcode::kMultiply, ScalarOp::kMultiply}, {Opcode::kMaximum, ScalarOp::kMaximum},
-    {Opcode::kMinimum, ScalarOp::kMinimum}, {Opcode::kAnd, ScalarOp::kAnd}, {Opcode::kOr, ScalarOp::kOr},
+    {Opcode::kAdd, ScalarOp::kAdd},         {Opcode::kMultiply, ScalarOp::kMultiply},
+    {Opcode::kMaximum, ScalarOp::kMaximum}, {Opcode::kMinimum, ScalarOp::kMinimum},
+    {Opcode::kAnd, ScalarOp::kAnd},         {Opcode::kOr, ScalarOp::kOr},
     {Opcode::kXor, ScalarOp::kXor},
 };
 
@@ -135,9 +136,7 @@ class ComparatorMatcher {
   const BundleRecord* Producer(uint32_t buffer) const {
     return buffer < x_.producer.size() ? x_.producer[buffer] : nullptr;
   }
-  static bool IsSelect(const BundleRecord* b) {
-    return b && b->opcode == Opcode::kSelect && b->operands.size() == 3;
-  }
+  static bool IsSelect(const BundleRecord* b) { return b && b->opcode == Opcode::kSelect && b->operands.size() == 3; }
   // The bits of a scalar constant of type t.
   std::pair<bool, uint64_t> ConstantBits(uint32_t buffer, PrimitiveType t) const {
     if (buffer >= f_.buffers.size()) return {false, 0};
@@ -224,8 +223,9 @@ CalleePattern ArgReducePattern(const ComputationRecord& f, PrimitiveType vt, Pri
     bool index_ok = either(index_or, [&](uint32_t a, uint32_t b) {
       const BundleRecord* tie = a == keep ? is(b, Opcode::kAnd, 2) : nullptr;
       return tie && either(tie, [&](uint32_t e, uint32_t l) {
-        return compare_of(e, ComparisonDirection::kEq, v0, v1) && compare_of(l, ComparisonDirection::kLt, i0, i1);
-      });
+               return compare_of(e, ComparisonDirection::kEq, v0, v1) &&
+                      compare_of(l, ComparisonDirection::kLt, i0, i1);
+             });
     });
     if (keep_ok && index_ok) {
       p.arg_reduce = true;
@@ -250,7 +250,8 @@ CalleePattern SelectPattern(const ComputationRecord& f, PrimitiveType t) {
   auto d = static_cast<ComparisonDirection>(dir->i);
   if (root->operands[0] == f.params[1] && root->operands[1] == f.params[0]) {
     switch (d) {
-      case ComparisonDirection::kEq: case ComparisonDirection::kNe: break;
+      case ComparisonDirection::kEq:
+      case ComparisonDirection::kNe: break;
       case ComparisonDirection::kGe: d = ComparisonDirection::kLe; break;
       case ComparisonDirection::kGt: d = ComparisonDirection::kLt; break;
       case ComparisonDirection::kLe: d = ComparisonDirection::kGe; break;
@@ -318,20 +319,51 @@ void LowerCalleePattern(const BundleProgram& p, const ComputationRecord& comp, S
       s.pattern.total_order = sel.total_order;
       return;
     }
-    case OpFamily::kNotExecutable: case OpFamily::kBound: case OpFamily::kTuple: case OpFamily::kGetTupleElement:
-    case OpFamily::kAfterAll: case OpFamily::kAddDependency: case OpFamily::kCopy: case OpFamily::kTupleResult:
-    case OpFamily::kCall: case OpFamily::kFusion: case OpFamily::kWhile: case OpFamily::kConditional:
+    case OpFamily::kNotExecutable:
+    case OpFamily::kBound:
+    case OpFamily::kTuple:
+    case OpFamily::kGetTupleElement:
+    case OpFamily::kAfterAll:
+    case OpFamily::kAddDependency:
+    case OpFamily::kCopy:
+    case OpFamily::kTupleResult:
+    case OpFamily::kCall:
+    case OpFamily::kFusion:
+    case OpFamily::kWhile:
+    case OpFamily::kConditional:
     case OpFamily::kScan:
-    case OpFamily::kUnary: case OpFamily::kBinary: case OpFamily::kCompare: case OpFamily::kSelect:
-    case OpFamily::kClamp: case OpFamily::kConvert: case OpFamily::kBitcastConvert: case OpFamily::kBroadcast:
-    case OpFamily::kReshape: case OpFamily::kTranspose: case OpFamily::kIota: case OpFamily::kSlice:
-    case OpFamily::kConcatenate: case OpFamily::kPad: case OpFamily::kReverse: case OpFamily::kDynamicSlice:
-    case OpFamily::kDynamicUpdateSlice: case OpFamily::kDot: case OpFamily::kGather: case OpFamily::kConvolution:
-    case OpFamily::kScaledDot: case OpFamily::kRaggedDot: case OpFamily::kReducePrecision: case OpFamily::kRng:
+    case OpFamily::kUnary:
+    case OpFamily::kBinary:
+    case OpFamily::kCompare:
+    case OpFamily::kSelect:
+    case OpFamily::kClamp:
+    case OpFamily::kConvert:
+    case OpFamily::kBitcastConvert:
+    case OpFamily::kBroadcast:
+    case OpFamily::kReshape:
+    case OpFamily::kTranspose:
+    case OpFamily::kIota:
+    case OpFamily::kSlice:
+    case OpFamily::kConcatenate:
+    case OpFamily::kPad:
+    case OpFamily::kReverse:
+    case OpFamily::kDynamicSlice:
+    case OpFamily::kDynamicUpdateSlice:
+    case OpFamily::kDot:
+    case OpFamily::kGather:
+    case OpFamily::kConvolution:
+    case OpFamily::kScaledDot:
+    case OpFamily::kRaggedDot:
+    case OpFamily::kReducePrecision:
+    case OpFamily::kRng:
     case OpFamily::kCholesky:
-    case OpFamily::kTriangularSolve: case OpFamily::kFft: case OpFamily::kRngState: case OpFamily::kDynamicShape:
-    case OpFamily::kTransfer: case OpFamily::kStochasticConvert: case OpFamily::kAsync:
-      return;
+    case OpFamily::kTriangularSolve:
+    case OpFamily::kFft:
+    case OpFamily::kRngState:
+    case OpFamily::kDynamicShape:
+    case OpFamily::kTransfer:
+    case OpFamily::kStochasticConvert:
+    case OpFamily::kAsync: return;
   }
 }
 

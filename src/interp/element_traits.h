@@ -9,8 +9,8 @@
 #include <cstring>
 #include <type_traits>
 
-#include "types/element.h"
 #include "support/status.h"
+#include "types/element.h"
 #include "types/float_cast.h"
 
 namespace nhlo {
@@ -49,8 +49,10 @@ struct SubByteTraits {
   static constexpr bool kIsFloat = false;
   PrimitiveType type;
   C Load(const uint8_t* p, int64_t i) const {
-    if constexpr (std::is_signed_v<C>) return LoadAsInt(type, p + i);
-    else return LoadAsUint(type, p + i);
+    if constexpr (std::is_signed_v<C>)
+      return LoadAsInt(type, p + i);
+    else
+      return LoadAsUint(type, p + i);
   }
   void Store(uint8_t* p, int64_t i, C v) const { StoreBits(type, p + i, static_cast<uint64_t>(v)); }
 };
@@ -90,10 +92,12 @@ Status DispatchType(PrimitiveType t, F&& f) {
     case PrimitiveType::kU16: return f(NativeTraits<uint16_t, uint64_t>{});
     case PrimitiveType::kU32: return f(NativeTraits<uint32_t, uint64_t>{});
     case PrimitiveType::kU64: return f(NativeTraits<uint64_t, uint64_t>{});
-    case PrimitiveType::kS1: case PrimitiveType::kS2: case PrimitiveType::kS4:
-      return f(SubByteTraits<int64_t>{t});
-    case PrimitiveType::kU1: case PrimitiveType::kU2: case PrimitiveType::kU4:
-      return f(SubByteTraits<uint64_t>{t});
+    case PrimitiveType::kS1:
+    case PrimitiveType::kS2:
+    case PrimitiveType::kS4: return f(SubByteTraits<int64_t>{t});
+    case PrimitiveType::kU1:
+    case PrimitiveType::kU2:
+    case PrimitiveType::kU4: return f(SubByteTraits<uint64_t>{t});
     case PrimitiveType::kPred: return f(PredTraits{});
     default:
       if (IsCastableLowPrecisionFloat(t)) return f(LowFloatTraits{t, HostByteSize(t)});

@@ -25,14 +25,18 @@ inline C UnaryFloat(Opcode op, C x, bool* ok) {
     // The f32 domain's exp and tanh are correctly rounded (vector_math.h): the same bits on
     // every machine, where glibc's expf/tanhf differ by CPU and miss on some inputs.
     case Opcode::kExp:
-      if constexpr (std::is_same_v<C, float>) return ExpF32(x);
-      else return std::exp(x);
+      if constexpr (std::is_same_v<C, float>)
+        return ExpF32(x);
+      else
+        return std::exp(x);
     case Opcode::kExpm1: return std::expm1(x);
     case Opcode::kLog: return std::log(x);
     case Opcode::kLog1p: return std::log1p(x);
     case Opcode::kLogistic:
-      if constexpr (std::is_same_v<C, float>) return 1.0f / (1.0f + ExpF32(-x));
-      else return C(1) / (C(1) + std::exp(-x));
+      if constexpr (std::is_same_v<C, float>)
+        return 1.0f / (1.0f + ExpF32(-x));
+      else
+        return C(1) / (C(1) + std::exp(-x));
     case Opcode::kSqrt: return std::sqrt(x);
     case Opcode::kRsqrt: return C(1) / std::sqrt(x);
     case Opcode::kCbrt: return std::cbrt(x);
@@ -40,8 +44,10 @@ inline C UnaryFloat(Opcode op, C x, bool* ok) {
     case Opcode::kCos: return std::cos(x);
     case Opcode::kTan: return std::tan(x);
     case Opcode::kTanh:
-      if constexpr (std::is_same_v<C, float>) return TanhF32(x);
-      else return std::tanh(x);
+      if constexpr (std::is_same_v<C, float>)
+        return TanhF32(x);
+      else
+        return std::tanh(x);
     case Opcode::kSinh: return std::sinh(x);
     case Opcode::kCosh: return std::cosh(x);
     case Opcode::kAcos: return std::acos(x);
@@ -55,7 +61,8 @@ inline C UnaryFloat(Opcode op, C x, bool* ok) {
       return x > 0 ? C(1) : x < 0 ? C(-1) : x;  // keeps the sign of zero
     case Opcode::kRoundNearestAfz: return std::round(x);
     case Opcode::kRoundNearestEven: return std::nearbyint(x);
-    case Opcode::kCopy: case Opcode::kReal: return x;
+    case Opcode::kCopy:
+    case Opcode::kReal: return x;
     case Opcode::kImag: return C(0);
     default: *ok = false; return x;
   }
@@ -66,10 +73,18 @@ inline C UnaryInt(Opcode op, C x, int bits, bool* ok) {
   using U = std::make_unsigned_t<C>;
   U mask = bits >= 64 ? ~U(0) : (U(1) << bits) - 1;
   switch (op) {
-    case Opcode::kAbs: if constexpr (std::is_signed_v<C>) return x < 0 ? C(U(0) - U(x)) : x; else return x;
+    case Opcode::kAbs:
+      if constexpr (std::is_signed_v<C>)
+        return x < 0 ? C(U(0) - U(x)) : x;
+      else
+        return x;
     case Opcode::kNegate: return C(U(0) - U(x));
     case Opcode::kNot: return C(~U(x));
-    case Opcode::kSign: if constexpr (std::is_signed_v<C>) return x > 0 ? 1 : x < 0 ? -1 : 0; else return x > 0 ? 1 : 0;
+    case Opcode::kSign:
+      if constexpr (std::is_signed_v<C>)
+        return x > 0 ? 1 : x < 0 ? -1 : 0;
+      else
+        return x > 0 ? 1 : 0;
     case Opcode::kCopy: return x;
     case Opcode::kPopulationCount: return C(std::popcount(U(x) & mask));
     case Opcode::kClz: {
@@ -120,7 +135,8 @@ inline C BinaryInt(Opcode op, C a, C b, int bits, bool* ok) {
       return a / b;
     case Opcode::kRemainder:
       if (b == 0) return a;
-      if constexpr (std::is_signed_v<C>) if (b == -1) return 0;
+      if constexpr (std::is_signed_v<C>)
+        if (b == -1) return 0;
       return a % b;
     case Opcode::kMaximum: return a >= b ? a : b;
     case Opcode::kMinimum: return a <= b ? a : b;
@@ -169,16 +185,20 @@ inline C BinaryInt(Opcode op, C a, C b, int bits, bool* ok) {
 
 /// The ops UnaryFloat / UnaryInt / BinaryFloat / BinaryInt implement, as X-macro lists: the span
 /// kernels instantiate one loop per entry.
-#define NHLO_UNARY_FLOAT_OPS(X)                                                                          \
-  X(kAbs) X(kNegate) X(kCeil) X(kFloor) X(kExp) X(kExpm1) X(kLog) X(kLog1p) X(kLogistic) X(kSqrt)        \
-  X(kRsqrt) X(kCbrt) X(kSin) X(kCos) X(kTan) X(kTanh) X(kSinh) X(kCosh) X(kAcos) X(kAcosh) X(kAsin)      \
-  X(kAsinh) X(kAtanh) X(kErf) X(kSign) X(kRoundNearestAfz) X(kRoundNearestEven) X(kCopy) X(kReal) X(kImag)
+// clang-format 14 re-wraps these lists differently on every run, so they keep their own layout.
+// clang-format off
+#define NHLO_UNARY_FLOAT_OPS(X)                                                                      \
+  X(kAbs) X(kNegate) X(kCeil) X(kFloor) X(kExp) X(kExpm1) X(kLog) X(kLog1p) X(kLogistic) X(kSqrt)    \
+  X(kRsqrt) X(kCbrt) X(kSin) X(kCos) X(kTan) X(kTanh) X(kSinh) X(kCosh) X(kAcos) X(kAcosh) X(kAsin)  \
+  X(kAsinh) X(kAtanh) X(kErf) X(kSign) X(kRoundNearestAfz) X(kRoundNearestEven) X(kCopy) X(kReal)    \
+  X(kImag)
 #define NHLO_UNARY_INT_OPS(X) X(kAbs) X(kNegate) X(kNot) X(kSign) X(kCopy) X(kPopulationCount) X(kClz)
-#define NHLO_BINARY_FLOAT_OPS(X) \
+#define NHLO_BINARY_FLOAT_OPS(X)                                                                     \
   X(kAdd) X(kSubtract) X(kMultiply) X(kDivide) X(kRemainder) X(kAtan2) X(kPower) X(kMaximum) X(kMinimum)
-#define NHLO_BINARY_INT_OPS(X)                                                                             \
-  X(kAdd) X(kSubtract) X(kMultiply) X(kDivide) X(kRemainder) X(kMaximum) X(kMinimum) X(kAnd) X(kOr) X(kXor) \
-  X(kShiftLeft) X(kShiftRightLogical) X(kShiftRightArithmetic) X(kPower) X(kMulhi)
+#define NHLO_BINARY_INT_OPS(X)                                                                       \
+  X(kAdd) X(kSubtract) X(kMultiply) X(kDivide) X(kRemainder) X(kMaximum) X(kMinimum) X(kAnd) X(kOr)  \
+  X(kXor) X(kShiftLeft) X(kShiftRightLogical) X(kShiftRightArithmetic) X(kPower) X(kMulhi)
+// clang-format on
 
 /// An opcode as a type, so a kernel picks its loop once per call.
 template <Opcode K>

@@ -328,8 +328,8 @@ Status KernelScatter(const Step& s, const std::vector<Buf>& in, const Buf& indic
       dst += start[d] * strides[d];
     }
     for (size_t k = 0; k < operand_window.size(); ++k) dst += u[(*window_dims)[k]] * strides[operand_window[k]];
-    if (native && ApplyScalarOp(s.pattern, out[0].type(), out[0].data + dst * element_size,
-                                upd[0].data + linear * element_size))
+    if (native &&
+        ApplyScalarOp(s.pattern, out[0].type(), out[0].data + dst * element_size, upd[0].data + linear * element_size))
       return;
     for (size_t i = 0; i < n; ++i) {
       size_t size = cur[i].size();

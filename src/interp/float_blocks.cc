@@ -11,8 +11,8 @@
 #include <memory>
 #include <mutex>
 
-#include "types/float_cast.h"
 #include "types/element.h"
+#include "types/float_cast.h"
 
 namespace nhlo {
 namespace {

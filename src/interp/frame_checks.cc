@@ -68,25 +68,59 @@ void AppendTempLeaves(const ComputationRecord& comp, uint32_t index, std::vector
 
 bool MayWriteInPlace(OpFamily family) {
   switch (family) {
-    case OpFamily::kUnary: case OpFamily::kBinary: case OpFamily::kCompare: case OpFamily::kSelect:
-    case OpFamily::kClamp: case OpFamily::kConvert: case OpFamily::kCopy:  // copy: a memmove
-    case OpFamily::kReducePrecision: case OpFamily::kAddDependency:  // add-dependency: a memmove
+    case OpFamily::kUnary:
+    case OpFamily::kBinary:
+    case OpFamily::kCompare:
+    case OpFamily::kSelect:
+    case OpFamily::kClamp:
+    case OpFamily::kConvert:
+    case OpFamily::kCopy:  // copy: a memmove
+    case OpFamily::kReducePrecision:
+    case OpFamily::kAddDependency:  // add-dependency: a memmove
       return true;
-    case OpFamily::kNotExecutable: case OpFamily::kBound: case OpFamily::kAfterAll: case OpFamily::kTuple:
+    case OpFamily::kNotExecutable:
+    case OpFamily::kBound:
+    case OpFamily::kAfterAll:
+    case OpFamily::kTuple:
     case OpFamily::kGetTupleElement:
-    case OpFamily::kTupleResult: case OpFamily::kCall: case OpFamily::kFusion:
-    case OpFamily::kWhile: case OpFamily::kConditional: case OpFamily::kScan: case OpFamily::kReduce:
+    case OpFamily::kTupleResult:
+    case OpFamily::kCall:
+    case OpFamily::kFusion:
+    case OpFamily::kWhile:
+    case OpFamily::kConditional:
+    case OpFamily::kScan:
+    case OpFamily::kReduce:
     case OpFamily::kMap:
-    case OpFamily::kScatter: case OpFamily::kSort: case OpFamily::kReduceWindow: case OpFamily::kBitcastConvert:
-    case OpFamily::kBroadcast: case OpFamily::kReshape: case OpFamily::kTranspose: case OpFamily::kIota:
-    case OpFamily::kSlice: case OpFamily::kConcatenate: case OpFamily::kPad: case OpFamily::kReverse:
-    case OpFamily::kDynamicSlice: case OpFamily::kDynamicUpdateSlice: case OpFamily::kDot: case OpFamily::kGather:
-    case OpFamily::kConvolution: case OpFamily::kScaledDot: case OpFamily::kRaggedDot:
-    case OpFamily::kSelectAndScatter: case OpFamily::kRng:
-    case OpFamily::kCholesky: case OpFamily::kTriangularSolve: case OpFamily::kFft: case OpFamily::kRngState:
-    case OpFamily::kDynamicShape: case OpFamily::kTransfer: case OpFamily::kStochasticConvert:
-    case OpFamily::kCollective: case OpFamily::kAsync:
-      return false;
+    case OpFamily::kScatter:
+    case OpFamily::kSort:
+    case OpFamily::kReduceWindow:
+    case OpFamily::kBitcastConvert:
+    case OpFamily::kBroadcast:
+    case OpFamily::kReshape:
+    case OpFamily::kTranspose:
+    case OpFamily::kIota:
+    case OpFamily::kSlice:
+    case OpFamily::kConcatenate:
+    case OpFamily::kPad:
+    case OpFamily::kReverse:
+    case OpFamily::kDynamicSlice:
+    case OpFamily::kDynamicUpdateSlice:
+    case OpFamily::kDot:
+    case OpFamily::kGather:
+    case OpFamily::kConvolution:
+    case OpFamily::kScaledDot:
+    case OpFamily::kRaggedDot:
+    case OpFamily::kSelectAndScatter:
+    case OpFamily::kRng:
+    case OpFamily::kCholesky:
+    case OpFamily::kTriangularSolve:
+    case OpFamily::kFft:
+    case OpFamily::kRngState:
+    case OpFamily::kDynamicShape:
+    case OpFamily::kTransfer:
+    case OpFamily::kStochasticConvert:
+    case OpFamily::kCollective:
+    case OpFamily::kAsync: return false;
   }
   return false;
 }
@@ -109,7 +143,8 @@ Status CheckBundlePlacement(const BundleProgram& program, const ComputationRecor
     for (uint32_t callee : a.computations) callee_end = std::max(callee_end, program.computations[callee].frame_size);
   if (callee_end > 0) written.push_back({b.callee_frame, b.callee_frame + callee_end, UINT32_MAX});
   auto name = [&](uint32_t buffer) {
-    return buffer == UINT32_MAX ? std::string("the callees' frame") : "'" + std::string(comp.buffers[buffer].name) + "'";
+    return buffer == UINT32_MAX ? std::string("the callees' frame")
+                                : "'" + std::string(comp.buffers[buffer].name) + "'";
   };
   auto error = [&](const ByteRange& w, const ByteRange& r, const char* what) {
     return Status::Error("bundle '" + std::string(OpcodeName(b.opcode)) + "' of '" + std::string(comp.name) +

@@ -72,8 +72,17 @@ void Run(int64_t batch, int64_t m, int64_t n, int64_t k, const T* a, bool a_t, c
       int64_t tm = m - i0 < tile_m ? m - i0 : tile_m, tn = n - j0 < kTileN ? n - j0 : kTileN;
       const T* ab = a + bi * m * k;
       const T* bb = b + bi * k * n;
-      gemm_internal::Tile<T> tile{tm, tn, k, a_t ? ab + i0 : ab + i0 * k, a_t ? m : k, a_t,
-                                  b_t ? bb + j0 * k : bb + j0, b_t ? k : n, b_t, c + bi * m * n + i0 * n + j0, n};
+      gemm_internal::Tile<T> tile{tm,
+                                  tn,
+                                  k,
+                                  a_t ? ab + i0 : ab + i0 * k,
+                                  a_t ? m : k,
+                                  a_t,
+                                  b_t ? bb + j0 * k : bb + j0,
+                                  b_t ? k : n,
+                                  b_t,
+                                  c + bi * m * n + i0 * n + j0,
+                                  n};
       tile_fn(tile, Blocking{kc, tn, tm});
     }
   });

@@ -58,7 +58,7 @@ struct Tile {
 };
 
 // One tile, c overwritten with a * b.
-#define NHLO_GEMM_DECLARE(Isa)                                         \
+#define NHLO_GEMM_DECLARE(Isa)                                           \
   void GemmTileF32##Isa(const Tile<float>& t, const Blocking& blocking); \
   void GemmTileF64##Isa(const Tile<double>& t, const Blocking& blocking);
 NHLO_GEMM_DECLARE(Baseline)

@@ -53,17 +53,19 @@ void RunTile(const Tile<T>& t, const Blocking& blocking) {
   // Row-major C = A * B is column-major C^T = B^T * A^T. B stored k x n row-major is B^T
   // column-major; stored n x k it is B^T row-major. Likewise for A.
   constexpr int kCol = Eigen::ColMajor, kRow = Eigen::RowMajor;
-  if (!t.b_t && !t.a_t) Product<T, kCol, kCol>(t, fixed);
-  else if (!t.b_t && t.a_t) Product<T, kCol, kRow>(t, fixed);
-  else if (t.b_t && !t.a_t) Product<T, kRow, kCol>(t, fixed);
-  else Product<T, kRow, kRow>(t, fixed);
+  if (!t.b_t && !t.a_t)
+    Product<T, kCol, kCol>(t, fixed);
+  else if (!t.b_t && t.a_t)
+    Product<T, kCol, kRow>(t, fixed);
+  else if (t.b_t && !t.a_t)
+    Product<T, kRow, kCol>(t, fixed);
+  else
+    Product<T, kRow, kRow>(t, fixed);
 }
 
 }  // namespace
 
-void NHLO_GEMM_CAT(GemmTileF32, NHLO_GEMM_ISA)(const Tile<float>& t, const Blocking& blocking) {
-  RunTile(t, blocking);
-}
+void NHLO_GEMM_CAT(GemmTileF32, NHLO_GEMM_ISA)(const Tile<float>& t, const Blocking& blocking) { RunTile(t, blocking); }
 
 void NHLO_GEMM_CAT(GemmTileF64, NHLO_GEMM_ISA)(const Tile<double>& t, const Blocking& blocking) {
   RunTile(t, blocking);

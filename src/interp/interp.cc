@@ -16,16 +16,16 @@
 #include <unordered_map>
 
 #include "codegen/bundle_reader.h"
-#include "types/custom_call_configs.h"
 #include "interp/collective_steps.h"
-#include "interp/dynamic_steps.h"
 #include "interp/devices.h"
+#include "interp/dynamic_steps.h"
 #include "interp/frame_checks.h"
 #include "interp/kernels.h"
 #include "interp/native_callees.h"
 #include "interp/op_table.h"
 #include "interp/scan_step.h"
 #include "support/small_vec.h"
+#include "types/custom_call_configs.h"
 #include "types/element.h"
 
 namespace nhlo {
@@ -174,7 +174,8 @@ class Machine : private StepMachine {
     const BufferRecord& a = src.buffers[from];
     const BufferRecord& b = B(to);
     if (a.type != b.type || a.tuple.size() != b.tuple.size() || a.size != b.size)
-      return Status::Error("bundle copies between buffers '" + std::string(a.name) + "' and '" + std::string(b.name) + "' of different shapes");
+      return Status::Error("bundle copies between buffers '" + std::string(a.name) + "' and '" + std::string(b.name) +
+                           "' of different shapes");
     if (a.type == PrimitiveType::kTuple) {
       for (size_t i = 0; i < a.tuple.size(); ++i) NHLO_TRY(CopyTreeFrom(src, a.tuple[i], b.tuple[i]));
       return OkStatus();
@@ -192,7 +193,8 @@ class Machine : private StepMachine {
   Result<Buf> Array(uint32_t buffer) const {
     const BufferRecord& b = B(buffer);
     if (!IsArrayType(b.type)) return Status::Error("buffer '" + std::string(b.name) + "' is not an array");
-    if (!ptr_[buffer] && b.size > 0) return Status::Error("buffer '" + std::string(b.name) + "' is read before it is bound");
+    if (!ptr_[buffer] && b.size > 0)
+      return Status::Error("buffer '" + std::string(b.name) + "' is read before it is bound");
     return Buf{&b, ptr_[buffer]};
   }
 
@@ -247,36 +249,62 @@ class Machine : private StepMachine {
     OpExecution exec = ExecutionOf(b.opcode);
     s.family = exec.family;
     if (exec.family == OpFamily::kNotExecutable)
-      return Status::Error("the interpreter cannot execute '" + std::string(OpcodeName(b.opcode)) + "': " +
-                           std::string(exec.not_executable));
+      return Status::Error("the interpreter cannot execute '" + std::string(OpcodeName(b.opcode)) +
+                           "': " + std::string(exec.not_executable));
     int arity = -1;
     switch (exec.family) {
-      case OpFamily::kGetTupleElement: case OpFamily::kCopy: case OpFamily::kUnary: case OpFamily::kConvert:
-      case OpFamily::kBitcastConvert: case OpFamily::kBroadcast: case OpFamily::kReshape: case OpFamily::kTranspose:
-      case OpFamily::kSlice: case OpFamily::kReverse: case OpFamily::kWhile: case OpFamily::kReducePrecision:
-      case OpFamily::kCholesky: case OpFamily::kFft:
-        arity = 1;
-        break;
-      case OpFamily::kBinary: case OpFamily::kCompare: case OpFamily::kPad: case OpFamily::kDot: case OpFamily::kGather:
-      case OpFamily::kConvolution: case OpFamily::kTriangularSolve:
-      case OpFamily::kStochasticConvert: case OpFamily::kAddDependency:
-        arity = 2;
-        break;
-      case OpFamily::kSelect: case OpFamily::kClamp: case OpFamily::kSelectAndScatter: arity = 3; break;
+      case OpFamily::kGetTupleElement:
+      case OpFamily::kCopy:
+      case OpFamily::kUnary:
+      case OpFamily::kConvert:
+      case OpFamily::kBitcastConvert:
+      case OpFamily::kBroadcast:
+      case OpFamily::kReshape:
+      case OpFamily::kTranspose:
+      case OpFamily::kSlice:
+      case OpFamily::kReverse:
+      case OpFamily::kWhile:
+      case OpFamily::kReducePrecision:
+      case OpFamily::kCholesky:
+      case OpFamily::kFft: arity = 1; break;
+      case OpFamily::kBinary:
+      case OpFamily::kCompare:
+      case OpFamily::kPad:
+      case OpFamily::kDot:
+      case OpFamily::kGather:
+      case OpFamily::kConvolution:
+      case OpFamily::kTriangularSolve:
+      case OpFamily::kStochasticConvert:
+      case OpFamily::kAddDependency: arity = 2; break;
+      case OpFamily::kSelect:
+      case OpFamily::kClamp:
+      case OpFamily::kSelectAndScatter: arity = 3; break;
       case OpFamily::kScaledDot: arity = 4; break;
       case OpFamily::kRaggedDot: arity = 3; break;
-      case OpFamily::kIota: case OpFamily::kRngState: arity = 0; break;
+      case OpFamily::kIota:
+      case OpFamily::kRngState: arity = 0; break;
       case OpFamily::kDynamicShape:
         if (b.opcode == Opcode::kGetDimensionSize) arity = 1;
         if (b.opcode == Opcode::kSetDimensionSize) arity = 2;
         break;
-      case OpFamily::kNotExecutable: case OpFamily::kBound: case OpFamily::kTuple: case OpFamily::kTupleResult:
-      case OpFamily::kAfterAll: case OpFamily::kCall: case OpFamily::kFusion: case OpFamily::kConditional:
-      case OpFamily::kScan: case OpFamily::kReduce:
-      case OpFamily::kMap: case OpFamily::kScatter: case OpFamily::kSort: case OpFamily::kReduceWindow:
-      case OpFamily::kConcatenate: case OpFamily::kDynamicSlice: case OpFamily::kDynamicUpdateSlice:
-      case OpFamily::kCollective:
-        break;
+      case OpFamily::kNotExecutable:
+      case OpFamily::kBound:
+      case OpFamily::kTuple:
+      case OpFamily::kTupleResult:
+      case OpFamily::kAfterAll:
+      case OpFamily::kCall:
+      case OpFamily::kFusion:
+      case OpFamily::kConditional:
+      case OpFamily::kScan:
+      case OpFamily::kReduce:
+      case OpFamily::kMap:
+      case OpFamily::kScatter:
+      case OpFamily::kSort:
+      case OpFamily::kReduceWindow:
+      case OpFamily::kConcatenate:
+      case OpFamily::kDynamicSlice:
+      case OpFamily::kDynamicUpdateSlice:
+      case OpFamily::kCollective: break;
       case OpFamily::kTransfer:
         if (options_.host_data == HostData::kNone)
           return Status::Error("the interpreter cannot execute '" + std::string(OpcodeName(b.opcode)) +
@@ -303,7 +331,8 @@ class Machine : private StepMachine {
       NHLO_TRY(CheckRaggedDotShapes(s, comp.buffers[b.operands[0]], comp.buffers[b.operands[1]],
                                     comp.buffers[b.operands[2]], comp.buffers[b.result]));
     if (const BufferRecord* r = UnboundedLeaf(comp, b.result))
-      return Status::Error("'" + std::string(r->name) + "' has an unbounded dynamic dimension (`?`): it has no "
+      return Status::Error("'" + std::string(r->name) +
+                           "' has an unbounded dynamic dimension (`?`): it has no "
                            "size to store or compute, so it cannot be executed (a bound, `<=N`, can)");
     s.dynamic = HasBoundedLeaf(comp, b.result);
     for (uint32_t o : b.operands) s.dynamic = s.dynamic || HasBoundedLeaf(comp, o);
@@ -322,8 +351,8 @@ class Machine : private StepMachine {
 
   Status Arity(const BundleRecord& b, size_t n) const {
     if (b.operands.size() != n)
-      return Status::Error("bundle '" + std::string(OpcodeName(b.opcode)) + "' has " + std::to_string(b.operands.size()) +
-                           " operands, expected " + std::to_string(n));
+      return Status::Error("bundle '" + std::string(OpcodeName(b.opcode)) + "' has " +
+                           std::to_string(b.operands.size()) + " operands, expected " + std::to_string(n));
     return OkStatus();
   }
 
@@ -337,7 +366,7 @@ class Machine : private StepMachine {
     switch (s.family) {
       case OpFamily::kNotExecutable:
         return Status::Error("the interpreter cannot execute '" + std::string(OpcodeName(b.opcode)) + "'");
-      case OpFamily::kBound: return OkStatus();  // bound before the run
+      case OpFamily::kBound: return OkStatus();     // bound before the run
       case OpFamily::kAfterAll: return OkStatus();  // a token holds no data
       case OpFamily::kAddDependency: return CopyTree(b.operands[0], b.result);
       case OpFamily::kTuple: {
@@ -350,7 +379,8 @@ class Machine : private StepMachine {
       case OpFamily::kGetTupleElement: {
         const BufferRecord& t = B(b.operands[0]);
         const AttrRecord* index = s.Find(AttrId::kIndex);
-        if (t.type != PrimitiveType::kTuple || !index || index->i < 0 || index->i >= static_cast<int64_t>(t.tuple.size()))
+        if (t.type != PrimitiveType::kTuple || !index || index->i < 0 ||
+            index->i >= static_cast<int64_t>(t.tuple.size()))
           return Status::Error("bundle 'get-tuple-element' has an invalid index");
         return CopyTree(t.tuple[index->i], b.result);
       }
@@ -382,15 +412,34 @@ class Machine : private StepMachine {
       case OpFamily::kRngState: return RunRngState(s);
       case OpFamily::kDynamicShape: return RunDynamicShape(s, *this);
       case OpFamily::kTransfer: return RunTransfer(s);
-      case OpFamily::kUnary: case OpFamily::kBinary: case OpFamily::kCompare: case OpFamily::kSelect:
-      case OpFamily::kClamp: case OpFamily::kConvert: case OpFamily::kBitcastConvert: case OpFamily::kBroadcast:
-      case OpFamily::kReshape: case OpFamily::kTranspose: case OpFamily::kIota: case OpFamily::kSlice:
-      case OpFamily::kConcatenate: case OpFamily::kPad: case OpFamily::kReverse: case OpFamily::kDynamicSlice:
-      case OpFamily::kDynamicUpdateSlice: case OpFamily::kDot: case OpFamily::kGather: case OpFamily::kConvolution:
-      case OpFamily::kScaledDot: case OpFamily::kRaggedDot: case OpFamily::kReducePrecision: case OpFamily::kRng:
+      case OpFamily::kUnary:
+      case OpFamily::kBinary:
+      case OpFamily::kCompare:
+      case OpFamily::kSelect:
+      case OpFamily::kClamp:
+      case OpFamily::kConvert:
+      case OpFamily::kBitcastConvert:
+      case OpFamily::kBroadcast:
+      case OpFamily::kReshape:
+      case OpFamily::kTranspose:
+      case OpFamily::kIota:
+      case OpFamily::kSlice:
+      case OpFamily::kConcatenate:
+      case OpFamily::kPad:
+      case OpFamily::kReverse:
+      case OpFamily::kDynamicSlice:
+      case OpFamily::kDynamicUpdateSlice:
+      case OpFamily::kDot:
+      case OpFamily::kGather:
+      case OpFamily::kConvolution:
+      case OpFamily::kScaledDot:
+      case OpFamily::kRaggedDot:
+      case OpFamily::kReducePrecision:
+      case OpFamily::kRng:
       case OpFamily::kCholesky:
-      case OpFamily::kTriangularSolve: case OpFamily::kStochasticConvert: case OpFamily::kFft:
-        return RunArrayStep(s);
+      case OpFamily::kTriangularSolve:
+      case OpFamily::kStochasticConvert:
+      case OpFamily::kFft: return RunArrayStep(s);
     }
     return Status::Error("bundle has an unknown step family");
   }
@@ -434,15 +483,30 @@ class Machine : private StepMachine {
       case OpFamily::kTriangularSolve: return KernelTriangularSolve(s, in[0], in[1], out);
       case OpFamily::kStochasticConvert: return KernelStochasticConvert(in[0], in[1], out);
       case OpFamily::kFft: return KernelFft(s, in[0], out);
-      case OpFamily::kNotExecutable: case OpFamily::kBound: case OpFamily::kTuple: case OpFamily::kGetTupleElement:
-      case OpFamily::kAfterAll: case OpFamily::kAddDependency:
-      case OpFamily::kCopy: case OpFamily::kTupleResult: case OpFamily::kCall: case OpFamily::kFusion:
-      case OpFamily::kWhile: case OpFamily::kConditional: case OpFamily::kScan: case OpFamily::kReduce:
+      case OpFamily::kNotExecutable:
+      case OpFamily::kBound:
+      case OpFamily::kTuple:
+      case OpFamily::kGetTupleElement:
+      case OpFamily::kAfterAll:
+      case OpFamily::kAddDependency:
+      case OpFamily::kCopy:
+      case OpFamily::kTupleResult:
+      case OpFamily::kCall:
+      case OpFamily::kFusion:
+      case OpFamily::kWhile:
+      case OpFamily::kConditional:
+      case OpFamily::kScan:
+      case OpFamily::kReduce:
       case OpFamily::kMap:
-      case OpFamily::kScatter: case OpFamily::kSort: case OpFamily::kReduceWindow: case OpFamily::kSelectAndScatter:
-      case OpFamily::kCollective: case OpFamily::kAsync: case OpFamily::kRngState: case OpFamily::kDynamicShape:
-      case OpFamily::kTransfer:
-        break;
+      case OpFamily::kScatter:
+      case OpFamily::kSort:
+      case OpFamily::kReduceWindow:
+      case OpFamily::kSelectAndScatter:
+      case OpFamily::kCollective:
+      case OpFamily::kAsync:
+      case OpFamily::kRngState:
+      case OpFamily::kDynamicShape:
+      case OpFamily::kTransfer: break;
     }
     return Status::Error("bundle is not an array step");
   }
@@ -452,16 +516,24 @@ class Machine : private StepMachine {
     const BundleRecord& b = *s.bundle;
     // Custom calls whose operands and result may be tuples (or tokens) of any depth.
     switch (s.custom_call) {
-      case CustomCallKind::kIdentity: case CustomCallKind::kShardShape: return CopyTree(b.operands[0], b.result);
+      case CustomCallKind::kIdentity:
+      case CustomCallKind::kShardShape: return CopyTree(b.operands[0], b.result);
       case CustomCallKind::kSliceToDynamic: return RunSliceToDynamic(s, *this);
       case CustomCallKind::kPadToStatic: return RunPadToStatic(s, *this);
       case CustomCallKind::kCallComputation:
         return RunCall(s, s.Find(AttrId::kCalledComputations) ? AttrId::kCalledComputations : AttrId::kToApply);
       case CustomCallKind::kUnknown: return Status::Error("the interpreter does not know this custom_call_target");
-      case CustomCallKind::kNone: case CustomCallKind::kUniformQuantize: case CustomCallKind::kUniformDequantize:
-      case CustomCallKind::kQuantizeMx: case CustomCallKind::kScaledMatmul: case CustomCallKind::kTopK:
-      case CustomCallKind::kBuilderMath: case CustomCallKind::kEinsum: case CustomCallKind::kMatrixDiagonal:
-      case CustomCallKind::kScramblePhiloxKey: case CustomCallKind::kTridiagonalSolve:
+      case CustomCallKind::kNone:
+      case CustomCallKind::kUniformQuantize:
+      case CustomCallKind::kUniformDequantize:
+      case CustomCallKind::kQuantizeMx:
+      case CustomCallKind::kScaledMatmul:
+      case CustomCallKind::kTopK:
+      case CustomCallKind::kBuilderMath:
+      case CustomCallKind::kEinsum:
+      case CustomCallKind::kMatrixDiagonal:
+      case CustomCallKind::kScramblePhiloxKey:
+      case CustomCallKind::kTridiagonalSolve:
       case CustomCallKind::kThreefry2x32:
       case CustomCallKind::kLu:
       case CustomCallKind::kCholesky:
@@ -518,7 +590,8 @@ class Machine : private StepMachine {
         }
         if (in.size() != 3 || out.size() != 3) return shape_error("batch-norm-training");
         return KernelBatchNormTraining(s, in[0], in[1], in[2], out[0], out[1], out[2]);
-      case CustomCallKind::kUniformQuantize: case CustomCallKind::kUniformDequantize:
+      case CustomCallKind::kUniformQuantize:
+      case CustomCallKind::kUniformDequantize:
         if (in.size() != 1 || out.size() != 1) return shape_error("uniform quantize");
         return KernelUniformQuantize(s, in[0], out[0], s.custom_call == CustomCallKind::kUniformQuantize);
       case CustomCallKind::kQuantizeMx:
@@ -564,9 +637,12 @@ class Machine : private StepMachine {
         if (in.size() != 1 || out.size() != 1) return shape_error("AwsNeuronArgMax/ArgMin");
         return KernelNeuronArgReduce(s.config->neuron_dim, s.custom_call == CustomCallKind::kNeuronArgMax, in[0],
                                      out[0]);
-      case CustomCallKind::kIdentity: case CustomCallKind::kShardShape: case CustomCallKind::kCallComputation:
-      case CustomCallKind::kUnknown: case CustomCallKind::kSliceToDynamic: case CustomCallKind::kPadToStatic:
-        break;
+      case CustomCallKind::kIdentity:
+      case CustomCallKind::kShardShape:
+      case CustomCallKind::kCallComputation:
+      case CustomCallKind::kUnknown:
+      case CustomCallKind::kSliceToDynamic:
+      case CustomCallKind::kPadToStatic: break;
     }
     return Status::Error("bundle has an unknown custom call kind");
   }
@@ -591,7 +667,6 @@ class Machine : private StepMachine {
     }
   }
 
-
   // ---- asynchronous pairs, run at the start -------------------------------------------------
   // async-start runs its computation at once and holds ((operands...), result, contexts...);
   // async-update passes that on, async-done takes the result out. copy-start holds
@@ -612,7 +687,8 @@ class Machine : private StepMachine {
         NHLO_ASSIGN_OR_RETURN(uint32_t held, element(b.result, 0));
         NHLO_ASSIGN_OR_RETURN(uint32_t result, element(b.result, 1));
         if (B(held).type != PrimitiveType::kTuple || B(held).tuple.size() != b.operands.size())
-          return Status::Error("'async-start' must hold a tuple of its " + std::to_string(b.operands.size()) + " operands");
+          return Status::Error("'async-start' must hold a tuple of its " + std::to_string(b.operands.size()) +
+                               " operands");
         ZeroTree(b.result);
         for (size_t i = 0; i < b.operands.size(); ++i) NHLO_TRY(CopyTree(b.operands[i], B(held).tuple[i]));
         NHLO_ASSIGN_OR_RETURN(const ComputationRecord* f, Callee(s, AttrId::kCalls));
@@ -635,8 +711,7 @@ class Machine : private StepMachine {
         NHLO_ASSIGN_OR_RETURN(uint32_t destination, element(b.operands[0], 0));
         return CopyTree(destination, b.result);
       }
-      default:
-        break;
+      default: break;
     }
     return Status::Error("bundle '" + std::string(OpcodeName(b.opcode)) + "' is not an asynchronous op");
   }
@@ -648,11 +723,14 @@ class Machine : private StepMachine {
     const BundleRecord& b = *s.bundle;
     const BufferRecord& r = B(b.result);
     switch (b.opcode) {
-      case Opcode::kInfeed: case Opcode::kRecv: ZeroTree(b.result); return OkStatus();
-      case Opcode::kOutfeed: case Opcode::kSendDone: return OkStatus();
+      case Opcode::kInfeed:
+      case Opcode::kRecv: ZeroTree(b.result); return OkStatus();
+      case Opcode::kOutfeed:
+      case Opcode::kSendDone: return OkStatus();
       case Opcode::kRecvDone: {
         const BufferRecord& recv = B(b.operands[0]);
-        if (recv.type != PrimitiveType::kTuple || recv.tuple.empty() || r.type != PrimitiveType::kTuple || r.tuple.empty())
+        if (recv.type != PrimitiveType::kTuple || recv.tuple.empty() || r.type != PrimitiveType::kTuple ||
+            r.tuple.empty())
           return Status::Error("recv-done takes a recv's (data, context, token) and returns (data, token)");
         return CopyTree(recv.tuple[0], r.tuple[0]);
       }
@@ -662,8 +740,7 @@ class Machine : private StepMachine {
         ZeroTree(b.result);
         return CopyTree(b.operands[0], r.tuple[0]);
       }
-      default:
-        break;
+      default: break;
     }
     return Status::Error("bundle '" + std::string(OpcodeName(b.opcode)) + "' is not a transfer");
   }
@@ -693,9 +770,8 @@ class Machine : private StepMachine {
     if (order != TopKOrder::kComparator) return KernelTopK(x, values, indices, order, {});
     // The comparator's signature was checked at load (LowerCustomCall).
     NHLO_ASSIGN_OR_RETURN(const ComputationRecord* f, Callee(s, AttrId::kCalledComputations));
-    return KernelTopK(x, values, indices, order, [this, &b, f](const uint8_t* x0, const uint8_t* x1) {
-      return CallScalar(b, *f, x0, x1);
-    });
+    return KernelTopK(x, values, indices, order,
+                      [this, &b, f](const uint8_t* x0, const uint8_t* x1) { return CallScalar(b, *f, x0, x1); });
   }
 
   // ---- bounded dynamic shapes (dynamic_steps.cc) ---------------------------------------
@@ -705,8 +781,7 @@ class Machine : private StepMachine {
   std::vector<int64_t>& SizesOf(uint32_t buffer) override { return SizesOf(*cur_, buffer); }
   uint8_t*& DataOf(uint32_t buffer) override { return ptr_[buffer]; }
   Status CallWithPointers(const BundleRecord& b, const ComputationRecord& f, const std::vector<uint8_t*>& params,
-                          const std::vector<uint32_t>& root_leaves,
-                          std::vector<const uint8_t*>& got) override {
+                          const std::vector<uint32_t>& root_leaves, std::vector<const uint8_t*>& got) override {
     if (params.size() != f.params.size())
       return Status::Error("computation '" + std::string(f.name) + "' takes " + std::to_string(f.params.size()) +
                            " arguments");
@@ -721,7 +796,8 @@ class Machine : private StepMachine {
       if (!got[k] && f.buffers[root_leaves[k]].size)
         return Status::Error("computation '" + std::string(f.name) + "' has no result");
       if (!SizesOf(f, root_leaves[k]).empty())
-        return Status::Error("computation '" + std::string(f.name) + "' returns a value below its bounds, which a "
+        return Status::Error("computation '" + std::string(f.name) +
+                             "' returns a value below its bounds, which a "
                              "scan does not carry yet");
     }
     return OkStatus();
@@ -748,7 +824,8 @@ class Machine : private StepMachine {
     const BundleRecord& b = *s.bundle;
     const AttrRecord* a = s.Find(id);
     if (!a || index >= a->computations.size())
-      return Status::Error("bundle '" + std::string(OpcodeName(b.opcode)) + "' has no " + std::string(AttrName(id)) + " computation");
+      return Status::Error("bundle '" + std::string(OpcodeName(b.opcode)) + "' has no " + std::string(AttrName(id)) +
+                           " computation");
     return &p_.computations[a->computations[index]];
   }
 
@@ -757,7 +834,8 @@ class Machine : private StepMachine {
     const BufferRecord& pb = f.buffers[param];
     const BufferRecord& ab = B(arg);
     if (pb.type != ab.type || pb.tuple.size() != ab.tuple.size() || pb.size != ab.size)
-      return Status::Error("argument '" + std::string(ab.name) + "' does not match parameter '" + std::string(pb.name) + "'");
+      return Status::Error("argument '" + std::string(ab.name) + "' does not match parameter '" + std::string(pb.name) +
+                           "'");
     if (pb.type == PrimitiveType::kTuple) {
       for (size_t i = 0; i < pb.tuple.size(); ++i) NHLO_TRY(BindTree(f, pb.tuple[i], ab.tuple[i]));
       return OkStatus();
@@ -789,7 +867,8 @@ class Machine : private StepMachine {
 
   Status CallWithBuffers(const BundleRecord& b, const ComputationRecord& f, const std::vector<uint32_t>& args) {
     if (args.size() != f.params.size())
-      return Status::Error("computation '" + std::string(f.name) + "' takes " + std::to_string(f.params.size()) + " arguments");
+      return Status::Error("computation '" + std::string(f.name) + "' takes " + std::to_string(f.params.size()) +
+                           " arguments");
     for (size_t i = 0; i < args.size(); ++i) NHLO_TRY(BindTree(f, f.params[i], args[i]));
     return Enter(f, CalleeBase(b));
   }
@@ -807,7 +886,8 @@ class Machine : private StepMachine {
     const BundleRecord& b = *s.bundle;  // one operand: Lower checked it
     NHLO_ASSIGN_OR_RETURN(const ComputationRecord* cond, Callee(s, AttrId::kCondition));
     NHLO_ASSIGN_OR_RETURN(const ComputationRecord* body, Callee(s, AttrId::kBody));
-    if (cond->params.size() != 1 || body->params.size() != 1) return Status::Error("while computations take one parameter");
+    if (cond->params.size() != 1 || body->params.size() != 1)
+      return Status::Error("while computations take one parameter");
     const BufferRecord& pred = cond->buffers[cond->root];
     if (pred.type != PrimitiveType::kPred || pred.size != 1) return Status::Error("while condition must return pred[]");
     NHLO_TRY(CopyTree(b.operands[0], b.result));
@@ -841,12 +921,14 @@ class Machine : private StepMachine {
       int32_t index;
       std::memcpy(&index, ptr_[b.operands[0]], 4);
       // XLA: an out-of-range index runs the last branch.
-      branch = index < 0 || static_cast<size_t>(index) >= list->computations.size() ? list->computations.size() - 1 : static_cast<size_t>(index);
+      branch = index < 0 || static_cast<size_t>(index) >= list->computations.size() ? list->computations.size() - 1
+                                                                                    : static_cast<size_t>(index);
       NHLO_ASSIGN_OR_RETURN(f, Callee(s, AttrId::kBranchComputations, branch));
     } else {
       return Status::Error("conditional selector must be pred or s32");
     }
-    if (branch + 1 >= b.operands.size()) return Status::Error("conditional has no operand for branch " + std::to_string(branch));
+    if (branch + 1 >= b.operands.size())
+      return Status::Error("conditional has no operand for branch " + std::to_string(branch));
     NHLO_TRY(CallWithBuffers(b, *f, {b.operands[branch + 1]}));
     return CopyTreeFrom(*f, f->root, b.result);
   }
@@ -886,24 +968,27 @@ class Machine : private StepMachine {
                             const char* what) {
     const BufferRecord& root = f.buffers[f.root];
     std::vector<uint32_t> leaves;
-    if (results.size() == 1 && root.type != PrimitiveType::kTuple) leaves.push_back(f.root);
-    else if (root.type == PrimitiveType::kTuple && root.tuple.size() == results.size()) leaves = root.tuple;
-    else return Status::Error(std::string(what) + " must return " + std::to_string(results.size()) + " values");
+    if (results.size() == 1 && root.type != PrimitiveType::kTuple)
+      leaves.push_back(f.root);
+    else if (root.type == PrimitiveType::kTuple && root.tuple.size() == results.size())
+      leaves = root.tuple;
+    else
+      return Status::Error(std::string(what) + " must return " + std::to_string(results.size()) + " values");
     for (size_t k = 0; k < leaves.size(); ++k)
       if (f.buffers[leaves[k]].size != static_cast<uint64_t>(HostByteSize(results[k].type())))
         return Status::Error(std::string(what) + "'s result does not match the accumulator");
     auto taken = std::make_shared<std::vector<const uint8_t*>>(leaves.size());
-    return CalleeCall([this, &b, &f, leaves = std::move(leaves), taken](const uint8_t* const* args)
-                          -> Result<const uint8_t* const*> {
-      // The loader checked that `f` takes these scalars (CheckScalarCallee).
-      for (size_t i = 0; i < f.params.size(); ++i) P(f, f.params[i]) = const_cast<uint8_t*>(args[i]);
-      NHLO_TRY(Enter(f, CalleeBase(b)));
-      for (size_t k = 0; k < leaves.size(); ++k) {
-        (*taken)[k] = P(f, leaves[k]);
-        if (!(*taken)[k]) return Status::Error("computation '" + std::string(f.name) + "' has no result");
-      }
-      return static_cast<const uint8_t* const*>(taken->data());
-    });
+    return CalleeCall(
+        [this, &b, &f, leaves = std::move(leaves), taken](const uint8_t* const* args) -> Result<const uint8_t* const*> {
+          // The loader checked that `f` takes these scalars (CheckScalarCallee).
+          for (size_t i = 0; i < f.params.size(); ++i) P(f, f.params[i]) = const_cast<uint8_t*>(args[i]);
+          NHLO_TRY(Enter(f, CalleeBase(b)));
+          for (size_t k = 0; k < leaves.size(); ++k) {
+            (*taken)[k] = P(f, leaves[k]);
+            if (!(*taken)[k]) return Status::Error("computation '" + std::string(f.name) + "' has no result");
+          }
+          return static_cast<const uint8_t* const*>(taken->data());
+        });
   }
 
   // The ops that call a computation per element (exec_callees.cc): their operands and a call.
@@ -1013,9 +1098,7 @@ class Machine : private StepMachine {
                              std::string(PrimitiveTypeName(want)) + " scalar");
     }
     auto call = [&](const ComputationRecord* f) {
-      return [this, &b, f](const uint8_t* x, const uint8_t* y) {
-        return CallScalar(b, *f, x, y);
-      };
+      return [this, &b, f](const uint8_t* x, const uint8_t* y) { return CallScalar(b, *f, x, y); };
     };
     uint8_t selected = 0;
     std::string value(size, '\0');
@@ -1034,15 +1117,15 @@ class Machine : private StepMachine {
   }
 
   const BundleProgram& p_;
-  CollectiveSteps collectives_;  // this device's groups and meetings
+  CollectiveSteps collectives_;                           // this device's groups and meetings
   std::vector<std::vector<std::vector<int64_t>>> sizes_;  // runtime sizes (docs: bounded dynamic shapes)
-  std::vector<std::vector<uint8_t*>> ptrs_;   // per computation: where each buffer's bytes are
-  std::vector<std::vector<uint32_t>> temps_;  // per computation: its temp buffers
-  std::vector<std::vector<std::string>> constants_;  // per computation: unpacked constants
-  std::vector<std::vector<Step>> steps_;      // per computation: its bundles lowered
-  const ComputationRecord* cur_ = nullptr;    // the running computation
-  uint8_t** ptr_ = nullptr;                   // its pointer table
-  uint8_t* base_ = nullptr;                   // its frame
+  std::vector<std::vector<uint8_t*>> ptrs_;               // per computation: where each buffer's bytes are
+  std::vector<std::vector<uint32_t>> temps_;              // per computation: its temp buffers
+  std::vector<std::vector<std::string>> constants_;       // per computation: unpacked constants
+  std::vector<std::vector<Step>> steps_;                  // per computation: its bundles lowered
+  const ComputationRecord* cur_ = nullptr;                // the running computation
+  uint8_t** ptr_ = nullptr;                               // its pointer table
+  uint8_t* base_ = nullptr;                               // its frame
   int depth_ = 0;
   ExecuteOptions options_;
   ExecutionProgress progress_;
@@ -1077,7 +1160,8 @@ Status LoadForExecution(const BundleProgram& program) { return LoadForExecution(
 
 Result<Value> Execute(const BundleProgram& program, std::vector<Value> args, const ExecuteOptions& options) {
   if (ProgramDevices(program).count() > 1)
-    return Status::Error("the module runs on " + std::to_string(program.replicas) + " x " + std::to_string(program.partitions) +
+    return Status::Error("the module runs on " + std::to_string(program.replicas) + " x " +
+                         std::to_string(program.partitions) +
                          " devices (replica_count x num_partitions); this tool runs one (nhlo-run runs them all)");
   Machine machine(program);
   machine.set_options(options);
@@ -1092,7 +1176,8 @@ Result<std::vector<Value>> ExecuteOnDevices(const BundleProgram& program, Device
     return Status::Error("cannot run " + std::to_string(grid.replicas) + " x " + std::to_string(grid.partitions) +
                          " devices (at most " + std::to_string(kMaxDevices) + ")");
   if (args.size() != count)
-    return Status::Error("got arguments for " + std::to_string(args.size()) + " devices, expected " + std::to_string(count));
+    return Status::Error("got arguments for " + std::to_string(args.size()) + " devices, expected " +
+                         std::to_string(count));
   const uint32_t n = static_cast<uint32_t>(count);
   auto device_text = [&](uint32_t d) {
     return "device " + std::to_string(d) + " (replica " + std::to_string(grid.replica_of(d)) + ", partition " +

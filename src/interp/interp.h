@@ -74,8 +74,7 @@ struct ExecuteOptions {
 /// `args` are taken by value: callers that no longer need them move them in, so a run holds its
 /// arguments once (nhlo-run's memory check counts them once). One device: every replica group
 /// is {0}, replica-id and partition-id are 0.
-Result<Value> Execute(const BundleProgram& program, std::vector<Value> args,
-                      const ExecuteOptions& options = {});
+Result<Value> Execute(const BundleProgram& program, std::vector<Value> args, const ExecuteOptions& options = {});
 
 /// Runs the program on `grid.count()` simulated devices, each on its own thread with its own
 /// memory; `args[d]` are device d's arguments (d = replica · partitions + partition), and the

@@ -35,11 +35,11 @@ struct Step {
   uint8_t attr_slot[kAttrCount];  // index into bundle->attrs, kNoAttr when absent
   static constexpr uint8_t kNoAttr = 0xff;
   CustomCallKind custom_call = CustomCallKind::kNone;  // told apart once, at load
-  bool dynamic = false;  // an operand or the result has a bounded dynamic dimension
-  TopKOrder topk_order = TopKOrder::kDescending;      // topk and the TopK custom call
-  BuilderMathFn builder_math = BuilderMathFn::kAcos;  // kBuilderMath custom calls
+  bool dynamic = false;                                // an operand or the result has a bounded dynamic dimension
+  TopKOrder topk_order = TopKOrder::kDescending;       // topk and the TopK custom call
+  BuilderMathFn builder_math = BuilderMathFn::kAcos;   // kBuilderMath custom calls
   uint64_t scratch_bytes = 0;  // what the kernel allocates besides operands and result, when input sizes it
-  CalleePattern pattern;  // the called computation, when the kernels run it natively
+  CalleePattern pattern;       // the called computation, when the kernels run it natively
   /// The decoded backend_config of a custom call the interpreter knows (null otherwise); kept
   /// out of line so a step stays small.
   struct Configs {
@@ -206,8 +206,8 @@ Status KernelStochasticConvert(const Buf& x, const Buf& random, const Buf& out);
 Status KernelCholesky(const Step& bundle, const Buf& a, const Buf& out);
 Status KernelTriangularSolve(const Step& bundle, const Buf& a, const Buf& b, const Buf& out);
 
-Status KernelBatchNormTraining(const Step& bundle, const Buf& x, const Buf& scale, const Buf& offset,
-                               const Buf& out, const Buf& mean, const Buf& var);
+Status KernelBatchNormTraining(const Step& bundle, const Buf& x, const Buf& scale, const Buf& offset, const Buf& out,
+                               const Buf& mean, const Buf& var);
 /// batch-norm-inference(x, scale, offset, mean, variance) and batch-norm-grad(x, scale, mean,
 /// variance, grad_output) -> (grad_x, grad_scale, grad_offset), as XLA's BatchNormExpander.
 Status KernelBatchNormInference(const Step& bundle, const Buf& x, const Buf& scale, const Buf& offset, const Buf& mean,
@@ -220,8 +220,8 @@ Status KernelQuantizeMx(const Step& bundle, const Buf& x, const Buf& data, const
 /// scaled-dot(lhs, rhs, lhs_scale, rhs_scale), XLA's operand order.
 Status KernelScaledDot(const Step& bundle, const Buf& lhs, const Buf& rhs, const Buf& lhs_scale, const Buf& rhs_scale,
                        const Buf& out);
-Status KernelScaledMatmul(const Step& bundle, const Buf& lhs, const Buf& rhs, const Buf& lhs_scale, const Buf& rhs_scale,
-                          const Buf& out);
+Status KernelScaledMatmul(const Step& bundle, const Buf& lhs, const Buf& rhs, const Buf& lhs_scale,
+                          const Buf& rhs_scale, const Buf& out);
 
 /// Dims of a buffer record as a vector (helper shared by the kernel files).
 inline const std::vector<int64_t>& Dims(const Buf& b) { return b.rec->dims; }

@@ -265,9 +265,7 @@ Status KernelEinsum(const EinsumConfig& config, const Buf& x, const Buf& y, cons
     if (out.rec->size) std::memset(out.data, 0, out.rec->size);
     return OkStatus();
   }
-  return DispatchType(out.type(), [&](auto traits) -> Status {
-    return Einsum(traits, config, x, y, out);
-  });
+  return DispatchType(out.type(), [&](auto traits) -> Status { return Einsum(traits, config, x, y, out); });
 }
 
 uint64_t EinsumScratchBytes(const EinsumConfig& config, const std::vector<int64_t>& x, const std::vector<int64_t>& y,

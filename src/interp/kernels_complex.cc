@@ -154,7 +154,7 @@ Status KernelComplexConvert(const Buf& in, const Buf& out) {
     std::complex<double> v;
     if (IsComplex(in.type())) {
       v = in.type() == PrimitiveType::kC64 ? std::complex<double>(LoadComplex<float>(in.data, i))
-                                            : LoadComplex<double>(in.data, i);
+                                           : LoadComplex<double>(in.data, i);
     } else {
       // The real part as XLA converts a real value to the part type; the imaginary part is 0.
       uint8_t part[8];
@@ -162,8 +162,10 @@ Status KernelComplexConvert(const Buf& in, const Buf& out) {
       ConvertElement(in.type(), in.data + i * HostByteSize(in.type()), pt, part);
       v = wide ? LoadR<double>(part, 0) : LoadR<float>(part, 0);
     }
-    if (wide) StoreComplex<double>(out.data, i, v);
-    else StoreComplex<float>(out.data, i, {static_cast<float>(v.real()), static_cast<float>(v.imag())});
+    if (wide)
+      StoreComplex<double>(out.data, i, v);
+    else
+      StoreComplex<float>(out.data, i, {static_cast<float>(v.real()), static_cast<float>(v.imag())});
   }
   return OkStatus();
 }

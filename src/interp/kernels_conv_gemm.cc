@@ -27,8 +27,10 @@ constexpr int64_t kMinWork = 4096;
 // c (m x n) = a (m x k) * b^T, b stored n x k.
 template <typename C>
 void GemmBt(int64_t m, int64_t n, int64_t k, const C* a, const C* b, C* c) {
-  if constexpr (std::is_same_v<C, float>) GemmF32(1, m, n, k, a, false, b, true, c);
-  else GemmF64(1, m, n, k, a, false, b, true, c);
+  if constexpr (std::is_same_v<C, float>)
+    GemmF32(1, m, n, k, a, false, b, true, c);
+  else
+    GemmF64(1, m, n, k, a, false, b, true, c);
 }
 
 // Row-major index of `linear` within `dims`.

@@ -119,10 +119,10 @@ Status KernelDot(const Step& bundle, const Buf& lhs, const Buf& rhs, const Buf& 
     auto prepare = [&](const Buf& buf, const std::vector<int64_t>& order, const std::vector<int64_t>& order_t,
                        std::vector<C>& store, const C*& ptr, bool& transposed) -> Status {
       transposed = gemm && !IsIdentity(order) && IsIdentity(order_t);
-      bool in_place = (IsIdentity(order) || transposed) && reinterpret_cast<uintptr_t>(buf.data) % alignof(C) == 0 &&
-                      ((std::is_same_v<C, float> && buf.type() == PrimitiveType::kF32 &&
-                        out.type() == PrimitiveType::kF32) ||
-                       (std::is_same_v<C, double> && buf.type() == PrimitiveType::kF64));
+      bool in_place =
+          (IsIdentity(order) || transposed) && reinterpret_cast<uintptr_t>(buf.data) % alignof(C) == 0 &&
+          ((std::is_same_v<C, float> && buf.type() == PrimitiveType::kF32 && out.type() == PrimitiveType::kF32) ||
+           (std::is_same_v<C, double> && buf.type() == PrimitiveType::kF64));
       if (in_place) {
         ptr = reinterpret_cast<const C*>(buf.data);
         return OkStatus();

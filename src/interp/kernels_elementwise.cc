@@ -63,7 +63,8 @@ Status KernelUnary(Opcode op, const Buf& in, const Buf& out) {
   if (op == Opcode::kIsFinite) {
     return DispatchType(in.type(), [&](auto t) -> Status {
       using C = typename decltype(t)::Compute;
-      if constexpr (!std::is_floating_point_v<C>) return Unimplemented(op, in.type());
+      if constexpr (!std::is_floating_point_v<C>)
+        return Unimplemented(op, in.type());
       else {
         for (int64_t i = 0; i < n; ++i) out.data[i] = std::isfinite(t.Load(in.data, i));
         return OkStatus();
@@ -77,11 +78,15 @@ Status KernelUnary(Opcode op, const Buf& in, const Buf& out) {
     bool ok = true;
     for (int64_t i = 0; i < n && ok; ++i) {
       C x = t.Load(in.data, i);
-      if constexpr (std::is_floating_point_v<C>) t.Store(out.data, i, UnaryFloat<C>(op, x, &ok));
+      if constexpr (std::is_floating_point_v<C>)
+        t.Store(out.data, i, UnaryFloat<C>(op, x, &ok));
       else if (in.type() == PrimitiveType::kPred) {
-        if (op == Opcode::kNot) t.Store(out.data, i, !x);
-        else if (op == Opcode::kCopy) t.Store(out.data, i, x);
-        else ok = false;
+        if (op == Opcode::kNot)
+          t.Store(out.data, i, !x);
+        else if (op == Opcode::kCopy)
+          t.Store(out.data, i, x);
+        else
+          ok = false;
       } else {
         t.Store(out.data, i, UnaryInt<C>(op, x, bits, &ok));
       }
@@ -106,9 +111,14 @@ Status KernelBinary(Opcode op, const Buf& a, const Buf& b, const Buf& out) {
         t.Store(out.data, i, BinaryFloat<C>(op, x, y, &ok));
       } else if (a.type() == PrimitiveType::kPred) {
         switch (op) {
-          case Opcode::kAnd: case Opcode::kMinimum: case Opcode::kMultiply: t.Store(out.data, i, x && y); break;
-          case Opcode::kOr: case Opcode::kMaximum: case Opcode::kAdd: t.Store(out.data, i, x || y); break;
-          case Opcode::kXor: case Opcode::kSubtract: t.Store(out.data, i, x != y); break;
+          case Opcode::kAnd:
+          case Opcode::kMinimum:
+          case Opcode::kMultiply: t.Store(out.data, i, x && y); break;
+          case Opcode::kOr:
+          case Opcode::kMaximum:
+          case Opcode::kAdd: t.Store(out.data, i, x || y); break;
+          case Opcode::kXor:
+          case Opcode::kSubtract: t.Store(out.data, i, x != y); break;
           case Opcode::kPower: t.Store(out.data, i, x || !y); break;
           default: ok = false;
         }
@@ -201,11 +211,21 @@ Status KernelClamp(const Buf& lo, const Buf& x, const Buf& hi, const Buf& out) {
   return DispatchType(x.type(), [&](auto t) -> Status {
     using C = typename decltype(t)::Compute;
     for (int64_t i = 0; i < n; ++i) {
-      C l = t.Load(lo.data, lo.count() == 1 ? 0 : i), v = t.Load(x.data, i), h = t.Load(hi.data, hi.count() == 1 ? 0 : i);
+      C l = t.Load(lo.data, lo.count() == 1 ? 0 : i), v = t.Load(x.data, i),
+        h = t.Load(hi.data, hi.count() == 1 ? 0 : i);
       if constexpr (std::is_floating_point_v<C>) {
-        if (std::isnan(l)) { t.Store(out.data, i, l); continue; }
-        if (std::isnan(v)) { t.Store(out.data, i, v); continue; }
-        if (std::isnan(h)) { t.Store(out.data, i, h); continue; }
+        if (std::isnan(l)) {
+          t.Store(out.data, i, l);
+          continue;
+        }
+        if (std::isnan(v)) {
+          t.Store(out.data, i, v);
+          continue;
+        }
+        if (std::isnan(h)) {
+          t.Store(out.data, i, h);
+          continue;
+        }
       }
       C m = v < l ? l : v;  // std::max(value, low) as XLA writes it: value when they compare equal (-0 vs +0)
       t.Store(out.data, i, m < h ? m : h);
@@ -252,7 +272,8 @@ Status KernelReducePrecision(const Step& bundle, const Buf& in, const Buf& out) 
 Status KernelBitcastConvert(const Buf& in, const Buf& out) {
   PrimitiveType from = in.type(), to = out.type();
   int in_bits = BitWidth(from), out_bits = BitWidth(to);
-  if (in_bits == 0 || out_bits == 0 || static_cast<int64_t>(in_bits) * in.count() != static_cast<int64_t>(out_bits) * out.count())
+  if (in_bits == 0 || out_bits == 0 ||
+      static_cast<int64_t>(in_bits) * in.count() != static_cast<int64_t>(out_bits) * out.count())
     return Status::Error("bundle 'bitcast-convert' changes the number of bits");
   if (IsComplex(from) || IsComplex(to)) return Unimplemented(Opcode::kBitcastConvert, IsComplex(from) ? from : to);
   int in_size = HostByteSize(from), out_size = HostByteSize(to);
@@ -266,7 +287,8 @@ Status KernelBitcastConvert(const Buf& in, const Buf& out) {
     for (int64_t i = 0; i < in.count(); ++i) {
       uint64_t bits = LoadBits(from, in.data + i * in_size);
       for (int j = 0; j < ratio; ++j)
-        StoreBits(to, out.data + (i * ratio + j) * out_size, (bits >> (j * out_bits)) & ((uint64_t(1) << out_bits) - 1));
+        StoreBits(to, out.data + (i * ratio + j) * out_size,
+                  (bits >> (j * out_bits)) & ((uint64_t(1) << out_bits) - 1));
     }
   } else {
     int ratio = out_bits / in_bits;

@@ -34,9 +34,13 @@ void ForChunks(int64_t n, F&& body) {
 }
 
 template <typename T>
-T* As(uint8_t* p) { return reinterpret_cast<T*>(p); }
+T* As(uint8_t* p) {
+  return reinterpret_cast<T*>(p);
+}
 template <typename T>
-const T* As(const uint8_t* p) { return reinterpret_cast<const T*>(p); }
+const T* As(const uint8_t* p) {
+  return reinterpret_cast<const T*>(p);
+}
 
 // The integer compute domain of the scalar rules: int64 for signed types, uint64 for unsigned.
 template <typename T>
@@ -65,9 +69,9 @@ bool WithNativeInt(PrimitiveType t, F&& f) {
 // Integer ops SSE2 has no lane instructions for (variable shifts, popcount, 64-bit products):
 // their loops stay scalar, which is faster than the vectorizer's emulation.
 template <Opcode K>
-constexpr bool kScalarInt = K == Opcode::kShiftLeft || K == Opcode::kShiftRightLogical ||
-                            K == Opcode::kShiftRightArithmetic || K == Opcode::kPower || K == Opcode::kMulhi ||
-                            K == Opcode::kPopulationCount || K == Opcode::kClz;
+constexpr bool kScalarInt =
+    K == Opcode::kShiftLeft || K == Opcode::kShiftRightLogical || K == Opcode::kShiftRightArithmetic ||
+    K == Opcode::kPower || K == Opcode::kMulhi || K == Opcode::kPopulationCount || K == Opcode::kClz;
 
 // Keeps the compiler from vectorizing a loop through v (an empty asm, no instruction).
 template <typename T>
@@ -105,8 +109,10 @@ void UnarySpan(const T* x, T* z, int64_t m) {
   bool ignored = true;
   if constexpr (std::is_same_v<T, float> && (K == Opcode::kExp || K == Opcode::kTanh)) {
     // The array forms of UnaryFloat's rule.
-    if constexpr (K == Opcode::kExp) ExpF32(x, z, m);
-    else TanhF32(x, z, m);
+    if constexpr (K == Opcode::kExp)
+      ExpF32(x, z, m);
+    else
+      TanhF32(x, z, m);
   } else if constexpr (std::is_same_v<T, float> && K == Opcode::kLogistic) {
     // 1 / (1 + exp(-x)) as UnaryFloat computes it, with exp over blocks.
     float e[256];
@@ -193,10 +199,14 @@ void StreamBinary(const T* x, const T* y, T* z, int64_t m) {
       // the compiler cannot swap them: IEEE + and * are otherwise commutative, bit for bit.
       r = kSecondNaN ? b : a;
       V q = kSecondNaN ? a : b;
-      if constexpr (std::is_same_v<T, float> && K == Opcode::kAdd) asm("addps %1, %0" : "+x"(r) : "x"(q));
-      else if constexpr (std::is_same_v<T, float>) asm("mulps %1, %0" : "+x"(r) : "x"(q));
-      else if constexpr (K == Opcode::kAdd) asm("addpd %1, %0" : "+x"(r) : "x"(q));
-      else asm("mulpd %1, %0" : "+x"(r) : "x"(q));
+      if constexpr (std::is_same_v<T, float> && K == Opcode::kAdd)
+        asm("addps %1, %0" : "+x"(r) : "x"(q));
+      else if constexpr (std::is_same_v<T, float>)
+        asm("mulps %1, %0" : "+x"(r) : "x"(q));
+      else if constexpr (K == Opcode::kAdd)
+        asm("addpd %1, %0" : "+x"(r) : "x"(q));
+      else
+        asm("mulpd %1, %0" : "+x"(r) : "x"(q));
     } else if constexpr (K == Opcode::kAdd) {
       r = a + b;
     } else if constexpr (K == Opcode::kSubtract) {
@@ -242,12 +252,18 @@ void BlockBinary(PrimitiveType t, const uint8_t* x, const uint8_t* y, uint8_t* z
 
 template <int kCode, typename T>
 inline bool Cmp(T x, T y) {
-  if constexpr (kCode == 0) return x == y;
-  else if constexpr (kCode == 1) return x != y;
-  else if constexpr (kCode == 2) return x < y;
-  else if constexpr (kCode == 3) return x <= y;
-  else if constexpr (kCode == 4) return x > y;
-  else return x >= y;
+  if constexpr (kCode == 0)
+    return x == y;
+  else if constexpr (kCode == 1)
+    return x != y;
+  else if constexpr (kCode == 2)
+    return x < y;
+  else if constexpr (kCode == 3)
+    return x <= y;
+  else if constexpr (kCode == 4)
+    return x > y;
+  else
+    return x >= y;
 }
 
 template <int kCode, typename T>
@@ -277,9 +293,8 @@ bool CompareWithCode(bool total_order, const Buf& a, const Buf& b, const Buf& ou
     int width = BitWidth(t);
     auto run = [&](auto u) {
       using U = decltype(u);
-      ForChunks(n, [&](int64_t s, int64_t e) {
-        TotalOrderSpan<kCode, U>(As<U>(x) + s, As<U>(y) + s, o + s, e - s, width);
-      });
+      ForChunks(
+          n, [&](int64_t s, int64_t e) { TotalOrderSpan<kCode, U>(As<U>(x) + s, As<U>(y) + s, o + s, e - s, width); });
     };
     switch (HostByteSize(t)) {
       case 1: run(uint8_t{}); return true;
@@ -293,10 +308,12 @@ bool CompareWithCode(bool total_order, const Buf& a, const Buf& b, const Buf& ou
     using T = decltype(v);
     ForChunks(n, [&](int64_t s, int64_t e) { CompareSpan<kCode, T>(As<T>(x) + s, As<T>(y) + s, o + s, e - s); });
   };
-  if (t == PrimitiveType::kF32) native(float{});
-  else if (t == PrimitiveType::kF64) native(double{});
-  else if (WithNativeInt(t, native)) {}
-  else if (t == PrimitiveType::kPred) {
+  if (t == PrimitiveType::kF32)
+    native(float{});
+  else if (t == PrimitiveType::kF64)
+    native(double{});
+  else if (WithNativeInt(t, native)) {
+  } else if (t == PrimitiveType::kPred) {
     ForChunks(n, [&](int64_t s, int64_t e) {
       for (int64_t i = s; i < e; ++i) o[i] = Cmp<kCode>(x[i] != 0, y[i] != 0);
     });
@@ -332,9 +349,18 @@ void ClampSpan(const T* lo, const T* x, const T* hi, T* o, int64_t m) {
   for (int64_t i = 0; i < m; ++i) {
     T l = lo[kLoScalar ? 0 : i], v = x[i], h = hi[kHiScalar ? 0 : i];
     if constexpr (std::is_floating_point_v<T>) {
-      if (std::isnan(l)) { o[i] = l; continue; }
-      if (std::isnan(v)) { o[i] = v; continue; }
-      if (std::isnan(h)) { o[i] = h; continue; }
+      if (std::isnan(l)) {
+        o[i] = l;
+        continue;
+      }
+      if (std::isnan(v)) {
+        o[i] = v;
+        continue;
+      }
+      if (std::isnan(h)) {
+        o[i] = h;
+        continue;
+      }
     }
     T c = v < l ? l : v;  // std::max(value, low): keeps value when equal (clamp(0, -0, 1) is -0)
     o[i] = c < h ? c : h;
@@ -345,10 +371,14 @@ template <typename T>
 void ClampRange(bool lo_scalar, bool hi_scalar, const T* lo, const T* x, const T* hi, T* o, int64_t s, int64_t e) {
   const T* l = lo_scalar ? lo : lo + s;
   const T* h = hi_scalar ? hi : hi + s;
-  if (lo_scalar && hi_scalar) ClampSpan<T, true, true>(l, x + s, h, o + s, e - s);
-  else if (lo_scalar) ClampSpan<T, true, false>(l, x + s, h, o + s, e - s);
-  else if (hi_scalar) ClampSpan<T, false, true>(l, x + s, h, o + s, e - s);
-  else ClampSpan<T, false, false>(l, x + s, h, o + s, e - s);
+  if (lo_scalar && hi_scalar)
+    ClampSpan<T, true, true>(l, x + s, h, o + s, e - s);
+  else if (lo_scalar)
+    ClampSpan<T, true, false>(l, x + s, h, o + s, e - s);
+  else if (hi_scalar)
+    ClampSpan<T, false, true>(l, x + s, h, o + s, e - s);
+  else
+    ClampSpan<T, false, false>(l, x + s, h, o + s, e - s);
 }
 
 // ---- convert ----
@@ -450,9 +480,12 @@ struct ConvertBlock {
   }
 
   void Store(uint8_t* p, int64_t m) {
-    if (src == Src::kDouble) StoreFrom(d, p, m);
-    else if (src == Src::kSigned) StoreFrom(s, p, m);
-    else StoreFrom(u, p, m);
+    if (src == Src::kDouble)
+      StoreFrom(d, p, m);
+    else if (src == Src::kSigned)
+      StoreFrom(s, p, m);
+    else
+      StoreFrom(u, p, m);
   }
 };
 
@@ -477,8 +510,10 @@ bool FastUnary(Opcode op, const Buf& in, const Buf& out) {
         for (int64_t i = s; i < e; ++i) z[i] = std::isfinite(As<T>(x)[i]);
       });
     };
-    if (t == PrimitiveType::kF32) finite(float{});
-    else if (t == PrimitiveType::kF64) finite(double{});
+    if (t == PrimitiveType::kF32)
+      finite(float{});
+    else if (t == PrimitiveType::kF64)
+      finite(double{});
     else if (IsBlockFloat(t)) {
       int size = HostByteSize(t);
       ForChunks(n, [&](int64_t s, int64_t e) {
@@ -507,7 +542,10 @@ bool FastUnary(Opcode op, const Buf& in, const Buf& out) {
         ForChunks(n, [&](int64_t s, int64_t e) { BlockUnary<K>(t, x, z, s, e); });
       }
     };
-#define NHLO_X(name) if (op == Opcode::name) run(OpConst<Opcode::name>{}); else
+#define NHLO_X(name)              \
+  if (op == Opcode::name)         \
+    run(OpConst<Opcode::name>{}); \
+  else
     NHLO_UNARY_FLOAT_OPS(NHLO_X) {}
 #undef NHLO_X
     return handled;
@@ -519,7 +557,10 @@ bool FastUnary(Opcode op, const Buf& in, const Buf& out) {
       handled = true;
       ForChunks(n, [&](int64_t s, int64_t e) { UnarySpan<K, T>(As<T>(x) + s, As<T>(z) + s, e - s); });
     };
-#define NHLO_X(name) if (op == Opcode::name) run(OpConst<Opcode::name>{}); else
+#define NHLO_X(name)              \
+  if (op == Opcode::name)         \
+    run(OpConst<Opcode::name>{}); \
+  else
     NHLO_UNARY_INT_OPS(NHLO_X) {}
 #undef NHLO_X
   });
@@ -558,7 +599,10 @@ bool FastBinary(Opcode op, const Buf& a, const Buf& b, const Buf& out) {
         ForChunks(n, [&](int64_t s, int64_t e) { BlockBinary<K>(t, x, y, z, s, e); });
       }
     };
-#define NHLO_X(name) if (op == Opcode::name) run(OpConst<Opcode::name>{}); else
+#define NHLO_X(name)              \
+  if (op == Opcode::name)         \
+    run(OpConst<Opcode::name>{}); \
+  else
     NHLO_BINARY_FLOAT_OPS(NHLO_X) {}
 #undef NHLO_X
     return handled;
@@ -569,14 +613,16 @@ bool FastBinary(Opcode op, const Buf& a, const Buf& b, const Buf& out) {
       constexpr Opcode K = decltype(k)::value;
       handled = true;
       if (kStreamable<K> && n * static_cast<int64_t>(sizeof(T)) >= kStreamBytes) {
-        ForChunks(n, [&](int64_t s, int64_t e) {
-          StreamBinary<K, T>(As<T>(x) + s, As<T>(y) + s, As<T>(z) + s, e - s);
-        });
+        ForChunks(n,
+                  [&](int64_t s, int64_t e) { StreamBinary<K, T>(As<T>(x) + s, As<T>(y) + s, As<T>(z) + s, e - s); });
       } else {
         ForChunks(n, [&](int64_t s, int64_t e) { BinarySpan<K, T>(As<T>(x) + s, As<T>(y) + s, As<T>(z) + s, e - s); });
       }
     };
-#define NHLO_X(name) if (op == Opcode::name) run(OpConst<Opcode::name>{}); else
+#define NHLO_X(name)              \
+  if (op == Opcode::name)         \
+    run(OpConst<Opcode::name>{}); \
+  else
     NHLO_BINARY_INT_OPS(NHLO_X) {}
 #undef NHLO_X
   });
@@ -629,10 +675,12 @@ bool FastClamp(const Buf& lo, const Buf& x, const Buf& hi, const Buf& out) {
       ClampRange<T>(lo_scalar, hi_scalar, As<T>(lo.data), As<T>(x.data), As<T>(hi.data), As<T>(out.data), s, e);
     });
   };
-  if (t == PrimitiveType::kF32) native(float{});
-  else if (t == PrimitiveType::kF64) native(double{});
-  else if (WithNativeInt(t, native)) {}
-  else if (IsBlockFloat(t)) {
+  if (t == PrimitiveType::kF32)
+    native(float{});
+  else if (t == PrimitiveType::kF64)
+    native(double{});
+  else if (WithNativeInt(t, native)) {
+  } else if (IsBlockFloat(t)) {
     int size = HostByteSize(t);
     float lo_value = 0, hi_value = 0;
     if (lo_scalar) DecodeFloatBlock(t, lo.data, &lo_value, 1);

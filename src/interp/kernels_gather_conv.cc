@@ -34,11 +34,14 @@ Status KernelGather(const Step& b, const Buf& operand, const Buf& indices, const
     return Status::Error("bundle 'gather' does not match its operands");
   int64_t ivd = ivd_attr->i;
   const std::vector<int64_t>& idims = Dims(indices);
-  if (ivd < 0 || ivd > static_cast<int64_t>(idims.size())) return Status::Error("gather index_vector_dim is out of range");
+  if (ivd < 0 || ivd > static_cast<int64_t>(idims.size()))
+    return Status::Error("gather index_vector_dim is out of range");
   int64_t index_len = ivd == static_cast<int64_t>(idims.size()) ? 1 : idims[ivd];
-  if (static_cast<int64_t>(start_index_map->size()) != index_len) return Status::Error("gather start_index_map does not match the index vector");
+  if (static_cast<int64_t>(start_index_map->size()) != index_len)
+    return Status::Error("gather start_index_map does not match the index vector");
   for (int64_t d : *start_index_map)
-    if (d < 0 || d >= static_cast<int64_t>(operand.rank())) return Status::Error("gather start_index_map is out of range");
+    if (d < 0 || d >= static_cast<int64_t>(operand.rank()))
+      return Status::Error("gather start_index_map is out of range");
   // Batching dimensions (StableHLO's gather): operand dimension operand_batching[i] is indexed
   // by the batch index of indices dimension indices_batching[i], like a collapsed dimension
   // whose start comes from the position in the batch instead of the index vector.
@@ -56,13 +59,16 @@ Status KernelGather(const Step& b, const Buf& operand, const Buf& indices, const
   for (size_t d = 0; d < operand.rank(); ++d)
     if (!Contains(*collapsed, static_cast<int64_t>(d)) && !Contains(operand_batching, static_cast<int64_t>(d)))
       window_dims.push_back(static_cast<int64_t>(d));
-  if (window_dims.size() != offset_dims->size() || out.rank() != offset_dims->size() + idims.size() - (ivd < static_cast<int64_t>(idims.size()) ? 1 : 0))
+  if (window_dims.size() != offset_dims->size() ||
+      out.rank() != offset_dims->size() + idims.size() - (ivd < static_cast<int64_t>(idims.size()) ? 1 : 0))
     return Status::Error("gather result rank does not match its dimension numbers");
   for (size_t k = 0; k < window_dims.size(); ++k)
-    if ((*offset_dims)[k] < 0 || (*offset_dims)[k] >= static_cast<int64_t>(out.rank()) || Dims(out)[(*offset_dims)[k]] != (*slice_sizes)[window_dims[k]])
+    if ((*offset_dims)[k] < 0 || (*offset_dims)[k] >= static_cast<int64_t>(out.rank()) ||
+        Dims(out)[(*offset_dims)[k]] != (*slice_sizes)[window_dims[k]])
       return Status::Error("gather offset dimensions do not match the slice sizes");
   for (size_t d = 0; d < operand.rank(); ++d)
-    if ((*slice_sizes)[d] < 0 || (*slice_sizes)[d] > Dims(operand)[d]) return Status::Error("gather slice size is larger than the operand");
+    if ((*slice_sizes)[d] < 0 || (*slice_sizes)[d] > Dims(operand)[d])
+      return Status::Error("gather slice size is larger than the operand");
   // Batch dimensions of the result: the index dimensions other than index_vector_dim, in order.
   for (size_t d = 0, bi = 0; d < out.rank(); ++d) {
     if (Contains(*offset_dims, static_cast<int64_t>(d))) continue;
@@ -128,7 +134,8 @@ Status KernelConvolution(const Step& b, const Buf& lhs, const Buf& rhs, const Bu
   const std::vector<int64_t>& ld = Dims(lhs);
   const std::vector<int64_t>& kd = Dims(rhs);
   const std::vector<int64_t>& od = Dims(out);
-  int64_t in_features = ld[l.input_feature], kernel_in = kd[l.kernel_input_feature], out_features = kd[l.kernel_output_feature];
+  int64_t in_features = ld[l.input_feature], kernel_in = kd[l.kernel_input_feature],
+          out_features = kd[l.kernel_output_feature];
   // batch_group_count B: the input batch is B groups of N/B, output feature f reads group
   // f / (O/B), and the output batch is N/B (XLA's evaluator).
   if (fgc < 1 || bgc < 1 || in_features != kernel_in * fgc || out_features % fgc != 0 || out_features % bgc != 0 ||
@@ -136,7 +143,8 @@ Status KernelConvolution(const Step& b, const Buf& lhs, const Buf& rhs, const Bu
       od[l.output_batch] != ld[l.input_batch] / bgc)
     return Status::Error("convolution feature or batch sizes do not match");
   for (size_t s = 0; s < spatial; ++s)
-    if (window[s].size != kd[l.kernel_spatial[s]] || window[s].stride < 1 || window[s].base_dilation < 1 || window[s].window_dilation < 1)
+    if (window[s].size != kd[l.kernel_spatial[s]] || window[s].stride < 1 || window[s].base_dilation < 1 ||
+        window[s].window_dilation < 1)
       return Status::Error("convolution window does not match the kernel");
   // Both kernels form o * stride + k * window_dilation - pad_low for every output position o and
   // tap k; a bundle file may carry any window, so the extremes are checked in 128 bits first.
@@ -190,8 +198,11 @@ Status KernelConvolution(const Step& b, const Buf& lhs, const Buf& rhs, const Bu
         for (int64_t f = 0; f < kernel_in; ++f) {
           C x = a[lhs_base + (group * kernel_in + f) * ls[l.input_feature]];
           C w = k[rhs_base + f * ks[l.kernel_input_feature]];
-          if constexpr (std::is_floating_point_v<C>) acc += x * w;
-          else acc = C(static_cast<std::make_unsigned_t<C>>(acc) + static_cast<std::make_unsigned_t<C>>(x) * static_cast<std::make_unsigned_t<C>>(w));
+          if constexpr (std::is_floating_point_v<C>)
+            acc += x * w;
+          else
+            acc = C(static_cast<std::make_unsigned_t<C>>(acc) +
+                    static_cast<std::make_unsigned_t<C>>(x) * static_cast<std::make_unsigned_t<C>>(w));
         }
       });
       if constexpr (std::is_integral_v<C>) {

@@ -30,14 +30,15 @@ float Round(const Traits& t, float v) {
 
 Status NeedFloat(const Buf& b, const char* what) {
   if (!IsFloat(b.type()) || b.type() == PrimitiveType::kF64)
-    return Status::Error(std::string(what) + " is implemented for float types up to f32, got " + std::string(PrimitiveTypeName(b.type())));
+    return Status::Error(std::string(what) + " is implemented for float types up to f32, got " +
+                         std::string(PrimitiveTypeName(b.type())));
   return OkStatus();
 }
 
 }  // namespace
 
-Status KernelBatchNormTraining(const Step& bundle, const Buf& x, const Buf& scale, const Buf& offset,
-                               const Buf& out, const Buf& mean, const Buf& var) {
+Status KernelBatchNormTraining(const Step& bundle, const Buf& x, const Buf& scale, const Buf& offset, const Buf& out,
+                               const Buf& mean, const Buf& var) {
   const AttrRecord* eps = bundle.Find(AttrId::kEpsilon);
   const AttrRecord* fi = bundle.Find(AttrId::kFeatureIndex);
   if (!eps || !fi || fi->i < 0 || fi->i >= static_cast<int64_t>(x.rank()))
@@ -45,8 +46,10 @@ Status KernelBatchNormTraining(const Step& bundle, const Buf& x, const Buf& scal
   NHLO_TRY(NeedFloat(x, "batch-norm-training"));
   int64_t f = fi->i, channels = Dims(x)[f];
   for (const Buf* b : {&scale, &offset, &mean, &var})
-    if (b->count() != channels || b->type() != x.type()) return Status::Error("bundle 'batch-norm-training' has mismatched feature shapes");
-  if (out.count() != x.count() || out.type() != x.type()) return Status::Error("bundle 'batch-norm-training' has a mismatched output");
+    if (b->count() != channels || b->type() != x.type())
+      return Status::Error("bundle 'batch-norm-training' has mismatched feature shapes");
+  if (out.count() != x.count() || out.type() != x.type())
+    return Status::Error("bundle 'batch-norm-training' has a mismatched output");
   return DispatchType(x.type(), [&](auto t) -> Status {
     if constexpr (!std::is_same_v<typename decltype(t)::Compute, float>) {
       return Status::Error("batch-norm-training: unsupported element type");
@@ -222,7 +225,8 @@ Status DotOfValues(std::vector<float>& lhs, const std::vector<int64_t>& lhs_dims
   rrec.dims = rhs_dims;
   lrec.size = lhs.size() * 4;
   rrec.size = rhs.size() * 4;
-  return KernelDot(dnums, Buf{&lrec, reinterpret_cast<uint8_t*>(lhs.data())}, Buf{&rrec, reinterpret_cast<uint8_t*>(rhs.data())}, out);
+  return KernelDot(dnums, Buf{&lrec, reinterpret_cast<uint8_t*>(lhs.data())},
+                   Buf{&rrec, reinterpret_cast<uint8_t*>(rhs.data())}, out);
 }
 
 AttrRecord ListAttr(AttrId id, const std::vector<int64_t>& v) {
@@ -264,9 +268,11 @@ Status KernelScaledDot(const Step& bundle, const Buf& lhs, const Buf& rhs, const
       continue;
     }
     int64_t scale_k = Dims(scale)[cd];
-    if (scale_k == 0 || Dims(data)[cd] % scale_k != 0) return Status::Error("scaled-dot scale does not divide the contracting dimension");
+    if (scale_k == 0 || Dims(data)[cd] % scale_k != 0)
+      return Status::Error("scaled-dot scale does not divide the contracting dimension");
     for (size_t d = 0; d < data.rank(); ++d)
-      if (static_cast<int64_t>(d) != cd && Dims(scale)[d] != Dims(data)[d]) return Status::Error("scaled-dot scale shape does not match its operand");
+      if (static_cast<int64_t>(d) != cd && Dims(scale)[d] != Dims(data)[d])
+        return Status::Error("scaled-dot scale shape does not match its operand");
     values[side] = DequantizeOperand(data.type(), data.data, Dims(data), scale.data, cd, Dims(data)[cd] / scale_k);
   }
   return DotOfValues(values[0], Dims(lhs), values[1], Dims(rhs), bundle, out);
@@ -274,10 +280,11 @@ Status KernelScaledDot(const Step& bundle, const Buf& lhs, const Buf& rhs, const
 
 // ScaledMatmul(lhs_u32, rhs_u32, lhs_scale, rhs_scale): unpack four lanes per u32 along the
 // contracting dimension, then exactly the scaled-dot computation.
-Status KernelScaledMatmul(const Step& bundle, const Buf& lhs, const Buf& rhs, const Buf& lhs_scale, const Buf& rhs_scale,
-                          const Buf& out) {
+Status KernelScaledMatmul(const Step& bundle, const Buf& lhs, const Buf& rhs, const Buf& lhs_scale,
+                          const Buf& rhs_scale, const Buf& out) {
   const ScaledMatmulConfig& c = bundle.config->scaled_matmul;
-  if (c.lhs_contracting.size() != 1 || c.rhs_contracting.size() != 1) return Status::Error("ScaledMatmul needs one contracting dimension per side");
+  if (c.lhs_contracting.size() != 1 || c.rhs_contracting.size() != 1)
+    return Status::Error("ScaledMatmul needs one contracting dimension per side");
   std::vector<float> values[2];
   std::vector<int64_t> logical[2];
   const Buf* ops[2][2] = {{&lhs, &lhs_scale}, {&rhs, &rhs_scale}};
@@ -285,8 +292,8 @@ Status KernelScaledMatmul(const Step& bundle, const Buf& lhs, const Buf& rhs, co
     const Buf& data = *ops[side][0];
     const Buf& scale = *ops[side][1];
     int64_t cd = side ? c.rhs_contracting[0] : c.lhs_contracting[0];
-    if (data.type() != PrimitiveType::kU32 || cd < 0 || cd >= static_cast<int64_t>(data.rank()) || scale.rank() != data.rank() ||
-        scale.type() != PrimitiveType::kF8E8M0FNU)
+    if (data.type() != PrimitiveType::kU32 || cd < 0 || cd >= static_cast<int64_t>(data.rank()) ||
+        scale.rank() != data.rank() || scale.type() != PrimitiveType::kF8E8M0FNU)
       return Status::Error("ScaledMatmul operands must be packed u32 data with f8e8m0fnu scales of the same rank");
     logical[side] = Dims(data);
     logical[side][cd] *= 4;
@@ -308,11 +315,13 @@ Status KernelScaledMatmul(const Step& bundle, const Buf& lhs, const Buf& rhs, co
       int64_t lane = IndexAlong(i, logical[side], strides, cd) % 4;
       codes[i] = data.data[word * 4 + lane];
     }
-    values[side] = DequantizeOperand(side ? c.rhs_element : c.lhs_element, codes.data(), logical[side], scale.data, cd, c.block_size);
+    values[side] = DequantizeOperand(side ? c.rhs_element : c.lhs_element, codes.data(), logical[side], scale.data, cd,
+                                     c.block_size);
   }
   BundleRecord dnums;
   dnums.attrs = {ListAttr(AttrId::kLhsBatchDims, c.lhs_batch), ListAttr(AttrId::kLhsContractingDims, c.lhs_contracting),
-                 ListAttr(AttrId::kRhsBatchDims, c.rhs_batch), ListAttr(AttrId::kRhsContractingDims, c.rhs_contracting)};
+                 ListAttr(AttrId::kRhsBatchDims, c.rhs_batch),
+                 ListAttr(AttrId::kRhsContractingDims, c.rhs_contracting)};
   return DotOfValues(values[0], logical[0], values[1], logical[1], StepFor(dnums), out);
 }
 

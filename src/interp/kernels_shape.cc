@@ -303,18 +303,20 @@ Status KernelIota(const Step& bundle, const Buf& out) {
   for (size_t d = dim->i + 1; d < out.rank(); ++d) inner *= Dims(out)[d];
   std::vector<uint8_t> values(static_cast<size_t>(n) * size);
   for (int64_t i = 0; i < n; ++i) {
-    if (IsFloat(t)) StoreFromDouble(t, values.data() + i * size, static_cast<double>(i));
-    else StoreFromInt(t, values.data() + i * size, i);
+    if (IsFloat(t))
+      StoreFromDouble(t, values.data() + i * size, static_cast<double>(i));
+    else
+      StoreFromInt(t, values.data() + i * size, i);
   }
   for (int64_t o = 0; o < outer; ++o) {
     uint8_t* base = out.data + o * n * inner * size;
-    if (inner == 1) std::memcpy(base, values.data(), values.size());
+    if (inner == 1)
+      std::memcpy(base, values.data(), values.size());
     else
       for (int64_t i = 0; i < n; ++i) Fill(base + i * inner * size, values.data() + i * size, inner, size);
   }
   return OkStatus();
 }
-
 
 Status KernelSlice(const Step& bundle, const Buf& in, const Buf& out) {
   const AttrRecord* a = bundle.Find(AttrId::kSlice);
@@ -346,12 +348,15 @@ Status KernelConcatenate(const Step& bundle, const std::vector<Buf>& ins, const 
   const auto* dims = IntList(bundle, AttrId::kDimensions);
   if (!dims || dims->size() != 1 || ins.empty()) return Status::Error("bundle 'concatenate' needs one dimension");
   int64_t axis = (*dims)[0];
-  if (axis < 0 || axis >= static_cast<int64_t>(out.rank())) return Status::Error("bundle 'concatenate' dimension is out of range");
+  if (axis < 0 || axis >= static_cast<int64_t>(out.rank()))
+    return Status::Error("bundle 'concatenate' dimension is out of range");
   int64_t total = 0;
   for (const Buf& b : ins) {
-    if (b.type() != out.type() || b.rank() != out.rank()) return Status::Error("bundle 'concatenate' operands do not match");
+    if (b.type() != out.type() || b.rank() != out.rank())
+      return Status::Error("bundle 'concatenate' operands do not match");
     for (size_t d = 0; d < out.rank(); ++d)
-      if (static_cast<int64_t>(d) != axis && Dims(b)[d] != Dims(out)[d]) return Status::Error("bundle 'concatenate' operands do not match");
+      if (static_cast<int64_t>(d) != axis && Dims(b)[d] != Dims(out)[d])
+        return Status::Error("bundle 'concatenate' operands do not match");
     total += Dims(b)[axis];
   }
   if (total != Dims(out)[axis]) return Status::Error("bundle 'concatenate' result size does not match its operands");
@@ -382,7 +387,8 @@ Status KernelPad(const Step& bundle, const Buf& in, const Buf& value, const Buf&
     int64_t n = Dims(in)[d];
     // In 128 bits: edges near +-2^63 that cancel out are valid and must not overflow on the way.
     __int128 want = __int128{pads[d].low} + pads[d].high + n + (n > 0 ? __int128{n - 1} * pads[d].interior : 0);
-    if (pads[d].interior < 0 || want != Dims(out)[d]) return Status::Error("bundle 'pad' result shape does not match its padding");
+    if (pads[d].interior < 0 || want != Dims(out)[d])
+      return Status::Error("bundle 'pad' result shape does not match its padding");
   }
   int size = HostByteSize(out.type());
   uint8_t converted[16] = {};  // a float pad value of another precision, in the result's type
@@ -414,10 +420,12 @@ Status KernelPad(const Step& bundle, const Buf& in, const Buf& value, const Buf&
 
 Status KernelReverse(const Step& bundle, const Buf& in, const Buf& out) {
   const auto* dims = IntList(bundle, AttrId::kDimensions);
-  if (!dims || in.type() != out.type() || Dims(in) != Dims(out)) return Status::Error("bundle 'reverse' does not match its operand");
+  if (!dims || in.type() != out.type() || Dims(in) != Dims(out))
+    return Status::Error("bundle 'reverse' does not match its operand");
   std::vector<bool> flip(in.rank(), false);
   for (int64_t d : *dims) {
-    if (d < 0 || d >= static_cast<int64_t>(in.rank())) return Status::Error("bundle 'reverse' dimension is out of range");
+    if (d < 0 || d >= static_cast<int64_t>(in.rank()))
+      return Status::Error("bundle 'reverse' dimension is out of range");
     flip[d] = true;
   }
   int size = HostByteSize(out.type());
@@ -433,7 +441,6 @@ Status KernelReverse(const Step& bundle, const Buf& in, const Buf& out) {
   return OkStatus();
 }
 
-
 namespace {
 
 // Start indices of dynamic-slice / dynamic-update-slice: one scalar operand per dimension (or
@@ -446,7 +453,8 @@ Result<std::vector<int64_t>> StartIndices(const std::vector<Buf>& ops, size_t fi
     for (int64_t i = 0; i < v.count(); ++i) starts.push_back(LoadIndex(v.type(), v.data + i * HostByteSize(v.type())));
   } else {
     for (size_t i = first; i < ops.size(); ++i) {
-      if (ops[i].count() != 1 || !IsInteger(ops[i].type())) return Status::Error("start indices must be integer scalars");
+      if (ops[i].count() != 1 || !IsInteger(ops[i].type()))
+        return Status::Error("start indices must be integer scalars");
       starts.push_back(LoadIndex(ops[i].type(), ops[i].data));
     }
   }
@@ -464,7 +472,8 @@ Result<std::vector<int64_t>> StartIndices(const std::vector<Buf>& ops, size_t fi
 Status KernelDynamicSlice(const std::vector<Buf>& ops, const Buf& out) {
   if (ops.size() < 2) return Status::Error("dynamic-slice needs an operand and start indices");
   const Buf& in = ops[0];
-  if (in.type() != out.type() || in.rank() != out.rank()) return Status::Error("bundle 'dynamic-slice' does not match its operand");
+  if (in.type() != out.type() || in.rank() != out.rank())
+    return Status::Error("bundle 'dynamic-slice' does not match its operand");
   NHLO_ASSIGN_OR_RETURN(std::vector<int64_t> starts, StartIndices(ops, 1, in, Dims(out)));
   int size = HostByteSize(out.type());
   if (out.count() <= 0) return OkStatus();

@@ -62,10 +62,12 @@ Status LowerCustomCall(const BundleProgram& p, const ComputationRecord& comp, St
   s.custom_call = CustomCallKindOf(name, called != nullptr);
   auto configs = std::make_unique<Step::Configs>();
   switch (s.custom_call) {
-    case CustomCallKind::kNone: case CustomCallKind::kUnknown:
+    case CustomCallKind::kNone:
+    case CustomCallKind::kUnknown:
       s.custom_call = CustomCallKind::kUnknown;
       return Status::Error("the interpreter does not know custom_call_target \"" + std::string(name) + "\"");
-    case CustomCallKind::kUniformQuantize: case CustomCallKind::kUniformDequantize: {
+    case CustomCallKind::kUniformQuantize:
+    case CustomCallKind::kUniformDequantize: {
       if (!config) return Status::Error("uniform quantize custom call has no backend_config");
       NHLO_ASSIGN_OR_RETURN(configs->uniform_quant, ParseUniformQuantConfig(json));
       break;
@@ -80,7 +82,8 @@ Status LowerCustomCall(const BundleProgram& p, const ComputationRecord& comp, St
       NHLO_ASSIGN_OR_RETURN(configs->scaled_matmul, ParseScaledMatmulConfig(json));
       break;
     }
-    case CustomCallKind::kIdentity: case CustomCallKind::kShardShape:
+    case CustomCallKind::kIdentity:
+    case CustomCallKind::kShardShape:
       if (s.bundle->operands.size() != 1)
         return Status::Error("custom_call_target \"" + std::string(name) + "\" takes one operand");
       return OkStatus();
@@ -104,17 +107,18 @@ Status LowerCustomCall(const BundleProgram& p, const ComputationRecord& comp, St
       if (!dims.ok()) return dims.status();
       if (*dims != comp.buffers[s.bundle->result].dims)
         return Status::Error("custom_call_target \"" + std::string(name) + "\" result does not fit its einsum");
-      s.scratch_bytes = EinsumScratchBytes(configs->einsum, comp.buffers[s.bundle->operands[0]].dims,
-                                           comp.buffers[s.bundle->operands[1]].dims,
-                                           comp.buffers[s.bundle->result].type);
+      s.scratch_bytes =
+          EinsumScratchBytes(configs->einsum, comp.buffers[s.bundle->operands[0]].dims,
+                             comp.buffers[s.bundle->operands[1]].dims, comp.buffers[s.bundle->result].type);
       break;
     }
-    case CustomCallKind::kMatrixDiagonal: case CustomCallKind::kScramblePhiloxKey:
+    case CustomCallKind::kMatrixDiagonal:
+    case CustomCallKind::kScramblePhiloxKey:
       if (s.bundle->operands.size() != 1)
         return Status::Error("custom_call_target \"" + std::string(name) + "\" takes one operand");
       return OkStatus();
-    case CustomCallKind::kSliceToDynamic: case CustomCallKind::kPadToStatic:
-      return OkStatus();  // their operands are checked when they run (interp.cc)
+    case CustomCallKind::kSliceToDynamic:
+    case CustomCallKind::kPadToStatic: return OkStatus();  // their operands are checked when they run (interp.cc)
     case CustomCallKind::kTridiagonalSolve:
       if (s.bundle->operands.size() != 2 && s.bundle->operands.size() != 4)
         return Status::Error("custom_call_target \"" + std::string(name) + "\" takes two or four operands");
@@ -145,8 +149,7 @@ Status LowerCustomCall(const BundleProgram& p, const ComputationRecord& comp, St
     }
     case CustomCallKind::kThreefry2x32: return OkStatus();  // its shapes are checked when it runs
     case CustomCallKind::kCallComputation:
-      if (!called)
-        return Status::Error("custom_call_target \"" + std::string(name) + "\" names no computation to run");
+      if (!called) return Status::Error("custom_call_target \"" + std::string(name) + "\" names no computation to run");
       return OkStatus();
   }
   s.config = std::move(configs);
@@ -167,32 +170,64 @@ Status CheckScalarCallee(const BundleProgram& p, const ComputationRecord& comp, 
     case OpFamily::kSort:
       for (size_t i = 0; i < n; ++i) want.insert(want.end(), {type_of(i), type_of(i)});
       break;
-    case OpFamily::kReduce: case OpFamily::kReduceWindow:  // inputs..., inits...: (accumulators, elements)
+    case OpFamily::kReduce:
+    case OpFamily::kReduceWindow:         // inputs..., inits...: (accumulators, elements)
       if (n % 2 != 0) return OkStatus();  // RunReduce and RunReduceWindow report it
       for (size_t i = n / 2; i < n; ++i) want.push_back(type_of(i));
       for (size_t i = 0; i < n / 2; ++i) want.push_back(type_of(i));
       break;
-    case OpFamily::kScatter:  // inputs..., indices, updates...: (current values, updates)
+    case OpFamily::kScatter:              // inputs..., indices, updates...: (current values, updates)
       if (n % 2 != 1) return OkStatus();  // RunScatter reports it
       for (size_t i = 0; i < n / 2; ++i) want.push_back(type_of(i));
       for (size_t i = n / 2 + 1; i < n; ++i) want.push_back(type_of(i));
       break;
-    case OpFamily::kNotExecutable: case OpFamily::kBound: case OpFamily::kTuple: case OpFamily::kGetTupleElement:
-    case OpFamily::kAfterAll: case OpFamily::kAddDependency: case OpFamily::kCopy: case OpFamily::kTupleResult:
-    case OpFamily::kCall: case OpFamily::kFusion:
-    case OpFamily::kWhile: case OpFamily::kConditional: case OpFamily::kScan: case OpFamily::kUnary:
-    case OpFamily::kBinary: case OpFamily::kCompare: case OpFamily::kSelect: case OpFamily::kClamp:
-    case OpFamily::kConvert: case OpFamily::kBitcastConvert: case OpFamily::kBroadcast: case OpFamily::kReshape:
-    case OpFamily::kTranspose: case OpFamily::kIota: case OpFamily::kSlice: case OpFamily::kConcatenate:
-    case OpFamily::kPad: case OpFamily::kReverse: case OpFamily::kDynamicSlice: case OpFamily::kDynamicUpdateSlice:
-    case OpFamily::kDot: case OpFamily::kGather: case OpFamily::kConvolution: case OpFamily::kScaledDot:
+    case OpFamily::kNotExecutable:
+    case OpFamily::kBound:
+    case OpFamily::kTuple:
+    case OpFamily::kGetTupleElement:
+    case OpFamily::kAfterAll:
+    case OpFamily::kAddDependency:
+    case OpFamily::kCopy:
+    case OpFamily::kTupleResult:
+    case OpFamily::kCall:
+    case OpFamily::kFusion:
+    case OpFamily::kWhile:
+    case OpFamily::kConditional:
+    case OpFamily::kScan:
+    case OpFamily::kUnary:
+    case OpFamily::kBinary:
+    case OpFamily::kCompare:
+    case OpFamily::kSelect:
+    case OpFamily::kClamp:
+    case OpFamily::kConvert:
+    case OpFamily::kBitcastConvert:
+    case OpFamily::kBroadcast:
+    case OpFamily::kReshape:
+    case OpFamily::kTranspose:
+    case OpFamily::kIota:
+    case OpFamily::kSlice:
+    case OpFamily::kConcatenate:
+    case OpFamily::kPad:
+    case OpFamily::kReverse:
+    case OpFamily::kDynamicSlice:
+    case OpFamily::kDynamicUpdateSlice:
+    case OpFamily::kDot:
+    case OpFamily::kGather:
+    case OpFamily::kConvolution:
+    case OpFamily::kScaledDot:
     case OpFamily::kRaggedDot:
-    case OpFamily::kReducePrecision: case OpFamily::kSelectAndScatter: case OpFamily::kRng:
-    case OpFamily::kCholesky: case OpFamily::kTriangularSolve: case OpFamily::kFft: case OpFamily::kRngState:
-    case OpFamily::kDynamicShape: case OpFamily::kTransfer: case OpFamily::kStochasticConvert:
+    case OpFamily::kReducePrecision:
+    case OpFamily::kSelectAndScatter:
+    case OpFamily::kRng:
+    case OpFamily::kCholesky:
+    case OpFamily::kTriangularSolve:
+    case OpFamily::kFft:
+    case OpFamily::kRngState:
+    case OpFamily::kDynamicShape:
+    case OpFamily::kTransfer:
+    case OpFamily::kStochasticConvert:
     case OpFamily::kCollective:  // the reducer is checked when it runs (Reduce)
-    case OpFamily::kAsync:
-      return OkStatus();
+    case OpFamily::kAsync: return OkStatus();
   }
   const AttrRecord* to_apply = s.Find(AttrId::kToApply);
   if (!to_apply || to_apply->computations.empty())

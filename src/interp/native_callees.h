@@ -53,9 +53,9 @@ Status KernelReduceNative(const CalleePattern& pattern, const Buf& in, const Buf
 
 /// reduce(values, indices, init value, init index) over `dims` with JAX's argmax/argmin
 /// reducer (pattern.arg_reduce), folding in the reducer's order. The caller checked shapes and types.
-Status KernelArgReduceNative(const CalleePattern& pattern, const Buf& values, const Buf& indices,
-                             const Buf& init_value, const Buf& init_index, const Buf& out_value,
-                             const Buf& out_index, const std::vector<int64_t>& dims);
+Status KernelArgReduceNative(const CalleePattern& pattern, const Buf& values, const Buf& indices, const Buf& init_value,
+                             const Buf& init_index, const Buf& out_value, const Buf& out_index,
+                             const std::vector<int64_t>& dims);
 
 /// acc = op(acc, x) (op(x, acc) when swapped) on one element of type `t`, as the computation
 /// computes it. False when the type has no native form here (the caller then runs the call).

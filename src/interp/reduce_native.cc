@@ -95,9 +95,12 @@ constexpr bool Reorderable() {
 template <ScalarOp kOp, bool kSwapped, typename Tr>
 inline typename Tr::Compute Step1(const Tr& t, typename Tr::Compute acc, typename Tr::Compute x) {
   typename Tr::Compute r = kSwapped ? Apply<kOp>(x, acc) : Apply<kOp>(acc, x);
-  if constexpr (std::is_same_v<Tr, Bf16Traits>) return Bf16Traits::Decode(Bf16Traits::Encode(r));
-  else if constexpr (kLowFloat<Tr>) return DecodeToF32(t.type, EncodeFromF32(t.type, r));
-  else return r;
+  if constexpr (std::is_same_v<Tr, Bf16Traits>)
+    return Bf16Traits::Decode(Bf16Traits::Encode(r));
+  else if constexpr (kLowFloat<Tr>)
+    return DecodeToF32(t.type, EncodeFromF32(t.type, r));
+  else
+    return r;
 }
 
 // Runs shorter than this fold in order (lanes would cost more than they save).
@@ -401,14 +404,13 @@ Status KernelReduceNative(const CalleePattern& pattern, const Buf& in, const Buf
   bool inner_kept = MergeGroups(Dims(in), dims, kept, reduced);
   if (in.type() == PrimitiveType::kBF16)
     return ReduceDispatch(Bf16Traits{}, pattern, in, init, out, kept, reduced, inner_kept);
-  return DispatchType(in.type(), [&](auto t) {
-    return ReduceDispatch(t, pattern, in, init, out, kept, reduced, inner_kept);
-  });
+  return DispatchType(in.type(),
+                      [&](auto t) { return ReduceDispatch(t, pattern, in, init, out, kept, reduced, inner_kept); });
 }
 
-Status KernelArgReduceNative(const CalleePattern& pattern, const Buf& values, const Buf& indices,
-                             const Buf& init_value, const Buf& init_index, const Buf& out_value,
-                             const Buf& out_index, const std::vector<int64_t>& dims) {
+Status KernelArgReduceNative(const CalleePattern& pattern, const Buf& values, const Buf& indices, const Buf& init_value,
+                             const Buf& init_index, const Buf& out_value, const Buf& out_index,
+                             const std::vector<int64_t>& dims) {
   int vsize = HostByteSize(values.type()), isize = HostByteSize(indices.type());
   if (out_value.count() == 0) return OkStatus();
   if (values.count() == 0) {  // nothing to fold: every result is the init values, as their bytes
@@ -485,9 +487,18 @@ bool ApplyScalarOp(const CalleePattern& pattern, PrimitiveType type, uint8_t* ac
       case ScalarOp::kMultiply: r = Apply<ScalarOp::kMultiply>(a, b); break;
       case ScalarOp::kMaximum: r = Apply<ScalarOp::kMaximum>(a, b); break;
       case ScalarOp::kMinimum: r = Apply<ScalarOp::kMinimum>(a, b); break;
-      case ScalarOp::kAnd: r = Apply<ScalarOp::kAnd>(a, b); done = !std::is_floating_point_v<C>; break;
-      case ScalarOp::kOr: r = Apply<ScalarOp::kOr>(a, b); done = !std::is_floating_point_v<C>; break;
-      case ScalarOp::kXor: r = Apply<ScalarOp::kXor>(a, b); done = !std::is_floating_point_v<C>; break;
+      case ScalarOp::kAnd:
+        r = Apply<ScalarOp::kAnd>(a, b);
+        done = !std::is_floating_point_v<C>;
+        break;
+      case ScalarOp::kOr:
+        r = Apply<ScalarOp::kOr>(a, b);
+        done = !std::is_floating_point_v<C>;
+        break;
+      case ScalarOp::kXor:
+        r = Apply<ScalarOp::kXor>(a, b);
+        done = !std::is_floating_point_v<C>;
+        break;
       case ScalarOp::kNone: done = false; break;
     }
     if (done) t.Store(acc, 0, r);

@@ -80,7 +80,7 @@ bool SortKey(const KeySpec& k, const uint8_t* p, uint64_t* key) {
     case KeyKind::kFloatPlain: {
       double v = PlainValue(k, p);
       if (std::isnan(v)) return false;
-      if (v == 0) v = 0;  // -0 and +0 compare equal
+      if (v == 0) v = 0;                    // -0 and +0 compare equal
       if (k.type != PrimitiveType::kF64) {  // every narrower float decodes exactly to f32
         float f = static_cast<float>(v);
         uint32_t bits;
@@ -125,8 +125,7 @@ inline bool SortKey32Fast(const KeySpec& k, const uint8_t* p, uint32_t* key) {
     std::memcpy(&v, &bits, 4);
   }
   if (k.kind == KeyKind::kFloatTotal) {  // sign-magnitude; bf16's image is f32's shifted by 16
-    int32_t image = (bits & 0x80000000u) ? -static_cast<int32_t>(bits & 0x7fffffffu) - 1
-                                         : static_cast<int32_t>(bits);
+    int32_t image = (bits & 0x80000000u) ? -static_cast<int32_t>(bits & 0x7fffffffu) - 1 : static_cast<int32_t>(bits);
     *key = static_cast<uint32_t>(image) ^ 0x80000000u;
     return true;
   }
@@ -336,8 +335,10 @@ Status KernelSortNative(const CalleePattern& pattern, const std::vector<Buf>& in
         continue;
       } else if (narrow) {
         // (key, index) words are distinct, so any sort of them is the stable sort by key.
-        if (len <= 256) std::sort(keys.begin(), keys.end());
-        else RadixSort32(keys, keys2);
+        if (len <= 256)
+          std::sort(keys.begin(), keys.end());
+        else
+          RadixSort32(keys, keys2);
         for (int64_t j = 0; j < len; ++j) order[j] = static_cast<uint32_t>(keys[j]);
       } else if (len <= 256) {
         std::stable_sort(order.begin(), order.end(), [&](uint32_t x, uint32_t y) { return keys[x] < keys[y]; });

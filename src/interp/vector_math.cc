@@ -36,12 +36,12 @@ constexpr int kBlock = 256;
 constexpr double kInvLn2 = 0x1.71547652b82fep+0;
 constexpr double kLn2Hi = 0x1.62e42fee00000p-1;  // 32 significant bits: k * kLn2Hi is exact
 constexpr double kLn2Lo = 0x1.a39ef35793c76p-33;
-constexpr double kShift = 0x1.8p52;               // adding it rounds to an integer (ties to even)
+constexpr double kShift = 0x1.8p52;  // adding it rounds to an integer (ties to even)
 
 // 1/n! for n = 2..13.
-constexpr double kInvFact[14] = {1.0, 1.0, 1.0 / 2, 1.0 / 6, 1.0 / 24, 1.0 / 120, 1.0 / 720, 1.0 / 5040,
-                                 1.0 / 40320, 1.0 / 362880, 1.0 / 3628800, 1.0 / 39916800, 1.0 / 479001600,
-                                 1.0 / 6227020800.0};
+constexpr double kInvFact[14] = {
+    1.0,        1.0,         1.0 / 2,      1.0 / 6,       1.0 / 24,       1.0 / 120,       1.0 / 720,
+    1.0 / 5040, 1.0 / 40320, 1.0 / 362880, 1.0 / 3628800, 1.0 / 39916800, 1.0 / 479001600, 1.0 / 6227020800.0};
 
 // The sum of r^(n-1)/n! for n = 1..13, by Estrin's scheme: a dependency chain of 5 steps
 // instead of Horner's 24, so a vector unit overlaps more of them. (Written out: a loop here
@@ -91,8 +91,8 @@ inline uint32_t Undecided(double y) {
   uint64_t bits = std::bit_cast<uint64_t>(y);
   int64_t low = static_cast<int64_t>(bits & 0x1fffffffULL) - 0x10000000LL;
   int64_t magnitude = (low ^ (low >> 63)) - (low >> 63);
-  uint64_t near_midpoint = static_cast<uint64_t>(magnitude - 257) >> 63;             // magnitude <= 256
-  uint64_t subnormal = (bits - std::bit_cast<uint64_t>(0x1p-126)) >> 63;              // y < 2^-126
+  uint64_t near_midpoint = static_cast<uint64_t>(magnitude - 257) >> 63;  // magnitude <= 256
+  uint64_t subnormal = (bits - std::bit_cast<uint64_t>(0x1p-126)) >> 63;  // y < 2^-126
   return static_cast<uint32_t>(near_midpoint | subnormal);
 }
 
@@ -206,15 +206,27 @@ alignas(64) constexpr double kExp2Sixteenths[16] = {
     0x1.ae89f995ad3adp+0, 0x1.c199bdd85529cp+0, 0x1.d5818dcfba487p+0, 0x1.ea4afa2a490dap+0,
 };
 alignas(64) constexpr double kExp2SixteenthsMinus1[16] = {
-    0x0.0p+0, 0x1.6ab0d9f3121ecp-5, 0x1.72b83c7d517aep-4, 0x1.1c3d373ab11c3p-3,
-    0x1.837f0518db8a9p-3, 0x1.ef5326091a112p-3, 0x1.2ff6b54d8a89cp-2, 0x1.6ac1f752150a5p-2,
-    0x1.a827999fcef32p-2, 0x1.e8451cfac061bp-2, 0x1.159ca845541b7p-1, 0x1.389230547e120p-1,
-    0x1.5d13f32b5a75bp-1, 0x1.83337bb0aa538p-1, 0x1.ab031b9f7490ep-1, 0x1.d495f454921b3p-1,
+    0x0.0p+0,
+    0x1.6ab0d9f3121ecp-5,
+    0x1.72b83c7d517aep-4,
+    0x1.1c3d373ab11c3p-3,
+    0x1.837f0518db8a9p-3,
+    0x1.ef5326091a112p-3,
+    0x1.2ff6b54d8a89cp-2,
+    0x1.6ac1f752150a5p-2,
+    0x1.a827999fcef32p-2,
+    0x1.e8451cfac061bp-2,
+    0x1.159ca845541b7p-1,
+    0x1.389230547e120p-1,
+    0x1.5d13f32b5a75bp-1,
+    0x1.83337bb0aa538p-1,
+    0x1.ab031b9f7490ep-1,
+    0x1.d495f454921b3p-1,
 };
 
 struct Avx512Reduction {
-  __m512i zbits;        // 0x4338000000000000 + N, two's complement; the low four bits are j
-  __m512d expm1_r;      // e^r - 1
+  __m512i zbits;    // 0x4338000000000000 + N, two's complement; the low four bits are j
+  __m512d expm1_r;  // e^r - 1
 };
 
 // 2^k from zbits = 0x4338000000000000 + 16k + j.
@@ -251,8 +263,7 @@ __attribute__((target("avx512f"))) inline Avx512Reduction ReduceAvx512(__m512d x
 // significand are within 256 of the midpoint pattern 2^28.
 __attribute__((target("avx512f"))) inline __mmask8 NearMidpointAvx512(__m512d y) {
   __m512i shifted = _mm512_add_epi64(_mm512_castpd_si512(y), _mm512_set1_epi64(256 - 0x10000000LL));
-  return _mm512_cmple_epu64_mask(_mm512_and_si512(shifted, _mm512_set1_epi64(0x1fffffff)),
-                                 _mm512_set1_epi64(512));
+  return _mm512_cmple_epu64_mask(_mm512_and_si512(shifted, _mm512_set1_epi64(0x1fffffff)), _mm512_set1_epi64(512));
 }
 
 // Asks for the cache lines 2 KiB ahead of the input and output: the computation per line is
@@ -303,14 +314,14 @@ alignas(64) constexpr double kExp2SixteenthsOverStep[16] = {
 // biases the exponent (k in [-126, 128]).
 __attribute__((target("avx512f"))) inline __m512d ExpAvx512(__m512d x) {
   Avx512Reduction red = ReduceAvx512(x);
-  __m512d step_scale = _mm512_castsi512_pd(
-      _mm512_add_epi64(_mm512_slli_epi64(red.zbits, 48), _mm512_set1_epi64(0x3ff0000000000000LL)));
+  __m512d step_scale =
+      _mm512_castsi512_pd(_mm512_add_epi64(_mm512_slli_epi64(red.zbits, 48), _mm512_set1_epi64(0x3ff0000000000000LL)));
   __m512d s = Lookup(kExp2SixteenthsOverStep, red.zbits);
   return _mm512_mul_pd(_mm512_fmadd_pd(s, red.expm1_r, s), step_scale);
 }
 
-__attribute__((target("avx512f")))
-bool ExpBlockAvx512(const float* in, float* out, uint32_t* redo, float* saved, int n) {
+__attribute__((target("avx512f"))) bool ExpBlockAvx512(const float* in, float* out, uint32_t* redo, float* saved,
+                                                       int n) {
   bool flagged = false;
   for (int i = 0; i < n; i += 16) {
     int count = n - i < 16 ? n - i : 16;
@@ -336,15 +347,15 @@ bool ExpBlockAvx512(const float* in, float* out, uint32_t* redo, float* saved, i
 // e^r - 1 itself for j = 0), so few digits cancel; for k > 0 the sum is above 0.95.
 __attribute__((target("avx512f"))) inline __m512d TanhAvx512(__m512d a) {
   Avx512Reduction red = ReduceAvx512(_mm512_add_pd(a, a));
-  __m512d bracket = _mm512_fmadd_pd(Lookup(kExp2Sixteenths, red.zbits), red.expm1_r,
-                                    Lookup(kExp2SixteenthsMinus1, red.zbits));
+  __m512d bracket =
+      _mm512_fmadd_pd(Lookup(kExp2Sixteenths, red.zbits), red.expm1_r, Lookup(kExp2SixteenthsMinus1, red.zbits));
   __m512d scale = PowerOfTwoK(red.zbits);
   __m512d t = _mm512_fmadd_pd(scale, bracket, _mm512_sub_pd(scale, _mm512_set1_pd(1.0)));
   return _mm512_div_pd(t, _mm512_add_pd(t, _mm512_set1_pd(2.0)));
 }
 
-__attribute__((target("avx512f")))
-bool TanhBlockAvx512(const float* in, float* out, uint32_t* redo, float* saved, int n) {
+__attribute__((target("avx512f"))) bool TanhBlockAvx512(const float* in, float* out, uint32_t* redo, float* saved,
+                                                        int n) {
   bool flagged = false;
   const __m512i sign_bit = _mm512_set1_epi32(static_cast<int>(0x80000000u));
   for (int i = 0; i < n; i += 16) {
@@ -360,8 +371,9 @@ bool TanhBlockAvx512(const float* in, float* out, uint32_t* redo, float* saved, 
     // spacing below x); so are zeros and subnormals, which need no flag.
     __mmask16 tiny = _mm512_cmp_ps_mask(a, _mm512_set1_ps(0x1p-13f), _CMP_LT_OQ);
     __m512d y_low = TanhAvx512(LowHalf(a)), y_high = TanhAvx512(HighHalf(a));
-    uint32_t hard = static_cast<uint32_t>(nan) | ((NearMidpointAvx512(y_low) |
-                    (static_cast<uint32_t>(NearMidpointAvx512(y_high)) << 8)) & ~static_cast<uint32_t>(tiny));
+    uint32_t hard = static_cast<uint32_t>(nan) |
+                    ((NearMidpointAvx512(y_low) | (static_cast<uint32_t>(NearMidpointAvx512(y_high)) << 8)) &
+                     ~static_cast<uint32_t>(tiny));
     __m512i magnitude = _mm512_castps_si512(Join(y_low, y_high));
     __m512i sign = _mm512_and_si512(_mm512_castps_si512(x), sign_bit);
     __m512 y = _mm512_mask_blend_ps(tiny, _mm512_castsi512_ps(_mm512_or_si512(magnitude, sign)), x);

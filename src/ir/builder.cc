@@ -81,10 +81,12 @@ Instruction* MakeReshape(Module& module, Computation* comp, Instruction* operand
   return module.NewInstruction(comp, Opcode::kReshape, module.MakeArrayShape(operand->shape.type, dims), {operand});
 }
 
-Instruction* MakeTranspose(Module& module, Computation* comp, Instruction* operand, const std::vector<int64_t>& permutation) {
+Instruction* MakeTranspose(Module& module, Computation* comp, Instruction* operand,
+                           const std::vector<int64_t>& permutation) {
   std::vector<int64_t> dims;
   for (int64_t p : permutation) dims.push_back(operand->shape.dims[p]);
-  Instruction* t = module.NewInstruction(comp, Opcode::kTranspose, module.MakeArrayShape(operand->shape.type, dims), {operand});
+  Instruction* t =
+      module.NewInstruction(comp, Opcode::kTranspose, module.MakeArrayShape(operand->shape.type, dims), {operand});
   SetAttr(module, t, IntListAttr(module, AttrId::kDimensions, permutation));
   return t;
 }
@@ -237,8 +239,10 @@ Attribute SetFrontendAttribute(Module& module, const Attribute* attrs, std::stri
   std::vector<KeyValue> entries;
   auto set = [&](const KeyValue& e) {
     auto same = std::find_if(entries.begin(), entries.end(), [&](const KeyValue& x) { return x.key == e.key; });
-    if (same != entries.end()) *same = e;
-    else entries.push_back(e);
+    if (same != entries.end())
+      *same = e;
+    else
+      entries.push_back(e);
   };
   if (attrs)
     for (const KeyValue& e : attrs->entries) set(e);

@@ -32,7 +32,8 @@ Instruction* MakeBroadcast(Module& module, Computation* comp, Instruction* opera
 /// An elementwise op of `operands` with the result shape of operand 0.
 Instruction* MakeElementwise(Module& module, Computation* comp, Opcode op, const std::vector<Instruction*>& operands);
 Instruction* MakeReshape(Module& module, Computation* comp, Instruction* operand, const std::vector<int64_t>& dims);
-Instruction* MakeTranspose(Module& module, Computation* comp, Instruction* operand, const std::vector<int64_t>& permutation);
+Instruction* MakeTranspose(Module& module, Computation* comp, Instruction* operand,
+                           const std::vector<int64_t>& permutation);
 Instruction* MakeBitcastConvert(Module& module, Computation* comp, Instruction* operand, const Shape& shape);
 
 /// Sets (or replaces) one attribute, keeping the list sorted in printing order.

@@ -25,7 +25,6 @@ std::string_view CustomCallTarget(const Instruction& inst) {
   return a ? a->text : std::string_view();
 }
 
-
 Status CheckUniformQuantShape(const UniformQuantConfig& c, const Shape& float_shape) {
   if (!float_shape.IsArray()) return Status::Error("uniform quantize operates on arrays");
   if (c.quantization_dimension >= 0) {
@@ -41,7 +40,6 @@ Status CheckUniformQuantShape(const UniformQuantConfig& c, const Shape& float_sh
   return OkStatus();
 }
 
-
 Status CheckQuantizeMx(const Instruction& inst, const QuantizeMxConfig& c, bool* device_form) {
   if (inst.operands.size() != 1)
     return Status::Error("QuantizeMX takes exactly one operand, got " + std::to_string(inst.operands.size()));
@@ -54,28 +52,30 @@ Status CheckQuantizeMx(const Instruction& inst, const QuantizeMxConfig& c, bool*
   if (k % c.block_size != 0)
     return Status::Error("QuantizeMX size " + std::to_string(k) + " along dim " + std::to_string(c.dim) +
                          " is not a multiple of block_size " + std::to_string(c.block_size));
-  if (k % 4 != 0) return Status::Error("QuantizeMX size " + std::to_string(k) + " along dim " + std::to_string(c.dim) + " is not a multiple of 4");
+  if (k % 4 != 0)
+    return Status::Error("QuantizeMX size " + std::to_string(k) + " along dim " + std::to_string(c.dim) +
+                         " is not a multiple of 4");
   const Shape& r = inst.shape;
-  if (!r.IsTuple() || r.tuple.size() != 2) return Status::Error("QuantizeMX result must be a (data, scales) tuple, got " + Str(r));
+  if (!r.IsTuple() || r.tuple.size() != 2)
+    return Status::Error("QuantizeMX result must be a (data, scales) tuple, got " + Str(r));
   const Shape& data = r.tuple[0];
   const Shape& scales = r.tuple[1];
   *device_form = data.type == PrimitiveType::kU32;
   if (data.type != c.element && !*device_form)
-    return Status::Error("QuantizeMX data output " + Str(data) + " must be " + std::string(PrimitiveTypeName(c.element)) +
-                         " (or u32 in the packed device form)");
+    return Status::Error("QuantizeMX data output " + Str(data) + " must be " +
+                         std::string(PrimitiveTypeName(c.element)) + " (or u32 in the packed device form)");
   std::vector<int64_t> want_data(x.dims.begin(), x.dims.end()), want_scales(x.dims.begin(), x.dims.end());
   if (*device_form) want_data[c.dim] = k / 4;
   want_scales[c.dim] = k / c.block_size;
   if (std::vector<int64_t>(data.dims.begin(), data.dims.end()) != want_data)
     return Status::Error("QuantizeMX data output " + Str(data) + " has the wrong dimensions for input " + Str(x) +
                          (*device_form ? " (packed: four lanes per u32 along dim)" : ""));
-  if (scales.type != PrimitiveType::kF8E8M0FNU || std::vector<int64_t>(scales.dims.begin(), scales.dims.end()) != want_scales)
+  if (scales.type != PrimitiveType::kF8E8M0FNU ||
+      std::vector<int64_t>(scales.dims.begin(), scales.dims.end()) != want_scales)
     return Status::Error("QuantizeMX scale output " + Str(scales) + " must be f8e8m0fnu with one scale per " +
                          std::to_string(c.block_size) + " elements along dim " + std::to_string(c.dim));
   return OkStatus();
 }
-
-
 
 Status CheckScaledMatmul(const Instruction& inst, const ScaledMatmulConfig& c) {
   if (inst.operands.size() != 4)
@@ -105,10 +105,12 @@ Status CheckScaledMatmul(const Instruction& inst, const ScaledMatmulConfig& c) {
   NHLO_TRY(in_range(c.rhs_contracting, rhs, "rhs contracting"));
   if (c.lhs_batch.size() != c.rhs_batch.size()) return Status::Error("ScaledMatmul batch dimensions do not match");
   for (size_t i = 0; i < c.lhs_batch.size(); ++i)
-    if (lhs.dims[c.lhs_batch[i]] != rhs.dims[c.rhs_batch[i]]) return Status::Error("ScaledMatmul batch dimension sizes do not match");
+    if (lhs.dims[c.lhs_batch[i]] != rhs.dims[c.rhs_batch[i]])
+      return Status::Error("ScaledMatmul batch dimension sizes do not match");
   if (c.lhs_contracting.size() != 1 || c.rhs_contracting.size() != 1)
     return Status::Error("ScaledMatmul needs exactly one contracting dimension on each side");
-  for (const auto& [contract, batch, side] : {std::tuple{&c.lhs_contracting, &c.lhs_batch, "lhs"}, std::tuple{&c.rhs_contracting, &c.rhs_batch, "rhs"}})
+  for (const auto& [contract, batch, side] :
+       {std::tuple{&c.lhs_contracting, &c.lhs_batch, "lhs"}, std::tuple{&c.rhs_contracting, &c.rhs_batch, "rhs"}})
     for (int64_t d : *contract)
       if (std::find(batch->begin(), batch->end(), d) != batch->end())
         return Status::Error(std::string("ScaledMatmul ") + side + " contracting dimension " + std::to_string(d) +
@@ -238,17 +240,25 @@ Status CheckBuilderLibraryCall(const Instruction& inst, std::string_view target,
       for (size_t i = 0; i + 1 < n; ++i) {
         const Shape& d = inst.operands[i]->shape;
         if (d.type != rhs.type || dims_of(d) != diag)
-          return Status::Error(Quoted(target) + " diagonal operand " + std::to_string(i) + " " + Str(d) +
-                               " must be " + std::string(PrimitiveTypeName(rhs.type)) + "[..., " +
+          return Status::Error(Quoted(target) + " diagonal operand " + std::to_string(i) + " " + Str(d) + " must be " +
+                               std::string(PrimitiveTypeName(rhs.type)) + "[..., " +
                                std::to_string(diag[diag.size() - 2]) + ", " + std::to_string(m) + "] for rhs " +
                                Str(rhs));
       }
       return result_must_be(dims_of(rhs), rhs.type);
     }
-    case CustomCallKind::kNone: case CustomCallKind::kUnknown: case CustomCallKind::kUniformQuantize:
-    case CustomCallKind::kUniformDequantize: case CustomCallKind::kQuantizeMx: case CustomCallKind::kScaledMatmul:
-    case CustomCallKind::kIdentity: case CustomCallKind::kShardShape: case CustomCallKind::kTopK:
-    case CustomCallKind::kCallComputation: case CustomCallKind::kBuilderMath: case CustomCallKind::kSliceToDynamic:
+    case CustomCallKind::kNone:
+    case CustomCallKind::kUnknown:
+    case CustomCallKind::kUniformQuantize:
+    case CustomCallKind::kUniformDequantize:
+    case CustomCallKind::kQuantizeMx:
+    case CustomCallKind::kScaledMatmul:
+    case CustomCallKind::kIdentity:
+    case CustomCallKind::kShardShape:
+    case CustomCallKind::kTopK:
+    case CustomCallKind::kCallComputation:
+    case CustomCallKind::kBuilderMath:
+    case CustomCallKind::kSliceToDynamic:
     case CustomCallKind::kPadToStatic:
     case CustomCallKind::kThreefry2x32:
     case CustomCallKind::kLu:
@@ -283,15 +293,15 @@ Status CheckCustomCallExecutable(const Instruction& inst) {
   std::string_view target = CustomCallTarget(inst);
   std::vector<const Computation*> called = NamedComputations(inst);
   switch (CustomCallKindOf(inst)) {
-    case CustomCallKind::kNone:
-      return OkStatus();
+    case CustomCallKind::kNone: return OkStatus();
     case CustomCallKind::kUnknown:
       return Status::Error("unknown " + Quoted(target) +
                            ": nhlo cannot compile or run it (its meaning lives in the backend that provides it; "
                            "docs/interpreter.md lists the known targets)");
-    case CustomCallKind::kUniformQuantize: case CustomCallKind::kUniformDequantize: case CustomCallKind::kQuantizeMx:
-    case CustomCallKind::kScaledMatmul:
-      return OkStatus();  // their contracts are the verifier's (CheckKnownCustomCall)
+    case CustomCallKind::kUniformQuantize:
+    case CustomCallKind::kUniformDequantize:
+    case CustomCallKind::kQuantizeMx:
+    case CustomCallKind::kScaledMatmul: return OkStatus();  // their contracts are the verifier's (CheckKnownCustomCall)
     case CustomCallKind::kIdentity:
       if (inst.operands.size() != 1 || !SameShape(inst.operands[0]->shape, inst.shape))
         return Status::Error(Quoted(target) + " is an identity: it takes one operand of its result's shape " +
@@ -308,8 +318,7 @@ Status CheckCustomCallExecutable(const Instruction& inst) {
                              "shards or put shards together (the sharding annotation of an unpartitioned program)");
       return OkStatus();
     }
-    case CustomCallKind::kTopK:
-      return CheckTopK(inst, target);
+    case CustomCallKind::kTopK: return CheckTopK(inst, target);
     case CustomCallKind::kLu:
     case CustomCallKind::kCholesky:
     case CustomCallKind::kQr:
@@ -343,8 +352,10 @@ Status CheckCustomCallExecutable(const Instruction& inst) {
       for (size_t i = 1; ok && i < inst.operands.size(); ++i)
         ok = inst.operands[i]->shape.IsScalar() && inst.operands[i]->shape.type == PrimitiveType::kS32;
       if (!ok)
-        return Status::Error(Quoted(target) + " takes data of its result's bounds and one s32[] size per dimension, "
-                             "to " + Str(r));
+        return Status::Error(Quoted(target) +
+                             " takes data of its result's bounds and one s32[] size per dimension, "
+                             "to " +
+                             Str(r));
       return OkStatus();
     }
     case CustomCallKind::kPadToStatic: {
@@ -357,8 +368,10 @@ Status CheckCustomCallExecutable(const Instruction& inst) {
       for (size_t i = 1; ok && i < r.tuple.size(); ++i)
         ok = r.tuple[i].IsScalar() && r.tuple[i].type == PrimitiveType::kS32;
       if (!ok)
-        return Status::Error(Quoted(target) + " takes one array and returns (its data at the bound, one s32[] size "
-                             "per dimension), not " + Str(r));
+        return Status::Error(Quoted(target) +
+                             " takes one array and returns (its data at the bound, one s32[] size "
+                             "per dimension), not " +
+                             Str(r));
       return OkStatus();
     }
     case CustomCallKind::kBuilderMath: {
@@ -379,20 +392,22 @@ Status CheckCustomCallExecutable(const Instruction& inst) {
                                " does not have its result's shape " + Str(r));
       return OkStatus();
     }
-    case CustomCallKind::kEinsum: case CustomCallKind::kMatrixDiagonal: case CustomCallKind::kScramblePhiloxKey:
-    case CustomCallKind::kTridiagonalSolve:
-      return CheckBuilderLibraryCall(inst, target, CustomCallKindOf(inst));
+    case CustomCallKind::kEinsum:
+    case CustomCallKind::kMatrixDiagonal:
+    case CustomCallKind::kScramblePhiloxKey:
+    case CustomCallKind::kTridiagonalSolve: return CheckBuilderLibraryCall(inst, target, CustomCallKindOf(inst));
     case CustomCallKind::kCallComputation: {
       if (called.empty())
-        return Status::Error(Quoted(target) + " names no computation to run (called_computations={...}); nhlo "
+        return Status::Error(Quoted(target) +
+                             " names no computation to run (called_computations={...}); nhlo "
                              "does not expand XLA builder library calls by name");
       if (called.size() > 1) return Status::Error(Quoted(target) + " names more than one computation to run");
       const Computation& f = *called[0];
       std::vector<Instruction*> params = f.Parameters();
       if (params.size() != inst.operands.size())
         return Status::Error(Quoted(target) + " passes " + std::to_string(inst.operands.size()) + " operand(s) to " +
-                             "computation '" + std::string(f.name) + "', which takes " +
-                             std::to_string(params.size()) + " parameter(s)");
+                             "computation '" + std::string(f.name) + "', which takes " + std::to_string(params.size()) +
+                             " parameter(s)");
       // A computation of scalars called with arrays is a comparator or reducer the backend's
       // kernel applies (PartialReduce, ApproxTopK on TPU), not an expansion of the call.
       bool applies_per_element = !params.empty();
@@ -402,7 +417,8 @@ Status CheckCustomCallExecutable(const Instruction& inst) {
       for (const Instruction* o : inst.operands)
         some_array = some_array || (o->shape.IsArray() && !o->shape.IsScalar());
       if (applies_per_element && some_array)
-        return Status::Error(Quoted(target) + " calls computation '" + std::string(f.name) + "' on scalars (a "
+        return Status::Error(Quoted(target) + " calls computation '" + std::string(f.name) +
+                             "' on scalars (a "
                              "comparator or reducer its kernel applies), so it is not an expansion nhlo could run: "
                              "its meaning lives in the backend that provides it");
       for (size_t i = 0; i < params.size(); ++i)

@@ -132,8 +132,7 @@ struct Module::ComputationIndex {
   NameTable<Computation> by_name;
 };
 
-Module::Module()
-    : names_(std::make_unique<NameSet>()), computation_index_(std::make_unique<ComputationIndex>()) {}
+Module::Module() : names_(std::make_unique<NameSet>()), computation_index_(std::make_unique<ComputationIndex>()) {}
 // The computations first: those an expansion brought (Adopt) live in the arenas of the adopted
 // modules, which adopted_ frees before `computations` would otherwise be destroyed.
 Module::~Module() { computations.clear(); }
@@ -240,8 +239,7 @@ std::string_view Module::UniqueName(std::string_view base) {
 }
 
 Instruction* Module::NewInstruction(Computation* comp, Opcode op, const Shape& shape,
-                                    const std::vector<Instruction*>& operands,
-                                    std::string_view base_name) {
+                                    const std::vector<Instruction*>& operands, std::string_view base_name) {
   Instruction* inst = arena.New<Instruction>();
   inst->opcode = op;
   inst->shape = shape;

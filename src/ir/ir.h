@@ -48,9 +48,9 @@ extern const Layout kLayoutNotWritten;
 struct Shape {
   // Field order packs the 4-aligned spans and the type into 48 bytes: tuple shapes hold one
   // Shape per element, and an instruction holds one.
-  Span<int64_t> dims{};             // for `?` dims the value is -1
-  Span<DimKind> dim_kinds{};        // empty when every dim is static
-  Span<Shape> tuple{};              // elements when type == kTuple
+  Span<int64_t> dims{};       // for `?` dims the value is -1
+  Span<DimKind> dim_kinds{};  // empty when every dim is static
+  Span<Shape> tuple{};        // elements when type == kTuple
   PrimitiveType type = PrimitiveType::kInvalid;
   const Layout* layout = nullptr;  // null: default (row-major) layout; &kLayoutNotWritten: the same, unprinted
 
@@ -58,9 +58,7 @@ struct Shape {
   bool IsArray() const { return IsArrayType(type); }
   size_t rank() const { return dims.size(); }
   bool IsScalar() const { return IsArray() && dims.empty(); }
-  bool IsDynamicDim(size_t i) const {
-    return !dim_kinds.empty() && dim_kinds[i] != DimKind::kStatic;
-  }
+  bool IsDynamicDim(size_t i) const { return !dim_kinds.empty() && dim_kinds[i] != DimKind::kStatic; }
   /// Element count for arrays (product of dims, 1 for scalars); -1 if unknown or overflowing.
   int64_t ElementCount() const;
   /// Whether the layout is row-major (none given, or {n-1,...,0} with no tiles or other parts).
@@ -105,7 +103,7 @@ struct ReplicaGroupList {
   int64_t num_groups = 0;       // iota form
   int64_t group_size = 0;
   Span<int64_t> reshape_dims{};
-  Span<int64_t> transpose{};    // empty: no T(...)
+  Span<int64_t> transpose{};  // empty: no T(...)
 };
 
 /// One `key=value` of a KeyValues attribute (metadata, frontend_attributes). XLA's values are
@@ -133,25 +131,25 @@ struct Attribute {
   AttrId id{};
   AttrKind kind{};
   bool b = false;
-  bool config_is_json = false;     // Config written as a raw {...} block (else a quoted string)
+  bool config_is_json = false;  // Config written as a raw {...} block (else a quoted string)
   union {
-    int64_t i = 0;                 // Int; Enum: the value's code (attr_enums.def)
-    double f;                      // Float
+    int64_t i = 0;  // Int; Enum: the value's code (attr_enums.def)
+    double f;       // Float
   };
-  std::string_view text;           // String (unescaped), Ident, Raw, Config (what prints); see above
+  std::string_view text;  // String (unescaped), Ident, Raw, Config (what prints); see above
   union {
-    Span<int64_t> ints{};          // IntList; EnumList: codes; PairList: source, target, ...
-    Span<Computation*> computations;  // Computation (one) and ComputationList
-    Span<Instruction*> instructions;  // InstructionList
-    const Shape* shape;            // Shape
-    const Literal* literal;        // Literal
-    Span<WindowDim> window;        // Window
-    Span<SliceDim> slices;         // SliceRanges
-    Span<PaddingDim> padding;      // PaddingConfig
-    const ConvDimLabels* dim_labels;        // DimLabels
-    const ReplicaGroupList* replica_groups; // ReplicaGroups
-    Span<KeyValue> entries;        // KeyValues, in source order
-    const nlohmann::json* json;    // Config: `text` parsed once (Module::ParseJson); null if not JSON
+    Span<int64_t> ints{};                    // IntList; EnumList: codes; PairList: source, target, ...
+    Span<Computation*> computations;         // Computation (one) and ComputationList
+    Span<Instruction*> instructions;         // InstructionList
+    const Shape* shape;                      // Shape
+    const Literal* literal;                  // Literal
+    Span<WindowDim> window;                  // Window
+    Span<SliceDim> slices;                   // SliceRanges
+    Span<PaddingDim> padding;                // PaddingConfig
+    const ConvDimLabels* dim_labels;         // DimLabels
+    const ReplicaGroupList* replica_groups;  // ReplicaGroups
+    Span<KeyValue> entries;                  // KeyValues, in source order
+    const nlohmann::json* json;              // Config: `text` parsed once (Module::ParseJson); null if not JSON
   };
 };
 
@@ -166,7 +164,7 @@ struct Instruction {
   std::string_view name;
   Shape shape;
   Span<Instruction*> operands{};
-  Span<Attribute> attrs{};        // sorted by AttrId: the printer's order
+  Span<Attribute> attrs{};  // sorted by AttrId: the printer's order
   Computation* parent = nullptr;
   const Literal* literal = nullptr;  // kConstant
   int64_t parameter_number = -1;     // kParameter
@@ -180,7 +178,7 @@ struct Instruction {
   mutable uint32_t mark = 0;
   uint32_t source_offset = kNoLocation;  // byte offset of the name in the source
   static constexpr uint32_t kNoLocation = UINT32_MAX;
-  uint32_t source_id = 0;            // which source buffer of the module
+  uint32_t source_id = 0;  // which source buffer of the module
 
   const Attribute* FindAttr(AttrId id) const;
   const Instruction* operand(size_t i) const { return operands[i]; }
@@ -202,7 +200,7 @@ struct Computation {
   /// The computation an async-sugar start implies (`negate-start(x)`: its wrapped op over
   /// parameters), made by the parser so the start runs as a plain async-start; never printed.
   bool implied = false;
-  std::string_view execution_thread;       // empty = main
+  std::string_view execution_thread;  // empty = main
   uint32_t source_offset = 0;
   uint32_t source_id = 0;
   struct Module* parent = nullptr;
@@ -225,7 +223,9 @@ struct Computation {
       if (inst->opcode == Opcode::kParameter) out.push_back(inst);
     // Parameters are nearly always written in order; sorting only when they are not keeps the
     // common case free of stable_sort's buffer.
-    auto by_number = [](const Instruction* a, const Instruction* b) { return a->parameter_number < b->parameter_number; };
+    auto by_number = [](const Instruction* a, const Instruction* b) {
+      return a->parameter_number < b->parameter_number;
+    };
     if (!std::is_sorted(out.begin(), out.end(), by_number)) std::stable_sort(out.begin(), out.end(), by_number);
   }
 };
@@ -305,8 +305,7 @@ struct Module {
   /// A new instruction in `comp`, appended at the end (callers reorder as needed). The name is
   /// made unique within the module from `base_name`.
   Instruction* NewInstruction(Computation* comp, Opcode op, const Shape& shape,
-                              const std::vector<Instruction*>& operands,
-                              std::string_view base_name = {});
+                              const std::vector<Instruction*>& operands, std::string_view base_name = {});
   /// A name not yet used by any instruction of the module, derived from `base`.
   std::string_view UniqueName(std::string_view base);
   /// Drops the name cache UniqueName keeps (the parser calls it once the module is complete).

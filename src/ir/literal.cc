@@ -35,8 +35,10 @@ void AppendArrayLevel(std::string& out, const Shape& shape, const uint8_t* data,
     if (i) out += ", ";
     if (innermost) {
       const uint8_t* p = data + index * elem_size;
-      if (xla) AppendElementXla(out, shape.type, p, /*in_array=*/true);
-      else AppendElement(out, shape.type, p, /*in_array=*/true);
+      if (xla)
+        AppendElementXla(out, shape.type, p, /*in_array=*/true);
+      else
+        AppendElement(out, shape.type, p, /*in_array=*/true);
       ++index;
     } else {
       AppendArrayLevel(out, shape, data, dim + 1, i, index, elem_size, form);
@@ -52,8 +54,10 @@ constexpr uint64_t kMaxEmptyGroups = 4096;
 
 void AppendArrayLiteral(std::string& out, const Shape& shape, const uint8_t* data, LiteralForm form) {
   if (shape.dims.empty()) {
-    if (form == LiteralForm::kXla) AppendElementXla(out, shape.type, data, /*in_array=*/false);
-    else AppendElement(out, shape.type, data, /*in_array=*/false);
+    if (form == LiteralForm::kXla)
+      AppendElementXla(out, shape.type, data, /*in_array=*/false);
+    else
+      AppendElement(out, shape.type, data, /*in_array=*/false);
     return;
   }
   // An empty array whose leading dimensions are huge (`s32[1000000000000,0]`) would print a
@@ -63,7 +67,7 @@ void AppendArrayLiteral(std::string& out, const Shape& shape, const uint8_t* dat
   for (int64_t d : shape.dims) {
     if (d == 0) break;
     groups = d > 0 && groups <= (uint64_t(1) << 40) / static_cast<uint64_t>(d) ? groups * static_cast<uint64_t>(d)
-                                                                              : uint64_t(1) << 41;
+                                                                               : uint64_t(1) << 41;
   }
   if (shape.ElementCount() == 0 && groups > kMaxEmptyGroups) {
     out += "{...}";

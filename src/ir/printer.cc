@@ -108,8 +108,8 @@ void AppendPadding(std::string& out, Span<PaddingDim> p) {
   });
 }
 
-void AppendLabelGroup(std::string& out, size_t rank, int64_t first, char first_label, int64_t second,
-                      char second_label, const SpatialDims& spatial) {
+void AppendLabelGroup(std::string& out, size_t rank, int64_t first, char first_label, int64_t second, char second_label,
+                      const SpatialDims& spatial) {
   std::string group(rank, '?');
   if (first >= 0 && static_cast<size_t>(first) < rank) group[first] = first_label;
   if (second >= 0 && static_cast<size_t>(second) < rank) group[second] = second_label;
@@ -211,7 +211,10 @@ void AppendKeyValues(std::string& out, AttrId id, Span<KeyValue> entries) {
     switch (e.kind) {
       case KeyValueKind::kString:
         *p++ = '"';
-        if (escaped >> (i < 64 ? i : 63) & 1) p = WriteCEscaped(p, e.text); else put(e.text);
+        if (escaped >> (i < 64 ? i : 63) & 1)
+          p = WriteCEscaped(p, e.text);
+        else
+          put(e.text);
         *p++ = '"';
         break;
       case KeyValueKind::kInt: p = std::to_chars(p, p + kMaxIntSize, e.i).ptr; break;
@@ -267,10 +270,14 @@ void AppendWithTupleIndexComments(std::string& out, std::string_view text) {
   for (size_t i = 0; i < text.size(); ++i) {
     char c = text[i];
     out += c;
-    if (c == '(') elements.push_back(0);
-    else if (c == '{' && tuple_sharding && elements.empty()) elements.push_back(0);
-    else if (c == '[' || c == '{') elements.push_back(-1);
-    else if ((c == ')' || c == ']' || c == '}') && !elements.empty()) elements.pop_back();
+    if (c == '(')
+      elements.push_back(0);
+    else if (c == '{' && tuple_sharding && elements.empty())
+      elements.push_back(0);
+    else if (c == '[' || c == '{')
+      elements.push_back(-1);
+    else if ((c == ')' || c == ']' || c == '}') && !elements.empty())
+      elements.pop_back();
     else if (c == ',' && !elements.empty() && elements.back() >= 0) {
       // The older printer joined a layout's parameters with a bare `,` and no comments; such
       // text is kept as it is.
@@ -297,8 +304,10 @@ void AppendAttributeValue(std::string& out, const Attribute& a, const PrintStyle
       break;
     case AttrKind::Ident:
     case AttrKind::Raw:
-      if (a.id == AttrId::kSharding) AppendWithTupleIndexComments(out, a.text);
-      else out += a.text;
+      if (a.id == AttrId::kSharding)
+        AppendWithTupleIndexComments(out, a.text);
+      else
+        out += a.text;
       break;
     case AttrKind::IntList:
       out += '{';
@@ -308,9 +317,7 @@ void AppendAttributeValue(std::string& out, const Attribute& a, const PrintStyle
       }
       out += '}';
       break;
-    case AttrKind::Computation:
-      AppendName(out, a.computations[0]->name, style);
-      break;
+    case AttrKind::Computation: AppendName(out, a.computations[0]->name, style); break;
     case AttrKind::ComputationList:
       out += '{';
       for (size_t i = 0; i < a.computations.size(); ++i) {
@@ -327,9 +334,7 @@ void AppendAttributeValue(std::string& out, const Attribute& a, const PrintStyle
       }
       out += '}';
       break;
-    case AttrKind::Shape:
-      AppendShape(out, *a.shape, /*print_layout=*/true, /*index_comments=*/true);
-      break;
+    case AttrKind::Shape: AppendShape(out, *a.shape, /*print_layout=*/true, /*index_comments=*/true); break;
     case AttrKind::Config:
       // A string that is itself one balanced {...} block prints raw, as XLA does — unless the
       // parser would fold its whitespace or comments when reading it back (a line break outside
@@ -346,19 +351,34 @@ void AppendAttributeValue(std::string& out, const Attribute& a, const PrintStyle
     case AttrKind::Literal: AppendShapedLiteral(out, *a.literal); break;
     // Structured kinds: the source's own spelling when it kept one (see Attribute).
     case AttrKind::Window:
-      if (a.text.empty()) AppendWindow(out, a.window); else out += a.text;
+      if (a.text.empty())
+        AppendWindow(out, a.window);
+      else
+        out += a.text;
       break;
     case AttrKind::SliceRanges:
-      if (a.text.empty()) AppendSlices(out, a.slices); else out += a.text;
+      if (a.text.empty())
+        AppendSlices(out, a.slices);
+      else
+        out += a.text;
       break;
     case AttrKind::PaddingConfig:
-      if (a.text.empty()) AppendPadding(out, a.padding); else out += a.text;
+      if (a.text.empty())
+        AppendPadding(out, a.padding);
+      else
+        out += a.text;
       break;
     case AttrKind::DimLabels:
-      if (a.text.empty()) AppendDimLabels(out, *a.dim_labels); else out += a.text;
+      if (a.text.empty())
+        AppendDimLabels(out, *a.dim_labels);
+      else
+        out += a.text;
       break;
     case AttrKind::Enum:
-      if (a.text.empty()) out += EnumValueName(EnumSetOf(a.id), a.i); else out += a.text;
+      if (a.text.empty())
+        out += EnumValueName(EnumSetOf(a.id), a.i);
+      else
+        out += a.text;
       break;
     case AttrKind::EnumList:
       if (!a.text.empty()) {
@@ -368,10 +388,16 @@ void AppendAttributeValue(std::string& out, const Attribute& a, const PrintStyle
       AppendEnumList(out, a.id, a.ints.data(), a.ints.size());
       break;
     case AttrKind::ReplicaGroups:
-      if (a.text.empty()) AppendReplicaGroups(out, *a.replica_groups); else out += a.text;
+      if (a.text.empty())
+        AppendReplicaGroups(out, *a.replica_groups);
+      else
+        out += a.text;
       break;
     case AttrKind::KeyValues:
-      if (a.text.empty()) AppendKeyValues(out, a.id, a.entries); else out += a.text;
+      if (a.text.empty())
+        AppendKeyValues(out, a.id, a.entries);
+      else
+        out += a.text;
       break;
     case AttrKind::PairList:
       if (!a.text.empty()) {
@@ -495,9 +521,7 @@ PrintStyle NamedPrintStyle(PrintStyleName name, const Module& module) {
       style.percent = style.signatures = false;
       style.closing_names = true;
       break;
-    case PrintStyleName::kShortParsable:
-      style.percent = style.signatures = style.operand_index_comments = false;
-      break;
+    case PrintStyleName::kShortParsable: style.percent = style.signatures = style.operand_index_comments = false; break;
     case PrintStyleName::kAsRead: return module.source_style;
   }
   return style;
@@ -660,8 +684,10 @@ std::string PrintModule(const Module& module, const std::function<bool(const Com
     out += ", ";
     out += name;
     out += '=';
-    if (name == "entry_computation_layout") AppendWithTupleIndexComments(out, value);
-    else out += value;
+    if (name == "entry_computation_layout")
+      AppendWithTupleIndexComments(out, value);
+    else
+      out += value;
   }
   // An older printer put a space on the blank lines between the header and the computations
   // and between computations, not on the last one.

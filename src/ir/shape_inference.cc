@@ -152,8 +152,8 @@ Signature SignatureCache::Get(const Computation& c) {
     Signature sig = ScanSignature(c);
     c.signature_cache_id = id_;
     c.signature_index = static_cast<uint32_t>(entries_.size());
-    entries_.push_back(Entry{static_cast<uint32_t>(params_.size()), static_cast<uint32_t>(sig.params.size()),
-                             sig.result});
+    entries_.push_back(
+        Entry{static_cast<uint32_t>(params_.size()), static_cast<uint32_t>(sig.params.size()), sig.result});
     params_.insert(params_.end(), sig.params.begin(), sig.params.end());
     return sig;
   }
@@ -164,9 +164,7 @@ Signature SignatureCache::Get(const Computation& c) {
   return sig;
 }
 
-Signature SignatureOf(const Computation& c) {
-  return active_signatures ? active_signatures->Get(c) : ScanSignature(c);
-}
+Signature SignatureOf(const Computation& c) { return active_signatures ? active_signatures->Get(c) : ScanSignature(c); }
 
 std::string Describe(const Computation& c) {
   Signature sig = SignatureOf(c);
@@ -237,8 +235,8 @@ __int128 DilatedBound(__int128 bound, __int128 dilation) { return bound == 0 ? 0
 std::string WindowOutput(const std::string& what, const Shape& base, const std::vector<WindowDim>& window,
                          DimList& out) {
   if (window.size() != base.rank())
-    return what + " window has " + Count(window.size(), "dimension") +
-           " but the operand " + Str(base) + " has rank " + Num(base.rank());
+    return what + " window has " + Count(window.size(), "dimension") + " but the operand " + Str(base) + " has rank " +
+           Num(base.rank());
   for (size_t i = 0; i < window.size(); ++i) {
     const WindowDim& w = window[i];
     if (w.size <= 0) return what + " window size in dimension " + Num(i) + " must be positive, got " + Num(w.size);
@@ -347,8 +345,7 @@ Inference InferBinary(Module& m, const Instruction& inst) {
   std::string op = Op(inst);
   if (!a.IsArray() || !b.IsArray())
     return Error("operands of '" + op + "' must be arrays, got " + Str(a) + " and " + Str(b));
-  if (!SameDims(a, b))
-    return Error("operands of '" + op + "' have different dimensions: " + Str(a) + " and " + Str(b));
+  if (!SameDims(a, b)) return Error("operands of '" + op + "' have different dimensions: " + Str(a) + " and " + Str(b));
   if (inst.opcode == Opcode::kComplex) {
     if (a.type != b.type || (a.type != PrimitiveType::kF32 && a.type != PrimitiveType::kF64))
       return Error("complex needs two f32 or two f64 operands, got " + Str(a) + " and " + Str(b));
@@ -376,8 +373,7 @@ Inference InferBinary(Module& m, const Instruction& inst) {
     case Opcode::kXor:
       if (IsFloat(t) || IsComplex(t)) return Error(op + " needs integer or pred operands, got " + Str(a));
       break;
-    default:
-      break;
+    default: break;
   }
   return Inferred(MergeDims(m, a, b, inst.opcode == Opcode::kCompare ? PrimitiveType::kPred : t));
 }
@@ -460,20 +456,46 @@ namespace {
 bool ParserMayInfer(Opcode op) {
   if (IsElementwiseUnary(op) || IsElementwiseBinary(op)) return true;
   switch (op) {
-    case Opcode::kCompare: case Opcode::kSelect: case Opcode::kClamp: case Opcode::kMap:
-    case Opcode::kTranspose: case Opcode::kReverse: case Opcode::kConcatenate: case Opcode::kPad:
-    case Opcode::kGather: case Opcode::kScatter: case Opcode::kTuple: case Opcode::kGetTupleElement:
-    case Opcode::kGetDimensionSize: case Opcode::kSetDimensionSize: case Opcode::kDomain:
-    case Opcode::kAddDependency: case Opcode::kAfterAll: case Opcode::kTopK: case Opcode::kReduce:
-    case Opcode::kReduceWindow: case Opcode::kSelectAndScatter: case Opcode::kSort: case Opcode::kScan:
-    case Opcode::kDot: case Opcode::kRaggedDot: case Opcode::kScaledDot: case Opcode::kConvolution:
-    case Opcode::kFft: case Opcode::kTriangularSolve: case Opcode::kCholesky:
-    case Opcode::kBatchNormTraining: case Opcode::kBatchNormInference: case Opcode::kBatchNormGrad:
-    case Opcode::kCall: case Opcode::kWhile: case Opcode::kConditional: case Opcode::kReplicaId:
-    case Opcode::kPartitionId: case Opcode::kOptimizationBarrier:
-      return true;
-    default:
-      return false;
+    case Opcode::kCompare:
+    case Opcode::kSelect:
+    case Opcode::kClamp:
+    case Opcode::kMap:
+    case Opcode::kTranspose:
+    case Opcode::kReverse:
+    case Opcode::kConcatenate:
+    case Opcode::kPad:
+    case Opcode::kGather:
+    case Opcode::kScatter:
+    case Opcode::kTuple:
+    case Opcode::kGetTupleElement:
+    case Opcode::kGetDimensionSize:
+    case Opcode::kSetDimensionSize:
+    case Opcode::kDomain:
+    case Opcode::kAddDependency:
+    case Opcode::kAfterAll:
+    case Opcode::kTopK:
+    case Opcode::kReduce:
+    case Opcode::kReduceWindow:
+    case Opcode::kSelectAndScatter:
+    case Opcode::kSort:
+    case Opcode::kScan:
+    case Opcode::kDot:
+    case Opcode::kRaggedDot:
+    case Opcode::kScaledDot:
+    case Opcode::kConvolution:
+    case Opcode::kFft:
+    case Opcode::kTriangularSolve:
+    case Opcode::kCholesky:
+    case Opcode::kBatchNormTraining:
+    case Opcode::kBatchNormInference:
+    case Opcode::kBatchNormGrad:
+    case Opcode::kCall:
+    case Opcode::kWhile:
+    case Opcode::kConditional:
+    case Opcode::kReplicaId:
+    case Opcode::kPartitionId:
+    case Opcode::kOptimizationBarrier: return true;
+    default: return false;
   }
 }
 
@@ -482,20 +504,16 @@ bool ParserMayInfer(Opcode op) {
 Inference Dispatch(Module& m, const Instruction& inst, InferMode mode) {
   int arity = OpcodeArity(inst.opcode);
   if (arity >= 0 && static_cast<int>(inst.operands.size()) != arity)
-    return Error("'" + Op(inst) + "' takes " + std::to_string(arity) + " operand" + (arity == 1 ? "" : "s") +
-                 ", got " + std::to_string(inst.operands.size()));
+    return Error("'" + Op(inst) + "' takes " + std::to_string(arity) + " operand" + (arity == 1 ? "" : "s") + ", got " +
+                 std::to_string(inst.operands.size()));
   if (mode == InferMode::kParse && !ParserMayInfer(inst.opcode)) return NotInferable();
   if (IsElementwiseUnary(inst.opcode)) return InferUnary(m, inst);
   if (IsElementwiseBinary(inst.opcode)) return InferBinary(m, inst);
   switch (inst.opcode) {
-    case Opcode::kCompare:
-      return InferBinary(m, inst);
-    case Opcode::kSelect:
-      return InferSelect(m, inst);
-    case Opcode::kClamp:
-      return InferClamp(m, inst);
-    case Opcode::kMap:
-      return InferMap(m, inst);
+    case Opcode::kCompare: return InferBinary(m, inst);
+    case Opcode::kSelect: return InferSelect(m, inst);
+    case Opcode::kClamp: return InferClamp(m, inst);
+    case Opcode::kMap: return InferMap(m, inst);
     case Opcode::kTuple: {
       std::vector<Shape> elements;
       for (const Instruction* op : inst.operands) elements.push_back(op->shape);
@@ -536,8 +554,7 @@ Inference Dispatch(Module& m, const Instruction& inst, InferMode mode) {
     case Opcode::kCholesky: return InferCholesky(m, inst);
     case Opcode::kBatchNormTraining:
     case Opcode::kBatchNormInference:
-    case Opcode::kBatchNormGrad:
-      return InferBatchNorm(m, inst);
+    case Opcode::kBatchNormGrad: return InferBatchNorm(m, inst);
     case Opcode::kReducePrecision: return InferReducePrecision(m, inst);
     case Opcode::kCall: return InferCall(m, inst);
     case Opcode::kWhile: return InferWhile(m, inst);
@@ -545,19 +562,29 @@ Inference Dispatch(Module& m, const Instruction& inst, InferMode mode) {
     case Opcode::kFusion: return InferFusion(m, inst);
     case Opcode::kAsyncStart:
     case Opcode::kAsyncUpdate:
-    case Opcode::kAsyncDone:
-      return InferAsync(m, inst);
-    case Opcode::kAllReduce: case Opcode::kAllReduceStart: case Opcode::kAllReduceDone:
-    case Opcode::kAllGather: case Opcode::kAllGatherStart: case Opcode::kAllGatherDone:
-    case Opcode::kReduceScatter: case Opcode::kAllToAll: case Opcode::kRaggedAllToAll:
-    case Opcode::kCollectiveBroadcast: case Opcode::kCollectivePermute:
-    case Opcode::kCollectivePermuteStart: case Opcode::kCollectivePermuteDone:
-      return InferCollective(m, inst);
-    case Opcode::kSend: case Opcode::kSendDone: case Opcode::kRecv: case Opcode::kRecvDone:
-    case Opcode::kInfeed: case Opcode::kOutfeed: case Opcode::kAfterAll: case Opcode::kAddDependency:
-      return InferChannelOrIo(m, inst);
-    default:
-      return InferMisc(m, inst);
+    case Opcode::kAsyncDone: return InferAsync(m, inst);
+    case Opcode::kAllReduce:
+    case Opcode::kAllReduceStart:
+    case Opcode::kAllReduceDone:
+    case Opcode::kAllGather:
+    case Opcode::kAllGatherStart:
+    case Opcode::kAllGatherDone:
+    case Opcode::kReduceScatter:
+    case Opcode::kAllToAll:
+    case Opcode::kRaggedAllToAll:
+    case Opcode::kCollectiveBroadcast:
+    case Opcode::kCollectivePermute:
+    case Opcode::kCollectivePermuteStart:
+    case Opcode::kCollectivePermuteDone: return InferCollective(m, inst);
+    case Opcode::kSend:
+    case Opcode::kSendDone:
+    case Opcode::kRecv:
+    case Opcode::kRecvDone:
+    case Opcode::kInfeed:
+    case Opcode::kOutfeed:
+    case Opcode::kAfterAll:
+    case Opcode::kAddDependency: return InferChannelOrIo(m, inst);
+    default: return InferMisc(m, inst);
   }
 }
 

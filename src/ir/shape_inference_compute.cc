@@ -13,9 +13,11 @@ template <typename Dims>
 std::string CheckUnique(std::string_view prefix, std::string_view suffix, const Dims& dims, const Shape& s) {
   for (size_t i = 0; i < dims.size(); ++i) {
     if (dims[i] < 0 || dims[i] >= static_cast<int64_t>(s.rank()))
-      return std::string(prefix) + std::string(suffix) + " dimension " + Num(dims[i]) + " is out of range for " + Str(s);
+      return std::string(prefix) + std::string(suffix) + " dimension " + Num(dims[i]) + " is out of range for " +
+             Str(s);
     for (size_t j = 0; j < i; ++j)
-      if (dims[j] == dims[i]) return std::string(prefix) + std::string(suffix) + " dimension " + Num(dims[i]) + " is used twice";
+      if (dims[j] == dims[i])
+        return std::string(prefix) + std::string(suffix) + " dimension " + Num(dims[i]) + " is used twice";
   }
   return {};
 }
@@ -51,10 +53,11 @@ DotNumbers DotNumbersOf(const Instruction& inst) {
 std::string DotDims(const std::string& op, const Shape& lhs, const Shape& rhs, const DotNumbers& d,
                     const std::vector<int64_t>& rhs_skip, DimList& out) {
   if (d.lhs_batch.size() != d.rhs_batch.size())
-    return op + " has " + Num(d.lhs_batch.size()) + " lhs batch dims but " + Num(d.rhs_batch.size()) + " rhs batch dims";
+    return op + " has " + Num(d.lhs_batch.size()) + " lhs batch dims but " + Num(d.rhs_batch.size()) +
+           " rhs batch dims";
   if (d.lhs_contracting.size() != d.rhs_contracting.size())
-    return op + " has " + Num(d.lhs_contracting.size()) + " lhs contracting dims but " +
-           Num(d.rhs_contracting.size()) + " rhs contracting dims";
+    return op + " has " + Num(d.lhs_contracting.size()) + " lhs contracting dims but " + Num(d.rhs_contracting.size()) +
+           " rhs contracting dims";
   SmallVec<int64_t, 8> lhs_used, rhs_used;
   for (int64_t v : d.lhs_batch) lhs_used.push_back(v);
   for (int64_t v : d.lhs_contracting) lhs_used.push_back(v);
@@ -66,7 +69,8 @@ std::string DotDims(const std::string& op, const Shape& lhs, const Shape& rhs, c
   for (size_t i = 0; i < d.lhs_batch.size(); ++i)
     if (!DimMatches(lhs, d.lhs_batch[i], rhs, d.rhs_batch[i]))
       return op + " batch dimension sizes differ: lhs dim " + Num(d.lhs_batch[i]) + " is " +
-             Num(lhs.dims[d.lhs_batch[i]]) + ", rhs dim " + Num(d.rhs_batch[i]) + " is " + Num(rhs.dims[d.rhs_batch[i]]);
+             Num(lhs.dims[d.lhs_batch[i]]) + ", rhs dim " + Num(d.rhs_batch[i]) + " is " +
+             Num(rhs.dims[d.rhs_batch[i]]);
   for (size_t i = 0; i < d.lhs_contracting.size(); ++i)
     if (!DimMatches(lhs, d.lhs_contracting[i], rhs, d.rhs_contracting[i]))
       return op + " contracting dimension sizes differ: lhs dim " + Num(d.lhs_contracting[i]) + " is " +
@@ -84,7 +88,8 @@ std::string DotDims(const std::string& op, const Shape& lhs, const Shape& rhs, c
 
 Inference InferReduce(Module& m, const Instruction& inst) {
   size_t count = inst.operands.size();
-  if (count < 2 || count % 2 != 0) return Error("reduce takes N inputs and N init values, got " + Num(count) + " operands");
+  if (count < 2 || count % 2 != 0)
+    return Error("reduce takes N inputs and N init values, got " + Num(count) + " operands");
   size_t n = count / 2;
   const Computation* f = Called(inst, AttrId::kToApply);
   if (!f) return Error("reduce needs to_apply=");
@@ -360,14 +365,14 @@ Inference InferConvolution(Module& m, const Instruction& inst) {
   int64_t bgc = IntAttr(inst, AttrId::kBatchGroupCount).value_or(1);
   if (fgc <= 0) return Error("convolution feature_group_count must be positive, got " + Num(fgc));
   if (bgc <= 0) return Error("convolution batch_group_count must be positive, got " + Num(bgc));
-  if (fgc > 1 && bgc > 1) return Error("convolution cannot have both feature_group_count and batch_group_count above 1");
+  if (fgc > 1 && bgc > 1)
+    return Error("convolution cannot have both feature_group_count and batch_group_count above 1");
   size_t spatial = l.input_spatial.size();
   if (l.input_rank != lhs.rank())
     return Error("convolution dim_labels describe an input of rank " + Num(l.input_rank) + ", got " + Str(lhs));
   if (l.kernel_rank != rhs.rank())
     return Error("convolution dim_labels describe a kernel of rank " + Num(l.kernel_rank) + ", got " + Str(rhs));
-  if (lhs.rank() != spatial + 2)
-    return Error("convolution input " + Str(lhs) + " must have rank " + Num(spatial + 2));
+  if (lhs.rank() != spatial + 2) return Error("convolution input " + Str(lhs) + " must have rank " + Num(spatial + 2));
   std::string e;
   std::vector<WindowDim> window = WindowOf(inst, e);
   if (!e.empty()) return Error(e);
@@ -470,7 +475,8 @@ Inference InferTriangularSolve(Module&, const Instruction& inst) {
     return Error("triangular-solve needs two floating-point or complex operands of one type, got " + Str(a) + " and " +
                  Str(b));
   if (a.rank() < 2) return Error("triangular-solve 'a' must have rank 2 or more, got " + Str(a));
-  if (b.rank() != a.rank()) return Error("triangular-solve operands have different ranks: " + Str(a) + " and " + Str(b));
+  if (b.rank() != a.rank())
+    return Error("triangular-solve operands have different ranks: " + Str(a) + " and " + Str(b));
   size_t r = a.rank();
   if (!DimMatches(a, r - 2, a, r - 1))
     return Error("triangular-solve 'a' must be square in its two minor dimensions, got " + Str(a));
@@ -526,8 +532,10 @@ Inference InferBatchNorm(Module& m, const Instruction& inst) {
   }
   if (inst.opcode == Opcode::kBatchNormInference) return Inferred(x);
   DimList features;
-  if (Unbounded(x, f)) features.Take(x, f);
-  else features.Add(x.dims[f]);  // static even for a dynamic feature dimension (XLA)
+  if (Unbounded(x, f))
+    features.Take(x, f);
+  else
+    features.Add(x.dims[f]);  // static even for a dynamic feature dimension (XLA)
   Shape per_feature = features.Build(m, x.type);
   return Inferred(m.MakeTupleShape({x, per_feature, per_feature}));
 }

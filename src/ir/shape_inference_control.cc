@@ -13,8 +13,8 @@ bool IsToken(const Shape& s) { return s.type == PrimitiveType::kToken; }
 std::string CheckArguments(const Instruction& inst, const Computation& c) {
   Signature sig = SignatureOf(c);
   if (sig.params.size() != inst.operands.size())
-    return Op(inst) + " has " + Count(inst.operands.size(), "operand") +
-           " but computation " + Describe(c) + " takes " + Num(sig.params.size());
+    return Op(inst) + " has " + Count(inst.operands.size(), "operand") + " but computation " + Describe(c) + " takes " +
+           Num(sig.params.size());
   for (size_t i = 0; i < sig.params.size(); ++i)
     if (sig.params[i] && !Compatible(*sig.params[i], inst.operands[i]->shape))
       return Op(inst) + " operand " + Num(i) + " is " + Str(inst.operands[i]->shape) + " but computation " +
@@ -130,7 +130,8 @@ Inference InferConditional(Module& m, const Instruction& inst) {
     if (!e.empty()) return Error(e);
     const Shape* result = SignatureOf(*branches[i]).result;
     if (!result) return NotInferable();
-    if (!first) first = result;
+    if (!first)
+      first = result;
     else if (!Compatible(*first, *result))
       return Error("conditional branches return different shapes: " + Describe(*branches[0]) + " and " +
                    Describe(*branches[i]));
@@ -142,8 +143,10 @@ Inference InferConditional(Module& m, const Instruction& inst) {
     for (size_t d = 0; d < first->rank(); ++d) {
       bool dynamic = false;
       for (const Computation* c : branches) dynamic = dynamic || c->root->shape.IsDynamicDim(d);
-      if (dynamic && !first->IsDynamicDim(d)) dims.Add(first->dims[d], DimKind::kBounded);
-      else dims.Take(*first, d);
+      if (dynamic && !first->IsDynamicDim(d))
+        dims.Add(first->dims[d], DimKind::kBounded);
+      else
+        dims.Take(*first, d);
     }
     return Inferred(dims.Build(m, first->type));
   }
@@ -222,7 +225,8 @@ Inference InferCollective(Module& m, const Instruction& inst) {
     case Opcode::kRaggedAllToAll:
       for (size_t i = 2; i < inst.operands.size(); ++i)
         if (!inst.operands[i]->shape.IsArray() || !IsInteger(inst.operands[i]->shape.type))
-          return Error("ragged-all-to-all offsets and sizes must be integer arrays, got " + Str(inst.operands[i]->shape));
+          return Error("ragged-all-to-all offsets and sizes must be integer arrays, got " +
+                       Str(inst.operands[i]->shape));
       if (inst.operands[0]->shape.type != inst.operands[1]->shape.type)
         return Error("ragged-all-to-all input " + Str(inst.operands[0]->shape) + " and output " +
                      Str(inst.operands[1]->shape) + " have different element types");
@@ -249,10 +253,8 @@ Inference InferCollective(Module& m, const Instruction& inst) {
       return NotInferable();  // lenient: array or (operand, result, contexts...) tuple
     case Opcode::kAllReduceDone:
     case Opcode::kAllGatherDone:
-    case Opcode::kCollectivePermuteDone:
-      return DoneOf(inst);
-    default:
-      return NotInferable();
+    case Opcode::kCollectivePermuteDone: return DoneOf(inst);
+    default: return NotInferable();
   }
 }
 
@@ -261,10 +263,8 @@ Inference InferChannelOrIo(Module& m, const Instruction& inst) {
   switch (inst.opcode) {
     // Both only order: XLA's parser tests give them operands of any shape (after-all of arrays,
     // add-dependency after an array), and its verifier checks the result shape alone.
-    case Opcode::kAfterAll:
-      return Inferred(token);
-    case Opcode::kAddDependency:
-      return Inferred(inst.operands[0]->shape);
+    case Opcode::kAfterAll: return Inferred(token);
+    case Opcode::kAddDependency: return Inferred(inst.operands[0]->shape);
     case Opcode::kSend:
       if (!IsToken(inst.operands[1]->shape))
         return Error("send operand 1 must be a token, got " + Str(inst.operands[1]->shape));
@@ -292,19 +292,16 @@ Inference InferChannelOrIo(Module& m, const Instruction& inst) {
                      Str(inst.operands[0]->shape));
       return Inferred(token);
     }
-    default:
-      return NotInferable();
+    default: return NotInferable();
   }
 }
 
 Inference InferMisc(Module& m, const Instruction& inst) {
   switch (inst.opcode) {
     case Opcode::kReplicaId:
-    case Opcode::kPartitionId:
-      return Inferred(m.MakeArrayShape(PrimitiveType::kU32, {}));
+    case Opcode::kPartitionId: return Inferred(m.MakeArrayShape(PrimitiveType::kU32, {}));
     case Opcode::kDomain:
-    case Opcode::kOptimizationBarrier:
-      return Inferred(inst.operands[0]->shape);
+    case Opcode::kOptimizationBarrier: return Inferred(inst.operands[0]->shape);
     case Opcode::kRngGetAndUpdateState:
       // The 128-bit generator state (XLA's HloVerifier).
       if (!IntAttr(inst, AttrId::kDelta)) return Error("rng-get-and-update-state needs delta=");
@@ -352,11 +349,11 @@ Inference InferMisc(Module& m, const Instruction& inst) {
         return Error("stochastic-convert needs a floating-point operand, got " + Str(x));
       if (!r.IsArray() || !IsUnsignedInt(r.type) || BitWidth(r.type) != BitWidth(x.type))
         return Error("stochastic-convert random bits " + Str(r) + " must be unsigned integers as wide as " + Str(x));
-      if (!SameDims(x, r)) return Error("stochastic-convert operand " + Str(x) + " and random bits " + Str(r) + " differ");
+      if (!SameDims(x, r))
+        return Error("stochastic-convert operand " + Str(x) + " and random bits " + Str(r) + " differ");
       return NotInferable();
     }
-    default:
-      return NotInferable();
+    default: return NotInferable();
   }
 }
 

@@ -111,8 +111,8 @@ Inference InferDynamicSlice(Module& m, const Instruction& inst) {
   auto sizes = IntList(inst, AttrId::kDynamicSliceSizes);
   if (!sizes) return Error("dynamic-slice needs dynamic_slice_sizes=");
   if (sizes->size() != x.rank())
-    return Error("dynamic-slice has " + Count(sizes->size(), "slice size") + " for an operand of rank " + Num(x.rank()) +
-                 " (" + Str(x) + ")");
+    return Error("dynamic-slice has " + Count(sizes->size(), "slice size") + " for an operand of rank " +
+                 Num(x.rank()) + " (" + Str(x) + ")");
   DimList dims;
   for (size_t i = 0; i < x.rank(); ++i) {
     int64_t size = (*sizes)[i];
@@ -131,7 +131,8 @@ Inference InferDynamicUpdateSlice(Module& m, const Instruction& inst) {
     return Error("dynamic-update-slice operand and update must be arrays, got " + Str(x) + " and " + Str(u));
   std::string e = CheckStartIndices("dynamic-update-slice", inst, 2, x);
   if (!e.empty()) return Error(e);
-  if (u.rank() != x.rank()) return Error("dynamic-update-slice update " + Str(u) + " has a different rank than " + Str(x));
+  if (u.rank() != x.rank())
+    return Error("dynamic-update-slice update " + Str(u) + " has a different rank than " + Str(x));
   if (u.type != x.type)
     return Error("dynamic-update-slice update " + Str(u) + " has a different element type than " + Str(x));
   bool dynamic = false;
@@ -145,8 +146,10 @@ Inference InferDynamicUpdateSlice(Module& m, const Instruction& inst) {
   DimList dims;
   for (size_t i = 0; i < x.rank(); ++i) {
     bool full = u.IsDynamicDim(i) && u.dims[i] == x.dims[i] && !x.IsDynamicDim(i);
-    if (full) dims.Add(x.dims[i], DimKind::kBounded);
-    else dims.Take(x, i);
+    if (full)
+      dims.Add(x.dims[i], DimKind::kBounded);
+    else
+      dims.Take(x, i);
   }
   return Inferred(dims.Build(m, x.type));
 }
@@ -194,8 +197,10 @@ Inference InferConcatenate(Module& m, const Instruction& inst) {
         if (j != d && first.dims[j] > 0 && __builtin_mul_overflow(elements, first.dims[j], &elements))
           return Error("concatenate gives a shape of more than 2^63 elements");
     }
-    if (unbounded) dims.Add(-1, DimKind::kUnbounded);
-    else dims.Add(size, dynamic ? DimKind::kBounded : DimKind::kStatic);
+    if (unbounded)
+      dims.Add(-1, DimKind::kUnbounded);
+    else
+      dims.Add(size, dynamic ? DimKind::kBounded : DimKind::kStatic);
   }
   return Inferred(dims.Build(m, first.type));
 }
@@ -216,8 +221,8 @@ Inference InferPad(Module& m, const Instruction& inst) {
     return Error("pad needs padding=");
   }
   if (config.size() != x.rank())
-    return Error("pad has padding for " + Count(config.size(), "dimension") + " but the operand " + Str(x) + " has rank " +
-                 Num(x.rank()));
+    return Error("pad has padding for " + Count(config.size(), "dimension") + " but the operand " + Str(x) +
+                 " has rank " + Num(x.rank()));
   DimList dims;
   for (size_t i = 0; i < x.rank(); ++i) {
     const PaddingDim& p = config[i];
@@ -273,8 +278,8 @@ Inference InferGather(Module& m, const Instruction& inst) {
     return Error("gather has " + Count(slice_sizes->size(), "slice size") + " for an operand of rank " + Num(x.rank()) +
                  " (" + x_text + ")");
   if (slice_sizes->size() != offset.size() + collapsed.size() + obatch.size())
-    return Error("gather operand dimensions must each be an offset, collapsed or batching dimension: " +
-                 Num(x.rank()) + " dimensions, " + Num(offset.size()) + " offset_dims, " + Num(collapsed.size()) +
+    return Error("gather operand dimensions must each be an offset, collapsed or batching dimension: " + Num(x.rank()) +
+                 " dimensions, " + Num(offset.size()) + " offset_dims, " + Num(collapsed.size()) +
                  " collapsed_slice_dims, " + Num(obatch.size()) + " operand_batching_dims");
   for (size_t i = 0; i < x.rank(); ++i) {
     int64_t size = (*slice_sizes)[i];
@@ -293,8 +298,8 @@ Inference InferGather(Module& m, const Instruction& inst) {
       if (operand_dim >= x.rank()) return NotInferable();
       int64_t size = (*slice_sizes)[operand_dim];
       // Gathering a whole dynamic dimension keeps it dynamic (XLA).
-      dims.Add(size, size == x.dims[operand_dim] && x.IsDynamicDim(operand_dim) ? KindAt(x, operand_dim)
-                                                                                   : DimKind::kStatic);
+      dims.Add(size,
+               size == x.dims[operand_dim] && x.IsDynamicDim(operand_dim) ? KindAt(x, operand_dim) : DimKind::kStatic);
       ++operand_dim;
     } else {
       if (static_cast<int64_t>(index_dim) == *ivd) ++index_dim;
@@ -313,7 +318,8 @@ Inference InferScatter(Module& m, const Instruction& inst) {
   const Shape& indices = inst.operands[n]->shape;
   const Computation* f = Called(inst, AttrId::kToApply);
   if (!f) return Error("scatter needs to_apply=");
-  if (!indices.IsArray() || !IsInteger(indices.type)) return Error("scatter indices must be integers, got " + Str(indices));
+  if (!indices.IsArray() || !IsInteger(indices.type))
+    return Error("scatter indices must be integers, got " + Str(indices));
   auto ivd = IntAttr(inst, AttrId::kIndexVectorDim);
   if (!ivd) return Error("scatter needs index_vector_dim=");
   std::vector<int64_t> window = IntList(inst, AttrId::kUpdateWindowDims).value_or(std::vector<int64_t>{});
@@ -340,8 +346,8 @@ Inference InferScatter(Module& m, const Instruction& inst) {
     size_t expected_rank = expanded.rank() - 1 + window.size();
     if (u.rank() != expected_rank)
       return Error("scatter updates " + Str(u) + " must have rank " + Num(expected_rank) + " (" +
-                   Count(window.size(), "window dimension") + " and " + Count(expanded.rank() - 1, "scatter dimension") +
-                   ")");
+                   Count(window.size(), "window dimension") + " and " +
+                   Count(expanded.rank() - 1, "scatter dimension") + ")");
     std::string e = CheckDimList("scatter update_window_dims", window, u.rank(), true, Str(u));
     if (e.empty()) e = CheckDimList("scatter inserted_window_dims", inserted, x.rank(), true, x_text);
     if (e.empty()) e = CheckDimList("scatter input_batching_dims", ibatch, x.rank(), true, x_text);
@@ -409,7 +415,8 @@ Inference InferTranspose(Module& m, const Instruction& inst) {
   std::vector<bool> seen(x.rank(), false);
   DimList dims;
   for (int64_t d : *perm) {
-    if (d < 0 || d >= static_cast<int64_t>(x.rank()) || seen[d]) return Error("transpose dimensions is not a permutation");
+    if (d < 0 || d >= static_cast<int64_t>(x.rank()) || seen[d])
+      return Error("transpose dimensions is not a permutation");
     seen[d] = true;
     dims.Take(x, static_cast<size_t>(d));
   }
@@ -487,8 +494,10 @@ Inference InferSetDimensionSize(Module& m, const Instruction& inst) {
     return Error("set-dimension-size size must be s32[], got " + Str(size));
   DimList dims;
   for (size_t i = 0; i < x.rank(); ++i) {
-    if (static_cast<int64_t>(i) == *dim && !Unbounded(x, i)) dims.Add(x.dims[i], DimKind::kBounded);
-    else dims.Take(x, i);
+    if (static_cast<int64_t>(i) == *dim && !Unbounded(x, i))
+      dims.Add(x.dims[i], DimKind::kBounded);
+    else
+      dims.Take(x, i);
   }
   return Inferred(dims.Build(m, x.type));
 }

@@ -37,7 +37,9 @@ inline std::string Op(const Instruction& inst) { return std::string(OpcodeName(i
 inline DimKind KindAt(const Shape& s, size_t i) { return s.dim_kinds.empty() ? DimKind::kStatic : s.dim_kinds[i]; }
 inline bool Unbounded(const Shape& s, size_t i) { return KindAt(s, i) == DimKind::kUnbounded; }
 template <typename List>
-bool Contains(const List& v, int64_t x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+bool Contains(const List& v, int64_t x) {
+  return std::find(v.begin(), v.end(), x) != v.end();
+}
 /// True if dimension i of a and dimension j of b can hold the same number of elements.
 bool DimMatches(const Shape& a, size_t i, const Shape& b, size_t j);
 /// Same rank and matching dimensions; element types are not looked at.

@@ -45,7 +45,9 @@ class Verifier {
   }
 
  private:
-  void Fail(std::string message) { status_.diagnostics().push_back(Diagnostic{Severity::kError, {}, 0, 0, std::move(message), {}}); }
+  void Fail(std::string message) {
+    status_.diagnostics().push_back(Diagnostic{Severity::kError, {}, 0, 0, std::move(message), {}});
+  }
   void Fail(const Instruction& inst, std::string message) {
     status_.diagnostics().push_back(DiagnosticFor(m_, inst, std::move(message)));
   }
@@ -76,7 +78,8 @@ class Verifier {
                              ") but has higher-numbered ones");
         break;
       }
-    if (comp.root->mark != defined) Fail("root of computation '" + std::string(comp.name) + "' is not one of its instructions");
+    if (comp.root->mark != defined)
+      Fail("root of computation '" + std::string(comp.name) + "' is not one of its instructions");
   }
 
   void VerifyInstruction(const Instruction& inst) {
@@ -118,8 +121,7 @@ class Verifier {
   void CheckCustomCallAttributes(const Instruction& inst, const std::string& prefix) {
     if (const Attribute* v = inst.FindAttr(AttrId::kApiVersion)) {
       static constexpr std::string_view kVersions[] = {"API_VERSION_ORIGINAL", "API_VERSION_STATUS_RETURNING",
-                                                       "API_VERSION_STATUS_RETURNING_UNIFIED",
-                                                       "API_VERSION_TYPED_FFI"};
+                                                       "API_VERSION_STATUS_RETURNING_UNIFIED", "API_VERSION_TYPED_FFI"};
       // The proto's default value: torch-xla and the Neuron toolchain built custom calls without
       // setting the field, and XLA printed it as written until its parser began refusing it.
       static constexpr std::string_view kUnspecified =
@@ -162,8 +164,8 @@ class Verifier {
     for (std::string& shape : shapes)
       while (!shape.empty() && shape.back() == ' ') shape.pop_back();
     if (shapes.size() != inst.operands.size())
-      return Fail(inst, prefix + "operand_layout_constraints give " + std::to_string(shapes.size()) +
-                            " shapes for " + std::to_string(inst.operands.size()) + " operands");
+      return Fail(inst, prefix + "operand_layout_constraints give " + std::to_string(shapes.size()) + " shapes for " +
+                            std::to_string(inst.operands.size()) + " operands");
     for (size_t i = 0; i < shapes.size(); ++i) {
       std::string want = ShapeToString(inst.operands[i]->shape, /*print_layout=*/false);
       if (shapes[i] != want)
@@ -193,9 +195,11 @@ class Verifier {
       const Shape& real = quantize ? inst.operands[0]->shape : inst.shape;
       const Shape& stored = quantize ? inst.shape : inst.operands[0]->shape;
       if (Status s = CheckUniformQuantShape(*c, real); !s.ok()) return Fail(inst, prefix + s.message());
-      if (real.type != c->expressed_type || stored.type != c->storage_type || real.ElementCount() != stored.ElementCount())
-        Fail(inst, prefix + "operand and result must be " + std::string(PrimitiveTypeName(quantize ? c->expressed_type : c->storage_type)) +
-                       " and " + std::string(PrimitiveTypeName(quantize ? c->storage_type : c->expressed_type)) +
+      if (real.type != c->expressed_type || stored.type != c->storage_type ||
+          real.ElementCount() != stored.ElementCount())
+        Fail(inst, prefix + "operand and result must be " +
+                       std::string(PrimitiveTypeName(quantize ? c->expressed_type : c->storage_type)) + " and " +
+                       std::string(PrimitiveTypeName(quantize ? c->storage_type : c->expressed_type)) +
                        " of the same dimensions, as the config says");
     }
   }
@@ -348,10 +352,8 @@ class Verifier {
         const Computation* c = infer::Called(inst, inst.opcode == Opcode::kCall ? AttrId::kToApply : AttrId::kCalls);
         return "computation '" + std::string(c ? c->name : "?") + "' returns";
       }
-      case Opcode::kConditional:
-        return "its branches return";
-      default:
-        return inst.operands.empty() ? "it must be" : "its operands give";
+      case Opcode::kConditional: return "its branches return";
+      default: return inst.operands.empty() ? "it must be" : "its operands give";
     }
   }
 
@@ -374,11 +376,14 @@ class Verifier {
         break;
       case Opcode::kBitcastConvert: CheckBitcastConvert(inst, *x); break;
       case Opcode::kCustomCall: CheckKnownCustomCall(inst); break;
-      case Opcode::kAsyncUpdate: case Opcode::kAsyncDone: case Opcode::kAllGatherDone:
-      case Opcode::kAllReduceDone: case Opcode::kCollectivePermuteDone: case Opcode::kCopyDone:
-      case Opcode::kSendDone: case Opcode::kRecvDone:
-        CheckDoneOperand(inst);
-        break;
+      case Opcode::kAsyncUpdate:
+      case Opcode::kAsyncDone:
+      case Opcode::kAllGatherDone:
+      case Opcode::kAllReduceDone:
+      case Opcode::kCollectivePermuteDone:
+      case Opcode::kCopyDone:
+      case Opcode::kSendDone:
+      case Opcode::kRecvDone: CheckDoneOperand(inst); break;
       case Opcode::kBitcast:
         // lenient: XLA compares byte sizes only in layout-sensitive mode; here only when no
         // layout detail (tiling, element size) can change them.
@@ -390,8 +395,10 @@ class Verifier {
         break;
       case Opcode::kIota: {
         auto dim = infer::IntAttr(inst, AttrId::kIotaDimension);
-        if (!s.IsArray() || s.rank() == 0) Fail(inst, "iota result must be an array of rank 1 or more, got " + Str(s));
-        else if (!dim) Fail(inst, "iota needs iota_dimension=");
+        if (!s.IsArray() || s.rank() == 0)
+          Fail(inst, "iota result must be an array of rank 1 or more, got " + Str(s));
+        else if (!dim)
+          Fail(inst, "iota needs iota_dimension=");
         else if (*dim < 0 || *dim >= static_cast<int64_t>(s.rank()))
           Fail(inst, "iota dimension " + std::to_string(*dim) + " is out of range for " + Str(s));
         break;
@@ -432,17 +439,14 @@ class Verifier {
         break;
       case Opcode::kAllGather:
       case Opcode::kAllGatherStart:
-      case Opcode::kReduceScatter:
-        CheckGatherOrScatter(inst);
-        break;
+      case Opcode::kReduceScatter: CheckGatherOrScatter(inst); break;
       case Opcode::kAllToAll:
         if (inst.operands.size() == 1 && !infer::Compatible(s, *x) &&
             !(s.IsTuple() && s.tuple.size() == 1 && infer::Compatible(s.tuple[0], *x)))
           Fail(inst, "'all-to-all' result shape is " + Str(s) + " but its operand is " + Str(*x));
         break;
       case Opcode::kAsyncStart: CheckAsyncStart(inst); break;
-      default:
-        break;
+      default: break;
     }
   }
 
@@ -574,7 +578,8 @@ class Verifier {
     }
     const Shape& args = s.tuple[0];
     bool ok = args.IsTuple() && args.tuple.size() == inst.operands.size();
-    for (size_t i = 0; ok && i < inst.operands.size(); ++i) ok = infer::Compatible(args.tuple[i], inst.operands[i]->shape);
+    for (size_t i = 0; ok && i < inst.operands.size(); ++i)
+      ok = infer::Compatible(args.tuple[i], inst.operands[i]->shape);
     if (!ok) {
       Fail(inst, "async-start result " + Str(s) + " must start with its operands' shapes");
       return;

@@ -5,10 +5,10 @@
 #include "parser/attr_values.h"
 
 #include <algorithm>
-#include <charconv>
-#include <cstdlib>
-#include <cmath>
 #include <cctype>
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
 #include <optional>
 
 #include "ir/printer.h"
@@ -90,8 +90,9 @@ Result<std::vector<WindowDim>> ReadWindow(std::string_view text) {
   if (!have_size) return Status::Error("window has no size=");
   for (const Field& f : fields) {
     if (f.groups.size() != dims.size())
-      return Status::Error("window " + std::string(f.key) + "= has " + std::to_string(f.groups.size()) + (f.groups.size() == 1 ? " dimension" : " dimensions") +
-                           " but size= has " + std::to_string(dims.size()));
+      return Status::Error("window " + std::string(f.key) + "= has " + std::to_string(f.groups.size()) +
+                           (f.groups.size() == 1 ? " dimension" : " dimensions") + " but size= has " +
+                           std::to_string(dims.size()));
     for (size_t i = 0; i < dims.size(); ++i) {
       WindowDim& d = dims[i];
       std::string_view g = f.groups[i];
@@ -207,8 +208,8 @@ Result<ConvDimLabels> ReadDimLabels(std::string_view text) {
   std::string_view out = text.substr(arrow + 2);
   ConvDimLabels l;
   NHLO_TRY(ReadLabels(lhs, 'b', 'f', l.input_batch, l.input_feature, l.input_spatial, l.has_unknown, "input"));
-  NHLO_TRY(ReadLabels(rhs, 'i', 'o', l.kernel_input_feature, l.kernel_output_feature, l.kernel_spatial,
-                      l.has_unknown, "kernel"));
+  NHLO_TRY(ReadLabels(rhs, 'i', 'o', l.kernel_input_feature, l.kernel_output_feature, l.kernel_spatial, l.has_unknown,
+                      "kernel"));
   NHLO_TRY(ReadLabels(out, 'b', 'f', l.output_batch, l.output_feature, l.output_spatial, l.has_unknown, "output"));
   if (l.input_spatial.size() != l.kernel_spatial.size() || l.input_spatial.size() != l.output_spatial.size())
     return Status::Error("dim_labels=" + std::string(text) + " has different numbers of spatial dimensions");
@@ -218,9 +219,7 @@ Result<ConvDimLabels> ReadDimLabels(std::string_view text) {
   return l;
 }
 
-
 namespace {
-
 
 // `{a,b,...}` into `out` (appended).
 bool ReadIntGroup(ValueCursor& c, std::vector<int64_t>& out, size_t* count) {
@@ -437,7 +436,8 @@ Result<ReplicaGroupList> ReadReplicaGroups(Arena& arena, std::string_view text) 
       }
     }
     if (!ok || !c.AtEnd())
-      return Status::Error("replica_groups=" + std::string(text) + " is neither {{...},...} nor [groups,size]<=[dims]T(perm)");
+      return Status::Error("replica_groups=" + std::string(text) +
+                           " is neither {{...},...} nor [groups,size]<=[dims]T(perm)");
     if (const char* problem = IotaDeviceListProblem(shape[0], shape[1], reshape, perm)) {
       if (problem != kIotaCountMismatch) return Status::Error("replica_groups=" + std::string(text) + ": " + problem);
       int64_t product = 1;  // no overflow: the check above found only the mismatch
@@ -453,7 +453,8 @@ Result<ReplicaGroupList> ReadReplicaGroups(Arena& arena, std::string_view text) 
     return g;
   }
   std::vector<int64_t> ids, sizes;
-  if (!ReadGroups(text, ids, sizes)) return Status::Error("replica_groups=" + std::string(text) + " is not a list of {id,...} groups");
+  if (!ReadGroups(text, ids, sizes))
+    return Status::Error("replica_groups=" + std::string(text) + " is not a list of {id,...} groups");
   g.ids = arena.Copy(ids);
   g.group_sizes = arena.Copy(sizes);
   return g;
@@ -461,7 +462,8 @@ Result<ReplicaGroupList> ReadReplicaGroups(Arena& arena, std::string_view text) 
 
 Result<std::vector<int64_t>> ReadPairList(std::string_view text) {
   std::vector<int64_t> ids, sizes;
-  if (!ReadGroups(text, ids, sizes)) return Status::Error("source_target_pairs=" + std::string(text) + " is not a list of {source,target} pairs");
+  if (!ReadGroups(text, ids, sizes))
+    return Status::Error("source_target_pairs=" + std::string(text) + " is not a list of {source,target} pairs");
   for (int64_t n : sizes)
     if (n != 2) return Status::Error("source_target_pairs=" + std::string(text) + " has a group that is not a pair");
   return ids;
@@ -713,7 +715,8 @@ Status DecodeStructuredValue(Arena& arena, Attribute& attr, std::string_view tex
     }
     case AttrKind::Enum: {
       std::optional<uint8_t> code = EnumValueFromName(EnumSetOf(attr.id), text);
-      if (!code) return Status::Error("unknown " + std::string(AttrName(attr.id)) + " value '" + std::string(text) + "'");
+      if (!code)
+        return Status::Error("unknown " + std::string(AttrName(attr.id)) + " value '" + std::string(text) + "'");
       attr.i = *code;
       break;
     }
@@ -734,11 +737,19 @@ Status DecodeStructuredValue(Arena& arena, Attribute& attr, std::string_view tex
     }
     case AttrKind::KeyValues:  // decides itself whether to keep the spelling
       return ScanKeyValues(arena, attr, text, KeyValueInput::kBlock).status();
-    case AttrKind::Int: case AttrKind::Bool: case AttrKind::Float: case AttrKind::String: case AttrKind::Ident:
-    case AttrKind::IntList: case AttrKind::Computation: case AttrKind::ComputationList:
-    case AttrKind::InstructionList: case AttrKind::Shape: case AttrKind::Raw: case AttrKind::Config:
-    case AttrKind::Literal:
-      return OkStatus();
+    case AttrKind::Int:
+    case AttrKind::Bool:
+    case AttrKind::Float:
+    case AttrKind::String:
+    case AttrKind::Ident:
+    case AttrKind::IntList:
+    case AttrKind::Computation:
+    case AttrKind::ComputationList:
+    case AttrKind::InstructionList:
+    case AttrKind::Shape:
+    case AttrKind::Raw:
+    case AttrKind::Config:
+    case AttrKind::Literal: return OkStatus();
   }
   // Keep the source spelling only where the printer would write the value differently.
   if (attr.kind == AttrKind::ReplicaGroups && attr.replica_groups->mesh) return OkStatus();  // spelling kept

@@ -4,9 +4,7 @@
 namespace nhlo {
 namespace {
 
-bool IsHex(char c) {
-  return IsDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
-}
+bool IsHex(char c) { return IsDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
 
 // Each matcher returns the length of the longest match of its pattern at s[0..], or 0.
 
@@ -209,7 +207,10 @@ void Lexer::NextInto(Token& out) {
     out = Token{Tok::kIdent, start, word};
     return;
   }
-  if (IsDigit(c) || c == '-' || c == '?') { out = LexNumberLike(start); return; }
+  if (IsDigit(c) || c == '-' || c == '?') {
+    out = LexNumberLike(start);
+    return;
+  }
   pos_ = ++p;
   switch (c) {
     case '%': {
@@ -221,27 +222,67 @@ void Lexer::NextInto(Token& out) {
       }
       p = static_cast<uint32_t>(SkipIdentChars(s, p, n));
       pos_ = p;
-      if (p == start + 1) { out = Token{Tok::kError, start, "expected a name after '%'"}; return; }
+      if (p == start + 1) {
+        out = Token{Tok::kError, start, "expected a name after '%'"};
+        return;
+      }
       out = Token{Tok::kName, start, std::string_view(s + start + 1, p - start - 1)};
       return;
     }
     case '"':
-    case '\'':
-      out = LexString(start, c);
+    case '\'': out = LexString(start, c); return;
+    case '=': {
+      out = Make(Tok::kEqual, start, p);
       return;
-    case '=': { out = Make(Tok::kEqual, start, p); return; }
-    case ',': { out = Make(Tok::kComma, start, p); return; }
-    case ':': { out = Make(Tok::kColon, start, p); return; }
-    case '*': { out = Make(Tok::kStar, start, p); return; }
-    case '#': { out = Make(Tok::kHash, start, p); return; }
-    case '+': { out = Make(Tok::kPlus, start, p); return; }
-    case '~': { out = Make(Tok::kTilde, start, p); return; }
-    case '[': { out = Make(Tok::kLBracket, start, p); return; }
-    case ']': { out = Make(Tok::kRBracket, start, p); return; }
-    case '{': { out = Make(Tok::kLBrace, start, p); return; }
-    case '}': { out = Make(Tok::kRBrace, start, p); return; }
-    case '(': { out = Make(Tok::kLParen, start, p); return; }
-    case ')': { out = Make(Tok::kRParen, start, p); return; }
+    }
+    case ',': {
+      out = Make(Tok::kComma, start, p);
+      return;
+    }
+    case ':': {
+      out = Make(Tok::kColon, start, p);
+      return;
+    }
+    case '*': {
+      out = Make(Tok::kStar, start, p);
+      return;
+    }
+    case '#': {
+      out = Make(Tok::kHash, start, p);
+      return;
+    }
+    case '+': {
+      out = Make(Tok::kPlus, start, p);
+      return;
+    }
+    case '~': {
+      out = Make(Tok::kTilde, start, p);
+      return;
+    }
+    case '[': {
+      out = Make(Tok::kLBracket, start, p);
+      return;
+    }
+    case ']': {
+      out = Make(Tok::kRBracket, start, p);
+      return;
+    }
+    case '{': {
+      out = Make(Tok::kLBrace, start, p);
+      return;
+    }
+    case '}': {
+      out = Make(Tok::kRBrace, start, p);
+      return;
+    }
+    case '(': {
+      out = Make(Tok::kLParen, start, p);
+      return;
+    }
+    case ')': {
+      out = Make(Tok::kRParen, start, p);
+      return;
+    }
     case '<':
       if (p < n && s[p] == '=') {
         pos_ = p + 1;
@@ -256,8 +297,7 @@ void Lexer::NextInto(Token& out) {
         return;
       }
       break;
-    default:
-      break;
+    default: break;
   }
   out = Token{Tok::kError, start, std::string_view(s + start, 1)};
   return;
@@ -276,8 +316,8 @@ Token Lexer::LexNumberLike(uint32_t start) {
     while (i < rest.size() && IsDigit(rest[i])) ++i;
     if (i > d) {
       char c = i < rest.size() ? rest[i] : ' ';
-      bool continues = c == '.' || c == 'e' || c == 'E' || c == 'x' || c == '_' || c == 'b' || c == 'f' ||
-                       c == 'i' || c == 'o' || c == '?' || c == '-';
+      bool continues = c == '.' || c == 'e' || c == 'E' || c == 'x' || c == '_' || c == 'b' || c == 'f' || c == 'i' ||
+                       c == 'o' || c == '?' || c == '-';
       if (!continues) {
         pos_ = start + static_cast<uint32_t>(i);
         return Make(Tok::kInt, start, pos_);

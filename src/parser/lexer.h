@@ -23,11 +23,23 @@ enum class Tok : uint8_t {
   kDimLabels,  // b01f_01io->b01f
   kDxD,        // 3x3
   kPad,        // 0_1x1_1
-  kEqual, kComma, kColon, kStar, kQuestion, kHash, kPlus, kTilde,
-  kLBracket, kRBracket, kLBrace, kRBrace, kLParen, kRParen,
-  kArrow,      // ->
-  kLeq,        // <=
-  kEllipsis,   // ...
+  kEqual,
+  kComma,
+  kColon,
+  kStar,
+  kQuestion,
+  kHash,
+  kPlus,
+  kTilde,
+  kLBracket,
+  kRBracket,
+  kLBrace,
+  kRBrace,
+  kLParen,
+  kRParen,
+  kArrow,     // ->
+  kLeq,       // <=
+  kEllipsis,  // ...
 };
 
 struct Token {

@@ -3,8 +3,8 @@
 // scan of f32/s32 rows that big constants go through.
 #include <algorithm>
 #include <charconv>
-#include <cstdio>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 
@@ -74,8 +74,7 @@ Result<double> Parser::ParseFloatToken(const Token& t, uint64_t* nan_payload) {
       std::string_view hex = body.substr(6, body.size() - 7);  // nan(0x...)
       uint64_t payload = 0;
       auto r = std::from_chars(hex.data(), hex.data() + hex.size(), payload, 16);
-      if (r.ec != std::errc() || payload == 0)
-        return ErrorAt(t.offset, "bad NaN payload in '" + std::string(s) + "'");
+      if (r.ec != std::errc() || payload == 0) return ErrorAt(t.offset, "bad NaN payload in '" + std::string(s) + "'");
       *nan_payload = payload;
     }
     double nan = std::numeric_limits<double>::quiet_NaN();
@@ -98,8 +97,7 @@ Result<double> Parser::ParseFloatToken(const Token& t, uint64_t* nan_payload) {
 //           | value                                     for scalars
 //           | '{' ... '}' nested rank deep | '{...}'    for arrays
 Result<const Literal*> Parser::ParseLiteral(const Shape& shape, int depth) {
-  if (depth > opts_.max_nesting)
-    return ErrorHere("literal nesting deeper than " + std::to_string(opts_.max_nesting));
+  if (depth > opts_.max_nesting) return ErrorHere("literal nesting deeper than " + std::to_string(opts_.max_nesting));
   if (tok_.kind == Tok::kIdent || tok_.kind == Tok::kLParen) NHLO_TRY(SkipOldLiteralShape(shape));
   Literal* lit = module_.arena.New<Literal>();
   lit->shape = shape;
@@ -138,7 +136,8 @@ Result<const Literal*> Parser::ParseLiteral(const Shape& shape, int depth) {
   // literal has 1 elements, the shape says 4`).
   if (tok_.kind == Tok::kLBrace && bytes > (int64_t{1} << 20) &&
       shape.ElementCount() > static_cast<int64_t>(src_.text.size() - tok_.offset))
-    return ErrorHere("literal of shape " + ShapeToString(shape, false) + " has more elements than the text has characters");
+    return ErrorHere("literal of shape " + ShapeToString(shape, false) +
+                     " has more elements than the text has characters");
   if (tok_.kind != Tok::kLBrace && !shape.dims.empty() && bytes > opts_.max_fill_literal_bytes)
     return ErrorHere("literal of shape " + ShapeToString(shape, false) + " filled from one value would take " +
                      std::to_string(bytes) + " bytes; the limit is " + std::to_string(opts_.max_fill_literal_bytes));
@@ -324,14 +323,14 @@ Status Parser::ParseElement(PrimitiveType type, uint8_t* out) {
       fits = bits == 64 || magnitude < (uint64_t(1) << bits);
     }
     if (!fits)
-      return ErrorHere("value " + std::string(s) + " is out of range for " +
-                       std::string(PrimitiveTypeName(type)));
+      return ErrorHere("value " + std::string(s) + " is out of range for " + std::string(PrimitiveTypeName(type)));
     StoreBits(type, out, negative ? 0 - magnitude : magnitude);
     Advance();
     return OkStatus();
   }
   if (!IsFloat(type)) return ErrorHere("no literal syntax for " + std::string(PrimitiveTypeName(type)));
-  if (type == PrimitiveType::kF32 && (t.kind == Tok::kInt || (t.kind == Tok::kDecimal && t.text.back() != 'n' && t.text.back() != ')'))) {
+  if (type == PrimitiveType::kF32 &&
+      (t.kind == Tok::kInt || (t.kind == Tok::kDecimal && t.text.back() != 'n' && t.text.back() != ')'))) {
     // Hot path for big f32 constants: one correctly rounded conversion straight to float.
     float v;
     const char* end = t.text.data() + t.text.size();
@@ -349,8 +348,8 @@ Status Parser::ParseElement(PrimitiveType type, uint8_t* out) {
   if (payload != 0) {
     bool neg = std::signbit(v);
     // XLA refuses a payload wider than the type's mantissa rather than cutting it.
-    const uint64_t max_payload = type == PrimitiveType::kF64   ? 0xfffffffffffffULL
-                                 : type == PrimitiveType::kF32 ? 0x7fffff
+    const uint64_t max_payload = type == PrimitiveType::kF64    ? 0xfffffffffffffULL
+                                 : type == PrimitiveType::kF32  ? 0x7fffff
                                  : type == PrimitiveType::kBF16 ? 0x7f
                                  : type == PrimitiveType::kF16  ? 0x3ff
                                                                 : 0;
@@ -363,17 +362,10 @@ Status Parser::ParseElement(PrimitiveType type, uint8_t* out) {
       case PrimitiveType::kF64:
         StoreBits(type, out, (neg ? 0xfff0000000000000ULL : 0x7ff0000000000000ULL) | (payload & 0xfffffffffffffULL));
         break;
-      case PrimitiveType::kF32:
-        StoreBits(type, out, (neg ? 0xff800000u : 0x7f800000u) | (payload & 0x7fffff));
-        break;
-      case PrimitiveType::kBF16:
-        StoreBits(type, out, (neg ? 0xff80u : 0x7f80u) | (payload & 0x7f));
-        break;
-      case PrimitiveType::kF16:
-        StoreBits(type, out, (neg ? 0xfc00u : 0x7c00u) | (payload & 0x3ff));
-        break;
-      default:
-        return ErrorHere("NaN payloads are not supported for " + std::string(PrimitiveTypeName(type)));
+      case PrimitiveType::kF32: StoreBits(type, out, (neg ? 0xff800000u : 0x7f800000u) | (payload & 0x7fffff)); break;
+      case PrimitiveType::kBF16: StoreBits(type, out, (neg ? 0xff80u : 0x7f80u) | (payload & 0x7f)); break;
+      case PrimitiveType::kF16: StoreBits(type, out, (neg ? 0xfc00u : 0x7c00u) | (payload & 0x3ff)); break;
+      default: return ErrorHere("NaN payloads are not supported for " + std::string(PrimitiveTypeName(type)));
     }
     Advance();
     return OkStatus();
@@ -382,8 +374,7 @@ Status Parser::ParseElement(PrimitiveType type, uint8_t* out) {
   if (std::isfinite(v)) {
     double back = LoadAsDouble(type, out);
     if (!std::isfinite(back))
-      return ErrorHere("value " + std::string(t.text) + " is out of range for " +
-                       std::string(PrimitiveTypeName(type)));
+      return ErrorHere("value " + std::string(t.text) + " is out of range for " + std::string(PrimitiveTypeName(type)));
   }
   Advance();
   return OkStatus();

@@ -57,8 +57,7 @@ bool Parser::TryHashedShape(uint32_t at, Shape& shape, uint32_t* length) {
 // shape ::= '(' (shape (',' shape)*)? ')' | TYPE '[' (dim (',' dim)*)? ']' layout?
 // dim   ::= INT | '<=' INT | '?'
 Status Parser::ParseShape(Shape& shape, int depth) {
-  if (depth > opts_.max_nesting)
-    return ErrorHere("shape nesting deeper than " + std::to_string(opts_.max_nesting));
+  if (depth > opts_.max_nesting) return ErrorHere("shape nesting deeper than " + std::to_string(opts_.max_nesting));
   if (tok_.kind == Tok::kLParen) {
     Advance();
     std::vector<Shape> elements;
@@ -66,8 +65,10 @@ Status Parser::ParseShape(Shape& shape, int depth) {
       Shape e;
       NHLO_TRY(ParseShape(e, depth + 1));
       elements.push_back(e);
-      if (tok_.kind == Tok::kComma) Advance();
-      else if (tok_.kind != Tok::kRParen) return Expected("',' or ')' in the tuple shape");
+      if (tok_.kind == Tok::kComma)
+        Advance();
+      else if (tok_.kind != Tok::kRParen)
+        return Expected("',' or ')' in the tuple shape");
     }
     Advance();
     shape = module_.MakeTupleShape(elements);
@@ -119,8 +120,10 @@ Status Parser::ParseShape(Shape& shape, int depth) {
     dynamic |= kind != DimKind::kStatic;
     dims.push_back(value);
     kinds.push_back(kind);
-    if (tok_.kind == Tok::kComma) Advance();
-    else if (tok_.kind != Tok::kRBracket) return Expected("',' or ']' in the dimensions");
+    if (tok_.kind == Tok::kComma)
+      Advance();
+    else if (tok_.kind != Tok::kRBracket)
+      return Expected("',' or ']' in the dimensions");
   }
   uint32_t text_end = tok_.offset + 1;
   Advance();
@@ -307,8 +310,8 @@ Status Parser::CheckLayoutTail(std::string_view tail, uint32_t offset, size_t ra
       char c = tail[i];
       if (c == ')') break;
       if (c != 'D' && c != 'C' && c != 'S' && c != 'H')
-        return ErrorAt(offset + static_cast<uint32_t>(i), std::string("unknown dim level type '") + c +
-                                                              "' (D, C, S or H, optionally followed by + or ~)");
+        return ErrorAt(offset + static_cast<uint32_t>(i),
+                       std::string("unknown dim level type '") + c + "' (D, C, S or H, optionally followed by + or ~)");
       sparse |= c != 'D';
       ++count;
       ++i;
@@ -317,8 +320,9 @@ Status Parser::CheckLayoutTail(std::string_view tail, uint32_t offset, size_t ra
       if (i < tail.size() && tail[i] == ',') ++i;
     }
     if (count != rank)
-      return ErrorAt(offset + static_cast<uint32_t>(d), "layout gives " + std::to_string(count) +
-                                                            " dim level types for a shape of rank " + std::to_string(rank));
+      return ErrorAt(
+          offset + static_cast<uint32_t>(d),
+          "layout gives " + std::to_string(count) + " dim level types for a shape of rank " + std::to_string(rank));
   }
   size_t p = tail.find("P(");
   if (p != std::string_view::npos && (p == 0 || !IsIdentChar(tail[p - 1])) && !sparse)
@@ -356,8 +360,8 @@ Status Parser::ParseLayout(Shape& shape, uint32_t* close_offset) {
         if (depth == 0 || closers[depth - 1] != c)
           return ErrorAt(i, std::string("unbalanced '") + c + "' in the layout");
         --depth;
-      } else if (!IsIdentChar(c) && c != ',' && c != '*' && c != '#' && c != '+' && c != '~' && c != ':' &&
-                 c != ' ' && c != '\n' && c != '\t' && c != '\r') {
+      } else if (!IsIdentChar(c) && c != ',' && c != '*' && c != '#' && c != '+' && c != '~' && c != ':' && c != ' ' &&
+                 c != '\n' && c != '\t' && c != '\r') {
         return ErrorAt(i, std::string("unexpected '") + c + "' in the layout");
       }
     }
@@ -371,8 +375,7 @@ Status Parser::ParseLayout(Shape& shape, uint32_t* close_offset) {
   }
   if (tok_.kind != Tok::kRBrace) return Expected("'}' to close the layout");
   if (minor_to_major.size() != shape.dims.size())
-    return ErrorAt(open, "layout has " + std::to_string(minor_to_major.size()) +
-                             " dimensions but the shape has rank " +
+    return ErrorAt(open, "layout has " + std::to_string(minor_to_major.size()) + " dimensions but the shape has rank " +
                              std::to_string(shape.dims.size()));
   for (size_t i = 0; i < minor_to_major.size(); ++i) {
     int64_t d = minor_to_major[i];

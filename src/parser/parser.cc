@@ -31,10 +31,15 @@ std::optional<PrimitiveType> TypeFromWord(std::string_view w) {
   // Type names are short and start with one of these letters: skip the table otherwise.
   if (w.size() < 2 || w.size() > 13) return std::nullopt;
   switch (w[0]) {
-    case 'p': case 's': case 'u': case 'f': case 'b': case 'c': case 't': case 'o':
-      break;
-    default:
-      return std::nullopt;
+    case 'p':
+    case 's':
+    case 'u':
+    case 'f':
+    case 'b':
+    case 'c':
+    case 't':
+    case 'o': break;
+    default: return std::nullopt;
   }
   if (w[0] != 'p' && w[0] != 't' && w[0] != 'o' && !IsDigit(w[1]) && w != "bf16") return std::nullopt;
   auto t = PrimitiveTypeFromName(w);
@@ -112,7 +117,8 @@ std::string_view FoldRaw(Arena& arena, std::string_view raw, bool known_clean) {
 // hlo_text ::= ('HloModule' name (',' attr)*)? stack_frames? computation+
 Status Parser::Run() {
   Advance();
-  if (IsIdent("HloModule")) NHLO_TRY(ParseHeader());
+  if (IsIdent("HloModule"))
+    NHLO_TRY(ParseHeader());
   else if (StartsSingleInstruction())
     return RunSingleInstruction();
   NHLO_TRY(ParseStackFrames());
@@ -206,11 +212,18 @@ Status Parser::ParseHeader() {
     Advance();
     if (tok_.kind != Tok::kAttrName) return Expected("module attribute");
     std::string_view name = tok_.text;
-    static constexpr std::string_view kKnown[] = {
-        "is_scheduled", "input_output_alias", "buffer_donor", "alias_passthrough_params",
-        "entry_computation_layout", "allow_spmd_sharding_propagation_to_parameters",
-        "allow_spmd_sharding_propagation_to_output", "replica_count", "num_partitions",
-        "frontend_attributes", "origin_recovery_table", "debug_attributes"};
+    static constexpr std::string_view kKnown[] = {"is_scheduled",
+                                                  "input_output_alias",
+                                                  "buffer_donor",
+                                                  "alias_passthrough_params",
+                                                  "entry_computation_layout",
+                                                  "allow_spmd_sharding_propagation_to_parameters",
+                                                  "allow_spmd_sharding_propagation_to_output",
+                                                  "replica_count",
+                                                  "num_partitions",
+                                                  "frontend_attributes",
+                                                  "origin_recovery_table",
+                                                  "debug_attributes"};
     if (std::find(std::begin(kKnown), std::end(kKnown), name) == std::end(kKnown))
       return ErrorHere("unknown module attribute '" + std::string(name) + "'");
     for (auto& [seen, value] : module_.header_attrs)
@@ -260,8 +273,7 @@ Status Parser::CheckHeaderAliases() {
 Status Parser::ParseStackFrames() {
   uint32_t start = tok_.offset, end = start;
   bool any = false;
-  while (IsIdent("FileNames") || IsIdent("FunctionNames") || IsIdent("FileLocations") ||
-         IsIdent("StackFrames")) {
+  while (IsIdent("FileNames") || IsIdent("FunctionNames") || IsIdent("FileLocations") || IsIdent("StackFrames")) {
     any = true;
     end = tok_.offset + static_cast<uint32_t>(tok_.text.size());
     Advance();
@@ -319,8 +331,10 @@ Status Parser::ParseComputation() {
         Advance();
         Shape ignored;
         NHLO_TRY(ParseShape(ignored));
-        if (tok_.kind == Tok::kComma) Advance();
-        else if (tok_.kind != Tok::kRParen) return Expected("',' or ')'");
+        if (tok_.kind == Tok::kComma)
+          Advance();
+        else if (tok_.kind != Tok::kRParen)
+          return Expected("',' or ')'");
       }
       Advance();
     }
@@ -341,17 +355,15 @@ Status Parser::ParseComputation() {
   BeginBody(comp);
   bool has_root = false;
   while (tok_.kind != Tok::kRBrace) {
-    if (tok_.kind == Tok::kEof) return ErrorHere("expected '}' to close computation '" +
-                                                 std::string(name) + "', got end of file");
+    if (tok_.kind == Tok::kEof)
+      return ErrorHere("expected '}' to close computation '" + std::string(name) + "', got end of file");
     bool is_root = IsIdent("ROOT");
-    if (is_root && has_root)
-      return ErrorHere("computation '" + std::string(name) + "' has more than one ROOT");
+    if (is_root && has_root) return ErrorHere("computation '" + std::string(name) + "' has more than one ROOT");
     has_root |= is_root;
     NHLO_TRY(ParseInstruction(comp));
     if (is_root) comp->root = comp->instructions.back();
   }
-  if (comp->instructions.empty())
-    return ErrorHere("computation '" + std::string(name) + "' has no instructions");
+  if (comp->instructions.empty()) return ErrorHere("computation '" + std::string(name) + "' has no instructions");
   if (std::string_view(src_.text).substr(tok_.offset + 1, 4) == " // ") module_.source_style.closing_names = true;
   if (std::string_view(src_.text).substr(tok_.offset + 1, 3) == "\n \n") module_.source_style.spaced_blank_lines = true;
   Advance();
@@ -363,8 +375,7 @@ Status Parser::ParseComputation() {
                                       ShapeToString(comp->root->shape, false));
   if (tok_.kind == Tok::kComma) {
     Advance();
-    if (tok_.kind != Tok::kAttrName || tok_.text != "execution_thread")
-      return Expected("'execution_thread='");
+    if (tok_.kind != Tok::kAttrName || tok_.text != "execution_thread") return Expected("'execution_thread='");
     Advance();
     if (tok_.kind != Tok::kString) return Expected("string");
     comp->execution_thread = module_.arena.CopyString(CUnescape(tok_.text));
@@ -390,8 +401,8 @@ Status Parser::ParseInstruction(Computation* comp) {
   bool plain_ident = tok_.kind == Tok::kIdent && !IsKeyword(tok_.text) && !TypeFromWord(tok_.text);
   if (tok_.kind != Tok::kName && !plain_ident) {
     if (tok_.kind == Tok::kAttrName)
-      return ErrorHere("expected ' = ' after instruction name '" + std::string(tok_.text) +
-                       "' (write '%" + std::string(tok_.text) + " =' or put spaces around '=')");
+      return ErrorHere("expected ' = ' after instruction name '" + std::string(tok_.text) + "' (write '%" +
+                       std::string(tok_.text) + " =' or put spaces around '=')");
     return Expected("instruction name");
   }
   std::string_view name = tok_.text;
@@ -428,7 +439,8 @@ Status Parser::ParseInstruction(Computation* comp) {
 // it gets a generated name and is placed before its user.
 Result<Instruction*> Parser::ParseInstructionBody(Computation* comp, std::string_view name, uint32_t name_offset,
                                                   bool nested, const Shape* shape_read) {
-  if (++nesting_ > opts_.max_nesting) return ErrorHere("instructions nested deeper than " + std::to_string(opts_.max_nesting));
+  if (++nesting_ > opts_.max_nesting)
+    return ErrorHere("instructions nested deeper than " + std::to_string(opts_.max_nesting));
   struct Unnest {
     int& depth;
     ~Unnest() { --depth; }
@@ -540,9 +552,9 @@ Result<Instruction*> Parser::ParseInstructionBody(Computation* comp, std::string
   }
   if (old_opcode) NHLO_TRY(RewriteOldOpcode(opcode_word, opcode_offset, attrs));
   static const std::vector<AttrId> kNone;
-  const std::vector<AttrId>& required_attrs =
-      !inst->async_sugar ? RequiredAttrs(inst->opcode)
-                         : inst->opcode == Opcode::kAsyncStart ? RequiredAttrs(inst->async_wrapped) : kNone;
+  const std::vector<AttrId>& required_attrs = !inst->async_sugar                    ? RequiredAttrs(inst->opcode)
+                                              : inst->opcode == Opcode::kAsyncStart ? RequiredAttrs(inst->async_wrapped)
+                                                                                    : kNone;
   for (AttrId required : required_attrs) {
     bool present = false;
     for (const Attribute& a : attrs) present |= a.id == required;
@@ -735,8 +747,10 @@ Status Parser::ParseOperands(Instruction* inst, SmallVec<Instruction*, 8>& opera
       Advance();
       NHLO_ASSIGN_OR_RETURN(Instruction * nested, ParseInstructionBody(inst->parent, {}, at, /*nested=*/true));
       operands.push_back(nested);
-      if (tok_.kind == Tok::kComma) Advance();
-      else if (tok_.kind != Tok::kRParen) return Expected("',' or ')' in the operand list");
+      if (tok_.kind == Tok::kComma)
+        Advance();
+      else if (tok_.kind != Tok::kRParen)
+        return Expected("',' or ')' in the operand list");
       continue;
     }
     const bool implicit = inst->parent == single_instruction_ && single_instruction_ != nullptr;
@@ -925,7 +939,8 @@ void Parser::NameGeneratedInstructions() {
 // The body becomes a computation of its own, named after the instruction that holds it and
 // placed before the computation being parsed, so callees still precede callers.
 Result<Computation*> Parser::ParseInlineComputation(std::string_view owner) {
-  if (++nesting_ > opts_.max_nesting) return ErrorHere("computations nested deeper than " + std::to_string(opts_.max_nesting));
+  if (++nesting_ > opts_.max_nesting)
+    return ErrorHere("computations nested deeper than " + std::to_string(opts_.max_nesting));
   struct Unnest {
     int& depth;
     ~Unnest() { --depth; }
@@ -1014,14 +1029,28 @@ Result<Computation*> Parser::ParseComputationRef() {
 // Kinds whose value text is captured as a balanced block or token run, then decoded.
 bool Parser::CapturedAsRaw(AttrKind kind) {
   switch (kind) {
-    case AttrKind::Raw: case AttrKind::Window: case AttrKind::SliceRanges: case AttrKind::EnumList:
-    case AttrKind::ReplicaGroups: case AttrKind::PairList: case AttrKind::KeyValues:
-      return true;
-    case AttrKind::Int: case AttrKind::Bool: case AttrKind::Float: case AttrKind::String: case AttrKind::Ident:
-    case AttrKind::IntList: case AttrKind::Computation: case AttrKind::ComputationList:
-    case AttrKind::InstructionList: case AttrKind::Shape: case AttrKind::Config: case AttrKind::Literal:
-    case AttrKind::PaddingConfig: case AttrKind::DimLabels: case AttrKind::Enum:
-      return false;
+    case AttrKind::Raw:
+    case AttrKind::Window:
+    case AttrKind::SliceRanges:
+    case AttrKind::EnumList:
+    case AttrKind::ReplicaGroups:
+    case AttrKind::PairList:
+    case AttrKind::KeyValues: return true;
+    case AttrKind::Int:
+    case AttrKind::Bool:
+    case AttrKind::Float:
+    case AttrKind::String:
+    case AttrKind::Ident:
+    case AttrKind::IntList:
+    case AttrKind::Computation:
+    case AttrKind::ComputationList:
+    case AttrKind::InstructionList:
+    case AttrKind::Shape:
+    case AttrKind::Config:
+    case AttrKind::Literal:
+    case AttrKind::PaddingConfig:
+    case AttrKind::DimLabels:
+    case AttrKind::Enum: return false;
   }
   return false;
 }
@@ -1043,7 +1072,8 @@ Status Parser::ParseAttribute(Instruction* inst, SmallVec<Attribute, 8>& attrs) 
   for (const Attribute& a : attrs)
     if (a.id == *id) return ErrorHere("attribute '" + std::string(tok_.text) + "' given twice");
   if (!AttrAllowed(inst->opcode, *id) && !(inst->async_sugar && AttrAllowed(inst->async_wrapped, *id)))
-    return ErrorHere("'" + std::string(OpcodeName(inst->opcode)) + "' does not take attribute '" + std::string(tok_.text) + "'");
+    return ErrorHere("'" + std::string(OpcodeName(inst->opcode)) + "' does not take attribute '" +
+                     std::string(tok_.text) + "'");
   // A conditional on a pred names its two branches, one on an index its list (XLA's parser
   // accepts only the matching attributes).
   if (inst->opcode == Opcode::kConditional && !inst->operands.empty() && inst->operands[0]->shape.IsScalar()) {
@@ -1130,8 +1160,10 @@ Status Parser::ParseAttribute(Instruction* inst, SmallVec<Attribute, 8>& attrs) 
       break;
     }
     case AttrKind::Bool:
-      if (IsIdent("true")) attr.b = true;
-      else if (!IsIdent("false")) return Expected("'true' or 'false'");
+      if (IsIdent("true"))
+        attr.b = true;
+      else if (!IsIdent("false"))
+        return Expected("'true' or 'false'");
       Advance();
       break;
     case AttrKind::Float: {
@@ -1144,7 +1176,10 @@ Status Parser::ParseAttribute(Instruction* inst, SmallVec<Attribute, 8>& attrs) 
       attr.text = arena.CopyString(CUnescape(tok_.text));
       Advance();
       break;
-    case AttrKind::Ident: case AttrKind::PaddingConfig: case AttrKind::DimLabels: case AttrKind::Enum: {
+    case AttrKind::Ident:
+    case AttrKind::PaddingConfig:
+    case AttrKind::DimLabels:
+    case AttrKind::Enum: {
       if (tok_.kind != Tok::kIdent && tok_.kind != Tok::kPad && tok_.kind != Tok::kDxD &&
           tok_.kind != Tok::kDimLabels && tok_.kind != Tok::kInt)
         return Expected("a value");
@@ -1176,8 +1211,10 @@ Status Parser::ParseAttribute(Instruction* inst, SmallVec<Attribute, 8>& attrs) 
       while (tok_.kind != Tok::kRBrace) {
         NHLO_ASSIGN_OR_RETURN(Computation * c, ParseComputationRef());
         comps.push_back(c);
-        if (tok_.kind == Tok::kComma) Advance();
-        else if (tok_.kind != Tok::kRBrace) return Expected("',' or '}'");
+        if (tok_.kind == Tok::kComma)
+          Advance();
+        else if (tok_.kind != Tok::kRBrace)
+          return Expected("',' or '}'");
       }
       Advance();
       attr.computations = arena.Copy(comps);
@@ -1192,8 +1229,10 @@ Status Parser::ParseAttribute(Instruction* inst, SmallVec<Attribute, 8>& attrs) 
         if (!pred) return ErrorHere("unknown instruction '" + std::string(tok_.text) + "'");
         insts.push_back(pred);
         Advance();
-        if (tok_.kind == Tok::kComma) Advance();
-        else if (tok_.kind != Tok::kRBrace) return Expected("',' or '}'");
+        if (tok_.kind == Tok::kComma)
+          Advance();
+        else if (tok_.kind != Tok::kRBrace)
+          return Expected("',' or '}'");
       }
       Advance();
       attr.instructions = arena.Copy(insts);
@@ -1205,8 +1244,13 @@ Status Parser::ParseAttribute(Instruction* inst, SmallVec<Attribute, 8>& attrs) 
       attr.shape = arena.New<Shape>(s);
       break;
     }
-    case AttrKind::Raw: case AttrKind::Window: case AttrKind::SliceRanges: case AttrKind::EnumList:
-    case AttrKind::ReplicaGroups: case AttrKind::PairList: case AttrKind::KeyValues: {
+    case AttrKind::Raw:
+    case AttrKind::Window:
+    case AttrKind::SliceRanges:
+    case AttrKind::EnumList:
+    case AttrKind::ReplicaGroups:
+    case AttrKind::PairList:
+    case AttrKind::KeyValues: {
       uint32_t value_offset = tok_.offset;
       NHLO_ASSIGN_OR_RETURN(attr.text, CaptureRaw());
       NHLO_TRY(Structure(attr, value_offset));
@@ -1244,8 +1288,10 @@ Status Parser::ParseIntList(SmallVec<int64_t, 16>& out) {
     NHLO_ASSIGN_OR_RETURN(int64_t v, ParseInt(tok_));
     out.push_back(v);
     Advance();
-    if (tok_.kind == Tok::kComma) Advance();
-    else if (tok_.kind != Tok::kRBrace) return Expected("',' or '}'");
+    if (tok_.kind == Tok::kComma)
+      Advance();
+    else if (tok_.kind != Tok::kRBrace)
+      return Expected("',' or '}'");
   }
   Advance();
   return OkStatus();
@@ -1279,8 +1325,8 @@ Result<std::string_view> Parser::CaptureRaw() {
     NHLO_TRY(skip_group(Tok::kLBracket, Tok::kRBracket));
     if (tok_.kind == Tok::kLBrace) NHLO_TRY(skip_group(Tok::kLBrace, Tok::kRBrace));
     end = tok_.offset;
-    while (end > start && (text[end - 1] == ' ' || text[end - 1] == '\n' || text[end - 1] == '\t' ||
-                           text[end - 1] == '\r'))
+    while (end > start &&
+           (text[end - 1] == ' ' || text[end - 1] == '\n' || text[end - 1] == '\t' || text[end - 1] == '\r'))
       --end;
   } else if (tok_.kind == Tok::kLBracket || tok_.kind == Tok::kLParen) {
     Tok open = tok_.kind, close = open == Tok::kLBracket ? Tok::kRBracket : Tok::kRParen;
@@ -1294,20 +1340,20 @@ Result<std::string_view> Parser::CaptureRaw() {
       }
     }
     end = tok_.offset;
-    while (end > start && (text[end - 1] == ' ' || text[end - 1] == '\n' || text[end - 1] == '\t' ||
-                           text[end - 1] == '\r'))
+    while (end > start &&
+           (text[end - 1] == ' ' || text[end - 1] == '\n' || text[end - 1] == '\t' || text[end - 1] == '\r'))
       --end;
   } else {
     switch (tok_.kind) {
-      case Tok::kIdent: case Tok::kInt: case Tok::kDecimal: case Tok::kNegInf: case Tok::kPad:
-      case Tok::kDxD: case Tok::kDimLabels:
-        end = tok_.offset + static_cast<uint32_t>(tok_.text.size());
-        break;
-      case Tok::kString:
-        end = tok_.offset + static_cast<uint32_t>(tok_.text.size()) + 2;
-        break;
-      default:
-        return Expected("an attribute value");
+      case Tok::kIdent:
+      case Tok::kInt:
+      case Tok::kDecimal:
+      case Tok::kNegInf:
+      case Tok::kPad:
+      case Tok::kDxD:
+      case Tok::kDimLabels: end = tok_.offset + static_cast<uint32_t>(tok_.text.size()); break;
+      case Tok::kString: end = tok_.offset + static_cast<uint32_t>(tok_.text.size()) + 2; break;
+      default: return Expected("an attribute value");
     }
     Advance();
   }
@@ -1318,14 +1364,12 @@ Result<std::string_view> Parser::CaptureRaw() {
 
 using parser_internal::Parser;
 
-Result<std::unique_ptr<Module>> ParseModule(std::string file, std::string text,
-                                            const ParseOptions& options) {
+Result<std::unique_ptr<Module>> ParseModule(std::string file, std::string text, const ParseOptions& options) {
   auto module = std::make_unique<Module>();
   auto src = std::make_unique<SourceBuffer>();
   src->name = std::move(file);
   src->text = std::move(text);
-  if (src->text.size() >= UINT32_MAX)
-    return Status::Error(src->name + ": input larger than 4 GiB is not supported");
+  if (src->text.size() >= UINT32_MAX) return Status::Error(src->name + ": input larger than 4 GiB is not supported");
   if (size_t nul = src->text.find('\0'); nul != std::string::npos)
     return Status::FromDiagnostic(DiagnosticAt(src->name, src->text, nul, "NUL byte in the input"));
   // A module takes about 2-3 arena bytes per text byte (docs/parser-performance.md).

@@ -27,8 +27,7 @@ struct ParseOptions {
 
 /// Parses a whole module. `file` names the source in diagnostics; `text` is moved into the
 /// module (names and raw attribute text point into it).
-Result<std::unique_ptr<Module>> ParseModule(std::string file, std::string text,
-                                            const ParseOptions& options = {});
+Result<std::unique_ptr<Module>> ParseModule(std::string file, std::string text, const ParseOptions& options = {});
 
 /// Parses literal text with its shape, `f32[2] {1, 2}`, into `module`'s arena (`name` names
 /// the text in diagnostics).

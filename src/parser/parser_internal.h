@@ -102,8 +102,7 @@ class Parser {
     return ErrorAt(tok_.offset, std::move(message));
   }
   Status Expected(std::string_view what) {
-    if (tok_.kind == Tok::kError && tok_.text.size() > 1)
-      return ErrorAt(tok_.offset, std::string(tok_.text));
+    if (tok_.kind == Tok::kError && tok_.text.size() > 1) return ErrorAt(tok_.offset, std::string(tok_.text));
     return ErrorAt(tok_.offset, "expected " + std::string(what) + ", got " + Describe(tok_));
   }
   Status Expect(Tok kind, std::string_view what) {
@@ -180,7 +179,7 @@ class Parser {
   const ParseOptions& opts_;
   Lexer lex_;
   Token tok_;
-  NameMap scope_;  // current computation's names
+  NameMap scope_;               // current computation's names
   ParamNumbers param_numbers_;  // current computation's parameter numbers
   // Inline computations with the computation holding them (PlaceInlineComputations).
   std::vector<std::pair<Computation*, Computation*>> inline_regions_;
@@ -203,10 +202,10 @@ class Parser {
   std::unordered_map<const Instruction*, Shape> old_shapes_;
   bool sparse_layout_seen_ = false;  // the last shape parsed had an old `sparse{N}` layout
   int64_t implicit_parameters_ = 0;
-  bool literal_follows_ = false;  // parsing the shape of `shape literal` text
-  bool style_seen_ = false;       // the first computation header set the module's source style
-  bool operand_comment_seen_ = false;  // an operand list held `/*index=N*/`
-  int nesting_ = 0;               // depth of nested instructions and inline computations
+  bool literal_follows_ = false;          // parsing the shape of `shape literal` text
+  bool style_seen_ = false;               // the first computation header set the module's source style
+  bool operand_comment_seen_ = false;     // an operand list held `/*index=N*/`
+  int nesting_ = 0;                       // depth of nested instructions and inline computations
   std::string_view current_instruction_;  // for naming inline computations
   Computation* current_comp_ = nullptr;   // the computation whose instructions are being parsed
   // Shapes repeat: most instructions of a large module share a few result shapes. The last

@@ -16,8 +16,7 @@ class BatchNormTrainingUpcast final : public Pass {
  public:
   Result<bool> Run(Module& module) override {
     return RewriteMatches(
-        module,
-        [](Instruction& inst) { return inst.opcode == Opcode::kBatchNormTraining && HasBf16Operand(inst); },
+        module, [](Instruction& inst) { return inst.opcode == Opcode::kBatchNormTraining && HasBf16Operand(inst); },
         [&](Computation* comp, Instruction* bnt) {
           Rewrite(module, comp, bnt);
           return OkStatus();
@@ -35,9 +34,9 @@ class BatchNormTrainingUpcast final : public Pass {
     std::vector<Instruction*> widened;
     for (Instruction* op : bf16_bnt->operands)
       widened.push_back(MakeConvert(module, comp, op, ChangeElementType(module, op->shape, PrimitiveType::kF32)));
-    Instruction* f32_bnt = module.NewInstruction(
-        comp, Opcode::kBatchNormTraining, ChangeElementType(module, bf16_bnt->shape, PrimitiveType::kF32), widened,
-        bf16_bnt->name);
+    Instruction* f32_bnt =
+        module.NewInstruction(comp, Opcode::kBatchNormTraining,
+                              ChangeElementType(module, bf16_bnt->shape, PrimitiveType::kF32), widened, bf16_bnt->name);
     CopyAttrs(module, bf16_bnt, f32_bnt);  // epsilon, feature_index (and metadata) unchanged
     std::vector<Instruction*> narrowed;
     for (int64_t i = 0; i < 3; ++i) {

@@ -73,8 +73,8 @@ class DcePass final : public Pass {
   }
 
   // Whether XLA's HloDCE keeps `inst` although nothing uses it.
-  static bool KeptWhenDead(const Instruction& inst, const SideEffects& effects,
-                           UserCounts& users, const Computation& comp) {
+  static bool KeptWhenDead(const Instruction& inst, const SideEffects& effects, UserCounts& users,
+                           const Computation& comp) {
     if (inst.opcode == Opcode::kParameter || inst.FindAttr(AttrId::kControlPredecessors)) return true;
     if (effects.Of(inst)) return true;
     if (inst.opcode == Opcode::kAfterAll) {

@@ -38,7 +38,8 @@ class ExpandUniformQuantize final : public Pass {
   // Per-tensor: a scalar constant broadcast to `shape`; per-axis: a 1-D constant broadcast
   // along the quantized dimension. `value(c)` gives channel c's value.
   template <typename F>
-  static Instruction* ChannelConstant(Module& module, Computation* comp, const UniformQuantConfig& c, const Shape& shape, F&& value) {
+  static Instruction* ChannelConstant(Module& module, Computation* comp, const UniformQuantConfig& c,
+                                      const Shape& shape, F&& value) {
     PrimitiveType t = c.expressed_type;
     if (c.quantization_dimension < 0)
       return MakeBroadcast(module, comp, MakeScalarConstant(module, comp, t, value(0)), shape, {});
@@ -62,9 +63,11 @@ class ExpandUniformQuantize final : public Pass {
     if (Status s = CheckUniformQuantShape(c, real_shape); !s.ok()) return Fail(module, *call, s);
     if (real_shape.type != c.expressed_type || stored_shape.type != c.storage_type || !real_shape.IsArray() ||
         real_shape.ElementCount() != stored_shape.ElementCount())
-      return Fail(module, *call, Status::Error("operand and result must be " + std::string(PrimitiveTypeName(quantize ? c.expressed_type : c.storage_type)) +
-                                               " and " + std::string(PrimitiveTypeName(quantize ? c.storage_type : c.expressed_type)) +
-                                               " of the same dimensions, as the config says"));
+      return Fail(module, *call,
+                  Status::Error("operand and result must be " +
+                                std::string(PrimitiveTypeName(quantize ? c.expressed_type : c.storage_type)) + " and " +
+                                std::string(PrimitiveTypeName(quantize ? c.storage_type : c.expressed_type)) +
+                                " of the same dimensions, as the config says"));
     Shape real = ChangeElementType(module, stored_shape, c.expressed_type);
     Instruction* result;
     if (quantize) {
@@ -73,7 +76,8 @@ class ExpandUniformQuantize final : public Pass {
       });
       Instruction* scaled = MakeElementwise(module, comp, Opcode::kMultiply, {x, inv_scale});
       Instruction* rounded = MakeElementwise(module, comp, Opcode::kRoundNearestEven, {scaled});
-      Instruction* zp = ChannelConstant(module, comp, c, real, [&](int64_t ch) { return static_cast<double>(c.ZeroPointFor(ch)); });
+      Instruction* zp =
+          ChannelConstant(module, comp, c, real, [&](int64_t ch) { return static_cast<double>(c.ZeroPointFor(ch)); });
       Instruction* shifted = MakeElementwise(module, comp, Opcode::kAdd, {rounded, zp});
       Instruction* lo = MakeScalarConstant(module, comp, c.expressed_type, static_cast<double>(c.storage_min));
       Instruction* hi = MakeScalarConstant(module, comp, c.expressed_type, static_cast<double>(c.storage_max));
@@ -81,7 +85,8 @@ class ExpandUniformQuantize final : public Pass {
       result = MakeConvert(module, comp, clamped, call->shape);
     } else {
       Instruction* widened = MakeConvert(module, comp, x, real);
-      Instruction* zp = ChannelConstant(module, comp, c, real, [&](int64_t ch) { return static_cast<double>(c.ZeroPointFor(ch)); });
+      Instruction* zp =
+          ChannelConstant(module, comp, c, real, [&](int64_t ch) { return static_cast<double>(c.ZeroPointFor(ch)); });
       Instruction* centered = MakeElementwise(module, comp, Opcode::kSubtract, {widened, zp});
       Instruction* scale = ChannelConstant(module, comp, c, real, [&](int64_t ch) { return c.ScaleFor(ch); });
       result = MakeElementwise(module, comp, Opcode::kMultiply, {centered, scale});

@@ -24,7 +24,8 @@ class LegalizeQuantizeMx final : public Pass {
       Result<QuantizeMxConfig> config = ParseQuantizeMxConfig(BackendConfigJson(inst));
       bool device = false;
       Status s = config.ok() ? CheckQuantizeMx(inst, *config, &device) : config.status();
-      if (!s.ok()) return Status::FromDiagnostic(DiagnosticFor(module, inst, "'" + std::string(inst.name) + "': " + s.message()));
+      if (!s.ok())
+        return Status::FromDiagnostic(DiagnosticFor(module, inst, "'" + std::string(inst.name) + "': " + s.message()));
       return !device;
     };
     return RewriteMatches(module, is_frontend, [&](Computation* comp, Instruction* call) {
@@ -39,7 +40,8 @@ class LegalizeQuantizeMx final : public Pass {
     const Shape& data = call->shape.tuple[0];
     std::vector<int64_t> packed_dims(data.dims.begin(), data.dims.end());
     packed_dims[c.dim] /= 4;
-    Shape result = module.MakeTupleShape({module.MakeArrayShape(PrimitiveType::kU32, packed_dims), call->shape.tuple[1]});
+    Shape result =
+        module.MakeTupleShape({module.MakeArrayShape(PrimitiveType::kU32, packed_dims), call->shape.tuple[1]});
     Instruction* device = module.NewInstruction(comp, Opcode::kCustomCall, result, {call->operands[0]}, call->name);
     CopyAttrs(module, call, device);  // same target and backend_config
     Instruction* packed = MakeGetTupleElement(module, comp, device, 0);
@@ -50,7 +52,8 @@ class LegalizeQuantizeMx final : public Pass {
     Instruction* parts[2] = {unpacked, scales};
     for (Instruction* user : std::vector<Instruction*>(comp->instructions.begin(), comp->instructions.end())) {
       const Attribute* index = user->FindAttr(AttrId::kIndex);
-      if (user->opcode == Opcode::kGetTupleElement && user->operands[0] == call && index && index->i >= 0 && index->i < 2)
+      if (user->opcode == Opcode::kGetTupleElement && user->operands[0] == call && index && index->i >= 0 &&
+          index->i < 2)
         ReplaceAllUses(comp, user, parts[index->i]);
     }
     Instruction* tuple = MakeTuple(module, comp, {unpacked, scales});

@@ -62,9 +62,13 @@ class LegalizeScaledMatmul final : public Pass {
       Instruction* data = dot->operands[side];
       int64_t cd = side ? c.rhs_contracting[0] : c.lhs_contracting[0];
       if (data->shape.dims[cd] % 4 != 0)
-        return Status::FromDiagnostic(DiagnosticFor(module, *dot, "'" + std::string(dot->name) + "': ScaledMatmul packs four lanes per u32, so the contracting dimension size must be a multiple of 4"));
+        return Status::FromDiagnostic(DiagnosticFor(
+            module, *dot,
+            "'" + std::string(dot->name) +
+                "': ScaledMatmul packs four lanes per u32, so the contracting dimension size must be a multiple of 4"));
       packed[side] = FindPackedSource(data, cd);
-      if (!packed[side] && side == 1 && data == dot->operands[0] && cd == c.lhs_contracting[0]) packed[side] = packed[0];
+      if (!packed[side] && side == 1 && data == dot->operands[0] && cd == c.lhs_contracting[0])
+        packed[side] = packed[0];
       if (!packed[side]) packed[side] = PackLanes(module, comp, data, cd);
     }
     Instruction* call = module.NewInstruction(comp, Opcode::kCustomCall, dot->shape,

@@ -17,8 +17,7 @@ constexpr std::string_view kDowncastNote = " Downcast for int support ";
 
 void AddAutoCastNone(Module& module, const Instruction* original_dot, Instruction* inst) {
   SetAttr(module, inst, AppendToMetadataOpName(module, original_dot->FindAttr(AttrId::kMetadata), kDowncastNote));
-  SetAttr(module, inst,
-          SetFrontendAttribute(module, inst->FindAttr(AttrId::kFrontendAttributes), "auto_cast", "none"));
+  SetAttr(module, inst, SetFrontendAttribute(module, inst->FindAttr(AttrId::kFrontendAttributes), "auto_cast", "none"));
 }
 
 class NeuronIntMatmulDowncast final : public Pass {
@@ -45,8 +44,9 @@ class NeuronIntMatmulDowncast final : public Pass {
         converted[i] = op;
       }
     }
-    Instruction* f32_dot = module.NewInstruction(comp, Opcode::kDot, ChangeElementType(module, dot->shape, PrimitiveType::kF32),
-                                                 {converted[0], converted[1]}, dot->name);
+    Instruction* f32_dot =
+        module.NewInstruction(comp, Opcode::kDot, ChangeElementType(module, dot->shape, PrimitiveType::kF32),
+                              {converted[0], converted[1]}, dot->name);
     // Dimension numbers and precision config carry over verbatim; so does everything else.
     CopyAttrs(module, dot, f32_dot);
     Instruction* result = MakeConvert(module, comp, f32_dot, dot->shape);

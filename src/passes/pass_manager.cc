@@ -36,8 +36,7 @@ std::vector<std::string> SplitCommaList(const std::vector<std::string>& items) {
 }
 
 std::string Banner(std::string_view what, std::string_view pass, int number, const char* state) {
-  std::string b = "// ----- IR Dump " + std::string(what) + " " + std::string(pass) + " (#" +
-                  std::to_string(number);
+  std::string b = "// ----- IR Dump " + std::string(what) + " " + std::string(pass) + " (#" + std::to_string(number);
   if (state) b += std::string(", ") + state;
   return b + ") -----\n";
 }
@@ -137,7 +136,8 @@ Result<size_t> RunPipeline(Module& module, const PipelineOptions& options, std::
                                    std::tuple{&options.print_after_regex, &after_re, "--print-after"}}) {
     if (pattern->empty()) continue;
     *re = std::make_unique<RE2>(*pattern, RE2::Quiet);
-    if (!(*re)->ok()) return Status::Error(std::string("invalid regular expression for ") + flag + ": " + (*re)->error());
+    if (!(*re)->ok())
+      return Status::Error(std::string("invalid regular expression for ") + flag + ": " + (*re)->error());
   }
   std::vector<std::unique_ptr<RE2>> computation_res;
   for (const std::string& pattern : options.print_computation_regexes) {
@@ -181,7 +181,12 @@ Result<size_t> RunPipeline(Module& module, const PipelineOptions& options, std::
     if (!options.print_changed_quiet) NHLO_TRY(sink.Emit("initial", "// ----- IR Dump Initial -----\n", previous));
   }
 
-  struct Timing { std::string_view name; int number; bool changed; double ms; };
+  struct Timing {
+    std::string_view name;
+    int number;
+    bool changed;
+    double ms;
+  };
   std::vector<Timing> timings;
   auto total_start = std::chrono::steady_clock::now();
   int64_t executions = 0;
@@ -191,8 +196,7 @@ Result<size_t> RunPipeline(Module& module, const PipelineOptions& options, std::
     ++executions;
     if (options.bisect_limit >= 0) {
       bool run = executions <= options.bisect_limit;
-      log << "// BISECT: " << (run ? "running" : "NOT running") << " pass (" << executions << ") "
-          << info.name << "\n";
+      log << "// BISECT: " << (run ? "running" : "NOT running") << " pass (" << executions << ") " << info.name << "\n";
       if (!run) continue;
     }
     bool print_before = options.print_before_all || (before_re && RE2::FullMatch(info.name, *before_re));
@@ -222,7 +226,8 @@ Result<size_t> RunPipeline(Module& module, const PipelineOptions& options, std::
         s.Append(verified);
         Diagnostic before;
         before.severity = Severity::kNote;
-        before.message = "the module before pass '" + std::string(info.name) + "' (#" + std::to_string(number) + "):\n" + before_text;
+        before.message = "the module before pass '" + std::string(info.name) + "' (#" + std::to_string(number) +
+                         "):\n" + before_text;
         s.diagnostics().push_back(std::move(before));
         return s;
       }
@@ -244,7 +249,8 @@ Result<size_t> RunPipeline(Module& module, const PipelineOptions& options, std::
       if (options.print_changed == PrintChanged::kText) {
         NHLO_TRY(sink.Emit("after-" + std::string(info.name), Banner("After", info.name, number, state), now));
       } else {
-        std::string diff = UnifiedDiff(previous, now, "before " + std::string(info.name), "after " + std::string(info.name));
+        std::string diff =
+            UnifiedDiff(previous, now, "before " + std::string(info.name), "after " + std::string(info.name));
         // Diff lines start with ' ', '-', '+' or '@'; prefix them so the stream stays HLO comments.
         // cdiff colours removed lines red and added ones green, as opt's -print-changed=cdiff.
         std::string commented;
@@ -276,8 +282,8 @@ Result<size_t> RunPipeline(Module& module, const PipelineOptions& options, std::
   if (options.time_passes == PipelineOptions::TimePasses::kText) {
     char line[256];
     report << "// ===-------------------------------------------------------------------------===\n"
-        << "//                          Pass execution timing report\n"
-        << "// ===-------------------------------------------------------------------------===\n";
+           << "//                          Pass execution timing report\n"
+           << "// ===-------------------------------------------------------------------------===\n";
     std::snprintf(line, sizeof(line), "// %12.3f ms  total\n", total_ms);
     report << line;
     for (const Timing& t : timings) {

@@ -30,8 +30,8 @@ struct PipelineOptions {
   std::vector<std::string> disable;  // --disable-pass
   bool print_before_all = false;
   bool print_after_all = false;
-  std::string print_before_regex;    // --print-before=REGEX (re2, full match on the pass name)
-  std::string print_after_regex;     // --print-after=REGEX
+  std::string print_before_regex;  // --print-before=REGEX (re2, full match on the pass name)
+  std::string print_after_regex;   // --print-after=REGEX
   /// --print-computation=REGEX (re2, full match) and --filter-print-funcs=NAME,...: dumps show
   /// only the computations that match one of these; empty: all of them.
   std::vector<std::string> print_computation_regexes;
@@ -49,7 +49,7 @@ struct PipelineOptions {
   enum class TimePasses { kOff, kText, kJson };
   TimePasses time_passes = TimePasses::kOff;
   bool verify_each = false;
-  int64_t bisect_limit = -1;         // --opt-bisect-limit; -1 = no limit
+  int64_t bisect_limit = -1;  // --opt-bisect-limit; -1 = no limit
   /// --strict: forms of the text today's XLA no longer writes (Module::old_forms) are errors
   /// instead of warnings.
   bool strict = false;

@@ -48,7 +48,8 @@ const Literal* ConvertLiteral(Module& module, const Literal& lit, const Shape& s
   out->elided = lit.elided;
   if (shape.IsTuple()) {
     std::vector<const Literal*> elements;
-    for (size_t i = 0; i < lit.tuple.size(); ++i) elements.push_back(ConvertLiteral(module, *lit.tuple[i], shape.tuple[i]));
+    for (size_t i = 0; i < lit.tuple.size(); ++i)
+      elements.push_back(ConvertLiteral(module, *lit.tuple[i], shape.tuple[i]));
     out->tuple = module.arena.Copy(elements);
     return out;
   }
@@ -75,7 +76,8 @@ class UpcastAllToFp32 final : public Pass {
         bool shape_changed = false;
         Shape upcast = UpcastShape(module, inst->shape, &shape_changed);
         if (!shape_changed) continue;
-        if (inst->opcode == Opcode::kConstant && inst->literal) inst->literal = ConvertLiteral(module, *inst->literal, upcast);
+        if (inst->opcode == Opcode::kConstant && inst->literal)
+          inst->literal = ConvertLiteral(module, *inst->literal, upcast);
         inst->shape = upcast;
         changed = true;
       }

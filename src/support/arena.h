@@ -82,7 +82,9 @@ class Arena {
     return Span<T>(p, n);
   }
   template <typename T>
-  Span<T> Copy(const std::vector<T>& v) { return Copy(v.data(), v.size()); }
+  Span<T> Copy(const std::vector<T>& v) {
+    return Copy(v.data(), v.size());
+  }
 
   std::string_view CopyString(std::string_view s) {
     if (s.empty()) return {};
@@ -174,7 +176,9 @@ struct ArenaAllocator {
   }
   void deallocate(T*, size_t) {}
   template <typename U>
-  bool operator==(const ArenaAllocator<U>& other) const { return arena == other.arena; }
+  bool operator==(const ArenaAllocator<U>& other) const {
+    return arena == other.arena;
+  }
 };
 
 }  // namespace nhlo

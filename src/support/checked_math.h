@@ -32,8 +32,10 @@ int64_t CheckedElementCount(const Dims& dims) {
   bool empty = false;
   for (int64_t d : dims) {
     if (d < 0) return -1;
-    if (d == 0) empty = true;
-    else if (MulOverflows(nonzero, d, &nonzero)) return -1;
+    if (d == 0)
+      empty = true;
+    else if (MulOverflows(nonzero, d, &nonzero))
+      return -1;
   }
   return empty ? 0 : nonzero;
 }

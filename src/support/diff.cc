@@ -22,8 +22,7 @@ std::vector<std::string_view> SplitLines(std::string_view text) {
 enum class Edit : char { kKeep = ' ', kDelete = '-', kInsert = '+' };
 
 // Myers' O((N+M)D) shortest edit script, returned in order.
-std::vector<Edit> ShortestEdit(const std::vector<std::string_view>& a,
-                               const std::vector<std::string_view>& b) {
+std::vector<Edit> ShortestEdit(const std::vector<std::string_view>& a, const std::vector<std::string_view>& b) {
   const int n = static_cast<int>(a.size()), m = static_cast<int>(b.size());
   const int max = n + m, offset = max + 1;
   std::vector<int> v(2 * max + 3, 0);
@@ -31,8 +30,8 @@ std::vector<Edit> ShortestEdit(const std::vector<std::string_view>& a,
   for (int d = 0; d <= max; ++d) {
     trace.push_back(v);
     for (int k = -d; k <= d; k += 2) {
-      int x = (k == -d || (k != d && v[offset + k - 1] < v[offset + k + 1])) ? v[offset + k + 1]
-                                                                              : v[offset + k - 1] + 1;
+      int x =
+          (k == -d || (k != d && v[offset + k - 1] < v[offset + k + 1])) ? v[offset + k + 1] : v[offset + k - 1] + 1;
       int y = x - k;
       while (x < n && y < m && a[x] == b[y]) ++x, ++y;
       v[offset + k] = x;
@@ -67,7 +66,10 @@ std::string UnifiedDiff(std::string_view before, std::string_view after, std::st
   std::vector<std::string_view> a = SplitLines(before), b = SplitLines(after);
   std::vector<Edit> edits = ShortestEdit(a, b);
   // Position of each edit in a and b.
-  struct Step { Edit e; int ai, bi; };
+  struct Step {
+    Edit e;
+    int ai, bi;
+  };
   std::vector<Step> steps;
   int ai = 0, bi = 0;
   for (Edit e : edits) {

@@ -55,7 +55,9 @@ struct LargeAllocator {
   }
   void deallocate(T* p, size_t) { std::free(p); }
   template <typename U>
-  bool operator==(const LargeAllocator<U>&) const { return true; }
+  bool operator==(const LargeAllocator<U>&) const {
+    return true;
+  }
 };
 
 }  // namespace nhlo

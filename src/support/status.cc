@@ -117,7 +117,8 @@ std::string Status::ToString(std::string_view program) const {
 }
 
 void InternalError(const char* file, int line, const std::string& message) {
-  std::fprintf(stderr, "nhlo: internal compiler error at %s:%d: %s\n"
+  std::fprintf(stderr,
+               "nhlo: internal compiler error at %s:%d: %s\n"
                "This is a bug in nhlo, not in your input; please report it.\n",
                file, line, message.c_str());
   std::abort();

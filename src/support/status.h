@@ -35,8 +35,8 @@ inline constexpr size_t kMaxEchoColumns = 200;
 std::string FormatDiagnostic(const Diagnostic& diag, std::string_view program = {});
 
 /// Builds a diagnostic for byte `offset` of `text` (the whole source buffer named `file`).
-Diagnostic DiagnosticAt(std::string_view file, std::string_view text, size_t offset,
-                        std::string message, Severity severity = Severity::kError);
+Diagnostic DiagnosticAt(std::string_view file, std::string_view text, size_t offset, std::string message,
+                        Severity severity = Severity::kError);
 
 /// Where every line of a text starts, so that many diagnostics in one file each find their line
 /// by a binary search; DiagnosticAt without it counts lines from the text's start every time.
@@ -105,7 +105,7 @@ inline Status OkStatus() { return Status(); }
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : value_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(T value) : value_(std::move(value)) {}          // NOLINT: implicit by design
   Result(Status status) : status_(std::move(status)) {}  // NOLINT: implicit by design
   bool ok() const { return value_.has_value(); }
   const Status& status() const& { return status_; }
@@ -124,9 +124,9 @@ class [[nodiscard]] Result {
 #define NHLO_CONCAT(a, b) NHLO_CONCAT_INNER(a, b)
 
 /// Returns the Status of `expr` from the enclosing function if it is an error.
-#define NHLO_TRY(expr)                        \
-  do {                                        \
-    ::nhlo::Status nhlo_status_ = (expr);     \
+#define NHLO_TRY(expr)                           \
+  do {                                           \
+    ::nhlo::Status nhlo_status_ = (expr);        \
     if (!nhlo_status_.ok()) return nhlo_status_; \
   } while (0)
 
@@ -136,14 +136,13 @@ class [[nodiscard]] Result {
   lhs = std::move(tmp.value())
 
 /// `NHLO_ASSIGN_OR_RETURN(auto x, ComputeX());` unwraps a Result or returns its Status.
-#define NHLO_ASSIGN_OR_RETURN(lhs, expr) \
-  NHLO_ASSIGN_OR_RETURN_IMPL(NHLO_CONCAT(nhlo_result_, __LINE__), lhs, expr)
+#define NHLO_ASSIGN_OR_RETURN(lhs, expr) NHLO_ASSIGN_OR_RETURN_IMPL(NHLO_CONCAT(nhlo_result_, __LINE__), lhs, expr)
 
 /// Aborts with a message that names a compiler bug; for internal invariants only, never for input.
 [[noreturn]] void InternalError(const char* file, int line, const std::string& message);
-#define NHLO_CHECK(cond, msg)                                             \
-  do {                                                                    \
-    if (!(cond)) ::nhlo::InternalError(__FILE__, __LINE__, (msg));        \
+#define NHLO_CHECK(cond, msg)                                      \
+  do {                                                             \
+    if (!(cond)) ::nhlo::InternalError(__FILE__, __LINE__, (msg)); \
   } while (0)
 
 }  // namespace nhlo

@@ -20,8 +20,8 @@ inline size_t EditDistance(std::string_view a, std::string_view b) {
   for (size_t i = 1; i <= a.size(); ++i)
     for (size_t j = 1; j <= b.size(); ++j) {
       size_t& here = d[i * w + j];
-      here = std::min({d[(i - 1) * w + j] + 1, d[i * w + j - 1] + 1,
-                       d[(i - 1) * w + j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      here = std::min(
+          {d[(i - 1) * w + j] + 1, d[i * w + j - 1] + 1, d[(i - 1) * w + j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
       if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
         here = std::min(here, d[(i - 2) * w + j - 2] + 1);
     }

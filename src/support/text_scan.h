@@ -16,7 +16,12 @@ namespace nhlo {
 
 // Character classes as one table lookup each: the lexer asks for every byte of the input.
 enum CharClass : uint8_t {
-  kIdentStartBit = 1, kIdentCharBit = 2, kDigitBit = 4, kSpaceBit = 8, kRawSpecialBit = 16, kNotPlainBit = 32,
+  kIdentStartBit = 1,
+  kIdentCharBit = 2,
+  kDigitBit = 4,
+  kSpaceBit = 8,
+  kRawSpecialBit = 16,
+  kNotPlainBit = 32,
   kDimTextBit = 64
 };
 inline constexpr auto kCharClasses = [] {
@@ -34,9 +39,10 @@ inline constexpr auto kCharClasses = [] {
     bool ident_char = alpha || digit || c == '.' || c == '-';
     // What a shape's dimension list is written with: `8,<=16,?`.
     bool dim_text = digit || c == ',' || c == '<' || c == '=' || c == '?';
-    t.bits[c] = static_cast<uint8_t>((alpha ? kIdentStartBit : 0) | (ident_char ? kIdentCharBit : 0) | (digit ? kDigitBit : 0) |
-                                     (space ? kSpaceBit : 0) | (raw_special ? kRawSpecialBit : 0) |
-                                     (not_plain ? kNotPlainBit : 0) | (dim_text ? kDimTextBit : 0));
+    t.bits[c] =
+        static_cast<uint8_t>((alpha ? kIdentStartBit : 0) | (ident_char ? kIdentCharBit : 0) | (digit ? kDigitBit : 0) |
+                             (space ? kSpaceBit : 0) | (raw_special ? kRawSpecialBit : 0) |
+                             (not_plain ? kNotPlainBit : 0) | (dim_text ? kDimTextBit : 0));
   }
   return t;
 }();

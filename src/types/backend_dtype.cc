@@ -28,14 +28,16 @@ constexpr BackendDtypeInfo kInfos[kNumBackendDtypes] = {
 };
 
 // The table must be dense and in ordinal order, since kInfos is indexed by ordinal.
-static_assert([] {
-  int expected = 0;
+static_assert(
+    [] {
+      int expected = 0;
 #define NHLO_BACKEND_DTYPE(Enum, ordinal, name, stride, wire_v4, wire_v3, xla, x4, inferred) \
   if (ordinal != expected++) return false;
 #include "types/backend_dtypes.def"
 #undef NHLO_BACKEND_DTYPE
-  return expected == kNumBackendDtypes;
-}(), "backend_dtypes.def: rows must be ordinals 0..19 in order");
+      return expected == kNumBackendDtypes;
+    }(),
+    "backend_dtypes.def: rows must be ordinals 0..19 in order");
 
 const BackendDtypeInfo& Info(BackendDtype dt) {
   int ordinal = Ordinal(dt);
@@ -48,9 +50,7 @@ bool IsUnsignedBackend(BackendDtype dt) { return IsUnsignedInt(Info(dt).xla); }
 // Element byte size as promotion sees it (numpy itemsize of the element): the container stride
 // for scalars; 1 for float4_e2m1fn_x4, which LaunderX4 leaves in place of its FP4 element
 // (ml_dtypes stores one float4_e2m1fn per byte).
-int ElementItemsize(BackendDtype dt) {
-  return dt == BackendDtype::kFloat4E2m1fnX4 ? 1 : Info(dt).stride;
-}
+int ElementItemsize(BackendDtype dt) { return dt == BackendDtype::kFloat4E2m1fnX4 ? 1 : Info(dt).stride; }
 
 Status NoPromotionPath(BackendDtype a, BackendDtype b) {
   std::string message = "No available implicit dtype promotion path for input dtypes ";
@@ -68,9 +68,8 @@ Status CannotMerge() { return Status::Error("Cannot merge type!"); }
 // and is left out (an f64 operand has no backend dtype and never reaches this code).
 // float8e4 (ordinal 4) stands for the ladder's float8_e4m3 and ordinal 7 for float8_e5m2.
 constexpr BackendDtype kFloatLadder[] = {
-    BackendDtype::kFloat32r,     BackendDtype::kFloat32,      BackendDtype::kBfloat16,
-    BackendDtype::kFloat16,      BackendDtype::kFloat8e4,     BackendDtype::kFloat8E4m3fn,
-    BackendDtype::kFloat8E5m2,
+    BackendDtype::kFloat32r, BackendDtype::kFloat32,      BackendDtype::kBfloat16,   BackendDtype::kFloat16,
+    BackendDtype::kFloat8e4, BackendDtype::kFloat8E4m3fn, BackendDtype::kFloat8E5m2,
 };
 
 // _promote_floats on laundered, distinct operands; nullopt = no path.
@@ -100,12 +99,9 @@ BackendDtype PromoteInts(BackendDtype a, BackendDtype b) {
   // inferred: otherwise the signed type twice as wide as the unsigned one (numpy's ladder):
   // uint8 -> int16, uint16 -> int32, uint32 -> int64.
   switch (u) {
-    case BackendDtype::kUint8:
-      return BackendDtype::kInt16;
-    case BackendDtype::kUint16:
-      return BackendDtype::kInt32;
-    default:
-      return BackendDtype::kInt64;
+    case BackendDtype::kUint8: return BackendDtype::kInt16;
+    case BackendDtype::kUint16: return BackendDtype::kInt32;
+    default: return BackendDtype::kInt64;
   }
 }
 
@@ -139,9 +135,7 @@ std::optional<BackendDtype> BackendDtypeFromName(std::string_view name) {
 
 int StrideBytes(BackendDtype dt) { return Info(dt).stride; }
 
-uint8_t WireTag(BackendDtype dt, Arch arch) {
-  return arch == Arch::kV4 ? Info(dt).wire_v4 : Info(dt).wire_v3;
-}
+uint8_t WireTag(BackendDtype dt, Arch arch) { return arch == Arch::kV4 ? Info(dt).wire_v4 : Info(dt).wire_v3; }
 
 bool IsInferredBackendDtype(BackendDtype dt) { return Info(dt).inferred; }
 
@@ -149,12 +143,9 @@ bool IsX4(BackendDtype dt) { return Info(dt).x4; }
 
 std::optional<BackendDtype> X1OfX4(BackendDtype dt) {
   switch (dt) {
-    case BackendDtype::kFloat8E4m3fnX4:
-      return BackendDtype::kFloat8E4m3fn;
-    case BackendDtype::kFloat8E5m2X4:
-      return BackendDtype::kFloat8E5m2;
-    default:
-      return std::nullopt;
+    case BackendDtype::kFloat8E4m3fnX4: return BackendDtype::kFloat8E4m3fn;
+    case BackendDtype::kFloat8E5m2X4: return BackendDtype::kFloat8E5m2;
+    default: return std::nullopt;
   }
 }
 
@@ -162,14 +153,10 @@ PrimitiveType LanePrimitiveType(BackendDtype dt) { return Info(dt).xla; }
 
 std::optional<BackendDtype> X4ContainerFor(PrimitiveType lane) {
   switch (lane) {
-    case PrimitiveType::kF4E2M1FN:
-      return BackendDtype::kFloat4E2m1fnX4;
-    case PrimitiveType::kF8E4M3FN:
-      return BackendDtype::kFloat8E4m3fnX4;
-    case PrimitiveType::kF8E5M2:
-      return BackendDtype::kFloat8E5m2X4;
-    default:
-      return std::nullopt;
+    case PrimitiveType::kF4E2M1FN: return BackendDtype::kFloat4E2m1fnX4;
+    case PrimitiveType::kF8E4M3FN: return BackendDtype::kFloat8E4m3fnX4;
+    case PrimitiveType::kF8E5M2: return BackendDtype::kFloat8E5m2X4;
+    default: return std::nullopt;
   }
 }
 
@@ -236,9 +223,7 @@ Result<BackendDtype> MergeType(BackendDtype a, BackendDtype b) {
     if (Info(s).stride > Info(u).stride) return s;
     return CannotMerge();
   }
-  auto is_pair = [&](BackendDtype x, BackendDtype y) {
-    return (la == x && lb == y) || (la == y && lb == x);
-  };
+  auto is_pair = [&](BackendDtype x, BackendDtype y) { return (la == x && lb == y) || (la == y && lb == x); };
   // inferred: float32r is float32 storage on a coarser grid, so merging it with float32 gives
   // float32; bfloat16 and float16 hold neither each other, so they merge to float32.
   if (is_pair(BackendDtype::kFloat32, BackendDtype::kFloat32r)) return BackendDtype::kFloat32;

@@ -15,8 +15,7 @@ namespace nhlo {
 
 /// One member of the backend dtype enum; the value is the bir::Dtype ordinal.
 enum class BackendDtype : uint8_t {
-#define NHLO_BACKEND_DTYPE(Enum, ordinal, name, stride, wire_v4, wire_v3, xla, x4, inferred) \
-  k##Enum = ordinal,
+#define NHLO_BACKEND_DTYPE(Enum, ordinal, name, stride, wire_v4, wire_v3, xla, x4, inferred) k##Enum = ordinal,
 #include "types/backend_dtypes.def"
 #undef NHLO_BACKEND_DTYPE
 };

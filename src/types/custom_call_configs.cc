@@ -29,7 +29,8 @@ Result<const Json*> CheckObject(const Json* j, std::string_view what) {
 Result<int64_t> IntKey(const Json& j, const char* key, std::string_view what) {
   auto it = j.find(key);
   if (it == j.end()) return Status::Error(std::string(what) + " backend_config has no \"" + key + "\"");
-  if (!it->is_number_integer()) return Status::Error(std::string(what) + " backend_config \"" + key + "\" must be an integer");
+  if (!it->is_number_integer())
+    return Status::Error(std::string(what) + " backend_config \"" + key + "\" must be an integer");
   return it->get<int64_t>();
 }
 
@@ -46,7 +47,8 @@ Result<std::vector<int64_t>> IntListKey(const Json& j, const char* key, std::str
   if (!it->is_array()) return Status::Error(std::string(what) + " backend_config \"" + key + "\" must be an array");
   std::vector<int64_t> out;
   for (const Json& v : *it) {
-    if (!v.is_number_integer()) return Status::Error(std::string(what) + " backend_config \"" + key + "\" must hold integers");
+    if (!v.is_number_integer())
+      return Status::Error(std::string(what) + " backend_config \"" + key + "\" must hold integers");
     out.push_back(v.get<int64_t>());
   }
   return out;
@@ -55,9 +57,9 @@ Result<std::vector<int64_t>> IntListKey(const Json& j, const char* key, std::str
 // MLIR spellings of the quantized storage and expressed types.
 std::optional<PrimitiveType> QuantTypeFromName(std::string_view name) {
   static constexpr std::pair<std::string_view, PrimitiveType> kNames[] = {
-      {"i4", PrimitiveType::kS4},   {"i8", PrimitiveType::kS8},   {"i16", PrimitiveType::kS16},
-      {"i32", PrimitiveType::kS32}, {"u4", PrimitiveType::kU4},   {"u8", PrimitiveType::kU8},
-      {"u16", PrimitiveType::kU16}, {"ui4", PrimitiveType::kU4},  {"ui8", PrimitiveType::kU8},
+      {"i4", PrimitiveType::kS4},    {"i8", PrimitiveType::kS8},   {"i16", PrimitiveType::kS16},
+      {"i32", PrimitiveType::kS32},  {"u4", PrimitiveType::kU4},   {"u8", PrimitiveType::kU8},
+      {"u16", PrimitiveType::kU16},  {"ui4", PrimitiveType::kU4},  {"ui8", PrimitiveType::kU8},
       {"ui16", PrimitiveType::kU16}, {"f32", PrimitiveType::kF32}, {"bf16", PrimitiveType::kBF16},
       {"f16", PrimitiveType::kF16},  {"f64", PrimitiveType::kF64}};
   for (auto [n, t] : kNames)
@@ -70,7 +72,6 @@ int64_t IntTypeMin(PrimitiveType t) { return IsSignedInt(t) ? -(int64_t(1) << (B
 int64_t IntTypeMax(PrimitiveType t) {
   return IsSignedInt(t) ? (int64_t(1) << (BitWidth(t) - 1)) - 1 : (int64_t(1) << BitWidth(t)) - 1;
 }
-
 
 }  // namespace
 
@@ -99,7 +100,8 @@ Result<UniformQuantConfig> ParseUniformQuantConfig(const Json* config) {
   auto scale = j.find("scale");
   if (scale == j.end()) return Status::Error("uniform quantize backend_config has no \"scale\"");
   if (!scale->is_array())
-    return Status::Error("uniform quantize \"scale\" must be an array, also for per-tensor quantization (a scalar scale is rejected)");
+    return Status::Error(
+        "uniform quantize \"scale\" must be an array, also for per-tensor quantization (a scalar scale is rejected)");
   for (const Json& v : *scale) {
     if (!v.is_number()) return Status::Error("uniform quantize \"scale\" must hold numbers");
     c.scale.push_back(v.get<double>());
@@ -118,21 +120,26 @@ Result<UniformQuantConfig> ParseUniformQuantConfig(const Json* config) {
   NHLO_ASSIGN_OR_RETURN(std::string storage, StringKey(j, "storage_type", what));
   NHLO_ASSIGN_OR_RETURN(std::string expressed, StringKey(j, "expressed_type", what));
   auto st = QuantTypeFromName(storage);
-  if (!st || !IsInteger(*st)) return Status::Error("uniform quantize storage_type \"" + storage + "\" is not an integer type");
+  if (!st || !IsInteger(*st))
+    return Status::Error("uniform quantize storage_type \"" + storage + "\" is not an integer type");
   auto et = QuantTypeFromName(expressed);
-  if (!et || !IsFloat(*et)) return Status::Error("uniform quantize expressed_type \"" + expressed + "\" is not a float type");
+  if (!et || !IsFloat(*et))
+    return Status::Error("uniform quantize expressed_type \"" + expressed + "\" is not a float type");
   c.storage_type = *st;
   c.expressed_type = *et;
-  if (c.scale.empty() || c.zero_point.empty()) return Status::Error("uniform quantize \"scale\" and \"zero_point\" must not be empty");
+  if (c.scale.empty() || c.zero_point.empty())
+    return Status::Error("uniform quantize \"scale\" and \"zero_point\" must not be empty");
   if (c.scale.size() != c.zero_point.size())
-    return Status::Error("uniform quantize \"scale\" has " + std::to_string(c.scale.size()) + " entries but \"zero_point\" has " +
-                         std::to_string(c.zero_point.size()));
+    return Status::Error("uniform quantize \"scale\" has " + std::to_string(c.scale.size()) +
+                         " entries but \"zero_point\" has " + std::to_string(c.zero_point.size()));
   for (double s : c.scale)
     if (!(s > 0) || !std::isfinite(s)) return Status::Error("uniform quantize scales must be positive and finite");
-  if (c.quantization_dimension < -1) return Status::Error("uniform quantize quantization_dimension must be -1 (per-tensor) or >= 0 (per-axis)");
-  if (c.storage_min > c.storage_max || c.storage_min < IntTypeMin(c.storage_type) || c.storage_max > IntTypeMax(c.storage_type))
-    return Status::Error("uniform quantize storage range [" + std::to_string(c.storage_min) + ", " + std::to_string(c.storage_max) +
-                         "] does not fit " + storage);
+  if (c.quantization_dimension < -1)
+    return Status::Error("uniform quantize quantization_dimension must be -1 (per-tensor) or >= 0 (per-axis)");
+  if (c.storage_min > c.storage_max || c.storage_min < IntTypeMin(c.storage_type) ||
+      c.storage_max > IntTypeMax(c.storage_type))
+    return Status::Error("uniform quantize storage range [" + std::to_string(c.storage_min) + ", " +
+                         std::to_string(c.storage_max) + "] does not fit " + storage);
   return c;
 }
 
@@ -148,13 +155,15 @@ Result<QuantizeMxConfig> ParseQuantizeMxConfig(const Json* config) {
   QuantizeMxConfig c;
   NHLO_ASSIGN_OR_RETURN(std::string dtype, StringKey(j, "dtype", what));
   auto element = MxElementFromName(dtype);
-  if (!element) return Status::Error("QuantizeMX dtype \"" + dtype + "\": only 'float8_e5m2' and 'float8_e4m3fn' are supported");
+  if (!element)
+    return Status::Error("QuantizeMX dtype \"" + dtype + "\": only 'float8_e5m2' and 'float8_e4m3fn' are supported");
   c.element = *element;
   NHLO_ASSIGN_OR_RETURN(c.dim, IntKey(j, "dim", what));
   NHLO_ASSIGN_OR_RETURN(c.block_size, IntKey(j, "block_size", what));
   NHLO_ASSIGN_OR_RETURN(c.scale_method, StringKey(j, "scale_method", what));
   if (c.block_size != 32) return Status::Error("QuantizeMX block_size must be 32, got " + std::to_string(c.block_size));
-  if (c.scale_method != "EMAX") return Status::Error("QuantizeMX scale_method must be \"EMAX\", got \"" + c.scale_method + "\"");
+  if (c.scale_method != "EMAX")
+    return Status::Error("QuantizeMX scale_method must be \"EMAX\", got \"" + c.scale_method + "\"");
   return c;
 }
 
@@ -285,7 +294,8 @@ Result<std::vector<int64_t>> EinsumResultDims(const EinsumConfig& c, const std::
     for (size_t i = 0; i < labels->size() && i < dims->size(); ++i) {
       const int label = (*labels)[i];
       auto it = std::find_if(extent.begin(), extent.end(), [label](const auto& e) { return e.first == label; });
-      if (it == extent.end()) extent.push_back({(*labels)[i], (*dims)[i]});
+      if (it == extent.end())
+        extent.push_back({(*labels)[i], (*dims)[i]});
       else if (it->second != (*dims)[i])
         return Status::Error("einsum label " + name((*labels)[i]) + " has extents " + std::to_string(it->second) +
                              " and " + std::to_string((*dims)[i]) + " (nhlo does not broadcast an extent of 1)");

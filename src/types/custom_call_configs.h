@@ -58,7 +58,6 @@ struct QuantizeMxConfig {
 Result<QuantizeMxConfig> ParseQuantizeMxConfig(std::string_view json);
 Result<QuantizeMxConfig> ParseQuantizeMxConfig(const nlohmann::json* config);
 
-
 /// ScaledMatmul backend_config: the dot dimension numbers, the element types of the packed
 /// lanes and the block size.
 struct ScaledMatmulConfig {
@@ -71,7 +70,6 @@ struct ScaledMatmulConfig {
 Result<ScaledMatmulConfig> ParseScaledMatmulConfig(std::string_view json);
 Result<ScaledMatmulConfig> ParseScaledMatmulConfig(const nlohmann::json* config);
 std::string ScaledMatmulConfigJson(const ScaledMatmulConfig& config);
-
 
 /// xla_builder.matrix.Einsum's backend_config, `x,y->out` (XLA's ParseEinsumString and
 /// NormalizeEinsumString): each operand and the result as one label per dimension, letters as

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "types/custom_call_targets.h"
 
-
 namespace nhlo {
 namespace {
 

@@ -77,7 +77,6 @@ void AppendHex(std::string& out, uint64_t v) {
 
 }  // namespace
 
-
 uint64_t LoadBits(PrimitiveType t, const uint8_t* p) {
   switch (HostByteSize(t)) {
     case 1: return p[0];
@@ -174,12 +173,16 @@ void ConvertElement(PrimitiveType from, const uint8_t* src, PrimitiveType to, ui
     StoreFromDouble(to, dst, LoadAsDouble(from, src));  // exact widening for every type up to f32
   } else if (IsFloat(to)) {
     if (to == PrimitiveType::kF64) {
-      double v = IsSignedInt(from) ? static_cast<double>(LoadAsInt(from, src)) : static_cast<double>(LoadAsUint(from, src));
+      double v =
+          IsSignedInt(from) ? static_cast<double>(LoadAsInt(from, src)) : static_cast<double>(LoadAsUint(from, src));
       StoreFromDouble(to, dst, v);
     } else {
-      float v = IsSignedInt(from) ? static_cast<float>(LoadAsInt(from, src)) : static_cast<float>(LoadAsUint(from, src));
-      if (to == PrimitiveType::kF32) std::memcpy(dst, &v, 4);
-      else StoreBits(to, dst, EncodeFromF32(to, v));
+      float v =
+          IsSignedInt(from) ? static_cast<float>(LoadAsInt(from, src)) : static_cast<float>(LoadAsUint(from, src));
+      if (to == PrimitiveType::kF32)
+        std::memcpy(dst, &v, 4);
+      else
+        StoreBits(to, dst, EncodeFromF32(to, v));
     }
   } else if (to == PrimitiveType::kPred) {
     dst[0] = LoadAsUint(from, src) != 0;
@@ -198,8 +201,11 @@ void AppendXlaFloat(std::string& out, PrimitiveType t, double v) {
   char* end;
   // An integer of fewer digits than the first precision tried prints as itself (what %g gives;
   // zero-filled constants are common).
-  const int first = t == PrimitiveType::kF32 ? 6 : t == PrimitiveType::kF64 ? 15 : 2 + SignificandDigits(t) * 3010 / 10000;
-  static constexpr double kPow10[] = {1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
+  const int first = t == PrimitiveType::kF32   ? 6
+                    : t == PrimitiveType::kF64 ? 15
+                                               : 2 + SignificandDigits(t) * 3010 / 10000;
+  static constexpr double kPow10[] = {1,   1e1, 1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                      1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
   if (std::fabs(v) < kPow10[first] && v == std::trunc(v)) {
     if (std::signbit(v)) out += '-';
     end = std::to_chars(buf, buf + sizeof(buf), static_cast<int64_t>(std::fabs(v))).ptr;
@@ -219,15 +225,18 @@ void AppendXlaFloat(std::string& out, PrimitiveType t, double v) {
     if (back != v) end = std::to_chars(buf, buf + sizeof(buf), v, std::chars_format::general, 17).ptr;
   } else {
     // ml_dtypes/Eigen max_digits10: 2 + digits * 3010 / 10000.
-    end = std::to_chars(buf, buf + sizeof(buf), v, std::chars_format::general, 2 + SignificandDigits(t) * 3010 / 10000).ptr;
+    end = std::to_chars(buf, buf + sizeof(buf), v, std::chars_format::general, 2 + SignificandDigits(t) * 3010 / 10000)
+              .ptr;
   }
   out.append(buf, end);
 }
 
 void AppendElementIn(std::string& out, PrimitiveType t, const uint8_t* p, bool in_array, bool xla) {
   if (t == PrimitiveType::kPred) {
-    if (in_array) out += p[0] ? "1" : "0";
-    else out += p[0] ? "true" : "false";
+    if (in_array)
+      out += p[0] ? "1" : "0";
+    else
+      out += p[0] ? "true" : "false";
     return;
   }
   if (IsSignedInt(t)) {
@@ -254,10 +263,22 @@ void AppendElementIn(std::string& out, PrimitiveType t, const uint8_t* p, bool i
     // Only f32/f64/bf16/f16 carry payloads worth showing; the quiet bit alone is the default.
     uint64_t bits = LoadBits(t, p), payload = 0, quiet = 0;
     switch (t) {
-      case PrimitiveType::kF32: payload = bits & 0x7fffff; quiet = 0x400000; break;
-      case PrimitiveType::kF64: payload = bits & 0xfffffffffffffULL; quiet = 0x8000000000000ULL; break;
-      case PrimitiveType::kBF16: payload = bits & 0x7f; quiet = 0x40; break;
-      case PrimitiveType::kF16: payload = bits & 0x3ff; quiet = 0x200; break;
+      case PrimitiveType::kF32:
+        payload = bits & 0x7fffff;
+        quiet = 0x400000;
+        break;
+      case PrimitiveType::kF64:
+        payload = bits & 0xfffffffffffffULL;
+        quiet = 0x8000000000000ULL;
+        break;
+      case PrimitiveType::kBF16:
+        payload = bits & 0x7f;
+        quiet = 0x40;
+        break;
+      case PrimitiveType::kF16:
+        payload = bits & 0x3ff;
+        quiet = 0x200;
+        break;
       default: break;
     }
     if (payload != quiet && payload != 0) {
@@ -271,8 +292,10 @@ void AppendElementIn(std::string& out, PrimitiveType t, const uint8_t* p, bool i
     out += v < 0 ? "-inf" : "inf";
     return;
   }
-  if (xla) AppendXlaFloat(out, t, v);
-  else AppendShortestFloat(out, t, v);
+  if (xla)
+    AppendXlaFloat(out, t, v);
+  else
+    AppendShortestFloat(out, t, v);
 }
 
 }  // namespace

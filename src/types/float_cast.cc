@@ -27,7 +27,7 @@ enum class Style : uint8_t {
 
 struct FloatFormat {
   PrimitiveType type = PrimitiveType::kInvalid;
-  int bits = 0;       // code width including the sign bit (E8M0 has none)
+  int bits = 0;  // code width including the sign bit (E8M0 has none)
   int exp_bits = 0;
   int mant_bits = 0;
   int bias = 0;
@@ -53,13 +53,15 @@ constexpr FloatFormat kFormats[] = {
     {PrimitiveType::kF8E8M0FNU, 8, 8, 0, 127, Style::kE8M0, false},
 };
 
-static_assert([] {
-  for (const FloatFormat& f : kFormats) {
-    int sign_bits = f.style == Style::kE8M0 ? 0 : 1;
-    if (f.bits != sign_bits + f.exp_bits + f.mant_bits) return false;
-  }
-  return true;
-}(), "float_cast.cc: a format's bit widths do not add up");
+static_assert(
+    [] {
+      for (const FloatFormat& f : kFormats) {
+        int sign_bits = f.style == Style::kE8M0 ? 0 : 1;
+        if (f.bits != sign_bits + f.exp_bits + f.mant_bits) return false;
+      }
+      return true;
+    }(),
+    "float_cast.cc: a format's bit widths do not add up");
 
 // Indexed by PrimitiveType code so the hot encode/decode loops do not search the table.
 constexpr auto kFormatByCode = [] {
@@ -82,46 +84,36 @@ const FloatFormat& FormatOf(PrimitiveType t) {
 // Smallest normal exponent: codes with exponent field 0 share it as subnormals.
 constexpr int MinNormalExponent(const FloatFormat& f) { return 1 - f.bias; }
 
-uint32_t SignMask(const FloatFormat& f) {
-  return f.style == Style::kE8M0 ? 0u : 1u << (f.bits - 1);
-}
+uint32_t SignMask(const FloatFormat& f) { return f.style == Style::kE8M0 ? 0u : 1u << (f.bits - 1); }
 
 // Code of the largest finite magnitude (without sign).
 uint32_t MaxMagnitude(const FloatFormat& f) {
   uint32_t all_ones = (1u << (f.exp_bits + f.mant_bits)) - 1;
   switch (f.style) {
-    case Style::kIeee:
-      return (((1u << f.exp_bits) - 1) << f.mant_bits) - 1;
+    case Style::kIeee: return (((1u << f.exp_bits) - 1) << f.mant_bits) - 1;
     case Style::kFn:
-    case Style::kE8M0:
-      return all_ones - 1;
+    case Style::kE8M0: return all_ones - 1;
     case Style::kFnuz:
-    case Style::kFiniteOnly:
-      return all_ones;
+    case Style::kFiniteOnly: return all_ones;
   }
   return all_ones;
 }
 
-uint32_t InfinityMagnitude(const FloatFormat& f) {
-  return ((1u << f.exp_bits) - 1) << f.mant_bits;
-}
+uint32_t InfinityMagnitude(const FloatFormat& f) { return ((1u << f.exp_bits) - 1) << f.mant_bits; }
 
 uint32_t NanCode(const FloatFormat& f, bool negative) {
   uint32_t sign = negative ? SignMask(f) : 0u;
   switch (f.style) {
     case Style::kIeee:  // the quiet NaN: top mantissa bit set, payload dropped
       return sign | InfinityMagnitude(f) | (1u << (f.mant_bits - 1));
-    case Style::kFn:
-      return sign | ((1u << (f.exp_bits + f.mant_bits)) - 1);
-    case Style::kFnuz:
-      return SignMask(f);
+    case Style::kFn: return sign | ((1u << (f.exp_bits + f.mant_bits)) - 1);
+    case Style::kFnuz: return SignMask(f);
     case Style::kFiniteOnly:
       // ml_dtypes' quiet_NaN() for these types is the -0 code and its converter returns
       // `sign ? -quiet_NaN : quiet_NaN`, so +NaN -> -0 and -NaN -> +0. Copied on purpose:
       // XLA's evaluator produces exactly this.
       return negative ? 0u : SignMask(f);
-    case Style::kE8M0:
-      return 0xffu;
+    case Style::kE8M0: return 0xffu;
   }
   return 0;
 }
@@ -131,14 +123,11 @@ uint32_t OverflowCode(const FloatFormat& f, bool negative, bool saturate) {
   uint32_t sign = negative ? SignMask(f) : 0u;
   if (saturate) return sign | MaxMagnitude(f);
   switch (f.style) {
-    case Style::kIeee:
-      return sign | InfinityMagnitude(f);
+    case Style::kIeee: return sign | InfinityMagnitude(f);
     case Style::kFn:
     case Style::kFnuz:
-    case Style::kE8M0:
-      return NanCode(f, negative);
-    case Style::kFiniteOnly:
-      return sign | MaxMagnitude(f);
+    case Style::kE8M0: return NanCode(f, negative);
+    case Style::kFiniteOnly: return sign | MaxMagnitude(f);
   }
   return 0;
 }
@@ -154,14 +143,11 @@ uint32_t Encode(const FloatFormat& f, double v, bool saturate) {
     // Infinities are never saturated, even by the saturating encoder (ml_dtypes checks them
     // before the overflow logic); the finite-only types have no other choice than ±max.
     switch (f.style) {
-      case Style::kIeee:
-        return sign | InfinityMagnitude(f);
-      case Style::kFiniteOnly:
-        return sign | MaxMagnitude(f);
+      case Style::kIeee: return sign | InfinityMagnitude(f);
+      case Style::kFiniteOnly: return sign | MaxMagnitude(f);
       case Style::kFn:
       case Style::kFnuz:
-      case Style::kE8M0:
-        return NanCode(f, negative);
+      case Style::kE8M0: return NanCode(f, negative);
     }
   }
   if (f.style == Style::kE8M0 && (v == 0 || negative)) {
@@ -216,19 +202,13 @@ float Decode(const FloatFormat& f, uint32_t code) {
         is_nan = true;
       }
       break;
-    case Style::kFn:
-      is_nan = magnitude == (1u << (f.exp_bits + f.mant_bits)) - 1;
-      break;
-    case Style::kFnuz:
-      is_nan = code == sign_mask;
-      break;
+    case Style::kFn: is_nan = magnitude == (1u << (f.exp_bits + f.mant_bits)) - 1; break;
+    case Style::kFnuz: is_nan = code == sign_mask; break;
     case Style::kFiniteOnly:
-    case Style::kE8M0:
-      break;
+    case Style::kE8M0: break;
   }
   if (is_nan) {
-    if (f.nan_keeps_payload)
-      return std::bit_cast<float>(f32_sign | 0x7f800000u | (mant << (23 - f.mant_bits)));
+    if (f.nan_keeps_payload) return std::bit_cast<float>(f32_sign | 0x7f800000u | (mant << (23 - f.mant_bits)));
     return std::bit_cast<float>(f32_sign | 0x7fc00000u);
   }
   uint32_t significand = mant;

@@ -92,8 +92,8 @@ inline uint16_t F32ToBf16(float f) {
 inline float F16ToF32(uint16_t h) {
   uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
   uint32_t em = h & 0x7fffu;
-  uint32_t normal = (em << 13) + 0x38000000u;                    // exponent rebiased by 127 - 15
-  uint32_t special = normal + 0x38000000u;                       // all-ones exponent -> 0xff
+  uint32_t normal = (em << 13) + 0x38000000u;                           // exponent rebiased by 127 - 15
+  uint32_t special = normal + 0x38000000u;                              // all-ones exponent -> 0xff
   float sub = static_cast<float>(static_cast<int32_t>(em)) * 0x1p-24f;  // subnormal: exact
   // Selected with masks rather than branches, so the loops over blocks vectorize.
   uint32_t is_sub = 0u - static_cast<uint32_t>(em < 0x400u), is_special = 0u - static_cast<uint32_t>(em >= 0x7c00u);

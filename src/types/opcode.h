@@ -51,24 +51,24 @@ enum class AttrKind : uint8_t {
   Bool = 1,
   Float = 2,
   String = 3,
-  Ident = 4,            // a bare word from an open set (kLoop, API_VERSION_..., schedule names)
+  Ident = 4,  // a bare word from an open set (kLoop, API_VERSION_..., schedule names)
   IntList = 5,
   Computation = 6,
   ComputationList = 7,
   InstructionList = 8,
   Shape = 9,
-  Raw = 10,             // text nhlo keeps but gives no structure (sharding, statistics, ...)
-  Config = 11,          // backend_config: a "string" or a raw {...} JSON object
+  Raw = 10,     // text nhlo keeps but gives no structure (sharding, statistics, ...)
+  Config = 11,  // backend_config: a "string" or a raw {...} JSON object
   Literal = 12,
-  Window = 13,          // window={size=3x3 stride=2x2 pad=0_1x1_1 ...}
-  SliceRanges = 14,     // slice={[0:10], [2:8:2]}
-  PaddingConfig = 15,   // padding=0_1x2_3_1
-  DimLabels = 16,       // dim_labels=b01f_01io->b01f
-  Enum = 17,            // a word from a closed set (attr_enums.def)
-  EnumList = 18,        // operand_precision={high,default}
-  ReplicaGroups = 19,   // replica_groups={{0,1},{2,3}} or [2,2]<=[4] or [2,2]<=[2,2]T(1,0)
-  PairList = 20,        // source_target_pairs={{0,1},{1,2}}
-  KeyValues = 21,       // metadata={op_name="a" source_line=3}, frontend_attributes={k="v"}
+  Window = 13,         // window={size=3x3 stride=2x2 pad=0_1x1_1 ...}
+  SliceRanges = 14,    // slice={[0:10], [2:8:2]}
+  PaddingConfig = 15,  // padding=0_1x2_3_1
+  DimLabels = 16,      // dim_labels=b01f_01io->b01f
+  Enum = 17,           // a word from a closed set (attr_enums.def)
+  EnumList = 18,       // operand_precision={high,default}
+  ReplicaGroups = 19,  // replica_groups={{0,1},{2,3}} or [2,2]<=[4] or [2,2]<=[2,2]T(1,0)
+  PairList = 20,       // source_target_pairs={{0,1},{1,2}}
+  KeyValues = 21,      // metadata={op_name="a" source_line=3}, frontend_attributes={k="v"}
 };
 inline constexpr int kAttrKindCount = 22;
 
@@ -90,8 +90,15 @@ uint16_t AttrWireCode(AttrId id);
 std::optional<AttrId> AttrFromWireCode(uint32_t code);
 
 /// The value sets of Enum and EnumList attributes.
-enum class EnumSet : uint8_t { kComparisonDirection, kComparisonType, kFftType, kDistribution, kTransposeA,
-                               kPrecision, kAlgorithm };
+enum class EnumSet : uint8_t {
+  kComparisonDirection,
+  kComparisonType,
+  kFftType,
+  kDistribution,
+  kTransposeA,
+  kPrecision,
+  kAlgorithm
+};
 /// Which set an Enum/EnumList attribute draws from.
 EnumSet EnumSetOf(AttrId id);
 /// The spelling of `code` in `set`, or "" when the set has no such code.
@@ -109,10 +116,22 @@ enum class Distribution : uint8_t { kUniform = 0, kNormal = 1 };
 enum class TransposeA : uint8_t { kNoTranspose = 0, kTranspose = 1, kAdjoint = 2 };
 enum class Precision : uint8_t { kDefault = 0, kHigh = 1, kHighest = 2 };
 enum class Algorithm : uint8_t {
-  kRngDefault = 0, kRngThreeFry = 1, kRngPhilox = 2,
-  kDotAnyF8AnyF8F32 = 16, kDotAnyF8AnyF8F32Fast = 17, kDotF16F16F16 = 18, kDotF16F16F32 = 19,
-  kDotBf16Bf16Bf16 = 20, kDotBf16Bf16F32 = 21, kDotBf16Bf16F32X3 = 22, kDotBf16Bf16F32X6 = 23,
-  kDotBf16Bf16F32X9 = 24, kDotTf32Tf32F32 = 25, kDotTf32Tf32F32X3 = 26, kDotF32F32F32 = 27, kDotF64F64F64 = 28,
+  kRngDefault = 0,
+  kRngThreeFry = 1,
+  kRngPhilox = 2,
+  kDotAnyF8AnyF8F32 = 16,
+  kDotAnyF8AnyF8F32Fast = 17,
+  kDotF16F16F16 = 18,
+  kDotF16F16F32 = 19,
+  kDotBf16Bf16Bf16 = 20,
+  kDotBf16Bf16F32 = 21,
+  kDotBf16Bf16F32X3 = 22,
+  kDotBf16Bf16F32X6 = 23,
+  kDotBf16Bf16F32X9 = 24,
+  kDotTf32Tf32F32 = 25,
+  kDotTf32Tf32F32X3 = 26,
+  kDotF32F32F32 = 27,
+  kDotF64F64F64 = 28,
 };
 
 /// Algorithm codes below this are RNG algorithms; the rest are dot algorithms.

@@ -27,11 +27,13 @@ constexpr auto kByCode = [] {
   return table;
 }();
 
-static_assert([] {
-  for (const PrimInfo& info : kPrimInfos)
-    if (info.code <= 0 || info.code > kMaxPrimitiveTypeCode) return false;
-  return true;
-}(), "primitive_types.def: code out of range");
+static_assert(
+    [] {
+      for (const PrimInfo& info : kPrimInfos)
+        if (info.code <= 0 || info.code > kMaxPrimitiveTypeCode) return false;
+      return true;
+    }(),
+    "primitive_types.def: code out of range");
 
 const PrimInfo* Info(PrimitiveType t) {
   int code = static_cast<int>(t);

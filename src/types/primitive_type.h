@@ -44,9 +44,7 @@ inline constexpr auto kKindAndBits = [] {
 }();
 }  // namespace primitive_type_internal
 
-inline PrimKind KindOf(PrimitiveType t) {
-  return primitive_type_internal::kKindAndBits[static_cast<uint8_t>(t)].kind;
-}
+inline PrimKind KindOf(PrimitiveType t) { return primitive_type_internal::kKindAndBits[static_cast<uint8_t>(t)].kind; }
 /// Logical bit width of one element (pred is 8, s4 is 4, c64 is 64); 0 for tuple/token/opaque.
 inline int BitWidth(PrimitiveType t) { return primitive_type_internal::kKindAndBits[static_cast<uint8_t>(t)].bits; }
 /// Bytes one element takes in the interpreter's unpacked host layout: sub-byte types take one byte.
