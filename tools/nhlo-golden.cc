@@ -10,7 +10,7 @@
 // output are relative to the folder above the suite: the nearest folder holding nhlo-golden.cfg.
 //
 // Directives (each a line comment):
-//   // RUN: nhlo-compile %s --emit=hlo      run a program; %s = this file, %t = a scratch path
+//   // RUN: nhlo-compile %s --emit=hlo      run a program; %s = this file, %S = its folder, %t = scratch
 //   // RUN: corrupt %t.bin OFFSET BYTE      overwrite one byte (OFFSET may be negative: from the end)
 //   // RUN: truncate %t.bin SIZE            cut a file to SIZE bytes
 //   // RUN: cmp %t.a %t.b                   say whether two files are byte-identical
@@ -93,6 +93,14 @@ std::string Replace(std::string s, std::string_view from, std::string_view to) {
     pos += to.size();
   }
   return s;
+}
+
+// lit's substitutions: %s the test file, %S its folder (both as the runner names them: from the
+// folder above the suite, so the same RUN line works from any directory), %t a scratch path.
+std::string Substitute(const std::string& word, const fs::path& test, const fs::path& scratch) {
+  std::string folder = test.parent_path().string();
+  return Replace(Replace(Replace(word, "%S", folder.empty() ? "." : folder), "%s", test.string()), "%t",
+                 scratch.string());
 }
 
 struct Outcome {
@@ -244,7 +252,7 @@ class Runner {
     Outcome o;
     for (std::vector<std::string> words : runs) {
       if (words.empty()) return Fail(test, "empty RUN line");
-      for (std::string& w : words) w = Replace(Replace(w, "%s", test.string()), "%t", tmp.string());
+      for (std::string& w : words) w = Substitute(w, test, tmp);
       std::vector<std::string> args(words.begin() + 1, words.end());
       std::istringstream in;
       std::ostringstream out, err;
@@ -289,9 +297,10 @@ class Runner {
       if (sidecar) {
         std::vector<std::string> read = {test.string()};
         for (const std::vector<std::string>& words : runs)
-          for (const std::string& w : words)  // `%s.npz`, `--arg=@%s.npy`: the path from %s on
-            if (size_t at = w.find("%s"); at != std::string::npos)
-              read.push_back(Replace(w.substr(at), "%s", test.string()));
+          for (const std::string& w : words) {  // `%s.npz`, `--arg=@%S/in.npy`: the path from %s/%S on
+            size_t at = std::min(w.find("%s"), w.find("%S"));
+            if (at != std::string::npos) read.push_back(Substitute(w.substr(at), test, tmp));
+          }
         std::string clash = nhlo::OutputConflict(read, {{"EXPECTED-IN: sidecar", sidecar_path.string(), ""}});
         if (!clash.empty()) return Fail(test, "--update: " + clash);
         written = nhlo::WriteFileAtomically(sidecar_path.string(), expected_now);
