@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // How the interpreter executes each opcode: the family of step that runs it, or why it cannot.
-// One exhaustive switch over Opcode (no default: a new opcode without a row here does not
-// compile), read once per bundle when a program is loaded.
+// The family is opcodes.def's column (a new opcode names its family in its row), read once per
+// bundle when a program is loaded.
 #pragma once
 
 #include <string_view>

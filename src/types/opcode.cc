@@ -14,9 +14,11 @@ struct OpcodeInfo {
   int arity;
   uint16_t code;
   SideEffect effect;
+  Elementwise elementwise;
 };
 constexpr OpcodeInfo kOpcodes[] = {
-#define NHLO_OPCODE(Enum, text, arity, code, effect) {text, arity, code, SideEffect::k##effect},
+#define NHLO_OPCODE(Enum, text, arity, code, effect, family, elementwise) \
+  {text, arity, code, SideEffect::k##effect, Elementwise::k##elementwise},
 #include "types/opcodes.def"
 #undef NHLO_OPCODE
 };
@@ -175,67 +177,6 @@ std::optional<uint8_t> EnumValueFromName(EnumSet set, std::string_view text) {
   return std::nullopt;
 }
 
-bool IsElementwiseUnary(Opcode op) {
-  switch (op) {
-    case Opcode::kAbs:
-    case Opcode::kAcos:
-    case Opcode::kAcosh:
-    case Opcode::kAsin:
-    case Opcode::kAsinh:
-    case Opcode::kAtanh:
-    case Opcode::kCbrt:
-    case Opcode::kCeil:
-    case Opcode::kClz:
-    case Opcode::kCos:
-    case Opcode::kCosh:
-    case Opcode::kErf:
-    case Opcode::kExp:
-    case Opcode::kExpm1:
-    case Opcode::kFloor:
-    case Opcode::kImag:
-    case Opcode::kIsFinite:
-    case Opcode::kLog:
-    case Opcode::kLog1p:
-    case Opcode::kLogistic:
-    case Opcode::kNegate:
-    case Opcode::kNot:
-    case Opcode::kPopulationCount:
-    case Opcode::kReal:
-    case Opcode::kRoundNearestAfz:
-    case Opcode::kRoundNearestEven:
-    case Opcode::kRsqrt:
-    case Opcode::kSign:
-    case Opcode::kSin:
-    case Opcode::kSinh:
-    case Opcode::kSqrt:
-    case Opcode::kTan:
-    case Opcode::kTanh:
-    case Opcode::kCopy: return true;
-    default: return false;
-  }
-}
-
-bool IsElementwiseBinary(Opcode op) {
-  switch (op) {
-    case Opcode::kAdd:
-    case Opcode::kSubtract:
-    case Opcode::kMultiply:
-    case Opcode::kDivide:
-    case Opcode::kRemainder:
-    case Opcode::kPower:
-    case Opcode::kMaximum:
-    case Opcode::kMinimum:
-    case Opcode::kAtan2:
-    case Opcode::kComplex:
-    case Opcode::kAnd:
-    case Opcode::kOr:
-    case Opcode::kXor:
-    case Opcode::kShiftLeft:
-    case Opcode::kShiftRightArithmetic:
-    case Opcode::kShiftRightLogical:
-    case Opcode::kMulhi: return true;
-    default: return false;
-  }
-}
+Elementwise OpcodeElementwise(Opcode op) { return kOpcodes[static_cast<size_t>(op)].elementwise; }
 
 }  // namespace nhlo

@@ -13,12 +13,12 @@
 namespace nhlo {
 
 enum class Opcode : uint8_t {
-#define NHLO_OPCODE(Enum, text, arity, code, effect) k##Enum,
+#define NHLO_OPCODE(Enum, text, arity, code, effect, family, elementwise) k##Enum,
 #include "types/opcodes.def"
 #undef NHLO_OPCODE
 };
 inline constexpr int kOpcodeCount = 0
-#define NHLO_OPCODE(Enum, text, arity, code, effect) +1
+#define NHLO_OPCODE(Enum, text, arity, code, effect, family, elementwise) +1
 #include "types/opcodes.def"
 #undef NHLO_OPCODE
     ;
@@ -38,8 +38,12 @@ SideEffect OpcodeSideEffect(Opcode op);
 std::optional<Opcode> OpcodeFromName(std::string_view name);
 /// Operand count the opcode takes; -1 for variadic.
 int OpcodeArity(Opcode op);
-bool IsElementwiseUnary(Opcode op);
-bool IsElementwiseBinary(Opcode op);
+/// opcodes.def's elementwise column: element i of the result is a function of element i of each
+/// operand, all of one shape.
+enum class Elementwise : uint8_t { kNo, kUnary, kBinary };
+Elementwise OpcodeElementwise(Opcode op);
+inline bool IsElementwiseUnary(Opcode op) { return OpcodeElementwise(op) == Elementwise::kUnary; }
+inline bool IsElementwiseBinary(Opcode op) { return OpcodeElementwise(op) == Elementwise::kBinary; }
 /// The pinned wire code of an opcode, and back (nullopt for a code no row has).
 uint16_t OpcodeWireCode(Opcode op);
 std::optional<Opcode> OpcodeFromWireCode(uint32_t code);
