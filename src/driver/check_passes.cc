@@ -122,14 +122,18 @@ void AddCheckFlags(CLI::App& app, CheckFlags& f) {
                "on a mismatch name the first pass execution that changes the numbers");
   app.add_flag("--isolate", f.isolate,
                "run HLO text with the pass pipeline and with --passes=none on the same arguments, compare every "
-               "instruction of the entry computation, and name those that differ on equal operands");
+               "instruction of the entry computation on the operands the run without passes gave it, and name those "
+               "that differ");
   app.add_option("--rtol", f.rtol,
                  "relative bound: |actual - expected| <= atol + rtol * |expected|; NAME:X bounds only the output "
-                 "NAME (out0, out1...; repeatable)");
+                 "NAME (out0, out1...; repeatable)")
+      ->type_name("X|NAME:X");
   app.add_option("--atol", f.atol,
-                 "absolute bound (see --rtol); also makes integers compare within it; NAME:X for one output");
+                 "absolute bound (see --rtol); also makes integers compare within it; NAME:X for one output")
+      ->type_name("X|NAME:X");
   app.add_option("--ulp", f.ulp,
-                 "pass elements within N units in the last place of the expected type; NAME:N for one output");
+                 "pass elements within N units in the last place of the expected type; NAME:N for one output")
+      ->type_name("N|NAME:N");
   app.add_option("--compare-rule", f.compare_rule,
                  "how elements compare: allclose (numpy's: |a - e| <= atol + rtol * |e|), xla (XLA's "
                  "LiteralTestUtil::Near: |a - e| <= atol, or |a - e| / |e| <= rtol) or bitwise (XLA's "
@@ -144,7 +148,8 @@ void AddCheckFlags(CLI::App& app, CheckFlags& f) {
       ->check(CLI::IsMember({"all", "failures"}));
   app.add_option("--random-range", f.random_range,
                  "draw every --random-args element from LO,HI instead of its type's default; NAME:LO,HI for the "
-                 "parameter NAME (or argN) only (repeatable)");
+                 "parameter NAME (or argN) only (repeatable)")
+      ->type_name("LO,HI|NAME:LO,HI");
 }
 
 Result<Value> LoadExpected(const std::string& spec, std::istream& in, uint64_t max_bytes) {
