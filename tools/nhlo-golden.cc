@@ -97,10 +97,20 @@ std::string Replace(std::string s, std::string_view from, std::string_view to) {
 
 // lit's substitutions: %s the test file, %S its folder (both as the runner names them: from the
 // folder above the suite, so the same RUN line works from any directory), %t a scratch path.
+// One scan, so a path that itself holds `%s` or `%t` is not substituted again.
 std::string Substitute(const std::string& word, const fs::path& test, const fs::path& scratch) {
   std::string folder = test.parent_path().string();
-  return Replace(Replace(Replace(word, "%S", folder.empty() ? "." : folder), "%s", test.string()), "%t",
-                 scratch.string());
+  std::string out;
+  for (size_t i = 0; i < word.size(); ++i) {
+    char next = i + 1 < word.size() ? word[i + 1] : '\0';
+    if (word[i] == '%' && (next == 's' || next == 'S' || next == 't')) {
+      out += next == 's' ? test.string() : next == 't' ? scratch.string() : folder.empty() ? "." : folder;
+      ++i;
+    } else {
+      out += word[i];
+    }
+  }
+  return out;
 }
 
 struct Outcome {

@@ -78,8 +78,9 @@ std::vector<Value> ArgumentsFor(const BundleProgram& program, std::vector<Value>
 
 /// How nhlo-run runs a compiled program, so --check-passes runs exactly as a plain run does.
 struct ProgramRunner {
-  /// Decodes a bundle file and refuses it when its run would not fit in memory.
-  std::function<Result<BundleProgram>(std::string bundle)> load;
+  /// Decodes a bundle file and refuses it when its run would not fit in memory beside `held`
+  /// bytes the caller keeps from an earlier run.
+  std::function<Result<BundleProgram>(std::string bundle, uint64_t held)> load;
   /// The arguments (--arg texts or --random-args) for the program compiled without passes, one
   /// list per device it runs on (--devices, else the module header's counts), device 0's first.
   std::function<Result<std::vector<std::vector<Value>>>(const BundleProgram&)> make_arguments;

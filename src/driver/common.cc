@@ -386,6 +386,10 @@ Result<PipelineOptions> PipelineFlags::ToOptions() const {
     RE2 re(*pattern, RE2::Quiet);
     if (!re.ok()) return Status::Error(std::string("invalid regular expression for ") + flag + ": " + re.error());
   }
+  for (const std::string& pattern : print_computation) {
+    RE2 re(pattern, RE2::Quiet);
+    if (!re.ok()) return Status::Error("invalid regular expression for --print-computation: " + re.error());
+  }
   return o;
 }
 

@@ -194,20 +194,23 @@ void CompareArrays(const Value& a, const Value& e, const Tolerance& tol, OutputR
 }
 
 // Whether `value` (the expected result) has an output called `name`: out0... for a top-level
-// tuple's elements (or out0 for a single array), out1_0... below them.
+// tuple's elements (or out0 for a single array), out1_0... below them. A tuple element counts:
+// its bound applies to its leaves.
 bool HasOutput(const Value& value, const std::string& name, const std::string& prefix, bool top) {
   if (!value.IsTuple()) return name == (top ? "out0" : prefix);
   for (size_t i = 0; i < value.tuple.size(); ++i) {
     std::string child = top ? prefix + std::to_string(i) : prefix + "_" + std::to_string(i);
-    if ((name == child && !value.tuple[i].IsTuple()) || HasOutput(value.tuple[i], name, child, false)) return true;
+    if (name == child || HasOutput(value.tuple[i], name, child, false)) return true;
   }
   return false;
 }
 
-// `label` is the report's (`output 2.1`), `name` the output's (`out1_0`), which picks its bounds.
-void CompareInto(const Value& a, const Value& e, const Tolerance& all, const std::string& label,
-                 const std::string& name, CompareReport& report) {
-  const Tolerance& tol = all.For(name);
+// `label` is the report's (`output 2.1`), `name` the output's (`out1_0`), which picks its bounds:
+// its own, else those of the tuple holding it (`inherited`).
+void CompareInto(const Value& a, const Value& e, const Tolerance& all, const Tolerance& inherited,
+                 const std::string& label, const std::string& name, CompareReport& report) {
+  const Tolerance* own = all.Find(name);
+  const Tolerance& tol = own ? *own : inherited;
   if (e.IsTuple()) {
     if (!a.IsTuple() || a.tuple.size() != e.tuple.size()) {
       OutputReport r;
@@ -218,7 +221,7 @@ void CompareInto(const Value& a, const Value& e, const Tolerance& all, const std
       return;
     }
     for (size_t i = 0; i < e.tuple.size(); ++i)
-      CompareInto(a.tuple[i], e.tuple[i], all, label + "." + std::to_string(i + 1), name + "_" + std::to_string(i),
+      CompareInto(a.tuple[i], e.tuple[i], all, tol, label + "." + std::to_string(i + 1), name + "_" + std::to_string(i),
                   report);
     return;
   }
@@ -269,21 +272,29 @@ int CompareReport::failed() const {
   return n;
 }
 
-const Tolerance& Tolerance::For(std::string_view name) const {
+const Tolerance* Tolerance::Find(std::string_view name) const {
   for (const OutputTolerance& o : per_output)
-    if (o.name == name) return o.tolerance;
-  return *this;
+    if (o.name == name) return &o.tolerance;
+  return nullptr;
 }
 
-CompareReport CompareValues(const Value& actual, const Value& expected, const Tolerance& tolerance) {
+CompareReport CompareValues(const Value& actual, const Value& expected, const Tolerance& given) {
   CompareReport report;
+  // Per-output bounds replace the bounds only: how values compare (a widened float type, NaN,
+  // the mismatches listed) is the whole comparison's.
+  Tolerance tolerance = given;
+  for (OutputTolerance& o : tolerance.per_output) {
+    o.tolerance.allow_float_type_change = tolerance.allow_float_type_change;
+    o.tolerance.nan_equal = tolerance.nan_equal;
+    o.tolerance.mismatches_shown = tolerance.mismatches_shown;
+  }
   if (expected.IsTuple() && actual.IsTuple() && actual.tuple.size() == expected.tuple.size()) {
     // The entry's outputs: `output 1`, `output 2`, ...
     for (size_t i = 0; i < expected.tuple.size(); ++i)
-      CompareInto(actual.tuple[i], expected.tuple[i], tolerance, "output " + std::to_string(i + 1),
+      CompareInto(actual.tuple[i], expected.tuple[i], tolerance, tolerance, "output " + std::to_string(i + 1),
                   "out" + std::to_string(i), report);
   } else {
-    CompareInto(actual, expected, tolerance, "output 1", "out0", report);
+    CompareInto(actual, expected, tolerance, tolerance, "output 1", "out0", report);
   }
   // A bound for an output the result lacks is a mistake the user should hear of, not a no-op.
   for (const OutputTolerance& o : tolerance.per_output)

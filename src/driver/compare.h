@@ -47,11 +47,14 @@ struct Tolerance {
   /// the entry's results, e.g. upcast-all-to-fp32): values are compared as doubles and ulps
   /// after rounding the actual value to the expected type.
   bool allow_float_type_change = false;
-  /// Other bounds for named outputs (`--atol=out3:1e-3`); the rest use the fields above.
+  /// Other bounds for named outputs (`--atol=out3:1e-3`; a tuple element's apply to its leaves
+  /// that have none of their own); the rest use the fields above. Only their bounds count: how
+  /// values compare otherwise (allow_float_type_change, nan_equal, mismatches_shown) is this
+  /// Tolerance's.
   std::vector<OutputTolerance> per_output;
 
-  /// The tolerance for the output `name` (NamedOutputs' names: out0, out1_0...).
-  const Tolerance& For(std::string_view name) const;
+  /// The bounds given for the output `name` (NamedOutputs' names: out0, out1_0...), or null.
+  const Tolerance* Find(std::string_view name) const;
 };
 
 /// The bounds of one output, by the name nhlo-run gives it (`out3`, `out1_0`).

@@ -27,6 +27,22 @@ std::string ProblemText(const Status& status) {
   return text;
 }
 
+// The comparison report's label of the output NamedOutputs calls `name`: out0 -> `output 1`,
+// out1_0 -> `output 2.1` (each index one more, as the report counts from 1).
+std::string ReportLabel(const std::string& name) {
+  std::string label = "output ";
+  uint64_t index = 0;
+  for (size_t at = 3; at <= name.size(); ++at) {  // after "out"
+    if (at == name.size() || name[at] == '_') {
+      label += std::to_string(index + 1) + (at == name.size() ? "" : ".");
+      index = 0;
+    } else {
+      index = index * 10 + static_cast<uint64_t>(name[at] - '0');
+    }
+  }
+  return label;
+}
+
 }  // namespace
 
 Result<ExpectedOutputs> LoadExpectedOutputs(const std::string& path, const Value& result) {
@@ -35,11 +51,8 @@ Result<ExpectedOutputs> LoadExpectedOutputs(const std::string& path, const Value
   uint64_t data = 0;
   for (size_t i = 0; i < outputs.size(); ++i) {
     const Value& leaf = *outputs[i].second;
-    specs.push_back({"output " + std::to_string(i + 1) + " '" + outputs[i].first + "'",
-                     outputs[i].first,
-                     leaf.type,
-                     leaf.dims,
-                     {}});
+    specs.push_back(
+        {ReportLabel(outputs[i].first) + " '" + outputs[i].first + "'", outputs[i].first, leaf.type, leaf.dims, {}});
     if (AddOverflows(data, leaf.bytes.size(), &data)) data = UINT64_MAX;
   }
   // The file may hold other types than the result (f64 for f32 is the usual one), so its limit is

@@ -16,6 +16,8 @@
 namespace nhlo {
 namespace {
 
+using ValueMap = std::map<std::string, Value, std::less<>>;
+
 bool HoldsToken(const Shape& shape) {
   if (shape.type == PrimitiveType::kToken) return true;
   for (const Shape& element : shape.tuple)
@@ -23,14 +25,16 @@ bool HoldsToken(const Shape& shape) {
   return false;
 }
 
-// Makes the entry's root a tuple of every instruction of the entry computation (tokens aside) and
+// Makes the entry's root a tuple of every instruction of the entry computation (parameters and
+// tokens aside) and
 // returns their names in that order: the run then yields each instruction's value.
 std::vector<std::string_view> ProbeEveryInstruction(Module& module) {
   Computation* entry = module.entry;
   std::vector<Instruction*> kept;
   std::vector<std::string_view> names;
   for (Instruction* inst : entry->instructions) {
-    if (HoldsToken(inst->shape)) continue;
+    // Parameters are the arguments, and tokens hold nothing.
+    if (inst->opcode == Opcode::kParameter || HoldsToken(inst->shape)) continue;
     kept.push_back(inst);
     names.push_back(inst->name);
   }
@@ -60,9 +64,7 @@ bool Fits(const Value& value, const Shape& shape) {
 // for its users, by a new parameter holding that value. Each instruction then computes on what
 // the reference computed, as if run alone. Returns the new parameters' reference names in
 // parameter order (after the module's own parameters).
-std::vector<std::string_view> FeedReferenceOperands(Module& module,
-                                                    const std::map<std::string, Value, std::less<>>& reference,
-                                                    bool devices) {
+std::vector<std::string_view> FeedReferenceOperands(Module& module, const ValueMap& reference, bool devices) {
   Computation* entry = module.entry;
   std::vector<Instruction*> original(entry->instructions.begin(), entry->instructions.end());
   int64_t next_parameter = static_cast<int64_t>(entry->Parameters().size());
@@ -113,19 +115,24 @@ void RoundToTypesOf(Value& value, const Value& like) {
   value = std::move(out);
 }
 
-// Each probed instruction's value by name: one device's, or a tuple of every device's.
-Result<std::map<std::string, Value, std::less<>>> ProbeValues(const Module& module,
-                                                              const std::vector<std::string_view>& names,
-                                                              const CodegenOptions& codegen,
-                                                              const ProgramRunner& runner,
-                                                              const std::vector<std::vector<Value>>& args) {
+uint64_t ValueBytes(const Value& value) {
+  uint64_t bytes = value.bytes.size();
+  for (const Value& element : value.tuple) bytes += ValueBytes(element);
+  return bytes;
+}
+
+// Each probed instruction's value by name: one device's, or a tuple of every device's. `held`:
+// the bytes the caller keeps alive meanwhile, for the memory check.
+Result<ValueMap> ProbeValues(const Module& module, const std::vector<std::string_view>& names,
+                             const CodegenOptions& codegen, const ProgramRunner& runner,
+                             std::vector<std::vector<Value>> args, uint64_t held) {
   NHLO_ASSIGN_OR_RETURN(std::string bundle, EmitBundleFile(module, codegen));
-  NHLO_ASSIGN_OR_RETURN(BundleProgram program, runner.load(std::move(bundle)));
-  std::vector<std::vector<Value>> converted;
-  for (const std::vector<Value>& device_args : args) converted.push_back(ArgumentsFor(program, device_args));
-  NHLO_ASSIGN_OR_RETURN(Value result, runner.run(program, std::move(converted), module));
-  std::map<std::string, Value, std::less<>> values;
+  NHLO_ASSIGN_OR_RETURN(BundleProgram program, runner.load(std::move(bundle), held));
   const bool devices = args.size() > 1;
+  std::vector<std::vector<Value>> converted;
+  for (std::vector<Value>& device_args : args) converted.push_back(ArgumentsFor(program, std::move(device_args)));
+  NHLO_ASSIGN_OR_RETURN(Value result, runner.run(program, std::move(converted), module));
+  ValueMap values;
   for (size_t i = 0; i < names.size(); ++i) {
     Value v;
     if (devices) {
@@ -165,7 +172,7 @@ int Isolate(const std::string& name, const std::string& text, const PipelineOpti
   // The arguments are made for the module as written, as a plain run and --check-passes do.
   Result<std::string> plain = EmitBundleFile(**reference, codegen);
   if (!plain.ok()) return fail(plain.status());
-  Result<BundleProgram> plain_program = runner.load(std::move(*plain));
+  Result<BundleProgram> plain_program = runner.load(std::move(*plain), 0);
   if (!plain_program.ok()) return fail(plain_program.status());
   Result<std::vector<std::vector<Value>>> args = runner.make_arguments(*plain_program);
   if (!args.ok()) return fail(args.status());
@@ -175,7 +182,11 @@ int Isolate(const std::string& name, const std::string& text, const PipelineOpti
   std::vector<const Instruction*> rows((*reference)->entry->instructions.begin(),
                                        (*reference)->entry->instructions.end());
   std::vector<std::string_view> reference_names = ProbeEveryInstruction(**reference);
-  auto expected = ProbeValues(**reference, reference_names, codegen, runner, *args);
+  // The arguments stay for the second run: the memory check counts them beside this one's copy.
+  uint64_t argument_bytes = 0;
+  for (const std::vector<Value>& device_args : *args)
+    for (const Value& v : device_args) argument_bytes += ValueBytes(v);
+  auto expected = ProbeValues(**reference, reference_names, codegen, runner, *args, argument_bytes);
   if (!expected.ok()) return fail(expected.status());
 
   // The pipeline as configured (its dumps go to `err` as in a plain run), each instruction fed
@@ -184,13 +195,15 @@ int Isolate(const std::string& name, const std::string& text, const PipelineOpti
   if (!piped.ok()) return fail(piped.status());
   std::vector<std::string_view> fed = FeedReferenceOperands(**piped, *expected, devices);
   std::vector<std::string_view> piped_names = ProbeEveryInstruction(**piped);
-  std::vector<std::vector<Value>> fed_args = *args;
+  uint64_t reference_bytes = 0;
+  for (const auto& [value_name, value] : *expected) reference_bytes += ValueBytes(value);
+  std::vector<std::vector<Value>> fed_args = std::move(*args);
   for (size_t d = 0; d < fed_args.size(); ++d)
     for (std::string_view operand : fed) {
       const Value& value = expected->find(operand)->second;
       fed_args[d].push_back(devices ? value.tuple[d] : value);
     }
-  auto actual = ProbeValues(**piped, piped_names, codegen, runner, fed_args);
+  auto actual = ProbeValues(**piped, piped_names, codegen, runner, std::move(fed_args), reference_bytes);
   if (!actual.ok()) return fail(actual.status());
 
   tolerance.mismatches_shown = 1;

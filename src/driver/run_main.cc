@@ -57,8 +57,10 @@ uint64_t LeafBytes(const ComputationRecord& comp, uint32_t index) {
 // while it runs (its constant section is most of a constant-heavy file).
 struct MemoryNeed {
   uint64_t bundle = 0, arena = 0, arguments = 0, constants = 0, results = 0;
+  uint64_t held = 0;  // values a checked run keeps from an earlier run (--isolate's reference values)
   uint64_t total() const {
-    return SaturatingAdd(bundle, SaturatingAdd(SaturatingAdd(arena, arguments), SaturatingAdd(constants, results)));
+    return SaturatingAdd(SaturatingAdd(bundle, held),
+                         SaturatingAdd(SaturatingAdd(arena, arguments), SaturatingAdd(constants, results)));
   }
 };
 
@@ -240,13 +242,15 @@ Value DevicesResult(std::vector<Value> results) {
 // Decodes one bundle file, settles its devices and checks that the run fits in memory; `left`
 // gets what the limit leaves to each device's kernels beyond that.
 Result<BundleProgram> LoadProgram(const std::string& name, std::string bytes, const RunSettings& settings,
-                                  DeviceGrid* grid = nullptr, std::ostream* err = nullptr, uint64_t* left = nullptr) {
+                                  DeviceGrid* grid = nullptr, std::ostream* err = nullptr, uint64_t* left = nullptr,
+                                  uint64_t held = 0) {
   NHLO_ASSIGN_OR_RETURN(BundleProgram program, ReadBundleFile(std::move(bytes), name));
   std::string note;
   NHLO_ASSIGN_OR_RETURN(DeviceGrid devices, RunDevices(program, settings.devices, &note));
   if (err && !note.empty()) *err << "nhlo-run: note: " << note << "\n";
   if (grid) *grid = devices;
   MemoryNeed need = MemoryNeeded(program, devices.count(), settings.iterations);
+  need.held = held;
   if (need.total() > settings.memory_limit) {
     Diagnostic d;
     d.file = name;
@@ -256,8 +260,8 @@ Result<BundleProgram> LoadProgram(const std::string& name, std::string bytes, co
                 ", arguments " + Bytes(need.arguments) + ", constants " + Bytes(need.constants) + ", results " +
                 Bytes(need.results) +
                 (settings.iterations > 1 ? "; arguments and results twice: --iterations keeps a copy of each" : "") +
-                "), but " + (settings.limit_given ? "--max-memory allows " : "this machine has ") +
-                Bytes(settings.memory_limit) +
+                (held > 0 ? ", values the run keeps from an earlier one " + Bytes(held) : "") + "), but " +
+                (settings.limit_given ? "--max-memory allows " : "this machine has ") + Bytes(settings.memory_limit) +
                 (settings.limit_given ? "" : " available (--max-memory=SIZE sets another limit)");
     return Status::FromDiagnostic(std::move(d));
   }
@@ -278,14 +282,15 @@ Result<std::vector<std::vector<Value>>> MakeDeviceArguments(const BundleProgram&
     // --random-range=NAME:LO,HI: NAME is the parameter's name or argN (as --save-args names it).
     std::vector<std::optional<RandomRange>> ranges(entry.params.size(), settings.checks.range);
     for (const auto& [param, range] : settings.checks.parameter_ranges) {
-      bool found = false;
-      for (size_t i = 0; i < entry.params.size(); ++i) {
-        if (entry.buffers[entry.params[i]].name == param || "arg" + std::to_string(i) == param) {
-          ranges[i] = range;
-          found = true;
-        }
-      }
-      if (!found) {
+      // A parameter's own name first; argN only when no parameter is called that.
+      size_t found = entry.params.size();
+      for (size_t i = 0; i < entry.params.size() && found == entry.params.size(); ++i)
+        if (entry.buffers[entry.params[i]].name == param) found = i;
+      for (size_t i = 0; i < entry.params.size() && found == entry.params.size(); ++i)
+        if ("arg" + std::to_string(i) == param) found = i;
+      if (found < entry.params.size()) {
+        ranges[found] = range;
+      } else {
         std::string names;
         for (size_t i = 0; i < entry.params.size(); ++i)
           names += (i ? ", " : "") + std::string(entry.buffers[entry.params[i]].name);
@@ -425,6 +430,7 @@ int RunOne(const std::string& name, std::string bytes, const RunSettings& settin
   for (int64_t i = 0; i < settings.iterations; ++i) {
     const bool last = i + 1 == settings.iterations;
     if (settings.profile && last) run_options.profile = &profile;
+    if (i > 0) result = Status::Error("no run");  // the previous run's result: compared already
     const auto start = std::chrono::steady_clock::now();
     Result<std::vector<Value>> ran = ExecuteOnDevices(
         *program, grid, last ? std::move(values) : std::vector<std::vector<Value>>(values), run_options);
@@ -433,7 +439,7 @@ int RunOne(const std::string& name, std::string bytes, const RunSettings& settin
     result = ran.ok() ? Result<Value>(DevicesResult(std::move(*ran))) : Result<Value>(ran.status());
     if (!result.ok() || settings.iterations == 1) break;
     if (!first) {
-      first = *result;
+      first = std::move(*result);  // a later run gives the result to print (N >= 2)
     } else if (!SameValue(*first, *result)) {
       progress.reset();
       err << "nhlo-run: error: " << name << ": iteration " << i + 1
@@ -442,6 +448,7 @@ int RunOne(const std::string& name, std::string bytes, const RunSettings& settin
       return kExitInputRejected;
     }
   }
+  first.reset();
   progress.reset();
   if (settings.profile) err << FormatProfile(profile);
   if (result.ok() && settings.iterations > 1) err << IterationTimes(name, seconds);
@@ -695,8 +702,11 @@ int RunMain(const std::vector<std::string>& args, std::istream& in, std::ostream
       // limit and host data (issue 30: a two-replica module failed here).
       ProgramRunner runner;
       uint64_t scratch_limit = 0;  // what the limit leaves the last loaded program's kernels
-      runner.load = [&](std::string bundle) {
-        return LoadProgram(name, std::move(bundle), settings, nullptr, nullptr, &scratch_limit);
+      // Each side runs once: --iterations (which only warns here) must not double the memory check.
+      RunSettings once = settings;
+      once.iterations = 1;
+      runner.load = [&, once](std::string bundle, uint64_t held) {
+        return LoadProgram(name, std::move(bundle), once, nullptr, nullptr, &scratch_limit, held);
       };
       runner.make_arguments = [&](const BundleProgram& p) -> Result<std::vector<std::vector<Value>>> {
         NHLO_ASSIGN_OR_RETURN(DeviceGrid grid, RunDevices(p, settings.devices, nullptr));

@@ -242,8 +242,12 @@ Result<size_t> RunPipeline(Module& module, const PipelineOptions& options, std::
         continue;
       }
       std::string now = dump_text();
-      if (shown && now == previous) {  // the pass changed only computations the filter hides
-        if (banners) log << Banner("After", info.name, number, "changed, not in the shown computations");
+      // The pass changed only what the dump leaves out: computations the filter hides, or metadata
+      // with --print-metadata=false. An empty diff would say nothing; the banner says why.
+      if (now == previous) {
+        if (banners)
+          log << Banner("After", info.name, number,
+                        shown ? "changed, not in the shown computations" : "changed, not in the printed text");
         continue;
       }
       if (options.print_changed == PrintChanged::kText) {
