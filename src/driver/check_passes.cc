@@ -266,6 +266,8 @@ PipelineOptions Quiet(PipelineOptions o) {
   o.print_changed = PipelineOptions::PrintChanged::kOff;
   o.dump_dir.clear();
   o.time_passes = PipelineOptions::TimePasses::kOff;
+  o.remarks_regex.clear();
+  o.collected_remarks = nullptr;
   return o;
 }
 

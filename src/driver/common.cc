@@ -246,6 +246,11 @@ void AddPipelineFlags(CLI::App& app, PipelineFlags& f) {
       ->delimiter(',');
   app.add_option("--print-metadata", f.print_metadata,
                  "=false: print instructions without metadata={...} (dumps and --emit=hlo; default true)");
+  app.add_option("--remarks", f.remarks,
+                 "print the remarks (applied, missed, analysis) of passes whose name matches REGEX, as clang's "
+                 "-Rpass; passes' warnings print without it");
+  app.add_option("--remarks-file", f.remarks_file,
+                 "write every remark of the pipeline to FILE as YAML (LLVM's optimization-record form)");
   app.add_option("--dump-dir", f.dump_dir, "write dumps as numbered files into DIR instead of stderr");
   app.add_option("--time-passes", f.time_passes, "report the time of each pass on stderr (=json: as JSON)")
       ->check(CLI::IsMember({"text", "json"}));
@@ -363,6 +368,7 @@ Result<PipelineOptions> PipelineFlags::ToOptions() const {
   for (const std::string& name : filter_print_funcs)
     if (!name.empty()) o.print_computation_regexes.push_back(RE2::QuoteMeta(name));
   o.print_metadata = print_metadata;
+  o.remarks_regex = remarks;
   // opt's spellings: text|quiet, diff|diff-quiet, cdiff|cdiff-quiet.
   if (print_changed == "text" || print_changed == "quiet") o.print_changed = PipelineOptions::PrintChanged::kText;
   if (print_changed.find("diff") != std::string::npos) o.print_changed = PipelineOptions::PrintChanged::kDiff;
@@ -390,7 +396,16 @@ Result<PipelineOptions> PipelineFlags::ToOptions() const {
     RE2 re(pattern, RE2::Quiet);
     if (!re.ok()) return Status::Error("invalid regular expression for --print-computation: " + re.error());
   }
+  if (!remarks.empty()) {
+    RE2 re(remarks, RE2::Quiet);
+    if (!re.ok()) return Status::Error("invalid regular expression for --remarks: " + re.error());
+  }
   return o;
+}
+
+Status WriteRemarksFile(const PipelineFlags& flags, const std::vector<Remark>& remarks) {
+  if (flags.remarks_file.empty()) return OkStatus();
+  return WriteFileAtomically(flags.remarks_file, RemarksYaml(remarks));
 }
 
 Result<CodegenOptions> PipelineFlags::ToCodegenOptions() const {

@@ -68,6 +68,7 @@ struct PipelineFlags {
   std::vector<std::string> print_computation;   ///< --print-computation=REGEX, repeatable
   std::vector<std::string> filter_print_funcs;  ///< --filter-print-funcs=NAME,... (LLVM's spelling)
   bool print_metadata = true;
+  std::string remarks, remarks_file;  ///< --remarks=REGEX, --remarks-file=FILE
   bool verify_each = false;
   int64_t bisect_limit = -1;
   std::string arch = "v4";
@@ -87,6 +88,8 @@ int CountHloModules(std::string_view text);
 /// The hint itself: "holds N modules; use --split-input-file to VERB each on its own", telling
 /// to put `// -----` lines between them first when the text has none (splitting needs them).
 std::string SeveralModulesHint(std::string_view text, int modules, std::string_view verb);
+/// Writes the collected remarks to --remarks-file as YAML (atomically); nothing without the flag.
+Status WriteRemarksFile(const PipelineFlags& flags, const std::vector<Remark>& remarks);
 /// Warnings for pipeline flags that do nothing in the combination given (e.g. --dump-dir alone).
 /// `prints_module`: the program prints the module itself (nhlo-compile --emit=hlo).
 std::vector<std::string> PipelineFlagWarnings(const PipelineFlags& flags, bool prints_module);

@@ -48,7 +48,8 @@ int CompileMain(const std::vector<std::string>& args, std::istream& in, std::ost
     for (const std::string& c : flags.custom_calls)
       if (std::optional<CustomCallFlag> flag = SplitCustomCallFlag(c)) inputs.push_back(flag->file);
     std::vector<OutputPath> outputs = {{"-o", emit == "none" ? "" : output, ""},
-                                       {"--dump-dir", flags.dump_dir, ".*\\.[0-9]{3}-.*\\.hlo|.*\\.time-passes\\..*"}};
+                                       {"--dump-dir", flags.dump_dir, ".*\\.[0-9]{3}-.*\\.hlo|.*\\.time-passes\\..*"},
+                                       {"--remarks-file", flags.remarks_file, ""}};
     if (std::string conflict = OutputConflict(inputs, outputs); !conflict.empty()) {
       err << "nhlo-compile: error: " << conflict << "\n";
       return kExitUsage;
@@ -78,6 +79,8 @@ int CompileMain(const std::vector<std::string>& args, std::istream& in, std::ost
     PrintStatus(options.status(), err, "nhlo-compile");
     return kExitUsage;
   }
+  std::vector<Remark> remarks;  // --remarks-file: every pass's remarks, written at the end
+  if (!flags.remarks_file.empty()) options->collected_remarks = &remarks;
   Result<CodegenOptions> codegen = flags.ToCodegenOptions();
   uint64_t input_limit = kMaxInputBytes;
   if (!max_input.empty()) {
@@ -132,6 +135,10 @@ int CompileMain(const std::vector<std::string>& args, std::istream& in, std::ost
       PrintStatus(s, err, "nhlo-compile");
       return kExitInputRejected;
     }
+  }
+  if (Status written = WriteRemarksFile(flags, remarks); !written.ok()) {
+    PrintStatus(written, err, "nhlo-compile");
+    return kExitInputRejected;
   }
   return exit_code;
 }

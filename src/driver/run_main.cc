@@ -604,7 +604,8 @@ int RunMain(const std::vector<std::string>& args, std::istream& in, std::ostream
     const std::string& out = settings.files.output;
     bool out_dir = !out.empty() && (out.back() == '/' || std::filesystem::is_directory(out, ec));
     std::vector<OutputPath> outputs = {{"--output", out, out_dir ? "out[0-9_]*\\.npy" : ""},
-                                       {"--save-args", settings.files.save_args, ""}};
+                                       {"--save-args", settings.files.save_args, ""},
+                                       {"--remarks-file", flags.remarks_file, ""}};
     if (std::string conflict = OutputConflict(inputs, outputs); !conflict.empty()) {
       err << "nhlo-run: error: " << conflict << "\n";
       return kExitUsage;
@@ -647,6 +648,8 @@ int RunMain(const std::vector<std::string>& args, std::istream& in, std::ostream
     PrintStatus(options.status(), err, "nhlo-run");
     return kExitUsage;
   }
+  std::vector<Remark> remarks;  // --remarks-file: every pass's remarks, written at the end
+  if (!flags.remarks_file.empty()) options->collected_remarks = &remarks;
   settings.memory_limit = MachineMemory();
   if (!max_memory.empty()) {
     Result<uint64_t> limit = ParseSize(max_memory, "--max-memory");
@@ -748,6 +751,10 @@ int RunMain(const std::vector<std::string>& args, std::istream& in, std::ostream
     }
     if (int code = RunOne(name, std::move(*emitted), settings, module->get(), out, err); code != kExitOk)
       exit_code = code;
+  }
+  if (Status written = WriteRemarksFile(flags, remarks); !written.ok()) {
+    PrintStatus(written, err, "nhlo-run");
+    return kExitInputRejected;
   }
   return exit_code;
 }

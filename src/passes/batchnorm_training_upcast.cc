@@ -16,8 +16,18 @@ class BatchNormTrainingUpcast final : public Pass {
  public:
   Result<bool> Run(Module& module) override {
     return RewriteMatches(
-        module, [](Instruction& inst) { return inst.opcode == Opcode::kBatchNormTraining && HasBf16Operand(inst); },
+        module,
+        [this](Instruction& inst) {
+          if (inst.opcode != Opcode::kBatchNormTraining) return false;
+          if (HasBf16Operand(inst)) return true;
+          Emit(RemarkKind::kMissed, inst, "NoBf16Operand",
+               "batch-norm-training '" + std::string(inst.name) + "' left as is: no operand is bf16");
+          return false;
+        },
         [&](Computation* comp, Instruction* bnt) {
+          Emit(RemarkKind::kApplied, *bnt, "StatisticsInF32",
+               "batch-norm-training '" + std::string(bnt->name) +
+                   "': bf16 operands widened to f32 for the statistics, the three results narrowed back to bf16");
           Rewrite(module, comp, bnt);
           return OkStatus();
         });

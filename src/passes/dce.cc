@@ -43,7 +43,7 @@ class DcePass final : public Pass {
   }
 
  private:
-  static bool RunOnComputation(Computation& comp, const SideEffects& effects, Module& module) {
+  bool RunOnComputation(Computation& comp, const SideEffects& effects, Module& module) {
     const uint32_t live = module.NewMark();
     UserCounts users{comp, {}, false};
     // Instructions that are some instruction's control predecessor (XLA keeps both ends).
@@ -66,8 +66,13 @@ class DcePass final : public Pass {
     }
     size_t before = comp.instructions.size();
     size_t out = 0;
-    for (size_t i = 0; i < before; ++i)
-      if (keep[i]) comp.instructions[out++] = comp.instructions[i];
+    for (size_t i = 0; i < before; ++i) {
+      if (keep[i])
+        comp.instructions[out++] = comp.instructions[i];
+      else
+        Emit(RemarkKind::kApplied, *comp.instructions[i], "Removed",
+             "removed '" + std::string(comp.instructions[i]->name) + "': nothing uses it and it has no side effect");
+    }
     comp.instructions.resize(out);
     return out != before;
   }

@@ -27,7 +27,12 @@ class ExpandUniformQuantize final : public Pass {
           std::string_view target = CustomCallTarget(inst);
           return target == kUniformQuantizeTarget || target == kUniformDequantizeTarget;
         },
-        [&](Computation* comp, Instruction* inst) { return Expand(module, comp, inst); });
+        [&](Computation* comp, Instruction* inst) {
+          Emit(RemarkKind::kApplied, *inst, "Expanded",
+               std::string(CustomCallTarget(*inst)) + " '" + std::string(inst->name) +
+                   "' expanded into elementwise HLO (scale, round, clamp)");
+          return Expand(module, comp, inst);
+        });
   }
 
  private:

@@ -26,9 +26,14 @@ class LegalizeQuantizeMx final : public Pass {
       Status s = config.ok() ? CheckQuantizeMx(inst, *config, &device) : config.status();
       if (!s.ok())
         return Status::FromDiagnostic(DiagnosticFor(module, inst, "'" + std::string(inst.name) + "': " + s.message()));
+      if (device)
+        Emit(RemarkKind::kMissed, inst, "DeviceForm",
+             "QuantizeMX '" + std::string(inst.name) + "' left as is: it is in the device form already");
       return !device;
     };
     return RewriteMatches(module, is_frontend, [&](Computation* comp, Instruction* call) {
+      Emit(RemarkKind::kApplied, *call, "Legalized",
+           "QuantizeMX '" + std::string(call->name) + "' rewritten to the device form (packed data and scales)");
       Lower(module, comp, call);
       return OkStatus();
     });

@@ -45,7 +45,11 @@ class LegalizeScaledMatmul final : public Pass {
   Result<bool> Run(Module& module) override {
     return RewriteMatches(
         module, [](Instruction& inst) { return Matches(inst); },
-        [&](Computation* comp, Instruction* dot) { return Rewrite(module, comp, dot); });
+        [&](Computation* comp, Instruction* dot) {
+          Emit(RemarkKind::kApplied, *dot, "Legalized",
+               "scaled-dot '" + std::string(dot->name) + "' rewritten to a ScaledMatmul custom call");
+          return Rewrite(module, comp, dot);
+        });
   }
 
  private:

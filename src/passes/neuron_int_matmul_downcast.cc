@@ -7,6 +7,16 @@
 // dot's metadata with " Downcast for int support " appended (to op_name: inferred, the seed
 // says only "appended to that metadata") and frontend attribute auto_cast="none". Products
 // beyond 2^24 lose bits, exactly as the seed says the original does.
+//
+// Remarks (passes/remarks.h): each rewritten dot is an applied remark. From the operand types
+// and the contracted extent K the pass bounds |sum| <= K * max|a| * max|b| and warns, by
+// default, when that bound passes 2^24 (f32 holds every integer only up to 2^24: a sum beyond
+// may lose its last bits) or the result type's range (the f32 result converts back saturating,
+// where the integer dot wraps); otherwise an analysis remark says why the rewrite is exact.
+#include <cmath>
+#include <cstdio>
+#include <string>
+
 #include "ir/builder.h"
 #include "passes/pass.h"
 
@@ -26,12 +36,56 @@ class NeuronIntMatmulDowncast final : public Pass {
     return RewriteMatches(
         module, [](Instruction& inst) { return inst.opcode == Opcode::kDot && AllLeavesIntegers(inst.shape); },
         [&](Computation* comp, Instruction* dot) {
+          Explain(*dot);
           Rewrite(module, comp, dot);
           return OkStatus();
         });
   }
 
  private:
+  // The largest magnitude an element of integer type `t` can have; 0 for a non-integer type.
+  static double MaxMagnitude(PrimitiveType t) {
+    if (t == PrimitiveType::kPred) return 1;
+    if (IsSignedInt(t)) return std::ldexp(1.0, BitWidth(t) - 1);
+    if (IsUnsignedInt(t)) return std::ldexp(1.0, BitWidth(t)) - 1;
+    return 0;
+  }
+
+  void Explain(const Instruction& dot) {
+    const Shape& a = dot.operands[0]->shape;
+    const Shape& b = dot.operands[1]->shape;
+    double k = 1;
+    if (const Attribute* dims = dot.FindAttr(AttrId::kLhsContractingDims))
+      for (int64_t d : dims->ints)
+        if (d >= 0 && static_cast<size_t>(d) < a.dims.size()) k *= static_cast<double>(a.dims[d]);
+    const std::string types = std::string(PrimitiveTypeName(a.type)) + " x " + std::string(PrimitiveTypeName(b.type)) +
+                              " -> " + std::string(PrimitiveTypeName(dot.shape.type));
+    const std::string what = "dot '" + std::string(dot.name) + "' (" + types + ", K=" + Number(k) + ")";
+    Emit(RemarkKind::kApplied, dot, "ComputedInF32", what + " computed in f32 and converted back");
+    const double ma = MaxMagnitude(a.type), mb = MaxMagnitude(b.type);
+    if (ma == 0 || mb == 0 || !dot.shape.IsArray()) return;  // a float operand: no integer bound
+    const double bound = k * ma * mb;
+    // The largest value the result type holds: 2^(bits-1) - 1 signed, 2^bits - 1 unsigned.
+    const double result_max =
+        IsSignedInt(dot.shape.type) ? MaxMagnitude(dot.shape.type) - 1 : MaxMagnitude(dot.shape.type);
+    const std::string sum = "|sum| <= K * " + Number(ma) + " * " + Number(mb) + " = " + Number(bound);
+    if (bound > std::ldexp(1.0, 24))
+      Emit(RemarkKind::kWarning, dot, "MayLoseBits",
+           what + " may change results: " + sum + " > 2^24, beyond which f32 does not hold every integer");
+    if (bound > result_max)
+      Emit(RemarkKind::kWarning, dot, "MaySaturate",
+           what + " may change results: " + sum + " exceeds what " + std::string(PrimitiveTypeName(dot.shape.type)) +
+               " holds; the f32 result converts back saturating where the integer dot wraps");
+    if (bound <= std::ldexp(1.0, 24) && bound <= result_max)
+      Emit(RemarkKind::kAnalysis, dot, "Exact", what + " is exact: " + sum + " <= 2^24 and fits the result type");
+  }
+
+  static std::string Number(double v) {
+    char text[32];
+    std::snprintf(text, sizeof(text), "%.17g", v);
+    return text;
+  }
+
   static void Rewrite(Module& module, Computation* comp, Instruction* dot) {
     Instruction* converted[2];
     std::vector<Instruction*> created;

@@ -25,4 +25,17 @@ Result<bool> RewriteMatches(Module& module, const std::function<Result<bool>(Ins
   return changed;
 }
 
+void Pass::Emit(RemarkKind kind, const Instruction& at, std::string name, std::string message) {
+  if (!remarks_) return;
+  Remark r;
+  r.kind = kind;
+  r.name = std::move(name);
+  r.computation = at.parent ? std::string(at.parent->name) : std::string();
+  r.instruction = std::string(at.name);
+  r.source_offset = at.source_offset;
+  r.source_id = at.source_id;
+  r.message = std::move(message);
+  remarks_->push_back(std::move(r));
+}
+
 }  // namespace nhlo

@@ -6,9 +6,12 @@
 
 #include <functional>
 #include <memory>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "ir/ir.h"
+#include "passes/remarks.h"
 #include "support/status.h"
 
 namespace nhlo {
@@ -18,6 +21,16 @@ class Pass {
   virtual ~Pass() = default;
   /// Returns true if the module changed.
   virtual Result<bool> Run(Module& module) = 0;
+  /// Where Emit puts remarks (the pass manager's list); null: remarks are dropped.
+  void set_remarks(std::vector<Remark>* remarks) { remarks_ = remarks; }
+
+ protected:
+  /// A remark about `at` (passes/remarks.h): what the pass did, declined, found, or a warning
+  /// that the rewrite may change this module's results.
+  void Emit(RemarkKind kind, const Instruction& at, std::string name, std::string message);
+
+ private:
+  std::vector<Remark>* remarks_ = nullptr;
 };
 
 /// The loop most passes share. In each computation it collects the instructions `match`

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <optional>
 #include <sstream>
 
 #include "ir/printer.h"
@@ -78,6 +79,38 @@ std::string DumpFileStem(std::string_view name) {
   return stem;
 }
 
+// Each remark located in its source; printed when it is a warning or its pass matches
+// --remarks (clang's style: `file:line:col: remark: ... [-Rpass=NAME]`), and collected for
+// --remarks-file.
+void ReportRemarks(const Module& module, std::string_view pass, std::vector<Remark>& remarks, const RE2* filter,
+                   std::vector<Remark>* collected, std::ostream& log) {
+  const bool shown = filter && RE2::FullMatch(pass, *filter);
+  for (Remark& r : remarks) {
+    r.pass = pass;
+    std::optional<Diagnostic> at;
+    if (r.source_offset != Instruction::kNoLocation && r.source_id < module.sources.size()) {
+      const std::string flag = r.kind == RemarkKind::kApplied    ? "-Rpass"
+                               : r.kind == RemarkKind::kMissed   ? "-Rpass-missed"
+                               : r.kind == RemarkKind::kAnalysis ? "-Rpass-analysis"
+                                                                 : "";
+      const std::string suffix =
+          flag.empty() ? " [" + std::string(pass) + "]" : " [" + flag + "=" + std::string(pass) + "]";
+      at = module.sources[r.source_id]->At(r.source_offset, r.message + suffix,
+                                           r.kind == RemarkKind::kWarning ? Severity::kWarning : Severity::kRemark);
+      r.file = at->file;
+      r.line = static_cast<uint32_t>(at->line);
+      r.column = static_cast<uint32_t>(at->col);
+    }
+    if (r.kind == RemarkKind::kWarning || shown) {
+      if (at)
+        log << FormatDiagnostic(*at);
+      else
+        log << (r.kind == RemarkKind::kWarning ? "warning: " : "remark: ") << r.message << " [" << pass << "]\n";
+    }
+    if (collected) collected->push_back(r);
+  }
+}
+
 }  // namespace
 
 Result<std::vector<int>> SelectPasses(const PipelineOptions& options) {
@@ -138,6 +171,11 @@ Result<size_t> RunPipeline(Module& module, const PipelineOptions& options, std::
     *re = std::make_unique<RE2>(*pattern, RE2::Quiet);
     if (!(*re)->ok())
       return Status::Error(std::string("invalid regular expression for ") + flag + ": " + (*re)->error());
+  }
+  std::unique_ptr<RE2> remarks_re;
+  if (!options.remarks_regex.empty()) {
+    remarks_re = std::make_unique<RE2>(options.remarks_regex, RE2::Quiet);
+    if (!remarks_re->ok()) return Status::Error("invalid regular expression for --remarks: " + remarks_re->error());
   }
   std::vector<std::unique_ptr<RE2>> computation_res;
   for (const std::string& pattern : options.print_computation_regexes) {
@@ -208,6 +246,8 @@ Result<size_t> RunPipeline(Module& module, const PipelineOptions& options, std::
                          options.verify_each && !shown ? before_text : dump_text()));
 
     std::unique_ptr<Pass> pass = info.create();
+    std::vector<Remark> remarks;
+    pass->set_remarks(&remarks);
     auto start = std::chrono::steady_clock::now();
     Result<bool> changed = pass->Run(module);
     double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
@@ -217,6 +257,7 @@ Result<size_t> RunPipeline(Module& module, const PipelineOptions& options, std::
       return s;
     }
     timings.push_back({info.name, number, *changed, ms});
+    ReportRemarks(module, info.name, remarks, remarks_re.get(), options.collected_remarks, log);
     const char* state = *changed ? "changed" : "unchanged";
 
     if (options.verify_each) {

@@ -16,6 +16,7 @@
 #include "ir/custom_calls.h"
 #include "ir/ir.h"
 #include "ir/printer.h"
+#include "passes/remarks.h"
 #include "support/status.h"
 
 namespace nhlo {
@@ -48,6 +49,12 @@ struct PipelineOptions {
   std::shared_ptr<std::map<std::string, int>> dump_names;
   enum class TimePasses { kOff, kText, kJson };
   TimePasses time_passes = TimePasses::kOff;
+  /// --remarks=REGEX (re2, full match on the pass name): print the remarks of those passes, as
+  /// clang's -Rpass=REGEX. Warnings print whatever it is.
+  std::string remarks_regex;
+  /// Every remark of the pipeline (all passes, all kinds) is appended here when not null
+  /// (--remarks-file: the driver writes them as YAML).
+  std::vector<Remark>* collected_remarks = nullptr;
   bool verify_each = false;
   int64_t bisect_limit = -1;  // --opt-bisect-limit; -1 = no limit
   /// --strict: forms of the text today's XLA no longer writes (Module::old_forms) are errors

@@ -72,15 +72,25 @@ class UpcastAllToFp32 final : public Pass {
   Result<bool> Run(Module& module) override {
     bool changed = false;
     for (auto& comp : module.computations) {
+      // One remark a computation, at its first widened instruction (one an instruction would
+      // bury the others' remarks in a large module).
+      const Instruction* first = nullptr;
+      size_t widened = 0;
       for (Instruction* inst : comp->instructions) {
         bool shape_changed = false;
         Shape upcast = UpcastShape(module, inst->shape, &shape_changed);
         if (!shape_changed) continue;
         if (inst->opcode == Opcode::kConstant && inst->literal)
           inst->literal = ConvertLiteral(module, *inst->literal, upcast);
+        if (!first) first = inst;
+        ++widened;
         inst->shape = upcast;
         changed = true;
       }
+      if (first)
+        Emit(RemarkKind::kApplied, *first, "WidenedToF32",
+             std::to_string(widened) + " instruction" + (widened == 1 ? "" : "s") + " of computation '" +
+                 std::string(comp->name) + "' widened to f32, from '" + std::string(first->name) + "' on");
     }
     return changed;
   }

@@ -24,6 +24,7 @@ std::string FormatDiagnostic(const Diagnostic& diag, std::string_view program) {
     case Severity::kError: out += "error: "; break;
     case Severity::kWarning: out += "warning: "; break;
     case Severity::kNote: out += "note: "; break;
+    case Severity::kRemark: out += "remark: "; break;
   }
   out += diag.message;
   out += '\n';

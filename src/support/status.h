@@ -14,7 +14,7 @@
 
 namespace nhlo {
 
-enum class Severity : uint8_t { kError, kWarning, kNote };
+enum class Severity : uint8_t { kError, kWarning, kNote, kRemark };
 
 /// One message. `line`/`col` are 1-based; 0 means "no location". `line_text` is the source line
 /// shown under the message with a caret at `col`.
