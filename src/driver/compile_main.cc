@@ -7,6 +7,7 @@
 #include "driver/common.h"
 #include "driver/custom_call_expansions.h"
 #include "driver/driver.h"
+#include "ir/graph_dot.h"
 #include "ir/printer.h"
 #include "parser/parser.h"
 
@@ -20,8 +21,9 @@ int CompileMain(const std::vector<std::string>& args, std::istream& in, std::ost
   std::string max_input;
   AddInputSizeFlag(app, max_input);
   app.add_option("--emit", emit,
-                 "what to produce: bundle (default), hlo (the module after the pipeline, to stdout or -o FILE), none")
-      ->check(CLI::IsMember({"bundle", "hlo", "none"}));
+                 "what to produce: bundle (default), hlo (the module after the pipeline, to stdout or -o FILE), dot "
+                 "(its graph for Graphviz), none")
+      ->check(CLI::IsMember({"bundle", "hlo", "dot", "none"}));
   PipelineFlags flags;
   AddPipelineFlags(app, flags);
   if (int code = ParseCommandLine(app, args, out, err); code >= 0) return code;
@@ -40,7 +42,10 @@ int CompileMain(const std::vector<std::string>& args, std::istream& in, std::ost
   }
   if (emit != "none" && input != "-" && !output.empty() && output != "-" && SameFile(input, output)) {
     err << "nhlo-compile: error: -o " << output << " names the input file; the "
-        << (emit == "hlo" ? "printed module" : "bundle") << " would replace the HLO it comes from\n";
+        << (emit == "hlo"   ? "printed module"
+            : emit == "dot" ? "graph"
+                            : "bundle")
+        << " would replace the HLO it comes from\n";
     return kExitUsage;
   }
   {  // No output replaces an input or another output (docs/reliability.md), before any work.
@@ -70,7 +75,7 @@ int CompileMain(const std::vector<std::string>& args, std::istream& in, std::ost
   if (emit == "none" && !output.empty())
     err << "nhlo-compile: warning: -o has no effect with --emit=none (nothing is written)\n";
   // --emit=hlo -o FILE: the printed modules go to FILE (written once, at the end, atomically).
-  const bool hlo_to_file = emit == "hlo" && !output.empty() && output != "-";
+  const bool hlo_to_file = (emit == "hlo" || emit == "dot") && !output.empty() && output != "-";
   std::ostringstream hlo_text;
   std::ostream& hlo_out = hlo_to_file ? hlo_text : out;
   for (const std::string& w : PipelineFlagWarnings(flags, emit == "hlo")) err << "nhlo-compile: warning: " << w << "\n";
@@ -108,7 +113,7 @@ int CompileMain(const std::vector<std::string>& args, std::istream& in, std::ost
   int exit_code = kExitOk;
   for (size_t i = 0; i < pieces.size(); ++i) {
     Result<std::unique_ptr<Module>> module = CompileText(name, std::move(pieces[i].text), *options, err);
-    if (i > 0 && emit == "hlo") hlo_out << "// -----\n";
+    if (i > 0 && (emit == "hlo" || emit == "dot")) hlo_out << "// -----\n";  // a comment in DOT too
     if (!module.ok()) {
       PrintStatus(module.status(), err, "nhlo-compile");
       if (!several.empty()) err << "nhlo-compile: note: " << name << " " << several << "\n";
@@ -116,6 +121,7 @@ int CompileMain(const std::vector<std::string>& args, std::istream& in, std::ost
       continue;
     }
     if (emit == "hlo") hlo_out << PrintModule(**module);
+    if (emit == "dot") hlo_out << ModuleToDot(**module);
     if (emit == "bundle") {
       Result<std::string> bytes = EmitBundleFile(**module, *codegen);
       if (!bytes.ok()) {
