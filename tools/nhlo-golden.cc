@@ -259,6 +259,16 @@ class Runner {
     if (runs.empty()) return Fail(test, "no // RUN: line");
     std::string stem = test.stem().string();
     fs::path tmp = scratch_ / (test.parent_path().filename().string() + "-" + stem);
+    // A kept --scratch folder holds earlier runs' files (of older versions too): this test's own
+    // (%t, %t.bin, %t.dir...) go first, so `ls %t.dir` lists only what this run wrote.
+    {
+      std::error_code ec;
+      const std::string own = tmp.filename().string();
+      for (const fs::directory_entry& e : fs::directory_iterator(scratch_, ec)) {
+        const std::string name = e.path().filename().string();
+        if (name == own || name.starts_with(own + ".")) fs::remove_all(e.path(), ec);
+      }
+    }
     Outcome o;
     for (std::vector<std::string> words : runs) {
       if (words.empty()) return Fail(test, "empty RUN line");
