@@ -10,7 +10,6 @@
 #include "codegen/bundle_reader.h"
 #include "driver/common.h"
 #include "driver/driver.h"
-#include "types/element.h"
 
 namespace nhlo {
 
@@ -246,16 +245,7 @@ void ConvertToBuffer(Value& v, const ComputationRecord& comp, uint32_t index) {
     for (size_t i = 0; i < b.tuple.size() && i < v.tuple.size(); ++i) ConvertToBuffer(v.tuple[i], comp, b.tuple[i]);
     return;
   }
-  if (v.IsTuple() || v.type == b.type || !IsArrayType(v.type) || !IsArrayType(b.type) || v.dims != b.dims) return;
-  Value out;
-  out.type = b.type;
-  out.dims = v.dims;
-  int from = HostByteSize(v.type), to = HostByteSize(b.type);
-  out.bytes.assign(static_cast<size_t>(v.ElementCount() * to), '\0');
-  for (int64_t i = 0; i < v.ElementCount(); ++i)
-    ConvertElement(v.type, reinterpret_cast<const uint8_t*>(v.bytes.data()) + i * from, b.type,
-                   reinterpret_cast<uint8_t*>(out.bytes.data()) + i * to);
-  v = std::move(out);
+  if (v.dims == b.dims) ConvertElementsTo(v, b.type);
 }
 
 // The pipeline options without any output: bisection probes compile silently.
@@ -316,6 +306,21 @@ std::vector<Value> ArgumentsFor(const BundleProgram& program, std::vector<Value>
   return values;
 }
 
+Result<ReferenceProgram> CompileReference(const std::string& name, const std::string& text,
+                                          const PipelineOptions& options, const CodegenOptions& codegen,
+                                          const ProgramRunner& runner) {
+  PipelineOptions none;
+  none.passes = std::vector<std::string>{"none"};
+  none.custom_calls = options.custom_calls;
+  std::ostringstream discard;
+  ReferenceProgram reference;
+  NHLO_ASSIGN_OR_RETURN(reference.module, CompileText(name, text, none, discard));
+  NHLO_ASSIGN_OR_RETURN(std::string bundle, EmitBundleFile(*reference.module, codegen));
+  NHLO_ASSIGN_OR_RETURN(reference.program, runner.load(std::move(bundle), 0));
+  NHLO_ASSIGN_OR_RETURN(reference.args, runner.make_arguments(reference.program));
+  return reference;
+}
+
 int CheckPasses(const std::string& name, const std::string& text, const PipelineOptions& options,
                 const CodegenOptions& codegen, Tolerance tolerance, ReportLines lines, const ProgramRunner& runner,
                 std::ostream& out, std::ostream& err) {
@@ -323,24 +328,15 @@ int CheckPasses(const std::string& name, const std::string& text, const Pipeline
     PrintStatus(s, err, "nhlo-run");
     return 1;
   };
-  PipelineOptions none;
-  none.passes = std::vector<std::string>{"none"};
-  none.custom_calls = options.custom_calls;
-  std::ostringstream discard;
-  Result<std::unique_ptr<Module>> reference = CompileText(name, text, none, discard);
+  Result<ReferenceProgram> reference = CompileReference(name, text, options, codegen, runner);
   if (!reference.ok()) return fail(reference.status());
-  std::string module_name((*reference)->name);
-  Result<std::string> bundle = EmitBundleFile(**reference, codegen);
-  if (!bundle.ok()) return fail(bundle.status());
-  Result<BundleProgram> program = runner.load(std::move(*bundle), 0);
-  if (!program.ok()) return fail(program.status());
-  Result<std::vector<std::vector<Value>>> args = runner.make_arguments(*program);
-  if (!args.ok()) return fail(args.status());
-  Result<Value> expected = runner.run(*program, *args, **reference);
+  const std::string module_name(reference->module->name);
+  const std::vector<std::vector<Value>>& args = reference->args;
+  Result<Value> expected = runner.run(reference->program, args, *reference->module);
   if (!expected.ok()) return fail(expected.status());
 
   // The pipeline as configured; its dumps and bisect lines go to `err` as in a plain run.
-  Result<Value> actual = CompileAndRun(name, text, options, codegen, runner, *args, err);
+  Result<Value> actual = CompileAndRun(name, text, options, codegen, runner, args, err);
   if (!actual.ok()) return fail(actual.status());
   // A pass may widen the entry's results (upcast-all-to-fp32): compared on the expected grid.
   tolerance.allow_float_type_change = true;
@@ -362,7 +358,7 @@ int CheckPasses(const std::string& name, const std::string& text, const Pipeline
     PipelineOptions probe = Quiet(options);
     probe.bisect_limit = mid;
     std::ostringstream log;
-    Result<Value> result = CompileAndRun(name, text, probe, codegen, runner, *args, log);
+    Result<Value> result = CompileAndRun(name, text, probe, codegen, runner, args, log);
     bool differs;
     out << "bisect: --opt-bisect-limit=" << mid << ": ";
     if (!result.ok()) {

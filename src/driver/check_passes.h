@@ -90,6 +90,18 @@ struct ProgramRunner {
   std::function<Result<Value>(const BundleProgram&, std::vector<std::vector<Value>>, const Module& source)> run;
 };
 
+/// The module compiled with --passes=none (the options' custom-call expansions kept), loaded,
+/// and the arguments a plain run would make for it: the reference --check-passes and --isolate
+/// compare the pipeline with.
+struct ReferenceProgram {
+  std::unique_ptr<Module> module;
+  BundleProgram program;
+  std::vector<std::vector<Value>> args;
+};
+Result<ReferenceProgram> CompileReference(const std::string& name, const std::string& text,
+                                          const PipelineOptions& options, const CodegenOptions& codegen,
+                                          const ProgramRunner& runner);
+
 /// --check-passes on one module of HLO text. The pipeline's dumps go to `err` as in a plain run;
 /// the report goes to `out`. Returns 0 when the outputs match, 1 on a mismatch or an error
 /// (printed on `err`).

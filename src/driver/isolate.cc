@@ -11,7 +11,6 @@
 
 #include "driver/common.h"
 #include "ir/builder.h"
-#include "types/element.h"
 
 namespace nhlo {
 namespace {
@@ -101,18 +100,7 @@ void RoundToTypesOf(Value& value, const Value& like) {
       RoundToTypesOf(value.tuple[i], like.tuple[i]);
     return;
   }
-  if (value.type == like.type || !IsArrayType(value.type) || !IsArrayType(like.type) || value.dims != like.dims) return;
-  Value out;
-  out.type = like.type;
-  out.dims = value.dims;
-  const int from = HostByteSize(value.type), to = HostByteSize(like.type);
-  const int64_t count = value.ElementCount();
-  if (count < 0 || static_cast<int64_t>(value.bytes.size()) < count * from) return;
-  out.bytes.assign(static_cast<size_t>(count * to), '\0');
-  for (int64_t i = 0; i < count; ++i)
-    ConvertElement(value.type, reinterpret_cast<const uint8_t*>(value.bytes.data()) + i * from, like.type,
-                   reinterpret_cast<uint8_t*>(out.bytes.data()) + i * to);
-  value = std::move(out);
+  if (value.dims == like.dims) ConvertElementsTo(value, like.type);
 }
 
 uint64_t ValueBytes(const Value& value) {
@@ -163,30 +151,22 @@ int Isolate(const std::string& name, const std::string& text, const PipelineOpti
     PrintStatus(s, err, "nhlo-run");
     return 1;
   };
-  PipelineOptions none;
-  none.passes = std::vector<std::string>{"none"};
-  none.custom_calls = options.custom_calls;
-  std::ostringstream discard;
-  Result<std::unique_ptr<Module>> reference = CompileText(name, text, none, discard);
-  if (!reference.ok()) return fail(reference.status());
   // The arguments are made for the module as written, as a plain run and --check-passes do.
-  Result<std::string> plain = EmitBundleFile(**reference, codegen);
-  if (!plain.ok()) return fail(plain.status());
-  Result<BundleProgram> plain_program = runner.load(std::move(*plain), 0);
-  if (!plain_program.ok()) return fail(plain_program.status());
-  Result<std::vector<std::vector<Value>>> args = runner.make_arguments(*plain_program);
-  if (!args.ok()) return fail(args.status());
-  const bool devices = args->size() > 1;
+  Result<ReferenceProgram> compiled = CompileReference(name, text, options, codegen, runner);
+  if (!compiled.ok()) return fail(compiled.status());
+  compiled->program = BundleProgram{};  // its arguments are made; the probe is another program
+  Module& reference = *compiled->module;
+  std::vector<std::vector<Value>>& args = compiled->args;
+  const bool devices = args.size() > 1;
 
   // The reference's instructions in order (before the probe adds its tuple), and their values.
-  std::vector<const Instruction*> rows((*reference)->entry->instructions.begin(),
-                                       (*reference)->entry->instructions.end());
-  std::vector<std::string_view> reference_names = ProbeEveryInstruction(**reference);
+  std::vector<const Instruction*> rows(reference.entry->instructions.begin(), reference.entry->instructions.end());
+  std::vector<std::string_view> reference_names = ProbeEveryInstruction(reference);
   // The arguments stay for the second run: the memory check counts them beside this one's copy.
   uint64_t argument_bytes = 0;
-  for (const std::vector<Value>& device_args : *args)
+  for (const std::vector<Value>& device_args : args)
     for (const Value& v : device_args) argument_bytes += ValueBytes(v);
-  auto expected = ProbeValues(**reference, reference_names, codegen, runner, *args, argument_bytes);
+  auto expected = ProbeValues(reference, reference_names, codegen, runner, args, argument_bytes);
   if (!expected.ok()) return fail(expected.status());
 
   // The pipeline as configured (its dumps go to `err` as in a plain run), each instruction fed
@@ -197,7 +177,7 @@ int Isolate(const std::string& name, const std::string& text, const PipelineOpti
   std::vector<std::string_view> piped_names = ProbeEveryInstruction(**piped);
   uint64_t reference_bytes = 0;
   for (const auto& [value_name, value] : *expected) reference_bytes += ValueBytes(value);
-  std::vector<std::vector<Value>> fed_args = std::move(*args);
+  std::vector<std::vector<Value>> fed_args = std::move(args);
   for (size_t d = 0; d < fed_args.size(); ++d)
     for (std::string_view operand : fed) {
       const Value& value = expected->find(operand)->second;
@@ -220,7 +200,7 @@ int Isolate(const std::string& name, const std::string& text, const PipelineOpti
     if (!report.pass()) differing.emplace_back(inst, Figures(report));
   }
 
-  const Module& source = **reference;
+  const Module& source = reference;
   out << "isolate: module '" << source.name << "': each instruction of the entry computation with the pass "
       << "pipeline, on the values --passes=none gave its operands (" << FormatTolerance(tolerance) << ")\n";
   out << "isolate: " << compared << " instruction" << (compared == 1 ? "" : "s") << " compared, " << differing.size()

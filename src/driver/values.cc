@@ -9,6 +9,7 @@
 #include "ir/literal.h"
 #include "parser/parser.h"
 #include "support/parallel.h"
+#include "types/element.h"
 #include "types/float_cast.h"
 
 namespace nhlo {
@@ -261,6 +262,21 @@ std::string PrintValue(const Value& value) {
   out += ' ';
   AppendValueBody(out, value);
   return out;
+}
+
+void ConvertElementsTo(Value& value, PrimitiveType type) {
+  if (value.IsTuple() || value.type == type || !IsArrayType(value.type) || !IsArrayType(type)) return;
+  const int from = HostByteSize(value.type), to = HostByteSize(type);
+  const int64_t count = value.ElementCount();
+  if (count < 0 || static_cast<int64_t>(value.bytes.size()) < count * from) return;
+  Value out;
+  out.type = type;
+  out.dims = value.dims;
+  out.bytes.assign(static_cast<size_t>(count * to), '\0');
+  for (int64_t i = 0; i < count; ++i)
+    ConvertElement(value.type, reinterpret_cast<const uint8_t*>(value.bytes.data()) + i * from, type,
+                   reinterpret_cast<uint8_t*>(out.bytes.data()) + i * to);
+  value = std::move(out);
 }
 
 }  // namespace nhlo

@@ -49,4 +49,9 @@ Value ValueFromLiteral(const Literal& literal);
 /// a nested tuple's, and out0 for a result that is not a tuple. Pointers into `result`.
 std::vector<std::pair<std::string, const Value*>> NamedOutputs(const Value& result);
 
+/// An array value converted element by element to `type`, as XLA's convert does (a widening
+/// float convert is exact). `value` itself when it is a tuple, already of `type`, either type
+/// is not an array type, or its bytes do not hold its elements.
+void ConvertElementsTo(Value& value, PrimitiveType type);
+
 }  // namespace nhlo
