@@ -69,7 +69,7 @@ class DcePass final : public Pass {
     for (size_t i = 0; i < before; ++i) {
       if (keep[i])
         comp.instructions[out++] = comp.instructions[i];
-      else
+      else if (Wants(RemarkKind::kApplied))
         Emit(RemarkKind::kApplied, *comp.instructions[i], "Removed",
              "removed '" + std::string(comp.instructions[i]->name) + "': nothing uses it and it has no side effect");
     }

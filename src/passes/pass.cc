@@ -26,7 +26,7 @@ Result<bool> RewriteMatches(Module& module, const std::function<Result<bool>(Ins
 }
 
 void Pass::Emit(RemarkKind kind, const Instruction& at, std::string name, std::string message) {
-  if (!remarks_) return;
+  if (!Wants(kind)) return;
   Remark r;
   r.kind = kind;
   r.name = std::move(name);

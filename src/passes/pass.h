@@ -21,16 +21,24 @@ class Pass {
   virtual ~Pass() = default;
   /// Returns true if the module changed.
   virtual Result<bool> Run(Module& module) = 0;
-  /// Where Emit puts remarks (the pass manager's list); null: remarks are dropped.
-  void set_remarks(std::vector<Remark>* remarks) { remarks_ = remarks; }
+  /// Where Emit puts remarks (the pass manager's list; null: none are kept). Warnings are kept
+  /// always; the other kinds only with `all_kinds` (--remarks for this pass, or --remarks-file),
+  /// so a default compile does not locate a remark for every instruction dce removes.
+  void set_remarks(std::vector<Remark>* remarks, bool all_kinds) {
+    remarks_ = remarks;
+    all_kinds_ = all_kinds;
+  }
 
  protected:
+  /// Whether a remark of `kind` would be kept: a pass may skip composing the message otherwise.
+  bool Wants(RemarkKind kind) const { return remarks_ && (all_kinds_ || kind == RemarkKind::kWarning); }
   /// A remark about `at` (passes/remarks.h): what the pass did, declined, found, or a warning
   /// that the rewrite may change this module's results.
   void Emit(RemarkKind kind, const Instruction& at, std::string name, std::string message);
 
  private:
   std::vector<Remark>* remarks_ = nullptr;
+  bool all_kinds_ = false;
 };
 
 /// The loop most passes share. In each computation it collects the instructions `match`

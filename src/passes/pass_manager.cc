@@ -82,9 +82,8 @@ std::string DumpFileStem(std::string_view name) {
 // Each remark located in its source; printed when it is a warning or its pass matches
 // --remarks (clang's style: `file:line:col: remark: ... [-Rpass=NAME]`), and collected for
 // --remarks-file.
-void ReportRemarks(const Module& module, std::string_view pass, std::vector<Remark>& remarks, const RE2* filter,
+void ReportRemarks(const Module& module, std::string_view pass, std::vector<Remark>& remarks, bool shown,
                    std::vector<Remark>* collected, std::ostream& log) {
-  const bool shown = filter && RE2::FullMatch(pass, *filter);
   for (Remark& r : remarks) {
     r.pass = pass;
     std::optional<Diagnostic> at;
@@ -247,7 +246,8 @@ Result<size_t> RunPipeline(Module& module, const PipelineOptions& options, std::
 
     std::unique_ptr<Pass> pass = info.create();
     std::vector<Remark> remarks;
-    pass->set_remarks(&remarks);
+    const bool show_remarks = remarks_re && RE2::FullMatch(info.name, *remarks_re);
+    pass->set_remarks(&remarks, show_remarks || options.collected_remarks);
     auto start = std::chrono::steady_clock::now();
     Result<bool> changed = pass->Run(module);
     double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
@@ -257,7 +257,7 @@ Result<size_t> RunPipeline(Module& module, const PipelineOptions& options, std::
       return s;
     }
     timings.push_back({info.name, number, *changed, ms});
-    ReportRemarks(module, info.name, remarks, remarks_re.get(), options.collected_remarks, log);
+    ReportRemarks(module, info.name, remarks, show_remarks, options.collected_remarks, log);
     const char* state = *changed ? "changed" : "unchanged";
 
     if (options.verify_each) {
