@@ -65,7 +65,7 @@ Result<ExpectedOutputs> LoadExpectedOutputs(const std::string& path, const Value
   ExpectedOutputs expected;
   expected.problems.assign(specs.size(), "");
   std::vector<Value> leaves(specs.size());
-  const bool npy = bytes.starts_with(std::string_view("\x93NUMPY", 6));
+  const bool npy = bytes.starts_with(kNpyMagic);
   if (npy) {
     if (result.IsTuple())
       return Status::FromDiagnostic(Diagnostic{Severity::kError,

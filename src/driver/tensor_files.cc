@@ -267,7 +267,6 @@ class HeaderParser {
   size_t pos_ = 0;
 };
 
-constexpr std::string_view kNpyMagic("\x93NUMPY", 6);
 constexpr std::string_view kZipMagic("PK\x03\x04", 4);
 constexpr std::string_view kEmptyZipMagic("PK\x05\x06", 4);
 

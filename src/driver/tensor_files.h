@@ -42,6 +42,9 @@ std::string SpecShapeText(const TensorSpec& spec);
 /// f6, f4 and int4/int2/int1 types); empty for non-array types.
 std::string NpyDescr(PrimitiveType type);
 
+/// The magic a `.npy` file starts with; how files holding one array are told from archives.
+inline constexpr std::string_view kNpyMagic("\x93NUMPY", 6);
+
 /// A parsed `.npy` header.
 struct NpyHeader {
   int major = 0, minor = 0;
