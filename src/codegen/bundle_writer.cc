@@ -70,20 +70,16 @@ uint64_t BufferAlignment(const BufferRecord& b) {
 // Ops that read element i of each operand before writing element i of the result, so the
 // result may take the bytes of an operand of the same size that dies at the op.
 bool MayWriteInPlace(Opcode op) {
-  if (IsElementwiseUnary(op) || IsElementwiseBinary(op)) return true;
-  switch (op) {
-    case Opcode::kCompare:
-    case Opcode::kSelect:
-    case Opcode::kClamp:
-    case Opcode::kConvert: return true;
-    default: return false;
-  }
+  return OpcodeElementwise(op) != Elementwise::kNo || op == Opcode::kCompare || op == Opcode::kSelect ||
+         op == Opcode::kClamp || op == Opcode::kConvert;
 }
 
 // Attributes that do not change what an instruction computes stay in the IR; so do the ones no
 // executable op reads (layouts, aliasing hints, host-transfer shapes). docs/bundle-format.md
 // lists them.
 bool Encoded(const Instruction& inst, const Attribute& a) {
+  // metadata, frontend_attributes, control-predecessors, sharding, statistics and origin are
+  // among the kinds dropped here.
   switch (a.kind) {
     case AttrKind::InstructionList:
     case AttrKind::Shape:
@@ -91,17 +87,24 @@ bool Encoded(const Instruction& inst, const Attribute& a) {
     case AttrKind::KeyValues: return false;
     case AttrKind::Raw: return a.id == AttrId::kSparsityConfig;  // changes the dot; kept so the loader can name it
     case AttrKind::Config: return inst.opcode == Opcode::kCustomCall;
-    default: break;
+    case AttrKind::Int:
+    case AttrKind::Bool:
+    case AttrKind::Float:
+    case AttrKind::String:
+    case AttrKind::Ident:
+    case AttrKind::IntList:
+    case AttrKind::Computation:
+    case AttrKind::ComputationList:
+    case AttrKind::Window:
+    case AttrKind::SliceRanges:
+    case AttrKind::PaddingConfig:
+    case AttrKind::DimLabels:
+    case AttrKind::Enum:
+    case AttrKind::EnumList:
+    case AttrKind::ReplicaGroups:
+    case AttrKind::PairList: return true;
   }
-  switch (a.id) {
-    case AttrId::kMetadata:
-    case AttrId::kOrigin:
-    case AttrId::kStatistics:
-    case AttrId::kSharding:
-    case AttrId::kControlPredecessors:
-    case AttrId::kFrontendAttributes: return false;
-    default: return true;
-  }
+  return true;
 }
 
 class Writer {

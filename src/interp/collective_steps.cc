@@ -86,7 +86,7 @@ Status CollectiveSteps::Load(const ComputationRecord& comp, const Step& s) {
     std::vector<const BufferRecord*> in;
     for (uint32_t o : b.operands) in.push_back(&comp.buffers[o]);
     NHLO_TRY(CheckRaggedAllToAllShapes(in, comp.buffers[b.result], g.devices.size()));
-  } else if (IsGroupedCollective(b.opcode)) {
+  } else if (IsExchangingCollective(b.opcode)) {
     if (b.operands.empty()) return Status::Error("bundle '" + std::string(OpcodeName(b.opcode)) + "' has no operands");
     // XLA tells the in-place form (input, output, input offsets, output offsets) by its
     // slice_sizes; without them several operands are the combined form CollectivePermuteCombiner
@@ -119,9 +119,8 @@ Status CollectiveSteps::CopyLeaf(StepMachine& m, const BundleRecord& b, uint32_t
 }
 Status CollectiveSteps::Run(const Step& s, StepMachine& m) {
   const BundleRecord& b = *s.bundle;
-  switch (b.opcode) {
-    case Opcode::kPartitionId:
-    case Opcode::kReplicaId: {
+  switch (OpcodeCollective(b.opcode)) {
+    case CollectiveKind::kId: {
       NHLO_ASSIGN_OR_RETURN(Buf out, m.ArrayOf(b.result));
       uint32_t id = b.opcode == Opcode::kPartitionId ? grid_.partition_of(device_) : grid_.replica_of(device_);
       if (out.type() != PrimitiveType::kU32 || out.rec->size != 4)
@@ -129,9 +128,7 @@ Status CollectiveSteps::Run(const Step& s, StepMachine& m) {
       std::memcpy(out.data, &id, 4);
       return OkStatus();
     }
-    case Opcode::kAllGatherDone:
-    case Opcode::kCollectivePermuteDone:
-    case Opcode::kAllReduceDone: {
+    case CollectiveKind::kDone: {
       if (b.operands.size() != 1) break;
       const BufferRecord& in = m.Running().buffers[b.operands[0]];
       const BufferRecord& out = m.Running().buffers[b.result];
@@ -140,10 +137,14 @@ Status CollectiveSteps::Run(const Step& s, StepMachine& m) {
                   (out.type != PrimitiveType::kTuple || in.tuple.size() != out.tuple.size());
       return CopyLeaf(m, b, pair ? in.tuple[1] : b.operands[0], b.result);
     }
-    case Opcode::kAllGatherStart:
-    case Opcode::kAllReduceStart:
-    case Opcode::kCollectivePermuteStart:
-      if (HoldsOperands(m.Running(), b)) {
+    case CollectiveKind::kAllReduce:
+    case CollectiveKind::kAllGather:
+    case CollectiveKind::kReduceScatter:
+    case CollectiveKind::kAllToAll:
+    case CollectiveKind::kRaggedAllToAll:
+    case CollectiveKind::kBroadcast:
+    case CollectiveKind::kPermute:
+      if (IsAsyncStart(b.opcode) && HoldsOperands(m.Running(), b)) {
         m.ZeroBuffer(b.result);  // collective-permute-start's u32 contexts: nhlo leaves them zero
         uint32_t held = m.Running().buffers[b.result].tuple[0];
         if (b.operands.size() == 1) {
@@ -154,14 +155,7 @@ Status CollectiveSteps::Run(const Step& s, StepMachine& m) {
         }
       }
       return Exchange(s, m);
-    case Opcode::kAllReduce:
-    case Opcode::kAllGather:
-    case Opcode::kReduceScatter:
-    case Opcode::kAllToAll:
-    case Opcode::kCollectiveBroadcast:
-    case Opcode::kCollectivePermute:
-    case Opcode::kRaggedAllToAll: return Exchange(s, m);
-    default: break;
+    case CollectiveKind::kNo: break;
   }
   return Status::Error("bundle '" + std::string(OpcodeName(b.opcode)) + "' is not a collective the interpreter runs");
 }
@@ -215,12 +209,10 @@ Status CollectiveSteps::Combine(const Step& s, const CollectiveGroup& g, const M
                                 const std::vector<Buf>& out, StepMachine& m) {
   const BundleRecord& b = *s.bundle;
   const AttrRecord* dims = s.Find(AttrId::kDimensions);
-  switch (b.opcode) {
-    case Opcode::kAllReduce:
-    case Opcode::kAllReduceStart: return Reduce(s, members, out, m);
-    case Opcode::kAllGather:
-    case Opcode::kAllGatherStart: return CollectiveGather(members, dims->ints[0], g.rank, out);
-    case Opcode::kReduceScatter: {
+  switch (OpcodeCollective(b.opcode)) {
+    case CollectiveKind::kAllReduce: return Reduce(s, members, out, m);
+    case CollectiveKind::kAllGather: return CollectiveGather(members, dims->ints[0], g.rank, out);
+    case CollectiveKind::kReduceScatter: {
       std::vector<std::string> full(out.size());
       std::vector<Buf> reduced;
       for (size_t i = 0; i < out.size(); ++i) {
@@ -233,14 +225,15 @@ Status CollectiveSteps::Combine(const Step& s, const CollectiveGroup& g, const M
         NHLO_TRY(CollectiveScatterBlock(reduced[i], dims->ints[0], g.rank, out[i]));
       return OkStatus();
     }
-    case Opcode::kAllToAll: return CollectiveAllToAll(members, dims, g.rank, out);
-    case Opcode::kRaggedAllToAll: return CollectiveRaggedAllToAll(members, g.rank, out[0]);
-    case Opcode::kCollectiveBroadcast:
-    case Opcode::kCollectivePermute:
-    case Opcode::kCollectivePermuteStart:
+    case CollectiveKind::kAllToAll: return CollectiveAllToAll(members, dims, g.rank, out);
+    case CollectiveKind::kRaggedAllToAll: return CollectiveRaggedAllToAll(members, g.rank, out[0]);
+    case CollectiveKind::kBroadcast:
+    case CollectiveKind::kPermute:
       CollectiveTake(g.source < 0 ? nullptr : members[static_cast<size_t>(g.source)], out);
       return OkStatus();
-    default: break;
+    case CollectiveKind::kNo:
+    case CollectiveKind::kDone:
+    case CollectiveKind::kId: break;
   }
   return Status::Error("bundle '" + std::string(OpcodeName(b.opcode)) + "' is not a collective the interpreter runs");
 }

@@ -6,6 +6,8 @@
 
 #include <algorithm>
 
+#include "ir/opcode_attrs.h"
+
 namespace nhlo {
 namespace {
 
@@ -36,26 +38,7 @@ std::vector<std::vector<int64_t>> ExpandIota(const ReplicaGroupsRecord& g) {
 
 }  // namespace
 
-bool IsGroupedCollective(Opcode op) {
-  switch (op) {
-    case Opcode::kAllReduce:
-    case Opcode::kAllReduceStart:
-    case Opcode::kAllGather:
-    case Opcode::kAllGatherStart:
-    case Opcode::kReduceScatter:
-    case Opcode::kAllToAll:
-    case Opcode::kRaggedAllToAll:
-    case Opcode::kCollectiveBroadcast:
-    case Opcode::kCollectivePermute:
-    case Opcode::kCollectivePermuteStart: return true;
-    default: return false;
-  }
-}
-
-bool CarriesGlobalDeviceIds(Opcode op) {
-  return op == Opcode::kAllReduce || op == Opcode::kAllReduceStart || op == Opcode::kAllGather ||
-         op == Opcode::kAllGatherStart || op == Opcode::kReduceScatter;
-}
+bool CarriesGlobalDeviceIds(Opcode op) { return AttrAllowed(op, AttrId::kUseGlobalDeviceIds); }
 
 Result<CollectiveGroup> ResolveCollectiveGroup(Opcode opcode, const ReplicaGroupsRecord* groups, bool has_channel_id,
                                                const AttrRecord* use_global_device_ids,
@@ -63,7 +46,7 @@ Result<CollectiveGroup> ResolveCollectiveGroup(Opcode opcode, const ReplicaGroup
                                                uint32_t device) {
   CollectiveGroup g;
   g.devices = {device};
-  if (!IsGroupedCollective(opcode)) return g;
+  if (!IsExchangingCollective(opcode)) return g;
   const uint32_t replica = grid.replica_of(device), partition = grid.partition_of(device);
   bool global_ids = use_global_device_ids && use_global_device_ids->b;
   GroupMode mode;
@@ -190,7 +173,7 @@ Result<DeviceGrid> GridForDeviceCount(const BundleProgram& program, uint32_t dev
   for (const ComputationRecord& comp : program.computations) {
     for (const BundleRecord& b : comp.bundles) {
       // With a channel_id these name partitions (XLA's cross-partition mode).
-      if (!IsGroupedCollective(b.opcode) || CarriesGlobalDeviceIds(b.opcode)) continue;
+      if (!IsExchangingCollective(b.opcode) || CarriesGlobalDeviceIds(b.opcode)) continue;
       for (const AttrRecord& a : b.attrs)
         if (a.id == AttrId::kChannelId) return DeviceGrid{1, devices};
     }

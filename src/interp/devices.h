@@ -41,10 +41,9 @@ struct CollectiveGroup {
   int64_t source = 0;
 };
 
-/// The collectives that meet a group of devices (the -done ops, partition-id and replica-id do
-/// not), and those of them that carry use_global_device_ids in HLO text (all-reduce, all-gather,
-/// reduce-scatter and their starts): the others name partitions when they have a channel_id.
-bool IsGroupedCollective(Opcode op);
+/// Of the collectives that meet a group of devices (IsExchangingCollective), those that carry
+/// use_global_device_ids in HLO text (all-reduce, all-gather, reduce-scatter and their starts):
+/// the others name partitions when they have a channel_id.
 bool CarriesGlobalDeviceIds(Opcode op);
 
 /// The group of `device` for the collective `opcode` with the given attributes (any may be

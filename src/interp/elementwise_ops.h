@@ -16,143 +16,188 @@
 namespace nhlo {
 
 template <typename C>
-inline C UnaryFloat(Opcode op, C x, bool* ok) {
+inline C UnaryFloat(UnaryOp op, C x, bool* ok) {
   switch (op) {
-    case Opcode::kAbs: return std::fabs(x);
-    case Opcode::kNegate: return -x;
-    case Opcode::kCeil: return std::ceil(x);
-    case Opcode::kFloor: return std::floor(x);
+    case UnaryOp::kAbs: return std::fabs(x);
+    case UnaryOp::kNegate: return -x;
+    case UnaryOp::kCeil: return std::ceil(x);
+    case UnaryOp::kFloor: return std::floor(x);
     // The f32 domain's exp and tanh are correctly rounded (vector_math.h): the same bits on
     // every machine, where glibc's expf/tanhf differ by CPU and miss on some inputs.
-    case Opcode::kExp:
+    case UnaryOp::kExp:
       if constexpr (std::is_same_v<C, float>)
         return ExpF32(x);
       else
         return std::exp(x);
-    case Opcode::kExpm1: return std::expm1(x);
-    case Opcode::kLog: return std::log(x);
-    case Opcode::kLog1p: return std::log1p(x);
-    case Opcode::kLogistic:
+    case UnaryOp::kExpm1: return std::expm1(x);
+    case UnaryOp::kLog: return std::log(x);
+    case UnaryOp::kLog1p: return std::log1p(x);
+    case UnaryOp::kLogistic:
       if constexpr (std::is_same_v<C, float>)
         return 1.0f / (1.0f + ExpF32(-x));
       else
         return C(1) / (C(1) + std::exp(-x));
-    case Opcode::kSqrt: return std::sqrt(x);
-    case Opcode::kRsqrt: return C(1) / std::sqrt(x);
-    case Opcode::kCbrt: return std::cbrt(x);
-    case Opcode::kSin: return std::sin(x);
-    case Opcode::kCos: return std::cos(x);
-    case Opcode::kTan: return std::tan(x);
-    case Opcode::kTanh:
+    case UnaryOp::kSqrt: return std::sqrt(x);
+    case UnaryOp::kRsqrt: return C(1) / std::sqrt(x);
+    case UnaryOp::kCbrt: return std::cbrt(x);
+    case UnaryOp::kSin: return std::sin(x);
+    case UnaryOp::kCos: return std::cos(x);
+    case UnaryOp::kTan: return std::tan(x);
+    case UnaryOp::kTanh:
       if constexpr (std::is_same_v<C, float>)
         return TanhF32(x);
       else
         return std::tanh(x);
-    case Opcode::kSinh: return std::sinh(x);
-    case Opcode::kCosh: return std::cosh(x);
-    case Opcode::kAcos: return std::acos(x);
-    case Opcode::kAcosh: return std::acosh(x);
-    case Opcode::kAsin: return std::asin(x);
-    case Opcode::kAsinh: return std::asinh(x);
-    case Opcode::kAtanh: return std::atanh(x);
-    case Opcode::kErf: return std::erf(x);
-    case Opcode::kSign:
+    case UnaryOp::kSinh: return std::sinh(x);
+    case UnaryOp::kCosh: return std::cosh(x);
+    case UnaryOp::kAcos: return std::acos(x);
+    case UnaryOp::kAcosh: return std::acosh(x);
+    case UnaryOp::kAsin: return std::asin(x);
+    case UnaryOp::kAsinh: return std::asinh(x);
+    case UnaryOp::kAtanh: return std::atanh(x);
+    case UnaryOp::kErf: return std::erf(x);
+    case UnaryOp::kSign:
       if (std::isnan(x)) return x;
       return x > 0 ? C(1) : x < 0 ? C(-1) : x;  // keeps the sign of zero
-    case Opcode::kRoundNearestAfz: return std::round(x);
-    case Opcode::kRoundNearestEven: return std::nearbyint(x);
-    case Opcode::kCopy:
-    case Opcode::kReal: return x;
-    case Opcode::kImag: return C(0);
-    default: *ok = false; return x;
+    case UnaryOp::kRoundNearestAfz: return std::round(x);
+    case UnaryOp::kRoundNearestEven: return std::nearbyint(x);
+    case UnaryOp::kCopy:
+    case UnaryOp::kReal: return x;
+    case UnaryOp::kImag: return C(0);
+    // Integer-only ops, and is-finite (its own kernel)
+    case UnaryOp::kClz:
+    case UnaryOp::kIsFinite:
+    case UnaryOp::kNot:
+    case UnaryOp::kPopulationCount: break;
   }
+  *ok = false;
+  return x;
 }
 
 template <typename C>
-inline C UnaryInt(Opcode op, C x, int bits, bool* ok) {
+inline C UnaryInt(UnaryOp op, C x, int bits, bool* ok) {
   using U = std::make_unsigned_t<C>;
   U mask = bits >= 64 ? ~U(0) : (U(1) << bits) - 1;
   switch (op) {
-    case Opcode::kAbs:
+    case UnaryOp::kAbs:
       if constexpr (std::is_signed_v<C>)
         return x < 0 ? C(U(0) - U(x)) : x;
       else
         return x;
-    case Opcode::kNegate: return C(U(0) - U(x));
-    case Opcode::kNot: return C(~U(x));
-    case Opcode::kSign:
+    case UnaryOp::kNegate: return C(U(0) - U(x));
+    case UnaryOp::kNot: return C(~U(x));
+    case UnaryOp::kSign:
       if constexpr (std::is_signed_v<C>)
         return x > 0 ? 1 : x < 0 ? -1 : 0;
       else
         return x > 0 ? 1 : 0;
-    case Opcode::kCopy: return x;
-    case Opcode::kPopulationCount: return C(std::popcount(U(x) & mask));
-    case Opcode::kClz: {
+    case UnaryOp::kCopy: return x;
+    case UnaryOp::kPopulationCount: return C(std::popcount(U(x) & mask));
+    case UnaryOp::kClz: {
       U v = U(x) & mask;
       return C(std::countl_zero(v) - (64 - bits));
     }
-    default: *ok = false; return x;
+    // Floating-point-only ops, and is-finite (its own kernel)
+    case UnaryOp::kAcos:
+    case UnaryOp::kAcosh:
+    case UnaryOp::kAsin:
+    case UnaryOp::kAsinh:
+    case UnaryOp::kAtanh:
+    case UnaryOp::kCbrt:
+    case UnaryOp::kCeil:
+    case UnaryOp::kCosh:
+    case UnaryOp::kCos:
+    case UnaryOp::kErf:
+    case UnaryOp::kExp:
+    case UnaryOp::kExpm1:
+    case UnaryOp::kFloor:
+    case UnaryOp::kImag:
+    case UnaryOp::kIsFinite:
+    case UnaryOp::kLog:
+    case UnaryOp::kLog1p:
+    case UnaryOp::kLogistic:
+    case UnaryOp::kReal:
+    case UnaryOp::kRoundNearestAfz:
+    case UnaryOp::kRoundNearestEven:
+    case UnaryOp::kRsqrt:
+    case UnaryOp::kSin:
+    case UnaryOp::kSinh:
+    case UnaryOp::kSqrt:
+    case UnaryOp::kTan:
+    case UnaryOp::kTanh: break;
   }
+  *ok = false;
+  return x;
 }
 
 template <typename C>
-inline C BinaryFloat(Opcode op, C a, C b, bool* ok) {
+inline C BinaryFloat(BinaryOp op, C a, C b, bool* ok) {
   switch (op) {
-    case Opcode::kAdd: return a + b;
-    case Opcode::kSubtract: return a - b;
-    case Opcode::kMultiply: return a * b;
-    case Opcode::kDivide: return a / b;
-    case Opcode::kRemainder: return std::fmod(a, b);
-    case Opcode::kAtan2: return std::atan2(a, b);
-    case Opcode::kPower:
+    case BinaryOp::kAdd: return a + b;
+    case BinaryOp::kSubtract: return a - b;
+    case BinaryOp::kMultiply: return a * b;
+    case BinaryOp::kDivide: return a / b;
+    case BinaryOp::kRemainder: return std::fmod(a, b);
+    case BinaryOp::kAtan2: return std::atan2(a, b);
+    case BinaryOp::kPower:
       if (a == C(1) || b == C(0)) return C(1);
       return std::pow(a, b);
-    case Opcode::kMaximum:
+    case BinaryOp::kMaximum:
       if (std::isnan(a)) return a;
       if (std::isnan(b)) return b;
       return a >= b ? a : b;
-    case Opcode::kMinimum:
+    case BinaryOp::kMinimum:
       if (std::isnan(a)) return a;
       if (std::isnan(b)) return b;
       return a <= b ? a : b;
-    default: *ok = false; return a;
+    // Integer-only ops, and complex (its own kernel)
+    case BinaryOp::kAnd:
+    case BinaryOp::kComplex:
+    case BinaryOp::kMulhi:
+    case BinaryOp::kOr:
+    case BinaryOp::kShiftLeft:
+    case BinaryOp::kShiftRightArithmetic:
+    case BinaryOp::kShiftRightLogical:
+    case BinaryOp::kXor: break;
   }
+  *ok = false;
+  return a;
 }
 
 template <typename C>
-inline C BinaryInt(Opcode op, C a, C b, int bits, bool* ok) {
+inline C BinaryInt(BinaryOp op, C a, C b, int bits, bool* ok) {
   using U = std::make_unsigned_t<C>;
   switch (op) {
-    case Opcode::kAdd: return C(U(a) + U(b));
-    case Opcode::kSubtract: return C(U(a) - U(b));
-    case Opcode::kMultiply: return C(U(a) * U(b));
-    case Opcode::kDivide:
+    case BinaryOp::kAdd: return C(U(a) + U(b));
+    case BinaryOp::kSubtract: return C(U(a) - U(b));
+    case BinaryOp::kMultiply: return C(U(a) * U(b));
+    case BinaryOp::kDivide:
       if (b == 0) return std::is_signed_v<C> ? C(-1) : C(~U(0));
       if constexpr (std::is_signed_v<C>) {
         C min = bits >= 64 ? std::numeric_limits<C>::min() : -(C(1) << (bits - 1));
         if (a == min && b == -1) return a;
       }
       return a / b;
-    case Opcode::kRemainder:
+    case BinaryOp::kRemainder:
       if (b == 0) return a;
       if constexpr (std::is_signed_v<C>)
         if (b == -1) return 0;
       return a % b;
-    case Opcode::kMaximum: return a >= b ? a : b;
-    case Opcode::kMinimum: return a <= b ? a : b;
-    case Opcode::kAnd: return a & b;
-    case Opcode::kOr: return a | b;
-    case Opcode::kXor: return a ^ b;
-    case Opcode::kShiftLeft: {
+    case BinaryOp::kMaximum: return a >= b ? a : b;
+    case BinaryOp::kMinimum: return a <= b ? a : b;
+    case BinaryOp::kAnd: return a & b;
+    case BinaryOp::kOr: return a | b;
+    case BinaryOp::kXor: return a ^ b;
+    case BinaryOp::kShiftLeft: {
       U amount = U(b) & (bits >= 64 ? ~U(0) : (U(1) << bits) - 1);
       return amount >= U(bits) ? C(0) : C(U(a) << amount);
     }
-    case Opcode::kShiftRightLogical: {
+    case BinaryOp::kShiftRightLogical: {
       U mask = bits >= 64 ? ~U(0) : (U(1) << bits) - 1;
       U amount = U(b) & mask;
       return amount >= U(bits) ? C(0) : C((U(a) & mask) >> amount);
     }
-    case Opcode::kShiftRightArithmetic: {
+    case BinaryOp::kShiftRightArithmetic: {
       U mask = bits >= 64 ? ~U(0) : (U(1) << bits) - 1;
       U amount = U(b) & mask;
       // Compute on the sign-extended value; an out-of-range shift fills with the sign.
@@ -163,14 +208,14 @@ inline C BinaryInt(Opcode op, C a, C b, int bits, bool* ok) {
       if (amount >= U(bits)) return sa < 0 ? C(~U(0)) : C(0);
       return C(sa >> amount);
     }
-    case Opcode::kPower: {
+    case BinaryOp::kPower: {
       if (b < 0) return a == 1 ? C(1) : C(0);
       U result = 1, base = U(a);
       for (U e = U(b); e; e >>= 1, base *= base)
         if (e & 1) result *= base;
       return C(result);
     }
-    case Opcode::kMulhi: {
+    case BinaryOp::kMulhi: {
       if constexpr (std::is_signed_v<C>) {
         __int128 p = static_cast<__int128>(a) * b;
         return C(p >> bits);
@@ -179,8 +224,12 @@ inline C BinaryInt(Opcode op, C a, C b, int bits, bool* ok) {
         return C(p >> bits);
       }
     }
-    default: *ok = false; return a;
+    // atan2 is floating-point only; complex has its own kernel
+    case BinaryOp::kAtan2:
+    case BinaryOp::kComplex: break;
   }
+  *ok = false;
+  return a;
 }
 
 /// The ops UnaryFloat / UnaryInt / BinaryFloat / BinaryInt implement, as X-macro lists: the span
@@ -199,6 +248,12 @@ inline C BinaryInt(Opcode op, C a, C b, int bits, bool* ok) {
   X(kAdd) X(kSubtract) X(kMultiply) X(kDivide) X(kRemainder) X(kMaximum) X(kMinimum) X(kAnd) X(kOr)  \
   X(kXor) X(kShiftLeft) X(kShiftRightLogical) X(kShiftRightArithmetic) X(kPower) X(kMulhi)
 // clang-format on
+
+/// An elementwise opcode as its UnaryOp / BinaryOp, at compile time (an error for any other).
+template <Opcode K>
+inline constexpr UnaryOp kUnaryOf = *AsUnaryOp(K);
+template <Opcode K>
+inline constexpr BinaryOp kBinaryOf = *AsBinaryOp(K);
 
 /// An opcode as a type, so a kernel picks its loop once per call.
 template <Opcode K>

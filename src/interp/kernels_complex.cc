@@ -6,6 +6,7 @@
 // real is refused, as XLA's Literal::Convert refuses it.
 #include <complex>
 #include <cstring>
+#include <optional>
 
 #include "interp/element_traits.h"
 #include "interp/kernels.h"
@@ -40,45 +41,74 @@ R LoadR(const uint8_t* p, int64_t i) {
 
 // One complex -> complex function; false when XLA's evaluator has none for complex.
 template <typename R>
-bool UnaryC(Opcode op, std::complex<R> x, std::complex<R>* y) {
+bool UnaryC(UnaryOp op, std::complex<R> x, std::complex<R>* y) {
   using C = std::complex<R>;
   switch (op) {
-    case Opcode::kNegate: *y = -x; return true;
-    case Opcode::kCopy: *y = x; return true;
-    case Opcode::kExp: *y = std::exp(x); return true;
-    case Opcode::kLog: *y = std::log(x); return true;
-    case Opcode::kSqrt: *y = std::sqrt(x); return true;
-    case Opcode::kRsqrt: *y = C(1) / std::sqrt(x); return true;
-    case Opcode::kSin: *y = std::sin(x); return true;
-    case Opcode::kCos: *y = std::cos(x); return true;
-    case Opcode::kTan: *y = std::tan(x); return true;
-    case Opcode::kTanh: *y = std::tanh(x); return true;
-    case Opcode::kSinh: *y = std::sinh(x); return true;
-    case Opcode::kCosh: *y = std::cosh(x); return true;
-    case Opcode::kAsin: *y = std::asin(x); return true;
-    case Opcode::kAcos: *y = std::acos(x); return true;
-    case Opcode::kAsinh: *y = std::asinh(x); return true;
-    case Opcode::kAcosh: *y = std::acosh(x); return true;
-    case Opcode::kAtanh: *y = std::atanh(x); return true;
-    case Opcode::kLogistic: *y = C(1) / (C(1) + std::exp(-x)); return true;
-    case Opcode::kSign:  // x / |x|, and 0 for 0 (NaN parts propagate through the division)
+    case UnaryOp::kNegate: *y = -x; return true;
+    case UnaryOp::kCopy: *y = x; return true;
+    case UnaryOp::kExp: *y = std::exp(x); return true;
+    case UnaryOp::kLog: *y = std::log(x); return true;
+    case UnaryOp::kSqrt: *y = std::sqrt(x); return true;
+    case UnaryOp::kRsqrt: *y = C(1) / std::sqrt(x); return true;
+    case UnaryOp::kSin: *y = std::sin(x); return true;
+    case UnaryOp::kCos: *y = std::cos(x); return true;
+    case UnaryOp::kTan: *y = std::tan(x); return true;
+    case UnaryOp::kTanh: *y = std::tanh(x); return true;
+    case UnaryOp::kSinh: *y = std::sinh(x); return true;
+    case UnaryOp::kCosh: *y = std::cosh(x); return true;
+    case UnaryOp::kAsin: *y = std::asin(x); return true;
+    case UnaryOp::kAcos: *y = std::acos(x); return true;
+    case UnaryOp::kAsinh: *y = std::asinh(x); return true;
+    case UnaryOp::kAcosh: *y = std::acosh(x); return true;
+    case UnaryOp::kAtanh: *y = std::atanh(x); return true;
+    case UnaryOp::kLogistic: *y = C(1) / (C(1) + std::exp(-x)); return true;
+    case UnaryOp::kSign:  // x / |x|, and 0 for 0 (NaN parts propagate through the division)
       *y = x == C(0) ? C(0) : x / std::abs(x);
       return true;
-    default: return false;
+    // abs, real and imag have their own loop (a real result); the rest take no complex
+    case UnaryOp::kAbs:
+    case UnaryOp::kCbrt:
+    case UnaryOp::kCeil:
+    case UnaryOp::kClz:
+    case UnaryOp::kErf:
+    case UnaryOp::kExpm1:
+    case UnaryOp::kFloor:
+    case UnaryOp::kImag:
+    case UnaryOp::kIsFinite:
+    case UnaryOp::kLog1p:
+    case UnaryOp::kNot:
+    case UnaryOp::kPopulationCount:
+    case UnaryOp::kReal:
+    case UnaryOp::kRoundNearestAfz:
+    case UnaryOp::kRoundNearestEven: break;
   }
+  return false;
 }
 
 template <typename R>
-bool BinaryC(Opcode op, std::complex<R> a, std::complex<R> b, std::complex<R>* y) {
+bool BinaryC(BinaryOp op, std::complex<R> a, std::complex<R> b, std::complex<R>* y) {
   using C = std::complex<R>;
   switch (op) {
-    case Opcode::kAdd: *y = a + b; return true;
-    case Opcode::kSubtract: *y = a - b; return true;
-    case Opcode::kMultiply: *y = a * b; return true;
-    case Opcode::kDivide: *y = a / b; return true;
-    case Opcode::kPower: *y = a == C(1) || b == C(0) ? C(1) : std::pow(a, b); return true;
-    default: return false;
+    case BinaryOp::kAdd: *y = a + b; return true;
+    case BinaryOp::kSubtract: *y = a - b; return true;
+    case BinaryOp::kMultiply: *y = a * b; return true;
+    case BinaryOp::kDivide: *y = a / b; return true;
+    case BinaryOp::kPower: *y = a == C(1) || b == C(0) ? C(1) : std::pow(a, b); return true;
+    // complex has its own loop (real operands); the rest take no complex
+    case BinaryOp::kAnd:
+    case BinaryOp::kAtan2:
+    case BinaryOp::kComplex:
+    case BinaryOp::kMaximum:
+    case BinaryOp::kMinimum:
+    case BinaryOp::kMulhi:
+    case BinaryOp::kOr:
+    case BinaryOp::kRemainder:
+    case BinaryOp::kShiftLeft:
+    case BinaryOp::kShiftRightArithmetic:
+    case BinaryOp::kShiftRightLogical:
+    case BinaryOp::kXor: break;
   }
+  return false;
 }
 
 template <typename R>
@@ -93,10 +123,11 @@ Status UnaryTyped(Opcode op, const Buf& in, const Buf& out) {
     }
     return OkStatus();
   }
-  if (out.type() != in.type()) return Unsupported(op, in.type());
+  const std::optional<UnaryOp> unary = AsUnaryOp(op);
+  if (out.type() != in.type() || !unary) return Unsupported(op, in.type());
   for (int64_t i = 0; i < n; ++i) {
     std::complex<R> y;
-    if (!UnaryC<R>(op, LoadComplex<R>(in.data, i), &y)) return Unsupported(op, in.type());
+    if (!UnaryC<R>(*unary, LoadComplex<R>(in.data, i), &y)) return Unsupported(op, in.type());
     StoreComplex<R>(out.data, i, y);
   }
   return OkStatus();
@@ -110,10 +141,12 @@ Status BinaryTyped(Opcode op, const Buf& a, const Buf& b, const Buf& out) {
     for (int64_t i = 0; i < n; ++i) StoreComplex<R>(out.data, i, {LoadR<R>(a.data, i), LoadR<R>(b.data, i)});
     return OkStatus();
   }
-  if (a.type() != out.type() || b.type() != out.type()) return Unsupported(op, a.type());
+  const std::optional<BinaryOp> binary = AsBinaryOp(op);
+  if (a.type() != out.type() || b.type() != out.type() || !binary) return Unsupported(op, a.type());
   for (int64_t i = 0; i < n; ++i) {
     std::complex<R> y;
-    if (!BinaryC<R>(op, LoadComplex<R>(a.data, i), LoadComplex<R>(b.data, i), &y)) return Unsupported(op, a.type());
+    if (!BinaryC<R>(*binary, LoadComplex<R>(a.data, i), LoadComplex<R>(b.data, i), &y))
+      return Unsupported(op, a.type());
     StoreComplex<R>(out.data, i, y);
   }
   return OkStatus();

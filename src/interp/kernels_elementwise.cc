@@ -5,6 +5,7 @@
 #include <bit>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include "interp/element_traits.h"
 #include "interp/elementwise_ops.h"
@@ -53,6 +54,33 @@ F ReducePrecisionValue(F x, int exponent_bits, int mantissa_bits) {
   return std::bit_cast<F>(bits);
 }
 
+// XLA's evaluator on pred operands: and/min/multiply are and, or/max/add are or, xor/subtract
+// are xor, power is x || !y; the rest do not take pred.
+template <typename C>
+C BinaryPred(BinaryOp op, C x, C y, bool* ok) {
+  switch (op) {
+    case BinaryOp::kAnd:
+    case BinaryOp::kMinimum:
+    case BinaryOp::kMultiply: return x && y;
+    case BinaryOp::kOr:
+    case BinaryOp::kMaximum:
+    case BinaryOp::kAdd: return x || y;
+    case BinaryOp::kXor:
+    case BinaryOp::kSubtract: return x != y;
+    case BinaryOp::kPower: return x || !y;
+    case BinaryOp::kAtan2:
+    case BinaryOp::kComplex:
+    case BinaryOp::kDivide:
+    case BinaryOp::kMulhi:
+    case BinaryOp::kRemainder:
+    case BinaryOp::kShiftLeft:
+    case BinaryOp::kShiftRightArithmetic:
+    case BinaryOp::kShiftRightLogical: break;
+  }
+  *ok = false;
+  return x;
+}
+
 }  // namespace
 
 Status KernelUnary(Opcode op, const Buf& in, const Buf& out) {
@@ -71,7 +99,8 @@ Status KernelUnary(Opcode op, const Buf& in, const Buf& out) {
       }
     });
   }
-  if (in.type() != out.type()) return Unimplemented(op, in.type());
+  const std::optional<UnaryOp> unary = AsUnaryOp(op);
+  if (in.type() != out.type() || !unary) return Unimplemented(op, in.type());
   int bits = BitWidth(in.type());
   return DispatchType(in.type(), [&](auto t) -> Status {
     using C = typename decltype(t)::Compute;
@@ -79,7 +108,7 @@ Status KernelUnary(Opcode op, const Buf& in, const Buf& out) {
     for (int64_t i = 0; i < n && ok; ++i) {
       C x = t.Load(in.data, i);
       if constexpr (std::is_floating_point_v<C>)
-        t.Store(out.data, i, UnaryFloat<C>(op, x, &ok));
+        t.Store(out.data, i, UnaryFloat<C>(*unary, x, &ok));
       else if (in.type() == PrimitiveType::kPred) {
         if (op == Opcode::kNot)
           t.Store(out.data, i, !x);
@@ -88,7 +117,7 @@ Status KernelUnary(Opcode op, const Buf& in, const Buf& out) {
         else
           ok = false;
       } else {
-        t.Store(out.data, i, UnaryInt<C>(op, x, bits, &ok));
+        t.Store(out.data, i, UnaryInt<C>(*unary, x, bits, &ok));
       }
     }
     return ok ? OkStatus() : Unimplemented(op, in.type());
@@ -98,7 +127,8 @@ Status KernelUnary(Opcode op, const Buf& in, const Buf& out) {
 Status KernelBinary(Opcode op, const Buf& a, const Buf& b, const Buf& out) {
   NHLO_TRY(CheckSameCount(op, {&a, &b, &out}));
   if (IsComplex(out.type())) return KernelComplexBinary(op, a, b, out);
-  if (a.type() != b.type() || a.type() != out.type()) return Unimplemented(op, a.type());
+  const std::optional<BinaryOp> binary = AsBinaryOp(op);
+  if (a.type() != b.type() || a.type() != out.type() || !binary) return Unimplemented(op, a.type());
   int64_t n = out.count();
   int bits = BitWidth(a.type());
   if (FastBinary(op, a, b, out)) return OkStatus();
@@ -108,22 +138,11 @@ Status KernelBinary(Opcode op, const Buf& a, const Buf& b, const Buf& out) {
     for (int64_t i = 0; i < n && ok; ++i) {
       C x = t.Load(a.data, i), y = t.Load(b.data, i);
       if constexpr (std::is_floating_point_v<C>) {
-        t.Store(out.data, i, BinaryFloat<C>(op, x, y, &ok));
+        t.Store(out.data, i, BinaryFloat<C>(*binary, x, y, &ok));
       } else if (a.type() == PrimitiveType::kPred) {
-        switch (op) {
-          case Opcode::kAnd:
-          case Opcode::kMinimum:
-          case Opcode::kMultiply: t.Store(out.data, i, x && y); break;
-          case Opcode::kOr:
-          case Opcode::kMaximum:
-          case Opcode::kAdd: t.Store(out.data, i, x || y); break;
-          case Opcode::kXor:
-          case Opcode::kSubtract: t.Store(out.data, i, x != y); break;
-          case Opcode::kPower: t.Store(out.data, i, x || !y); break;
-          default: ok = false;
-        }
+        t.Store(out.data, i, BinaryPred(*binary, x, y, &ok));
       } else {
-        t.Store(out.data, i, BinaryInt<C>(op, x, y, bits, &ok));
+        t.Store(out.data, i, BinaryInt<C>(*binary, x, y, bits, &ok));
       }
     }
     return ok ? OkStatus() : Unimplemented(op, a.type());

@@ -125,11 +125,11 @@ void UnarySpan(const T* x, T* z, int64_t m) {
   } else if constexpr (std::is_floating_point_v<T>) {
     int64_t i = 0;
     if constexpr (K == Opcode::kSqrt || K == Opcode::kRsqrt) i = SqrtLanes<K, T>(x, z, m);
-    for (; i < m; ++i) z[i] = UnaryFloat<T>(K, x[i], &ignored);
+    for (; i < m; ++i) z[i] = UnaryFloat<T>(kUnaryOf<K>, x[i], &ignored);
   } else {
     using C = IntCompute<T>;
     for (int64_t i = 0; i < m; ++i) {
-      T r = static_cast<T>(UnaryInt<C>(K, static_cast<C>(x[i]), 8 * sizeof(T), &ignored));
+      T r = static_cast<T>(UnaryInt<C>(kUnaryOf<K>, static_cast<C>(x[i]), 8 * sizeof(T), &ignored));
       z[i] = kScalarInt<K> ? Opaque(r) : r;
     }
   }
@@ -153,15 +153,16 @@ void BinarySpan(const T* x, const T* y, T* z, int64_t m) {
   if constexpr (std::is_floating_point_v<T> && (K == Opcode::kAdd || K == Opcode::kMultiply)) {
     for (int64_t i = 0; i < m; ++i) {
       T a = x[i], b = y[i];
-      T r = BinaryFloat<T>(K, a, b, &ignored);
+      T r = BinaryFloat<T>(kBinaryOf<K>, a, b, &ignored);
       z[i] = std::isnan(a) && std::isnan(b) ? Quiet(kSecondNaN ? b : a) : r;
     }
   } else if constexpr (std::is_floating_point_v<T>) {
-    for (int64_t i = 0; i < m; ++i) z[i] = BinaryFloat<T>(K, x[i], y[i], &ignored);
+    for (int64_t i = 0; i < m; ++i) z[i] = BinaryFloat<T>(kBinaryOf<K>, x[i], y[i], &ignored);
   } else {
     using C = IntCompute<T>;
     for (int64_t i = 0; i < m; ++i) {
-      T r = static_cast<T>(BinaryInt<C>(K, static_cast<C>(x[i]), static_cast<C>(y[i]), 8 * sizeof(T), &ignored));
+      T r = static_cast<T>(
+          BinaryInt<C>(kBinaryOf<K>, static_cast<C>(x[i]), static_cast<C>(y[i]), 8 * sizeof(T), &ignored));
       z[i] = kScalarInt<K> ? Opaque(r) : r;
     }
   }

@@ -13,10 +13,9 @@ namespace nhlo {
 bool AttrAllowed(Opcode op, AttrId id);
 /// The attributes `op` cannot do without.
 const std::vector<AttrId>& RequiredAttrs(Opcode op);
-/// Where `id` goes among `op`'s attributes when printed: attributes.def's order, except that
-/// collectives print channel_id, replica_groups, source_target_pairs, constrain_layout,
-/// dimensions, use_global_device_ids first, in that order, as XLA's collective instructions do,
-/// topk prints k, largest, is_stable, and a call prints is_composite right after to_apply.
+/// Where `id` goes among `op`'s attributes when printed: the op schema's print_first attributes
+/// (attr_schemas.def: XLA's collectives print channel_id, replica_groups, ... first; topk k,
+/// largest, is_stable; a call to_apply, is_composite), then the rest in attributes.def's order.
 int AttrPrintRank(Opcode op, AttrId id);
 
 }  // namespace nhlo

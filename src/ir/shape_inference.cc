@@ -280,44 +280,67 @@ Inference InferUnary(Module&, const Instruction& inst) {
   if (!x.IsArray()) return Error("operand of '" + op + "' must be an array, got " + Str(x));
   PrimitiveType t = x.type;
   bool fp = IsFloat(t), cx = IsComplex(t);
-  switch (inst.opcode) {
-    case Opcode::kIsFinite:
+  const std::optional<UnaryOp> unary = AsUnaryOp(inst.opcode);
+  if (!unary) return NotInferable();  // only the elementwise column's Unary rows come here
+  switch (*unary) {
+    case UnaryOp::kCopy: return Inferred(x);
+    case UnaryOp::kIsFinite:
       if (!fp) return Error("is-finite needs a floating-point operand, got " + Str(x));
       return Inferred(WithType(x, PrimitiveType::kPred));
-    case Opcode::kReal:
-    case Opcode::kImag:
+    case UnaryOp::kReal:
+    case UnaryOp::kImag:
       if (!fp && !cx) return Error(op + " needs a floating-point or complex operand, got " + Str(x));
       return Inferred(cx ? WithType(x, ComplexComponent(t)) : x);
-    case Opcode::kAbs:
+    case UnaryOp::kAbs:
       if (cx) return Inferred(WithType(x, ComplexComponent(t)));
       if (!fp && !IsSignedInt(t)) return Error("abs needs a signed, floating-point or complex operand, got " + Str(x));
       return Inferred(x);
-    case Opcode::kSign:
+    case UnaryOp::kSign:
       if (!fp && !cx && !IsSignedInt(t))
         return Error("sign needs a signed, floating-point or complex operand, got " + Str(x));
       return Inferred(x);
-    case Opcode::kNegate:
+    case UnaryOp::kNegate:
       if (!fp && !cx && !IsInteger(t)) return Error("negate needs a numeric operand, got " + Str(x));
       return Inferred(x);
-    case Opcode::kNot:
+    case UnaryOp::kNot:
       if (fp || cx) return Error("not needs an integer or pred operand, got " + Str(x));
       return Inferred(x);
-    case Opcode::kClz:
-    case Opcode::kPopulationCount:
+    case UnaryOp::kClz:
+    case UnaryOp::kPopulationCount:
       if (!IsInteger(t)) return Error(op + " needs an integer operand, got " + Str(x));
       return Inferred(x);
-    case Opcode::kFloor:
-    case Opcode::kCeil:
-    case Opcode::kRoundNearestAfz:
-    case Opcode::kRoundNearestEven:
+    case UnaryOp::kFloor:
+    case UnaryOp::kCeil:
+    case UnaryOp::kRoundNearestAfz:
+    case UnaryOp::kRoundNearestEven:
       if (!fp) return Error(op + " needs a floating-point operand, got " + Str(x));
       return Inferred(x);
-    default:
-      // The transcendental functions. lenient: XLA lists some (erf, the inverse trigonometric
-      // ones) as float-only in places; complex is accepted for all of them here.
+    // The transcendental functions. lenient: XLA lists some (erf, the inverse trigonometric
+    // ones) as float-only in places; complex is accepted for all of them here.
+    case UnaryOp::kAcos:
+    case UnaryOp::kAcosh:
+    case UnaryOp::kAsin:
+    case UnaryOp::kAsinh:
+    case UnaryOp::kAtanh:
+    case UnaryOp::kCbrt:
+    case UnaryOp::kCosh:
+    case UnaryOp::kCos:
+    case UnaryOp::kErf:
+    case UnaryOp::kExp:
+    case UnaryOp::kExpm1:
+    case UnaryOp::kLog:
+    case UnaryOp::kLog1p:
+    case UnaryOp::kLogistic:
+    case UnaryOp::kRsqrt:
+    case UnaryOp::kSin:
+    case UnaryOp::kSinh:
+    case UnaryOp::kSqrt:
+    case UnaryOp::kTan:
+    case UnaryOp::kTanh:
       if (!fp && !cx) return Error(op + " needs a floating-point or complex operand, got " + Str(x));
       return Inferred(x);
   }
+  return NotInferable();
 }
 
 // Dimension i of an elementwise result: an unbounded operand dimension defers to the other
@@ -354,27 +377,32 @@ Inference InferBinary(Module& m, const Instruction& inst) {
   if (a.type != b.type)
     return Error("operands of '" + op + "' have different element types: " + Str(a) + " and " + Str(b));
   PrimitiveType t = a.type;
-  switch (inst.opcode) {
-    case Opcode::kSubtract:
-    case Opcode::kDivide:
-    case Opcode::kRemainder:
-    case Opcode::kPower:
-    case Opcode::kAtan2:
-      if (t == PrimitiveType::kPred) return Error(op + " does not take pred operands, got " + Str(a));
-      break;
-    case Opcode::kShiftLeft:
-    case Opcode::kShiftRightArithmetic:
-    case Opcode::kShiftRightLogical:
-    case Opcode::kMulhi:
-      if (!IsInteger(t)) return Error(op + " needs integer operands, got " + Str(a));
-      break;
-    case Opcode::kAnd:
-    case Opcode::kOr:
-    case Opcode::kXor:
-      if (IsFloat(t) || IsComplex(t)) return Error(op + " needs integer or pred operands, got " + Str(a));
-      break;
-    default: break;
-  }
+  // compare (the other user of this rule) takes every element type.
+  if (const std::optional<BinaryOp> binary = AsBinaryOp(inst.opcode)) switch (*binary) {
+      case BinaryOp::kSubtract:
+      case BinaryOp::kDivide:
+      case BinaryOp::kRemainder:
+      case BinaryOp::kPower:
+      case BinaryOp::kAtan2:
+        if (t == PrimitiveType::kPred) return Error(op + " does not take pred operands, got " + Str(a));
+        break;
+      case BinaryOp::kShiftLeft:
+      case BinaryOp::kShiftRightArithmetic:
+      case BinaryOp::kShiftRightLogical:
+      case BinaryOp::kMulhi:
+        if (!IsInteger(t)) return Error(op + " needs integer operands, got " + Str(a));
+        break;
+      case BinaryOp::kAnd:
+      case BinaryOp::kOr:
+      case BinaryOp::kXor:
+        if (IsFloat(t) || IsComplex(t)) return Error(op + " needs integer or pred operands, got " + Str(a));
+        break;
+      case BinaryOp::kAdd:
+      case BinaryOp::kComplex:
+      case BinaryOp::kMaximum:
+      case BinaryOp::kMinimum:
+      case BinaryOp::kMultiply: break;
+    }
   return Inferred(MergeDims(m, a, b, inst.opcode == Opcode::kCompare ? PrimitiveType::kPred : t));
 }
 
@@ -450,63 +478,13 @@ Inference InferMap(Module& m, const Instruction& inst) {
 // Dispatch
 
 namespace infer {
-namespace {
-
-// The opcodes XLA's parser lets the text omit the shape of (HLO_GRAMMAR.md §8, "shape ✓").
-bool ParserMayInfer(Opcode op) {
-  if (IsElementwiseUnary(op) || IsElementwiseBinary(op)) return true;
-  switch (op) {
-    case Opcode::kCompare:
-    case Opcode::kSelect:
-    case Opcode::kClamp:
-    case Opcode::kMap:
-    case Opcode::kTranspose:
-    case Opcode::kReverse:
-    case Opcode::kConcatenate:
-    case Opcode::kPad:
-    case Opcode::kGather:
-    case Opcode::kScatter:
-    case Opcode::kTuple:
-    case Opcode::kGetTupleElement:
-    case Opcode::kGetDimensionSize:
-    case Opcode::kSetDimensionSize:
-    case Opcode::kDomain:
-    case Opcode::kAddDependency:
-    case Opcode::kAfterAll:
-    case Opcode::kTopK:
-    case Opcode::kReduce:
-    case Opcode::kReduceWindow:
-    case Opcode::kSelectAndScatter:
-    case Opcode::kSort:
-    case Opcode::kScan:
-    case Opcode::kDot:
-    case Opcode::kRaggedDot:
-    case Opcode::kScaledDot:
-    case Opcode::kConvolution:
-    case Opcode::kFft:
-    case Opcode::kTriangularSolve:
-    case Opcode::kCholesky:
-    case Opcode::kBatchNormTraining:
-    case Opcode::kBatchNormInference:
-    case Opcode::kBatchNormGrad:
-    case Opcode::kCall:
-    case Opcode::kWhile:
-    case Opcode::kConditional:
-    case Opcode::kReplicaId:
-    case Opcode::kPartitionId:
-    case Opcode::kOptimizationBarrier: return true;
-    default: return false;
-  }
-}
-
-}  // namespace
 
 Inference Dispatch(Module& m, const Instruction& inst, InferMode mode) {
   int arity = OpcodeArity(inst.opcode);
   if (arity >= 0 && static_cast<int>(inst.operands.size()) != arity)
     return Error("'" + Op(inst) + "' takes " + std::to_string(arity) + " operand" + (arity == 1 ? "" : "s") + ", got " +
                  std::to_string(inst.operands.size()));
-  if (mode == InferMode::kParse && !ParserMayInfer(inst.opcode)) return NotInferable();
+  if (mode == InferMode::kParse && !ParserMayInferShape(inst.opcode)) return NotInferable();
   if (IsElementwiseUnary(inst.opcode)) return InferUnary(m, inst);
   if (IsElementwiseBinary(inst.opcode)) return InferBinary(m, inst);
   switch (inst.opcode) {

@@ -209,16 +209,7 @@ class Verifier {
   void CheckDoneOperand(const Instruction& inst) {
     if (inst.operands.empty()) return;
     const Instruction& from = *inst.operands[0];
-    Opcode want = Opcode::kAsyncStart;
-    switch (inst.opcode) {
-      case Opcode::kAllGatherDone: want = Opcode::kAllGatherStart; break;
-      case Opcode::kAllReduceDone: want = Opcode::kAllReduceStart; break;
-      case Opcode::kCollectivePermuteDone: want = Opcode::kCollectivePermuteStart; break;
-      case Opcode::kCopyDone: want = Opcode::kCopyStart; break;
-      case Opcode::kSendDone: want = Opcode::kSend; break;
-      case Opcode::kRecvDone: want = Opcode::kRecv; break;
-      default: break;
-    }
+    const Opcode want = AsyncStartOf(inst.opcode);
     bool async = want == Opcode::kAsyncStart;
     bool ok = from.opcode == want || (async && from.opcode == Opcode::kAsyncUpdate);
     // Pipelined send/recv: the done reads the send or recv through a get-tuple-element of a loop
@@ -346,15 +337,12 @@ class Verifier {
 
   // What the inferred shape comes from, for the mismatch message.
   static std::string Source(const Instruction& inst) {
-    switch (inst.opcode) {
-      case Opcode::kCall:
-      case Opcode::kFusion: {
-        const Computation* c = infer::Called(inst, inst.opcode == Opcode::kCall ? AttrId::kToApply : AttrId::kCalls);
-        return "computation '" + std::string(c ? c->name : "?") + "' returns";
-      }
-      case Opcode::kConditional: return "its branches return";
-      default: return inst.operands.empty() ? "it must be" : "its operands give";
+    if (inst.opcode == Opcode::kCall || inst.opcode == Opcode::kFusion) {
+      const Computation* c = infer::Called(inst, inst.opcode == Opcode::kCall ? AttrId::kToApply : AttrId::kCalls);
+      return "computation '" + std::string(c ? c->name : "?") + "' returns";
     }
+    if (inst.opcode == Opcode::kConditional) return "its branches return";
+    return inst.operands.empty() ? "it must be" : "its operands give";
   }
 
   // Rules for results that do not follow from the operands alone: the written shape is checked

@@ -14,11 +14,24 @@ struct OpcodeInfo {
   int arity;
   uint16_t code;
   SideEffect effect;
+  OpFamily family;
   Elementwise elementwise;
+  CollectiveKind collective;
+  bool infer;
+  AttrSchema attrs;
 };
+constexpr bool kYes = true, kNo = false;
 constexpr OpcodeInfo kOpcodes[] = {
-#define NHLO_OPCODE(Enum, text, arity, code, effect, family, elementwise) \
-  {text, arity, code, SideEffect::k##effect, Elementwise::k##elementwise},
+#define NHLO_OPCODE(Enum, text, arity, code, effect, family, elementwise, collective, infer, attrs) \
+  {text,                                                                                            \
+   arity,                                                                                           \
+   code,                                                                                            \
+   SideEffect::k##effect,                                                                           \
+   OpFamily::k##family,                                                                             \
+   Elementwise::k##elementwise,                                                                     \
+   CollectiveKind::k##collective,                                                                   \
+   k##infer,                                                                                        \
+   AttrSchema::k##attrs},
 #include "types/opcodes.def"
 #undef NHLO_OPCODE
 };
@@ -27,9 +40,10 @@ struct AttrInfo {
   std::string_view text;
   AttrKind kind;
   uint16_t code;
+  EnumSet enum_set;
 };
 constexpr AttrInfo kAttrs[] = {
-#define NHLO_ATTR(Enum, text, kind, code) {text, AttrKind::kind, code},
+#define NHLO_ATTR(Enum, text, kind, code, enum_set) {text, AttrKind::kind, code, EnumSet::k##enum_set},
 #include "types/attributes.def"
 #undef NHLO_ATTR
 };
@@ -134,20 +148,7 @@ std::optional<AttrId> AttrFromWireCode(uint32_t code) {
   return static_cast<AttrId>((*rows)[code]);
 }
 
-EnumSet EnumSetOf(AttrId id) {
-  switch (id) {
-    case AttrId::kDirection: return EnumSet::kComparisonDirection;
-    case AttrId::kType: return EnumSet::kComparisonType;
-    case AttrId::kFftType: return EnumSet::kFftType;
-    case AttrId::kDistribution: return EnumSet::kDistribution;
-    case AttrId::kTransposeA: return EnumSet::kTransposeA;
-    case AttrId::kOperandPrecision: return EnumSet::kPrecision;
-    case AttrId::kAlgorithm: return EnumSet::kAlgorithm;
-    default: break;
-  }
-  // Only the rows of attributes.def whose kind is Enum or EnumList reach here.
-  return EnumSet::kAlgorithm;
-}
+EnumSet EnumSetOf(AttrId id) { return kAttrs[static_cast<int>(id)].enum_set; }
 
 std::string_view EnumValueName(EnumSet set, int64_t code) {
   for (const EnumInfo& e : kEnumValues)
@@ -178,5 +179,46 @@ std::optional<uint8_t> EnumValueFromName(EnumSet set, std::string_view text) {
 }
 
 Elementwise OpcodeElementwise(Opcode op) { return kOpcodes[static_cast<size_t>(op)].elementwise; }
+OpFamily OpcodeFamily(Opcode op) { return kOpcodes[static_cast<size_t>(op)].family; }
+CollectiveKind OpcodeCollective(Opcode op) { return kOpcodes[static_cast<size_t>(op)].collective; }
+
+bool IsExchangingCollective(Opcode op) {
+  switch (OpcodeCollective(op)) {
+    case CollectiveKind::kAllReduce:
+    case CollectiveKind::kAllGather:
+    case CollectiveKind::kReduceScatter:
+    case CollectiveKind::kAllToAll:
+    case CollectiveKind::kRaggedAllToAll:
+    case CollectiveKind::kBroadcast:
+    case CollectiveKind::kPermute: return true;
+    case CollectiveKind::kNo:
+    case CollectiveKind::kDone:
+    case CollectiveKind::kId: return false;
+  }
+  return false;
+}
+bool ParserMayInferShape(Opcode op) { return kOpcodes[static_cast<size_t>(op)].infer; }
+AttrSchema OpcodeAttrSchema(Opcode op) { return kOpcodes[static_cast<size_t>(op)].attrs; }
+
+Opcode AsyncStartOf(Opcode op) {
+  static const std::vector<Opcode>* starts = [] {
+    auto* table = new std::vector<Opcode>(kOpcodeCount);
+    for (int i = 0; i < kOpcodeCount; ++i) {
+      const auto self = static_cast<Opcode>(i);
+      std::string_view text = kOpcodes[i].text;
+      (*table)[i] = self;
+      for (std::string_view suffix : {std::string_view("-done"), std::string_view("-update")}) {
+        if (text.size() <= suffix.size() || text.substr(text.size() - suffix.size()) != suffix) continue;
+        std::string_view base = text.substr(0, text.size() - suffix.size());
+        if (auto start = OpcodeFromName(std::string(base) + "-start"))
+          (*table)[i] = *start;
+        else if (auto plain = OpcodeFromName(base))
+          (*table)[i] = *plain;
+      }
+    }
+    return table;
+  }();
+  return (*starts)[static_cast<size_t>(op)];
+}
 
 }  // namespace nhlo

@@ -5,6 +5,7 @@
 // bundle files: rows may be added or reordered, codes never change meaning.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -13,12 +14,12 @@
 namespace nhlo {
 
 enum class Opcode : uint8_t {
-#define NHLO_OPCODE(Enum, text, arity, code, effect, family, elementwise) k##Enum,
+#define NHLO_OPCODE(Enum, text, arity, code, effect, family, elementwise, collective, infer, attrs) k##Enum,
 #include "types/opcodes.def"
 #undef NHLO_OPCODE
 };
 inline constexpr int kOpcodeCount = 0
-#define NHLO_OPCODE(Enum, text, arity, code, effect, family, elementwise) +1
+#define NHLO_OPCODE(Enum, text, arity, code, effect, family, elementwise, collective, infer, attrs) +1
 #include "types/opcodes.def"
 #undef NHLO_OPCODE
     ;
@@ -44,6 +45,166 @@ enum class Elementwise : uint8_t { kNo, kUnary, kBinary };
 Elementwise OpcodeElementwise(Opcode op);
 inline bool IsElementwiseUnary(Opcode op) { return OpcodeElementwise(op) == Elementwise::kUnary; }
 inline bool IsElementwiseBinary(Opcode op) { return OpcodeElementwise(op) == Elementwise::kBinary; }
+/// opcodes.def's family column: the kind of step the interpreter runs the op with; each names one
+/// routine of the executor.
+enum class OpFamily : uint8_t {
+  kNotExecutable,
+  kBound,  // parameter, constant: bound before the run
+  kTuple,
+  kGetTupleElement,
+  kCopy,
+  kTupleResult,
+  kCall,
+  kFusion,
+  kWhile,
+  kConditional,
+  kScan,
+  kReduce,
+  kMap,
+  kScatter,
+  kSort,
+  kReduceWindow,
+  kUnary,
+  kBinary,
+  kCompare,
+  kSelect,
+  kClamp,
+  kConvert,
+  kBitcastConvert,
+  kBroadcast,
+  kReshape,
+  kTranspose,
+  kIota,
+  kSlice,
+  kConcatenate,
+  kPad,
+  kReverse,
+  kDynamicSlice,
+  kDynamicUpdateSlice,
+  kDot,
+  kGather,
+  kConvolution,
+  kScaledDot,
+  kRaggedDot,
+  kReducePrecision,
+  kSelectAndScatter,
+  kAfterAll,       // a token: nothing to compute
+  kAddDependency,  // the first operand, after the token (ordering only)
+  kRng,
+  kCholesky,
+  kTriangularSolve,
+  kFft,
+  kRngState,      // rng-get-and-update-state: the run's 128-bit counter
+  kDynamicShape,  // get/set-dimension-size, dynamic-reshape: runtime sizes of bounded dimensions
+  kTransfer,      // send/recv/infeed/outfeed: data from outside, only with ExecuteOptions::host_data
+  kStochasticConvert,
+  kCollective,  // collectives and device ids (interp.cc RunCollective)
+  kAsync,       // async-start/update/done and copy-start/done, run synchronously at the start
+};
+OpFamily OpcodeFamily(Opcode op);
+
+/// opcodes.def's collective column: how the op combines the data of the devices it meets.
+enum class CollectiveKind : uint8_t {
+  kNo,
+  kAllReduce,  // all-reduce, all-reduce-start
+  kAllGather,  // all-gather, all-gather-start
+  kReduceScatter,
+  kAllToAll,
+  kRaggedAllToAll,
+  kBroadcast,  // collective-broadcast
+  kPermute,    // collective-permute, collective-permute-start
+  kDone,       // the second half of an async collective
+  kId,         // replica-id, partition-id
+};
+CollectiveKind OpcodeCollective(Opcode op);
+/// A collective that meets a group of devices (replica groups or source-target pairs) and
+/// exchanges data: every kind but No, Done and Id.
+bool IsExchangingCollective(Opcode op);
+/// opcodes.def's infer column: whether XLA's parser lets the text omit the result shape.
+bool ParserMayInferShape(Opcode op);
+/// The async start whose result `op` (a -done or -update) takes: all-gather-start for
+/// all-gather-done, send for send-done, async-start for async-update; `op` itself for the rest.
+/// Derived from the spellings (`X-done` -> `X-start`, else `X`).
+Opcode AsyncStartOf(Opcode op);
+
+/// opcodes.def's attrs column: a row of attr_schemas.def.
+enum class AttrSchema : uint8_t {
+#define NHLO_ATTR_SCHEMA(Name, allowed, required, print_first) k##Name,
+#include "types/attr_schemas.def"
+#undef NHLO_ATTR_SCHEMA
+};
+inline constexpr int kAttrSchemaCount = 0
+#define NHLO_ATTR_SCHEMA(Name, allowed, required, print_first) +1
+#include "types/attr_schemas.def"
+#undef NHLO_ATTR_SCHEMA
+    ;
+AttrSchema OpcodeAttrSchema(Opcode op);
+
+/// The elementwise ops as enums of their own (opcodes.def's elementwise column): a kernel or shape
+/// rule that handles only them switches over every one of them, with no default, so a new row is
+/// a compile error in each until it is handled or refused there.
+#define NHLO_UNARY_Unary(...) __VA_ARGS__
+#define NHLO_UNARY_Binary(...)
+#define NHLO_UNARY_No(...)
+#define NHLO_BINARY_Unary(...)
+#define NHLO_BINARY_Binary(...) __VA_ARGS__
+#define NHLO_BINARY_No(...)
+enum class UnaryOp : uint8_t {
+#define NHLO_OPCODE(Enum, text, arity, code, effect, family, elementwise, collective, infer, attrs) \
+  NHLO_UNARY_##elementwise(k##Enum, )
+#include "types/opcodes.def"
+#undef NHLO_OPCODE
+};
+enum class BinaryOp : uint8_t {
+#define NHLO_OPCODE(Enum, text, arity, code, effect, family, elementwise, collective, infer, attrs) \
+  NHLO_BINARY_##elementwise(k##Enum, )
+#include "types/opcodes.def"
+#undef NHLO_OPCODE
+};
+inline constexpr Opcode kUnaryOpcodes[] = {
+#define NHLO_OPCODE(Enum, text, arity, code, effect, family, elementwise, collective, infer, attrs) \
+  NHLO_UNARY_##elementwise(Opcode::k##Enum, )
+#include "types/opcodes.def"
+#undef NHLO_OPCODE
+};
+inline constexpr Opcode kBinaryOpcodes[] = {
+#define NHLO_OPCODE(Enum, text, arity, code, effect, family, elementwise, collective, infer, attrs) \
+  NHLO_BINARY_##elementwise(Opcode::k##Enum, )
+#include "types/opcodes.def"
+#undef NHLO_OPCODE
+};
+#undef NHLO_UNARY_Unary
+#undef NHLO_UNARY_Binary
+#undef NHLO_UNARY_No
+#undef NHLO_BINARY_Unary
+#undef NHLO_BINARY_Binary
+#undef NHLO_BINARY_No
+constexpr Opcode OpcodeOf(UnaryOp op) { return kUnaryOpcodes[static_cast<size_t>(op)]; }
+constexpr Opcode OpcodeOf(BinaryOp op) { return kBinaryOpcodes[static_cast<size_t>(op)]; }
+namespace detail {
+// Opcode -> index into kUnaryOpcodes / kBinaryOpcodes, or -1.
+template <size_t N>
+constexpr auto ElementwiseIndex(const Opcode (&ops)[N]) {
+  struct Index {
+    int8_t of[kOpcodeCount];
+  } index{};
+  for (size_t op = 0; op < static_cast<size_t>(kOpcodeCount); ++op) index.of[op] = -1;
+  for (size_t i = 0; i < N; ++i) index.of[static_cast<size_t>(ops[i])] = static_cast<int8_t>(i);
+  return index;
+}
+inline constexpr auto kUnaryIndex = ElementwiseIndex(kUnaryOpcodes);
+inline constexpr auto kBinaryIndex = ElementwiseIndex(kBinaryOpcodes);
+}  // namespace detail
+/// The elementwise op `op` is, or nullopt.
+constexpr std::optional<UnaryOp> AsUnaryOp(Opcode op) {
+  int8_t i = detail::kUnaryIndex.of[static_cast<size_t>(op)];
+  return i < 0 ? std::nullopt : std::optional<UnaryOp>(static_cast<UnaryOp>(i));
+}
+constexpr std::optional<BinaryOp> AsBinaryOp(Opcode op) {
+  int8_t i = detail::kBinaryIndex.of[static_cast<size_t>(op)];
+  return i < 0 ? std::nullopt : std::optional<BinaryOp>(static_cast<BinaryOp>(i));
+}
+
 /// The pinned wire code of an opcode, and back (nullopt for a code no row has).
 uint16_t OpcodeWireCode(Opcode op);
 std::optional<Opcode> OpcodeFromWireCode(uint32_t code);
@@ -77,12 +238,12 @@ enum class AttrKind : uint8_t {
 inline constexpr int kAttrKindCount = 22;
 
 enum class AttrId : uint8_t {
-#define NHLO_ATTR(Enum, text, kind, code) k##Enum,
+#define NHLO_ATTR(Enum, text, kind, code, enum_set) k##Enum,
 #include "types/attributes.def"
 #undef NHLO_ATTR
 };
 inline constexpr int kAttrCount = 0
-#define NHLO_ATTR(Enum, text, kind, code) +1
+#define NHLO_ATTR(Enum, text, kind, code, enum_set) +1
 #include "types/attributes.def"
 #undef NHLO_ATTR
     ;
@@ -93,8 +254,10 @@ std::optional<AttrId> AttrFromName(std::string_view name);
 uint16_t AttrWireCode(AttrId id);
 std::optional<AttrId> AttrFromWireCode(uint32_t code);
 
-/// The value sets of Enum and EnumList attributes.
+/// The value sets of Enum and EnumList attributes (attributes.def's enum_set column; kNone for
+/// the other kinds).
 enum class EnumSet : uint8_t {
+  kNone,
   kComparisonDirection,
   kComparisonType,
   kFftType,
