@@ -485,9 +485,59 @@ Inference Dispatch(Module& m, const Instruction& inst, InferMode mode) {
     return Error("'" + Op(inst) + "' takes " + std::to_string(arity) + " operand" + (arity == 1 ? "" : "s") + ", got " +
                  std::to_string(inst.operands.size()));
   if (mode == InferMode::kParse && !ParserMayInferShape(inst.opcode)) return NotInferable();
-  if (IsElementwiseUnary(inst.opcode)) return InferUnary(m, inst);
-  if (IsElementwiseBinary(inst.opcode)) return InferBinary(m, inst);
+  // One case per row of opcodes.def: a new opcode does not compile until it names its rule here.
   switch (inst.opcode) {
+    case Opcode::kAbs:
+    case Opcode::kAcos:
+    case Opcode::kAcosh:
+    case Opcode::kAsin:
+    case Opcode::kAsinh:
+    case Opcode::kAtanh:
+    case Opcode::kCbrt:
+    case Opcode::kCeil:
+    case Opcode::kCopy:
+    case Opcode::kCosh:
+    case Opcode::kCos:
+    case Opcode::kClz:
+    case Opcode::kErf:
+    case Opcode::kExp:
+    case Opcode::kExpm1:
+    case Opcode::kFloor:
+    case Opcode::kImag:
+    case Opcode::kIsFinite:
+    case Opcode::kLog:
+    case Opcode::kLog1p:
+    case Opcode::kLogistic:
+    case Opcode::kNegate:
+    case Opcode::kNot:
+    case Opcode::kPopulationCount:
+    case Opcode::kReal:
+    case Opcode::kRoundNearestAfz:
+    case Opcode::kRoundNearestEven:
+    case Opcode::kRsqrt:
+    case Opcode::kSign:
+    case Opcode::kSin:
+    case Opcode::kSinh:
+    case Opcode::kSqrt:
+    case Opcode::kTan:
+    case Opcode::kTanh: return InferUnary(m, inst);
+    case Opcode::kAdd:
+    case Opcode::kAnd:
+    case Opcode::kAtan2:
+    case Opcode::kComplex:
+    case Opcode::kDivide:
+    case Opcode::kMaximum:
+    case Opcode::kMinimum:
+    case Opcode::kMulhi:
+    case Opcode::kMultiply:
+    case Opcode::kOr:
+    case Opcode::kPower:
+    case Opcode::kRemainder:
+    case Opcode::kShiftLeft:
+    case Opcode::kShiftRightArithmetic:
+    case Opcode::kShiftRightLogical:
+    case Opcode::kSubtract:
+    case Opcode::kXor: return InferBinary(m, inst);
     case Opcode::kCompare: return InferBinary(m, inst);
     case Opcode::kSelect: return InferSelect(m, inst);
     case Opcode::kClamp: return InferClamp(m, inst);
@@ -554,16 +604,37 @@ Inference Dispatch(Module& m, const Instruction& inst, InferMode mode) {
     case Opcode::kCollectivePermute:
     case Opcode::kCollectivePermuteStart:
     case Opcode::kCollectivePermuteDone: return InferCollective(m, inst);
-    case Opcode::kSend:
-    case Opcode::kSendDone:
+    case Opcode::kAfterAll: return InferAfterAll(m, inst);
+    case Opcode::kAddDependency: return InferAddDependency(m, inst);
+    case Opcode::kSend: return InferSend(m, inst);
+    case Opcode::kSendDone: return InferSendDone(m, inst);
     case Opcode::kRecv:
-    case Opcode::kRecvDone:
-    case Opcode::kInfeed:
-    case Opcode::kOutfeed:
-    case Opcode::kAfterAll:
-    case Opcode::kAddDependency: return InferChannelOrIo(m, inst);
-    default: return InferMisc(m, inst);
+    case Opcode::kInfeed: return InferRecv(m, inst);
+    case Opcode::kRecvDone: return InferRecvDone(m, inst);
+    case Opcode::kOutfeed: return InferOutfeed(m, inst);
+    case Opcode::kReplicaId:
+    case Opcode::kPartitionId: return InferReplicaId(m, inst);
+    case Opcode::kDomain:
+    case Opcode::kOptimizationBarrier: return InferDomain(m, inst);
+    case Opcode::kRngGetAndUpdateState: return InferRngGetAndUpdateState(m, inst);
+    case Opcode::kCopyStart: return InferCopyStart(m, inst);
+    case Opcode::kCopyDone: return InferCopyDone(m, inst);
+    case Opcode::kRng: return InferRng(m, inst);
+    case Opcode::kDynamicReshape: return InferDynamicReshape(m, inst);
+    case Opcode::kStochasticConvert: return InferStochasticConvert(m, inst);
+    // The result shape is only in the text (or the op has no rule yet).
+    case Opcode::kBitcast:
+    case Opcode::kBitcastConvert:
+    case Opcode::kBroadcast:
+    case Opcode::kConstant:
+    case Opcode::kConvert:
+    case Opcode::kCustomCall:
+    case Opcode::kIota:
+    case Opcode::kParameter:
+    case Opcode::kReshape:
+    case Opcode::kRngBitGenerator: return NotInferable();
   }
+  return NotInferable();  // not an Opcode value
 }
 
 }  // namespace infer

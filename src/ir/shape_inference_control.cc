@@ -167,9 +167,8 @@ Inference InferAsync(Module&, const Instruction& inst) {
 
 Inference InferCollective(Module& m, const Instruction& inst) {
   std::string e;
-  switch (inst.opcode) {
-    case Opcode::kAllReduce:
-    case Opcode::kAllReduceStart:
+  switch (OpcodeCollective(inst.opcode)) {
+    case CollectiveKind::kAllReduce:
       e = CheckArrays(inst);
       if (e.empty()) e = CheckCollectiveReducer(inst);
       if (!e.empty()) return Error(e);
@@ -177,12 +176,11 @@ Inference InferCollective(Module& m, const Instruction& inst) {
       // lenient: older dumps write all-reduce-start as an (operand, result) tuple.
       if (inst.opcode == Opcode::kAllReduceStart) return NotInferable();
       return Inferred(TupleOrSingle(m, inst));
-    case Opcode::kReduceScatter:
+    case CollectiveKind::kReduceScatter:
       e = CheckCollectiveReducer(inst);
       if (!e.empty()) return Error(e);
       [[fallthrough]];
-    case Opcode::kAllGather:
-    case Opcode::kAllGatherStart: {
+    case CollectiveKind::kAllGather: {
       // The result's gathered (scattered) dimension depends on the replica groups and the
       // device count, so only the dimension is checked here; the verifier checks the rest.
       // lenient: the participant count is not derived from replica_groups (iota, mesh and empty
@@ -205,7 +203,7 @@ Inference InferCollective(Module& m, const Instruction& inst) {
       }
       return NotInferable();
     }
-    case Opcode::kAllToAll: {
+    case CollectiveKind::kAllToAll: {
       e = CheckArrays(inst);
       if (!e.empty()) return Error(e);
       if (inst.operands.empty()) return NotInferable();
@@ -222,7 +220,7 @@ Inference InferCollective(Module& m, const Instruction& inst) {
       if (inst.operands.size() == 1) return NotInferable();
       return Inferred(TupleOrSingle(m, inst));
     }
-    case Opcode::kRaggedAllToAll:
+    case CollectiveKind::kRaggedAllToAll:
       for (size_t i = 2; i < inst.operands.size(); ++i)
         if (!inst.operands[i]->shape.IsArray() || !IsInteger(inst.operands[i]->shape.type))
           return Error("ragged-all-to-all offsets and sizes must be integer arrays, got " +
@@ -231,12 +229,14 @@ Inference InferCollective(Module& m, const Instruction& inst) {
         return Error("ragged-all-to-all input " + Str(inst.operands[0]->shape) + " and output " +
                      Str(inst.operands[1]->shape) + " have different element types");
       return Inferred(inst.operands[1]->shape);
-    case Opcode::kCollectiveBroadcast:
+    case CollectiveKind::kBroadcast:
       e = CheckArrays(inst);
       if (!e.empty()) return Error(e);
       if (inst.operands.empty()) return NotInferable();
       return Inferred(TupleOrSingle(m, inst));
-    case Opcode::kCollectivePermute:
+    case CollectiveKind::kPermute:
+      if (inst.opcode == Opcode::kCollectivePermuteStart)
+        return NotInferable();  // lenient: array or (operand, result, contexts...) tuple
       // XLA's InferCollectivePermuteShape: with slice_sizes the in-place form (input, output,
       // input offsets, output offsets) gives the output's shape; without, every operand is
       // permuted on its own: one operand's shape, or the tuple of them (the combined form).
@@ -249,112 +249,119 @@ Inference InferCollective(Module& m, const Instruction& inst) {
       if (!e.empty()) return Error(e);
       if (inst.operands.empty()) return NotInferable();
       return Inferred(TupleOrSingle(m, inst));
-    case Opcode::kCollectivePermuteStart:
-      return NotInferable();  // lenient: array or (operand, result, contexts...) tuple
-    case Opcode::kAllReduceDone:
-    case Opcode::kAllGatherDone:
-    case Opcode::kCollectivePermuteDone: return DoneOf(inst);
-    default: return NotInferable();
+    case CollectiveKind::kDone: return DoneOf(inst);
+    case CollectiveKind::kNo:
+    case CollectiveKind::kId: break;  // not collectives that exchange data
   }
+  return NotInferable();
 }
 
-Inference InferChannelOrIo(Module& m, const Instruction& inst) {
+// Both only order: XLA's parser tests give them operands of any shape (after-all of arrays,
+// add-dependency after an array), and its verifier checks the result shape alone.
+Inference InferAfterAll(Module& m, const Instruction&) { return Inferred(m.MakeArrayShape(PrimitiveType::kToken, {})); }
+
+Inference InferAddDependency(Module&, const Instruction& inst) { return Inferred(inst.operands[0]->shape); }
+
+Inference InferSend(Module& m, const Instruction& inst) {
   Shape token = m.MakeArrayShape(PrimitiveType::kToken, {});
-  switch (inst.opcode) {
-    // Both only order: XLA's parser tests give them operands of any shape (after-all of arrays,
-    // add-dependency after an array), and its verifier checks the result shape alone.
-    case Opcode::kAfterAll: return Inferred(token);
-    case Opcode::kAddDependency: return Inferred(inst.operands[0]->shape);
-    case Opcode::kSend:
-      if (!IsToken(inst.operands[1]->shape))
-        return Error("send operand 1 must be a token, got " + Str(inst.operands[1]->shape));
-      return Inferred(m.MakeTupleShape({inst.operands[0]->shape, m.MakeArrayShape(PrimitiveType::kU32, {}), token}));
-    case Opcode::kSendDone:
-      if (!inst.operands[0]->shape.IsTuple())
-        return Error("send-done operand must be a send, got " + Str(inst.operands[0]->shape));
-      return Inferred(token);
-    case Opcode::kRecv:
-    case Opcode::kInfeed:
-      if (!IsToken(inst.operands[0]->shape))
-        return Error(Op(inst) + " operand must be a token, got " + Str(inst.operands[0]->shape));
-      return NotInferable();  // the received shape is only in the result
-    case Opcode::kRecvDone: {
-      const Shape& recv = inst.operands[0]->shape;
-      if (!recv.IsTuple() || recv.tuple.size() != 3) return Error("recv-done operand must be a recv, got " + Str(recv));
-      return Inferred(m.MakeTupleShape({recv.tuple[0], token}));
-    }
-    case Opcode::kOutfeed: {
-      if (!IsToken(inst.operands[1]->shape))
-        return Error("outfeed operand 1 must be a token, got " + Str(inst.operands[1]->shape));
-      const Attribute* declared = inst.FindAttr(AttrId::kOutfeedShape);
-      if (declared && declared->shape && !Compatible(*declared->shape, inst.operands[0]->shape))
-        return Error("outfeed_shape " + Str(*declared->shape) + " does not match the operand " +
-                     Str(inst.operands[0]->shape));
-      return Inferred(token);
-    }
-    default: return NotInferable();
-  }
+  if (!IsToken(inst.operands[1]->shape))
+    return Error("send operand 1 must be a token, got " + Str(inst.operands[1]->shape));
+  return Inferred(m.MakeTupleShape({inst.operands[0]->shape, m.MakeArrayShape(PrimitiveType::kU32, {}), token}));
 }
 
-Inference InferMisc(Module& m, const Instruction& inst) {
-  switch (inst.opcode) {
-    case Opcode::kReplicaId:
-    case Opcode::kPartitionId: return Inferred(m.MakeArrayShape(PrimitiveType::kU32, {}));
-    case Opcode::kDomain:
-    case Opcode::kOptimizationBarrier: return Inferred(inst.operands[0]->shape);
-    case Opcode::kRngGetAndUpdateState:
-      // The 128-bit generator state (XLA's HloVerifier).
-      if (!IntAttr(inst, AttrId::kDelta)) return Error("rng-get-and-update-state needs delta=");
-      return Inferred(m.MakeArrayShape(PrimitiveType::kU64, {2}));
-    case Opcode::kCopyStart: {
-      // (destination, source, context); the context is a u32[] (XLA).
-      const Shape& x = inst.operands[0]->shape;
-      return Inferred(m.MakeTupleShape({x, x, m.MakeArrayShape(PrimitiveType::kU32, {})}));
-    }
-    case Opcode::kCopyDone: {
-      const Shape& start = inst.operands[0]->shape;
-      if (!start.IsTuple() || start.tuple.empty())
-        return Error("copy-done operand must be a copy-start, got " + Str(start));
-      return Inferred(start.tuple[0]);
-    }
-    case Opcode::kRng: {
-      // lenient: XLA's rng takes exactly 2 operands; the corpus has old rng_normal tests with a
-      // third (shape) operand, which is accepted and ignored.
-      if (inst.operands.size() < 2) return Error("rng takes 2 operands, got " + Num(inst.operands.size()));
-      const Shape& a = inst.operands[0]->shape;
-      const Shape& b = inst.operands[1]->shape;
-      if (!a.IsScalar() || !b.IsScalar() || a.type != b.type)
-        return Error("rng parameters must be two scalars of one type, got " + Str(a) + " and " + Str(b));
-      const Attribute* dist = inst.FindAttr(AttrId::kDistribution);
-      if (!dist) return Error("rng needs distribution=");
-      if (dist->i == static_cast<int64_t>(Distribution::kNormal) && !IsFloat(a.type))
-        return Error("rng_normal needs floating-point parameters, got " + Str(a));
-      return NotInferable();
-    }
-    case Opcode::kDynamicReshape: {
-      if (inst.operands.empty()) return Error("dynamic-reshape needs an operand");
-      if (!inst.operands[0]->shape.IsArray())
-        return Error("operand of 'dynamic-reshape' must be an array, got " + Str(inst.operands[0]->shape));
-      for (size_t i = 1; i < inst.operands.size(); ++i) {
-        const Shape& s = inst.operands[i]->shape;
-        if (!s.IsScalar() || !IsInteger(s.type))
-          return Error("dynamic-reshape sizes must be integer scalars, got " + Str(s));
-      }
-      return NotInferable();
-    }
-    case Opcode::kStochasticConvert: {
-      const Shape& x = inst.operands[0]->shape;
-      const Shape& r = inst.operands[1]->shape;
-      if (!x.IsArray() || !IsFloat(x.type))
-        return Error("stochastic-convert needs a floating-point operand, got " + Str(x));
-      if (!r.IsArray() || !IsUnsignedInt(r.type) || BitWidth(r.type) != BitWidth(x.type))
-        return Error("stochastic-convert random bits " + Str(r) + " must be unsigned integers as wide as " + Str(x));
-      if (!SameDims(x, r))
-        return Error("stochastic-convert operand " + Str(x) + " and random bits " + Str(r) + " differ");
-      return NotInferable();
-    }
-    default: return NotInferable();
+Inference InferSendDone(Module& m, const Instruction& inst) {
+  Shape token = m.MakeArrayShape(PrimitiveType::kToken, {});
+  if (!inst.operands[0]->shape.IsTuple())
+    return Error("send-done operand must be a send, got " + Str(inst.operands[0]->shape));
+  return Inferred(token);
+}
+
+// recv and infeed.
+Inference InferRecv(Module&, const Instruction& inst) {
+  if (!IsToken(inst.operands[0]->shape))
+    return Error(Op(inst) + " operand must be a token, got " + Str(inst.operands[0]->shape));
+  return NotInferable();  // the received shape is only in the result
+}
+
+Inference InferRecvDone(Module& m, const Instruction& inst) {
+  Shape token = m.MakeArrayShape(PrimitiveType::kToken, {});
+  const Shape& recv = inst.operands[0]->shape;
+  if (!recv.IsTuple() || recv.tuple.size() != 3) return Error("recv-done operand must be a recv, got " + Str(recv));
+  return Inferred(m.MakeTupleShape({recv.tuple[0], token}));
+}
+
+Inference InferOutfeed(Module& m, const Instruction& inst) {
+  Shape token = m.MakeArrayShape(PrimitiveType::kToken, {});
+  if (!IsToken(inst.operands[1]->shape))
+    return Error("outfeed operand 1 must be a token, got " + Str(inst.operands[1]->shape));
+  const Attribute* declared = inst.FindAttr(AttrId::kOutfeedShape);
+  if (declared && declared->shape && !Compatible(*declared->shape, inst.operands[0]->shape))
+    return Error("outfeed_shape " + Str(*declared->shape) + " does not match the operand " +
+                 Str(inst.operands[0]->shape));
+  return Inferred(token);
+}
+
+// replica-id and partition-id.
+Inference InferReplicaId(Module& m, const Instruction&) { return Inferred(m.MakeArrayShape(PrimitiveType::kU32, {})); }
+
+// domain and opt-barrier.
+Inference InferDomain(Module&, const Instruction& inst) { return Inferred(inst.operands[0]->shape); }
+
+Inference InferRngGetAndUpdateState(Module& m, const Instruction& inst) {
+  // The 128-bit generator state (XLA's HloVerifier).
+  if (!IntAttr(inst, AttrId::kDelta)) return Error("rng-get-and-update-state needs delta=");
+  return Inferred(m.MakeArrayShape(PrimitiveType::kU64, {2}));
+}
+
+Inference InferCopyStart(Module& m, const Instruction& inst) {
+  // (destination, source, context); the context is a u32[] (XLA).
+  const Shape& x = inst.operands[0]->shape;
+  return Inferred(m.MakeTupleShape({x, x, m.MakeArrayShape(PrimitiveType::kU32, {})}));
+}
+
+Inference InferCopyDone(Module&, const Instruction& inst) {
+  const Shape& start = inst.operands[0]->shape;
+  if (!start.IsTuple() || start.tuple.empty())
+    return Error("copy-done operand must be a copy-start, got " + Str(start));
+  return Inferred(start.tuple[0]);
+}
+
+Inference InferRng(Module&, const Instruction& inst) {
+  // lenient: XLA's rng takes exactly 2 operands; the corpus has old rng_normal tests with a
+  // third (shape) operand, which is accepted and ignored.
+  if (inst.operands.size() < 2) return Error("rng takes 2 operands, got " + Num(inst.operands.size()));
+  const Shape& a = inst.operands[0]->shape;
+  const Shape& b = inst.operands[1]->shape;
+  if (!a.IsScalar() || !b.IsScalar() || a.type != b.type)
+    return Error("rng parameters must be two scalars of one type, got " + Str(a) + " and " + Str(b));
+  const Attribute* dist = inst.FindAttr(AttrId::kDistribution);
+  if (!dist) return Error("rng needs distribution=");
+  if (dist->i == static_cast<int64_t>(Distribution::kNormal) && !IsFloat(a.type))
+    return Error("rng_normal needs floating-point parameters, got " + Str(a));
+  return NotInferable();
+}
+
+Inference InferDynamicReshape(Module&, const Instruction& inst) {
+  if (inst.operands.empty()) return Error("dynamic-reshape needs an operand");
+  if (!inst.operands[0]->shape.IsArray())
+    return Error("operand of 'dynamic-reshape' must be an array, got " + Str(inst.operands[0]->shape));
+  for (size_t i = 1; i < inst.operands.size(); ++i) {
+    const Shape& s = inst.operands[i]->shape;
+    if (!s.IsScalar() || !IsInteger(s.type))
+      return Error("dynamic-reshape sizes must be integer scalars, got " + Str(s));
   }
+  return NotInferable();
+}
+
+Inference InferStochasticConvert(Module&, const Instruction& inst) {
+  const Shape& x = inst.operands[0]->shape;
+  const Shape& r = inst.operands[1]->shape;
+  if (!x.IsArray() || !IsFloat(x.type))
+    return Error("stochastic-convert needs a floating-point operand, got " + Str(x));
+  if (!r.IsArray() || !IsUnsignedInt(r.type) || BitWidth(r.type) != BitWidth(x.type))
+    return Error("stochastic-convert random bits " + Str(r) + " must be unsigned integers as wide as " + Str(x));
+  if (!SameDims(x, r)) return Error("stochastic-convert operand " + Str(x) + " and random bits " + Str(r) + " differ");
+  return NotInferable();
 }
 
 }  // namespace nhlo::infer

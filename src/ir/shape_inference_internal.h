@@ -179,7 +179,20 @@ Inference InferConditional(Module& m, const Instruction& inst);
 Inference InferFusion(Module& m, const Instruction& inst);
 Inference InferAsync(Module& m, const Instruction& inst);
 Inference InferCollective(Module& m, const Instruction& inst);
-Inference InferChannelOrIo(Module& m, const Instruction& inst);
-Inference InferMisc(Module& m, const Instruction& inst);
+Inference InferAfterAll(Module& m, const Instruction& inst);
+Inference InferAddDependency(Module& m, const Instruction& inst);
+Inference InferSend(Module& m, const Instruction& inst);
+Inference InferSendDone(Module& m, const Instruction& inst);
+Inference InferRecv(Module& m, const Instruction& inst);  // recv, infeed
+Inference InferRecvDone(Module& m, const Instruction& inst);
+Inference InferOutfeed(Module& m, const Instruction& inst);
+Inference InferReplicaId(Module& m, const Instruction& inst);  // replica-id, partition-id
+Inference InferDomain(Module& m, const Instruction& inst);     // domain, opt-barrier
+Inference InferRngGetAndUpdateState(Module& m, const Instruction& inst);
+Inference InferCopyStart(Module& m, const Instruction& inst);
+Inference InferCopyDone(Module& m, const Instruction& inst);
+Inference InferRng(Module& m, const Instruction& inst);
+Inference InferDynamicReshape(Module& m, const Instruction& inst);
+Inference InferStochasticConvert(Module& m, const Instruction& inst);
 
 }  // namespace nhlo::infer
