@@ -195,7 +195,10 @@ TEST_CASE("every opcode has a kernel or a reason") {
   CHECK(executable > 80);
   CHECK(ExecutionOf(Opcode::kAdd).family == OpFamily::kBinary);
   CHECK(ExecutionOf(Opcode::kAllReduce).family == OpFamily::kCollective);
-  CHECK(ExecutionOf(Opcode::kSend).family == OpFamily::kTransfer);
+  CHECK(ExecutionOf(Opcode::kSend).family == OpFamily::kSend);
+  CHECK(ExecutionOf(Opcode::kInfeed).family == OpFamily::kTransferIn);
+  CHECK(ExecutionOf(Opcode::kRecv).family == OpFamily::kTransferIn);
+  CHECK(ExecutionOf(Opcode::kCopyDone).family == OpFamily::kCopyDone);
   CHECK(ExecutionOf(Opcode::kScan).family == OpFamily::kScan);
   CHECK(ExecutionOf(Opcode::kSetDimensionSize).family == OpFamily::kDynamicShape);
 }

@@ -361,9 +361,16 @@ void LowerCalleePattern(const BundleProgram& p, const ComputationRecord& comp, S
     case OpFamily::kFft:
     case OpFamily::kRngState:
     case OpFamily::kDynamicShape:
-    case OpFamily::kTransfer:
+    case OpFamily::kTransferIn:
+    case OpFamily::kTransferOut:
+    case OpFamily::kSend:
+    case OpFamily::kRecvDone:
     case OpFamily::kStochasticConvert:
-    case OpFamily::kAsync: return;
+    case OpFamily::kAsyncStart:
+    case OpFamily::kAsyncUpdate:
+    case OpFamily::kAsyncDone:
+    case OpFamily::kCopyStart:
+    case OpFamily::kCopyDone: return;
   }
 }
 

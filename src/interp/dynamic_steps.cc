@@ -240,7 +240,11 @@ Status RunWithSizes(const Step& s, StepMachine& m) {
     case OpFamily::kFusion:
     case OpFamily::kWhile:
     case OpFamily::kConditional:
-    case OpFamily::kAsync: moves_whole = true; break;
+    case OpFamily::kAsyncStart:
+    case OpFamily::kAsyncUpdate:
+    case OpFamily::kAsyncDone:
+    case OpFamily::kCopyStart:
+    case OpFamily::kCopyDone: moves_whole = true; break;
     case OpFamily::kTupleResult:
       moves_whole = s.custom_call == CustomCallKind::kIdentity || s.custom_call == CustomCallKind::kCallComputation ||
                     s.custom_call == CustomCallKind::kSliceToDynamic || s.custom_call == CustomCallKind::kPadToStatic;
@@ -283,7 +287,10 @@ Status RunWithSizes(const Step& s, StepMachine& m) {
     case OpFamily::kTriangularSolve:
     case OpFamily::kFft:
     case OpFamily::kRngState:
-    case OpFamily::kTransfer:
+    case OpFamily::kTransferIn:
+    case OpFamily::kTransferOut:
+    case OpFamily::kSend:
+    case OpFamily::kRecvDone:
     case OpFamily::kStochasticConvert:
     case OpFamily::kCollective: break;
   }

@@ -117,10 +117,17 @@ bool MayWriteInPlace(OpFamily family) {
     case OpFamily::kFft:
     case OpFamily::kRngState:
     case OpFamily::kDynamicShape:
-    case OpFamily::kTransfer:
+    case OpFamily::kTransferIn:
+    case OpFamily::kTransferOut:
+    case OpFamily::kSend:
+    case OpFamily::kRecvDone:
     case OpFamily::kStochasticConvert:
     case OpFamily::kCollective:
-    case OpFamily::kAsync: return false;
+    case OpFamily::kAsyncStart:
+    case OpFamily::kAsyncUpdate:
+    case OpFamily::kAsyncDone:
+    case OpFamily::kCopyStart:
+    case OpFamily::kCopyDone: return false;
   }
   return false;
 }

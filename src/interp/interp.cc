@@ -305,13 +305,20 @@ class Machine : private StepMachine {
       case OpFamily::kDynamicSlice:
       case OpFamily::kDynamicUpdateSlice:
       case OpFamily::kCollective: break;
-      case OpFamily::kTransfer:
+      case OpFamily::kTransferIn:
+      case OpFamily::kTransferOut:
+      case OpFamily::kSend:
+      case OpFamily::kRecvDone:
         if (options_.host_data == HostData::kNone)
           return Status::Error("the interpreter cannot execute '" + std::string(OpcodeName(b.opcode)) +
                                "': it moves data to or from outside the program (the host or another program); "
                                "nhlo-run --host-data=zeros runs it with zeros received and sent data dropped");
         break;
-      case OpFamily::kAsync:
+      case OpFamily::kAsyncStart:
+      case OpFamily::kAsyncUpdate:
+      case OpFamily::kAsyncDone:
+      case OpFamily::kCopyStart:
+      case OpFamily::kCopyDone:
         if (b.opcode != Opcode::kAsyncStart) arity = 1;
         break;
       case OpFamily::kRng:
@@ -408,10 +415,17 @@ class Machine : private StepMachine {
       case OpFamily::kReduceWindow: return RunReduceWindow(s);
       case OpFamily::kSelectAndScatter: return RunSelectAndScatter(s);
       case OpFamily::kCollective: return collectives_.Run(s, *this);
-      case OpFamily::kAsync: return RunAsync(s);
+      case OpFamily::kAsyncStart: return RunAsyncStart(s);
+      case OpFamily::kAsyncUpdate: return RunAsyncUpdate(s);
+      case OpFamily::kAsyncDone: return RunAsyncDone(s);
+      case OpFamily::kCopyStart: return RunCopyStart(s);
+      case OpFamily::kCopyDone: return RunCopyDone(s);
       case OpFamily::kRngState: return RunRngState(s);
       case OpFamily::kDynamicShape: return RunDynamicShape(s, *this);
-      case OpFamily::kTransfer: return RunTransfer(s);
+      case OpFamily::kTransferIn: return RunTransferIn(s);
+      case OpFamily::kTransferOut: return RunTransferOut(s);
+      case OpFamily::kSend: return RunSend(s);
+      case OpFamily::kRecvDone: return RunRecvDone(s);
       case OpFamily::kUnary:
       case OpFamily::kBinary:
       case OpFamily::kCompare:
@@ -503,10 +517,17 @@ class Machine : private StepMachine {
       case OpFamily::kReduceWindow:
       case OpFamily::kSelectAndScatter:
       case OpFamily::kCollective:
-      case OpFamily::kAsync:
+      case OpFamily::kAsyncStart:
+      case OpFamily::kAsyncUpdate:
+      case OpFamily::kAsyncDone:
+      case OpFamily::kCopyStart:
+      case OpFamily::kCopyDone:
       case OpFamily::kRngState:
       case OpFamily::kDynamicShape:
-      case OpFamily::kTransfer: break;
+      case OpFamily::kTransferIn:
+      case OpFamily::kTransferOut:
+      case OpFamily::kSend:
+      case OpFamily::kRecvDone: break;
     }
     return Status::Error("bundle is not an array step");
   }
@@ -672,77 +693,70 @@ class Machine : private StepMachine {
   // async-update passes that on, async-done takes the result out. copy-start holds
   // (destination, source, context), both copies of the operand, and copy-done takes the
   // destination. Contexts are u32/s32 scalars nhlo leaves zero.
-  Status RunAsync(const Step& s) {
+  // Element i of tuple buffer `buffer`, for the asynchronous pairs' held values.
+  Result<uint32_t> HeldElement(const BundleRecord& b, uint32_t buffer, size_t i) {
+    const BufferRecord& t = B(buffer);
+    if (t.type != PrimitiveType::kTuple || t.tuple.size() <= i)
+      return Status::Error("'" + std::string(OpcodeName(b.opcode)) + "' expects a tuple of at least " +
+                           std::to_string(i + 1) + " elements in buffer '" + std::string(t.name) + "'");
+    return t.tuple[i];
+  }
+  Status RunAsyncStart(const Step& s) {
     const BundleRecord& b = *s.bundle;
+    NHLO_ASSIGN_OR_RETURN(uint32_t held, HeldElement(b, b.result, 0));
+    NHLO_ASSIGN_OR_RETURN(uint32_t result, HeldElement(b, b.result, 1));
+    if (B(held).type != PrimitiveType::kTuple || B(held).tuple.size() != b.operands.size())
+      return Status::Error("'async-start' must hold a tuple of its " + std::to_string(b.operands.size()) + " operands");
+    ZeroTree(b.result);
+    for (size_t i = 0; i < b.operands.size(); ++i) NHLO_TRY(CopyTree(b.operands[i], B(held).tuple[i]));
+    NHLO_ASSIGN_OR_RETURN(const ComputationRecord* f, Callee(s, AttrId::kCalls));
+    NHLO_TRY(CallWithBuffers(b, *f, b.operands));
+    return CopyTreeFrom(*f, f->root, result);
+  }
+  Status RunAsyncUpdate(const Step& s) { return CopyTree(s.bundle->operands[0], s.bundle->result); }
+  Status RunAsyncDone(const Step& s) {
+    const BundleRecord& b = *s.bundle;
+    NHLO_ASSIGN_OR_RETURN(uint32_t result, HeldElement(b, b.operands[0], 1));
+    return CopyTree(result, b.result);
+  }
+  Status RunCopyStart(const Step& s) {
+    const BundleRecord& b = *s.bundle;
+    NHLO_ASSIGN_OR_RETURN(uint32_t destination, HeldElement(b, b.result, 0));
+    NHLO_ASSIGN_OR_RETURN(uint32_t source, HeldElement(b, b.result, 1));
     const BufferRecord& r = B(b.result);
-    auto element = [&](uint32_t buffer, size_t i) -> Result<uint32_t> {
-      const BufferRecord& t = B(buffer);
-      if (t.type != PrimitiveType::kTuple || t.tuple.size() <= i)
-        return Status::Error("'" + std::string(OpcodeName(b.opcode)) + "' expects a tuple of at least " +
-                             std::to_string(i + 1) + " elements in buffer '" + std::string(t.name) + "'");
-      return t.tuple[i];
-    };
-    switch (b.opcode) {
-      case Opcode::kAsyncStart: {
-        NHLO_ASSIGN_OR_RETURN(uint32_t held, element(b.result, 0));
-        NHLO_ASSIGN_OR_RETURN(uint32_t result, element(b.result, 1));
-        if (B(held).type != PrimitiveType::kTuple || B(held).tuple.size() != b.operands.size())
-          return Status::Error("'async-start' must hold a tuple of its " + std::to_string(b.operands.size()) +
-                               " operands");
-        ZeroTree(b.result);
-        for (size_t i = 0; i < b.operands.size(); ++i) NHLO_TRY(CopyTree(b.operands[i], B(held).tuple[i]));
-        NHLO_ASSIGN_OR_RETURN(const ComputationRecord* f, Callee(s, AttrId::kCalls));
-        NHLO_TRY(CallWithBuffers(b, *f, b.operands));
-        return CopyTreeFrom(*f, f->root, result);
-      }
-      case Opcode::kAsyncUpdate: return CopyTree(b.operands[0], b.result);
-      case Opcode::kAsyncDone: {
-        NHLO_ASSIGN_OR_RETURN(uint32_t result, element(b.operands[0], 1));
-        return CopyTree(result, b.result);
-      }
-      case Opcode::kCopyStart: {
-        NHLO_ASSIGN_OR_RETURN(uint32_t destination, element(b.result, 0));
-        NHLO_ASSIGN_OR_RETURN(uint32_t source, element(b.result, 1));
-        if (r.tuple.size() > 2) ZeroTree(r.tuple[2]);
-        NHLO_TRY(CopyTree(b.operands[0], source));
-        return CopyTree(b.operands[0], destination);
-      }
-      case Opcode::kCopyDone: {
-        NHLO_ASSIGN_OR_RETURN(uint32_t destination, element(b.operands[0], 0));
-        return CopyTree(destination, b.result);
-      }
-      default: break;
-    }
-    return Status::Error("bundle '" + std::string(OpcodeName(b.opcode)) + "' is not an asynchronous op");
+    if (r.tuple.size() > 2) ZeroTree(r.tuple[2]);
+    NHLO_TRY(CopyTree(b.operands[0], source));
+    return CopyTree(b.operands[0], destination);
+  }
+  Status RunCopyDone(const Step& s) {
+    const BundleRecord& b = *s.bundle;
+    NHLO_ASSIGN_OR_RETURN(uint32_t destination, HeldElement(b, b.operands[0], 0));
+    return CopyTree(destination, b.result);
   }
 
   // Transfers with --host-data=zeros: infeed and recv receive zeros (recv-done takes them out
   // of the recv), send holds its operand as a send would, outfeed and send-done drop the data.
   // The u32 contexts are 0; tokens hold nothing.
-  Status RunTransfer(const Step& s) {
+  Status RunTransferIn(const Step& s) {
+    ZeroTree(s.bundle->result);
+    return OkStatus();
+  }
+  Status RunTransferOut(const Step&) { return OkStatus(); }
+  Status RunRecvDone(const Step& s) {
     const BundleRecord& b = *s.bundle;
     const BufferRecord& r = B(b.result);
-    switch (b.opcode) {
-      case Opcode::kInfeed:
-      case Opcode::kRecv: ZeroTree(b.result); return OkStatus();
-      case Opcode::kOutfeed:
-      case Opcode::kSendDone: return OkStatus();
-      case Opcode::kRecvDone: {
-        const BufferRecord& recv = B(b.operands[0]);
-        if (recv.type != PrimitiveType::kTuple || recv.tuple.empty() || r.type != PrimitiveType::kTuple ||
-            r.tuple.empty())
-          return Status::Error("recv-done takes a recv's (data, context, token) and returns (data, token)");
-        return CopyTree(recv.tuple[0], r.tuple[0]);
-      }
-      case Opcode::kSend: {
-        if (b.operands.empty() || r.type != PrimitiveType::kTuple || r.tuple.empty())
-          return Status::Error("send returns (data, context, token)");
-        ZeroTree(b.result);
-        return CopyTree(b.operands[0], r.tuple[0]);
-      }
-      default: break;
-    }
-    return Status::Error("bundle '" + std::string(OpcodeName(b.opcode)) + "' is not a transfer");
+    const BufferRecord& recv = B(b.operands[0]);
+    if (recv.type != PrimitiveType::kTuple || recv.tuple.empty() || r.type != PrimitiveType::kTuple || r.tuple.empty())
+      return Status::Error("recv-done takes a recv's (data, context, token) and returns (data, token)");
+    return CopyTree(recv.tuple[0], r.tuple[0]);
+  }
+  Status RunSend(const Step& s) {
+    const BundleRecord& b = *s.bundle;
+    const BufferRecord& r = B(b.result);
+    if (b.operands.empty() || r.type != PrimitiveType::kTuple || r.tuple.empty())
+      return Status::Error("send returns (data, context, token)");
+    ZeroTree(b.result);
+    return CopyTree(b.operands[0], r.tuple[0]);
   }
 
   // rng-get-and-update-state(), delta=N: the state before, as u64[2] {low, high}, then the state

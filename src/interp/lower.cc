@@ -224,10 +224,17 @@ Status CheckScalarCallee(const BundleProgram& p, const ComputationRecord& comp, 
     case OpFamily::kFft:
     case OpFamily::kRngState:
     case OpFamily::kDynamicShape:
-    case OpFamily::kTransfer:
+    case OpFamily::kTransferIn:
+    case OpFamily::kTransferOut:
+    case OpFamily::kSend:
+    case OpFamily::kRecvDone:
     case OpFamily::kStochasticConvert:
     case OpFamily::kCollective:  // the reducer is checked when it runs (Reduce)
-    case OpFamily::kAsync: return OkStatus();
+    case OpFamily::kAsyncStart:
+    case OpFamily::kAsyncUpdate:
+    case OpFamily::kAsyncDone:
+    case OpFamily::kCopyStart:
+    case OpFamily::kCopyDone: return OkStatus();
   }
   const AttrRecord* to_apply = s.Find(AttrId::kToApply);
   if (!to_apply || to_apply->computations.empty())

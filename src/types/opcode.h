@@ -96,10 +96,20 @@ enum class OpFamily : uint8_t {
   kFft,
   kRngState,      // rng-get-and-update-state: the run's 128-bit counter
   kDynamicShape,  // get/set-dimension-size, dynamic-reshape: runtime sizes of bounded dimensions
-  kTransfer,      // send/recv/infeed/outfeed: data from outside, only with ExecuteOptions::host_data
+  // Data from outside, only with ExecuteOptions::host_data: infeed and recv receive (zeros),
+  // outfeed and send-done drop it, send holds its operand, recv-done takes what recv received.
+  kTransferIn,
+  kTransferOut,
+  kSend,
+  kRecvDone,
   kStochasticConvert,
   kCollective,  // collectives and device ids (interp.cc RunCollective)
-  kAsync,       // async-start/update/done and copy-start/done, run synchronously at the start
+  // The asynchronous pairs, run synchronously at the start.
+  kAsyncStart,
+  kAsyncUpdate,
+  kAsyncDone,
+  kCopyStart,
+  kCopyDone,
 };
 OpFamily OpcodeFamily(Opcode op);
 
