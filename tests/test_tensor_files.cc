@@ -45,7 +45,7 @@ std::string ReadError(std::string_view bytes, const TensorSpec& spec) {
 
 std::vector<PrimitiveType> ArrayTypes() {
   std::vector<PrimitiveType> types;
-#define NHLO_PRIMITIVE_TYPE(Enum, text, code, bits, kind) \
+#define NHLO_PRIMITIVE_TYPE(Enum, text, code, bits, kind, numpy, ml_dtypes) \
   if (IsArrayType(PrimitiveType::k##Enum)) types.push_back(PrimitiveType::k##Enum);
 #include "types/primitive_types.def"
 #undef NHLO_PRIMITIVE_TYPE

@@ -36,54 +36,8 @@ std::string DimsText(const std::vector<int64_t>& dims) {
 // ---------------------------------------------------------------------------------------------
 // Element types and descr strings.
 
-// numpy's own descr for the types numpy has; nullptr for those only ml_dtypes has.
-const char* NumpyNativeDescr(PrimitiveType t) {
-  switch (t) {
-    case PrimitiveType::kPred: return "|b1";
-    case PrimitiveType::kS8: return "|i1";
-    case PrimitiveType::kS16: return "<i2";
-    case PrimitiveType::kS32: return "<i4";
-    case PrimitiveType::kS64: return "<i8";
-    case PrimitiveType::kU8: return "|u1";
-    case PrimitiveType::kU16: return "<u2";
-    case PrimitiveType::kU32: return "<u4";
-    case PrimitiveType::kU64: return "<u8";
-    case PrimitiveType::kF16: return "<f2";
-    case PrimitiveType::kF32: return "<f4";
-    case PrimitiveType::kF64: return "<f8";
-    case PrimitiveType::kC64: return "<c8";
-    case PrimitiveType::kC128: return "<c16";
-    default: return nullptr;
-  }
-}
-
-// The ml_dtypes type name (`np.dtype(name)` after `import ml_dtypes`); nullptr for numpy's own.
-const char* MlDtypesName(PrimitiveType t) {
-  switch (t) {
-    case PrimitiveType::kBF16: return "bfloat16";
-    case PrimitiveType::kF8E5M2: return "float8_e5m2";
-    case PrimitiveType::kF8E4M3FN: return "float8_e4m3fn";
-    case PrimitiveType::kF8E4M3B11FNUZ: return "float8_e4m3b11fnuz";
-    case PrimitiveType::kF8E5M2FNUZ: return "float8_e5m2fnuz";
-    case PrimitiveType::kF8E4M3FNUZ: return "float8_e4m3fnuz";
-    case PrimitiveType::kF8E4M3: return "float8_e4m3";
-    case PrimitiveType::kF8E3M4: return "float8_e3m4";
-    case PrimitiveType::kF8E8M0FNU: return "float8_e8m0fnu";
-    case PrimitiveType::kF4E2M1FN: return "float4_e2m1fn";
-    case PrimitiveType::kF6E3M2FN: return "float6_e3m2fn";
-    case PrimitiveType::kF6E2M3FN: return "float6_e2m3fn";
-    case PrimitiveType::kS4: return "int4";
-    case PrimitiveType::kU4: return "uint4";
-    case PrimitiveType::kS2: return "int2";
-    case PrimitiveType::kU2: return "uint2";
-    case PrimitiveType::kS1: return "int1";
-    case PrimitiveType::kU1: return "uint1";
-    default: return nullptr;
-  }
-}
-
 constexpr PrimitiveType kAllTypes[] = {
-#define NHLO_PRIMITIVE_TYPE(Enum, text, code, bits, kind) PrimitiveType::k##Enum,
+#define NHLO_PRIMITIVE_TYPE(Enum, text, code, bits, kind, numpy, ml_dtypes) PrimitiveType::k##Enum,
 #include "types/primitive_types.def"
 #undef NHLO_PRIMITIVE_TYPE
 };
@@ -122,7 +76,7 @@ bool ParseDescr(std::string_view text, Descr* d) {
 PrimitiveType NativeTypeOf(const Descr& d) {
   if (d.named != PrimitiveType::kInvalid) return d.named;
   for (PrimitiveType t : kAllTypes) {
-    const char* native = NumpyNativeDescr(t);
+    const char* native = NumpyDescr(t);
     if (native && native[1] == d.kind && std::to_string(d.size) == native + 2) return t;
   }
   return PrimitiveType::kInvalid;
@@ -147,7 +101,7 @@ bool DescrMatches(const Descr& d, PrimitiveType t) {
   if (d.named != PrimitiveType::kInvalid) return d.named == t;
   if (d.size != static_cast<uint64_t>(HostByteSize(t))) return false;
   if (d.kind == 'V') return true;
-  if (const char* native = NumpyNativeDescr(t)) return d.kind == native[1];
+  if (const char* native = NumpyDescr(t)) return d.kind == native[1];
   return d.kind == 'u' || (t == PrimitiveType::kF8E5M2 && d.kind == 'f');
 }
 
@@ -316,7 +270,7 @@ bool SpecTakes(const TensorSpec& spec, const std::vector<int64_t>& dims) {
 }
 
 std::string NpyDescr(PrimitiveType type) {
-  if (const char* native = NumpyNativeDescr(type)) return native;
+  if (const char* native = NumpyDescr(type)) return native;
   if (!IsArrayType(type)) return "";
   return "<V" + std::to_string(HostByteSize(type));
 }

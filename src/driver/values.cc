@@ -176,7 +176,30 @@ void FillRandom(Value& v, const Shape& shape, uint64_t& state, const std::option
         StoreBits(shape.type, data + i,
                   static_cast<uint64_t>(127 + UniformInt(r, scale_bounds.first, scale_bounds.second)));
       });
-    default: break;  // the other element types, one generic store each
+    // The other element types: one generic store each, below.
+    case PrimitiveType::kInvalid:
+    case PrimitiveType::kTuple:
+    case PrimitiveType::kOpaque:
+    case PrimitiveType::kC64:
+    case PrimitiveType::kToken:
+    case PrimitiveType::kC128:
+    case PrimitiveType::kF8E5M2:
+    case PrimitiveType::kF8E4M3FN:
+    case PrimitiveType::kS4:
+    case PrimitiveType::kU4:
+    case PrimitiveType::kF8E4M3B11FNUZ:
+    case PrimitiveType::kF8E5M2FNUZ:
+    case PrimitiveType::kF8E4M3FNUZ:
+    case PrimitiveType::kS2:
+    case PrimitiveType::kU2:
+    case PrimitiveType::kF8E4M3:
+    case PrimitiveType::kF8E3M4:
+    case PrimitiveType::kS1:
+    case PrimitiveType::kU1:
+    case PrimitiveType::kF4E2M1FN:
+    case PrimitiveType::kBuffer:
+    case PrimitiveType::kF6E3M2FN:
+    case PrimitiveType::kF6E2M3FN: break;
   }
   PrimitiveType t = shape.type;
   if (IsInteger(t)) {

@@ -99,11 +99,31 @@ Status DispatchType(PrimitiveType t, F&& f) {
     case PrimitiveType::kU2:
     case PrimitiveType::kU4: return f(SubByteTraits<uint64_t>{t});
     case PrimitiveType::kPred: return f(PredTraits{});
-    default:
+    case PrimitiveType::kF16:
+    case PrimitiveType::kBF16:
+    case PrimitiveType::kF8E5M2:
+    case PrimitiveType::kF8E4M3FN:
+    case PrimitiveType::kF8E4M3B11FNUZ:
+    case PrimitiveType::kF8E5M2FNUZ:
+    case PrimitiveType::kF8E4M3FNUZ:
+    case PrimitiveType::kF8E4M3:
+    case PrimitiveType::kF8E3M4:
+    case PrimitiveType::kF4E2M1FN:
+    case PrimitiveType::kF8E8M0FNU:
+    case PrimitiveType::kF6E3M2FN:
+    case PrimitiveType::kF6E2M3FN:
       if (IsCastableLowPrecisionFloat(t)) return f(LowFloatTraits{t, HostByteSize(t)});
-      return Status::Error("the interpreter does not implement element type " + std::string(PrimitiveTypeName(t)) +
-                           " for this operation");
+      break;
+    case PrimitiveType::kC64:
+    case PrimitiveType::kC128:  // complex kernels have their own loops (kernels_complex.cc)
+    case PrimitiveType::kInvalid:
+    case PrimitiveType::kTuple:
+    case PrimitiveType::kOpaque:
+    case PrimitiveType::kToken:
+    case PrimitiveType::kBuffer: break;
   }
+  return Status::Error("the interpreter does not implement element type " + std::string(PrimitiveTypeName(t)) +
+                       " for this operation");
 }
 
 }  // namespace nhlo

@@ -17,32 +17,31 @@
 namespace nhlo {
 namespace {
 
+// f64 and f32 directly; the narrower floats through f32 (Eigen's types compute in f32 too).
 double LoadReal(const Buf& b, int64_t i) {
-  switch (b.type()) {
-    case PrimitiveType::kF64: {
-      double v;
-      std::memcpy(&v, b.data + 8 * i, 8);
-      return v;
-    }
-    case PrimitiveType::kF32: {
-      float v;
-      std::memcpy(&v, b.data + 4 * i, 4);
-      return v;
-    }
-    default:
-      return DecodeToF32(b.type(), static_cast<uint32_t>(LoadBits(b.type(), b.data + i * HostByteSize(b.type()))));
+  const PrimitiveType t = b.type();
+  if (t == PrimitiveType::kF64) {
+    double v;
+    std::memcpy(&v, b.data + 8 * i, 8);
+    return v;
   }
+  if (t == PrimitiveType::kF32) {
+    float v;
+    std::memcpy(&v, b.data + 4 * i, 4);
+    return v;
+  }
+  return DecodeToF32(t, static_cast<uint32_t>(LoadBits(t, b.data + i * HostByteSize(t))));
 }
 
 void StoreReal(const Buf& b, int64_t i, double v) {
-  switch (b.type()) {
-    case PrimitiveType::kF64: std::memcpy(b.data + 8 * i, &v, 8); return;
-    case PrimitiveType::kF32: {
-      float f = static_cast<float>(v);
-      std::memcpy(b.data + 4 * i, &f, 4);
-      return;
-    }
-    default: StoreBits(b.type(), b.data + i * HostByteSize(b.type()), EncodeFromF32(b.type(), static_cast<float>(v)));
+  const PrimitiveType t = b.type();
+  if (t == PrimitiveType::kF64) {
+    std::memcpy(b.data + 8 * i, &v, 8);
+  } else if (t == PrimitiveType::kF32) {
+    float f = static_cast<float>(v);
+    std::memcpy(b.data + 4 * i, &f, 4);
+  } else {
+    StoreBits(t, b.data + i * HostByteSize(t), EncodeFromF32(t, static_cast<float>(v)));
   }
 }
 

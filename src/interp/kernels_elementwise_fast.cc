@@ -60,7 +60,35 @@ bool WithNativeInt(PrimitiveType t, F&& f) {
     case PrimitiveType::kU16: f(uint16_t{}); return true;
     case PrimitiveType::kU32: f(uint32_t{}); return true;
     case PrimitiveType::kU64: f(uint64_t{}); return true;
-    default: return false;
+    case PrimitiveType::kInvalid:
+    case PrimitiveType::kPred:
+    case PrimitiveType::kF16:
+    case PrimitiveType::kF32:
+    case PrimitiveType::kF64:
+    case PrimitiveType::kTuple:
+    case PrimitiveType::kOpaque:
+    case PrimitiveType::kC64:
+    case PrimitiveType::kBF16:
+    case PrimitiveType::kToken:
+    case PrimitiveType::kC128:
+    case PrimitiveType::kF8E5M2:
+    case PrimitiveType::kF8E4M3FN:
+    case PrimitiveType::kS4:
+    case PrimitiveType::kU4:
+    case PrimitiveType::kF8E4M3B11FNUZ:
+    case PrimitiveType::kF8E5M2FNUZ:
+    case PrimitiveType::kF8E4M3FNUZ:
+    case PrimitiveType::kS2:
+    case PrimitiveType::kU2:
+    case PrimitiveType::kF8E4M3:
+    case PrimitiveType::kF8E3M4:
+    case PrimitiveType::kS1:
+    case PrimitiveType::kU1:
+    case PrimitiveType::kF4E2M1FN:
+    case PrimitiveType::kF8E8M0FNU:
+    case PrimitiveType::kBuffer:
+    case PrimitiveType::kF6E3M2FN:
+    case PrimitiveType::kF6E2M3FN: return false;
   }
 }
 

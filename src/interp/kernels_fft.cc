@@ -20,42 +20,37 @@ namespace {
 
 using Cd = std::complex<double>;
 
+// The fft's element types, checked when the program is loaded: c64, c128, f32 (rfft's input,
+// irfft's output) or f64.
 std::complex<double> LoadAny(const Buf& b, int64_t i) {
-  switch (b.type()) {
-    case PrimitiveType::kC64: {
-      std::complex<float> v = LoadComplex<float>(b.data, i);
-      return {v.real(), v.imag()};
-    }
-    case PrimitiveType::kC128: return LoadComplex<double>(b.data, i);
-    case PrimitiveType::kF32: {
-      float v;
-      std::memcpy(&v, b.data + 4 * i, 4);
-      return {v, 0.0};
-    }
-    default: {
-      double v;
-      std::memcpy(&v, b.data + 8 * i, 8);
-      return {v, 0.0};
-    }
+  const PrimitiveType t = b.type();
+  if (t == PrimitiveType::kC64) {
+    std::complex<float> v = LoadComplex<float>(b.data, i);
+    return {v.real(), v.imag()};
   }
+  if (t == PrimitiveType::kC128) return LoadComplex<double>(b.data, i);
+  if (t == PrimitiveType::kF32) {
+    float v;
+    std::memcpy(&v, b.data + 4 * i, 4);
+    return {v, 0.0};
+  }
+  double v;
+  std::memcpy(&v, b.data + 8 * i, 8);
+  return {v, 0.0};
 }
 
 void StoreAny(const Buf& b, int64_t i, Cd v) {
-  switch (b.type()) {
-    case PrimitiveType::kC64:
-      StoreComplex<float>(b.data, i, {static_cast<float>(v.real()), static_cast<float>(v.imag())});
-      return;
-    case PrimitiveType::kC128: StoreComplex<double>(b.data, i, v); return;
-    case PrimitiveType::kF32: {
-      float r = static_cast<float>(v.real());
-      std::memcpy(b.data + 4 * i, &r, 4);
-      return;
-    }
-    default: {
-      double r = v.real();
-      std::memcpy(b.data + 8 * i, &r, 8);
-      return;
-    }
+  const PrimitiveType t = b.type();
+  if (t == PrimitiveType::kC64) {
+    StoreComplex<float>(b.data, i, {static_cast<float>(v.real()), static_cast<float>(v.imag())});
+  } else if (t == PrimitiveType::kC128) {
+    StoreComplex<double>(b.data, i, v);
+  } else if (t == PrimitiveType::kF32) {
+    float r = static_cast<float>(v.real());
+    std::memcpy(b.data + 4 * i, &r, 4);
+  } else {
+    double r = v.real();
+    std::memcpy(b.data + 8 * i, &r, 8);
   }
 }
 

@@ -348,25 +348,14 @@ Status Parser::ParseElement(PrimitiveType type, uint8_t* out) {
   if (payload != 0) {
     bool neg = std::signbit(v);
     // XLA refuses a payload wider than the type's mantissa rather than cutting it.
-    const uint64_t max_payload = type == PrimitiveType::kF64    ? 0xfffffffffffffULL
-                                 : type == PrimitiveType::kF32  ? 0x7fffff
-                                 : type == PrimitiveType::kBF16 ? 0x7f
-                                 : type == PrimitiveType::kF16  ? 0x3ff
-                                                                : 0;
-    if (max_payload != 0 && payload > max_payload) {
+    const std::optional<NanPayloadBits> layout = NanPayloadBitsOf(type);
+    if (!layout) return ErrorHere("NaN payloads are not supported for " + std::string(PrimitiveTypeName(type)));
+    if (payload > layout->payload_mask) {
       char hex[40];
-      std::snprintf(hex, sizeof(hex), "0x%llx", static_cast<unsigned long long>(max_payload));
+      std::snprintf(hex, sizeof(hex), "0x%llx", static_cast<unsigned long long>(layout->payload_mask));
       return ErrorHere("NaN payload does not fit " + std::string(PrimitiveTypeName(type)) + ": its largest is " + hex);
     }
-    switch (type) {
-      case PrimitiveType::kF64:
-        StoreBits(type, out, (neg ? 0xfff0000000000000ULL : 0x7ff0000000000000ULL) | (payload & 0xfffffffffffffULL));
-        break;
-      case PrimitiveType::kF32: StoreBits(type, out, (neg ? 0xff800000u : 0x7f800000u) | (payload & 0x7fffff)); break;
-      case PrimitiveType::kBF16: StoreBits(type, out, (neg ? 0xff80u : 0x7f80u) | (payload & 0x7f)); break;
-      case PrimitiveType::kF16: StoreBits(type, out, (neg ? 0xfc00u : 0x7c00u) | (payload & 0x3ff)); break;
-      default: return ErrorHere("NaN payloads are not supported for " + std::string(PrimitiveTypeName(type)));
-    }
+    StoreBits(type, out, (neg ? layout->sign : 0) | layout->infinity | payload);
     Advance();
     return OkStatus();
   }

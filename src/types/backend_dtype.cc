@@ -11,6 +11,7 @@ namespace nhlo {
 namespace {
 
 struct BackendDtypeInfo {
+  BackendDtype dtype;
   std::string_view name;
   int stride;
   uint8_t wire_v4;
@@ -22,7 +23,7 @@ struct BackendDtypeInfo {
 
 constexpr BackendDtypeInfo kInfos[kNumBackendDtypes] = {
 #define NHLO_BACKEND_DTYPE(Enum, ordinal, name, stride, wire_v4, wire_v3, xla, x4, inferred) \
-  {name, stride, wire_v4, wire_v3, PrimitiveType::k##xla, x4 != 0, inferred != 0},
+  {BackendDtype::k##Enum, name, stride, wire_v4, wire_v3, PrimitiveType::k##xla, x4 != 0, inferred != 0},
 #include "types/backend_dtypes.def"
 #undef NHLO_BACKEND_DTYPE
 };
@@ -98,11 +99,9 @@ BackendDtype PromoteInts(BackendDtype a, BackendDtype b) {
   if (Info(s).stride > Info(u).stride) return s;
   // inferred: otherwise the signed type twice as wide as the unsigned one (numpy's ladder):
   // uint8 -> int16, uint16 -> int32, uint32 -> int64.
-  switch (u) {
-    case BackendDtype::kUint8: return BackendDtype::kInt16;
-    case BackendDtype::kUint16: return BackendDtype::kInt32;
-    default: return BackendDtype::kInt64;
-  }
+  for (const BackendDtypeInfo& info : kInfos)
+    if (IsSignedInt(info.xla) && info.stride == 2 * Info(u).stride) return info.dtype;
+  return BackendDtype::kInt64;
 }
 
 // inferred: the x4 tag goes back on the result when the result is the element type of an x4
@@ -141,23 +140,21 @@ bool IsInferredBackendDtype(BackendDtype dt) { return Info(dt).inferred; }
 
 bool IsX4(BackendDtype dt) { return Info(dt).x4; }
 
+// The table's rows: an x4 container and its one-lane dtype share the lane's XLA type
+// (float4_e2m1fn_x4 has no one-lane row).
 std::optional<BackendDtype> X1OfX4(BackendDtype dt) {
-  switch (dt) {
-    case BackendDtype::kFloat8E4m3fnX4: return BackendDtype::kFloat8E4m3fn;
-    case BackendDtype::kFloat8E5m2X4: return BackendDtype::kFloat8E5m2;
-    default: return std::nullopt;
-  }
+  if (!Info(dt).x4) return std::nullopt;
+  for (const BackendDtypeInfo& info : kInfos)
+    if (!info.x4 && info.xla == Info(dt).xla) return info.dtype;
+  return std::nullopt;
 }
 
 PrimitiveType LanePrimitiveType(BackendDtype dt) { return Info(dt).xla; }
 
 std::optional<BackendDtype> X4ContainerFor(PrimitiveType lane) {
-  switch (lane) {
-    case PrimitiveType::kF4E2M1FN: return BackendDtype::kFloat4E2m1fnX4;
-    case PrimitiveType::kF8E4M3FN: return BackendDtype::kFloat8E4m3fnX4;
-    case PrimitiveType::kF8E5M2: return BackendDtype::kFloat8E5m2X4;
-    default: return std::nullopt;
-  }
+  for (const BackendDtypeInfo& info : kInfos)
+    if (info.x4 && info.xla == lane) return info.dtype;
+  return std::nullopt;
 }
 
 BackendDtype LaunderX4(BackendDtype dt) { return X1OfX4(dt).value_or(dt); }

@@ -113,7 +113,38 @@ double LoadAsDouble(PrimitiveType t, const uint8_t* p) {
     case PrimitiveType::kF64: return LoadRaw<double>(p);
     case PrimitiveType::kC64: return LoadRaw<float>(p);
     case PrimitiveType::kC128: return LoadRaw<double>(p);
-    default: break;
+    case PrimitiveType::kInvalid:
+    case PrimitiveType::kS8:
+    case PrimitiveType::kS16:
+    case PrimitiveType::kS32:
+    case PrimitiveType::kS64:
+    case PrimitiveType::kU8:
+    case PrimitiveType::kU16:
+    case PrimitiveType::kU32:
+    case PrimitiveType::kU64:
+    case PrimitiveType::kF16:
+    case PrimitiveType::kTuple:
+    case PrimitiveType::kOpaque:
+    case PrimitiveType::kBF16:
+    case PrimitiveType::kToken:
+    case PrimitiveType::kF8E5M2:
+    case PrimitiveType::kF8E4M3FN:
+    case PrimitiveType::kS4:
+    case PrimitiveType::kU4:
+    case PrimitiveType::kF8E4M3B11FNUZ:
+    case PrimitiveType::kF8E5M2FNUZ:
+    case PrimitiveType::kF8E4M3FNUZ:
+    case PrimitiveType::kS2:
+    case PrimitiveType::kU2:
+    case PrimitiveType::kF8E4M3:
+    case PrimitiveType::kF8E3M4:
+    case PrimitiveType::kS1:
+    case PrimitiveType::kU1:
+    case PrimitiveType::kF4E2M1FN:
+    case PrimitiveType::kF8E8M0FNU:
+    case PrimitiveType::kBuffer:
+    case PrimitiveType::kF6E3M2FN:
+    case PrimitiveType::kF6E2M3FN: break;
   }
   if (IsFloat(t)) return DecodeToF32(t, static_cast<uint32_t>(LoadBits(t, p)));
   if (IsSignedInt(t)) return static_cast<double>(LoadAsInt(t, p));
@@ -147,7 +178,38 @@ void StoreFromDouble(PrimitiveType t, uint8_t* p, double v) {
       StoreRaw<double>(p, v);
       StoreRaw<double>(p + 8, 0.0);
       return;
-    default: break;
+    case PrimitiveType::kInvalid:
+    case PrimitiveType::kS8:
+    case PrimitiveType::kS16:
+    case PrimitiveType::kS32:
+    case PrimitiveType::kS64:
+    case PrimitiveType::kU8:
+    case PrimitiveType::kU16:
+    case PrimitiveType::kU32:
+    case PrimitiveType::kU64:
+    case PrimitiveType::kF16:
+    case PrimitiveType::kTuple:
+    case PrimitiveType::kOpaque:
+    case PrimitiveType::kBF16:
+    case PrimitiveType::kToken:
+    case PrimitiveType::kF8E5M2:
+    case PrimitiveType::kF8E4M3FN:
+    case PrimitiveType::kS4:
+    case PrimitiveType::kU4:
+    case PrimitiveType::kF8E4M3B11FNUZ:
+    case PrimitiveType::kF8E5M2FNUZ:
+    case PrimitiveType::kF8E4M3FNUZ:
+    case PrimitiveType::kS2:
+    case PrimitiveType::kU2:
+    case PrimitiveType::kF8E4M3:
+    case PrimitiveType::kF8E3M4:
+    case PrimitiveType::kS1:
+    case PrimitiveType::kU1:
+    case PrimitiveType::kF4E2M1FN:
+    case PrimitiveType::kF8E8M0FNU:
+    case PrimitiveType::kBuffer:
+    case PrimitiveType::kF6E3M2FN:
+    case PrimitiveType::kF6E2M3FN: break;
   }
   if (IsFloat(t)) {
     StoreBits(t, p, EncodeFromF64(t, v));
@@ -261,25 +323,10 @@ void AppendElementIn(std::string& out, PrimitiveType t, const uint8_t* p, bool i
   if (std::isnan(v)) {
     out += std::signbit(v) ? "-nan" : "nan";
     // Only f32/f64/bf16/f16 carry payloads worth showing; the quiet bit alone is the default.
-    uint64_t bits = LoadBits(t, p), payload = 0, quiet = 0;
-    switch (t) {
-      case PrimitiveType::kF32:
-        payload = bits & 0x7fffff;
-        quiet = 0x400000;
-        break;
-      case PrimitiveType::kF64:
-        payload = bits & 0xfffffffffffffULL;
-        quiet = 0x8000000000000ULL;
-        break;
-      case PrimitiveType::kBF16:
-        payload = bits & 0x7f;
-        quiet = 0x40;
-        break;
-      case PrimitiveType::kF16:
-        payload = bits & 0x3ff;
-        quiet = 0x200;
-        break;
-      default: break;
+    uint64_t payload = 0, quiet = 0;
+    if (const std::optional<NanPayloadBits> layout = NanPayloadBitsOf(t)) {
+      payload = LoadBits(t, p) & layout->payload_mask;
+      quiet = layout->quiet;
     }
     if (payload != quiet && payload != 0) {
       out += '(';
@@ -299,6 +346,22 @@ void AppendElementIn(std::string& out, PrimitiveType t, const uint8_t* p, bool i
 }
 
 }  // namespace
+
+std::optional<NanPayloadBits> NanPayloadBitsOf(PrimitiveType t) {
+  struct Row {
+    PrimitiveType type;
+    NanPayloadBits bits;
+  };
+  static constexpr Row kRows[] = {
+      {PrimitiveType::kF64, {0xfffffffffffffULL, 0x8000000000000ULL, 0x7ff0000000000000ULL, 0x8000000000000000ULL}},
+      {PrimitiveType::kF32, {0x7fffff, 0x400000, 0x7f800000, 0x80000000}},
+      {PrimitiveType::kBF16, {0x7f, 0x40, 0x7f80, 0x8000}},
+      {PrimitiveType::kF16, {0x3ff, 0x200, 0x7c00, 0x8000}},
+  };
+  for (const Row& row : kRows)
+    if (row.type == t) return row.bits;
+  return std::nullopt;
+}
 
 void AppendElement(std::string& out, PrimitiveType t, const uint8_t* p, bool in_array) {
   AppendElementIn(out, t, p, in_array, /*xla=*/false);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "types/primitive_type.h"
@@ -30,6 +31,17 @@ void ConvertElement(PrimitiveType from, const uint8_t* src, PrimitiveType to, ui
 /// Raw bits of the element (zero-extended), and the inverse; for bitcast-convert and hashing.
 uint64_t LoadBits(PrimitiveType t, const uint8_t* p);
 void StoreBits(PrimitiveType t, uint8_t* p, uint64_t bits);
+
+/// Where a NaN keeps its payload in the types whose text shows one (`nan(0x..)`: f64, f32, bf16,
+/// f16, as XLA's printer and parser): the payload's mask, the quiet bit and the bits of +inf.
+/// nullopt for the other types.
+struct NanPayloadBits {
+  uint64_t payload_mask;
+  uint64_t quiet;
+  uint64_t infinity;
+  uint64_t sign;
+};
+std::optional<NanPayloadBits> NanPayloadBitsOf(PrimitiveType t);
 
 /// Appends one element as XLA literal text: integers in decimal, pred as true/false (or 0/1 in
 /// arrays), floats in the shortest text that reads back to the same value in that type,

@@ -13,10 +13,13 @@ struct PrimInfo {
   int code;
   int bits;
   PrimKind kind;
+  const char* numpy;
+  const char* ml_dtypes;
 };
 
 constexpr PrimInfo kPrimInfos[] = {
-#define NHLO_PRIMITIVE_TYPE(Enum, text, code, bits, kind) {text, code, bits, PrimKind::kind},
+#define NHLO_PRIMITIVE_TYPE(Enum, text, code, bits, kind, numpy, ml_dtypes) \
+  {text, code, bits, PrimKind::kind, numpy, ml_dtypes},
 #include "types/primitive_types.def"
 #undef NHLO_PRIMITIVE_TYPE
 };
@@ -65,6 +68,16 @@ int HostByteSize(PrimitiveType t) {
   int bits = BitWidth(t);
   if (bits == 0) return 0;
   return bits < 8 ? 1 : bits / 8;
+}
+
+const char* NumpyDescr(PrimitiveType t) {
+  const PrimInfo* info = Info(t);
+  return info ? info->numpy : nullptr;
+}
+
+const char* MlDtypesName(PrimitiveType t) {
+  const PrimInfo* info = Info(t);
+  return info ? info->ml_dtypes : nullptr;
 }
 
 }  // namespace nhlo

@@ -13,7 +13,7 @@ enum class PrimKind : uint8_t { Pred, Signed, Unsigned, Float, Complex, Tuple, O
 
 enum class PrimitiveType : uint8_t {
   kInvalid = 0,
-#define NHLO_PRIMITIVE_TYPE(Enum, text, code, bits, kind) k##Enum = code,
+#define NHLO_PRIMITIVE_TYPE(Enum, text, code, bits, kind, numpy, ml_dtypes) k##Enum = code,
 #include "types/primitive_types.def"
 #undef NHLO_PRIMITIVE_TYPE
 };
@@ -23,6 +23,11 @@ inline constexpr int kMaxPrimitiveTypeCode = 36;
 
 /// The HLO text spelling ("f32"); "invalid" for kInvalid.
 std::string_view PrimitiveTypeName(PrimitiveType t);
+/// primitive_types.def's numpy column: numpy's own .npy descr (`<f4`), nullptr for the types
+/// only ml_dtypes has and for the non-array types.
+const char* NumpyDescr(PrimitiveType t);
+/// primitive_types.def's ml_dtypes column: the ml_dtypes name (`bfloat16`), nullptr else.
+const char* MlDtypesName(PrimitiveType t);
 /// Looks up a text spelling; also accepts "opaque_type" as XLA's parser does.
 std::optional<PrimitiveType> PrimitiveTypeFromName(std::string_view name);
 /// Looks up a proto code; nullopt for codes that name no type.
@@ -37,7 +42,7 @@ struct KindAndBits {
 // shape they see, get an inline table load instead of a call.
 inline constexpr auto kKindAndBits = [] {
   std::array<KindAndBits, 256> table{};
-#define NHLO_PRIMITIVE_TYPE(Enum, text, code, bits, kind) table[code] = KindAndBits{PrimKind::kind, bits};
+#define NHLO_PRIMITIVE_TYPE(Enum, text, code, bits, kind, numpy, ml_dtypes) table[code] = KindAndBits{PrimKind::kind, bits};
 #include "types/primitive_types.def"
 #undef NHLO_PRIMITIVE_TYPE
   return table;
