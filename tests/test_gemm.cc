@@ -181,7 +181,40 @@ struct TestBuf {
         std::memcpy(&bytes[4 * i], &x, 4);
         return;
       }
-      default: {
+      case PrimitiveType::kInvalid:
+      case PrimitiveType::kPred:
+      case PrimitiveType::kS8:
+      case PrimitiveType::kS16:
+      case PrimitiveType::kS64:
+      case PrimitiveType::kU8:
+      case PrimitiveType::kU16:
+      case PrimitiveType::kU32:
+      case PrimitiveType::kU64:
+      case PrimitiveType::kF16:
+      case PrimitiveType::kF64:
+      case PrimitiveType::kTuple:
+      case PrimitiveType::kOpaque:
+      case PrimitiveType::kC64:
+      case PrimitiveType::kToken:
+      case PrimitiveType::kC128:
+      case PrimitiveType::kF8E5M2:
+      case PrimitiveType::kF8E4M3FN:
+      case PrimitiveType::kS4:
+      case PrimitiveType::kU4:
+      case PrimitiveType::kF8E4M3B11FNUZ:
+      case PrimitiveType::kF8E5M2FNUZ:
+      case PrimitiveType::kF8E4M3FNUZ:
+      case PrimitiveType::kS2:
+      case PrimitiveType::kU2:
+      case PrimitiveType::kF8E4M3:
+      case PrimitiveType::kF8E3M4:
+      case PrimitiveType::kS1:
+      case PrimitiveType::kU1:
+      case PrimitiveType::kF4E2M1FN:
+      case PrimitiveType::kF8E8M0FNU:
+      case PrimitiveType::kBuffer:
+      case PrimitiveType::kF6E3M2FN:
+      case PrimitiveType::kF6E2M3FN: {
         REQUIRE(IsCastableLowPrecisionFloat(rec.type));
         StoreBits(rec.type, &bytes[HostByteSize(rec.type) * i], EncodeFromF32(rec.type, static_cast<float>(v)));
       }
@@ -204,11 +237,45 @@ struct TestBuf {
         std::memcpy(&x, &bytes[4 * i], 4);
         return x;
       }
-      default: {
+      case PrimitiveType::kInvalid:
+      case PrimitiveType::kPred:
+      case PrimitiveType::kS8:
+      case PrimitiveType::kS16:
+      case PrimitiveType::kS64:
+      case PrimitiveType::kU8:
+      case PrimitiveType::kU16:
+      case PrimitiveType::kU32:
+      case PrimitiveType::kU64:
+      case PrimitiveType::kF16:
+      case PrimitiveType::kF64:
+      case PrimitiveType::kTuple:
+      case PrimitiveType::kOpaque:
+      case PrimitiveType::kC64:
+      case PrimitiveType::kToken:
+      case PrimitiveType::kC128:
+      case PrimitiveType::kF8E5M2:
+      case PrimitiveType::kF8E4M3FN:
+      case PrimitiveType::kS4:
+      case PrimitiveType::kU4:
+      case PrimitiveType::kF8E4M3B11FNUZ:
+      case PrimitiveType::kF8E5M2FNUZ:
+      case PrimitiveType::kF8E4M3FNUZ:
+      case PrimitiveType::kS2:
+      case PrimitiveType::kU2:
+      case PrimitiveType::kF8E4M3:
+      case PrimitiveType::kF8E3M4:
+      case PrimitiveType::kS1:
+      case PrimitiveType::kU1:
+      case PrimitiveType::kF4E2M1FN:
+      case PrimitiveType::kF8E8M0FNU:
+      case PrimitiveType::kBuffer:
+      case PrimitiveType::kF6E3M2FN:
+      case PrimitiveType::kF6E2M3FN: {
         REQUIRE(IsCastableLowPrecisionFloat(rec.type));
         return DecodeToF32(rec.type, static_cast<uint32_t>(LoadBits(rec.type, &bytes[HostByteSize(rec.type) * i])));
       }
     }
+    return 0;
   }
   void Fill(uint32_t seed, bool integers = false) {
     std::mt19937 rng(seed);

@@ -90,6 +90,7 @@ bool WithNativeInt(PrimitiveType t, F&& f) {
     case PrimitiveType::kF6E3M2FN:
     case PrimitiveType::kF6E2M3FN: return false;
   }
+  return false;
 }
 
 // ---- unary / binary spans ----

@@ -54,8 +54,32 @@ std::string Describe(const Token& t) {
     case Tok::kName: return "name '" + std::string(t.text) + "'";
     case Tok::kAttrName: return "attribute '" + std::string(t.text) + "='";
     case Tok::kString: return "string";
-    default: return "'" + std::string(t.text) + "'";
+    case Tok::kIdent:
+    case Tok::kInt:
+    case Tok::kDecimal:
+    case Tok::kNegInf:
+    case Tok::kDimLabels:
+    case Tok::kDxD:
+    case Tok::kPad:
+    case Tok::kEqual:
+    case Tok::kComma:
+    case Tok::kColon:
+    case Tok::kStar:
+    case Tok::kQuestion:
+    case Tok::kHash:
+    case Tok::kPlus:
+    case Tok::kTilde:
+    case Tok::kLBracket:
+    case Tok::kRBracket:
+    case Tok::kLBrace:
+    case Tok::kRBrace:
+    case Tok::kLParen:
+    case Tok::kRParen:
+    case Tok::kArrow:
+    case Tok::kLeq:
+    case Tok::kEllipsis: break;
   }
+  return "'" + std::string(t.text) + "'";
 }
 
 // Folds runs of whitespace and comments outside strings into one space, so raw attribute text
@@ -1318,7 +1342,7 @@ Result<std::string_view> Parser::CaptureRaw() {
     } while (depth > 0);
     return OkStatus();
   };
-  uint32_t end;
+  uint32_t end = 0;
   if (IsIdent("mesh") && PeekNext().kind == Tok::kLBracket) {
     // Named-mesh replica groups: mesh[...] {axes}
     Advance();
@@ -1353,7 +1377,27 @@ Result<std::string_view> Parser::CaptureRaw() {
       case Tok::kDxD:
       case Tok::kDimLabels: end = tok_.offset + static_cast<uint32_t>(tok_.text.size()); break;
       case Tok::kString: end = tok_.offset + static_cast<uint32_t>(tok_.text.size()) + 2; break;
-      default: return Expected("an attribute value");
+      case Tok::kEof:
+      case Tok::kError:
+      case Tok::kName:
+      case Tok::kAttrName:
+      case Tok::kEqual:
+      case Tok::kComma:
+      case Tok::kColon:
+      case Tok::kStar:
+      case Tok::kQuestion:
+      case Tok::kHash:
+      case Tok::kPlus:
+      case Tok::kTilde:
+      case Tok::kLBracket:
+      case Tok::kRBracket:
+      case Tok::kLBrace:
+      case Tok::kRBrace:
+      case Tok::kLParen:
+      case Tok::kRParen:
+      case Tok::kArrow:
+      case Tok::kLeq:
+      case Tok::kEllipsis: return Expected("an attribute value");
     }
     Advance();
   }

@@ -42,7 +42,8 @@ struct KindAndBits {
 // shape they see, get an inline table load instead of a call.
 inline constexpr auto kKindAndBits = [] {
   std::array<KindAndBits, 256> table{};
-#define NHLO_PRIMITIVE_TYPE(Enum, text, code, bits, kind, numpy, ml_dtypes) table[code] = KindAndBits{PrimKind::kind, bits};
+#define NHLO_PRIMITIVE_TYPE(Enum, text, code, bits, kind, numpy, ml_dtypes) \
+  table[code] = KindAndBits{PrimKind::kind, bits};
 #include "types/primitive_types.def"
 #undef NHLO_PRIMITIVE_TYPE
   return table;
