@@ -6,12 +6,14 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "support/status.h"
 #include "types/backend_dtype.h"
+#include "types/custom_call_configs.h"
 #include "types/hlo_attrs.h"
 #include "types/opcode.h"
 #include "types/primitive_type.h"
@@ -117,6 +119,9 @@ struct BundleRecord {
   std::vector<uint32_t> operands;
   std::vector<uint8_t> operand_tags;
   std::vector<AttrRecord> attrs;
+  /// A custom call's backend_config decoded for its target when the bundle is read
+  /// (types/custom_call_configs.h); null for other ops.
+  std::shared_ptr<const CustomCallConfig> config;
   /// For ops that call computations: where, in this computation's frame, the callees' frame
   /// starts while they run. 0 for other ops.
   uint64_t callee_frame = 0;

@@ -359,6 +359,14 @@ class Decoder {
       }
     }
     if (body.pos() != body.size()) return r.ErrorAt(start, "bundle size field does not match its contents");
+    if (b.opcode == Opcode::kCustomCall) {
+      // The typed config, decoded here once; a config that does not decode is reported when
+      // the interpreter lowers the call (the bundle itself is well formed).
+      const AttrRecord* target = b.Find(AttrId::kCustomCallTarget);
+      const AttrRecord* config = b.Find(AttrId::kBackendConfig);
+      b.config = std::make_shared<const CustomCallConfig>(DecodeCustomCallConfig(
+          target ? target->text : std::string_view(), config ? config->text : std::string_view()));
+    }
     // The callees run in [callee_frame, callee_frame + their frame) of this computation's frame.
     if (b.callee_frame > c.frame_size || callee_frame_end > c.frame_size - b.callee_frame)
       return r.ErrorAt(start, "the callees' frame does not fit in the frame of '" + std::string(c.name) + "'");

@@ -53,11 +53,24 @@ Status CheckComparator(const ComputationRecord& comp, const BundleRecord& b, con
 
 }  // namespace
 
+namespace {
+
+// The config the bundle reader decoded (every custom call read from a file has one).
+const CustomCallConfig* DecodedConfig(const BundleRecord& b) {
+  static const CustomCallConfig* const kNone = [] {
+    auto* none = new CustomCallConfig;
+    none->status = Status::Error("custom call was not read by the bundle reader: no decoded backend_config");
+    return none;
+  }();
+  return b.config ? b.config.get() : kNone;
+}
+
+}  // namespace
+
 Status LowerCustomCall(const BundleProgram& p, const ComputationRecord& comp, Step& s) {
   const AttrRecord* target = s.Find(AttrId::kCustomCallTarget);
   std::string_view name = target ? target->text : std::string_view();
   const AttrRecord* config = s.Find(AttrId::kBackendConfig);
-  std::string_view json = config ? config->text : std::string_view();
   const ComputationRecord* called = NamedComputation(p, s);
   s.custom_call = CustomCallKindOf(name, called != nullptr);
   auto configs = std::make_unique<Step::Configs>();
@@ -69,17 +82,20 @@ Status LowerCustomCall(const BundleProgram& p, const ComputationRecord& comp, St
     case CustomCallKind::kUniformQuantize:
     case CustomCallKind::kUniformDequantize: {
       if (!config) return Status::Error("uniform quantize custom call has no backend_config");
-      NHLO_ASSIGN_OR_RETURN(configs->uniform_quant, ParseUniformQuantConfig(json));
+      NHLO_ASSIGN_OR_RETURN(const UniformQuantConfig* decoded, DecodedConfig(*s.bundle)->As<UniformQuantConfig>());
+      configs->uniform_quant = *decoded;
       break;
     }
     case CustomCallKind::kQuantizeMx: {
       if (!config) return Status::Error("QuantizeMX custom call has no backend_config");
-      NHLO_ASSIGN_OR_RETURN(configs->quantize_mx, ParseQuantizeMxConfig(json));
+      NHLO_ASSIGN_OR_RETURN(const QuantizeMxConfig* decoded, DecodedConfig(*s.bundle)->As<QuantizeMxConfig>());
+      configs->quantize_mx = *decoded;
       break;
     }
     case CustomCallKind::kScaledMatmul: {
       if (!config) return Status::Error("ScaledMatmul custom call has no backend_config");
-      NHLO_ASSIGN_OR_RETURN(configs->scaled_matmul, ParseScaledMatmulConfig(json));
+      NHLO_ASSIGN_OR_RETURN(const ScaledMatmulConfig* decoded, DecodedConfig(*s.bundle)->As<ScaledMatmulConfig>());
+      configs->scaled_matmul = *decoded;
       break;
     }
     case CustomCallKind::kIdentity:

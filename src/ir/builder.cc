@@ -5,6 +5,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "ir/custom_calls.h"
 #include "ir/literal.h"
 
 namespace nhlo {
@@ -108,6 +109,7 @@ void SetAttr(Module& module, Instruction* inst, const Attribute& attr) {
   }
   if (!placed) attrs.push_back(attr);
   inst->attrs = module.arena.Copy(attrs);
+  DecodeCustomCallConfig(module, *inst);
 }
 
 void RemoveAttr(Module& module, Instruction* inst, AttrId id) {
@@ -115,10 +117,12 @@ void RemoveAttr(Module& module, Instruction* inst, AttrId id) {
   for (const Attribute& a : inst->attrs)
     if (a.id != id) attrs.push_back(a);
   inst->attrs = module.arena.Copy(attrs);
+  DecodeCustomCallConfig(module, *inst);
 }
 
 void CopyAttrs(Module& module, const Instruction* from, Instruction* to) {
   to->attrs = module.arena.Copy(from->attrs.data(), from->attrs.size());
+  DecodeCustomCallConfig(module, *to);
 }
 
 Attribute IntListAttr(Module& module, AttrId id, const std::vector<int64_t>& values) {

@@ -19,6 +19,23 @@ const nlohmann::json* BackendConfigJson(const Instruction& inst) {
   return a && a->kind == AttrKind::Config ? a->json : nullptr;
 }
 
+void DecodeCustomCallConfig(Module& module, const Instruction& inst) {
+  if (inst.opcode != Opcode::kCustomCall) return;
+  module.custom_call_configs[&inst] = DecodeCustomCallConfig(CustomCallTarget(inst), BackendConfigJson(inst));
+}
+
+const CustomCallConfig& CustomCallConfigOf(const Instruction& inst) {
+  static const CustomCallConfig* const kNotDecoded = [] {
+    auto* config = new CustomCallConfig;
+    config->status = Status::Error("the backend_config was never decoded (an nhlo bug)");
+    return config;
+  }();
+  const Module* module = inst.parent ? inst.parent->parent : nullptr;
+  if (!module) return *kNotDecoded;
+  auto it = module->custom_call_configs.find(&inst);
+  return it == module->custom_call_configs.end() ? *kNotDecoded : it->second;
+}
+
 std::string_view CustomCallTarget(const Instruction& inst) {
   if (inst.opcode != Opcode::kCustomCall) return {};
   const Attribute* a = inst.FindAttr(AttrId::kCustomCallTarget);

@@ -31,6 +31,13 @@ Status CheckScaledMatmul(const Instruction& inst, const ScaledMatmulConfig& conf
 /// take it as it is.
 const nlohmann::json* BackendConfigJson(const Instruction& inst);
 
+/// Decodes the backend_config of custom call `inst` for its target into
+/// module.custom_call_configs. The parser and the builder (SetAttr, RemoveAttr, CopyAttrs) call
+/// it whenever a custom call's target or config is set, so the typed config is always there.
+void DecodeCustomCallConfig(Module& module, const Instruction& inst);
+/// The decoded config of custom call `inst` (of a module it belongs to).
+const CustomCallConfig& CustomCallConfigOf(const Instruction& inst);
+
 /// The custom_call_target of a custom call ("" for other instructions).
 std::string_view CustomCallTarget(const Instruction& inst);
 

@@ -184,6 +184,7 @@ Computation* Module::Adopt(std::unique_ptr<Module> other, std::string_view prefi
   }
   other->computations.clear();
   other->entry = nullptr;
+  custom_call_configs.merge(other->custom_call_configs);
   computations.insert(computations.begin(), std::make_move_iterator(moved.begin()),
                       std::make_move_iterator(moved.end()));
   adopted_.push_back(std::move(other));

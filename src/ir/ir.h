@@ -19,6 +19,7 @@
 
 #include "support/arena.h"
 #include "support/status.h"
+#include "types/custom_call_configs.h"
 #include "types/hlo_attrs.h"
 #include "types/opcode.h"
 #include "types/primitive_type.h"
@@ -316,6 +317,9 @@ struct Module {
   /// gives meaning to reject one, see ir/custom_calls.h). The parser calls it once per
   /// backend_config, so nothing downstream parses config text.
   const nlohmann::json* ParseJson(std::string_view text);
+  /// The backend_config of each custom call decoded for its target (ir/custom_calls.h
+  /// DecodeCustomCallConfig, called by the parser and the builder), keyed by instruction.
+  std::unordered_map<const Instruction*, CustomCallConfig> custom_call_configs;
 
   /// Forms of the text that today's XLA no longer writes but some version printed and read
   /// (docs/old-forms.md). The reader accepts them and notes each form once, at its first

@@ -179,17 +179,18 @@ class Verifier {
     std::string prefix = "'" + std::string(inst.name) + "': ";
     CheckCustomCallAttributes(inst, prefix);
     if (target == kQuantizeMxTarget) {
-      Result<QuantizeMxConfig> c = ParseQuantizeMxConfig(BackendConfigJson(inst));
+      Result<const QuantizeMxConfig*> c = CustomCallConfigOf(inst).As<QuantizeMxConfig>();
       bool device = false;
-      Status s = c.ok() ? CheckQuantizeMx(inst, *c, &device) : c.status();
+      Status s = c.ok() ? CheckQuantizeMx(inst, **c, &device) : c.status();
       if (!s.ok()) Fail(inst, prefix + s.message());
     } else if (target == kScaledMatmulTarget) {
-      Result<ScaledMatmulConfig> c = ParseScaledMatmulConfig(BackendConfigJson(inst));
-      Status s = c.ok() ? CheckScaledMatmul(inst, *c) : c.status();
+      Result<const ScaledMatmulConfig*> c = CustomCallConfigOf(inst).As<ScaledMatmulConfig>();
+      Status s = c.ok() ? CheckScaledMatmul(inst, **c) : c.status();
       if (!s.ok()) Fail(inst, prefix + s.message());
     } else if (target == kUniformQuantizeTarget || target == kUniformDequantizeTarget) {
-      Result<UniformQuantConfig> c = ParseUniformQuantConfig(BackendConfigJson(inst));
-      if (!c.ok()) return Fail(inst, prefix + c.status().message());
+      Result<const UniformQuantConfig*> decoded = CustomCallConfigOf(inst).As<UniformQuantConfig>();
+      if (!decoded.ok()) return Fail(inst, prefix + decoded.status().message());
+      const UniformQuantConfig* c = *decoded;
       if (inst.operands.size() != 1) return Fail(inst, prefix + "uniform quantize custom calls take one operand");
       bool quantize = target == kUniformQuantizeTarget;
       const Shape& real = quantize ? inst.operands[0]->shape : inst.shape;

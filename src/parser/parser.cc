@@ -13,6 +13,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "ir/custom_calls.h"
 #include "ir/literal.h"
 #include "ir/opcode_attrs.h"
 #include "ir/shape_inference.h"
@@ -613,6 +614,7 @@ Result<Instruction*> Parser::ParseInstructionBody(Computation* comp, std::string
   for (size_t i = 1; i < attrs.size(); ++i)
     for (size_t j = i; j > 0 && rank(attrs[j].id) < rank(attrs[j - 1].id); --j) std::swap(attrs[j], attrs[j - 1]);
   inst->attrs = module_.arena.Copy(attrs.data(), attrs.size());
+  DecodeCustomCallConfig(module_, *inst);  // the typed backend_config, decoded once
   // Old forms that become instructions of their own: tuple-select, transfers without a token,
   // copy-start's (target, context) shape.
   if (old_opcode || inst->opcode == Opcode::kInfeed || inst->opcode == Opcode::kOutfeed ||
@@ -697,6 +699,7 @@ Status Parser::ImplyAsyncComputation(Instruction* start, uint32_t opcode_offset)
   for (const Attribute& a : start->attrs)
     if (a.id != AttrId::kAsyncExecutionThread && a.id != AttrId::kOutputToOperandAliasing) wrapped.push_back(a);
   op->attrs = module_.arena.Copy(wrapped.data(), wrapped.size());
+  DecodeCustomCallConfig(module_, *op);
   comp->root = op;
   inline_regions_.emplace_back(comp, current_comp_);  // placed before the computation holding the start
   Attribute calls;

@@ -59,9 +59,9 @@ class ExpandUniformQuantize final : public Pass {
     bool quantize = CustomCallTarget(*call) == kUniformQuantizeTarget;
     if (call->operands.size() != 1)
       return Fail(module, *call, Status::Error("uniform quantize custom calls take one operand"));
-    Result<UniformQuantConfig> config = ParseUniformQuantConfig(BackendConfigJson(*call));
+    Result<const UniformQuantConfig*> config = CustomCallConfigOf(*call).As<UniformQuantConfig>();
     if (!config.ok()) return Fail(module, *call, config.status());
-    const UniformQuantConfig& c = *config;
+    const UniformQuantConfig& c = **config;
     Instruction* x = call->operands[0];
     const Shape& real_shape = quantize ? x->shape : call->shape;
     const Shape& stored_shape = quantize ? call->shape : x->shape;

@@ -21,9 +21,9 @@ class LegalizeQuantizeMx final : public Pass {
     // Matches the front-end form; a call that breaks the contract stops the pass.
     auto is_frontend = [&](Instruction& inst) -> Result<bool> {
       if (CustomCallTarget(inst) != kQuantizeMxTarget) return false;
-      Result<QuantizeMxConfig> config = ParseQuantizeMxConfig(BackendConfigJson(inst));
+      Result<const QuantizeMxConfig*> config = CustomCallConfigOf(inst).As<QuantizeMxConfig>();
       bool device = false;
-      Status s = config.ok() ? CheckQuantizeMx(inst, *config, &device) : config.status();
+      Status s = config.ok() ? CheckQuantizeMx(inst, **config, &device) : config.status();
       if (!s.ok())
         return Status::FromDiagnostic(DiagnosticFor(module, inst, "'" + std::string(inst.name) + "': " + s.message()));
       if (device)
@@ -41,7 +41,8 @@ class LegalizeQuantizeMx final : public Pass {
 
  private:
   static void Lower(Module& module, Computation* comp, Instruction* call) {
-    QuantizeMxConfig c = *ParseQuantizeMxConfig(BackendConfigJson(*call));
+    // Copied: CopyAttrs below decodes the new call's config into the same table.
+    const QuantizeMxConfig c = **CustomCallConfigOf(*call).As<QuantizeMxConfig>();
     const Shape& data = call->shape.tuple[0];
     std::vector<int64_t> packed_dims(data.dims.begin(), data.dims.end());
     packed_dims[c.dim] /= 4;

@@ -192,6 +192,33 @@ Result<ScaledMatmulConfig> ParseScaledMatmulConfig(const Json* config) {
   return c;
 }
 
+namespace {
+
+template <typename T>
+CustomCallConfig Decoded(Result<T> parsed) {
+  CustomCallConfig config;
+  if (parsed.ok())
+    config.value = std::move(*parsed);
+  else
+    config.status = parsed.status();
+  return config;
+}
+
+}  // namespace
+
+CustomCallConfig DecodeCustomCallConfig(std::string_view target, const Json* config) {
+  if (target == kUniformQuantizeTarget || target == kUniformDequantizeTarget)
+    return Decoded(ParseUniformQuantConfig(config));
+  if (target == kQuantizeMxTarget) return Decoded(ParseQuantizeMxConfig(config));
+  if (target == kScaledMatmulTarget) return Decoded(ParseScaledMatmulConfig(config));
+  return {};
+}
+
+CustomCallConfig DecodeCustomCallConfig(std::string_view target, std::string_view config_text) {
+  Json storage;
+  return DecodeCustomCallConfig(target, ParseText(config_text, storage));
+}
+
 std::string ScaledMatmulConfigJson(const ScaledMatmulConfig& c) {
   Json j = Json::object();
   j["block_size"] = c.block_size;

@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -70,6 +71,28 @@ struct ScaledMatmulConfig {
 Result<ScaledMatmulConfig> ParseScaledMatmulConfig(std::string_view json);
 Result<ScaledMatmulConfig> ParseScaledMatmulConfig(const nlohmann::json* config);
 std::string ScaledMatmulConfigJson(const ScaledMatmulConfig& config);
+
+/// A custom call's backend_config decoded for its target, once, where the config enters: the
+/// parser and the IR builder (ir/custom_calls.h DecodeCustomCallConfig), the bundle reader.
+/// Everything after reads `value`; nothing parses the JSON again. `status` says why a config of
+/// a target that has one does not decode (the verifier and the loader report it); targets with
+/// no typed config hold monostate and OkStatus.
+struct CustomCallConfig {
+  std::variant<std::monostate, UniformQuantConfig, QuantizeMxConfig, ScaledMatmulConfig> value;
+  Status status;
+
+  /// The typed config, or why there is none.
+  template <typename T>
+  Result<const T*> As() const {
+    if (!status.ok()) return status;
+    if (const T* typed = std::get_if<T>(&value)) return typed;
+    return Status::Error("custom call has no such backend_config");
+  }
+};
+/// Decodes the config of a custom call of `target` from the value the parser read (null: none,
+/// or not valid JSON), or from its text (the bundle reader has only that).
+CustomCallConfig DecodeCustomCallConfig(std::string_view target, const nlohmann::json* config);
+CustomCallConfig DecodeCustomCallConfig(std::string_view target, std::string_view config_text);
 
 /// xla_builder.matrix.Einsum's backend_config, `x,y->out` (XLA's ParseEinsumString and
 /// NormalizeEinsumString): each operand and the result as one label per dimension, letters as
