@@ -17,6 +17,7 @@
 #include "driver/driver.h"
 #include "interp/mx.h"
 #include "ir/builder.h"
+#include "ir/uses.h"
 #include "ir/printer.h"
 #include "parser/parser.h"
 #include "passes/pass.h"
@@ -311,4 +312,48 @@ ENTRY e {
   std::string fresh;
   nhlo::AppendAttributeValue(fresh, nhlo::AppendToMetadataOpName(module, nullptr, "x"));
   CHECK(fresh == R"({op_name="x"})");
+}
+
+// The use index (ir/uses.h): users found without a scan, ReplaceAllUses touching only the users,
+// RemoveInstruction deferred to one compaction, and new instructions recorded by the builder.
+TEST_CASE("use index: users, replace-all-uses and O(1) removal") {
+  auto m = nhlo::ParseModule("t.hlo", R"(HloModule m
+ENTRY e {
+  a = f32[4] parameter(0)
+  b = f32[4] negate(a)
+  c = f32[4] add(a, a)
+  d = f32[4] multiply(b, c)
+  ROOT t = (f32[4], f32[4]) tuple(d, b)
+})");
+  REQUIRE(m.ok());
+  nhlo::Module& module = **m;
+  nhlo::Computation* comp = module.entry;
+  auto find = [&](std::string_view name) {
+    for (nhlo::Instruction* inst : comp->instructions)
+      if (inst->name == name) return inst;
+    return static_cast<nhlo::Instruction*>(nullptr);
+  };
+  nhlo::Instruction *a = find("a"), *b = find("b"), *c = find("c"), *d = find("d"), *t = find("t");
+  {
+    nhlo::ScopedUseIndex scope(*comp);
+    nhlo::UseIndex& uses = scope.index();
+    CHECK(uses.Users(a) == std::vector<nhlo::Instruction*>{b, c});  // c uses a twice: one user
+    CHECK(uses.Users(b) == std::vector<nhlo::Instruction*>{d, t});
+    CHECK(uses.Users(t).empty());
+    // A new instruction made through the builder is recorded; then every use of b becomes one of it.
+    nhlo::Instruction* e = module.NewInstruction(comp, nhlo::Opcode::kExp, b->shape, {b}, "e");
+    CHECK(uses.Users(b) == std::vector<nhlo::Instruction*>{d, t, e});
+    nhlo::ReplaceAllUses(comp, b, e);
+    CHECK(d->operands[0] == e);
+    CHECK(t->operands[1] == e);
+    CHECK(e->operands[0] == b);  // the replacement keeps its own use
+    CHECK(uses.Users(b) == std::vector<nhlo::Instruction*>{e});
+    CHECK(uses.Users(e) == std::vector<nhlo::Instruction*>{d, t});
+    nhlo::RemoveInstruction(comp, c);
+    CHECK(uses.IsRemoved(c));
+    CHECK(comp->instructions.size() == 6);  // still listed until the scope ends
+  }
+  CHECK(comp->uses == nullptr);
+  CHECK(comp->instructions.size() == 5);
+  for (nhlo::Instruction* inst : comp->instructions) CHECK(inst != c);
 }

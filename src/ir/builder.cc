@@ -7,6 +7,7 @@
 
 #include "ir/custom_calls.h"
 #include "ir/literal.h"
+#include "ir/uses.h"
 
 namespace nhlo {
 
@@ -149,6 +150,8 @@ Attribute JsonConfigAttr(Module& module, std::string_view json_text) {
 }
 
 void ReplaceAllUses(Computation* comp, Instruction* from, Instruction* to) {
+  if (comp->root == from) comp->root = to;
+  if (comp->uses) return comp->uses->ReplaceAllUsesWith(from, to);
   for (Instruction* inst : comp->instructions) {
     if (inst == to) continue;  // the replacement may use the original
     for (Instruction*& op : inst->operands)
@@ -158,7 +161,13 @@ void ReplaceAllUses(Computation* comp, Instruction* from, Instruction* to) {
         for (Instruction*& p : a.instructions)
           if (p == from) p = to;
   }
-  if (comp->root == from) comp->root = to;
+}
+
+void RemoveInstruction(Computation* comp, Instruction* inst) {
+  if (comp->uses)
+    comp->uses->MarkRemoved(inst);
+  else
+    std::erase(comp->instructions, inst);
 }
 
 void SortTopologically(Computation* comp) {

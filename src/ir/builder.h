@@ -51,6 +51,9 @@ Attribute JsonConfigAttr(Module& module, std::string_view json_text);
 
 /// Replaces every use of `from` in `comp` (operands, the root, control predecessors) by `to`.
 void ReplaceAllUses(Computation* comp, Instruction* from, Instruction* to);
+/// Takes `inst` out of `comp`: O(1) while the computation has a use index (ir/uses.h; the list
+/// is compacted once when the index goes), a scan of the list otherwise.
+void RemoveInstruction(Computation* comp, Instruction* inst);
 
 /// Restores def-before-use order after instructions were appended out of place: a stable
 /// depth-first post-order over operands, starting from the current order.

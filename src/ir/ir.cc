@@ -5,6 +5,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "ir/uses.h"
 #include "support/checked_math.h"
 #include "support/name_table.h"
 #include "support/status.h"
@@ -248,6 +249,7 @@ Instruction* Module::NewInstruction(Computation* comp, Opcode op, const Shape& s
   inst->parent = comp;
   inst->name = UniqueName(base_name.empty() ? OpcodeName(op) : base_name);
   comp->instructions.push_back(inst);
+  if (comp->uses) comp->uses->Add(inst);
   return inst;
 }
 

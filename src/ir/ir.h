@@ -191,6 +191,11 @@ static_assert(sizeof(Instruction) == 128, "a module holds one per instruction: a
 /// instructions, and as malloc'd vectors they were a quarter of a big module's page faults.
 using InstructionList = std::vector<Instruction*, ArenaAllocator<Instruction*>>;
 
+class UseIndex;  // ir/uses.h
+struct UseIndexDeleter {
+  void operator()(UseIndex* index) const;  // ir/uses.cc
+};
+
 struct Computation {
   explicit Computation(Arena& arena) : instructions(ArenaAllocator<Instruction*>(arena)) {}
 
@@ -211,6 +216,9 @@ struct Computation {
   // caches on every question.
   mutable uint32_t signature_cache_id = 0;
   mutable uint32_t signature_index = 0;
+  /// The users of each instruction while a pass edits this computation (ir/uses.h
+  /// ScopedUseIndex); null otherwise. The builder keeps it current.
+  std::unique_ptr<UseIndex, UseIndexDeleter> uses;
 
   /// Parameter instructions sorted by parameter number. In a verified computation the numbers
   /// are 0..N-1, so element i is parameter(i); the size never depends on how large a number

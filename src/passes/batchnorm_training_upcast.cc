@@ -56,7 +56,7 @@ class BatchNormTrainingUpcast final : public Pass {
     Instruction* tuple = MakeTuple(module, comp, narrowed);
     tuple->shape = bf16_bnt->shape;  // keeps the original layouts
     ReplaceAllUses(comp, bf16_bnt, tuple);
-    std::erase(comp->instructions, bf16_bnt);
+    RemoveInstruction(comp, bf16_bnt);
   }
 };
 

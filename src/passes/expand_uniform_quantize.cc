@@ -99,7 +99,7 @@ class ExpandUniformQuantize final : public Pass {
     }
     if (const Attribute* md = call->FindAttr(AttrId::kMetadata)) SetAttr(module, result, *md);
     ReplaceAllUses(comp, call, result);
-    std::erase(comp->instructions, call);
+    RemoveInstruction(comp, call);
     return OkStatus();
   }
 };

@@ -8,6 +8,7 @@
 // f8 data through a plain-HLO unpack, which legalize-scaled-matmul looks through.
 #include "ir/builder.h"
 #include "ir/custom_calls.h"
+#include "ir/uses.h"
 #include "ir/verifier.h"
 #include "passes/mx_packing.h"
 #include "passes/pass.h"
@@ -56,7 +57,8 @@ class LegalizeQuantizeMx final : public Pass {
     // get-tuple-element users read the new values directly, so legalize-scaled-matmul sees the
     // unpack chain; any other user gets a re-tupled value.
     Instruction* parts[2] = {unpacked, scales};
-    for (Instruction* user : std::vector<Instruction*>(comp->instructions.begin(), comp->instructions.end())) {
+    // RewriteMatches gave comp its use index. A copy: replacing a user's uses edits the lists.
+    for (Instruction* user : std::vector<Instruction*>(comp->uses->Users(call))) {
       const Attribute* index = user->FindAttr(AttrId::kIndex);
       if (user->opcode == Opcode::kGetTupleElement && user->operands[0] == call && index && index->i >= 0 &&
           index->i < 2)
@@ -64,7 +66,7 @@ class LegalizeQuantizeMx final : public Pass {
     }
     Instruction* tuple = MakeTuple(module, comp, {unpacked, scales});
     ReplaceAllUses(comp, call, tuple);
-    std::erase(comp->instructions, call);
+    RemoveInstruction(comp, call);
   }
 };
 

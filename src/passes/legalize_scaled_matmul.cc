@@ -81,11 +81,11 @@ class LegalizeScaledMatmul final : public Pass {
     SetAttr(module, call, JsonConfigAttr(module, ScaledMatmulConfigJson(c)));
     if (const Attribute* md = dot->FindAttr(AttrId::kMetadata)) SetAttr(module, call, *md);
     if (Status s = CheckScaledMatmul(*call, c); !s.ok()) {
-      std::erase(comp->instructions, call);
+      RemoveInstruction(comp, call);
       return Status::FromDiagnostic(DiagnosticFor(module, *dot, "'" + std::string(dot->name) + "': " + s.message()));
     }
     ReplaceAllUses(comp, dot, call);
-    std::erase(comp->instructions, dot);
+    RemoveInstruction(comp, dot);
     return OkStatus();
   }
 };

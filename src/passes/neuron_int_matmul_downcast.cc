@@ -108,7 +108,7 @@ class NeuronIntMatmulDowncast final : public Pass {
     created.push_back(result);
     for (Instruction* inst : created) AddAutoCastNone(module, dot, inst);
     ReplaceAllUses(comp, dot, result);
-    std::erase(comp->instructions, dot);
+    RemoveInstruction(comp, dot);
   }
 };
 

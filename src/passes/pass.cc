@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "ir/builder.h"
+#include "ir/uses.h"
 
 namespace nhlo {
 
@@ -16,11 +17,15 @@ Result<bool> RewriteMatches(Module& module, const std::function<Result<bool>(Ins
       NHLO_ASSIGN_OR_RETURN(bool matched, match(*inst));
       if (matched) matches.push_back(inst);
     }
-    for (Instruction* inst : matches) NHLO_TRY(rewrite(comp.get(), inst));
-    if (!matches.empty()) {
-      SortTopologically(comp.get());
-      changed = true;
+    if (matches.empty()) continue;
+    {
+      // The rewrites find users through the index and remove instructions in O(1); the list
+      // is compacted once when the scope ends.
+      ScopedUseIndex uses(*comp);
+      for (Instruction* inst : matches) NHLO_TRY(rewrite(comp.get(), inst));
     }
+    SortTopologically(comp.get());
+    changed = true;
   }
   return changed;
 }
