@@ -192,6 +192,30 @@ Computation* Module::Adopt(std::unique_ptr<Module> other, std::string_view prefi
   return entry;
 }
 
+std::vector<std::string> Module::RemoveDeadComputations() {
+  std::vector<std::string> removed;
+  if (!entry) return removed;
+  std::unordered_set<const Computation*> live{entry};
+  std::vector<const Computation*> work{entry};
+  while (!work.empty()) {
+    const Computation* comp = work.back();
+    work.pop_back();
+    for (const Instruction* inst : comp->instructions)
+      for (const Attribute& a : inst->attrs)
+        if (a.kind == AttrKind::Computation || a.kind == AttrKind::ComputationList)
+          for (const Computation* callee : a.computations)
+            if (callee && live.insert(callee).second) work.push_back(callee);
+  }
+  if (live.size() == computations.size()) return removed;
+  for (const ComputationPtr& comp : computations)
+    if (!live.count(comp.get())) removed.emplace_back(comp->name);
+  std::erase_if(computations, [&](const ComputationPtr& comp) { return !live.count(comp.get()); });
+  // The name table has no erase: it is rebuilt from the computations that stay.
+  computation_index_->by_name.clear();
+  for (const ComputationPtr& comp : computations) computation_index_->by_name.InsertUnique(comp.get());
+  return removed;
+}
+
 Computation* Module::FindComputation(std::string_view comp_name) const {
   return computation_index_->by_name.find(comp_name);
 }

@@ -349,6 +349,11 @@ struct Module {
   /// printed); `other` stays alive inside this module, since its arena holds them. Returns what
   /// was `other`'s entry. For custom-call expansions (driver/custom_call_expansions.h).
   Computation* Adopt(std::unique_ptr<Module> other, std::string_view prefix);
+  /// Removes the computations the entry does not reach through called computations (XLA's
+  /// HloDCE: "a computation is dead if it is not the entry computation of the module and it is
+  /// not reachable from the entry computation"). Returns their names, in module order. Nothing
+  /// is removed from a module without an entry.
+  std::vector<std::string> RemoveDeadComputations();
 
   /// Shape helpers allocating in the arena.
   Shape MakeArrayShape(PrimitiveType type, const std::vector<int64_t>& dims);

@@ -6,8 +6,8 @@
 // attributes, or a computation it calls that has one at any depth, so an unused call whose
 // callee does outfeed stays), a dead `after-all` joining a value with side effects, and XLA's
 // `Sharding` custom-call kept when its operand is the root, a parameter or used elsewhere.
-// One backward sweep per computation removes whole dead chains. Dead computations stay
-// (XLA's pass removes them; nhlo's printer and codegen take every computation).
+// One backward sweep per computation removes whole dead chains. Then, as XLA's pass does, the
+// computations the entry no longer reaches (or never did) go too (Module::RemoveDeadComputations).
 #include <unordered_map>
 #include <vector>
 
@@ -39,6 +39,7 @@ class DcePass final : public Pass {
     SideEffects effects(module);
     bool changed = false;
     for (auto& comp : module.computations) changed |= RunOnComputation(*comp, effects, module);
+    changed |= !module.RemoveDeadComputations().empty();
     return changed;
   }
 
