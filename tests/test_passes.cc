@@ -357,3 +357,54 @@ ENTRY e {
   CHECK(comp->instructions.size() == 5);
   for (nhlo::Instruction* inst : comp->instructions) CHECK(inst != c);
 }
+
+namespace {
+// Reports a change on each of its first `limit` runs, and none after.
+class CountingPass final : public nhlo::Pass {
+ public:
+  explicit CountingPass(int limit) : limit_(limit) {}
+  nhlo::Result<bool> Run(nhlo::Module&) override { return ++runs_ <= limit_; }
+  int runs() const { return runs_; }
+
+ private:
+  int limit_;
+  int runs_ = 0;
+};
+}  // namespace
+
+// XLA's HloPassFix: run until a run changes nothing, or stop at the iteration limit.
+TEST_CASE("fixed-point wrapper runs a pass to convergence") {
+  auto m = nhlo::ParseModule("t.hlo", "HloModule m\nENTRY e {\n  ROOT a = f32[] parameter(0)\n}\n");
+  REQUIRE(m.ok());
+  {
+    auto inner = std::make_unique<CountingPass>(3);
+    CountingPass* counting = inner.get();
+    nhlo::FixedPointPass fix(std::move(inner));
+    auto changed = fix.Run(**m);
+    REQUIRE(changed.ok());
+    CHECK(*changed);
+    CHECK(counting->runs() == 4);  // three that changed, one that did not
+    CHECK(fix.iterations() == 4);
+  }
+  {
+    nhlo::FixedPointPass fix(std::make_unique<CountingPass>(0));
+    auto changed = fix.Run(**m);
+    REQUIRE(changed.ok());
+    CHECK(!*changed);
+    CHECK(fix.iterations() == 1);
+  }
+  {
+    auto inner = std::make_unique<CountingPass>(1000);
+    CountingPass* counting = inner.get();
+    nhlo::FixedPointPass fix(std::move(inner), 5);
+    std::vector<nhlo::Remark> remarks;
+    fix.set_remarks(&remarks, false);
+    auto changed = fix.Run(**m);
+    REQUIRE(changed.ok());
+    CHECK(*changed);
+    CHECK(counting->runs() == 5);
+    REQUIRE(remarks.size() == 1);
+    CHECK(remarks[0].kind == nhlo::RemarkKind::kWarning);
+    CHECK(remarks[0].message.find("after 5 runs") != std::string::npos);
+  }
+}

@@ -30,6 +30,21 @@ Result<bool> RewriteMatches(Module& module, const std::function<Result<bool>(Ins
   return changed;
 }
 
+Result<bool> FixedPointPass::Run(Module& module) {
+  inner_->set_remarks(remarks(), all_kinds());
+  bool changed = false;
+  for (iterations_ = 1;; ++iterations_) {
+    NHLO_ASSIGN_OR_RETURN(bool changed_now, inner_->Run(module));
+    if (!changed_now) return changed;
+    changed = true;
+    if (iterations_ == max_iterations_) break;
+  }
+  if (module.entry && module.entry->root && Wants(RemarkKind::kWarning))
+    Emit(RemarkKind::kWarning, *module.entry->root, "NoFixedPoint",
+         "the pass still changed the module after " + std::to_string(max_iterations_) + " runs; stopped there");
+  return changed;
+}
+
 void Pass::Emit(RemarkKind kind, const Instruction& at, std::string name, std::string message) {
   if (!Wants(kind)) return;
   Remark r;

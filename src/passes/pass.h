@@ -35,10 +35,29 @@ class Pass {
   /// A remark about `at` (passes/remarks.h): what the pass did, declined, found, or a warning
   /// that the rewrite may change this module's results.
   void Emit(RemarkKind kind, const Instruction& at, std::string name, std::string message);
+  std::vector<Remark>* remarks() const { return remarks_; }
+  bool all_kinds() const { return all_kinds_; }
 
  private:
   std::vector<Remark>* remarks_ = nullptr;
   bool all_kinds_ = false;
+};
+
+/// Runs a pass until it reports no change (XLA's HloPassFix): for rewrites that expose more of
+/// themselves. Stops after `max_iterations` runs that all changed something, as XLA's loop does
+/// (kIterationLimit 25), with a warning remark; the module is then as the last run left it.
+class FixedPointPass final : public Pass {
+ public:
+  explicit FixedPointPass(std::unique_ptr<Pass> inner, int max_iterations = 25)
+      : inner_(std::move(inner)), max_iterations_(max_iterations) {}
+  Result<bool> Run(Module& module) override;
+  /// How many times the last Run ran the inner pass.
+  int iterations() const { return iterations_; }
+
+ private:
+  std::unique_ptr<Pass> inner_;
+  int max_iterations_;
+  int iterations_ = 0;
 };
 
 /// The loop most passes share. In each computation it collects the instructions `match`
