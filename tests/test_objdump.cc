@@ -157,7 +157,7 @@ TEST_CASE("the hex dump holds every byte of the file once, in order, with the de
                            "m[0..3] 1, 2, 3, 4",
                            "m[4..5] 5, 6",
                            "= while(",
-                           "attribute  0: condition={cond}",
+                           "attribute  0: condition=cond",
                            "window (13)",
                            "[0] pad high          1",
                            "dim labels (16)",

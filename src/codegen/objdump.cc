@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cstdio>
 
+#include "ir/printer.h"
 #include "support/escape.h"
 
 namespace nhlo {
@@ -105,46 +106,11 @@ void AppendAttrText(std::string& out, const BundleProgram& p, const AttrRecord& 
       break;
     case AttrKind::Enum: out += EnumValueName(EnumSetOf(a.id), a.i); break;
     case AttrKind::EnumList: AppendEnumList(out, a.id, a.ints.data(), a.ints.size()); break;
-    case AttrKind::Window:
-      out += '{';
-      for (size_t i = 0; i < a.window.size(); ++i) {
-        const WindowDim& d = a.window[i];
-        if (i) out += ' ';
-        out += "size=" + std::to_string(d.size) + ",stride=" + std::to_string(d.stride) +
-               ",pad=" + std::to_string(d.pad_low) + "_" + std::to_string(d.pad_high) +
-               ",dilate=" + std::to_string(d.base_dilation) + "/" + std::to_string(d.window_dilation) +
-               (d.reversal ? ",reversed" : "");
-      }
-      out += '}';
-      break;
-    case AttrKind::SliceRanges:
-      out += '{';
-      for (size_t i = 0; i < a.slices.size(); ++i) {
-        if (i) out += ", ";
-        out += '[' + std::to_string(a.slices[i].start) + ':' + std::to_string(a.slices[i].limit) + ':' +
-               std::to_string(a.slices[i].stride) + ']';
-      }
-      out += '}';
-      break;
-    case AttrKind::PaddingConfig:
-      for (size_t i = 0; i < a.padding.size(); ++i) {
-        if (i) out += 'x';
-        out += std::to_string(a.padding[i].low) + '_' + std::to_string(a.padding[i].high) + '_' +
-               std::to_string(a.padding[i].interior);
-      }
-      break;
-    case AttrKind::DimLabels: {
-      const ConvDimLabels& l = a.dim_labels;
-      out += "{in b" + std::to_string(l.input_batch) + " f" + std::to_string(l.input_feature) + " s";
-      AppendInts(out, std::vector<int64_t>(l.input_spatial.begin(), l.input_spatial.end()));
-      out +=
-          ", kernel i" + std::to_string(l.kernel_input_feature) + " o" + std::to_string(l.kernel_output_feature) + " s";
-      AppendInts(out, std::vector<int64_t>(l.kernel_spatial.begin(), l.kernel_spatial.end()));
-      out += ", out b" + std::to_string(l.output_batch) + " f" + std::to_string(l.output_feature) + " s";
-      AppendInts(out, std::vector<int64_t>(l.output_spatial.begin(), l.output_spatial.end()));
-      out += l.has_unknown ? ", unknown}" : "}";
-      break;
-    }
+    // As HLO text writes them (the IR printer's forms).
+    case AttrKind::Window: AppendWindowText(out, a.window); break;
+    case AttrKind::SliceRanges: AppendSliceText(out, a.slices); break;
+    case AttrKind::PaddingConfig: AppendPaddingText(out, a.padding); break;
+    case AttrKind::DimLabels: AppendDimLabelsText(out, a.dim_labels); break;
     case AttrKind::ReplicaGroups: {
       const ReplicaGroupsRecord& g = a.replica_groups;
       if (g.mesh) {
@@ -171,6 +137,11 @@ void AppendAttrText(std::string& out, const BundleProgram& p, const AttrRecord& 
       break;
     }
     case AttrKind::Computation:
+      if (a.computations.size() == 1) {  // to_apply=add, as HLO writes one callee
+        out += p.computations[a.computations[0]].name;
+        break;
+      }
+      [[fallthrough]];
     case AttrKind::ComputationList:
       out += '{';
       for (size_t i = 0; i < a.computations.size(); ++i) {

@@ -708,4 +708,17 @@ std::string PrintModule(const Module& module, const std::function<bool(const Com
   return out;
 }
 
+// The structured attribute values in HLO syntax, for nhlo-objdump (it holds them in vectors,
+// not in an arena). The printers only read through the spans.
+void AppendWindowText(std::string& out, const std::vector<WindowDim>& w) {
+  AppendWindow(out, Span<WindowDim>(const_cast<WindowDim*>(w.data()), w.size()));
+}
+void AppendSliceText(std::string& out, const std::vector<SliceDim>& s) {
+  AppendSlices(out, Span<SliceDim>(const_cast<SliceDim*>(s.data()), s.size()));
+}
+void AppendPaddingText(std::string& out, const std::vector<PaddingDim>& p) {
+  AppendPadding(out, Span<PaddingDim>(const_cast<PaddingDim*>(p.data()), p.size()));
+}
+void AppendDimLabelsText(std::string& out, const ConvDimLabels& labels) { AppendDimLabels(out, labels); }
+
 }  // namespace nhlo

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "ir/ir.h"
 
@@ -45,5 +46,12 @@ void AppendAttributeValue(std::string& out, const Attribute& a, const PrintStyle
 /// as XLA's OpMetadataToString; ", " in frontend_attributes, as nhlo's passes have always
 /// written them (XLA's FrontendAttributesToString joins with a bare ",").
 std::string_view KeyValueSeparator(AttrId id);
+
+/// window={...}, slice={...}, padding=..., dim_labels=... values as the printer writes them
+/// (without the name and '='), for values held outside the IR (nhlo-objdump's records).
+void AppendWindowText(std::string& out, const std::vector<WindowDim>& window);
+void AppendSliceText(std::string& out, const std::vector<SliceDim>& slices);
+void AppendPaddingText(std::string& out, const std::vector<PaddingDim>& padding);
+void AppendDimLabelsText(std::string& out, const ConvDimLabels& labels);
 
 }  // namespace nhlo
