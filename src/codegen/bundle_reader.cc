@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "codegen/attr_layout.h"
 #include "support/checked_math.h"
 
 namespace nhlo {
@@ -374,19 +375,111 @@ class Decoder {
     return OkStatus();
   }
 
-  template <typename T>
-  Status ReadCount(Reader& r, size_t payload_end, size_t element_bytes, std::vector<T>& out, const char* what) {
-    uint32_t n;
-    NHLO_TRY(r.Read(n, what));
-    if (r.pos() > payload_end || static_cast<uint64_t>(n) * element_bytes > payload_end - r.pos())
-      return r.Error(std::string(what) + " is longer than its payload");
-    out.resize(n);
+  // The reader's side of codegen/attr_layout.h: each field read from the payload and checked.
+  struct ReadFields {
+    static constexpr bool kDecoding = true;
+    static constexpr const char* kWhat = "attribute payload";
+    Decoder& decoder;
+    Reader& r;
+    size_t at;   // the attribute's header, where errors point
+    size_t end;  // the end of its payload
+    const std::string& name;
+    uint32_t comp_index;
+
+    Status Invalid(const std::string& message) { return r.ErrorAt(at, "attribute '" + name + "' " + message); }
+    Status U8Named(FieldName, uint8_t& v, std::string_view) { return r.Read(v, kWhat); }
+    Status U32(FieldName, uint32_t& v) { return r.Read(v, kWhat); }
+    Status I64(FieldName, int64_t& v) { return r.Read(v, kWhat); }
+    Status F64(FieldName, double& v) { return r.Read(v, kWhat); }
+    Status Bool(FieldName, bool& v) {
+      uint8_t byte;
+      NHLO_TRY(r.Read(byte, kWhat));
+      if (byte > 1) return Invalid("is a bool of value " + std::to_string(byte));
+      v = byte != 0;
+      return OkStatus();
+    }
+    Status Flag(FieldName, bool& v) {
+      uint8_t byte;
+      NHLO_TRY(r.Read(byte, kWhat));
+      v = byte != 0;
+      return OkStatus();
+    }
+    Status Bool64(FieldName, bool& v) {
+      int64_t word;
+      NHLO_TRY(r.Read(word, kWhat));
+      if (word != 0 && word != 1) return r.ErrorAt(at, "window reversal must be 0 or 1");
+      v = word == 1;
+      return OkStatus();
+    }
+    Status Enum(FieldName, AttrId id, int64_t& v) {
+      uint8_t code;
+      NHLO_TRY(r.Read(code, kWhat));
+      if (EnumValueName(EnumSetOf(id), code).empty()) return Invalid("has unknown value code " + std::to_string(code));
+      v = code;
+      return OkStatus();
+    }
+    Status Text(FieldName, std::string_view& s) { return decoder.ReadString(r, s); }
+    Status Callee(FieldName, uint32_t& c) {
+      NHLO_TRY(r.Read(c, kWhat));
+      // Callees come before their callers, so no file can make a computation call itself.
+      if (c >= comp_index)
+        return Invalid("calls computation " + std::to_string(c) + ", which does not precede its caller");
+      return OkStatus();
+    }
+    Status Count(FieldName, size_t element_bytes, uint32_t& n) {
+      NHLO_TRY(r.Read(n, kWhat));
+      if (r.pos() > end || static_cast<uint64_t>(n) * element_bytes > end - r.pos())
+        return r.Error(std::string(kWhat) + " is longer than its payload");
+      return OkStatus();
+    }
+    Status Reserved(size_t bytes) {
+      for (size_t i = 0; i < bytes; ++i) {
+        uint8_t ignored;
+        NHLO_TRY(r.Read(ignored, kWhat));
+      }
+      return OkStatus();
+    }
+  };
+
+  // Without a `?` label each shape's labels are a permutation of its dimensions (batch,
+  // feature, spatial...), which the interpreter indexes with.
+  static Status CheckDimLabels(const Reader& r, size_t at, const ConvDimLabels& l) {
+    if (l.has_unknown) return OkStatus();
+    const size_t spatial = l.input_spatial.size();
+    auto permutation = [&](size_t rank, std::initializer_list<int64_t> fixed, const SpatialDims& dims) {
+      if (rank != spatial + 2) return false;
+      uint64_t seen = 0;
+      auto take = [&](int64_t v) {
+        if (v < 0 || v >= static_cast<int64_t>(rank) || (seen >> v & 1)) return false;
+        seen |= uint64_t{1} << v;
+        return true;
+      };
+      for (int64_t v : fixed)
+        if (!take(v)) return false;
+      for (int64_t v : dims)
+        if (!take(v)) return false;
+      return true;
+    };
+    if (!permutation(l.input_rank, {l.input_batch, l.input_feature}, l.input_spatial) ||
+        !permutation(l.kernel_rank, {l.kernel_input_feature, l.kernel_output_feature}, l.kernel_spatial) ||
+        !permutation(l.output_rank, {l.output_batch, l.output_feature}, l.output_spatial))
+      return r.ErrorAt(at, "dim_labels are not a permutation of the dimensions of each shape");
     return OkStatus();
   }
 
-  Status ReadInts(Reader& r, size_t payload_end, std::vector<int64_t>& out, const char* what) {
-    NHLO_TRY(ReadCount(r, payload_end, 8, out, what));
-    for (int64_t& v : out) NHLO_TRY(r.Read(v, what));
+  static Status CheckReplicaGroups(const Reader& r, size_t at, const ReplicaGroupsRecord& g) {
+    if (g.mesh) return OkStatus();
+    if (g.iota) {
+      if (const char* problem = IotaDeviceListProblem(g.num_groups, g.group_size, g.reshape_dims, g.transpose))
+        return r.ErrorAt(at, std::string("replica_groups: ") + problem);
+      return OkStatus();
+    }
+    uint64_t total = 0;
+    for (int64_t n : g.group_sizes) {
+      if (n < 0) return r.ErrorAt(at, "replica_groups has a negative group size");
+      total += static_cast<uint64_t>(n);
+    }
+    if (total != g.ids.size()) return r.ErrorAt(at, "replica_groups sizes do not add up to its members");
     return OkStatus();
   }
 
@@ -414,183 +507,10 @@ class Decoder {
     size_t start = r.pos();
     if (payload > r.size() - start) return r.ErrorAt(at, "attribute '" + name + "' is longer than its bundle");
     size_t end = start + payload;
-    const char* what = "attribute payload";
-    switch (a.kind) {
-      case AttrKind::Int: NHLO_TRY(r.Read(a.i, what)); break;
-      case AttrKind::Bool: {
-        uint8_t v;
-        NHLO_TRY(r.Read(v, what));
-        if (v > 1) return r.ErrorAt(at, "attribute '" + name + "' is a bool of value " + std::to_string(v));
-        a.b = v != 0;
-        break;
-      }
-      case AttrKind::Float: NHLO_TRY(r.Read(a.f, what)); break;
-      case AttrKind::Enum: {
-        uint8_t v;
-        NHLO_TRY(r.Read(v, what));
-        if (EnumValueName(EnumSetOf(a.id), v).empty())
-          return r.ErrorAt(at, "attribute '" + name + "' has unknown value code " + std::to_string(v));
-        a.i = v;
-        break;
-      }
-      case AttrKind::String:
-      case AttrKind::Ident:
-      case AttrKind::Raw: NHLO_TRY(ReadString(r, a.text)); break;
-      case AttrKind::Config: {
-        NHLO_TRY(ReadString(r, a.text));
-        uint8_t json;
-        NHLO_TRY(r.Read(json, what));
-        a.is_json = json != 0;
-        break;
-      }
-      case AttrKind::IntList:
-      case AttrKind::PairList:
-        NHLO_TRY(ReadInts(r, end, a.ints, what));
-        if (a.kind == AttrKind::PairList && a.ints.size() % 2 != 0)
-          return r.ErrorAt(at, "attribute '" + name + "' has an unpaired entry");
-        break;
-      case AttrKind::EnumList:
-        NHLO_TRY(ReadCount(r, end, 1, a.ints, what));
-        for (int64_t& v : a.ints) {
-          uint8_t c;
-          NHLO_TRY(r.Read(c, what));
-          if (EnumValueName(EnumSetOf(a.id), c).empty())
-            return r.ErrorAt(at, "attribute '" + name + "' has unknown value code " + std::to_string(c));
-          v = c;
-        }
-        break;
-      case AttrKind::Computation:
-      case AttrKind::ComputationList:
-        NHLO_TRY(ReadCount(r, end, 4, a.computations, what));
-        if (a.kind == AttrKind::Computation && a.computations.size() != 1)
-          return r.ErrorAt(
-              at, "attribute '" + name + "' names " + std::to_string(a.computations.size()) + " computations, not one");
-        for (uint32_t& c : a.computations) {
-          NHLO_TRY(r.Read(c, what));
-          // Callees come before their callers, so no file can make a computation call itself.
-          if (c >= comp_index)
-            return r.ErrorAt(at, "attribute '" + name + "' calls computation " + std::to_string(c) +
-                                     ", which does not precede its caller");
-        }
-        break;
-      case AttrKind::Window:
-        NHLO_TRY(ReadCount(r, end, 56, a.window, what));
-        for (WindowDim& d : a.window) {
-          int64_t reversal;
-          NHLO_TRY(r.Read(d.size, what));
-          NHLO_TRY(r.Read(d.stride, what));
-          NHLO_TRY(r.Read(d.pad_low, what));
-          NHLO_TRY(r.Read(d.pad_high, what));
-          NHLO_TRY(r.Read(d.base_dilation, what));
-          NHLO_TRY(r.Read(d.window_dilation, what));
-          NHLO_TRY(r.Read(reversal, what));
-          if (reversal != 0 && reversal != 1) return r.ErrorAt(at, "window reversal must be 0 or 1");
-          d.reversal = reversal == 1;
-        }
-        break;
-      case AttrKind::SliceRanges:
-        NHLO_TRY(ReadCount(r, end, 24, a.slices, what));
-        for (SliceDim& d : a.slices) {
-          NHLO_TRY(r.Read(d.start, what));
-          NHLO_TRY(r.Read(d.limit, what));
-          NHLO_TRY(r.Read(d.stride, what));
-        }
-        break;
-      case AttrKind::PaddingConfig:
-        NHLO_TRY(ReadCount(r, end, 24, a.padding, what));
-        for (PaddingDim& d : a.padding) {
-          NHLO_TRY(r.Read(d.low, what));
-          NHLO_TRY(r.Read(d.high, what));
-          NHLO_TRY(r.Read(d.interior, what));
-        }
-        break;
-      case AttrKind::DimLabels: {
-        ConvDimLabels& l = a.dim_labels;
-        uint32_t spatial;
-        uint8_t unknown, pad8;
-        uint16_t pad16;
-        int64_t ranks[3];
-        NHLO_TRY(r.Read(spatial, what));
-        NHLO_TRY(r.Read(unknown, what));
-        NHLO_TRY(r.Read(pad8, what));
-        NHLO_TRY(r.Read(pad16, what));
-        if (spatial > SpatialDims::kMax) return r.ErrorAt(at, "dim_labels has more than 10 spatial dimensions");
-        for (int64_t* v : {&l.input_batch, &l.input_feature, &l.kernel_input_feature, &l.kernel_output_feature,
-                           &l.output_batch, &l.output_feature, &ranks[0], &ranks[1], &ranks[2]})
-          NHLO_TRY(r.Read(*v, what));
-        for (int64_t rank : ranks)
-          if (rank < 0 || rank > 64) return r.ErrorAt(at, "dim_labels has an impossible rank");
-        l.input_rank = static_cast<size_t>(ranks[0]);
-        l.kernel_rank = static_cast<size_t>(ranks[1]);
-        l.output_rank = static_cast<size_t>(ranks[2]);
-        l.has_unknown = unknown != 0;
-        for (SpatialDims* s : {&l.input_spatial, &l.kernel_spatial, &l.output_spatial}) {
-          for (uint32_t k = 0; k < spatial; ++k) {
-            int64_t v;
-            NHLO_TRY(r.Read(v, what));
-            s->push_back(v);
-          }
-        }
-        // Without a `?` label each shape's labels are a permutation of its dimensions (batch,
-        // feature, spatial...), which the interpreter indexes with.
-        if (!l.has_unknown) {
-          auto permutation = [&](size_t rank, std::initializer_list<int64_t> fixed, const SpatialDims& dims) {
-            if (rank != spatial + 2) return false;
-            uint64_t seen = 0;
-            auto take = [&](int64_t v) {
-              if (v < 0 || v >= static_cast<int64_t>(rank) || (seen >> v & 1)) return false;
-              seen |= uint64_t{1} << v;
-              return true;
-            };
-            for (int64_t v : fixed)
-              if (!take(v)) return false;
-            for (int64_t v : dims)
-              if (!take(v)) return false;
-            return true;
-          };
-          if (!permutation(l.input_rank, {l.input_batch, l.input_feature}, l.input_spatial) ||
-              !permutation(l.kernel_rank, {l.kernel_input_feature, l.kernel_output_feature}, l.kernel_spatial) ||
-              !permutation(l.output_rank, {l.output_batch, l.output_feature}, l.output_spatial))
-            return r.ErrorAt(at, "dim_labels are not a permutation of the dimensions of each shape");
-        }
-        break;
-      }
-      case AttrKind::ReplicaGroups: {
-        ReplicaGroupsRecord& g = a.replica_groups;
-        uint8_t iota, pad8;
-        uint16_t pad16;
-        NHLO_TRY(r.Read(iota, what));
-        NHLO_TRY(r.Read(pad8, what));
-        NHLO_TRY(r.Read(pad16, what));
-        if (iota > 2) return r.ErrorAt(at, "replica_groups has unknown form " + std::to_string(iota));
-        g.iota = iota == 1;
-        g.mesh = iota == 2;
-        if (g.mesh) {
-          // no payload
-        } else if (g.iota) {
-          NHLO_TRY(r.Read(g.num_groups, what));
-          NHLO_TRY(r.Read(g.group_size, what));
-          NHLO_TRY(ReadInts(r, end, g.reshape_dims, what));
-          NHLO_TRY(ReadInts(r, end, g.transpose, what));
-          if (const char* problem = IotaDeviceListProblem(g.num_groups, g.group_size, g.reshape_dims, g.transpose))
-            return r.ErrorAt(at, std::string("replica_groups: ") + problem);
-        } else {
-          NHLO_TRY(ReadInts(r, end, g.group_sizes, what));
-          NHLO_TRY(ReadInts(r, end, g.ids, what));
-          uint64_t total = 0;
-          for (int64_t n : g.group_sizes) {
-            if (n < 0) return r.ErrorAt(at, "replica_groups has a negative group size");
-            total += static_cast<uint64_t>(n);
-          }
-          if (total != g.ids.size()) return r.ErrorAt(at, "replica_groups sizes do not add up to its members");
-        }
-        break;
-      }
-      case AttrKind::InstructionList:
-      case AttrKind::Shape:
-      case AttrKind::Literal:
-      case AttrKind::KeyValues: return r.ErrorAt(at, "attribute '" + name + "' is of a kind bundle files do not carry");
-    }
+    ReadFields fields{*this, r, at, end, name, comp_index};
+    NHLO_TRY(AttrPayload(fields, a));
+    if (a.kind == AttrKind::DimLabels) NHLO_TRY(CheckDimLabels(r, at, a.dim_labels));
+    if (a.kind == AttrKind::ReplicaGroups) NHLO_TRY(CheckReplicaGroups(r, at, a.replica_groups));
     if (r.pos() != end) return r.ErrorAt(at, "attribute '" + name + "' payload size does not match its contents");
     NHLO_TRY(r.AlignTo(4, "attribute padding"));
     return OkStatus();

@@ -10,6 +10,7 @@
 #include <map>
 #include <unordered_map>
 
+#include "codegen/attr_layout.h"
 #include "codegen/buffer_assignment.h"
 #include "codegen/codegen.h"
 #include "ir/custom_calls.h"
@@ -450,6 +451,80 @@ class Writer {
     return OkStatus();
   }
 
+  // The writer's side of codegen/attr_layout.h: each field appended to the bundle stream.
+  struct WriteFields {
+    static constexpr bool kDecoding = false;
+    Writer& writer;
+    ByteWriter& w;
+    Status Invalid(const std::string&) { return OkStatus(); }  // a record from the IR is valid
+    Status U8Named(FieldName, uint8_t v, std::string_view) { return w.U8(v), OkStatus(); }
+    Status U32(FieldName, uint32_t v) { return w.U32(v), OkStatus(); }
+    Status I64(FieldName, int64_t v) { return w.I64(v), OkStatus(); }
+    Status F64(FieldName, double v) { return w.F64(v), OkStatus(); }
+    Status Bool(FieldName, bool v) { return w.U8(v), OkStatus(); }
+    Status Flag(FieldName, bool v) { return w.U8(v), OkStatus(); }
+    Status Bool64(FieldName, bool v) { return w.I64(v ? 1 : 0), OkStatus(); }
+    Status Enum(FieldName, AttrId, int64_t v) { return w.U8(static_cast<uint8_t>(v)), OkStatus(); }
+    Status Text(FieldName, std::string_view s) { return writer.StringRef(w, s), OkStatus(); }
+    Status Callee(FieldName, uint32_t c) { return w.U32(c), OkStatus(); }
+    Status Count(FieldName, size_t, uint32_t n) { return w.U32(n), OkStatus(); }
+    Status Reserved(size_t bytes) {
+      for (size_t i = 0; i < bytes; ++i) w.U8(0);
+      return OkStatus();
+    }
+  };
+
+  // The attribute as a bundle record: the form the layout walks (and the reader makes).
+  const AttrRecord& RecordOf(const Attribute& a) {
+    AttrRecord& r = scratch_;
+    r.id = a.id;
+    r.kind = a.kind;
+    r.text = a.text;
+    r.b = a.b;
+    r.is_json = a.config_is_json;
+    switch (a.kind) {
+      case AttrKind::Int:
+      case AttrKind::Enum: r.i = a.i; break;
+      case AttrKind::Float: r.f = a.f; break;
+      case AttrKind::IntList:
+      case AttrKind::EnumList:
+      case AttrKind::PairList: r.ints.assign(a.ints.begin(), a.ints.end()); break;
+      case AttrKind::Computation:
+      case AttrKind::ComputationList:
+        r.computations.clear();
+        for (const Computation* c : a.computations) r.computations.push_back(comp_index_.at(c));
+        break;
+      case AttrKind::Window: r.window.assign(a.window.begin(), a.window.end()); break;
+      case AttrKind::SliceRanges: r.slices.assign(a.slices.begin(), a.slices.end()); break;
+      case AttrKind::PaddingConfig: r.padding.assign(a.padding.begin(), a.padding.end()); break;
+      case AttrKind::DimLabels: r.dim_labels = *a.dim_labels; break;
+      case AttrKind::ReplicaGroups: {
+        const ReplicaGroupList& g = *a.replica_groups;
+        ReplicaGroupsRecord& out = r.replica_groups;
+        // Mesh axes the parser could read as an iota travel as that iota.
+        out.iota = g.iota;
+        out.mesh = !g.iota && g.mesh;
+        out.num_groups = g.num_groups;
+        out.group_size = g.group_size;
+        out.reshape_dims.assign(g.reshape_dims.begin(), g.reshape_dims.end());
+        out.transpose.assign(g.transpose.begin(), g.transpose.end());
+        out.group_sizes.assign(g.group_sizes.begin(), g.group_sizes.end());
+        out.ids.assign(g.ids.begin(), g.ids.end());
+        break;
+      }
+      case AttrKind::Bool:
+      case AttrKind::String:
+      case AttrKind::Ident:
+      case AttrKind::Raw:
+      case AttrKind::Config:
+      case AttrKind::InstructionList:
+      case AttrKind::Shape:
+      case AttrKind::Literal:
+      case AttrKind::KeyValues: break;  // the text and flags above, or never encoded (see Encoded)
+    }
+    return r;
+  }
+
   void EncodeAttr(ByteWriter& w, const Attribute& a) {
     w.U16(AttrWireCode(a.id));
     w.U8(static_cast<uint8_t>(a.kind));
@@ -457,99 +532,8 @@ class Writer {
     size_t size_at = w.size();
     w.U32(0);
     size_t start = w.size();
-    auto int_list = [&](const int64_t* v, size_t count) {
-      w.U32(static_cast<uint32_t>(count));
-      for (size_t i = 0; i < count; ++i) w.I64(v[i]);
-    };
-    switch (a.kind) {
-      case AttrKind::Int: w.I64(a.i); break;
-      case AttrKind::Bool: w.U8(a.b); break;
-      case AttrKind::Float: w.F64(a.f); break;
-      case AttrKind::Enum: w.U8(static_cast<uint8_t>(a.i)); break;
-      case AttrKind::String:
-      case AttrKind::Ident:
-      case AttrKind::Raw: StringRef(w, a.text); break;
-      case AttrKind::Config:
-        StringRef(w, a.text);
-        w.U8(a.config_is_json);
-        break;
-      case AttrKind::IntList:
-      case AttrKind::PairList: int_list(a.ints.data(), a.ints.size()); break;
-      case AttrKind::EnumList:
-        w.U32(static_cast<uint32_t>(a.ints.size()));
-        for (int64_t v : a.ints) w.U8(static_cast<uint8_t>(v));
-        break;
-      case AttrKind::Computation:
-      case AttrKind::ComputationList:
-        w.U32(static_cast<uint32_t>(a.computations.size()));
-        for (const Computation* c : a.computations) w.U32(comp_index_.at(c));
-        break;
-      case AttrKind::Window:
-        w.U32(static_cast<uint32_t>(a.window.size()));
-        for (const WindowDim& d : a.window) {
-          w.I64(d.size);
-          w.I64(d.stride);
-          w.I64(d.pad_low);
-          w.I64(d.pad_high);
-          w.I64(d.base_dilation);
-          w.I64(d.window_dilation);
-          w.I64(d.reversal ? 1 : 0);
-        }
-        break;
-      case AttrKind::SliceRanges:
-        w.U32(static_cast<uint32_t>(a.slices.size()));
-        for (const SliceDim& d : a.slices) {
-          w.I64(d.start);
-          w.I64(d.limit);
-          w.I64(d.stride);
-        }
-        break;
-      case AttrKind::PaddingConfig:
-        w.U32(static_cast<uint32_t>(a.padding.size()));
-        for (const PaddingDim& d : a.padding) {
-          w.I64(d.low);
-          w.I64(d.high);
-          w.I64(d.interior);
-        }
-        break;
-      case AttrKind::DimLabels: {
-        const ConvDimLabels& l = *a.dim_labels;
-        w.U32(static_cast<uint32_t>(l.input_spatial.size()));
-        w.U8(l.has_unknown);
-        w.U8(0);
-        w.U16(0);
-        for (int64_t v : {l.input_batch, l.input_feature, l.kernel_input_feature, l.kernel_output_feature,
-                          l.output_batch, l.output_feature, static_cast<int64_t>(l.input_rank),
-                          static_cast<int64_t>(l.kernel_rank), static_cast<int64_t>(l.output_rank)})
-          w.I64(v);
-        for (const SpatialDims* s : {&l.input_spatial, &l.kernel_spatial, &l.output_spatial})
-          for (size_t i = 0; i < l.input_spatial.size(); ++i) w.I64(i < s->size() ? (*s)[i] : -1);
-        break;
-      }
-      case AttrKind::ReplicaGroups: {
-        const ReplicaGroupList& g = *a.replica_groups;
-        // Mesh axes the parser could read as an iota travel as that iota.
-        w.U8(g.iota ? 1 : g.mesh ? 2 : 0);
-        w.U8(0);
-        w.U16(0);
-        if (g.iota) {
-          w.I64(g.num_groups);
-          w.I64(g.group_size);
-          int_list(g.reshape_dims.data(), g.reshape_dims.size());
-          int_list(g.transpose.data(), g.transpose.size());
-        } else if (g.mesh) {
-          // Mesh axes without an iota reading carry no device lists; the form code alone says so.
-        } else {
-          int_list(g.group_sizes.data(), g.group_sizes.size());
-          int_list(g.ids.data(), g.ids.size());
-        }
-        break;
-      }
-      case AttrKind::InstructionList:
-      case AttrKind::Shape:
-      case AttrKind::Literal:
-      case AttrKind::KeyValues: break;  // never encoded (see Encoded)
-    }
+    WriteFields fields{*this, w};
+    (void)AttrPayload(fields, RecordOf(a));
     uint64_t payload = w.size() - start;
     w.PatchU32(size_at, static_cast<uint32_t>(payload));
     w.Align(4);
@@ -656,6 +640,7 @@ class Writer {
   const CodegenOptions& opts_;
   ArenaReport* report_;
   std::unordered_map<const Computation*, uint32_t> comp_index_;
+  AttrRecord scratch_;  // RecordOf's record, reused so its lists keep their capacity
   std::vector<CompOut> comps_;
   std::string strings_;
   std::vector<StringSlot> string_slots_;

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/attr_layout.h"
 #include "codegen/objdump.h"
 #include "support/escape.h"
 #include "types/element.h"
@@ -451,6 +452,77 @@ class HexDumper {
     for (size_t i = 0; i < b.attrs.size(); ++i) Attr(i, b.attrs[i]);
   }
 
+  // The dump's side of codegen/attr_layout.h: each field printed beside its bytes, checked
+  // against the decoded value.
+  struct HexFields {
+    static constexpr bool kDecoding = false;
+    HexDumper& d;
+    uint64_t& at;
+
+    static std::string Name(FieldName f) {
+      std::string s;
+      if (f.index >= 0 && f.index_first)
+        s = Idx("", static_cast<size_t>(f.index)) + " " + std::string(f.name);
+      else if (f.index >= 0)
+        s = Idx(f.name, static_cast<size_t>(f.index));
+      else
+        s = std::string(f.name);
+      return s + std::string(f.suffix);
+    }
+    Status Invalid(const std::string&) { return OkStatus(); }  // the reader accepted the record
+    Status U8Named(FieldName f, uint8_t v, std::string_view description) {
+      d.U8(at, Name(f), v, std::string(description));
+      return OkStatus();
+    }
+    Status U32(FieldName f, uint32_t v) {
+      d.U32(at, Name(f), v, Dec(v));
+      return OkStatus();
+    }
+    Status I64(FieldName f, int64_t v) {
+      d.I64(at, Name(f), v);
+      return OkStatus();
+    }
+    Status F64(FieldName f, double v) {
+      uint64_t bits;
+      std::memcpy(&bits, &v, 8);
+      std::string value;
+      AppendElement(value, PrimitiveType::kF64, reinterpret_cast<const uint8_t*>(&v), false);
+      d.U64(at, Name(f), bits, value);
+      return OkStatus();
+    }
+    Status Bool(FieldName f, bool v) {
+      d.U8(at, Name(f), v, v ? "true" : "false");
+      return OkStatus();
+    }
+    Status Flag(FieldName f, bool v) {
+      d.Flag(at, Name(f), v);
+      return OkStatus();
+    }
+    Status Bool64(FieldName f, bool v) {
+      d.I64(at, Name(f), v ? 1 : 0);
+      return OkStatus();
+    }
+    Status Enum(FieldName f, AttrId id, int64_t v) {
+      d.U8(at, Name(f), static_cast<uint64_t>(v), Named(EnumValueName(EnumSetOf(id), v), v));
+      return OkStatus();
+    }
+    Status Text(FieldName f, std::string_view s) {
+      d.StringRef(at, Name(f), s);
+      return OkStatus();
+    }
+    Status Callee(FieldName f, uint32_t callee) {
+      std::string name =
+          callee < d.p_.computations.size() ? " '" + std::string(d.p_.computations[callee].name) + "'" : "";
+      d.U32(at, Name(f), callee, "computation " + Dec(callee) + name);
+      return OkStatus();
+    }
+    Status Count(FieldName f, size_t, uint32_t n) { return U32(f, n); }
+    Status Reserved(size_t bytes) {
+      d.Reserved(at, bytes);
+      return OkStatus();
+    }
+  };
+
   void Attr(size_t index, const AttrRecord& a) {
     uint64_t at = a.file_offset;
     std::string text;
@@ -460,128 +532,8 @@ class HexDumper {
     U8(at, "kind", static_cast<uint8_t>(a.kind), Named(AttrKindName(a.kind), static_cast<uint8_t>(a.kind)));
     Reserved(at, 1);
     U32(at, "payload size", a.payload_size, Dec(a.payload_size));
-    auto ints = [&](std::string_view name, const std::vector<int64_t>& v) {
-      U32(at, std::string(name) + " count", v.size(), Dec(v.size()));
-      for (size_t i = 0; i < v.size(); ++i) I64(at, Idx(name, i), v[i]);
-    };
-    switch (a.kind) {
-      case AttrKind::Int: I64(at, "value", a.i); break;
-      case AttrKind::Bool: U8(at, "value", a.b, a.b ? "true" : "false"); break;
-      case AttrKind::Float: {
-        uint64_t bits;
-        std::memcpy(&bits, &a.f, 8);
-        std::string value;
-        AppendElement(value, PrimitiveType::kF64, reinterpret_cast<const uint8_t*>(&a.f), false);
-        U64(at, "value", bits, value);
-        break;
-      }
-      case AttrKind::Enum:
-        U8(at, "value", static_cast<uint64_t>(a.i), Named(EnumValueName(EnumSetOf(a.id), a.i), a.i));
-        break;
-      case AttrKind::String:
-      case AttrKind::Ident:
-      case AttrKind::Raw: StringRef(at, "text", a.text); break;
-      case AttrKind::Config:
-        StringRef(at, "text", a.text);
-        Flag(at, "is json", a.is_json);
-        break;
-      case AttrKind::IntList:
-      case AttrKind::PairList:
-        U32(at, "count", a.ints.size(), Dec(a.ints.size()));
-        for (size_t i = 0; i < a.ints.size(); ++i) I64(at, Idx("", i), a.ints[i]);
-        break;
-      case AttrKind::EnumList:
-        U32(at, "count", a.ints.size(), Dec(a.ints.size()));
-        for (size_t i = 0; i < a.ints.size(); ++i)
-          U8(at, Idx("", i), static_cast<uint64_t>(a.ints[i]),
-             Named(EnumValueName(EnumSetOf(a.id), a.ints[i]), a.ints[i]));
-        break;
-      case AttrKind::Computation:
-      case AttrKind::ComputationList:
-        U32(at, "count", a.computations.size(), Dec(a.computations.size()));
-        for (size_t i = 0; i < a.computations.size(); ++i) {
-          uint32_t callee = a.computations[i];
-          std::string name =
-              callee < p_.computations.size() ? " '" + std::string(p_.computations[callee].name) + "'" : "";
-          U32(at, Idx("", i), callee, "computation " + Dec(callee) + name);
-        }
-        break;
-      case AttrKind::Window:
-        U32(at, "count", a.window.size(), Dec(a.window.size()));
-        for (size_t i = 0; i < a.window.size(); ++i) {
-          const WindowDim& d = a.window[i];
-          std::string n = Idx("", i) + " ";
-          I64(at, n + "size", d.size);
-          I64(at, n + "stride", d.stride);
-          I64(at, n + "pad low", d.pad_low);
-          I64(at, n + "pad high", d.pad_high);
-          I64(at, n + "base dilation", d.base_dilation);
-          I64(at, n + "window dilation", d.window_dilation);
-          I64(at, n + "reversal", d.reversal ? 1 : 0);
-        }
-        break;
-      case AttrKind::SliceRanges:
-        U32(at, "count", a.slices.size(), Dec(a.slices.size()));
-        for (size_t i = 0; i < a.slices.size(); ++i) {
-          std::string n = Idx("", i) + " ";
-          I64(at, n + "start", a.slices[i].start);
-          I64(at, n + "limit", a.slices[i].limit);
-          I64(at, n + "stride", a.slices[i].stride);
-        }
-        break;
-      case AttrKind::PaddingConfig:
-        U32(at, "count", a.padding.size(), Dec(a.padding.size()));
-        for (size_t i = 0; i < a.padding.size(); ++i) {
-          std::string n = Idx("", i) + " ";
-          I64(at, n + "low", a.padding[i].low);
-          I64(at, n + "high", a.padding[i].high);
-          I64(at, n + "interior", a.padding[i].interior);
-        }
-        break;
-      case AttrKind::DimLabels: {
-        const ConvDimLabels& l = a.dim_labels;
-        U32(at, "spatial count", l.input_spatial.size(), Dec(l.input_spatial.size()));
-        Flag(at, "has unknown", l.has_unknown);
-        Reserved(at, 1);
-        Reserved(at, 2);
-        I64(at, "input batch", l.input_batch);
-        I64(at, "input feature", l.input_feature);
-        I64(at, "kernel input feature", l.kernel_input_feature);
-        I64(at, "kernel output feature", l.kernel_output_feature);
-        I64(at, "output batch", l.output_batch);
-        I64(at, "output feature", l.output_feature);
-        I64(at, "input rank", static_cast<int64_t>(l.input_rank));
-        I64(at, "kernel rank", static_cast<int64_t>(l.kernel_rank));
-        I64(at, "output rank", static_cast<int64_t>(l.output_rank));
-        for (const auto& [name, dims] :
-             {std::pair{"input spatial", &l.input_spatial}, std::pair{"kernel spatial", &l.kernel_spatial},
-              std::pair{"output spatial", &l.output_spatial}})
-          for (size_t i = 0; i < dims->size(); ++i) I64(at, Idx(name, i), (*dims)[i]);
-        break;
-      }
-      case AttrKind::ReplicaGroups: {
-        const ReplicaGroupsRecord& g = a.replica_groups;
-        uint8_t form = g.mesh ? 2 : g.iota ? 1 : 0;
-        U8(at, "form", form, g.mesh ? "mesh (2)" : g.iota ? "iota (1)" : "list (0)");
-        Reserved(at, 1);
-        Reserved(at, 2);
-        if (g.mesh) break;
-        if (g.iota) {
-          I64(at, "num groups", g.num_groups);
-          I64(at, "group size", g.group_size);
-          ints("reshape", g.reshape_dims);
-          ints("transpose", g.transpose);
-        } else {
-          ints("group sizes", g.group_sizes);
-          ints("ids", g.ids);
-        }
-        break;
-      }
-      case AttrKind::InstructionList:
-      case AttrKind::Shape:
-      case AttrKind::Literal:
-      case AttrKind::KeyValues: break;  // the reader rejects these kinds
-    }
+    HexFields fields{*this, at};
+    (void)AttrPayload(fields, a);
     // Whatever payload the walk did not name (never, for a file the reader accepted) prints by
     // the cursor as unreferenced bytes; the padding to 4 after it as padding.
   }
