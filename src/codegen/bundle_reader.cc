@@ -365,8 +365,13 @@ class Decoder {
       // the interpreter lowers the call (the bundle itself is well formed).
       const AttrRecord* target = b.Find(AttrId::kCustomCallTarget);
       const AttrRecord* config = b.Find(AttrId::kBackendConfig);
+      CustomCallOperands operands;
+      for (uint32_t o : b.operands)
+        operands.ranks.push_back(IsArrayType(c.buffers[o].type) ? static_cast<int64_t>(c.buffers[o].dims.size()) : -1);
+      bool calls = false;
+      for (const AttrRecord& a : b.attrs) calls |= !a.computations.empty();
       b.config = std::make_shared<const CustomCallConfig>(DecodeCustomCallConfig(
-          target ? target->text : std::string_view(), config ? config->text : std::string_view()));
+          target ? target->text : std::string_view(), calls, config ? config->text : std::string_view(), operands));
     }
     // The callees run in [callee_frame, callee_frame + their frame) of this computation's frame.
     if (b.callee_frame > c.frame_size || callee_frame_end > c.frame_size - b.callee_frame)

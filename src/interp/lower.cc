@@ -115,9 +115,8 @@ Status LowerCustomCall(const BundleProgram& p, const ComputationRecord& comp, St
     case CustomCallKind::kEinsum: {
       if (!config || s.bundle->operands.size() != 2)
         return Status::Error("custom_call_target \"" + std::string(name) + "\" takes two operands and its einsum");
-      NHLO_ASSIGN_OR_RETURN(configs->einsum,
-                            ParseEinsumConfig(config->text, comp.buffers[s.bundle->operands[0]].dims.size(),
-                                              comp.buffers[s.bundle->operands[1]].dims.size()));
+      NHLO_ASSIGN_OR_RETURN(const EinsumConfig* einsum, DecodedConfig(*s.bundle)->As<EinsumConfig>());
+      configs->einsum = *einsum;
       auto dims = EinsumResultDims(configs->einsum, comp.buffers[s.bundle->operands[0]].dims,
                                    comp.buffers[s.bundle->operands[1]].dims);
       if (!dims.ok()) return dims.status();
@@ -146,9 +145,8 @@ Status LowerCustomCall(const BundleProgram& p, const ComputationRecord& comp, St
     case CustomCallKind::kPivotsToPermutation:
     case CustomCallKind::kTriangularSolve:
     case CustomCallKind::kEigh: {
-      NHLO_ASSIGN_OR_RETURN(configs->solver,
-                            DecodeSolverCall(SolverOpOf(s.custom_call), name, s.bundle->operands.size(),
-                                             config ? config->text : std::string_view()));
+      NHLO_ASSIGN_OR_RETURN(const SolverConfig* solver, DecodedConfig(*s.bundle)->As<SolverConfig>());
+      configs->solver = *solver;
       break;
     }
     case CustomCallKind::kNeuronSoftmax:
@@ -158,9 +156,8 @@ Status LowerCustomCall(const BundleProgram& p, const ComputationRecord& comp, St
     case CustomCallKind::kNeuronArgMin: {
       if (s.bundle->operands.empty())
         return Status::Error("custom_call_target \"" + std::string(name) + "\" needs an operand");
-      NHLO_ASSIGN_OR_RETURN(configs->neuron_dim,
-                            DecodeNeuronDimension(config ? config->text : std::string_view(),
-                                                  comp.buffers[s.bundle->operands[0]].dims.size()));
+      NHLO_ASSIGN_OR_RETURN(const NeuronDimension* dim, DecodedConfig(*s.bundle)->As<NeuronDimension>());
+      configs->neuron_dim = dim->dim;
       break;
     }
     case CustomCallKind::kThreefry2x32: return OkStatus();  // its shapes are checked when it runs

@@ -21,7 +21,13 @@ const nlohmann::json* BackendConfigJson(const Instruction& inst) {
 
 void DecodeCustomCallConfig(Module& module, const Instruction& inst) {
   if (inst.opcode != Opcode::kCustomCall) return;
-  module.custom_call_configs[&inst] = DecodeCustomCallConfig(CustomCallTarget(inst), BackendConfigJson(inst));
+  CustomCallOperands operands;
+  for (const Instruction* op : inst.operands)
+    operands.ranks.push_back(op->shape.IsArray() ? static_cast<int64_t>(op->shape.rank()) : -1);
+  const Attribute* config = inst.FindAttr(AttrId::kBackendConfig);
+  module.custom_call_configs[&inst] =
+      DecodeCustomCallConfig(CustomCallTarget(inst), CustomCallComputation(inst) != nullptr, BackendConfigJson(inst),
+                             config ? config->text : std::string_view(), operands);
 }
 
 const CustomCallConfig& CustomCallConfigOf(const Instruction& inst) {
@@ -221,8 +227,7 @@ Status CheckBuilderLibraryCall(const Instruction& inst, std::string_view target,
                              Str(x) + " and " + Str(y) + " to " + Str(r));
       const Attribute* config = inst.FindAttr(AttrId::kBackendConfig);
       if (!config) return Status::Error(Quoted(target) + " needs its einsum as backend_config (\"ij,jk->ik\")");
-      auto parsed = ParseEinsumConfig(config->text, x.rank(), y.rank());
-      if (!parsed.ok()) return parsed.status();
+      NHLO_ASSIGN_OR_RETURN(const EinsumConfig* parsed, CustomCallConfigOf(inst).As<EinsumConfig>());
       auto dims = EinsumResultDims(*parsed, dims_of(x), dims_of(y));
       if (!dims.ok()) return dims.status();
       return result_must_be(*dims, r.type);
@@ -344,20 +349,16 @@ Status CheckCustomCallExecutable(const Instruction& inst) {
     case CustomCallKind::kTriangularSolve:
     case CustomCallKind::kEigh: {
       // The operand counts and the backend_config now; shapes and types when the interpreter loads it.
-      const Attribute* config = inst.FindAttr(AttrId::kBackendConfig);
-      return DecodeSolverCall(SolverOpOf(CustomCallKindOf(inst)), target, inst.operands.size(),
-                              config ? config->text : std::string_view())
-          .status();
+      return CustomCallConfigOf(inst).As<SolverConfig>().status();
     }
     case CustomCallKind::kNeuronSoftmax:
     case CustomCallKind::kNeuronSoftmaxBackward:
     case CustomCallKind::kNeuronRmsNorm:
     case CustomCallKind::kNeuronArgMax:
     case CustomCallKind::kNeuronArgMin: {
-      const Attribute* config = inst.FindAttr(AttrId::kBackendConfig);
       if (inst.operands.empty() || !inst.operands[0]->shape.IsArray())
         return Status::Error(Quoted(target) + " takes an array operand");
-      return DecodeNeuronDimension(config ? config->text : std::string_view(), inst.operands[0]->shape.rank()).status();
+      return CustomCallConfigOf(inst).As<NeuronDimension>().status();
     }
     case CustomCallKind::kThreefry2x32: return OkStatus();  // shapes and types checked when the interpreter loads it
     case CustomCallKind::kSliceToDynamic: {

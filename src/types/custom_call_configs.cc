@@ -206,17 +206,57 @@ CustomCallConfig Decoded(Result<T> parsed) {
 
 }  // namespace
 
-CustomCallConfig DecodeCustomCallConfig(std::string_view target, const Json* config) {
-  if (target == kUniformQuantizeTarget || target == kUniformDequantizeTarget)
-    return Decoded(ParseUniformQuantConfig(config));
-  if (target == kQuantizeMxTarget) return Decoded(ParseQuantizeMxConfig(config));
-  if (target == kScaledMatmulTarget) return Decoded(ParseScaledMatmulConfig(config));
+CustomCallConfig DecodeCustomCallConfig(std::string_view target, bool calls_computation, const Json* json,
+                                        std::string_view config_text, const CustomCallOperands& operands) {
+  const CustomCallKind kind = CustomCallKindOf(target, calls_computation);
+  const std::vector<int64_t>& ranks = operands.ranks;
+  switch (kind) {
+    case CustomCallKind::kUniformQuantize:
+    case CustomCallKind::kUniformDequantize: return Decoded(ParseUniformQuantConfig(json));
+    case CustomCallKind::kQuantizeMx: return Decoded(ParseQuantizeMxConfig(json));
+    case CustomCallKind::kScaledMatmul: return Decoded(ParseScaledMatmulConfig(json));
+    case CustomCallKind::kEinsum:
+      // The operand checks (two arrays) come first where the call is checked; then this.
+      if (ranks.size() != 2 || ranks[0] < 0 || ranks[1] < 0) return {};
+      return Decoded(ParseEinsumConfig(config_text, static_cast<size_t>(ranks[0]), static_cast<size_t>(ranks[1])));
+    case CustomCallKind::kLu:
+    case CustomCallKind::kCholesky:
+    case CustomCallKind::kQr:
+    case CustomCallKind::kQrQ:
+    case CustomCallKind::kPivotsToPermutation:
+    case CustomCallKind::kTriangularSolve:
+    case CustomCallKind::kEigh: return Decoded(DecodeSolverCall(SolverOpOf(kind), target, ranks.size(), config_text));
+    case CustomCallKind::kNeuronSoftmax:
+    case CustomCallKind::kNeuronSoftmaxBackward:
+    case CustomCallKind::kNeuronRmsNorm:
+    case CustomCallKind::kNeuronArgMax:
+    case CustomCallKind::kNeuronArgMin: {
+      if (ranks.empty() || ranks[0] < 0) return {};
+      Result<int64_t> dim = DecodeNeuronDimension(config_text, static_cast<size_t>(ranks[0]));
+      if (!dim.ok()) return Decoded(Result<NeuronDimension>(dim.status()));
+      return Decoded(Result<NeuronDimension>(NeuronDimension{*dim}));
+    }
+    case CustomCallKind::kNone:
+    case CustomCallKind::kUnknown:
+    case CustomCallKind::kIdentity:
+    case CustomCallKind::kShardShape:
+    case CustomCallKind::kTopK:
+    case CustomCallKind::kBuilderMath:
+    case CustomCallKind::kMatrixDiagonal:
+    case CustomCallKind::kScramblePhiloxKey:
+    case CustomCallKind::kSliceToDynamic:
+    case CustomCallKind::kPadToStatic:
+    case CustomCallKind::kTridiagonalSolve:
+    case CustomCallKind::kThreefry2x32:
+    case CustomCallKind::kCallComputation: return {};
+  }
   return {};
 }
 
-CustomCallConfig DecodeCustomCallConfig(std::string_view target, std::string_view config_text) {
+CustomCallConfig DecodeCustomCallConfig(std::string_view target, bool calls_computation, std::string_view config_text,
+                                        const CustomCallOperands& operands) {
   Json storage;
-  return DecodeCustomCallConfig(target, ParseText(config_text, storage));
+  return DecodeCustomCallConfig(target, calls_computation, ParseText(config_text, storage), config_text, operands);
 }
 
 std::string ScaledMatmulConfigJson(const ScaledMatmulConfig& c) {

@@ -18,6 +18,7 @@
 
 #include "support/status.h"
 #include "types/primitive_type.h"
+#include "types/solver_configs.h"
 
 namespace nhlo {
 
@@ -72,28 +73,6 @@ Result<ScaledMatmulConfig> ParseScaledMatmulConfig(std::string_view json);
 Result<ScaledMatmulConfig> ParseScaledMatmulConfig(const nlohmann::json* config);
 std::string ScaledMatmulConfigJson(const ScaledMatmulConfig& config);
 
-/// A custom call's backend_config decoded for its target, once, where the config enters: the
-/// parser and the IR builder (ir/custom_calls.h DecodeCustomCallConfig), the bundle reader.
-/// Everything after reads `value`; nothing parses the JSON again. `status` says why a config of
-/// a target that has one does not decode (the verifier and the loader report it); targets with
-/// no typed config hold monostate and OkStatus.
-struct CustomCallConfig {
-  std::variant<std::monostate, UniformQuantConfig, QuantizeMxConfig, ScaledMatmulConfig> value;
-  Status status;
-
-  /// The typed config, or why there is none.
-  template <typename T>
-  Result<const T*> As() const {
-    if (!status.ok()) return status;
-    if (const T* typed = std::get_if<T>(&value)) return typed;
-    return Status::Error("custom call has no such backend_config");
-  }
-};
-/// Decodes the config of a custom call of `target` from the value the parser read (null: none,
-/// or not valid JSON), or from its text (the bundle reader has only that).
-CustomCallConfig DecodeCustomCallConfig(std::string_view target, const nlohmann::json* config);
-CustomCallConfig DecodeCustomCallConfig(std::string_view target, std::string_view config_text);
-
 /// xla_builder.matrix.Einsum's backend_config, `x,y->out` (XLA's ParseEinsumString and
 /// NormalizeEinsumString): each operand and the result as one label per dimension, letters as
 /// their character code and the dimensions of a `...` as -e..-1 (matched from the right).
@@ -114,5 +93,45 @@ std::optional<PrimitiveType> MxElementFromName(std::string_view name);
 std::string_view MxElementName(PrimitiveType t);
 /// OCP MX emax of the element type: e4m3fn 8, e5m2 15.
 int MxEmax(PrimitiveType t);
+
+/// torch-neuronx's Softmax, SoftmaxBackward, RmsNorm, ArgMax and ArgMin: the dimension their
+/// backend_config names, counted from the front.
+struct NeuronDimension {
+  int64_t dim = 0;
+};
+
+/// What the decoding of a custom call's config may look at besides the config: the operand count
+/// and each operand's rank (-1 for one that is not an array).
+struct CustomCallOperands {
+  std::vector<int64_t> ranks;
+};
+
+/// A custom call's backend_config decoded for its target, once, where the config enters: the
+/// parser and the IR builder (ir/custom_calls.h DecodeCustomCallConfig), the bundle reader.
+/// Everything after reads `value`; nothing parses the config again. `status` says why a config of
+/// a target that has one does not decode (the verifier and the loader report it); targets with
+/// no typed config hold monostate and OkStatus.
+struct CustomCallConfig {
+  std::variant<std::monostate, UniformQuantConfig, QuantizeMxConfig, ScaledMatmulConfig, EinsumConfig, SolverConfig,
+               NeuronDimension>
+      value;
+  Status status;
+
+  /// The typed config, or why there is none.
+  template <typename T>
+  Result<const T*> As() const {
+    if (!status.ok()) return status;
+    if (const T* typed = std::get_if<T>(&value)) return typed;
+    return Status::Error("custom call has no such backend_config");
+  }
+};
+/// Decodes the config of a custom call of `target` (`calls_computation`: it names one) from the
+/// value the parser read (`json`, null: none or not valid JSON) and the config's text. The
+/// einsum, solver and Neuron configs also need the operands' ranks.
+CustomCallConfig DecodeCustomCallConfig(std::string_view target, bool calls_computation, const nlohmann::json* json,
+                                        std::string_view config_text, const CustomCallOperands& operands);
+/// The same from the text alone (the bundle reader has only that).
+CustomCallConfig DecodeCustomCallConfig(std::string_view target, bool calls_computation, std::string_view config_text,
+                                        const CustomCallOperands& operands);
 
 }  // namespace nhlo
