@@ -27,9 +27,8 @@ bool HoldsOperands(const ComputationRecord& comp, const BundleRecord& b) {
   const BufferRecord& first = comp.buffers[r.tuple[0]];
   return first.type == PrimitiveType::kTuple && first.tuple.size() == b.operands.size();
 }
-bool IsAsyncStart(Opcode op) {
-  return op == Opcode::kAllGatherStart || op == Opcode::kAllReduceStart || op == Opcode::kCollectivePermuteStart;
-}
+// An exchanging collective whose result a -done takes (all-gather-start, ...).
+bool IsAsyncStart(Opcode op) { return IsExchangingCollective(op) && OpcodeName(op).ends_with("-start"); }
 // The buffers the exchange writes: the result's leaves, or those of the held results.
 Result<std::vector<uint32_t>> ExchangeTargets(const ComputationRecord& comp, const BundleRecord& b) {
   uint32_t target = b.result;
@@ -91,15 +90,15 @@ Status CollectiveSteps::Load(const ComputationRecord& comp, const Step& s) {
     // XLA tells the in-place form (input, output, input offsets, output offsets) by its
     // slice_sizes; without them several operands are the combined form CollectivePermuteCombiner
     // makes, each operand permuted on its own into its element of the result tuple.
-    if ((b.opcode == Opcode::kCollectivePermute || b.opcode == Opcode::kCollectivePermuteStart) &&
-        b.operands.size() != 1 && (s.Find(AttrId::kSliceSizes) || b.opcode == Opcode::kCollectivePermuteStart))
+    const CollectiveKind kind = OpcodeCollective(b.opcode);
+    if (kind == CollectiveKind::kPermute && b.operands.size() != 1 &&
+        (s.Find(AttrId::kSliceSizes) || b.opcode == Opcode::kCollectivePermuteStart))
       return Status::Error("collective-permute with input/output buffer and offset operands is not executed yet");
     NHLO_ASSIGN_OR_RETURN(std::vector<uint32_t> targets, ExchangeTargets(comp, b));
     std::vector<const BufferRecord*> in, out;
     for (uint32_t o : b.operands) in.push_back(&comp.buffers[o]);
     for (uint32_t t : targets) out.push_back(&comp.buffers[t]);
-    size_t n = b.opcode == Opcode::kCollectivePermute || b.opcode == Opcode::kCollectivePermuteStart ||
-                       b.opcode == Opcode::kCollectiveBroadcast
+    size_t n = kind == CollectiveKind::kPermute || kind == CollectiveKind::kBroadcast
                    ? 1  // each device receives one device's operand, whole
                    : g.devices.size();
     NHLO_TRY(CheckCollectiveShapes(b.opcode == Opcode::kAllReduceStart ? Opcode::kAllReduce : b.opcode, in, out,

@@ -80,7 +80,7 @@ Result<CollectiveGroup> ResolveCollectiveGroup(Opcode opcode, const ReplicaGroup
                                               : static_cast<uint32_t>(id) * grid.partitions + partition;
   };
 
-  if (opcode == Opcode::kCollectivePermute || opcode == Opcode::kCollectivePermuteStart) {
+  if (OpcodeCollective(opcode) == CollectiveKind::kPermute) {
     // Pairs of replica ids (no channel_id) or partition ids; the meeting is every device that
     // shares this one's other coordinate, ranked by id.
     g.devices.clear();

@@ -53,8 +53,9 @@ Status CheckCollectiveShapes(Opcode op, const std::vector<const BufferRecord*>& 
     return Status::Error("'" + name + "' has " + std::to_string(in.size()) + " operands but " +
                          std::to_string(out.size()) + " results");
   int64_t dim = -1;  // -1: the op splits or joins no dimension
-  const bool has_dim = op == Opcode::kAllGather || op == Opcode::kAllGatherStart || op == Opcode::kReduceScatter ||
-                       (op == Opcode::kAllToAll && dimensions);
+  const CollectiveKind kind = OpcodeCollective(op);
+  const bool has_dim = kind == CollectiveKind::kAllGather || kind == CollectiveKind::kReduceScatter ||
+                       (kind == CollectiveKind::kAllToAll && dimensions);
   if (has_dim) {
     if (!dimensions || dimensions->ints.size() != 1) return Status::Error("'" + name + "' needs one dimension");
     dim = dimensions->ints[0];
@@ -79,9 +80,9 @@ Status CheckCollectiveShapes(Opcode op, const std::vector<const BufferRecord*>& 
     for (size_t d = 0; d < a.dims.size(); ++d) {
       int64_t want = a.dims[d];
       if (static_cast<int64_t>(d) == dim) {
-        if (op == Opcode::kAllGather || op == Opcode::kAllGatherStart) {
+        if (kind == CollectiveKind::kAllGather) {
           if (MulOverflows(a.dims[d], n, &want)) want = -1;
-        } else if (op == Opcode::kReduceScatter) {
+        } else if (kind == CollectiveKind::kReduceScatter) {
           if (a.dims[d] % n != 0)
             return Status::Error("'reduce-scatter' dimension " + std::to_string(dim) + " of " + DimsText(a) +
                                  " does not split into " + std::to_string(n) + " equal blocks");
