@@ -111,6 +111,8 @@ void SetAttr(Module& module, Instruction* inst, const Attribute& attr) {
   if (!placed) attrs.push_back(attr);
   inst->attrs = module.arena.Copy(attrs);
   DecodeCustomCallConfig(module, *inst);
+  if (attr.kind == AttrKind::InstructionList && inst->parent && inst->parent->uses)
+    inst->parent->uses->AddControlUses(inst);
 }
 
 void RemoveAttr(Module& module, Instruction* inst, AttrId id) {
@@ -124,6 +126,7 @@ void RemoveAttr(Module& module, Instruction* inst, AttrId id) {
 void CopyAttrs(Module& module, const Instruction* from, Instruction* to) {
   to->attrs = module.arena.Copy(from->attrs.data(), from->attrs.size());
   DecodeCustomCallConfig(module, *to);
+  if (to->parent && to->parent->uses) to->parent->uses->AddControlUses(to);
 }
 
 Attribute IntListAttr(Module& module, AttrId id, const std::vector<int64_t>& values) {

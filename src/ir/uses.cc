@@ -38,6 +38,15 @@ void UseIndex::Add(Instruction* inst) {
   ForEachUse(*inst, [&](Instruction* value) { AddUse(value, inst); });
 }
 
+void UseIndex::AddControlUses(Instruction* inst) {
+  const Attribute* preds = inst->FindAttr(AttrId::kControlPredecessors);
+  if (!preds) return;
+  for (Instruction* p : preds->instructions) {
+    std::vector<Instruction*>& users = users_[p];
+    if (std::find(users.begin(), users.end(), inst) == users.end()) users.push_back(inst);
+  }
+}
+
 void UseIndex::ReplaceAllUsesWith(Instruction* from, Instruction* to) {
   auto it = users_.find(from);
   if (it == users_.end()) return;

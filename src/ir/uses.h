@@ -23,6 +23,9 @@ class UseIndex {
   const std::vector<Instruction*>& Users(const Instruction* value) const;
   /// Records the uses of an instruction just added to the computation.
   void Add(Instruction* inst);
+  /// Records `inst`'s control predecessors as uses again after its attributes changed (the
+  /// builder's SetAttr and CopyAttrs); a user already recorded is not added twice.
+  void AddControlUses(Instruction* inst);
   /// Every use of `from` becomes a use of `to` (operands and control predecessors of from's
   /// users, except `to` itself, which may use `from`). O(uses of from).
   void ReplaceAllUsesWith(Instruction* from, Instruction* to);
