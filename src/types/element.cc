@@ -107,45 +107,10 @@ void StoreBits(PrimitiveType t, uint8_t* p, uint64_t bits) {
 }
 
 double LoadAsDouble(PrimitiveType t, const uint8_t* p) {
-  switch (t) {
-    case PrimitiveType::kPred: return p[0] ? 1.0 : 0.0;
-    case PrimitiveType::kF32: return LoadRaw<float>(p);
-    case PrimitiveType::kF64: return LoadRaw<double>(p);
-    case PrimitiveType::kC64: return LoadRaw<float>(p);
-    case PrimitiveType::kC128: return LoadRaw<double>(p);
-    case PrimitiveType::kInvalid:
-    case PrimitiveType::kS8:
-    case PrimitiveType::kS16:
-    case PrimitiveType::kS32:
-    case PrimitiveType::kS64:
-    case PrimitiveType::kU8:
-    case PrimitiveType::kU16:
-    case PrimitiveType::kU32:
-    case PrimitiveType::kU64:
-    case PrimitiveType::kF16:
-    case PrimitiveType::kTuple:
-    case PrimitiveType::kOpaque:
-    case PrimitiveType::kBF16:
-    case PrimitiveType::kToken:
-    case PrimitiveType::kF8E5M2:
-    case PrimitiveType::kF8E4M3FN:
-    case PrimitiveType::kS4:
-    case PrimitiveType::kU4:
-    case PrimitiveType::kF8E4M3B11FNUZ:
-    case PrimitiveType::kF8E5M2FNUZ:
-    case PrimitiveType::kF8E4M3FNUZ:
-    case PrimitiveType::kS2:
-    case PrimitiveType::kU2:
-    case PrimitiveType::kF8E4M3:
-    case PrimitiveType::kF8E3M4:
-    case PrimitiveType::kS1:
-    case PrimitiveType::kU1:
-    case PrimitiveType::kF4E2M1FN:
-    case PrimitiveType::kF8E8M0FNU:
-    case PrimitiveType::kBuffer:
-    case PrimitiveType::kF6E3M2FN:
-    case PrimitiveType::kF6E2M3FN: break;
-  }
+  // pred, f32, f64 and the real part of complex directly; every other type by its class below.
+  if (t == PrimitiveType::kPred) return p[0] ? 1.0 : 0.0;
+  if (t == PrimitiveType::kF32 || t == PrimitiveType::kC64) return LoadRaw<float>(p);
+  if (t == PrimitiveType::kF64 || t == PrimitiveType::kC128) return LoadRaw<double>(p);
   if (IsFloat(t)) return DecodeToF32(t, static_cast<uint32_t>(LoadBits(t, p)));
   if (IsSignedInt(t)) return static_cast<double>(LoadAsInt(t, p));
   if (IsUnsignedInt(t)) return static_cast<double>(LoadAsUint(t, p));
@@ -166,50 +131,22 @@ uint64_t LoadAsUint(PrimitiveType t, const uint8_t* p) {
 }
 
 void StoreFromDouble(PrimitiveType t, uint8_t* p, double v) {
-  switch (t) {
-    case PrimitiveType::kPred: p[0] = (v != 0) ? 1 : 0; return;
-    case PrimitiveType::kF32: StoreRaw<float>(p, static_cast<float>(v)); return;
-    case PrimitiveType::kF64: StoreRaw<double>(p, v); return;
-    case PrimitiveType::kC64:
-      StoreRaw<float>(p, static_cast<float>(v));
-      StoreRaw<float>(p + 4, 0.0f);
-      return;
-    case PrimitiveType::kC128:
-      StoreRaw<double>(p, v);
-      StoreRaw<double>(p + 8, 0.0);
-      return;
-    case PrimitiveType::kInvalid:
-    case PrimitiveType::kS8:
-    case PrimitiveType::kS16:
-    case PrimitiveType::kS32:
-    case PrimitiveType::kS64:
-    case PrimitiveType::kU8:
-    case PrimitiveType::kU16:
-    case PrimitiveType::kU32:
-    case PrimitiveType::kU64:
-    case PrimitiveType::kF16:
-    case PrimitiveType::kTuple:
-    case PrimitiveType::kOpaque:
-    case PrimitiveType::kBF16:
-    case PrimitiveType::kToken:
-    case PrimitiveType::kF8E5M2:
-    case PrimitiveType::kF8E4M3FN:
-    case PrimitiveType::kS4:
-    case PrimitiveType::kU4:
-    case PrimitiveType::kF8E4M3B11FNUZ:
-    case PrimitiveType::kF8E5M2FNUZ:
-    case PrimitiveType::kF8E4M3FNUZ:
-    case PrimitiveType::kS2:
-    case PrimitiveType::kU2:
-    case PrimitiveType::kF8E4M3:
-    case PrimitiveType::kF8E3M4:
-    case PrimitiveType::kS1:
-    case PrimitiveType::kU1:
-    case PrimitiveType::kF4E2M1FN:
-    case PrimitiveType::kF8E8M0FNU:
-    case PrimitiveType::kBuffer:
-    case PrimitiveType::kF6E3M2FN:
-    case PrimitiveType::kF6E2M3FN: break;
+  // pred, f32, f64 and complex (imaginary part 0) directly; every other type by its class below.
+  if (t == PrimitiveType::kPred) {
+    p[0] = (v != 0) ? 1 : 0;
+    return;
+  }
+  if (t == PrimitiveType::kF32) return StoreRaw<float>(p, static_cast<float>(v));
+  if (t == PrimitiveType::kF64) return StoreRaw<double>(p, v);
+  if (t == PrimitiveType::kC64) {
+    StoreRaw<float>(p, static_cast<float>(v));
+    StoreRaw<float>(p + 4, 0.0f);
+    return;
+  }
+  if (t == PrimitiveType::kC128) {
+    StoreRaw<double>(p, v);
+    StoreRaw<double>(p + 8, 0.0);
+    return;
   }
   if (IsFloat(t)) {
     StoreBits(t, p, EncodeFromF64(t, v));
