@@ -27,8 +27,6 @@ bool HoldsOperands(const ComputationRecord& comp, const BundleRecord& b) {
   const BufferRecord& first = comp.buffers[r.tuple[0]];
   return first.type == PrimitiveType::kTuple && first.tuple.size() == b.operands.size();
 }
-// An exchanging collective whose result a -done takes (all-gather-start, ...).
-bool IsAsyncStart(Opcode op) { return IsExchangingCollective(op) && OpcodeName(op).ends_with("-start"); }
 // The buffers the exchange writes: the result's leaves, or those of the held results.
 Result<std::vector<uint32_t>> ExchangeTargets(const ComputationRecord& comp, const BundleRecord& b) {
   uint32_t target = b.result;

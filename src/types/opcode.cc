@@ -200,25 +200,39 @@ bool IsExchangingCollective(Opcode op) {
 bool ParserMayInferShape(Opcode op) { return kOpcodes[static_cast<size_t>(op)].infer; }
 AttrSchema OpcodeAttrSchema(Opcode op) { return kOpcodes[static_cast<size_t>(op)].attrs; }
 
-Opcode AsyncStartOf(Opcode op) {
-  static const std::vector<Opcode>* starts = [] {
-    auto* table = new std::vector<Opcode>(kOpcodeCount);
+namespace {
+
+// Each opcode's async start (itself when none), and which opcodes some -done or -update takes:
+// derived once from the spellings.
+struct AsyncPairs {
+  std::vector<Opcode> start_of;
+  std::vector<bool> is_start;
+  AsyncPairs() : start_of(kOpcodeCount), is_start(kOpcodeCount, false) {
     for (int i = 0; i < kOpcodeCount; ++i) {
       const auto self = static_cast<Opcode>(i);
       std::string_view text = kOpcodes[i].text;
-      (*table)[i] = self;
+      start_of[i] = self;
       for (std::string_view suffix : {std::string_view("-done"), std::string_view("-update")}) {
         if (text.size() <= suffix.size() || text.substr(text.size() - suffix.size()) != suffix) continue;
         std::string_view base = text.substr(0, text.size() - suffix.size());
         if (auto start = OpcodeFromName(std::string(base) + "-start"))
-          (*table)[i] = *start;
+          start_of[i] = *start;
         else if (auto plain = OpcodeFromName(base))
-          (*table)[i] = *plain;
+          start_of[i] = *plain;
       }
+      if (start_of[i] != self) is_start[static_cast<size_t>(start_of[i])] = true;
     }
-    return table;
-  }();
-  return (*starts)[static_cast<size_t>(op)];
+  }
+};
+
+const AsyncPairs& Pairs() {
+  static const AsyncPairs* pairs = new AsyncPairs();
+  return *pairs;
 }
+
+}  // namespace
+
+Opcode AsyncStartOf(Opcode op) { return Pairs().start_of[static_cast<size_t>(op)]; }
+bool IsAsyncStart(Opcode op) { return Pairs().is_start[static_cast<size_t>(op)]; }
 
 }  // namespace nhlo

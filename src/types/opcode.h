@@ -136,6 +136,9 @@ bool ParserMayInferShape(Opcode op);
 /// all-gather-done, send for send-done, async-start for async-update; `op` itself for the rest.
 /// Derived from the spellings (`X-done` -> `X-start`, else `X`).
 Opcode AsyncStartOf(Opcode op);
+/// Whether some -done or -update takes `op`'s result (all-gather-start, send, recv, copy-start,
+/// async-start, ...).
+bool IsAsyncStart(Opcode op);
 
 /// opcodes.def's attrs column: a row of attr_schemas.def.
 enum class AttrSchema : uint8_t {
