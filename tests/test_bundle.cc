@@ -169,7 +169,7 @@ TEST_CASE("bundle wire codes are pinned") {
   CHECK(static_cast<int>(AttrKind::Window) == 13);
   CHECK(static_cast<int>(AttrKind::PairList) == 20);
   CHECK(static_cast<int>(AttrKind::KeyValues) == 21);
-  CHECK(kAttrKindCount == 22);
+  CHECK(kAttrKindCount == 24);
   CHECK(EnumValueName(EnumSet::kComparisonDirection, 5) == "LT");
   CHECK(EnumValueName(EnumSet::kAlgorithm, 2) == "rng_philox");
   CHECK(EnumValueName(EnumSet::kAlgorithm, 28) == "dot_f64_f64_f64");

@@ -189,6 +189,8 @@ Status AttrPayload(F& f, Record& a) {
     case AttrKind::InstructionList:
     case AttrKind::Shape:
     case AttrKind::Literal:
+    case AttrKind::ShapeList:
+    case AttrKind::BoolList:
     case AttrKind::KeyValues: return f.Invalid("is of a kind bundle files do not carry");
   }
   return f.Invalid("has an unknown kind");

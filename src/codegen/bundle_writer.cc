@@ -85,6 +85,8 @@ bool Encoded(const Instruction& inst, const Attribute& a) {
     case AttrKind::InstructionList:
     case AttrKind::Shape:
     case AttrKind::Literal:
+    case AttrKind::ShapeList:
+    case AttrKind::BoolList:
     case AttrKind::KeyValues: return false;
     case AttrKind::Raw: return a.id == AttrId::kSparsityConfig;  // changes the dot; kept so the loader can name it
     case AttrKind::Config: return inst.opcode == Opcode::kCustomCall;
@@ -520,6 +522,8 @@ class Writer {
       case AttrKind::InstructionList:
       case AttrKind::Shape:
       case AttrKind::Literal:
+      case AttrKind::ShapeList:
+      case AttrKind::BoolList:
       case AttrKind::KeyValues: break;  // the text and flags above, or never encoded (see Encoded)
     }
     return r;

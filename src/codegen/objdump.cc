@@ -94,6 +94,8 @@ void AppendAttrText(std::string& out, const BundleProgram& p, const AttrRecord& 
     case AttrKind::Shape:
     case AttrKind::Literal:
     case AttrKind::InstructionList:
+    case AttrKind::ShapeList:
+    case AttrKind::BoolList:
     case AttrKind::KeyValues: break;  // never in a file
     case AttrKind::IntList: AppendInts(out, a.ints); break;
     case AttrKind::PairList:

@@ -109,6 +109,8 @@ std::string AttrKindName(AttrKind k) {
     case AttrKind::ReplicaGroups: return "replica groups";
     case AttrKind::PairList: return "pair list";
     case AttrKind::KeyValues: return "key/value list";
+    case AttrKind::ShapeList: return "shape list";
+    case AttrKind::BoolList: return "bool list";
   }
   return "unknown";
 }

@@ -137,12 +137,14 @@ struct Attribute {
     int64_t i = 0;  // Int; Enum: the value's code (attr_enums.def)
     double f;       // Float
   };
-  std::string_view text;  // String (unescaped), Ident, Raw, Config (what prints); see above
+  std::string_view text;  // String (unescaped), Ident, Raw, Config, ShapeList, BoolList (what prints); see above
   union {
     Span<int64_t> ints{};                    // IntList; EnumList: codes; PairList: source, target, ...
     Span<Computation*> computations;         // Computation (one) and ComputationList
     Span<Instruction*> instructions;         // InstructionList
     const Shape* shape;                      // Shape
+    Span<Shape> shapes;                      // ShapeList (layouts kept)
+    Span<bool> bools;                        // BoolList
     const Literal* literal;                  // Literal
     Span<WindowDim> window;                  // Window
     Span<SliceDim> slices;                   // SliceRanges

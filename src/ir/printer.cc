@@ -335,6 +335,30 @@ void AppendAttributeValue(std::string& out, const Attribute& a, const PrintStyle
       out += '}';
       break;
     case AttrKind::Shape: AppendShape(out, *a.shape, /*print_layout=*/true, /*index_comments=*/true); break;
+    case AttrKind::ShapeList:  // XLA: shapes with their layouts, joined by ", "
+      if (!a.text.empty()) {
+        out += a.text;
+        break;
+      }
+      out += '{';
+      for (size_t i = 0; i < a.shapes.size(); ++i) {
+        if (i) out += ", ";
+        AppendShape(out, a.shapes[i], /*print_layout=*/true);
+      }
+      out += '}';
+      break;
+    case AttrKind::BoolList:  // XLA: joined by "," with no space
+      if (!a.text.empty()) {
+        out += a.text;
+        break;
+      }
+      out += '{';
+      for (size_t i = 0; i < a.bools.size(); ++i) {
+        if (i) out += ',';
+        out += a.bools[i] ? "true" : "false";
+      }
+      out += '}';
+      break;
     case AttrKind::Config:
       // A string that is itself one balanced {...} block prints raw, as XLA does — unless the
       // parser would fold its whitespace or comments when reading it back (a line break outside

@@ -135,42 +135,17 @@ class Verifier {
     }
     const Attribute* constraints = inst.FindAttr(AttrId::kOperandLayoutConstraints);
     if (!constraints) return;
-    // `{f32[2,3]{1,0}, s32[]}`: the shapes split at top-level commas; each compared with its
-    // operand with the layouts (the brace groups) taken out.
-    std::string_view text = constraints->text;
-    std::vector<std::string> shapes;
-    std::string current;
-    int braces = 0, nested = 0;  // brace depth; [] and () depth inside a shape
-    for (char c : text) {
-      if (c == '{') {
-        ++braces;
-        continue;
-      }
-      if (c == '}') {
-        --braces;
-        continue;
-      }
-      if (braces != 1) continue;  // layouts (and whatever nests in them) are not compared
-      if (c == '[' || c == '(') ++nested;
-      if (c == ']' || c == ')') --nested;
-      if (c == ',' && nested == 0) {
-        shapes.push_back(current);
-        current.clear();
-        continue;
-      }
-      if (c != ' ' || (!current.empty() && current.back() == ',')) current += c;
-    }
-    if (!current.empty() || !shapes.empty()) shapes.push_back(current);
-    for (std::string& shape : shapes)
-      while (!shape.empty() && shape.back() == ' ') shape.pop_back();
-    if (shapes.size() != inst.operands.size())
-      return Fail(inst, prefix + "operand_layout_constraints give " + std::to_string(shapes.size()) + " shapes for " +
-                            std::to_string(inst.operands.size()) + " operands");
-    for (size_t i = 0; i < shapes.size(); ++i) {
-      std::string want = ShapeToString(inst.operands[i]->shape, /*print_layout=*/false);
-      if (shapes[i] != want)
+    // One shape per operand, compared without layouts (XLA's verifier checks
+    // ShapeUtil::Compatible; the layouts constrain layout assignment, not the values).
+    if (constraints->shapes.size() != inst.operands.size())
+      return Fail(inst, prefix + "operand_layout_constraints give " + std::to_string(constraints->shapes.size()) +
+                            " shapes for " + std::to_string(inst.operands.size()) + " operands");
+    for (size_t i = 0; i < constraints->shapes.size(); ++i) {
+      const Shape& given = constraints->shapes[i];
+      if (!SameShape(given, inst.operands[i]->shape))
         return Fail(inst, prefix + "operand_layout_constraints give operand " + std::to_string(i) + " the shape " +
-                              shapes[i] + ", but it is " + want);
+                              ShapeToString(given, /*print_layout=*/false) + ", but it is " +
+                              ShapeToString(inst.operands[i]->shape, /*print_layout=*/false));
     }
   }
 
@@ -302,14 +277,7 @@ class Verifier {
   void CheckParameterReplication(const Instruction& inst) {
     const Attribute* replication = inst.FindAttr(AttrId::kParameterReplication);
     if (!replication) return;
-    std::string_view text = replication->text;
-    int64_t flags = 0;
-    bool in_word = false;
-    for (char c : text) {
-      bool word = c != '{' && c != '}' && c != ',' && c != ' ';
-      if (word && !in_word) ++flags;
-      in_word = word;
-    }
+    const auto flags = static_cast<int64_t>(replication->bools.size());
     int64_t leaves = LeafCount(inst.shape);
     if (flags != leaves)
       Fail(inst, "parameter has " + std::to_string(leaves) + " leaf buffer" + (leaves == 1 ? "" : "s") +

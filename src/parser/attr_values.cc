@@ -469,6 +469,23 @@ Result<std::vector<int64_t>> ReadPairList(std::string_view text) {
   return ids;
 }
 
+Result<std::vector<uint8_t>> ReadBoolList(std::string_view text) {
+  std::vector<uint8_t> out;
+  std::string_view body = Trim(text);
+  if (body.size() < 2 || body.front() != '{' || body.back() != '}')
+    return Status::Error("parameter_replication=" + std::string(text) + " is not a {true,false,...} list");
+  body = Trim(body.substr(1, body.size() - 2));
+  if (body.empty()) return out;
+  for (std::string_view item : Split(body, ',')) {
+    item = Trim(item);
+    if (item != "true" && item != "false")
+      return Status::Error("parameter_replication=" + std::string(text) + " holds '" + std::string(item) +
+                           "', not true or false");
+    out.push_back(item == "true");
+  }
+  return out;
+}
+
 Result<std::vector<int64_t>> ReadEnumList(EnumSet set, AttrId id, std::string_view text) {
   std::vector<int64_t> codes;
   std::string_view body = text;
@@ -735,6 +752,12 @@ Status DecodeStructuredValue(Arena& arena, Attribute& attr, std::string_view tex
       attr.ints = arena.Copy(pairs);
       break;
     }
+    case AttrKind::BoolList: {
+      NHLO_ASSIGN_OR_RETURN(std::vector<uint8_t> flags, ReadBoolList(text));
+      attr.bools = arena.NewArray<bool>(flags.size());
+      for (size_t i = 0; i < flags.size(); ++i) attr.bools[i] = flags[i] != 0;
+      break;
+    }
     case AttrKind::KeyValues:  // decides itself whether to keep the spelling
       return ScanKeyValues(arena, attr, text, KeyValueInput::kBlock).status();
     case AttrKind::Int:
@@ -747,6 +770,7 @@ Status DecodeStructuredValue(Arena& arena, Attribute& attr, std::string_view tex
     case AttrKind::ComputationList:
     case AttrKind::InstructionList:
     case AttrKind::Shape:
+    case AttrKind::ShapeList:  // read token by token by the parser
     case AttrKind::Raw:
     case AttrKind::Config:
     case AttrKind::Literal: return OkStatus();

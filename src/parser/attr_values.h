@@ -19,6 +19,8 @@ Result<ConvDimLabels> ReadDimLabels(std::string_view text);
 Result<ReplicaGroupList> ReadReplicaGroups(Arena& arena, std::string_view text);
 /// Flattened: source0, target0, source1, target1, ...
 Result<std::vector<int64_t>> ReadPairList(std::string_view text);
+/// `{true,false}` (parameter_replication); `{}` is an empty list.
+Result<std::vector<uint8_t>> ReadBoolList(std::string_view text);
 
 /// Reads a KeyValues attribute (metadata, frontend_attributes) straight from `source`, which
 /// starts at the value's '{', when the block is written plainly: nothing whitespace folding

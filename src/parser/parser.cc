@@ -16,6 +16,7 @@
 #include "ir/custom_calls.h"
 #include "ir/literal.h"
 #include "ir/opcode_attrs.h"
+#include "ir/printer.h"
 #include "ir/shape_inference.h"
 #include "ir/verifier.h"
 #include "parser/attr_values.h"
@@ -1062,7 +1063,9 @@ bool Parser::CapturedAsRaw(AttrKind kind) {
     case AttrKind::EnumList:
     case AttrKind::ReplicaGroups:
     case AttrKind::PairList:
+    case AttrKind::BoolList:
     case AttrKind::KeyValues: return true;
+    case AttrKind::ShapeList:
     case AttrKind::Int:
     case AttrKind::Bool:
     case AttrKind::Float:
@@ -1271,12 +1274,14 @@ Status Parser::ParseAttribute(Instruction* inst, SmallVec<Attribute, 8>& attrs) 
       attr.shape = arena.New<Shape>(s);
       break;
     }
+    case AttrKind::ShapeList: NHLO_TRY(ParseShapeList(attr)); break;
     case AttrKind::Raw:
     case AttrKind::Window:
     case AttrKind::SliceRanges:
     case AttrKind::EnumList:
     case AttrKind::ReplicaGroups:
     case AttrKind::PairList:
+    case AttrKind::BoolList:
     case AttrKind::KeyValues: {
       uint32_t value_offset = tok_.offset;
       NHLO_ASSIGN_OR_RETURN(attr.text, CaptureRaw());
@@ -1321,6 +1326,30 @@ Status Parser::ParseIntList(SmallVec<int64_t, 16>& out) {
       return Expected("',' or '}'");
   }
   Advance();
+  return OkStatus();
+}
+
+// shape_list ::= '{' (shape (',' shape)*)? '}'   (operand_layout_constraints; layouts kept)
+Status Parser::ParseShapeList(Attribute& attr) {
+  uint32_t start = tok_.offset;
+  NHLO_TRY(Expect(Tok::kLBrace, "'{'"));
+  std::vector<Shape> shapes;
+  while (tok_.kind != Tok::kRBrace) {
+    Shape& s = shapes.emplace_back();
+    NHLO_TRY(ParseShape(s));
+    if (tok_.kind == Tok::kComma)
+      Advance();
+    else if (tok_.kind != Tok::kRBrace)
+      return Expected("',' or '}'");
+  }
+  uint32_t end = tok_.offset + 1;
+  Advance();
+  attr.shapes = module_.arena.Copy(shapes);
+  // The source spelling is kept only where the printer would write the list otherwise.
+  std::string canonical;
+  AppendAttributeValue(canonical, attr);
+  std::string_view text = FoldRaw(module_.arena, std::string_view(src_.text).substr(start, end - start));
+  if (canonical != text) attr.text = text;
   return OkStatus();
 }
 

@@ -165,6 +165,7 @@ class Parser {
   Status ParseElement(PrimitiveType type, uint8_t* out);
   int64_t ScanNumberRow(PrimitiveType type, uint8_t* out, int64_t want, int64_t& index);
   Result<std::string_view> CaptureRaw();
+  Status ParseShapeList(Attribute& attr);
   Result<int64_t> ParseInt(const Token& t);
   Result<double> ParseFloatToken(const Token& t, uint64_t* nan_payload);
   Status ParseIntList(SmallVec<int64_t, 16>& out);

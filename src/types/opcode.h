@@ -247,8 +247,10 @@ enum class AttrKind : uint8_t {
   ReplicaGroups = 19,  // replica_groups={{0,1},{2,3}} or [2,2]<=[4] or [2,2]<=[2,2]T(1,0)
   PairList = 20,       // source_target_pairs={{0,1},{1,2}}
   KeyValues = 21,      // metadata={op_name="a" source_line=3}, frontend_attributes={k="v"}
+  ShapeList = 22,      // operand_layout_constraints={f32[2,3]{1,0}, s32[]}
+  BoolList = 23,       // parameter_replication={true,false}
 };
-inline constexpr int kAttrKindCount = 22;
+inline constexpr int kAttrKindCount = 24;
 
 enum class AttrId : uint8_t {
 #define NHLO_ATTR(Enum, text, kind, code, enum_set) k##Enum,
