@@ -10,6 +10,7 @@
 #include <random>
 #include <vector>
 
+#include "codegen/bundle_reader.h"
 #include "interp/dense_operands.h"
 #include "interp/float_blocks.h"
 #include "interp/gemm.h"
@@ -142,14 +143,6 @@ TEST_CASE("gemm: an ISA name for the benchmarks") {
   CHECK((name == "avx512" || name == "avx2" || name == "sse2" || name == "generic"));
 }
 
-AttrRecord Ints(AttrId id, std::vector<int64_t> v) {
-  AttrRecord a;
-  a.id = id;
-  a.kind = AttrKind::IntList;
-  a.ints = std::move(v);
-  return a;
-}
-
 // A buffer of `type` with `dims` filled from doubles.
 struct TestBuf {
   BufferRecord rec;
@@ -214,12 +207,9 @@ void CheckPermutedDot(PrimitiveType type, double tolerance) {
   bool integers = type == PrimitiveType::kS32;
   lhs.Fill(3, integers);
   rhs.Fill(4, integers);
-  BundleRecord rec;
-  rec.opcode = Opcode::kDot;
-  rec.attrs = {Ints(AttrId::kLhsBatchDims, {1}), Ints(AttrId::kRhsBatchDims, {0}),
-               Ints(AttrId::kLhsContractingDims, {0}), Ints(AttrId::kRhsContractingDims, {2})};
-  Step step = StepFor(rec);
-  REQUIRE(KernelDot(step, lhs.buf(), rhs.buf(), out.buf()).ok());
+  const int64_t lhs_batch[] = {1}, rhs_batch[] = {0}, lhs_contracting[] = {0}, rhs_contracting[] = {2};
+  const DotDimensionNumbers dims{lhs_batch, lhs_contracting, rhs_batch, rhs_contracting};
+  REQUIRE(KernelDot(dims, lhs.buf(), rhs.buf(), out.buf()).ok());
   for (int64_t b = 0; b < B; ++b)
     for (int64_t i = 0; i < M; ++i)
       for (int64_t j = 0; j < N; ++j) {
@@ -281,6 +271,7 @@ void CheckConv(const ConvCase& c) {
   fgc.id = AttrId::kFeatureGroupCount, fgc.kind = AttrKind::Int, fgc.i = c.fgc;
   bgc.id = AttrId::kBatchGroupCount, bgc.kind = AttrKind::Int, bgc.i = c.bgc;
   rec.attrs = {labels, window, fgc, bgc};
+  REQUIRE(!FillDimensionNumbers(rec));
   Step step = StepFor(rec);
   Status st = KernelConvolution(step, in.buf(), k.buf(), out.buf());
   REQUIRE_MESSAGE(st.ok(), st.message());

@@ -14,6 +14,7 @@
 #include "support/status.h"
 #include "types/backend_dtype.h"
 #include "types/custom_call_configs.h"
+#include "types/dimension_numbers.h"
 #include "types/hlo_attrs.h"
 #include "types/opcode.h"
 #include "types/primitive_type.h"
@@ -113,6 +114,13 @@ struct AttrRecord {
 };
 
 struct BundleRecord {
+  BundleRecord() = default;
+  // Moved, never copied: `dims` views the lists in `attrs`, which a move keeps in place.
+  BundleRecord(BundleRecord&&) noexcept = default;
+  BundleRecord& operator=(BundleRecord&&) noexcept = default;
+  BundleRecord(const BundleRecord&) = delete;
+  BundleRecord& operator=(const BundleRecord&) = delete;
+
   Opcode opcode{};
   uint32_t result = 0;
   uint8_t result_tag = kNoDtype;
@@ -122,6 +130,9 @@ struct BundleRecord {
   /// A custom call's backend_config decoded for its target when the bundle is read
   /// (types/custom_call_configs.h); null for other ops.
   std::shared_ptr<const CustomCallConfig> config;
+  /// dot, scaled-dot, ragged-dot, gather, scatter and convolution: their dimension numbers,
+  /// views of `attrs` made once by the reader (types/dimension_numbers.h); monostate for the rest.
+  DimensionNumbers dims;
   /// For ops that call computations: where, in this computation's frame, the callees' frame
   /// starts while they run. 0 for other ops.
   uint64_t callee_frame = 0;

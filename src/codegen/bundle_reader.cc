@@ -11,6 +11,27 @@
 namespace nhlo {
 namespace {
 
+// A record's attributes as MakeDimensionNumbers asks for them (their kinds were checked when read).
+struct RecordAttrs {
+  const BundleRecord& b;
+  std::optional<DimIndexList> List(AttrId id) const {
+    const AttrRecord* a = b.Find(id);
+    return a && a->kind == AttrKind::IntList ? std::optional<DimIndexList>(a->ints) : std::nullopt;
+  }
+  std::optional<int64_t> Int(AttrId id) const {
+    const AttrRecord* a = b.Find(id);
+    return a && a->kind == AttrKind::Int ? std::optional<int64_t>(a->i) : std::nullopt;
+  }
+  std::span<const WindowDim> Window() const {
+    const AttrRecord* a = b.Find(AttrId::kWindow);
+    return a && a->kind == AttrKind::Window ? std::span<const WindowDim>(a->window) : std::span<const WindowDim>();
+  }
+  const ConvDimLabels* Labels() const {
+    const AttrRecord* a = b.Find(AttrId::kDimLabels);
+    return a && a->kind == AttrKind::DimLabels ? &a->dim_labels : nullptr;
+  }
+};
+
 class Reader {
  public:
   Reader(std::string_view data, uint32_t base, std::string_view file) : data_(data), base_(base), file_(file) {}
@@ -360,6 +381,9 @@ class Decoder {
       }
     }
     if (body.pos() != body.size()) return r.ErrorAt(start, "bundle size field does not match its contents");
+    if (std::optional<AttrId> missing = FillDimensionNumbers(b))
+      return r.ErrorAt(start, "bundle '" + std::string(OpcodeName(b.opcode)) + "' has no attribute '" +
+                                  std::string(AttrName(*missing)) + "', which its dimension numbers need");
     if (b.opcode == Opcode::kCustomCall) {
       // The typed config, decoded here once; a config that does not decode is reported when
       // the interpreter lowers the call (the bundle itself is well formed).
@@ -527,6 +551,12 @@ class Decoder {
 };
 
 }  // namespace
+
+std::optional<AttrId> FillDimensionNumbers(BundleRecord& record) {
+  std::optional<AttrId> missing;
+  record.dims = MakeDimensionNumbers(record.opcode, RecordAttrs{record}, missing);
+  return missing;
+}
 
 bool LooksLikeBundle(std::string_view bytes) {
   return bytes.size() >= 8 && std::memcmp(bytes.data(), kBundleMagic, 8) == 0;

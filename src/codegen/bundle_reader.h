@@ -5,6 +5,7 @@
 // byte offset, never a crash.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -15,6 +16,10 @@ namespace nhlo {
 
 /// Decodes and validates `bytes` (the whole file); `file` names it in diagnostics.
 Result<BundleProgram> ReadBundleFile(std::string bytes, std::string_view file);
+
+/// Fills `record.dims` from its attributes (the reader does this for every record; tests that
+/// build records by hand call it too). Returns the attribute XLA requires that is absent, if any.
+std::optional<AttrId> FillDimensionNumbers(BundleRecord& record);
 
 /// True if `bytes` starts with the bundle magic (used to tell bundles from HLO text).
 bool LooksLikeBundle(std::string_view bytes);

@@ -185,8 +185,8 @@ Status RunSized(const Step& s, StepMachine& m) {
     return SetSizes(m, b.result, std::move(out));
   }
   if (s.family == OpFamily::kDot) {
-    const std::vector<int64_t> lb = list(AttrId::kLhsBatchDims), lc = list(AttrId::kLhsContractingDims);
-    const std::vector<int64_t> rb = list(AttrId::kRhsBatchDims), rc = list(AttrId::kRhsContractingDims);
+    const DotDimensionNumbers& dims = DotDims(s);
+    const DimIndexList lb = dims.lhs_batch, lc = dims.lhs_contracting, rb = dims.rhs_batch, rc = dims.rhs_contracting;
     std::vector<int64_t> ls = RuntimeSizes(m, b.operands[0]), rs = RuntimeSizes(m, b.operands[1]);
     auto in = [](const std::vector<int64_t>& v, int64_t d) { return d >= 0 && static_cast<size_t>(d) < v.size(); };
     if (lb.size() != rb.size() || lc.size() != rc.size())

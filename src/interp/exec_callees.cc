@@ -228,19 +228,14 @@ Status KernelReduceWindow(const Step& s, const std::vector<Buf>& in, const std::
 Status KernelScatter(const Step& s, const std::vector<Buf>& in, const Buf& indices, const std::vector<Buf>& upd,
                      const std::vector<Buf>& out, const CalleeCall& call) {
   size_t n = in.size();
-  const auto* window_dims = IntList(s, AttrId::kUpdateWindowDims);
-  const auto* inserted = IntList(s, AttrId::kInsertedWindowDims);
-  const auto* to_operand = IntList(s, AttrId::kScatterDimsToOperandDims);
-  const AttrRecord* ivd_attr = s.Find(AttrId::kIndexVectorDim);
-  static const std::vector<int64_t> kNone;
-  const auto* input_batching_attr = IntList(s, AttrId::kInputBatchingDims);
-  const auto* indices_batching_attr = IntList(s, AttrId::kScatterIndicesBatchingDims);
-  if (!window_dims || !inserted || !to_operand || !ivd_attr)
-    return Status::Error("bundle 'scatter' is missing dimension numbers");
+  const ScatterDimensionNumbers& dims = ScatterDims(s);
+  const DimIndexList* window_dims = &dims.update_window_dims;
+  const DimIndexList* inserted = &dims.inserted_window_dims;
+  const DimIndexList* to_operand = &dims.scatter_dims_to_operand_dims;
   // Batching dimensions (StableHLO's scatter): input dimension input_batching[i] is indexed by
   // the update's position along indices dimension indices_batching[i].
-  const std::vector<int64_t>& input_batching = input_batching_attr ? *input_batching_attr : kNone;
-  const std::vector<int64_t>& indices_batching = indices_batching_attr ? *indices_batching_attr : kNone;
+  const DimIndexList input_batching = dims.input_batching_dims;
+  const DimIndexList indices_batching = dims.scatter_indices_batching_dims;
   const std::vector<int64_t>& shape = Dims(in[0]);
   const std::vector<int64_t>& udims = Dims(upd[0]);
   const std::vector<int64_t>& idims = Dims(indices);
@@ -249,13 +244,13 @@ Status KernelScatter(const Step& s, const std::vector<Buf>& in, const Buf& indic
         upd[i].type() != in[i].type())
       return Status::Error("scatter inputs, updates and results do not match");
   if (!IsInteger(indices.type())) return Status::Error("scatter indices must be integers");
-  int64_t ivd = ivd_attr->i;
+  int64_t ivd = dims.index_vector_dim;
   if (ivd < 0 || ivd > static_cast<int64_t>(idims.size()))
     return Status::Error("scatter index_vector_dim is out of range");
   int64_t index_len = ivd == static_cast<int64_t>(idims.size()) ? 1 : idims[ivd];
   if (static_cast<int64_t>(to_operand->size()) != index_len)
     return Status::Error("scatter_dims_to_operand_dims does not match the index vector");
-  auto contains = [](const std::vector<int64_t>& v, int64_t x) { return std::find(v.begin(), v.end(), x) != v.end(); };
+  auto contains = [](DimIndexList v, int64_t x) { return std::find(v.begin(), v.end(), x) != v.end(); };
   if (input_batching.size() != indices_batching.size())
     return Status::Error("scatter has " + std::to_string(input_batching.size()) + " input batching dimensions and " +
                          std::to_string(indices_batching.size()) + " scatter indices batching dimensions");

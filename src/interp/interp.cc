@@ -486,7 +486,7 @@ class Machine : private StepMachine {
       case OpFamily::kReverse: return KernelReverse(s, in[0], out);
       case OpFamily::kDynamicSlice: return KernelDynamicSlice(std::vector<Buf>(in.begin(), in.end()), out);
       case OpFamily::kDynamicUpdateSlice: return KernelDynamicUpdateSlice(std::vector<Buf>(in.begin(), in.end()), out);
-      case OpFamily::kDot: return KernelDot(s, in[0], in[1], out);
+      case OpFamily::kDot: return KernelDot(DotDims(s), in[0], in[1], out);
       case OpFamily::kGather: return KernelGather(s, in[0], in[1], out);
       case OpFamily::kConvolution: return KernelConvolution(s, in[0], in[1], out);
       case OpFamily::kScaledDot: return KernelScaledDot(s, in[0], in[1], in[2], in[3], out);

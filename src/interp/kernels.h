@@ -116,7 +116,7 @@ Status KernelReverse(const Step& bundle, const Buf& in, const Buf& out);
 /// dynamic-slice(operand, starts...) and dynamic-update-slice(operand, update, starts...).
 Status KernelDynamicSlice(const std::vector<Buf>& ops, const Buf& out);
 Status KernelDynamicUpdateSlice(const std::vector<Buf>& ops, const Buf& out);
-Status KernelDot(const Step& bundle, const Buf& lhs, const Buf& rhs, const Buf& out);
+Status KernelDot(const DotDimensionNumbers& dims, const Buf& lhs, const Buf& rhs, const Buf& out);
 Status KernelGather(const Step& bundle, const Buf& operand, const Buf& indices, const Buf& out);
 Status KernelConvolution(const Step& bundle, const Buf& lhs, const Buf& rhs, const Buf& out);
 /// A convolution KernelConvolution has checked, through im2col and the GEMM for float results
@@ -225,6 +225,14 @@ Status KernelScaledMatmul(const Step& bundle, const Buf& lhs, const Buf& rhs, co
 
 /// Dims of a buffer record as a vector (helper shared by the kernel files).
 inline const std::vector<int64_t>& Dims(const Buf& b) { return b.rec->dims; }
+
+/// The dimension numbers the bundle reader made for a step's op (types/dimension_numbers.h). The
+/// reader gives each op the kind its attribute schema names; another op gets empty numbers.
+const DotDimensionNumbers& DotDims(const Step& s);  // dot, scaled-dot, and ragged-dot's dot part
+const RaggedDotDimensionNumbers& RaggedDotDims(const Step& s);
+const GatherDimensionNumbers& GatherDims(const Step& s);
+const ScatterDimensionNumbers& ScatterDims(const Step& s);
+const ConvolutionDimensionNumbers& ConvolutionDims(const Step& s);
 
 /// The integer list attribute `id` of a step, or null when absent (or not a plain list).
 inline const std::vector<int64_t>* IntList(const Step& b, AttrId id) {

@@ -14,11 +14,6 @@
 namespace nhlo {
 namespace {
 
-const std::vector<int64_t>& ListOr(const Step& b, AttrId id, const std::vector<int64_t>& empty) {
-  const AttrRecord* a = b.Find(id);
-  return a && a->kind == AttrKind::IntList ? a->ints : empty;
-}
-
 // Below this many multiply-adds a dot runs the plain loop (exact k-order sums, no packing);
 // above it, Eigen's GEMM (gemm.h). Depends only on the shape, so results stay deterministic.
 constexpr int64_t kGemmMinWork = 4096;
@@ -55,16 +50,25 @@ bool IsIdentity(const std::vector<int64_t>& order) {
 
 }  // namespace
 
-Status KernelDot(const Step& bundle, const Buf& lhs, const Buf& rhs, const Buf& out) {
-  static const std::vector<int64_t> kEmpty;
-  const auto& lb = ListOr(bundle, AttrId::kLhsBatchDims, kEmpty);
-  const auto& lc = ListOr(bundle, AttrId::kLhsContractingDims, kEmpty);
-  const auto& rb = ListOr(bundle, AttrId::kRhsBatchDims, kEmpty);
-  const auto& rc = ListOr(bundle, AttrId::kRhsContractingDims, kEmpty);
+const DotDimensionNumbers& DotDims(const Step& s) {
+  static const DotDimensionNumbers kNone;
+  if (const auto* d = std::get_if<DotDimensionNumbers>(&s.bundle->dims)) return *d;
+  if (const auto* r = std::get_if<RaggedDotDimensionNumbers>(&s.bundle->dims)) return r->dot;
+  return kNone;
+}
+
+const RaggedDotDimensionNumbers& RaggedDotDims(const Step& s) {
+  static const RaggedDotDimensionNumbers kNone;
+  const auto* r = std::get_if<RaggedDotDimensionNumbers>(&s.bundle->dims);
+  return r ? *r : kNone;
+}
+
+Status KernelDot(const DotDimensionNumbers& dims, const Buf& lhs, const Buf& rhs, const Buf& out) {
+  const DimIndexList lb = dims.lhs_batch, lc = dims.lhs_contracting, rb = dims.rhs_batch, rc = dims.rhs_contracting;
   auto bad = [] { return Status::Error("bundle 'dot' has invalid dimension numbers"); };
   if (lb.size() != rb.size() || lc.size() != rc.size()) return bad();
-  auto split = [&](const Buf& b, const std::vector<int64_t>& batch, const std::vector<int64_t>& contract,
-                   std::vector<int64_t>& order, int64_t& free_count) -> bool {
+  auto split = [&](const Buf& b, DimIndexList batch, DimIndexList contract, std::vector<int64_t>& order,
+                   int64_t& free_count) -> bool {
     std::vector<bool> used(b.rank(), false);
     for (const auto* list : {&batch, &contract})
       for (int64_t d : *list) {
@@ -91,8 +95,7 @@ Status KernelDot(const Step& bundle, const Buf& lhs, const Buf& rhs, const Buf& 
   }
   if (batch * m * n != out.count()) return bad();
   // lhs as [batch, m, k] or, transposed, [batch, k, m]; rhs as [batch, k, n] or [batch, n, k].
-  auto concat = [](const std::vector<int64_t>& batch_dims, auto first_begin, auto first_end, auto second_begin,
-                   auto second_end) {
+  auto concat = [](DimIndexList batch_dims, auto first_begin, auto first_end, auto second_begin, auto second_end) {
     std::vector<int64_t> order(batch_dims.begin(), batch_dims.end());
     order.insert(order.end(), first_begin, first_end);
     order.insert(order.end(), second_begin, second_end);

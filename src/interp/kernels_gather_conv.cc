@@ -13,26 +13,39 @@
 namespace nhlo {
 namespace {
 
-bool Contains(const std::vector<int64_t>& v, int64_t x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+bool Contains(DimIndexList v, int64_t x) { return std::find(v.begin(), v.end(), x) != v.end(); }
 
 }  // namespace
 
+const GatherDimensionNumbers& GatherDims(const Step& s) {
+  static const GatherDimensionNumbers kNone;
+  const auto* d = std::get_if<GatherDimensionNumbers>(&s.bundle->dims);
+  return d ? *d : kNone;
+}
+
+const ScatterDimensionNumbers& ScatterDims(const Step& s) {
+  static const ScatterDimensionNumbers kNone;
+  const auto* d = std::get_if<ScatterDimensionNumbers>(&s.bundle->dims);
+  return d ? *d : kNone;
+}
+
+const ConvolutionDimensionNumbers& ConvolutionDims(const Step& s) {
+  static const ConvolutionDimensionNumbers kNone;
+  const auto* d = std::get_if<ConvolutionDimensionNumbers>(&s.bundle->dims);
+  return d ? *d : kNone;
+}
+
 Status KernelGather(const Step& b, const Buf& operand, const Buf& indices, const Buf& out) {
-  static const std::vector<int64_t> kNone;
-  const auto* offset_dims = IntList(b, AttrId::kOffsetDims);
-  const auto* collapsed = IntList(b, AttrId::kCollapsedSliceDims);
-  const auto* start_index_map = IntList(b, AttrId::kStartIndexMap);
-  const auto* slice_sizes = IntList(b, AttrId::kSliceSizes);
-  const AttrRecord* ivd_attr = b.Find(AttrId::kIndexVectorDim);
-  const auto* operand_batching_attr = IntList(b, AttrId::kOperandBatchingDims);
-  const auto* indices_batching_attr = IntList(b, AttrId::kStartIndicesBatchingDims);
-  if (!offset_dims || !collapsed || !start_index_map || !slice_sizes || !ivd_attr)
-    return Status::Error("bundle 'gather' is missing dimension numbers");
-  const std::vector<int64_t>& operand_batching = operand_batching_attr ? *operand_batching_attr : kNone;
-  const std::vector<int64_t>& indices_batching = indices_batching_attr ? *indices_batching_attr : kNone;
+  const GatherDimensionNumbers& dims = GatherDims(b);
+  const DimIndexList* offset_dims = &dims.offset_dims;
+  const DimIndexList* collapsed = &dims.collapsed_slice_dims;
+  const DimIndexList* start_index_map = &dims.start_index_map;
+  const DimIndexList* slice_sizes = &dims.slice_sizes;
+  const DimIndexList operand_batching = dims.operand_batching_dims;
+  const DimIndexList indices_batching = dims.start_indices_batching_dims;
   if (!IsInteger(indices.type()) || operand.type() != out.type() || slice_sizes->size() != operand.rank())
     return Status::Error("bundle 'gather' does not match its operands");
-  int64_t ivd = ivd_attr->i;
+  int64_t ivd = dims.index_vector_dim;
   const std::vector<int64_t>& idims = Dims(indices);
   if (ivd < 0 || ivd > static_cast<int64_t>(idims.size()))
     return Status::Error("gather index_vector_dim is out of range");
@@ -115,22 +128,16 @@ Status KernelGather(const Step& b, const Buf& operand, const Buf& indices, const
 }
 
 Status KernelConvolution(const Step& b, const Buf& lhs, const Buf& rhs, const Buf& out) {
-  const AttrRecord* labels_attr = b.Find(AttrId::kDimLabels);
-  if (!labels_attr) return Status::Error("bundle 'convolution' has no dim_labels");
-  const ConvDimLabels& l = labels_attr->dim_labels;
+  const ConvolutionDimensionNumbers& dims = ConvolutionDims(b);
+  const ConvDimLabels& l = dims.dim_labels;
   if (l.has_unknown || l.input_rank != lhs.rank() || l.kernel_rank != rhs.rank() || l.output_rank != out.rank())
     return Status::Error("convolution dim_labels do not match the operands");
   size_t spatial = l.input_spatial.size();
-  std::vector<WindowDim> window;
-  if (const AttrRecord* w = b.Find(AttrId::kWindow)) {
-    window = w->window;
-  }
+  std::vector<WindowDim> window(dims.window.begin(), dims.window.end());
   if (window.empty()) window.assign(spatial, WindowDim{});
   if (window.size() != spatial) return Status::Error("convolution window rank does not match its spatial dimensions");
-  const AttrRecord* fgc_attr = b.Find(AttrId::kFeatureGroupCount);
-  const AttrRecord* bgc_attr = b.Find(AttrId::kBatchGroupCount);
-  int64_t fgc = fgc_attr ? fgc_attr->i : 1;
-  int64_t bgc = bgc_attr ? bgc_attr->i : 1;
+  int64_t fgc = dims.feature_group_count;
+  int64_t bgc = dims.batch_group_count;
   const std::vector<int64_t>& ld = Dims(lhs);
   const std::vector<int64_t>& kd = Dims(rhs);
   const std::vector<int64_t>& od = Dims(out);

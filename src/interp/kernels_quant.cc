@@ -218,7 +218,7 @@ std::vector<float> ScaleOperand(const Buf& data, const Buf& scale) {
 }
 
 Status DotOfValues(std::vector<float>& lhs, const std::vector<int64_t>& lhs_dims, std::vector<float>& rhs,
-                   const std::vector<int64_t>& rhs_dims, const Step& dnums, const Buf& out) {
+                   const std::vector<int64_t>& rhs_dims, const DotDimensionNumbers& dnums, const Buf& out) {
   BufferRecord lrec, rrec;
   lrec.type = rrec.type = PrimitiveType::kF32;
   lrec.dims = lhs_dims;
@@ -229,14 +229,6 @@ Status DotOfValues(std::vector<float>& lhs, const std::vector<int64_t>& lhs_dims
                    Buf{&rrec, reinterpret_cast<uint8_t*>(rhs.data())}, out);
 }
 
-AttrRecord ListAttr(AttrId id, const std::vector<int64_t>& v) {
-  AttrRecord a;
-  a.id = id;
-  a.kind = AttrKind::IntList;
-  a.ints = v;
-  return a;
-}
-
 }  // namespace
 
 // scaled-dot(lhs, rhs, lhs_scale, rhs_scale) (XLA's operand order): each operand dequantized
@@ -244,16 +236,15 @@ AttrRecord ListAttr(AttrId id, const std::vector<int64_t>& v) {
 // f32-accumulated dot.
 Status KernelScaledDot(const Step& bundle, const Buf& lhs, const Buf& rhs, const Buf& lhs_scale, const Buf& rhs_scale,
                        const Buf& out) {
-  const AttrRecord* lc = bundle.Find(AttrId::kLhsContractingDims);
-  const AttrRecord* rc = bundle.Find(AttrId::kRhsContractingDims);
-  if (!lc || !rc || lc->ints.size() != 1 || rc->ints.size() != 1)
+  const DotDimensionNumbers& dims = DotDims(bundle);
+  if (dims.lhs_contracting.size() != 1 || dims.rhs_contracting.size() != 1)
     return Status::Error("the interpreter implements scaled-dot with exactly one contracting dimension per side");
   std::vector<float> values[2];
   const Buf* ops[2][2] = {{&lhs, &lhs_scale}, {&rhs, &rhs_scale}};
   for (int side = 0; side < 2; ++side) {
     const Buf& data = *ops[side][0];
     const Buf& scale = *ops[side][1];
-    int64_t cd = side ? rc->ints[0] : lc->ints[0];
+    int64_t cd = side ? dims.rhs_contracting[0] : dims.lhs_contracting[0];
     if (cd < 0 || cd >= static_cast<int64_t>(data.rank()) || (scale.rank() != data.rank() && scale.rank() != 0) ||
         !IsFloat(data.type()) || !IsFloat(scale.type()))
       return Status::Error(
@@ -275,7 +266,7 @@ Status KernelScaledDot(const Step& bundle, const Buf& lhs, const Buf& rhs, const
         return Status::Error("scaled-dot scale shape does not match its operand");
     values[side] = DequantizeOperand(data.type(), data.data, Dims(data), scale.data, cd, Dims(data)[cd] / scale_k);
   }
-  return DotOfValues(values[0], Dims(lhs), values[1], Dims(rhs), bundle, out);
+  return DotOfValues(values[0], Dims(lhs), values[1], Dims(rhs), dims, out);
 }
 
 // ScaledMatmul(lhs_u32, rhs_u32, lhs_scale, rhs_scale): unpack four lanes per u32 along the
@@ -318,11 +309,8 @@ Status KernelScaledMatmul(const Step& bundle, const Buf& lhs, const Buf& rhs, co
     values[side] = DequantizeOperand(side ? c.rhs_element : c.lhs_element, codes.data(), logical[side], scale.data, cd,
                                      c.block_size);
   }
-  BundleRecord dnums;
-  dnums.attrs = {ListAttr(AttrId::kLhsBatchDims, c.lhs_batch), ListAttr(AttrId::kLhsContractingDims, c.lhs_contracting),
-                 ListAttr(AttrId::kRhsBatchDims, c.rhs_batch),
-                 ListAttr(AttrId::kRhsContractingDims, c.rhs_contracting)};
-  return DotOfValues(values[0], logical[0], values[1], logical[1], StepFor(dnums), out);
+  const DotDimensionNumbers dnums{c.lhs_batch, c.lhs_contracting, c.rhs_batch, c.rhs_contracting};
+  return DotOfValues(values[0], logical[0], values[1], logical[1], dnums, out);
 }
 
 }  // namespace nhlo

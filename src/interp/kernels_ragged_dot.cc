@@ -50,17 +50,13 @@ std::string Str(const std::vector<int64_t>& dims) {
 // again at run, on the same records).
 Result<RaggedPlan> PlanRaggedDot(const Step& s, const BufferRecord& lhs, const BufferRecord& rhs,
                                  const BufferRecord& sizes, const BufferRecord& out) {
-  static const std::vector<int64_t> kEmpty;
   RaggedPlan p;
-  auto list = [&](AttrId id) {
-    const auto* l = IntList(s, id);
-    return l ? *l : kEmpty;
-  };
-  p.lb = list(AttrId::kLhsBatchDims);
-  p.lc = list(AttrId::kLhsContractingDims);
-  p.rb = list(AttrId::kRhsBatchDims);
-  p.rc = list(AttrId::kRhsContractingDims);
-  std::vector<int64_t> ragged = list(AttrId::kLhsRaggedDims), group = list(AttrId::kRhsGroupDims);
+  const RaggedDotDimensionNumbers& dims = RaggedDotDims(s);
+  p.lb.assign(dims.dot.lhs_batch.begin(), dims.dot.lhs_batch.end());
+  p.lc.assign(dims.dot.lhs_contracting.begin(), dims.dot.lhs_contracting.end());
+  p.rb.assign(dims.dot.rhs_batch.begin(), dims.dot.rhs_batch.end());
+  p.rc.assign(dims.dot.rhs_contracting.begin(), dims.dot.rhs_contracting.end());
+  const DimIndexList ragged = dims.lhs_ragged, group = dims.rhs_group;
   auto bad = [](const std::string& why) { return Status::Error("bundle 'ragged-dot': " + why); };
   const auto& L = lhs.dims;
   const auto& R = rhs.dims;
@@ -197,7 +193,7 @@ Status KernelRaggedDot(const Step& s, const Buf& lhs, const Buf& rhs, const Buf&
   if (p.mode == RaggedMode::kBatch) {
     // A plain dot, then the batch rows no group holds are zeros (XLA's evaluator: a batch index
     // outside every group contributes nothing).
-    NHLO_TRY(KernelDot(s, lhs, rhs, out));
+    NHLO_TRY(KernelDot(RaggedDotDims(s).dot, lhs, rhs, out));
     if (out.count() == 0) return OkStatus();
     GroupRows rows = ReadGroups(sizes, p.groups);
     const auto& L = Dims(lhs);

@@ -3,6 +3,7 @@
 // scaled-dot, convolution), fft, linear algebra, batch norm and reduce-precision.
 #include <algorithm>
 
+#include "ir/dimension_numbers.h"
 #include "ir/shape_inference_internal.h"
 
 namespace nhlo::infer {
@@ -34,23 +35,9 @@ std::optional<PrimitiveType> ContractionType(const Instruction& inst, const Shap
   return lhs.type;
 }
 
-// Views of the instruction's own lists (empty where absent): every dot is verified, so no copies.
-struct DotNumbers {
-  Span<int64_t> lhs_batch{}, lhs_contracting{}, rhs_batch{}, rhs_contracting{};
-};
-
-DotNumbers DotNumbersOf(const Instruction& inst) {
-  auto list = [&](AttrId id) {
-    const Attribute* a = inst.FindAttr(id);
-    return a && a->kind == AttrKind::IntList ? a->ints : Span<int64_t>{};
-  };
-  return DotNumbers{list(AttrId::kLhsBatchDims), list(AttrId::kLhsContractingDims), list(AttrId::kRhsBatchDims),
-                    list(AttrId::kRhsContractingDims)};
-}
-
 // The dot_general result dimensions: batch, lhs free, rhs free (rhs dims in `rhs_skip` are
 // neither). Empty if fine, else what is wrong.
-std::string DotDims(const std::string& op, const Shape& lhs, const Shape& rhs, const DotNumbers& d,
+std::string DotDims(const std::string& op, const Shape& lhs, const Shape& rhs, const DotDimensionNumbers& d,
                     const std::vector<int64_t>& rhs_skip, DimList& out) {
   if (d.lhs_batch.size() != d.rhs_batch.size())
     return op + " has " + Num(d.lhs_batch.size()) + " lhs batch dims but " + Num(d.rhs_batch.size()) +
@@ -284,7 +271,7 @@ Inference InferRaggedDot(Module& m, const Instruction& inst) {
   std::string e = CheckUnique("ragged-dot lhs_ragged_dims", "", *ragged, lhs);
   if (e.empty()) e = CheckUnique("ragged-dot rhs_group_dims", "", group_dims, rhs);
   if (!e.empty()) return Error(e);
-  DotNumbers d = DotNumbersOf(inst);
+  DotDimensionNumbers d = DotNumbersOf(inst);
   const int64_t r = (*ragged)[0];
   const bool contracting = Contains(d.lhs_contracting, r), batch = Contains(d.lhs_batch, r);
   if (!contracting && !batch && group_dims.size() != 1)
@@ -356,13 +343,12 @@ Inference InferConvolution(Module& m, const Instruction& inst) {
   const Shape& lhs = inst.operands[0]->shape;
   const Shape& rhs = inst.operands[1]->shape;
   if (!lhs.IsArray() || !rhs.IsArray()) return Error("operands of 'convolution' must be arrays");
-  const Attribute* labels_attr = inst.FindAttr(AttrId::kDimLabels);
-  if (!labels_attr) return Error("convolution needs dim_labels=");
-  const ConvDimLabels& l = *labels_attr->dim_labels;
+  const std::optional<ConvolutionDimensionNumbers> numbers = ConvolutionNumbersOf(inst);
+  if (!numbers) return Error("convolution needs dim_labels=");
+  const ConvDimLabels& l = numbers->dim_labels;
   // lenient: XLA's rule needs every dimension labelled; `?` labels are accepted unchecked.
   if (l.has_unknown) return NotInferable();
-  int64_t fgc = IntAttr(inst, AttrId::kFeatureGroupCount).value_or(1);
-  int64_t bgc = IntAttr(inst, AttrId::kBatchGroupCount).value_or(1);
+  const int64_t fgc = numbers->feature_group_count, bgc = numbers->batch_group_count;
   if (fgc <= 0) return Error("convolution feature_group_count must be positive, got " + Num(fgc));
   if (bgc <= 0) return Error("convolution batch_group_count must be positive, got " + Num(bgc));
   if (fgc > 1 && bgc > 1)
@@ -373,9 +359,7 @@ Inference InferConvolution(Module& m, const Instruction& inst) {
   if (l.kernel_rank != rhs.rank())
     return Error("convolution dim_labels describe a kernel of rank " + Num(l.kernel_rank) + ", got " + Str(rhs));
   if (lhs.rank() != spatial + 2) return Error("convolution input " + Str(lhs) + " must have rank " + Num(spatial + 2));
-  std::string e;
-  std::vector<WindowDim> window = WindowOf(inst, e);
-  if (!e.empty()) return Error(e);
+  const std::vector<WindowDim> window(numbers->window.begin(), numbers->window.end());
   if (window.size() != spatial)
     return Error("convolution window has " + Count(window.size(), "dimension") + " but dim_labels have " +
                  Count(spatial, "spatial dimension"));
@@ -401,7 +385,7 @@ Inference InferConvolution(Module& m, const Instruction& inst) {
   }
   base = base_dims.Build(m, lhs.type);
   DimList windows;
-  e = WindowOutput("convolution", base, window, windows);
+  std::string e = WindowOutput("convolution", base, window, windows);
   if (!e.empty()) return Error(e);
   Shape window_shape = windows.Build(m, lhs.type);
   // Output dimensions by position: batch, feature and spatial per the output labels.

@@ -3,6 +3,7 @@
 // reverse, transpose, sort, topk and the dynamic-size queries.
 #include <algorithm>
 
+#include "ir/dimension_numbers.h"
 #include "ir/shape_inference_internal.h"
 
 namespace nhlo::infer {
@@ -247,18 +248,21 @@ Inference InferGather(Module& m, const Instruction& inst) {
   if (!x.IsArray() || !indices.IsArray())
     return Error("gather operands must be arrays, got " + Str(x) + " and " + Str(indices));
   if (!IsInteger(indices.type)) return Error("gather indices must be integers, got " + Str(indices));
-  auto ivd = IntAttr(inst, AttrId::kIndexVectorDim);
-  auto slice_sizes = IntList(inst, AttrId::kSliceSizes);
-  if (!ivd) return Error("gather needs index_vector_dim=");
-  if (!slice_sizes) return Error("gather needs slice_sizes=");
-  std::vector<int64_t> offset = IntList(inst, AttrId::kOffsetDims).value_or(std::vector<int64_t>{});
-  std::vector<int64_t> collapsed = IntList(inst, AttrId::kCollapsedSliceDims).value_or(std::vector<int64_t>{});
-  std::vector<int64_t> start_map = IntList(inst, AttrId::kStartIndexMap).value_or(std::vector<int64_t>{});
-  std::vector<int64_t> obatch = IntList(inst, AttrId::kOperandBatchingDims).value_or(std::vector<int64_t>{});
-  std::vector<int64_t> ibatch = IntList(inst, AttrId::kStartIndicesBatchingDims).value_or(std::vector<int64_t>{});
-  if (*ivd < 0 || *ivd > static_cast<int64_t>(indices.rank()))
-    return Error("gather index_vector_dim " + Num(*ivd) + " is out of range for the indices " + Str(indices));
-  Shape expanded = ExpandedIndices(m, indices, *ivd);
+  std::optional<GatherDimensionNumbers> numbers = GatherNumbersOf(inst);
+  if (!numbers)
+    return Error(
+        "gather needs offset_dims=, collapsed_slice_dims=, start_index_map=, index_vector_dim= and slice_sizes=");
+  auto vec = [](DimIndexList l) { return std::vector<int64_t>(l.begin(), l.end()); };
+  const int64_t ivd = numbers->index_vector_dim;
+  const std::vector<int64_t> slice_sizes = vec(numbers->slice_sizes);
+  std::vector<int64_t> offset = vec(numbers->offset_dims);
+  std::vector<int64_t> collapsed = vec(numbers->collapsed_slice_dims);
+  std::vector<int64_t> start_map = vec(numbers->start_index_map);
+  std::vector<int64_t> obatch = vec(numbers->operand_batching_dims);
+  std::vector<int64_t> ibatch = vec(numbers->start_indices_batching_dims);
+  if (ivd < 0 || ivd > static_cast<int64_t>(indices.rank()))
+    return Error("gather index_vector_dim " + Num(ivd) + " is out of range for the indices " + Str(indices));
+  Shape expanded = ExpandedIndices(m, indices, ivd);
   size_t out_rank = offset.size() + expanded.rank() - 1;
   std::string x_text = Str(x);
   std::string e = CheckDimList("gather offset_dims", offset, out_rank, true, "a result of rank " + Num(out_rank));
@@ -266,23 +270,23 @@ Inference InferGather(Module& m, const Instruction& inst) {
   if (e.empty()) e = CheckDimList("gather collapsed_slice_dims", collapsed, x.rank(), true, x_text);
   if (e.empty()) e = CheckDimList("gather operand_batching_dims", obatch, x.rank(), true, x_text);
   if (e.empty())
-    e = CheckBatchingDims("gather", obatch, x, ibatch, expanded, *ivd, "operand_batching_dims",
+    e = CheckBatchingDims("gather", obatch, x, ibatch, expanded, ivd, "operand_batching_dims",
                           "start_indices_batching_dims");
   if (!e.empty()) return Error(e);
-  if (!Unbounded(expanded, *ivd) && static_cast<int64_t>(start_map.size()) != expanded.dims[*ivd])
+  if (!Unbounded(expanded, ivd) && static_cast<int64_t>(start_map.size()) != expanded.dims[ivd])
     return Error("gather start_index_map " + List(start_map) + " has " + Num(start_map.size()) +
-                 " entries but the index vector dimension of " + Str(indices) + " has " + Num(expanded.dims[*ivd]));
+                 " entries but the index vector dimension of " + Str(indices) + " has " + Num(expanded.dims[ivd]));
   for (int64_t d : obatch)
     if (Contains(collapsed, d)) return Error("gather dimension " + Num(d) + " is both collapsed and batching");
-  if (slice_sizes->size() != x.rank())
-    return Error("gather has " + Count(slice_sizes->size(), "slice size") + " for an operand of rank " + Num(x.rank()) +
+  if (slice_sizes.size() != x.rank())
+    return Error("gather has " + Count(slice_sizes.size(), "slice size") + " for an operand of rank " + Num(x.rank()) +
                  " (" + x_text + ")");
-  if (slice_sizes->size() != offset.size() + collapsed.size() + obatch.size())
+  if (slice_sizes.size() != offset.size() + collapsed.size() + obatch.size())
     return Error("gather operand dimensions must each be an offset, collapsed or batching dimension: " + Num(x.rank()) +
                  " dimensions, " + Num(offset.size()) + " offset_dims, " + Num(collapsed.size()) +
                  " collapsed_slice_dims, " + Num(obatch.size()) + " operand_batching_dims");
   for (size_t i = 0; i < x.rank(); ++i) {
-    int64_t size = (*slice_sizes)[i];
+    int64_t size = slice_sizes[i];
     if (size < 0 || (!Unbounded(x, i) && size > x.dims[i]))
       return Error("gather slice size " + Num(size) + " does not fit dimension " + Num(i) + " of " + x_text);
     if (size > 1 && (Contains(collapsed, i) || Contains(obatch, i)))
@@ -296,13 +300,13 @@ Inference InferGather(Module& m, const Instruction& inst) {
       while (operand_dim < x.rank() && (Contains(collapsed, operand_dim) || Contains(obatch, operand_dim)))
         ++operand_dim;
       if (operand_dim >= x.rank()) return NotInferable();
-      int64_t size = (*slice_sizes)[operand_dim];
+      int64_t size = slice_sizes[operand_dim];
       // Gathering a whole dynamic dimension keeps it dynamic (XLA).
       dims.Add(size,
                size == x.dims[operand_dim] && x.IsDynamicDim(operand_dim) ? KindAt(x, operand_dim) : DimKind::kStatic);
       ++operand_dim;
     } else {
-      if (static_cast<int64_t>(index_dim) == *ivd) ++index_dim;
+      if (static_cast<int64_t>(index_dim) == ivd) ++index_dim;
       if (index_dim >= expanded.rank()) return NotInferable();
       dims.Take(expanded, index_dim++);
     }
@@ -320,16 +324,21 @@ Inference InferScatter(Module& m, const Instruction& inst) {
   if (!f) return Error("scatter needs to_apply=");
   if (!indices.IsArray() || !IsInteger(indices.type))
     return Error("scatter indices must be integers, got " + Str(indices));
-  auto ivd = IntAttr(inst, AttrId::kIndexVectorDim);
-  if (!ivd) return Error("scatter needs index_vector_dim=");
-  std::vector<int64_t> window = IntList(inst, AttrId::kUpdateWindowDims).value_or(std::vector<int64_t>{});
-  std::vector<int64_t> inserted = IntList(inst, AttrId::kInsertedWindowDims).value_or(std::vector<int64_t>{});
-  std::vector<int64_t> to_operand = IntList(inst, AttrId::kScatterDimsToOperandDims).value_or(std::vector<int64_t>{});
-  std::vector<int64_t> ibatch = IntList(inst, AttrId::kInputBatchingDims).value_or(std::vector<int64_t>{});
-  std::vector<int64_t> sbatch = IntList(inst, AttrId::kScatterIndicesBatchingDims).value_or(std::vector<int64_t>{});
-  if (*ivd < 0 || *ivd > static_cast<int64_t>(indices.rank()))
-    return Error("scatter index_vector_dim " + Num(*ivd) + " is out of range for the indices " + Str(indices));
-  Shape expanded = ExpandedIndices(m, indices, *ivd);
+  std::optional<ScatterDimensionNumbers> numbers = ScatterNumbersOf(inst);
+  if (!numbers)
+    return Error(
+        "scatter needs update_window_dims=, inserted_window_dims=, scatter_dims_to_operand_dims= and "
+        "index_vector_dim=");
+  auto vec = [](DimIndexList l) { return std::vector<int64_t>(l.begin(), l.end()); };
+  const int64_t ivd = numbers->index_vector_dim;
+  std::vector<int64_t> window = vec(numbers->update_window_dims);
+  std::vector<int64_t> inserted = vec(numbers->inserted_window_dims);
+  std::vector<int64_t> to_operand = vec(numbers->scatter_dims_to_operand_dims);
+  std::vector<int64_t> ibatch = vec(numbers->input_batching_dims);
+  std::vector<int64_t> sbatch = vec(numbers->scatter_indices_batching_dims);
+  if (ivd < 0 || ivd > static_cast<int64_t>(indices.rank()))
+    return Error("scatter index_vector_dim " + Num(ivd) + " is out of range for the indices " + Str(indices));
+  Shape expanded = ExpandedIndices(m, indices, ivd);
   std::vector<const Shape*> inits;
   std::vector<Shape> init_storage;
   init_storage.reserve(n);
@@ -353,7 +362,7 @@ Inference InferScatter(Module& m, const Instruction& inst) {
     if (e.empty()) e = CheckDimList("scatter input_batching_dims", ibatch, x.rank(), true, x_text);
     if (e.empty()) e = CheckDimList("scatter scatter_dims_to_operand_dims", to_operand, x.rank(), false, x_text);
     if (e.empty())
-      e = CheckBatchingDims("scatter", ibatch, x, sbatch, expanded, *ivd, "input_batching_dims",
+      e = CheckBatchingDims("scatter", ibatch, x, sbatch, expanded, ivd, "input_batching_dims",
                             "scatter_indices_batching_dims");
     if (!e.empty()) return Error(e);
     for (int64_t d : ibatch)
@@ -362,9 +371,9 @@ Inference InferScatter(Module& m, const Instruction& inst) {
       return Error("scatter operand dimensions must each be a window, inserted or batching dimension: " +
                    Num(x.rank()) + " dimensions, " + Num(window.size()) + " update_window_dims, " +
                    Num(inserted.size()) + " inserted_window_dims, " + Num(ibatch.size()) + " input_batching_dims");
-    if (!Unbounded(expanded, *ivd) && static_cast<int64_t>(to_operand.size()) != expanded.dims[*ivd])
+    if (!Unbounded(expanded, ivd) && static_cast<int64_t>(to_operand.size()) != expanded.dims[ivd])
       return Error("scatter scatter_dims_to_operand_dims " + List(to_operand) + " has " + Num(to_operand.size()) +
-                   " entries but the index vector dimension of " + Str(indices) + " has " + Num(expanded.dims[*ivd]));
+                   " entries but the index vector dimension of " + Str(indices) + " has " + Num(expanded.dims[ivd]));
     size_t w = 0;
     for (size_t i = 0; i < x.rank(); ++i) {
       if (Contains(inserted, i) || Contains(ibatch, i)) continue;
@@ -377,7 +386,7 @@ Inference InferScatter(Module& m, const Instruction& inst) {
     size_t sd = 0;
     for (size_t i = 0; i < u.rank(); ++i) {
       if (Contains(window, i)) continue;
-      if (static_cast<int64_t>(sd) == *ivd) ++sd;
+      if (static_cast<int64_t>(sd) == ivd) ++sd;
       if (sd >= expanded.rank()) break;
       if (!DimMatches(u, i, expanded, sd))
         return Error("scatter update dimension " + Num(i) + " of " + Str(u) + " does not match dimension " + Num(sd) +

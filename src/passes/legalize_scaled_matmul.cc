@@ -10,6 +10,7 @@
 // error naming the instruction. The interpreter computes both forms identically.
 #include "ir/builder.h"
 #include "ir/custom_calls.h"
+#include "ir/dimension_numbers.h"
 #include "ir/verifier.h"
 #include "passes/mx_packing.h"
 #include "passes/pass.h"
@@ -17,18 +18,15 @@
 namespace nhlo {
 namespace {
 
-std::vector<int64_t> List(const Instruction& inst, AttrId id) {
-  const Attribute* a = inst.FindAttr(id);
-  if (!a || a->kind != AttrKind::IntList) return {};
-  return {a->ints.begin(), a->ints.end()};
-}
+std::vector<int64_t> Vec(DimIndexList list) { return {list.begin(), list.end()}; }
 
 bool IsMxData(PrimitiveType t) { return t == PrimitiveType::kF8E4M3FN || t == PrimitiveType::kF8E5M2; }
 
 // The MX cluster the pass rewrites; anything else is left alone.
 bool Matches(const Instruction& inst) {
   if (inst.opcode != Opcode::kScaledDot || inst.operands.size() != 4) return false;
-  std::vector<int64_t> lc = List(inst, AttrId::kLhsContractingDims), rc = List(inst, AttrId::kRhsContractingDims);
+  const DotDimensionNumbers dims = DotNumbersOf(inst);
+  const DimIndexList lc = dims.lhs_contracting, rc = dims.rhs_contracting;
   if (lc.size() != 1 || rc.size() != 1) return false;
   for (int side = 0; side < 2; ++side) {
     const Shape& data = inst.operands[side]->shape;
@@ -55,10 +53,11 @@ class LegalizeScaledMatmul final : public Pass {
  private:
   static Status Rewrite(Module& module, Computation* comp, Instruction* dot) {
     ScaledMatmulConfig c;
-    c.lhs_batch = List(*dot, AttrId::kLhsBatchDims);
-    c.rhs_batch = List(*dot, AttrId::kRhsBatchDims);
-    c.lhs_contracting = List(*dot, AttrId::kLhsContractingDims);
-    c.rhs_contracting = List(*dot, AttrId::kRhsContractingDims);
+    const DotDimensionNumbers dims = DotNumbersOf(*dot);
+    c.lhs_batch = Vec(dims.lhs_batch);
+    c.rhs_batch = Vec(dims.rhs_batch);
+    c.lhs_contracting = Vec(dims.lhs_contracting);
+    c.rhs_contracting = Vec(dims.rhs_contracting);
     c.lhs_element = dot->operands[0]->shape.type;
     c.rhs_element = dot->operands[1]->shape.type;
     Instruction* packed[2];

@@ -18,6 +18,7 @@
 #include <string>
 
 #include "ir/builder.h"
+#include "ir/dimension_numbers.h"
 #include "passes/pass.h"
 
 namespace nhlo {
@@ -55,9 +56,8 @@ class NeuronIntMatmulDowncast final : public Pass {
     const Shape& a = dot.operands[0]->shape;
     const Shape& b = dot.operands[1]->shape;
     double k = 1;
-    if (const Attribute* dims = dot.FindAttr(AttrId::kLhsContractingDims))
-      for (int64_t d : dims->ints)
-        if (d >= 0 && static_cast<size_t>(d) < a.dims.size()) k *= static_cast<double>(a.dims[d]);
+    for (int64_t d : DotNumbersOf(dot).lhs_contracting)
+      if (d >= 0 && static_cast<size_t>(d) < a.dims.size()) k *= static_cast<double>(a.dims[d]);
     const std::string types = std::string(PrimitiveTypeName(a.type)) + " x " + std::string(PrimitiveTypeName(b.type)) +
                               " -> " + std::string(PrimitiveTypeName(dot.shape.type));
     const std::string what = "dot '" + std::string(dot.name) + "' (" + types + ", K=" + Number(k) + ")";
