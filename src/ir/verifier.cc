@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "ir/verifier.h"
 
-#include "ir/custom_calls.h"
-
+#include <array>
 #include <unordered_map>
 #include <unordered_set>
 
+#include "ir/custom_calls.h"
 #include "ir/shape_inference.h"
 #include "ir/shape_inference_internal.h"
 
@@ -27,6 +27,71 @@ Diagnostic DiagnosticFor(const Module& module, const Instruction& inst, std::str
 }
 
 namespace {
+
+// The ops whose written shape gets a check beyond shape inference (a result shape the parser
+// took as written, or a form XLA's verifier judges); every other op gets none, so a new opcode
+// needs no entry here.
+enum class WrittenShapeRule : uint8_t {
+  kNone,
+  kBroadcast,
+  kReshape,
+  kConvert,
+  kBitcastConvert,
+  kCustomCall,
+  kDoneOperand,
+  kBitcast,
+  kIota,
+  kConstant,
+  kCompare,
+  kRng,
+  kRngBitGenerator,
+  kRecv,
+  kInfeed,
+  kDynamicReshape,
+  kStochasticConvert,
+  kGatherOrScatter,
+  kAllToAll,
+  kAsyncStart
+};
+
+WrittenShapeRule WrittenShapeRuleOf(Opcode op) {
+  static constexpr std::pair<Opcode, WrittenShapeRule> kRules[] = {
+      {Opcode::kBroadcast, WrittenShapeRule::kBroadcast},
+      {Opcode::kReshape, WrittenShapeRule::kReshape},
+      {Opcode::kConvert, WrittenShapeRule::kConvert},
+      {Opcode::kBitcastConvert, WrittenShapeRule::kBitcastConvert},
+      {Opcode::kCustomCall, WrittenShapeRule::kCustomCall},
+      {Opcode::kAsyncUpdate, WrittenShapeRule::kDoneOperand},
+      {Opcode::kAsyncDone, WrittenShapeRule::kDoneOperand},
+      {Opcode::kAllGatherDone, WrittenShapeRule::kDoneOperand},
+      {Opcode::kAllReduceDone, WrittenShapeRule::kDoneOperand},
+      {Opcode::kCollectivePermuteDone, WrittenShapeRule::kDoneOperand},
+      {Opcode::kCopyDone, WrittenShapeRule::kDoneOperand},
+      {Opcode::kSendDone, WrittenShapeRule::kDoneOperand},
+      {Opcode::kRecvDone, WrittenShapeRule::kDoneOperand},
+      {Opcode::kBitcast, WrittenShapeRule::kBitcast},
+      {Opcode::kIota, WrittenShapeRule::kIota},
+      {Opcode::kConstant, WrittenShapeRule::kConstant},
+      {Opcode::kCompare, WrittenShapeRule::kCompare},
+      {Opcode::kRng, WrittenShapeRule::kRng},
+      {Opcode::kRngBitGenerator, WrittenShapeRule::kRngBitGenerator},
+      {Opcode::kRecv, WrittenShapeRule::kRecv},
+      {Opcode::kInfeed, WrittenShapeRule::kInfeed},
+      {Opcode::kDynamicReshape, WrittenShapeRule::kDynamicReshape},
+      {Opcode::kStochasticConvert, WrittenShapeRule::kStochasticConvert},
+      {Opcode::kAllGather, WrittenShapeRule::kGatherOrScatter},
+      {Opcode::kAllGatherStart, WrittenShapeRule::kGatherOrScatter},
+      {Opcode::kReduceScatter, WrittenShapeRule::kGatherOrScatter},
+      {Opcode::kAllToAll, WrittenShapeRule::kAllToAll},
+      {Opcode::kAsyncStart, WrittenShapeRule::kAsyncStart},
+  };
+  static const auto table = [] {
+    std::array<WrittenShapeRule, kOpcodeCount> t{};
+    for (auto [opcode, rule] : kRules) t[static_cast<size_t>(opcode)] = rule;
+    return t;
+  }();
+  return table[static_cast<size_t>(op)];
+}
 
 class Verifier {
  public:
@@ -319,29 +384,22 @@ class Verifier {
   void CheckWrittenShape(const Instruction& inst) {
     const Shape& s = inst.shape;
     const Shape* x = inst.operands.empty() ? nullptr : &inst.operands[0]->shape;
-    switch (inst.opcode) {
-      case Opcode::kBroadcast: CheckBroadcast(inst, *x); break;
-      case Opcode::kReshape:
+    switch (WrittenShapeRuleOf(inst.opcode)) {
+      case WrittenShapeRule::kBroadcast: CheckBroadcast(inst, *x); break;
+      case WrittenShapeRule::kReshape:
         if (!x->IsArray() || !s.IsArray() || x->type != s.type)
           Fail(inst, "reshape changes the element type or has a non-array operand");
         else if (x->ElementCount() >= 0 && s.ElementCount() >= 0 && x->ElementCount() != s.ElementCount())
           Fail(inst, "reshape from " + Str(*x) + " to " + Str(s) + " changes the element count");
         break;
-      case Opcode::kConvert:
+      case WrittenShapeRule::kConvert:
         if (!x->IsArray() || !s.IsArray() || !infer::SameDims(*x, s))
           Fail(inst, "convert from " + Str(*x) + " to " + Str(s) + " changes the dimensions");
         break;
-      case Opcode::kBitcastConvert: CheckBitcastConvert(inst, *x); break;
-      case Opcode::kCustomCall: CheckKnownCustomCall(inst); break;
-      case Opcode::kAsyncUpdate:
-      case Opcode::kAsyncDone:
-      case Opcode::kAllGatherDone:
-      case Opcode::kAllReduceDone:
-      case Opcode::kCollectivePermuteDone:
-      case Opcode::kCopyDone:
-      case Opcode::kSendDone:
-      case Opcode::kRecvDone: CheckDoneOperand(inst); break;
-      case Opcode::kBitcast:
+      case WrittenShapeRule::kBitcastConvert: CheckBitcastConvert(inst, *x); break;
+      case WrittenShapeRule::kCustomCall: CheckKnownCustomCall(inst); break;
+      case WrittenShapeRule::kDoneOperand: CheckDoneOperand(inst); break;
+      case WrittenShapeRule::kBitcast:
         // lenient: XLA compares byte sizes only in layout-sensitive mode; here only when no
         // layout detail (tiling, element size) can change them.
         if (x->IsArray() && s.IsArray() && !HasLayoutTail(*x) && !HasLayoutTail(s) && !infer::HasDynamicDim(*x) &&
@@ -350,7 +408,7 @@ class Verifier {
                 static_cast<__int128>(s.ElementCount()) * HostByteSize(s.type))
           Fail(inst, "bitcast from " + Str(*x) + " to " + Str(s) + " changes the size in bytes");
         break;
-      case Opcode::kIota: {
+      case WrittenShapeRule::kIota: {
         auto dim = infer::IntAttr(inst, AttrId::kIotaDimension);
         if (!s.IsArray() || s.rank() == 0)
           Fail(inst, "iota result must be an array of rank 1 or more, got " + Str(s));
@@ -360,155 +418,48 @@ class Verifier {
           Fail(inst, "iota dimension " + std::to_string(*dim) + " is out of range for " + Str(s));
         break;
       }
-      case Opcode::kConstant:
+      case WrittenShapeRule::kConstant:
         if (!inst.literal) Fail(inst, "constant has no literal");
         break;
-      case Opcode::kCompare:
+      case WrittenShapeRule::kCompare:
         if (!inst.FindAttr(AttrId::kDirection)) Fail(inst, "compare needs direction=");
         break;
-      case Opcode::kRng:
+      case WrittenShapeRule::kRng:
         if (!s.IsArray() || s.type != x->type)
           Fail(inst, "rng result " + Str(s) + " must be an array of its parameters' type " +
                          std::string(PrimitiveTypeName(x->type)));
         break;
-      case Opcode::kRngBitGenerator:
+      case WrittenShapeRule::kRngBitGenerator:
         // An array result is the random bits alone (XLA accepts it; the new state is dropped).
         if (s.IsArray()) break;
         if (!s.IsTuple() || s.tuple.size() != 2 || !infer::Compatible(s.tuple[0], *x) || !s.tuple[1].IsArray())
           Fail(inst, "rng-bit-generator result " + Str(s) + " must be (" + Str(*x) + ", random bits)");
         break;
-      case Opcode::kRecv:
+      case WrittenShapeRule::kRecv:
         if (!s.IsTuple() || s.tuple.size() != 3 || !IsU32Scalar(s.tuple[1]) || s.tuple[2].type != PrimitiveType::kToken)
           Fail(inst, "recv result " + Str(s) + " must be (data, u32[], token[])");
         break;
-      case Opcode::kInfeed:
+      case WrittenShapeRule::kInfeed:
         if (!s.IsTuple() || s.tuple.size() != 2 || s.tuple[1].type != PrimitiveType::kToken)
           Fail(inst, "infeed result " + Str(s) + " must be (data, token[])");
         break;
-      case Opcode::kDynamicReshape:
+      case WrittenShapeRule::kDynamicReshape:
         if (!s.IsArray() || s.type != x->type || s.rank() != inst.operands.size() - 1)
           Fail(inst, "dynamic-reshape result " + Str(s) + " must be a " + std::string(PrimitiveTypeName(x->type)) +
                          " array of rank " + std::to_string(inst.operands.size() - 1) + ", one per size operand");
         break;
-      case Opcode::kStochasticConvert:
+      case WrittenShapeRule::kStochasticConvert:
         if (!s.IsArray() || !infer::SameDims(*x, s))
           Fail(inst, "stochastic-convert from " + Str(*x) + " to " + Str(s) + " changes the dimensions");
         break;
-      case Opcode::kAllGather:
-      case Opcode::kAllGatherStart:
-      case Opcode::kReduceScatter: CheckGatherOrScatter(inst); break;
-      case Opcode::kAllToAll:
+      case WrittenShapeRule::kGatherOrScatter: CheckGatherOrScatter(inst); break;
+      case WrittenShapeRule::kAllToAll:
         if (inst.operands.size() == 1 && !infer::Compatible(s, *x) &&
             !(s.IsTuple() && s.tuple.size() == 1 && infer::Compatible(s.tuple[0], *x)))
           Fail(inst, "'all-to-all' result shape is " + Str(s) + " but its operand is " + Str(*x));
         break;
-      case Opcode::kAsyncStart: CheckAsyncStart(inst); break;
-      // Nothing beyond the shape rule (shape inference) and the operand checks.
-      case Opcode::kAbs:
-      case Opcode::kAcos:
-      case Opcode::kAcosh:
-      case Opcode::kAdd:
-      case Opcode::kAddDependency:
-      case Opcode::kAfterAll:
-      case Opcode::kAllReduce:
-      case Opcode::kAllReduceStart:
-      case Opcode::kAnd:
-      case Opcode::kAsin:
-      case Opcode::kAsinh:
-      case Opcode::kAtan2:
-      case Opcode::kAtanh:
-      case Opcode::kBatchNormGrad:
-      case Opcode::kBatchNormInference:
-      case Opcode::kBatchNormTraining:
-      case Opcode::kCall:
-      case Opcode::kCbrt:
-      case Opcode::kCeil:
-      case Opcode::kCholesky:
-      case Opcode::kClamp:
-      case Opcode::kCollectiveBroadcast:
-      case Opcode::kCollectivePermute:
-      case Opcode::kCollectivePermuteStart:
-      case Opcode::kComplex:
-      case Opcode::kConcatenate:
-      case Opcode::kConditional:
-      case Opcode::kConvolution:
-      case Opcode::kCopy:
-      case Opcode::kCopyStart:
-      case Opcode::kCosh:
-      case Opcode::kCos:
-      case Opcode::kClz:
-      case Opcode::kDivide:
-      case Opcode::kDomain:
-      case Opcode::kDot:
-      case Opcode::kDynamicSlice:
-      case Opcode::kDynamicUpdateSlice:
-      case Opcode::kErf:
-      case Opcode::kExp:
-      case Opcode::kExpm1:
-      case Opcode::kFft:
-      case Opcode::kFloor:
-      case Opcode::kFusion:
-      case Opcode::kGather:
-      case Opcode::kGetDimensionSize:
-      case Opcode::kGetTupleElement:
-      case Opcode::kImag:
-      case Opcode::kIsFinite:
-      case Opcode::kLog:
-      case Opcode::kLog1p:
-      case Opcode::kLogistic:
-      case Opcode::kMap:
-      case Opcode::kMaximum:
-      case Opcode::kMinimum:
-      case Opcode::kMulhi:
-      case Opcode::kMultiply:
-      case Opcode::kNegate:
-      case Opcode::kNot:
-      case Opcode::kOptimizationBarrier:
-      case Opcode::kOr:
-      case Opcode::kOutfeed:
-      case Opcode::kPad:
-      case Opcode::kParameter:
-      case Opcode::kPartitionId:
-      case Opcode::kPopulationCount:
-      case Opcode::kPower:
-      case Opcode::kRaggedAllToAll:
-      case Opcode::kRaggedDot:
-      case Opcode::kReal:
-      case Opcode::kReduce:
-      case Opcode::kReducePrecision:
-      case Opcode::kReduceWindow:
-      case Opcode::kRemainder:
-      case Opcode::kReplicaId:
-      case Opcode::kReverse:
-      case Opcode::kRngGetAndUpdateState:
-      case Opcode::kRoundNearestAfz:
-      case Opcode::kRoundNearestEven:
-      case Opcode::kRsqrt:
-      case Opcode::kScaledDot:
-      case Opcode::kScan:
-      case Opcode::kScatter:
-      case Opcode::kSelect:
-      case Opcode::kSelectAndScatter:
-      case Opcode::kSend:
-      case Opcode::kSetDimensionSize:
-      case Opcode::kShiftLeft:
-      case Opcode::kShiftRightArithmetic:
-      case Opcode::kShiftRightLogical:
-      case Opcode::kSign:
-      case Opcode::kSin:
-      case Opcode::kSinh:
-      case Opcode::kSlice:
-      case Opcode::kSort:
-      case Opcode::kSqrt:
-      case Opcode::kSubtract:
-      case Opcode::kTan:
-      case Opcode::kTanh:
-      case Opcode::kTopK:
-      case Opcode::kTranspose:
-      case Opcode::kTriangularSolve:
-      case Opcode::kTuple:
-      case Opcode::kWhile:
-      case Opcode::kXor: break;
+      case WrittenShapeRule::kAsyncStart: CheckAsyncStart(inst); break;
+      case WrittenShapeRule::kNone: break;  // nothing beyond the shape rule and the operand checks
     }
   }
 
