@@ -52,7 +52,7 @@ ReplicaGroupsRecord Explicit(std::vector<std::vector<int64_t>> groups) {
 std::vector<uint32_t> GroupOf(Opcode op, const ReplicaGroupsRecord* groups, bool channel, std::optional<bool> global,
                               DeviceGrid grid, uint32_t device) {
   AttrRecord ugdi;
-  ugdi.b = global.value_or(false);
+  ugdi.set_b() = global.value_or(false);
   auto g = ResolveCollectiveGroup(op, groups, channel, global ? &ugdi : nullptr, nullptr, grid, device);
   REQUIRE(g.ok());
   REQUIRE(g->devices[g->rank] == device);
@@ -120,7 +120,7 @@ TEST_CASE("group modes and participants follow XLA's table (docs/multi-device-se
 
   // what XLA rejects
   AttrRecord yes;
-  yes.b = true;
+  yes.set_b() = true;
   CHECK(!ResolveCollectiveGroup(Opcode::kAllReduce, &pair, false, &yes, nullptr, grid, 0).ok());  // ugdi, no channel
   CHECK(!ResolveCollectiveGroup(Opcode::kAllReduce, &none, true, &yes, nullptr, grid, 0).ok());   // flattened, empty
   ReplicaGroupsRecord beyond = Explicit({{0, 2}});

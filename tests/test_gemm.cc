@@ -256,7 +256,7 @@ void CheckConv(const ConvCase& c) {
   AttrRecord labels;
   labels.id = AttrId::kDimLabels;
   labels.kind = AttrKind::DimLabels;
-  ConvDimLabels& l = labels.dim_labels;
+  ConvDimLabels& l = labels.set_dim_labels();
   l.input_batch = 0, l.input_feature = 1, l.input_spatial.push_back(2), l.input_spatial.push_back(3);
   l.kernel_output_feature = 0, l.kernel_input_feature = 1, l.kernel_spatial.push_back(2), l.kernel_spatial.push_back(3);
   l.output_batch = 0, l.output_feature = 3, l.output_spatial.push_back(1), l.output_spatial.push_back(2);
@@ -266,10 +266,10 @@ void CheckConv(const ConvCase& c) {
   window.kind = AttrKind::Window;
   WindowDim w0 = c.wd, w1 = c.wd;
   w0.size = c.kh, w1.size = c.kw;
-  window.window = {w0, w1};
+  window.set_window() = {w0, w1};
   AttrRecord fgc, bgc;
-  fgc.id = AttrId::kFeatureGroupCount, fgc.kind = AttrKind::Int, fgc.i = c.fgc;
-  bgc.id = AttrId::kBatchGroupCount, bgc.kind = AttrKind::Int, bgc.i = c.bgc;
+  fgc.id = AttrId::kFeatureGroupCount, fgc.kind = AttrKind::Int, fgc.set_i() = c.fgc;
+  bgc.id = AttrId::kBatchGroupCount, bgc.kind = AttrKind::Int, bgc.set_i() = c.bgc;
   rec.attrs = {labels, window, fgc, bgc};
   REQUIRE(!FillDimensionNumbers(rec));
   Step step = StepFor(rec);

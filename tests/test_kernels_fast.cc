@@ -50,7 +50,7 @@ AttrRecord IntList(AttrId id, std::vector<int64_t> v) {
   AttrRecord a;
   a.id = id;
   a.kind = AttrKind::IntList;
-  a.ints = std::move(v);
+  a.set_ints() = std::move(v);
   return a;
 }
 
@@ -163,12 +163,12 @@ TEST_CASE("strided copies match index arithmetic") {
     AttrRecord a;
     a.id = AttrId::kSlice;
     a.kind = AttrKind::SliceRanges;
-    a.slices = {{1, 5, 2}, {3, 70, 5}, {0, 3, 1}, {4, 30, 1}};
+    a.set_slices() = {{1, 5, 2}, {3, 70, 5}, {0, 3, 1}, {4, 30, 1}};
     Tensor out(P::kF32, {2, 14, 3, 26});
     OneAttr attr(a);
     REQUIRE(KernelSlice(attr.step, in.buf(), out.buf()).ok());
     CheckAgainst(out, [&](std::vector<int64_t> idx) {
-      for (int d = 0; d < 4; ++d) idx[d] = a.slices[d].start + idx[d] * a.slices[d].stride;
+      for (int d = 0; d < 4; ++d) idx[d] = a.slices()[d].start + idx[d] * a.slices()[d].stride;
       return value(idx);
     });
   }
@@ -176,10 +176,10 @@ TEST_CASE("strided copies match index arithmetic") {
     AttrRecord a;
     a.id = AttrId::kPadding;
     a.kind = AttrKind::PaddingConfig;
-    a.padding = {{-2, 1, 1}, {3, -4, 0}, {0, 0, 2}, {-1, -1, 0}};
+    a.set_padding() = {{-2, 1, 1}, {3, -4, 0}, {0, 0, 2}, {-1, -1, 0}};
     std::vector<int64_t> od(4);
     for (int d = 0; d < 4; ++d)
-      od[d] = a.padding[d].low + a.padding[d].high + dims[d] + (dims[d] - 1) * a.padding[d].interior;
+      od[d] = a.padding()[d].low + a.padding()[d].high + dims[d] + (dims[d] - 1) * a.padding()[d].interior;
     Tensor out(P::kF32, od), pad_value(P::kF32, {});
     uint32_t fill = 0xdeadbeefu;
     std::memcpy(pad_value.bytes.data(), &fill, 4);
@@ -188,7 +188,7 @@ TEST_CASE("strided copies match index arithmetic") {
     CheckAgainst(out, [&](const std::vector<int64_t>& idx) {
       std::vector<int64_t> src(4);
       for (int d = 0; d < 4; ++d) {
-        int64_t pos = idx[d] - a.padding[d].low, step = a.padding[d].interior + 1;
+        int64_t pos = idx[d] - a.padding()[d].low, step = a.padding()[d].interior + 1;
         if (pos < 0 || pos % step != 0 || pos / step >= dims[d]) return fill;
         src[d] = pos / step;
       }

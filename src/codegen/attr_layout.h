@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "codegen/bundle_format.h"
@@ -69,44 +70,73 @@ Status SizeAsI64(F& f, FieldName name, T& value, int64_t max) {
   return OkStatus();
 }
 
+// The value of `a`'s kind: read from a const record (encoding, dumping); made, empty, in a
+// mutable one, which the walk then fills (decoding).
+template <typename T, typename Record>
+auto& Slot(Record& a) {
+  if constexpr (std::is_const_v<Record>)
+    return a.template Get<T>();
+  else
+    return a.template Set<T>();
+}
+template <typename T, typename Record>
+auto& BoxedSlot(Record& a) {
+  if constexpr (std::is_const_v<Record>)
+    return a.template Boxed<T>();
+  else
+    return a.template SetBoxed<T>();
+}
+
 }  // namespace attr_layout
 
 /// Walks the payload of attribute `a` (an AttrRecord; const for the writer and the dumper).
 template <typename F, typename Record>
 Status AttrPayload(F& f, Record& a) {
+  using attr_layout::BoxedSlot;
   using attr_layout::Counted;
   using attr_layout::Ints;
+  using attr_layout::Slot;
   auto at = [](int64_t i, std::string_view name) { return FieldName{name, i, true}; };
   switch (a.kind) {
-    case AttrKind::Int: return f.I64({"value"}, a.i);
-    case AttrKind::Bool: return f.Bool({"value"}, a.b);
-    case AttrKind::Float: return f.F64({"value"}, a.f);
-    case AttrKind::Enum: return f.Enum({"value"}, a.id, a.i);
+    case AttrKind::Int: return f.I64({"value"}, Slot<int64_t>(a));
+    case AttrKind::Bool: return f.Bool({"value"}, Slot<bool>(a));
+    case AttrKind::Float: return f.F64({"value"}, Slot<double>(a));
+    case AttrKind::Enum: return f.Enum({"value"}, a.id, Slot<int64_t>(a));
     case AttrKind::String:
     case AttrKind::Ident:
-    case AttrKind::Raw: return f.Text({"text"}, a.text);
-    case AttrKind::Config: NHLO_TRY(f.Text({"text"}, a.text)); return f.Flag({"is json"}, a.is_json);
-    case AttrKind::IntList: return Ints(f, "", a.ints);
-    case AttrKind::PairList:
-      NHLO_TRY(Ints(f, "", a.ints));
-      if (a.ints.size() % 2 != 0) return f.Invalid("has an unpaired entry");
+    case AttrKind::Raw: return f.Text({"text"}, Slot<AttrRecord::Text>(a).text);
+    case AttrKind::Config: {
+      auto& text = Slot<AttrRecord::Text>(a);
+      NHLO_TRY(f.Text({"text"}, text.text));
+      return f.Flag({"is json"}, text.is_json);
+    }
+    case AttrKind::IntList: return Ints(f, "", Slot<std::vector<int64_t>>(a));
+    case AttrKind::PairList: {
+      auto& pairs = Slot<std::vector<int64_t>>(a);
+      NHLO_TRY(Ints(f, "", pairs));
+      if (pairs.size() % 2 != 0) return f.Invalid("has an unpaired entry");
       return OkStatus();
-    case AttrKind::EnumList:
-      NHLO_TRY(Counted(f, {"count"}, 1, a.ints));
-      for (size_t i = 0; i < a.ints.size(); ++i) NHLO_TRY(f.Enum({"", static_cast<int64_t>(i)}, a.id, a.ints[i]));
+    }
+    case AttrKind::EnumList: {
+      auto& codes = Slot<std::vector<int64_t>>(a);
+      NHLO_TRY(Counted(f, {"count"}, 1, codes));
+      for (size_t i = 0; i < codes.size(); ++i) NHLO_TRY(f.Enum({"", static_cast<int64_t>(i)}, a.id, codes[i]));
       return OkStatus();
+    }
     case AttrKind::Computation:
-    case AttrKind::ComputationList:
-      NHLO_TRY(Counted(f, {"count"}, 4, a.computations));
-      if (a.kind == AttrKind::Computation && a.computations.size() != 1)
-        return f.Invalid("names " + std::to_string(a.computations.size()) + " computations, not one");
-      for (size_t i = 0; i < a.computations.size(); ++i)
-        NHLO_TRY(f.Callee({"", static_cast<int64_t>(i)}, a.computations[i]));
+    case AttrKind::ComputationList: {
+      auto& callees = Slot<std::vector<uint32_t>>(a);
+      NHLO_TRY(Counted(f, {"count"}, 4, callees));
+      if (a.kind == AttrKind::Computation && callees.size() != 1)
+        return f.Invalid("names " + std::to_string(callees.size()) + " computations, not one");
+      for (size_t i = 0; i < callees.size(); ++i) NHLO_TRY(f.Callee({"", static_cast<int64_t>(i)}, callees[i]));
       return OkStatus();
-    case AttrKind::Window:
-      NHLO_TRY(Counted(f, {"count"}, 56, a.window));
-      for (size_t k = 0; k < a.window.size(); ++k) {
-        auto& d = a.window[k];
+    }
+    case AttrKind::Window: {
+      auto& window = Slot<std::vector<WindowDim>>(a);
+      NHLO_TRY(Counted(f, {"count"}, 56, window));
+      for (size_t k = 0; k < window.size(); ++k) {
+        auto& d = window[k];
         const auto i = static_cast<int64_t>(k);
         NHLO_TRY(f.I64(at(i, "size"), d.size));
         NHLO_TRY(f.I64(at(i, "stride"), d.stride));
@@ -117,26 +147,31 @@ Status AttrPayload(F& f, Record& a) {
         NHLO_TRY(f.Bool64(at(i, "reversal"), d.reversal));
       }
       return OkStatus();
-    case AttrKind::SliceRanges:
-      NHLO_TRY(Counted(f, {"count"}, 24, a.slices));
-      for (size_t k = 0; k < a.slices.size(); ++k) {
+    }
+    case AttrKind::SliceRanges: {
+      auto& slices = Slot<std::vector<SliceDim>>(a);
+      NHLO_TRY(Counted(f, {"count"}, 24, slices));
+      for (size_t k = 0; k < slices.size(); ++k) {
         const auto i = static_cast<int64_t>(k);
-        NHLO_TRY(f.I64(at(i, "start"), a.slices[k].start));
-        NHLO_TRY(f.I64(at(i, "limit"), a.slices[k].limit));
-        NHLO_TRY(f.I64(at(i, "stride"), a.slices[k].stride));
+        NHLO_TRY(f.I64(at(i, "start"), slices[k].start));
+        NHLO_TRY(f.I64(at(i, "limit"), slices[k].limit));
+        NHLO_TRY(f.I64(at(i, "stride"), slices[k].stride));
       }
       return OkStatus();
-    case AttrKind::PaddingConfig:
-      NHLO_TRY(Counted(f, {"count"}, 24, a.padding));
-      for (size_t k = 0; k < a.padding.size(); ++k) {
+    }
+    case AttrKind::PaddingConfig: {
+      auto& padding = Slot<std::vector<PaddingDim>>(a);
+      NHLO_TRY(Counted(f, {"count"}, 24, padding));
+      for (size_t k = 0; k < padding.size(); ++k) {
         const auto i = static_cast<int64_t>(k);
-        NHLO_TRY(f.I64(at(i, "low"), a.padding[k].low));
-        NHLO_TRY(f.I64(at(i, "high"), a.padding[k].high));
-        NHLO_TRY(f.I64(at(i, "interior"), a.padding[k].interior));
+        NHLO_TRY(f.I64(at(i, "low"), padding[k].low));
+        NHLO_TRY(f.I64(at(i, "high"), padding[k].high));
+        NHLO_TRY(f.I64(at(i, "interior"), padding[k].interior));
       }
       return OkStatus();
+    }
     case AttrKind::DimLabels: {
-      auto& l = a.dim_labels;
+      auto& l = BoxedSlot<ConvDimLabels>(a);
       // The input's spatial count; the kernel's and output's lists are written to that length
       // (-1 where one is shorter).
       uint32_t spatial = static_cast<uint32_t>(l.input_spatial.size());
@@ -166,7 +201,7 @@ Status AttrPayload(F& f, Record& a) {
       return OkStatus();
     }
     case AttrKind::ReplicaGroups: {
-      auto& g = a.replica_groups;
+      auto& g = BoxedSlot<ReplicaGroupsRecord>(a);
       uint8_t form = g.mesh ? 2 : g.iota ? 1 : 0;
       NHLO_TRY(f.U8Named({"form"}, form, form == 2 ? "mesh (2)" : form == 1 ? "iota (1)" : "list (0)"));
       NHLO_TRY(f.Reserved(1));

@@ -7,6 +7,40 @@
 
 namespace nhlo {
 
+namespace {
+
+AttrRecord::Value CopyValue(const AttrRecord::Value& value) {
+  return std::visit(
+      [](const auto& v) -> AttrRecord::Value {
+        using T = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<T, std::unique_ptr<ConvDimLabels>> ||
+                      std::is_same_v<T, std::unique_ptr<ReplicaGroupsRecord>>)
+          return v ? std::make_unique<typename T::element_type>(*v) : nullptr;
+        else
+          return v;
+      },
+      value);
+}
+
+}  // namespace
+
+AttrRecord::AttrRecord(const AttrRecord& other)
+    : id(other.id),
+      kind(other.kind),
+      file_offset(other.file_offset),
+      payload_size(other.payload_size),
+      value(CopyValue(other.value)) {}
+
+AttrRecord& AttrRecord::operator=(const AttrRecord& other) {
+  if (this == &other) return *this;
+  id = other.id;
+  kind = other.kind;
+  file_offset = other.file_offset;
+  payload_size = other.payload_size;
+  value = CopyValue(other.value);
+  return *this;
+}
+
 std::string_view SectionName(SectionId id) {
   switch (id) {
     case SectionId::kStrings: return "strings";

@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 #include "support/status.h"
@@ -93,25 +94,86 @@ struct ReplicaGroupsRecord {
   std::vector<int64_t> transpose;
 };
 
-/// One decoded attribute. Which fields are meaningful depends on `kind`.
+/// One decoded attribute: its id, its kind and a value of that kind. The value is a variant
+/// (large kinds boxed), so a record is 64 bytes rather than every kind's fields at once. Readers
+/// of a value use the accessor of the attribute's kind; an accessor of another kind returns an
+/// empty value (the reader checks every attribute has its declared kind, so code that reads an
+/// attribute by its declared kind always gets its value). The `set_` accessors make the value
+/// that kind's (empty) value first; they are for code that builds records.
 struct AttrRecord {
+  struct Text {
+    std::string_view text;
+    bool is_json = false;  // Config written as a raw {...} block
+  };
+  using Value = std::variant<std::monostate, int64_t, double, bool, Text, std::vector<int64_t>, std::vector<uint32_t>,
+                             std::vector<WindowDim>, std::vector<SliceDim>, std::vector<PaddingDim>,
+                             std::unique_ptr<ConvDimLabels>, std::unique_ptr<ReplicaGroupsRecord>>;
+
+  AttrRecord() = default;
+  AttrRecord(const AttrRecord& other);  // copies the boxed values too
+  AttrRecord& operator=(const AttrRecord& other);
+  AttrRecord(AttrRecord&&) noexcept = default;
+  AttrRecord& operator=(AttrRecord&&) noexcept = default;
+
   AttrId id{};
   AttrKind kind{};
-  int64_t i = 0;                       // Int; Enum code
-  double f = 0;                        // Float
-  bool b = false;                      // Bool
-  bool is_json = false;                // Config
-  std::string_view text;               // String, Ident, Config, Raw
-  std::vector<int64_t> ints;           // IntList; EnumList codes; PairList (source, target, ...)
-  std::vector<uint32_t> computations;  // Computation, ComputationList (indices)
-  std::vector<WindowDim> window;
-  std::vector<SliceDim> slices;
-  std::vector<PaddingDim> padding;
-  ConvDimLabels dim_labels;
-  ReplicaGroupsRecord replica_groups;
   uint32_t file_offset = 0;   // where its header starts
   uint32_t payload_size = 0;  // bytes after the 8-byte header, before the padding to 4
+  Value value;
+
+  int64_t i() const { return Get<int64_t>(); }                                      // Int; Enum code
+  double f() const { return Get<double>(); }                                        // Float
+  bool b() const { return Get<bool>(); }                                            // Bool
+  std::string_view text() const { return Get<Text>().text; }                        // String, Ident, Config, Raw
+  bool is_json() const { return Get<Text>().is_json; }                              // Config
+  const std::vector<int64_t>& ints() const { return Get<std::vector<int64_t>>(); }  // IntList, EnumList, PairList
+  const std::vector<uint32_t>& computations() const { return Get<std::vector<uint32_t>>(); }  // Computation(List)
+  const std::vector<WindowDim>& window() const { return Get<std::vector<WindowDim>>(); }
+  const std::vector<SliceDim>& slices() const { return Get<std::vector<SliceDim>>(); }
+  const std::vector<PaddingDim>& padding() const { return Get<std::vector<PaddingDim>>(); }
+  const ConvDimLabels& dim_labels() const { return Boxed<ConvDimLabels>(); }
+  const ReplicaGroupsRecord& replica_groups() const { return Boxed<ReplicaGroupsRecord>(); }
+
+  int64_t& set_i() { return Set<int64_t>(); }
+  double& set_f() { return Set<double>(); }
+  bool& set_b() { return Set<bool>(); }
+  Text& set_text() { return Set<Text>(); }
+  std::vector<int64_t>& set_ints() { return Set<std::vector<int64_t>>(); }
+  std::vector<uint32_t>& set_computations() { return Set<std::vector<uint32_t>>(); }
+  std::vector<WindowDim>& set_window() { return Set<std::vector<WindowDim>>(); }
+  std::vector<SliceDim>& set_slices() { return Set<std::vector<SliceDim>>(); }
+  std::vector<PaddingDim>& set_padding() { return Set<std::vector<PaddingDim>>(); }
+  ConvDimLabels& set_dim_labels() { return SetBoxed<ConvDimLabels>(); }
+  ReplicaGroupsRecord& set_replica_groups() { return SetBoxed<ReplicaGroupsRecord>(); }
+
+  /// The value as a T (an empty T when it holds another kind); Boxed for the boxed kinds.
+  template <typename T>
+  const T& Get() const {
+    static const T kEmpty{};
+    const T* v = std::get_if<T>(&value);
+    return v ? *v : kEmpty;
+  }
+  template <typename T>
+  const T& Boxed() const {
+    static const T kEmpty{};
+    const auto* v = std::get_if<std::unique_ptr<T>>(&value);
+    return v && *v ? **v : kEmpty;
+  }
+  /// Makes the value a T (empty) unless it is one, and returns it.
+  template <typename T>
+  T& Set() {
+    if (!std::holds_alternative<T>(value)) value.template emplace<T>();
+    return std::get<T>(value);
+  }
+  template <typename T>
+  T& SetBoxed() {
+    auto* v = std::get_if<std::unique_ptr<T>>(&value);
+    if (!v || !*v) v = &value.template emplace<std::unique_ptr<T>>(std::make_unique<T>());
+    return **v;
+  }
 };
+
+static_assert(sizeof(AttrRecord) <= 64, "a decoded module holds one per attribute");
 
 struct BundleRecord {
   BundleRecord() = default;
@@ -131,8 +193,9 @@ struct BundleRecord {
   /// (types/custom_call_configs.h); null for other ops.
   std::shared_ptr<const CustomCallConfig> config;
   /// dot, scaled-dot, ragged-dot, gather, scatter and convolution: their dimension numbers,
-  /// views of `attrs` made once by the reader (types/dimension_numbers.h); monostate for the rest.
-  DimensionNumbers dims;
+  /// views of `attrs` made once by the reader (types/dimension_numbers.h); null for the rest
+  /// (boxed: most records have none).
+  std::unique_ptr<const DimensionNumbers> dims;
   /// For ops that call computations: where, in this computation's frame, the callees' frame
   /// starts while they run. 0 for other ops.
   uint64_t callee_frame = 0;

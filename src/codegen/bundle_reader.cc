@@ -16,19 +16,19 @@ struct RecordAttrs {
   const BundleRecord& b;
   std::optional<DimIndexList> List(AttrId id) const {
     const AttrRecord* a = b.Find(id);
-    return a && a->kind == AttrKind::IntList ? std::optional<DimIndexList>(a->ints) : std::nullopt;
+    return a && a->kind == AttrKind::IntList ? std::optional<DimIndexList>(a->ints()) : std::nullopt;
   }
   std::optional<int64_t> Int(AttrId id) const {
     const AttrRecord* a = b.Find(id);
-    return a && a->kind == AttrKind::Int ? std::optional<int64_t>(a->i) : std::nullopt;
+    return a && a->kind == AttrKind::Int ? std::optional<int64_t>(a->i()) : std::nullopt;
   }
   std::span<const WindowDim> Window() const {
     const AttrRecord* a = b.Find(AttrId::kWindow);
-    return a && a->kind == AttrKind::Window ? std::span<const WindowDim>(a->window) : std::span<const WindowDim>();
+    return a && a->kind == AttrKind::Window ? std::span<const WindowDim>(a->window()) : std::span<const WindowDim>();
   }
   const ConvDimLabels* Labels() const {
     const AttrRecord* a = b.Find(AttrId::kDimLabels);
-    return a && a->kind == AttrKind::DimLabels ? &a->dim_labels : nullptr;
+    return a && a->kind == AttrKind::DimLabels ? &a->dim_labels() : nullptr;
   }
 };
 
@@ -375,7 +375,7 @@ class Decoder {
     uint64_t callee_frame_end = 0;
     for (AttrRecord& a : b.attrs) {
       NHLO_TRY(ReadAttr(body, a, comp_index));
-      for (uint32_t callee : a.computations) {
+      for (uint32_t callee : a.computations()) {
         const ComputationRecord& f = p_.computations[callee];
         callee_frame_end = std::max(callee_frame_end, f.frame_size);
       }
@@ -393,9 +393,9 @@ class Decoder {
       for (uint32_t o : b.operands)
         operands.ranks.push_back(IsArrayType(c.buffers[o].type) ? static_cast<int64_t>(c.buffers[o].dims.size()) : -1);
       bool calls = false;
-      for (const AttrRecord& a : b.attrs) calls |= !a.computations.empty();
+      for (const AttrRecord& a : b.attrs) calls |= !a.computations().empty();
       b.config = std::make_shared<const CustomCallConfig>(DecodeCustomCallConfig(
-          target ? target->text : std::string_view(), calls, config ? config->text : std::string_view(), operands));
+          target ? target->text() : std::string_view(), calls, config ? config->text() : std::string_view(), operands));
     }
     // The callees run in [callee_frame, callee_frame + their frame) of this computation's frame.
     if (b.callee_frame > c.frame_size || callee_frame_end > c.frame_size - b.callee_frame)
@@ -538,8 +538,8 @@ class Decoder {
     size_t end = start + payload;
     ReadFields fields{*this, r, at, end, name, comp_index};
     NHLO_TRY(AttrPayload(fields, a));
-    if (a.kind == AttrKind::DimLabels) NHLO_TRY(CheckDimLabels(r, at, a.dim_labels));
-    if (a.kind == AttrKind::ReplicaGroups) NHLO_TRY(CheckReplicaGroups(r, at, a.replica_groups));
+    if (a.kind == AttrKind::DimLabels) NHLO_TRY(CheckDimLabels(r, at, a.dim_labels()));
+    if (a.kind == AttrKind::ReplicaGroups) NHLO_TRY(CheckReplicaGroups(r, at, a.replica_groups()));
     if (r.pos() != end) return r.ErrorAt(at, "attribute '" + name + "' payload size does not match its contents");
     NHLO_TRY(r.AlignTo(4, "attribute padding"));
     return OkStatus();
@@ -554,7 +554,8 @@ class Decoder {
 
 std::optional<AttrId> FillDimensionNumbers(BundleRecord& record) {
   std::optional<AttrId> missing;
-  record.dims = MakeDimensionNumbers(record.opcode, RecordAttrs{record}, missing);
+  DimensionNumbers dims = MakeDimensionNumbers(record.opcode, RecordAttrs{record}, missing);
+  record.dims = std::holds_alternative<std::monostate>(dims) ? nullptr : std::make_unique<DimensionNumbers>(dims);
   return missing;
 }
 

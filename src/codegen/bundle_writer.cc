@@ -481,28 +481,32 @@ class Writer {
     AttrRecord& r = scratch_;
     r.id = a.id;
     r.kind = a.kind;
-    r.text = a.text;
-    r.b = a.b;
-    r.is_json = a.config_is_json;
     switch (a.kind) {
       case AttrKind::Int:
-      case AttrKind::Enum: r.i = a.i; break;
-      case AttrKind::Float: r.f = a.f; break;
+      case AttrKind::Enum: r.set_i() = a.i; break;
+      case AttrKind::Float: r.set_f() = a.f; break;
+      case AttrKind::Bool: r.set_b() = a.b; break;
+      case AttrKind::String:
+      case AttrKind::Ident:
+      case AttrKind::Raw:
+      case AttrKind::Config: r.set_text() = AttrRecord::Text{a.text, a.config_is_json}; break;
       case AttrKind::IntList:
       case AttrKind::EnumList:
-      case AttrKind::PairList: r.ints.assign(a.ints.begin(), a.ints.end()); break;
+      case AttrKind::PairList: r.set_ints().assign(a.ints.begin(), a.ints.end()); break;
       case AttrKind::Computation:
-      case AttrKind::ComputationList:
-        r.computations.clear();
-        for (const Computation* c : a.computations) r.computations.push_back(comp_index_.at(c));
+      case AttrKind::ComputationList: {
+        std::vector<uint32_t>& callees = r.set_computations();
+        callees.clear();
+        for (const Computation* c : a.computations) callees.push_back(comp_index_.at(c));
         break;
-      case AttrKind::Window: r.window.assign(a.window.begin(), a.window.end()); break;
-      case AttrKind::SliceRanges: r.slices.assign(a.slices.begin(), a.slices.end()); break;
-      case AttrKind::PaddingConfig: r.padding.assign(a.padding.begin(), a.padding.end()); break;
-      case AttrKind::DimLabels: r.dim_labels = *a.dim_labels; break;
+      }
+      case AttrKind::Window: r.set_window().assign(a.window.begin(), a.window.end()); break;
+      case AttrKind::SliceRanges: r.set_slices().assign(a.slices.begin(), a.slices.end()); break;
+      case AttrKind::PaddingConfig: r.set_padding().assign(a.padding.begin(), a.padding.end()); break;
+      case AttrKind::DimLabels: r.set_dim_labels() = *a.dim_labels; break;
       case AttrKind::ReplicaGroups: {
         const ReplicaGroupList& g = *a.replica_groups;
-        ReplicaGroupsRecord& out = r.replica_groups;
+        ReplicaGroupsRecord& out = r.set_replica_groups();
         // Mesh axes the parser could read as an iota travel as that iota.
         out.iota = g.iota;
         out.mesh = !g.iota && g.mesh;
@@ -514,17 +518,12 @@ class Writer {
         out.ids.assign(g.ids.begin(), g.ids.end());
         break;
       }
-      case AttrKind::Bool:
-      case AttrKind::String:
-      case AttrKind::Ident:
-      case AttrKind::Raw:
-      case AttrKind::Config:
       case AttrKind::InstructionList:
       case AttrKind::Shape:
       case AttrKind::Literal:
       case AttrKind::ShapeList:
       case AttrKind::BoolList:
-      case AttrKind::KeyValues: break;  // the text and flags above, or never encoded (see Encoded)
+      case AttrKind::KeyValues: r.value = std::monostate{}; break;  // never encoded (see Encoded)
     }
     return r;
   }
@@ -644,7 +643,7 @@ class Writer {
   const CodegenOptions& opts_;
   ArenaReport* report_;
   std::unordered_map<const Computation*, uint32_t> comp_index_;
-  AttrRecord scratch_;  // RecordOf's record, reused so its lists keep their capacity
+  AttrRecord scratch_;  // RecordOf's record, reused so a list keeps its capacity across one kind
   std::vector<CompOut> comps_;
   std::string strings_;
   std::vector<StringSlot> string_slots_;

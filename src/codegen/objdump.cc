@@ -67,54 +67,54 @@ void AppendAttrText(std::string& out, const BundleProgram& p, const AttrRecord& 
   out += AttrName(a.id);
   out += '=';
   switch (a.kind) {
-    case AttrKind::Int: out += std::to_string(a.i); break;
-    case AttrKind::Bool: out += a.b ? "true" : "false"; break;
+    case AttrKind::Int: out += std::to_string(a.i()); break;
+    case AttrKind::Bool: out += a.b() ? "true" : "false"; break;
     case AttrKind::Float: {
       char buf[64];
-      auto r = std::to_chars(buf, buf + sizeof(buf), a.f);
+      auto r = std::to_chars(buf, buf + sizeof(buf), a.f());
       out.append(buf, r.ptr);
       break;
     }
     case AttrKind::String:
       out += '"';
-      out += CEscape(a.text);
+      out += CEscape(a.text());
       out += '"';
       break;
     case AttrKind::Config:
-      if (a.is_json) {
-        out += a.text;
+      if (a.is_json()) {
+        out += a.text();
       } else {
         out += '"';
-        out += CEscape(a.text);
+        out += CEscape(a.text());
         out += '"';
       }
       break;
     case AttrKind::Ident:
-    case AttrKind::Raw: out += a.text; break;
+    case AttrKind::Raw: out += a.text(); break;
     case AttrKind::Shape:
     case AttrKind::Literal:
     case AttrKind::InstructionList:
     case AttrKind::ShapeList:
     case AttrKind::BoolList:
     case AttrKind::KeyValues: break;  // never in a file
-    case AttrKind::IntList: AppendInts(out, a.ints); break;
+    case AttrKind::IntList: AppendInts(out, a.ints()); break;
     case AttrKind::PairList:
       out += '{';
-      for (size_t i = 0; i + 1 < a.ints.size(); i += 2) {
+      for (size_t i = 0; i + 1 < a.ints().size(); i += 2) {
         if (i) out += ',';
-        out += '{' + std::to_string(a.ints[i]) + ',' + std::to_string(a.ints[i + 1]) + '}';
+        out += '{' + std::to_string(a.ints()[i]) + ',' + std::to_string(a.ints()[i + 1]) + '}';
       }
       out += '}';
       break;
-    case AttrKind::Enum: out += EnumValueName(EnumSetOf(a.id), a.i); break;
-    case AttrKind::EnumList: AppendEnumList(out, a.id, a.ints.data(), a.ints.size()); break;
+    case AttrKind::Enum: out += EnumValueName(EnumSetOf(a.id), a.i()); break;
+    case AttrKind::EnumList: AppendEnumList(out, a.id, a.ints().data(), a.ints().size()); break;
     // As HLO text writes them (the IR printer's forms).
-    case AttrKind::Window: AppendWindowText(out, a.window); break;
-    case AttrKind::SliceRanges: AppendSliceText(out, a.slices); break;
-    case AttrKind::PaddingConfig: AppendPaddingText(out, a.padding); break;
-    case AttrKind::DimLabels: AppendDimLabelsText(out, a.dim_labels); break;
+    case AttrKind::Window: AppendWindowText(out, a.window()); break;
+    case AttrKind::SliceRanges: AppendSliceText(out, a.slices()); break;
+    case AttrKind::PaddingConfig: AppendPaddingText(out, a.padding()); break;
+    case AttrKind::DimLabels: AppendDimLabelsText(out, a.dim_labels()); break;
     case AttrKind::ReplicaGroups: {
-      const ReplicaGroupsRecord& g = a.replica_groups;
+      const ReplicaGroupsRecord& g = a.replica_groups();
       if (g.mesh) {
         out += "mesh";
       } else if (g.iota) {
@@ -139,16 +139,16 @@ void AppendAttrText(std::string& out, const BundleProgram& p, const AttrRecord& 
       break;
     }
     case AttrKind::Computation:
-      if (a.computations.size() == 1) {  // to_apply=add, as HLO writes one callee
-        out += p.computations[a.computations[0]].name;
+      if (a.computations().size() == 1) {  // to_apply=add, as HLO writes one callee
+        out += p.computations[a.computations()[0]].name;
         break;
       }
       [[fallthrough]];
     case AttrKind::ComputationList:
       out += '{';
-      for (size_t i = 0; i < a.computations.size(); ++i) {
+      for (size_t i = 0; i < a.computations().size(); ++i) {
         if (i) out += ", ";
-        out += p.computations[a.computations[i]].name;
+        out += p.computations[a.computations()[i]].name;
       }
       out += '}';
       break;

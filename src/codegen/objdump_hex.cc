@@ -182,9 +182,9 @@ class HexDumper {
       for (const BundleRecord& b : c.bundles) {
         m = std::max<uint64_t>({m, b.operands.size(), b.attrs.size()});
         for (const AttrRecord& a : b.attrs) {
-          const ReplicaGroupsRecord& g = a.replica_groups;
-          m = std::max<uint64_t>({m, a.ints.size(), a.computations.size(), a.window.size(), a.slices.size(),
-                                  a.padding.size(), a.dim_labels.input_spatial.size(), g.ids.size(),
+          const ReplicaGroupsRecord& g = a.replica_groups();
+          m = std::max<uint64_t>({m, a.ints().size(), a.computations().size(), a.window().size(), a.slices().size(),
+                                  a.padding().size(), a.dim_labels().input_spatial.size(), g.ids.size(),
                                   g.group_sizes.size(), g.reshape_dims.size(), g.transpose.size()});
         }
       }
@@ -206,7 +206,7 @@ class HexDumper {
       add_string(c.name);
       for (const BufferRecord& b : c.buffers) add_string(b.name);
       for (const BundleRecord& b : c.bundles)
-        for (const AttrRecord& a : b.attrs) add_string(a.text);
+        for (const AttrRecord& a : b.attrs) add_string(a.text());
     }
     std::sort(strings.begin(), strings.end());
     strings.erase(std::unique(strings.begin(), strings.end()), strings.end());

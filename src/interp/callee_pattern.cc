@@ -74,13 +74,13 @@ CalleePattern BinaryPattern(const ComputationRecord& f, PrimitiveType t) {
 
 bool PlainCompare(const BundleRecord& b) {
   const AttrRecord* type = b.Find(AttrId::kType);
-  return !type || type->i == static_cast<int64_t>(ComparisonType::kFloat);
+  return !type || type->i() == static_cast<int64_t>(ComparisonType::kFloat);
 }
 
 bool IsCompare(const BundleRecord* b, ComparisonDirection d) {
   if (!b || b->opcode != Opcode::kCompare || b->operands.size() != 2) return false;
   const AttrRecord* dir = b->Find(AttrId::kDirection);
-  return dir && dir->i == static_cast<int64_t>(d);
+  return dir && dir->i() == static_cast<int64_t>(d);
 }
 
 // What a comparator operand is: parameter `param` itself, or JAX's canonicalisation of it,
@@ -169,7 +169,7 @@ CalleePattern SortPattern(const BundleProgram& prog, const ComputationRecord& f)
   if (!NativeScalarType(t) || !IsScalarOf(f.buffers[f.params[b.param]], t)) return none;
   const AttrRecord* type = root->Find(AttrId::kType);
   p.compare_known = true;
-  p.total_order = IsFloat(t) && type && type->i == static_cast<int64_t>(ComparisonType::kTotalOrder);
+  p.total_order = IsFloat(t) && type && type->i() == static_cast<int64_t>(ComparisonType::kTotalOrder);
   p.descending = (a.param % 2 == 0) == gt;  // compare(p1, p0) LT is descending
   p.canonical = a.canonical;
   p.nan_bits = a.nan_bits;
@@ -246,8 +246,8 @@ CalleePattern SelectPattern(const ComputationRecord& f, PrimitiveType t) {
   const BundleRecord* root = x.producer[f.root];
   if (x.body != 1 || !root || root->opcode != Opcode::kCompare || root->operands.size() != 2) return none;
   const AttrRecord* dir = root->Find(AttrId::kDirection);
-  if (!dir || dir->i < 0 || dir->i > static_cast<int64_t>(ComparisonDirection::kLt)) return none;
-  auto d = static_cast<ComparisonDirection>(dir->i);
+  if (!dir || dir->i() < 0 || dir->i() > static_cast<int64_t>(ComparisonDirection::kLt)) return none;
+  auto d = static_cast<ComparisonDirection>(dir->i());
   if (root->operands[0] == f.params[1] && root->operands[1] == f.params[0]) {
     switch (d) {
       case ComparisonDirection::kEq:
@@ -263,14 +263,14 @@ CalleePattern SelectPattern(const ComputationRecord& f, PrimitiveType t) {
   const AttrRecord* type = root->Find(AttrId::kType);
   p.compare_known = true;
   p.direction = static_cast<uint8_t>(d);
-  p.total_order = IsFloat(t) && type && type->i == static_cast<int64_t>(ComparisonType::kTotalOrder);
+  p.total_order = IsFloat(t) && type && type->i() == static_cast<int64_t>(ComparisonType::kTotalOrder);
   return p;
 }
 
 const ComputationRecord* Called(const BundleProgram& p, const Step& s, AttrId id) {
   const AttrRecord* a = s.Find(id);
-  if (!a || a->computations.empty() || a->computations[0] >= p.computations.size()) return nullptr;
-  return &p.computations[a->computations[0]];
+  if (!a || a->computations().empty() || a->computations()[0] >= p.computations.size()) return nullptr;
+  return &p.computations[a->computations()[0]];
 }
 
 }  // namespace

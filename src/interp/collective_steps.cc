@@ -75,10 +75,11 @@ Status CollectiveSteps::Load(const ComputationRecord& comp, const Step& s) {
   const BundleRecord& b = *s.bundle;
   const AttrRecord* groups = s.Find(AttrId::kReplicaGroups);
   const AttrRecord* pairs = s.Find(AttrId::kSourceTargetPairs);
-  NHLO_ASSIGN_OR_RETURN(CollectiveGroup g, ResolveCollectiveGroup(b.opcode, groups ? &groups->replica_groups : nullptr,
-                                                                  s.Find(AttrId::kChannelId) != nullptr,
-                                                                  s.Find(AttrId::kUseGlobalDeviceIds),
-                                                                  pairs ? &pairs->ints : nullptr, grid_, device_));
+  NHLO_ASSIGN_OR_RETURN(
+      CollectiveGroup g,
+      ResolveCollectiveGroup(b.opcode, groups ? &groups->replica_groups() : nullptr,
+                             s.Find(AttrId::kChannelId) != nullptr, s.Find(AttrId::kUseGlobalDeviceIds),
+                             pairs ? &pairs->ints() : nullptr, grid_, device_));
   if (b.opcode == Opcode::kRaggedAllToAll) {
     std::vector<const BufferRecord*> in;
     for (uint32_t o : b.operands) in.push_back(&comp.buffers[o]);
@@ -208,7 +209,7 @@ Status CollectiveSteps::Combine(const Step& s, const CollectiveGroup& g, const M
   const AttrRecord* dims = s.Find(AttrId::kDimensions);
   switch (OpcodeCollective(b.opcode)) {
     case CollectiveKind::kAllReduce: return Reduce(s, members, out, m);
-    case CollectiveKind::kAllGather: return CollectiveGather(members, dims->ints[0], g.rank, out);
+    case CollectiveKind::kAllGather: return CollectiveGather(members, dims->ints()[0], g.rank, out);
     case CollectiveKind::kReduceScatter: {
       std::vector<std::string> full(out.size());
       std::vector<Buf> reduced;
@@ -219,7 +220,7 @@ Status CollectiveSteps::Combine(const Step& s, const CollectiveGroup& g, const M
       }
       NHLO_TRY(Reduce(s, members, reduced, m));
       for (size_t i = 0; i < out.size(); ++i)
-        NHLO_TRY(CollectiveScatterBlock(reduced[i], dims->ints[0], g.rank, out[i]));
+        NHLO_TRY(CollectiveScatterBlock(reduced[i], dims->ints()[0], g.rank, out[i]));
       return OkStatus();
     }
     case CollectiveKind::kAllToAll: return CollectiveAllToAll(members, dims, g.rank, out);

@@ -48,7 +48,7 @@ Result<CollectiveGroup> ResolveCollectiveGroup(Opcode opcode, const ReplicaGroup
   g.devices = {device};
   if (!IsExchangingCollective(opcode)) return g;
   const uint32_t replica = grid.replica_of(device), partition = grid.partition_of(device);
-  bool global_ids = use_global_device_ids && use_global_device_ids->b;
+  bool global_ids = use_global_device_ids && use_global_device_ids->b();
   GroupMode mode;
   if (!has_channel_id) {
     if (global_ids) return Status::Error("use_global_device_ids=true needs a channel_id (XLA's group modes)");
@@ -192,9 +192,9 @@ Result<DeviceGrid> InferDevices(const BundleProgram& program) {
       for (const AttrRecord& a : b.attrs) {
         if (a.id == AttrId::kDimensions) dims = &a;
         if (a.id == AttrId::kSourceTargetPairs)
-          for (int64_t id : a.ints) at_least(static_cast<uint64_t>(std::max<int64_t>(id, 0)) + 1);
+          for (int64_t id : a.ints()) at_least(static_cast<uint64_t>(std::max<int64_t>(id, 0)) + 1);
         if (a.id != AttrId::kReplicaGroups) continue;
-        const ReplicaGroupsRecord& g = a.replica_groups;
+        const ReplicaGroupsRecord& g = a.replica_groups();
         if (g.iota) {
           empty_groups = false;
           if (g.num_groups > 0 && g.group_size > 0 && g.num_groups <= static_cast<int64_t>(kMaxDevices) &&
@@ -210,8 +210,8 @@ Result<DeviceGrid> InferDevices(const BundleProgram& program) {
       const BufferRecord& out = comp.buffers[b.result];
       bool arrays = in.type != PrimitiveType::kTuple && out.type != PrimitiveType::kTuple;
       if (b.opcode == Opcode::kAllToAll && !dims) at_least(b.operands.size());
-      if (!arrays || !dims || dims->ints.size() != 1 || in.dims.size() != out.dims.size()) continue;
-      int64_t d = dims->ints[0];
+      if (!arrays || !dims || dims->ints().size() != 1 || in.dims.size() != out.dims.size()) continue;
+      int64_t d = dims->ints()[0];
       if (d < 0 || static_cast<size_t>(d) >= in.dims.size()) continue;
       int64_t a = in.dims[static_cast<size_t>(d)], r = out.dims[static_cast<size_t>(d)];
       if (b.opcode == Opcode::kAllGather && a > 0 && r % a == 0) at_least(static_cast<uint64_t>(r / a));

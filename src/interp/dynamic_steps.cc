@@ -106,7 +106,7 @@ Status RunSized(const Step& s, StepMachine& m) {
   const ComputationRecord& comp = m.Running();
   auto list = [&](AttrId id) -> std::vector<int64_t> {
     const AttrRecord* a = s.Find(id);
-    return a && a->kind == AttrKind::IntList ? a->ints : std::vector<int64_t>{};
+    return a && a->kind == AttrKind::IntList ? a->ints() : std::vector<int64_t>{};
   };
   std::vector<std::string> masked;
   std::vector<std::unique_ptr<Rebind>> rebound;
@@ -159,11 +159,11 @@ Status RunSized(const Step& s, StepMachine& m) {
     const BufferRecord& x = comp.buffers.at(b.operands[0]);
     const std::vector<int64_t> sizes = RuntimeSizes(m, b.operands[0]);
     std::vector<int64_t> out = comp.buffers.at(b.result).dims;
-    if (!a || a->slices.size() != sizes.size() || out.size() != sizes.size())
+    if (!a || a->slices().size() != sizes.size() || out.size() != sizes.size())
       return Status::Error("bundle 'slice' does not match its operand");
     for (size_t d = 0; d < sizes.size(); ++d) {
       if (sizes[d] == x.dims[d]) continue;
-      const SliceDim& r = a->slices[d];
+      const SliceDim& r = a->slices()[d];
       if (r.start != 0 || r.stride != 1 || r.limit != x.dims[d])
         return Status::Error("'slice' cuts into dimension " + std::to_string(d) + " of '" + std::string(x.name) +
                              "', which holds " + std::to_string(sizes[d]) + " of its " + std::to_string(x.dims[d]) +
@@ -325,9 +325,10 @@ Status RunDynamicShape(const Step& s, StepMachine& m) {
   const BundleRecord& b = *s.bundle;
   const AttrRecord* dims = s.Find(AttrId::kDimensions);
   auto dimension = [&](const BufferRecord& of) -> Result<size_t> {
-    if (!dims || dims->ints.size() != 1 || dims->ints[0] < 0 || static_cast<size_t>(dims->ints[0]) >= of.dims.size())
+    if (!dims || dims->ints().size() != 1 || dims->ints()[0] < 0 ||
+        static_cast<size_t>(dims->ints()[0]) >= of.dims.size())
       return Status::Error("bundle '" + std::string(OpcodeName(b.opcode)) + "' has no valid dimension");
-    return static_cast<size_t>(dims->ints[0]);
+    return static_cast<size_t>(dims->ints()[0]);
   };
   auto scalar = [&](uint32_t buffer) -> Result<int64_t> {
     NHLO_ASSIGN_OR_RETURN(Buf v, m.ArrayOf(buffer));

@@ -148,7 +148,7 @@ Status KernelReduceWindow(const Step& s, const std::vector<Buf>& in, const std::
   size_t n = in.size();
   const std::vector<int64_t>& shape = Dims(in[0]);
   std::vector<WindowDim> window;
-  if (const AttrRecord* w = s.Find(AttrId::kWindow)) window = w->window;
+  if (const AttrRecord* w = s.Find(AttrId::kWindow)) window = w->window();
   if (window.empty()) window.assign(shape.size(), WindowDim{});
   if (window.size() != shape.size()) return Status::Error("reduce-window window rank does not match the input");
   for (size_t k = 0; k < n; ++k)

@@ -35,7 +35,7 @@ uint64_t FrameAlignment(const ComputationRecord& comp) {
 Result<uint64_t> CheckCalleeFrameAlignment(const BundleRecord& b, const std::vector<uint64_t>& frame_alignment) {
   uint64_t need = 1;
   for (const AttrRecord& a : b.attrs)
-    for (uint32_t callee : a.computations) need = std::max(need, frame_alignment[callee]);
+    for (uint32_t callee : a.computations()) need = std::max(need, frame_alignment[callee]);
   if (b.callee_frame % need != 0)
     return Status::Error("callees' frame at offset " + std::to_string(b.callee_frame) + " is not aligned to the " +
                          std::to_string(need) + " bytes its temps need");
@@ -147,7 +147,7 @@ Status CheckBundlePlacement(const BundleProgram& program, const ComputationRecor
   // The callees' frame is written while the bundle runs.
   uint64_t callee_end = 0;
   for (const AttrRecord& a : b.attrs)
-    for (uint32_t callee : a.computations) callee_end = std::max(callee_end, program.computations[callee].frame_size);
+    for (uint32_t callee : a.computations()) callee_end = std::max(callee_end, program.computations[callee].frame_size);
   if (callee_end > 0) written.push_back({b.callee_frame, b.callee_frame + callee_end, UINT32_MAX});
   auto name = [&](uint32_t buffer) {
     return buffer == UINT32_MAX ? std::string("the callees' frame")

@@ -386,10 +386,10 @@ class Machine : private StepMachine {
       case OpFamily::kGetTupleElement: {
         const BufferRecord& t = B(b.operands[0]);
         const AttrRecord* index = s.Find(AttrId::kIndex);
-        if (t.type != PrimitiveType::kTuple || !index || index->i < 0 ||
-            index->i >= static_cast<int64_t>(t.tuple.size()))
+        if (t.type != PrimitiveType::kTuple || !index || index->i() < 0 ||
+            index->i() >= static_cast<int64_t>(t.tuple.size()))
           return Status::Error("bundle 'get-tuple-element' has an invalid index");
-        return CopyTree(t.tuple[index->i], b.result);
+        return CopyTree(t.tuple[index->i()], b.result);
       }
       case OpFamily::kCopy: {
         // A copy to another float precision (XLA's mixed-precision verifier allows it) converts.
@@ -769,7 +769,7 @@ class Machine : private StepMachine {
       return Status::Error("rng-get-and-update-state returns u64[2] and needs delta=");
     uint64_t words[2] = {static_cast<uint64_t>(rng_state_), static_cast<uint64_t>(rng_state_ >> 64)};
     std::memcpy(out.data, words, 16);
-    rng_state_ += static_cast<unsigned __int128>(static_cast<uint64_t>(delta->i));
+    rng_state_ += static_cast<unsigned __int128>(static_cast<uint64_t>(delta->i()));
     return OkStatus();
   }
 
@@ -779,7 +779,7 @@ class Machine : private StepMachine {
     TopKOrder order = s.topk_order;
     if (b.opcode == Opcode::kTopK) {
       const AttrRecord* largest = s.Find(AttrId::kLargest);
-      order = !largest || largest->b ? TopKOrder::kDescending : TopKOrder::kAscending;
+      order = !largest || largest->b() ? TopKOrder::kDescending : TopKOrder::kAscending;
     }
     if (order != TopKOrder::kComparator) return KernelTopK(x, values, indices, order, {});
     // The comparator's signature was checked at load (LowerCustomCall).
@@ -837,10 +837,10 @@ class Machine : private StepMachine {
   Result<const ComputationRecord*> Callee(const Step& s, AttrId id, size_t index = 0) {
     const BundleRecord& b = *s.bundle;
     const AttrRecord* a = s.Find(id);
-    if (!a || index >= a->computations.size())
+    if (!a || index >= a->computations().size())
       return Status::Error("bundle '" + std::string(OpcodeName(b.opcode)) + "' has no " + std::string(AttrName(id)) +
                            " computation");
-    return &p_.computations[a->computations[index]];
+    return &p_.computations[a->computations()[index]];
   }
 
   // Binds parameter buffer `param` of callee `f` to buffer `arg` of the running computation.
@@ -931,12 +931,12 @@ class Machine : private StepMachine {
       NHLO_ASSIGN_OR_RETURN(f, Callee(s, branch == 0 ? AttrId::kTrueComputation : AttrId::kFalseComputation));
     } else if (sel.type == PrimitiveType::kS32) {
       const AttrRecord* list = s.Find(AttrId::kBranchComputations);
-      if (!list || list->computations.empty()) return Status::Error("conditional has no branch_computations");
+      if (!list || list->computations().empty()) return Status::Error("conditional has no branch_computations");
       int32_t index;
       std::memcpy(&index, ptr_[b.operands[0]], 4);
       // XLA: an out-of-range index runs the last branch.
-      branch = index < 0 || static_cast<size_t>(index) >= list->computations.size() ? list->computations.size() - 1
-                                                                                    : static_cast<size_t>(index);
+      branch = index < 0 || static_cast<size_t>(index) >= list->computations().size() ? list->computations().size() - 1
+                                                                                      : static_cast<size_t>(index);
       NHLO_ASSIGN_OR_RETURN(f, Callee(s, AttrId::kBranchComputations, branch));
     } else {
       return Status::Error("conditional selector must be pred or s32");
@@ -1018,7 +1018,7 @@ class Machine : private StepMachine {
     NHLO_ASSIGN_OR_RETURN(std::vector<Buf> out, ResultLeaves(b, n, "reduce"));
     // The accumulators are the init values' types: a mixed-precision result converts after.
     NHLO_ASSIGN_OR_RETURN(CalleeCall call, Caller(b, *f, init, "the reducer"));
-    return KernelReduce(s.pattern, in, init, out, dims->ints, call);
+    return KernelReduce(s.pattern, in, init, out, dims->ints(), call);
   }
 
   Status RunMap(const Step& s) {
@@ -1039,13 +1039,13 @@ class Machine : private StepMachine {
     NHLO_ASSIGN_OR_RETURN(const ComputationRecord* f, Callee(s, AttrId::kToApply));
     const AttrRecord* dims = s.Find(AttrId::kDimensions);
     size_t n = b.operands.size();
-    if (n == 0 || !dims || dims->ints.size() != 1) return Status::Error("sort needs operands and one dimension");
+    if (n == 0 || !dims || dims->ints().size() != 1) return Status::Error("sort needs operands and one dimension");
     NHLO_ASSIGN_OR_RETURN(std::vector<Buf> in, OperandArrays(b, 0, n));
     NHLO_ASSIGN_OR_RETURN(std::vector<Buf> out, ResultLeaves(b, n, "sort"));
     if (f->buffers[f->root].type != PrimitiveType::kPred) return Status::Error("sort comparator must return pred[]");
     Buf pred{&f->buffers[f->root], nullptr};
     NHLO_ASSIGN_OR_RETURN(CalleeCall less, Caller(b, *f, {pred}, "the sort comparator"));
-    return KernelSort(s.pattern, in, out, dims->ints[0], less);
+    return KernelSort(s.pattern, in, out, dims->ints()[0], less);
   }
 
   // reduce-window(inputs..., inits...) with window={size stride pad lhs_dilate rhs_dilate}:

@@ -237,7 +237,7 @@ const ConvolutionDimensionNumbers& ConvolutionDims(const Step& s);
 /// The integer list attribute `id` of a step, or null when absent (or not a plain list).
 inline const std::vector<int64_t>* IntList(const Step& b, AttrId id) {
   const AttrRecord* a = b.Find(id);
-  return a && a->kind == AttrKind::IntList ? &a->ints : nullptr;
+  return a && a->kind == AttrKind::IntList ? &a->ints() : nullptr;
 }
 
 /// An index operand's element (gather, scatter, dynamic-slice starts) as int64: an unsigned value

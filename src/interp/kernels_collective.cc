@@ -57,8 +57,8 @@ Status CheckCollectiveShapes(Opcode op, const std::vector<const BufferRecord*>& 
   const bool has_dim = kind == CollectiveKind::kAllGather || kind == CollectiveKind::kReduceScatter ||
                        (kind == CollectiveKind::kAllToAll && dimensions);
   if (has_dim) {
-    if (!dimensions || dimensions->ints.size() != 1) return Status::Error("'" + name + "' needs one dimension");
-    dim = dimensions->ints[0];
+    if (!dimensions || dimensions->ints().size() != 1) return Status::Error("'" + name + "' needs one dimension");
+    dim = dimensions->ints()[0];
   }
   for (size_t i = 0; i < in.size(); ++i) {
     const BufferRecord& a = *in[i];
@@ -140,7 +140,7 @@ Status CollectiveAllToAll(const MemberLeaves& members, const AttrRecord* dimensi
     }
     return OkStatus();
   }
-  const int64_t dim = dimensions->ints[0];
+  const int64_t dim = dimensions->ints()[0];
   for (size_t i = 0; i < out.size(); ++i) {
     int64_t block = out[i].rec->dims[static_cast<size_t>(dim)] / static_cast<int64_t>(n);
     for (size_t j = 0; j < n; ++j)

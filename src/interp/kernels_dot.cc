@@ -52,14 +52,14 @@ bool IsIdentity(const std::vector<int64_t>& order) {
 
 const DotDimensionNumbers& DotDims(const Step& s) {
   static const DotDimensionNumbers kNone;
-  if (const auto* d = std::get_if<DotDimensionNumbers>(&s.bundle->dims)) return *d;
-  if (const auto* r = std::get_if<RaggedDotDimensionNumbers>(&s.bundle->dims)) return r->dot;
+  if (const auto* d = std::get_if<DotDimensionNumbers>(s.bundle->dims.get())) return *d;
+  if (const auto* r = std::get_if<RaggedDotDimensionNumbers>(s.bundle->dims.get())) return r->dot;
   return kNone;
 }
 
 const RaggedDotDimensionNumbers& RaggedDotDims(const Step& s) {
   static const RaggedDotDimensionNumbers kNone;
-  const auto* r = std::get_if<RaggedDotDimensionNumbers>(&s.bundle->dims);
+  const auto* r = std::get_if<RaggedDotDimensionNumbers>(s.bundle->dims.get());
   return r ? *r : kNone;
 }
 

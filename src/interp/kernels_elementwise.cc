@@ -157,7 +157,7 @@ Status KernelCompare(const Step& bundle, const Buf& a, const Buf& b, const Buf& 
   const AttrRecord* type = bundle.Find(AttrId::kType);
   if (!dir) return Status::Error("bundle 'compare' has no direction");
   int code = -1;
-  switch (static_cast<ComparisonDirection>(dir->i)) {
+  switch (static_cast<ComparisonDirection>(dir->i())) {
     case ComparisonDirection::kEq: code = 0; break;
     case ComparisonDirection::kNe: code = 1; break;
     case ComparisonDirection::kLt: code = 2; break;
@@ -165,12 +165,12 @@ Status KernelCompare(const Step& bundle, const Buf& a, const Buf& b, const Buf& 
     case ComparisonDirection::kGt: code = 4; break;
     case ComparisonDirection::kGe: code = 5; break;
   }
-  if (code < 0) return Status::Error("unknown comparison direction code " + std::to_string(dir->i));
+  if (code < 0) return Status::Error("unknown comparison direction code " + std::to_string(dir->i()));
   if (IsComplex(a.type())) {
     if (code > 1) return Status::Error("complex values compare only with EQ and NE");
     return KernelComplexCompare(code == 0, a, b, out);
   }
-  bool total_order = type && type->i == static_cast<int64_t>(ComparisonType::kTotalOrder);
+  bool total_order = type && type->i() == static_cast<int64_t>(ComparisonType::kTotalOrder);
   if (FastCompare(code, total_order, a, b, out)) return OkStatus();
   int64_t n = out.count();
   auto cmp = [code](auto x, auto y) {
@@ -268,12 +268,12 @@ Status KernelReducePrecision(const Step& bundle, const Buf& in, const Buf& out) 
   NHLO_TRY(CheckSameCount(Opcode::kReducePrecision, {&in, &out}));
   const AttrRecord* e = bundle.Find(AttrId::kExponentBits);
   const AttrRecord* m = bundle.Find(AttrId::kMantissaBits);
-  if (!e || !m || e->i < 1 || m->i < 0)
+  if (!e || !m || e->i() < 1 || m->i() < 0)
     return Status::Error("bundle 'reduce-precision' needs exponent_bits >= 1 and mantissa_bits >= 0");
   if (in.type() != out.type() || !IsFloat(in.type())) return Unimplemented(Opcode::kReducePrecision, in.type());
   // Widths past f64's change nothing; capped so they fit an int.
-  int exponent_bits = static_cast<int>(std::min<int64_t>(e->i, 64));
-  int mantissa_bits = static_cast<int>(std::min<int64_t>(m->i, 64));
+  int exponent_bits = static_cast<int>(std::min<int64_t>(e->i(), 64));
+  int mantissa_bits = static_cast<int>(std::min<int64_t>(m->i(), 64));
   int64_t n = in.count();
   // Types narrower than f32 are reduced in f32's layout and rounded back once, as XLA computes them.
   return DispatchType(in.type(), [&](auto t) -> Status {

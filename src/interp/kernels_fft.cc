@@ -130,8 +130,8 @@ uint64_t FftScratchBytes(const Step& s, const BufferRecord& in, const BufferReco
   const AttrRecord* type_attr = s.Find(AttrId::kFftType);
   const AttrRecord* length_attr = s.Find(AttrId::kFftLength);
   if (!type_attr || !length_attr) return 0;  // the kernel refuses it
-  const FftType type = static_cast<FftType>(type_attr->i);
-  const std::vector<int64_t>& length = length_attr->ints;
+  const FftType type = static_cast<FftType>(type_attr->i());
+  const std::vector<int64_t>& length = length_attr->ints();
   if (length.empty() || length.size() > in.dims.size()) return 0;
   // The complex values the transforms work on (16 bytes each): the operand's shape (the
   // result's for RFFT) or, for a complex FFT whose lengths differ, the shape with the lengths;
@@ -156,8 +156,8 @@ Status KernelFft(const Step& s, const Buf& in, const Buf& out) {
   const AttrRecord* type_attr = s.Find(AttrId::kFftType);
   const AttrRecord* length_attr = s.Find(AttrId::kFftLength);
   if (!type_attr || !length_attr) return Status::Error("fft needs fft_type and fft_length");
-  const FftType type = static_cast<FftType>(type_attr->i);
-  const std::vector<int64_t>& length = length_attr->ints;
+  const FftType type = static_cast<FftType>(type_attr->i());
+  const std::vector<int64_t>& length = length_attr->ints();
   const size_t k = length.size(), rank = in.rank();
   if (k < 1 || k > 3 || rank < k || out.rank() != rank)
     return Status::Error("fft has 1 to 3 fft_length entries and keeps the rank");

@@ -19,19 +19,19 @@ bool Contains(DimIndexList v, int64_t x) { return std::find(v.begin(), v.end(), 
 
 const GatherDimensionNumbers& GatherDims(const Step& s) {
   static const GatherDimensionNumbers kNone;
-  const auto* d = std::get_if<GatherDimensionNumbers>(&s.bundle->dims);
+  const auto* d = std::get_if<GatherDimensionNumbers>(s.bundle->dims.get());
   return d ? *d : kNone;
 }
 
 const ScatterDimensionNumbers& ScatterDims(const Step& s) {
   static const ScatterDimensionNumbers kNone;
-  const auto* d = std::get_if<ScatterDimensionNumbers>(&s.bundle->dims);
+  const auto* d = std::get_if<ScatterDimensionNumbers>(s.bundle->dims.get());
   return d ? *d : kNone;
 }
 
 const ConvolutionDimensionNumbers& ConvolutionDims(const Step& s) {
   static const ConvolutionDimensionNumbers kNone;
-  const auto* d = std::get_if<ConvolutionDimensionNumbers>(&s.bundle->dims);
+  const auto* d = std::get_if<ConvolutionDimensionNumbers>(s.bundle->dims.get());
   return d ? *d : kNone;
 }
 
@@ -129,7 +129,8 @@ Status KernelGather(const Step& b, const Buf& operand, const Buf& indices, const
 
 Status KernelConvolution(const Step& b, const Buf& lhs, const Buf& rhs, const Buf& out) {
   const ConvolutionDimensionNumbers& dims = ConvolutionDims(b);
-  const ConvDimLabels& l = dims.dim_labels;
+  if (!dims.dim_labels) return Status::Error("bundle 'convolution' has no dim_labels");
+  const ConvDimLabels& l = *dims.dim_labels;
   if (l.has_unknown || l.input_rank != lhs.rank() || l.kernel_rank != rhs.rank() || l.output_rank != out.rank())
     return Status::Error("convolution dim_labels do not match the operands");
   size_t spatial = l.input_spatial.size();

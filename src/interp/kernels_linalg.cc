@@ -71,7 +71,7 @@ Status KernelCholesky(const Step& bundle, const Buf& a, const Buf& out) {
   if (Dims(out) != Dims(a) || out.type() != a.type())
     return Status::Error("cholesky result must have its operand's shape");
   const AttrRecord* lower_attr = bundle.Find(AttrId::kLower);
-  bool lower = !lower_attr || lower_attr->b;
+  bool lower = !lower_attr || lower_attr->b();
   int64_t batch = n == 0 ? 0 : a.count() / (n * n);
   if (a.type() == PrimitiveType::kC64) {
     CholeskyComplex<float>(a, out, n, batch, lower);
@@ -126,8 +126,8 @@ Status KernelTriangularSolve(const Step& bundle, const Buf& a, const Buf& b, con
   const AttrRecord* lower_attr = bundle.Find(AttrId::kLower);
   const AttrRecord* unit_attr = bundle.Find(AttrId::kUnitDiagonal);
   const AttrRecord* transpose_attr = bundle.Find(AttrId::kTransposeA);
-  bool left = left_attr && left_attr->b, lower = lower_attr && lower_attr->b, unit = unit_attr && unit_attr->b;
-  bool transposed = transpose_attr && static_cast<TransposeA>(transpose_attr->i) != TransposeA::kNoTranspose;
+  bool left = left_attr && left_attr->b(), lower = lower_attr && lower_attr->b(), unit = unit_attr && unit_attr->b();
+  bool transposed = transpose_attr && static_cast<TransposeA>(transpose_attr->i()) != TransposeA::kNoTranspose;
   const std::vector<int64_t>& bd = Dims(b);
   if (b.type() != a.type() || out.type() != a.type() || Dims(out) != bd || bd.size() != Dims(a).size())
     return Status::Error("triangular-solve takes a and b of one type and rank and returns b's shape");

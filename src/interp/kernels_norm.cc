@@ -26,18 +26,18 @@ Status CheckBatchNorm(const Step& s, const char* op, const Buf& x, std::initiali
                       int64_t* feature, double* epsilon) {
   const AttrRecord* eps = s.Find(AttrId::kEpsilon);
   const AttrRecord* fi = s.Find(AttrId::kFeatureIndex);
-  if (!eps || !fi || fi->i < 0 || fi->i >= static_cast<int64_t>(x.rank()))
+  if (!eps || !fi || fi->i() < 0 || fi->i() >= static_cast<int64_t>(x.rank()))
     return Status::Error(std::string("bundle '") + op + "' needs epsilon and a valid feature_index");
   if (!IsFloat(x.type()))
     return Status::Error(std::string(op) + " is implemented for float types, got " +
                          std::string(PrimitiveTypeName(x.type())));
-  int64_t channels = Dims(x)[fi->i];
+  int64_t channels = Dims(x)[fi->i()];
   for (const Buf* b : features)
     if (b->count() != channels || b->rank() != 1 || b->type() != x.type())
       return Status::Error(std::string("bundle '") + op + "' has mismatched feature shapes");
-  *feature = fi->i;
+  *feature = fi->i();
   // XLA keeps epsilon as an f32 and converts it to the element type.
-  *epsilon = static_cast<double>(static_cast<float>(eps->f));
+  *epsilon = static_cast<double>(static_cast<float>(eps->f()));
   return OkStatus();
 }
 

@@ -41,10 +41,10 @@ Status KernelBatchNormTraining(const Step& bundle, const Buf& x, const Buf& scal
                                const Buf& mean, const Buf& var) {
   const AttrRecord* eps = bundle.Find(AttrId::kEpsilon);
   const AttrRecord* fi = bundle.Find(AttrId::kFeatureIndex);
-  if (!eps || !fi || fi->i < 0 || fi->i >= static_cast<int64_t>(x.rank()))
+  if (!eps || !fi || fi->i() < 0 || fi->i() >= static_cast<int64_t>(x.rank()))
     return Status::Error("bundle 'batch-norm-training' needs epsilon and a valid feature_index");
   NHLO_TRY(NeedFloat(x, "batch-norm-training"));
-  int64_t f = fi->i, channels = Dims(x)[f];
+  int64_t f = fi->i(), channels = Dims(x)[f];
   for (const Buf* b : {&scale, &offset, &mean, &var})
     if (b->count() != channels || b->type() != x.type())
       return Status::Error("bundle 'batch-norm-training' has mismatched feature shapes");
@@ -66,7 +66,7 @@ Status KernelBatchNormTraining(const Step& bundle, const Buf& x, const Buf& scal
         sum_sq[c] = Round(t, sum_sq[c] + Round(t, v * v));
       }
       std::vector<float> m(channels), inv(channels);
-      float epsilon = Round(t, static_cast<float>(eps->f));
+      float epsilon = Round(t, static_cast<float>(eps->f()));
       for (int64_t c = 0; c < channels; ++c) {
         m[c] = Round(t, sum[c] / count);
         float square_mean = Round(t, sum_sq[c] / count);

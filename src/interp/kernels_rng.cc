@@ -123,7 +123,7 @@ std::array<uint64_t, 2> PhiloxBits(uint64_t key, std::array<uint64_t, 2> counter
 
 Status KernelRngBitGenerator(const Step& bundle, const Buf& state, const Buf* new_state, const Buf& bits) {
   const AttrRecord* algorithm = bundle.Find(AttrId::kAlgorithm);
-  auto a = algorithm ? static_cast<Algorithm>(algorithm->i) : Algorithm::kRngDefault;
+  auto a = algorithm ? static_cast<Algorithm>(algorithm->i()) : Algorithm::kRngDefault;
   if (a == Algorithm::kRngDefault) a = Algorithm::kRngPhilox;  // XLA's CPU and GPU compilers
   if (a != Algorithm::kRngThreeFry && a != Algorithm::kRngPhilox)
     return Status::Error("rng-bit-generator has no RNG algorithm");
@@ -185,7 +185,7 @@ Status KernelThreefry2x32(const std::vector<Buf>& in, const std::vector<Buf>& ou
 Status KernelRng(const Step& bundle, const Buf& a, const Buf& b, const Buf& out, std::minstd_rand0& engine) {
   const AttrRecord* dist = bundle.Find(AttrId::kDistribution);
   if (!dist) return Status::Error("rng needs distribution=");
-  bool normal = static_cast<Distribution>(dist->i) == Distribution::kNormal;
+  bool normal = static_cast<Distribution>(dist->i()) == Distribution::kNormal;
   PrimitiveType t = out.type();
   if (a.count() != 1 || b.count() != 1 || a.type() != t || b.type() != t)
     return Status::Error("rng takes two scalars of its result's type");

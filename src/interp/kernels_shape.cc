@@ -291,16 +291,16 @@ Status KernelTranspose(const Step& bundle, const Buf& in, const Buf& out) {
 
 Status KernelIota(const Step& bundle, const Buf& out) {
   const AttrRecord* dim = bundle.Find(AttrId::kIotaDimension);
-  if (!dim || dim->i < 0 || dim->i >= static_cast<int64_t>(out.rank()))
+  if (!dim || dim->i() < 0 || dim->i() >= static_cast<int64_t>(out.rank()))
     return Status::Error("bundle 'iota' has an invalid iota_dimension");
   int size = HostByteSize(out.type());
   PrimitiveType t = out.type();
   if (out.count() <= 0) return OkStatus();
   // The value depends only on the index along the iota dimension: store each value once, then
   // fill the runs of the dimensions inside it.
-  int64_t outer = 1, inner = 1, n = Dims(out)[dim->i];
-  for (int64_t d = 0; d < dim->i; ++d) outer *= Dims(out)[d];
-  for (size_t d = dim->i + 1; d < out.rank(); ++d) inner *= Dims(out)[d];
+  int64_t outer = 1, inner = 1, n = Dims(out)[dim->i()];
+  for (int64_t d = 0; d < dim->i(); ++d) outer *= Dims(out)[d];
+  for (size_t d = dim->i() + 1; d < out.rank(); ++d) inner *= Dims(out)[d];
   std::vector<uint8_t> values(static_cast<size_t>(n) * size);
   for (int64_t i = 0; i < n; ++i) {
     if (IsFloat(t))
@@ -321,7 +321,7 @@ Status KernelIota(const Step& bundle, const Buf& out) {
 Status KernelSlice(const Step& bundle, const Buf& in, const Buf& out) {
   const AttrRecord* a = bundle.Find(AttrId::kSlice);
   if (!a) return Status::Error("bundle 'slice' has no slice attribute");
-  const std::vector<SliceDim>& ranges = a->slices;
+  const std::vector<SliceDim>& ranges = a->slices();
   if (ranges.size() != in.rank() || in.type() != out.type() || out.rank() != in.rank())
     return Status::Error("bundle 'slice' does not match its operand");
   for (size_t d = 0; d < ranges.size(); ++d) {
@@ -379,7 +379,7 @@ Status KernelConcatenate(const Step& bundle, const std::vector<Buf>& ins, const 
 Status KernelPad(const Step& bundle, const Buf& in, const Buf& value, const Buf& out) {
   const AttrRecord* a = bundle.Find(AttrId::kPadding);
   if (!a) return Status::Error("bundle 'pad' has no padding attribute");
-  const std::vector<PaddingDim>& pads = a->padding;
+  const std::vector<PaddingDim>& pads = a->padding();
   if (pads.size() != in.rank() || out.rank() != in.rank() || in.type() != out.type() || value.count() != 1 ||
       (value.type() != out.type() && !(IsFloat(value.type()) && IsFloat(out.type()))))
     return Status::Error("bundle 'pad' does not match its operands");

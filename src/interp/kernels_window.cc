@@ -20,7 +20,7 @@ Status KernelSelectAndScatter(const Step& s, const Buf& operand, const Buf& sour
   if (source.type() != t || init.type() != t || out.type() != t || init.count() != 1 || Dims(out) != shape)
     return Status::Error("select-and-scatter operand, source, init value and result do not match");
   std::vector<WindowDim> window;
-  if (const AttrRecord* w = s.Find(AttrId::kWindow)) window = w->window;
+  if (const AttrRecord* w = s.Find(AttrId::kWindow)) window = w->window();
   if (window.empty()) window.assign(shape.size(), WindowDim{});
   if (window.size() != shape.size() || source.rank() != shape.size())
     return Status::Error("select-and-scatter window rank does not match the operand");

@@ -12,7 +12,7 @@ namespace {
 // The computation a custom call names (called_computations first, then to_apply), or null.
 const ComputationRecord* NamedComputation(const BundleProgram& p, const Step& s) {
   for (AttrId id : {AttrId::kCalledComputations, AttrId::kToApply})
-    if (const AttrRecord* a = s.Find(id); a && !a->computations.empty()) return &p.computations[a->computations[0]];
+    if (const AttrRecord* a = s.Find(id); a && !a->computations().empty()) return &p.computations[a->computations()[0]];
   return nullptr;
 }
 
@@ -27,7 +27,7 @@ TopKOrder ComparatorOrder(const ComputationRecord& f) {
     if (b.opcode != Opcode::kCompare || b.operands.size() != 2 || !dir) return TopKOrder::kComparator;
     bool straight = b.operands[0] == f.params[0] && b.operands[1] == f.params[1];
     bool swapped = b.operands[0] == f.params[1] && b.operands[1] == f.params[0];
-    auto d = static_cast<ComparisonDirection>(dir->i);
+    auto d = static_cast<ComparisonDirection>(dir->i());
     if ((straight && d == ComparisonDirection::kGt) || (swapped && d == ComparisonDirection::kLt))
       return TopKOrder::kDescending;
     if ((straight && d == ComparisonDirection::kLt) || (swapped && d == ComparisonDirection::kGt))
@@ -69,7 +69,7 @@ const CustomCallConfig* DecodedConfig(const BundleRecord& b) {
 
 Status LowerCustomCall(const BundleProgram& p, const ComputationRecord& comp, Step& s) {
   const AttrRecord* target = s.Find(AttrId::kCustomCallTarget);
-  std::string_view name = target ? target->text : std::string_view();
+  std::string_view name = target ? target->text() : std::string_view();
   const AttrRecord* config = s.Find(AttrId::kBackendConfig);
   const ComputationRecord* called = NamedComputation(p, s);
   s.custom_call = CustomCallKindOf(name, called != nullptr);
@@ -250,9 +250,9 @@ Status CheckScalarCallee(const BundleProgram& p, const ComputationRecord& comp, 
     case OpFamily::kCopyDone: return OkStatus();
   }
   const AttrRecord* to_apply = s.Find(AttrId::kToApply);
-  if (!to_apply || to_apply->computations.empty())
+  if (!to_apply || to_apply->computations().empty())
     return Status::Error("bundle '" + std::string(OpcodeName(b.opcode)) + "' has no to_apply computation");
-  const ComputationRecord* f = &p.computations[to_apply->computations[0]];
+  const ComputationRecord* f = &p.computations[to_apply->computations()[0]];
   if (f->params.size() != want.size())
     return Status::Error("computation '" + std::string(f->name) + "' takes " + std::to_string(f->params.size()) +
                          " parameters, '" + std::string(OpcodeName(b.opcode)) + "' passes " +

@@ -48,11 +48,11 @@ Status RunScan(const Step& s, StepMachine& m) {
   const AttrRecord* dims = s.Find(AttrId::kDimensions);
   const AttrRecord* carries_attr = s.Find(AttrId::kNumCarries);
   const size_t n = b.operands.size();
-  if (!dims || dims->ints.size() != 1 || !carries_attr || carries_attr->i < 0 ||
-      static_cast<uint64_t>(carries_attr->i) > n)
+  if (!dims || dims->ints().size() != 1 || !carries_attr || carries_attr->i() < 0 ||
+      static_cast<uint64_t>(carries_attr->i()) > n)
     return Status::Error("scan needs one dimension and num_carries within its operands");
-  const size_t carries = static_cast<size_t>(carries_attr->i), inputs = n - carries;
-  const int64_t dim = dims->ints[0];
+  const size_t carries = static_cast<size_t>(carries_attr->i()), inputs = n - carries;
+  const int64_t dim = dims->ints()[0];
   const BufferRecord& r = comp.buffers[b.result];
   const BufferRecord& root = f->buffers[f->root];
   // The result's leaves and the callee root's, in order: a tuple's elements, or the one array.
@@ -109,7 +109,7 @@ Status RunScan(const Step& s, StepMachine& m) {
     NHLO_ASSIGN_OR_RETURN(out[k], m.ArrayOf(result_leaves[k]));
   }
   const AttrRecord* reverse_attr = s.Find(AttrId::kIsReverse);
-  const bool reverse = reverse_attr && reverse_attr->kind == AttrKind::Bool && reverse_attr->b;
+  const bool reverse = reverse_attr && reverse_attr->kind == AttrKind::Bool && reverse_attr->b();
   std::vector<const uint8_t*> got;
   for (int64_t step = 0; step < std::max<int64_t>(length, 0); ++step) {
     const int64_t at = reverse ? length - 1 - step : step;

@@ -345,7 +345,7 @@ Inference InferConvolution(Module& m, const Instruction& inst) {
   if (!lhs.IsArray() || !rhs.IsArray()) return Error("operands of 'convolution' must be arrays");
   const std::optional<ConvolutionDimensionNumbers> numbers = ConvolutionNumbersOf(inst);
   if (!numbers) return Error("convolution needs dim_labels=");
-  const ConvDimLabels& l = numbers->dim_labels;
+  const ConvDimLabels& l = *numbers->dim_labels;
   // lenient: XLA's rule needs every dimension labelled; `?` labels are accepted unchecked.
   if (l.has_unknown) return NotInferable();
   const int64_t fgc = numbers->feature_group_count, bgc = numbers->batch_group_count;

@@ -48,7 +48,7 @@ struct ScatterDimensionNumbers {
 /// A convolution's dim_labels with its window (empty: size 1, stride 1, no padding in every
 /// spatial dimension) and group counts (1 when not written).
 struct ConvolutionDimensionNumbers {
-  ConvDimLabels dim_labels;
+  const ConvDimLabels* dim_labels = nullptr;  // never null in numbers MakeDimensionNumbers made
   std::span<const WindowDim> window;
   int64_t feature_group_count = 1;
   int64_t batch_group_count = 1;
@@ -111,10 +111,8 @@ DimensionNumbers MakeDimensionNumbers(Opcode op, const Attrs& attrs, std::option
   } else if (schema == AttrSchema::kConvolution) {
     ConvolutionDimensionNumbers c;
     const ConvDimLabels* labels = attrs.Labels();
-    if (labels)
-      c.dim_labels = *labels;
-    else
-      missing = AttrId::kDimLabels;
+    c.dim_labels = labels;
+    if (!labels) missing = AttrId::kDimLabels;
     c.window = attrs.Window();
     c.feature_group_count = attrs.Int(AttrId::kFeatureGroupCount).value_or(1);
     c.batch_group_count = attrs.Int(AttrId::kBatchGroupCount).value_or(1);
