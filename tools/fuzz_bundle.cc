@@ -167,18 +167,18 @@ void Collect(const nhlo::BundleProgram& p, std::vector<Field>& out) {
           case nhlo::AttrKind::Enum: out.push_back({payload, 1, Field::kEnum, 0}); break;
           case nhlo::AttrKind::Computation: out.push_back({payload + 4, 4, Field::kComputation, ci}); break;
           case nhlo::AttrKind::ComputationList:
-            for (size_t k = 0; k < a.computations.size(); ++k)
+            for (size_t k = 0; k < a.computations().size(); ++k)
               out.push_back({payload + 4 + 4 * k, 4, Field::kComputation, ci});
             break;
           case nhlo::AttrKind::IntList:
-            for (size_t k = 0; k < a.ints.size(); ++k) out.push_back({payload + 4 + 8 * k, 8, Field::kI64, 0});
+            for (size_t k = 0; k < a.ints().size(); ++k) out.push_back({payload + 4 + 8 * k, 8, Field::kI64, 0});
             break;
           case nhlo::AttrKind::Window:
-            for (size_t k = 0; k < a.window.size() * 7; ++k) out.push_back({payload + 4 + 8 * k, 8, Field::kI64, 0});
+            for (size_t k = 0; k < a.window().size() * 7; ++k) out.push_back({payload + 4 + 8 * k, 8, Field::kI64, 0});
             break;
           case nhlo::AttrKind::SliceRanges:
           case nhlo::AttrKind::PaddingConfig:
-            for (size_t k = 0; k < (a.slices.size() + a.padding.size()) * 3; ++k)
+            for (size_t k = 0; k < (a.slices().size() + a.padding().size()) * 3; ++k)
               out.push_back({payload + 4 + 8 * k, 8, Field::kI64, 0});
             break;
           default: break;

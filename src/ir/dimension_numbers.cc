@@ -41,6 +41,12 @@ DotDimensionNumbers DotNumbersOf(const Instruction& inst) {
   return {};
 }
 
+std::optional<RaggedDotDimensionNumbers> RaggedDotNumbersOf(const Instruction& inst) {
+  DimensionNumbers dims = DimensionNumbersOf(inst);
+  if (const auto* r = std::get_if<RaggedDotDimensionNumbers>(&dims)) return *r;
+  return std::nullopt;
+}
+
 std::optional<ConvolutionDimensionNumbers> ConvolutionNumbersOf(const Instruction& inst) {
   DimensionNumbers dims = DimensionNumbersOf(inst);
   if (const auto* c = std::get_if<ConvolutionDimensionNumbers>(&dims)) return *c;

@@ -16,6 +16,8 @@ DimensionNumbers DimensionNumbersOf(const Instruction& inst);
 
 /// dot and scaled-dot (ragged-dot: its dot part); empty lists for any other op.
 DotDimensionNumbers DotNumbersOf(const Instruction& inst);
+/// ragged-dot; null for any other op.
+std::optional<RaggedDotDimensionNumbers> RaggedDotNumbersOf(const Instruction& inst);
 /// convolution; null for any other op or one without dim_labels.
 std::optional<ConvolutionDimensionNumbers> ConvolutionNumbersOf(const Instruction& inst);
 /// gather; null for any other op or a gather that lacks a required list.

@@ -265,14 +265,15 @@ Inference InferRaggedDot(Module& m, const Instruction& inst) {
   if (!lhs.IsArray() || !rhs.IsArray()) return Error("operands of 'ragged-dot' must be arrays");
   if (!groups.IsArray() || !IsInteger(groups.type) || groups.rank() == 0)
     return Error("ragged-dot group sizes must be an integer array, got " + Str(groups));
-  auto ragged = IntList(inst, AttrId::kLhsRaggedDims);
-  if (!ragged || ragged->size() != 1) return Error("ragged-dot needs exactly one lhs_ragged_dims entry");
-  std::vector<int64_t> group_dims = IntList(inst, AttrId::kRhsGroupDims).value_or(std::vector<int64_t>{});
-  std::string e = CheckUnique("ragged-dot lhs_ragged_dims", "", *ragged, lhs);
+  const std::optional<RaggedDotDimensionNumbers> numbers = RaggedDotNumbersOf(inst);
+  if (!numbers || numbers->lhs_ragged.size() != 1) return Error("ragged-dot needs exactly one lhs_ragged_dims entry");
+  const std::vector<int64_t> ragged(numbers->lhs_ragged.begin(), numbers->lhs_ragged.end());
+  const std::vector<int64_t> group_dims(numbers->rhs_group.begin(), numbers->rhs_group.end());
+  std::string e = CheckUnique("ragged-dot lhs_ragged_dims", "", ragged, lhs);
   if (e.empty()) e = CheckUnique("ragged-dot rhs_group_dims", "", group_dims, rhs);
   if (!e.empty()) return Error(e);
-  DotDimensionNumbers d = DotNumbersOf(inst);
-  const int64_t r = (*ragged)[0];
+  const DotDimensionNumbers& d = numbers->dot;
+  const int64_t r = ragged[0];
   const bool contracting = Contains(d.lhs_contracting, r), batch = Contains(d.lhs_batch, r);
   if (!contracting && !batch && group_dims.size() != 1)
     return Error("ragged-dot with a non-contracting ragged dimension needs one rhs_group_dims entry");
