@@ -181,7 +181,23 @@ void Collect(const nhlo::BundleProgram& p, std::vector<Field>& out) {
             for (size_t k = 0; k < (a.slices().size() + a.padding().size()) * 3; ++k)
               out.push_back({payload + 4 + 8 * k, 8, Field::kI64, 0});
             break;
-          default: break;
+          // Left to the byte mutator: single words, text, and kinds whose fields depend on others.
+          case nhlo::AttrKind::Bool:
+          case nhlo::AttrKind::Float:
+          case nhlo::AttrKind::String:
+          case nhlo::AttrKind::Ident:
+          case nhlo::AttrKind::InstructionList:
+          case nhlo::AttrKind::Shape:
+          case nhlo::AttrKind::Raw:
+          case nhlo::AttrKind::Config:
+          case nhlo::AttrKind::Literal:
+          case nhlo::AttrKind::DimLabels:
+          case nhlo::AttrKind::EnumList:
+          case nhlo::AttrKind::ReplicaGroups:
+          case nhlo::AttrKind::PairList:
+          case nhlo::AttrKind::KeyValues:
+          case nhlo::AttrKind::ShapeList:
+          case nhlo::AttrKind::BoolList: break;
         }
       }
     }
