@@ -228,7 +228,7 @@ Status KernelReduceWindow(const Step& s, const std::vector<Buf>& in, const std::
 Status KernelScatter(const Step& s, const std::vector<Buf>& in, const Buf& indices, const std::vector<Buf>& upd,
                      const std::vector<Buf>& out, const CalleeCall& call) {
   size_t n = in.size();
-  const ScatterDimensionNumbers& dims = ScatterDims(s);
+  const ScatterDimensionNumbers& dims = DimsOf<ScatterDimensionNumbers>(s);
   const DimIndexList* window_dims = &dims.update_window_dims;
   const DimIndexList* inserted = &dims.inserted_window_dims;
   const DimIndexList* to_operand = &dims.scatter_dims_to_operand_dims;

@@ -228,11 +228,13 @@ inline const std::vector<int64_t>& Dims(const Buf& b) { return b.rec->dims; }
 
 /// The dimension numbers the bundle reader made for a step's op (types/dimension_numbers.h). The
 /// reader gives each op the kind its attribute schema names; another op gets empty numbers.
+template <typename T>  // GatherDimensionNumbers, ...
+const T& DimsOf(const Step& s) {
+  static const T kNone{};
+  const T* numbers = std::get_if<T>(s.bundle->dims.get());
+  return numbers ? *numbers : kNone;
+}
 const DotDimensionNumbers& DotDims(const Step& s);  // dot, scaled-dot, and ragged-dot's dot part
-const RaggedDotDimensionNumbers& RaggedDotDims(const Step& s);
-const GatherDimensionNumbers& GatherDims(const Step& s);
-const ScatterDimensionNumbers& ScatterDims(const Step& s);
-const ConvolutionDimensionNumbers& ConvolutionDims(const Step& s);
 
 /// The integer list attribute `id` of a step, or null when absent (or not a plain list).
 inline const std::vector<int64_t>* IntList(const Step& b, AttrId id) {

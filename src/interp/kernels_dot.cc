@@ -51,16 +51,8 @@ bool IsIdentity(const std::vector<int64_t>& order) {
 }  // namespace
 
 const DotDimensionNumbers& DotDims(const Step& s) {
-  static const DotDimensionNumbers kNone;
   if (const auto* d = std::get_if<DotDimensionNumbers>(s.bundle->dims.get())) return *d;
-  if (const auto* r = std::get_if<RaggedDotDimensionNumbers>(s.bundle->dims.get())) return r->dot;
-  return kNone;
-}
-
-const RaggedDotDimensionNumbers& RaggedDotDims(const Step& s) {
-  static const RaggedDotDimensionNumbers kNone;
-  const auto* r = std::get_if<RaggedDotDimensionNumbers>(s.bundle->dims.get());
-  return r ? *r : kNone;
+  return DimsOf<RaggedDotDimensionNumbers>(s).dot;
 }
 
 Status KernelDot(const DotDimensionNumbers& dims, const Buf& lhs, const Buf& rhs, const Buf& out) {

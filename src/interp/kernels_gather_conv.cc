@@ -17,26 +17,8 @@ bool Contains(DimIndexList v, int64_t x) { return std::find(v.begin(), v.end(), 
 
 }  // namespace
 
-const GatherDimensionNumbers& GatherDims(const Step& s) {
-  static const GatherDimensionNumbers kNone;
-  const auto* d = std::get_if<GatherDimensionNumbers>(s.bundle->dims.get());
-  return d ? *d : kNone;
-}
-
-const ScatterDimensionNumbers& ScatterDims(const Step& s) {
-  static const ScatterDimensionNumbers kNone;
-  const auto* d = std::get_if<ScatterDimensionNumbers>(s.bundle->dims.get());
-  return d ? *d : kNone;
-}
-
-const ConvolutionDimensionNumbers& ConvolutionDims(const Step& s) {
-  static const ConvolutionDimensionNumbers kNone;
-  const auto* d = std::get_if<ConvolutionDimensionNumbers>(s.bundle->dims.get());
-  return d ? *d : kNone;
-}
-
 Status KernelGather(const Step& b, const Buf& operand, const Buf& indices, const Buf& out) {
-  const GatherDimensionNumbers& dims = GatherDims(b);
+  const GatherDimensionNumbers& dims = DimsOf<GatherDimensionNumbers>(b);
   const DimIndexList* offset_dims = &dims.offset_dims;
   const DimIndexList* collapsed = &dims.collapsed_slice_dims;
   const DimIndexList* start_index_map = &dims.start_index_map;
@@ -128,7 +110,7 @@ Status KernelGather(const Step& b, const Buf& operand, const Buf& indices, const
 }
 
 Status KernelConvolution(const Step& b, const Buf& lhs, const Buf& rhs, const Buf& out) {
-  const ConvolutionDimensionNumbers& dims = ConvolutionDims(b);
+  const ConvolutionDimensionNumbers& dims = DimsOf<ConvolutionDimensionNumbers>(b);
   if (!dims.dim_labels) return Status::Error("bundle 'convolution' has no dim_labels");
   const ConvDimLabels& l = *dims.dim_labels;
   if (l.has_unknown || l.input_rank != lhs.rank() || l.kernel_rank != rhs.rank() || l.output_rank != out.rank())

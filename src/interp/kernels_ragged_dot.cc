@@ -51,7 +51,7 @@ std::string Str(const std::vector<int64_t>& dims) {
 Result<RaggedPlan> PlanRaggedDot(const Step& s, const BufferRecord& lhs, const BufferRecord& rhs,
                                  const BufferRecord& sizes, const BufferRecord& out) {
   RaggedPlan p;
-  const RaggedDotDimensionNumbers& dims = RaggedDotDims(s);
+  const RaggedDotDimensionNumbers& dims = DimsOf<RaggedDotDimensionNumbers>(s);
   p.lb.assign(dims.dot.lhs_batch.begin(), dims.dot.lhs_batch.end());
   p.lc.assign(dims.dot.lhs_contracting.begin(), dims.dot.lhs_contracting.end());
   p.rb.assign(dims.dot.rhs_batch.begin(), dims.dot.rhs_batch.end());
@@ -193,7 +193,7 @@ Status KernelRaggedDot(const Step& s, const Buf& lhs, const Buf& rhs, const Buf&
   if (p.mode == RaggedMode::kBatch) {
     // A plain dot, then the batch rows no group holds are zeros (XLA's evaluator: a batch index
     // outside every group contributes nothing).
-    NHLO_TRY(KernelDot(RaggedDotDims(s).dot, lhs, rhs, out));
+    NHLO_TRY(KernelDot(DimsOf<RaggedDotDimensionNumbers>(s).dot, lhs, rhs, out));
     if (out.count() == 0) return OkStatus();
     GroupRows rows = ReadGroups(sizes, p.groups);
     const auto& L = Dims(lhs);

@@ -41,28 +41,4 @@ DotDimensionNumbers DotNumbersOf(const Instruction& inst) {
   return {};
 }
 
-std::optional<RaggedDotDimensionNumbers> RaggedDotNumbersOf(const Instruction& inst) {
-  DimensionNumbers dims = DimensionNumbersOf(inst);
-  if (const auto* r = std::get_if<RaggedDotDimensionNumbers>(&dims)) return *r;
-  return std::nullopt;
-}
-
-std::optional<ConvolutionDimensionNumbers> ConvolutionNumbersOf(const Instruction& inst) {
-  DimensionNumbers dims = DimensionNumbersOf(inst);
-  if (const auto* c = std::get_if<ConvolutionDimensionNumbers>(&dims)) return *c;
-  return std::nullopt;
-}
-
-std::optional<GatherDimensionNumbers> GatherNumbersOf(const Instruction& inst) {
-  DimensionNumbers dims = DimensionNumbersOf(inst);
-  if (const auto* g = std::get_if<GatherDimensionNumbers>(&dims)) return *g;
-  return std::nullopt;
-}
-
-std::optional<ScatterDimensionNumbers> ScatterNumbersOf(const Instruction& inst) {
-  DimensionNumbers dims = DimensionNumbersOf(inst);
-  if (const auto* s = std::get_if<ScatterDimensionNumbers>(&dims)) return *s;
-  return std::nullopt;
-}
-
 }  // namespace nhlo

@@ -16,13 +16,13 @@ DimensionNumbers DimensionNumbersOf(const Instruction& inst);
 
 /// dot and scaled-dot (ragged-dot: its dot part); empty lists for any other op.
 DotDimensionNumbers DotNumbersOf(const Instruction& inst);
-/// ragged-dot; null for any other op.
-std::optional<RaggedDotDimensionNumbers> RaggedDotNumbersOf(const Instruction& inst);
-/// convolution; null for any other op or one without dim_labels.
-std::optional<ConvolutionDimensionNumbers> ConvolutionNumbersOf(const Instruction& inst);
-/// gather; null for any other op or a gather that lacks a required list.
-std::optional<GatherDimensionNumbers> GatherNumbersOf(const Instruction& inst);
-/// scatter; null for any other op or a scatter that lacks a required list.
-std::optional<ScatterDimensionNumbers> ScatterNumbersOf(const Instruction& inst);
+/// The numbers of kind T (GatherDimensionNumbers, ...); null for an op of another kind or one
+/// that lacks an attribute XLA requires.
+template <typename T>
+std::optional<T> NumbersOf(const Instruction& inst) {
+  DimensionNumbers dims = DimensionNumbersOf(inst);
+  if (const T* numbers = std::get_if<T>(&dims)) return *numbers;
+  return std::nullopt;
+}
 
 }  // namespace nhlo

@@ -265,7 +265,7 @@ Inference InferRaggedDot(Module& m, const Instruction& inst) {
   if (!lhs.IsArray() || !rhs.IsArray()) return Error("operands of 'ragged-dot' must be arrays");
   if (!groups.IsArray() || !IsInteger(groups.type) || groups.rank() == 0)
     return Error("ragged-dot group sizes must be an integer array, got " + Str(groups));
-  const std::optional<RaggedDotDimensionNumbers> numbers = RaggedDotNumbersOf(inst);
+  const std::optional<RaggedDotDimensionNumbers> numbers = NumbersOf<RaggedDotDimensionNumbers>(inst);
   if (!numbers || numbers->lhs_ragged.size() != 1) return Error("ragged-dot needs exactly one lhs_ragged_dims entry");
   const std::vector<int64_t> ragged(numbers->lhs_ragged.begin(), numbers->lhs_ragged.end());
   const std::vector<int64_t> group_dims(numbers->rhs_group.begin(), numbers->rhs_group.end());
@@ -344,7 +344,7 @@ Inference InferConvolution(Module& m, const Instruction& inst) {
   const Shape& lhs = inst.operands[0]->shape;
   const Shape& rhs = inst.operands[1]->shape;
   if (!lhs.IsArray() || !rhs.IsArray()) return Error("operands of 'convolution' must be arrays");
-  const std::optional<ConvolutionDimensionNumbers> numbers = ConvolutionNumbersOf(inst);
+  const std::optional<ConvolutionDimensionNumbers> numbers = NumbersOf<ConvolutionDimensionNumbers>(inst);
   if (!numbers) return Error("convolution needs dim_labels=");
   const ConvDimLabels& l = *numbers->dim_labels;
   // lenient: XLA's rule needs every dimension labelled; `?` labels are accepted unchecked.

@@ -248,7 +248,7 @@ Inference InferGather(Module& m, const Instruction& inst) {
   if (!x.IsArray() || !indices.IsArray())
     return Error("gather operands must be arrays, got " + Str(x) + " and " + Str(indices));
   if (!IsInteger(indices.type)) return Error("gather indices must be integers, got " + Str(indices));
-  std::optional<GatherDimensionNumbers> numbers = GatherNumbersOf(inst);
+  std::optional<GatherDimensionNumbers> numbers = NumbersOf<GatherDimensionNumbers>(inst);
   if (!numbers)
     return Error(
         "gather needs offset_dims=, collapsed_slice_dims=, start_index_map=, index_vector_dim= and slice_sizes=");
@@ -324,7 +324,7 @@ Inference InferScatter(Module& m, const Instruction& inst) {
   if (!f) return Error("scatter needs to_apply=");
   if (!indices.IsArray() || !IsInteger(indices.type))
     return Error("scatter indices must be integers, got " + Str(indices));
-  std::optional<ScatterDimensionNumbers> numbers = ScatterNumbersOf(inst);
+  std::optional<ScatterDimensionNumbers> numbers = NumbersOf<ScatterDimensionNumbers>(inst);
   if (!numbers)
     return Error(
         "scatter needs update_window_dims=, inserted_window_dims=, scatter_dims_to_operand_dims= and "

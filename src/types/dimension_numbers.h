@@ -75,6 +75,11 @@ DimensionNumbers MakeDimensionNumbers(Opcode op, const Attrs& attrs, std::option
     if (!list && !missing) missing = id;
     return list.value_or(DimIndexList{});
   };
+  auto required_int = [&](AttrId id) {
+    std::optional<int64_t> value = attrs.Int(id);
+    if (!value && !missing) missing = id;
+    return value.value_or(0);
+  };
   auto dot = [&] {
     return DotDimensionNumbers{optional(AttrId::kLhsBatchDims), optional(AttrId::kLhsContractingDims),
                                optional(AttrId::kRhsBatchDims), optional(AttrId::kRhsContractingDims)};
@@ -93,9 +98,7 @@ DimensionNumbers MakeDimensionNumbers(Opcode op, const Attrs& attrs, std::option
     g.operand_batching_dims = optional(AttrId::kOperandBatchingDims);
     g.start_indices_batching_dims = optional(AttrId::kStartIndicesBatchingDims);
     g.slice_sizes = required(AttrId::kSliceSizes);
-    std::optional<int64_t> ivd = attrs.Int(AttrId::kIndexVectorDim);
-    if (!ivd && !missing) missing = AttrId::kIndexVectorDim;
-    g.index_vector_dim = ivd.value_or(0);
+    g.index_vector_dim = required_int(AttrId::kIndexVectorDim);
     out = g;
   } else if (schema == AttrSchema::kScatter) {
     ScatterDimensionNumbers sc;
@@ -104,9 +107,7 @@ DimensionNumbers MakeDimensionNumbers(Opcode op, const Attrs& attrs, std::option
     sc.scatter_dims_to_operand_dims = required(AttrId::kScatterDimsToOperandDims);
     sc.input_batching_dims = optional(AttrId::kInputBatchingDims);
     sc.scatter_indices_batching_dims = optional(AttrId::kScatterIndicesBatchingDims);
-    std::optional<int64_t> ivd = attrs.Int(AttrId::kIndexVectorDim);
-    if (!ivd && !missing) missing = AttrId::kIndexVectorDim;
-    sc.index_vector_dim = ivd.value_or(0);
+    sc.index_vector_dim = required_int(AttrId::kIndexVectorDim);
     out = sc;
   } else if (schema == AttrSchema::kConvolution) {
     ConvolutionDimensionNumbers c;
