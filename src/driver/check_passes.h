@@ -10,8 +10,10 @@
 
 #include <functional>
 #include <iosfwd>
+#include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "codegen/bundle_format.h"
@@ -88,6 +90,10 @@ struct ProgramRunner {
   /// (as nhlo-run compares several devices' results with --expected). A failure at a bundle is
   /// reported at its line of `source`, the module the program was compiled from.
   std::function<Result<Value>(const BundleProgram&, std::vector<std::vector<Value>>, const Module& source)> run;
+  /// Where `run` sends the program's shadow probes (ExecuteOptions::probe): nhlo-run --shadow
+  /// sets it around its run; empty otherwise.
+  using Probe = std::function<void(std::string_view, const std::vector<Value>&)>;
+  std::shared_ptr<Probe> probe = std::make_shared<Probe>();
 };
 
 /// The module compiled with --passes=none (the options' custom-call expansions kept), loaded,

@@ -20,6 +20,7 @@
 #include "driver/isolate.h"
 #include "driver/print_values.h"
 #include "driver/run_devices.h"
+#include "driver/shadow.h"
 #include "driver/tensor_files.h"
 #include "driver/values.h"
 #include "interp/interp.h"
@@ -562,7 +563,40 @@ int RunMain(const std::vector<std::string>& args, std::istream& in, std::ostream
   AddTensorFileFlags(app, settings.files);
   CheckFlags check;
   AddCheckFlags(app, check);
+  std::string shadow, shadow_sort = "total";
+  ShadowFlags shadow_flags;
+  app.add_option("--shadow", shadow,
+                 "run every instruction a second time in TYPE (f64, or f32 for bf16/f8 programs) on the shadow values "
+                 "of its operands and report, per instruction, its error against that shadow (total), the error of "
+                 "its own op on exact inputs (local) and the amplification (docs/numerics-debugging.md)")
+      ->type_name("TYPE");
+  app.add_option("--shadow-sort", shadow_sort, "the --shadow table's order: total (default), local, amplification")
+      ->check(CLI::IsMember({"total", "local", "amplification"}));
+  app.add_option("--shadow-top", shadow_flags.top, "rows of the --shadow table (default 20; 0: every instruction)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
+  app.add_option("--shadow-report", shadow_flags.report_file,
+                 "also write the --shadow figures of every probed instruction to FILE as JSON (nhlo-compile "
+                 "--emit=html --shadow-report colours the graph with it)")
+      ->type_name("FILE");
   if (int code = ParseCommandLine(app, args, out, err); code >= 0) return code;
+  if (!shadow.empty()) {
+    Result<PrimitiveType> type = ParseShadowType(shadow);
+    if (!type.ok()) {
+      PrintStatus(type.status(), err, "nhlo-run");
+      return kExitUsage;
+    }
+    shadow_flags.type = *type;
+    shadow_flags.sort = *ParseShadowSort(shadow_sort);
+    shadow_flags.with_and_without_passes = check.check_passes;
+    if (check.isolate || !check.expected.empty()) {
+      err << "nhlo-run: error: --shadow combines with --check-passes only, not with "
+          << (check.isolate ? "--isolate" : "--expected") << "\n";
+      return kExitUsage;
+    }
+  } else {
+    for (const char* flag : {"--shadow-sort", "--shadow-top", "--shadow-report"})
+      if (app.count(flag) > 0) err << "nhlo-run: warning: " << flag << " has no effect without --shadow\n";
+  }
   flags.passes_given = app.count("--passes") > 0;
   if (flags.list_passes) {
     out << ListPassesText();
@@ -605,7 +639,8 @@ int RunMain(const std::vector<std::string>& args, std::istream& in, std::ostream
     bool out_dir = !out.empty() && (out.back() == '/' || std::filesystem::is_directory(out, ec));
     std::vector<OutputPath> outputs = {{"--output", out, out_dir ? "out[0-9_]*\\.npy" : ""},
                                        {"--save-args", settings.files.save_args, ""},
-                                       {"--remarks-file", flags.remarks_file, ""}};
+                                       {"--remarks-file", flags.remarks_file, ""},
+                                       {"--shadow-report", shadow.empty() ? "" : shadow_flags.report_file, ""}};
     if (std::string conflict = OutputConflict(inputs, outputs); !conflict.empty()) {
       err << "nhlo-run: error: " << conflict << "\n";
       return kExitUsage;
@@ -678,6 +713,11 @@ int RunMain(const std::vector<std::string>& args, std::istream& in, std::ostream
     PrintStatus(bytes.status(), err, "nhlo-run");
     return kExitInputRejected;
   }
+  if (LooksLikeBundle(*bytes) && !shadow.empty()) {
+    err << "nhlo-run: error: --shadow needs HLO text (it adds a shadow of every instruction before compiling); '"
+        << name << "' is a bundle file\n";
+    return kExitUsage;
+  }
   if (LooksLikeBundle(*bytes) && (check.check_passes || check.isolate)) {
     err << "nhlo-run: error: " << checked_by << " needs HLO text (it compiles the module with and without passes); '"
         << name << "' is a bundle file\n";
@@ -700,7 +740,7 @@ int RunMain(const std::vector<std::string>& args, std::istream& in, std::ostream
   int exit_code = kExitOk;
   for (size_t i = 0; i < pieces.size(); ++i) {
     if (i > 0) out << "// -----\n";
-    if (check.check_passes || check.isolate) {
+    if (check.check_passes || check.isolate || !shadow.empty()) {
       // As a plain run: the devices --devices or the header give, the memory limit, the step
       // limit and host data (issue 30: a two-replica module failed here).
       ProgramRunner runner;
@@ -719,14 +759,20 @@ int RunMain(const std::vector<std::string>& args, std::istream& in, std::ostream
                        const Module& source) -> Result<Value> {
         NHLO_ASSIGN_OR_RETURN(DeviceGrid grid, RunDevices(p, settings.devices, nullptr));
         ExecutionErrorSite site;
-        Result<std::vector<Value>> ran =
-            ExecuteOnDevices(p, grid, std::move(args), RunOptions(settings, scratch_limit, &site));
+        ExecuteOptions run_options = RunOptions(settings, scratch_limit, &site);
+        run_options.probe = *runner.probe;
+        Result<std::vector<Value>> ran = ExecuteOnDevices(p, grid, std::move(args), run_options);
         if (!ran.ok() && !site.computation.empty())
           if (std::optional<Diagnostic> at = SourceDiagnostic(source, site))
             return Status::FromDiagnostic(std::move(*at));  // at the HLO line, as a plain run says it
         NHLO_ASSIGN_OR_RETURN(std::vector<Value> results, std::move(ran));
         return DevicesResult(std::move(results));
       };
+      if (!shadow.empty()) {
+        int code = RunShadow(name, pieces[i].text, *options, *flags.ToCodegenOptions(), shadow_flags, runner, out, err);
+        if (code != kExitOk) exit_code = code;
+        continue;
+      }
       int code = check.isolate ? Isolate(name, pieces[i].text, *options, *flags.ToCodegenOptions(),
                                          settings.checks.tolerance, runner, out, err)
                                : CheckPasses(name, pieces[i].text, *options, *flags.ToCodegenOptions(),

@@ -543,6 +543,13 @@ class Machine : private StepMachine {
       case CustomCallKind::kPadToStatic: return RunPadToStatic(s, *this);
       case CustomCallKind::kCallComputation:
         return RunCall(s, s.Find(AttrId::kCalledComputations) ? AttrId::kCalledComputations : AttrId::kToApply);
+      case CustomCallKind::kShadowProbe: {
+        if (!options_.probe) return OkStatus();
+        std::vector<Value> values;
+        for (uint32_t o : b.operands) values.push_back(ReadValue(o));
+        options_.probe(B(b.result).name, values);
+        return OkStatus();
+      }
       case CustomCallKind::kUnknown: return Status::Error("the interpreter does not know this custom_call_target");
       case CustomCallKind::kNone:
       case CustomCallKind::kUniformQuantize:
@@ -663,6 +670,7 @@ class Machine : private StepMachine {
       case CustomCallKind::kCallComputation:
       case CustomCallKind::kUnknown:
       case CustomCallKind::kSliceToDynamic:
+      case CustomCallKind::kShadowProbe:
       case CustomCallKind::kPadToStatic: break;
     }
     return Status::Error("bundle has an unknown custom call kind");
@@ -1215,6 +1223,7 @@ Result<std::vector<Value>> ExecuteOnDevices(const BundleProgram& program, Device
     if (d > 0) {
       device_options.progress = nullptr;
       device_options.profile = nullptr;
+      device_options.probe = nullptr;
     }
     device_options.error_site = &sites[d];
     machines[d]->set_options(device_options);

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "codegen/bundle_format.h"
@@ -70,6 +71,10 @@ struct ExecuteOptions {
   /// Bytes one kernel may allocate besides its operands and result (einsum's partial sums); a
   /// step that would need more is refused at load. nhlo-run gives what --max-memory leaves.
   uint64_t scratch_limit = UINT64_MAX;
+  /// Called by each `nhlo.shadow_probe` custom call (nhlo-run --shadow) with the probe's name (its
+  /// result buffer's) and its operands' values, in the order the program runs them; device 0's
+  /// probes only. May be empty: the probes then do nothing.
+  std::function<void(std::string_view probe, const std::vector<Value>& operands)> probe;
 };
 /// `args` are taken by value: callers that no longer need them move them in, so a run holds its
 /// arguments once (nhlo-run's memory check counts them once). One device: every replica group

@@ -294,7 +294,8 @@ Status CheckBuilderLibraryCall(const Instruction& inst, std::string_view target,
     case CustomCallKind::kNeuronSoftmaxBackward:
     case CustomCallKind::kNeuronRmsNorm:
     case CustomCallKind::kNeuronArgMax:
-    case CustomCallKind::kNeuronArgMin: break;
+    case CustomCallKind::kNeuronArgMin:
+    case CustomCallKind::kShadowProbe: break;
   }
   return Status::Error("compiler bug: " + Quoted(target) + " is not a builder-library call");
 }
@@ -361,6 +362,10 @@ Status CheckCustomCallExecutable(const Instruction& inst) {
       return CustomCallConfigOf(inst).As<NeuronDimension>().status();
     }
     case CustomCallKind::kThreefry2x32: return OkStatus();  // shapes and types checked when the interpreter loads it
+    case CustomCallKind::kShadowProbe:
+      if (!inst.shape.IsTuple() || !inst.shape.tuple.empty())
+        return Status::Error(Quoted(target) + " returns the empty tuple ()");
+      return OkStatus();
     case CustomCallKind::kSliceToDynamic: {
       const Shape& r = inst.shape;
       bool ok = r.IsArray() && !inst.operands.empty() && inst.operands.size() == r.rank() + 1 &&

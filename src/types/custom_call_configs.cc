@@ -248,6 +248,7 @@ CustomCallConfig DecodeCustomCallConfig(std::string_view target, bool calls_comp
     case CustomCallKind::kPadToStatic:
     case CustomCallKind::kTridiagonalSolve:
     case CustomCallKind::kThreefry2x32:
+    case CustomCallKind::kShadowProbe:
     case CustomCallKind::kCallComputation: return {};
   }
   return {};

@@ -41,6 +41,7 @@ enum class CustomCallKind : uint8_t {
   kNeuronRmsNorm,          // AwsNeuronRmsNorm(x, weight, eps): x * rsqrt(mean(x^2) + eps) * weight
   kNeuronArgMax,           // AwsNeuronArgMax: the index of the first largest element along the dimension
   kNeuronArgMin,           // AwsNeuronArgMin: the index of the first smallest element along the dimension
+  kShadowProbe,            // nhlo.shadow_probe: hands its operands to the run's observer (nhlo-run --shadow)
 };
 
 /// The functions of builder_math.def.

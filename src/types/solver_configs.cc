@@ -191,7 +191,8 @@ SolverOp SolverOpOf(CustomCallKind kind) {
     case CustomCallKind::kNeuronSoftmaxBackward:
     case CustomCallKind::kNeuronRmsNorm:
     case CustomCallKind::kNeuronArgMax:
-    case CustomCallKind::kNeuronArgMin: break;
+    case CustomCallKind::kNeuronArgMin:
+    case CustomCallKind::kShadowProbe: break;
   }
   return SolverOp::kLu;
 }
