@@ -257,15 +257,16 @@ void PrintTable(const ShadowRun& run, const ShadowFlags& flags, std::ostream& ou
     what = std::max(what, run.plan.probes[rows[i].probe].inst->name.size());
   }
   out << Pad("location", where) << "  " << Pad("instruction", what)
-      << "  op              type  runs   total:max-rel mean-rel  max-ulps  local:max-rel max-ulps  amplification\n";
+      << "  op                    type  runs   total:max-rel mean-rel  max-ulps  local:max-rel max-ulps  "
+         "amplification\n";
   for (size_t i = 0; i < shown; ++i) {
     const ShadowProbe& p = run.plan.probes[rows[i].probe];
     const ProbeFigures& f = run.figures[rows[i].probe];
-    out << Pad(rows[i].location, where) << "  " << Pad(std::string(p.inst->name), what) << "  "
-        << Pad(std::string(OpcodeName(p.inst->opcode)), 16) << Pad(std::string(PrimitiveTypeName(f.type)), 6)
-        << Pad(std::to_string(f.runs), 7) << Pad(Sci(f.total.max_rel), 14) << Pad(Sci(f.total.mean_rel()), 10)
-        << Pad(Short(f.total.max_ulps), 10) << Pad(p.has_local ? Sci(f.local.max_rel) : "-", 14)
-        << Pad(p.has_local ? Short(f.local.max_ulps) : "-", 10) << Short(f.amplification);
+    out << Pad(rows[i].location, where) << "  " << Pad(std::string(p.inst->name), what) << "  " << Pad(p.op, 22)
+        << Pad(std::string(PrimitiveTypeName(f.type)), 6) << Pad(std::to_string(f.runs), 7)
+        << Pad(Sci(f.total.max_rel), 14) << Pad(Sci(f.total.mean_rel()), 10) << Pad(Short(f.total.max_ulps), 10)
+        << Pad(p.has_local ? Sci(f.local.max_rel) : "-", 14) << Pad(p.has_local ? Short(f.local.max_ulps) : "-", 10)
+        << Short(f.amplification);
     if (f.total.nonfinite) out << "  (" << f.total.nonfinite << " non-finite)";
     out << "\n";
   }
@@ -291,7 +292,7 @@ nlohmann::json InstructionsJson(const ShadowRun& run) {
     if (f.runs == 0) continue;
     nlohmann::json row = {{"computation", p.computation},
                           {"name", std::string(p.inst->name)},
-                          {"opcode", std::string(OpcodeName(p.inst->opcode))},
+                          {"opcode", p.op},
                           {"type", std::string(PrimitiveTypeName(f.type))},
                           {"moves_data", p.moves_data},
                           {"executions", f.runs}};
@@ -388,12 +389,18 @@ int RunShadow(const std::string& name, const std::string& text, const PipelineOp
     PrintStatus(s, err, "nhlo-run");
     return 1;
   };
-  // The arguments are made for the module as written, as a plain run and --check-passes do.
+  // The arguments are made for the module as written, as --check-passes makes them, so runs with
+  // different pipelines see the same inputs (a pass that widens the entry's parameters would
+  // otherwise draw other random values). A module that only compiles with its pipeline (a custom
+  // call that dce removes) gets the arguments a plain run makes.
   Result<ReferenceProgram> reference = CompileReference(name, text, options, codegen, runner);
-  if (!reference.ok()) return fail(reference.status());
-  reference->program = BundleProgram{};
-  std::vector<std::vector<Value>> args = std::move(reference->args);
+  if (!reference.ok() && flags.with_and_without_passes) return fail(reference.status());
+  std::vector<std::vector<Value>> args;
   std::optional<ShadowRun> before;
+  if (reference.ok()) {
+    reference->program = BundleProgram{};
+    args = std::move(reference->args);
+  }
   if (flags.with_and_without_passes) {
     Result<ShadowRun> ran = RunShadowed(std::move(reference->module), flags.type, codegen, runner, args);
     if (!ran.ok()) return fail(ran.status());
@@ -401,6 +408,15 @@ int RunShadow(const std::string& name, const std::string& text, const PipelineOp
   }
   Result<std::unique_ptr<Module>> piped = CompileText(name, text, options, err);
   if (!piped.ok()) return fail(piped.status());
+  if (!reference.ok()) {
+    Result<std::string> bundle = EmitBundleFile(**piped, codegen);
+    if (!bundle.ok()) return fail(bundle.status());
+    Result<BundleProgram> program = runner.load(std::move(*bundle), 0);
+    if (!program.ok()) return fail(program.status());
+    Result<std::vector<std::vector<Value>>> made = runner.make_arguments(*program);
+    if (!made.ok()) return fail(made.status());
+    args = std::move(*made);
+  }
   Result<ShadowRun> after = RunShadowed(std::move(*piped), flags.type, codegen, runner, std::move(args));
   if (!after.ok()) return fail(after.status());
 

@@ -233,6 +233,7 @@ class ShadowBuilder {
     // The probes whose values reach each instruction: its own, or (for an instruction without
     // one) those of its operands, so amplification looks through broadcasts and reshapes.
     std::unordered_map<const Instruction*, std::vector<size_t>> probes_in;
+    std::unordered_map<const Instruction*, Instruction*> locals;  // L(x) where made
     Instruction* packed = nullptr;
     const size_t params = comp->Parameters().size();
     for (const Instruction* x : comp->instructions) {
@@ -291,9 +292,14 @@ class ShadowBuilder {
           real = Clone(out, x, real_operands, x->shape);
           shadow = WidenOrIsland(out, x, shadow_operands);
           if (WantsLocal(*x)) local = Clone(out, x, Narrowed(out, x, shadow_operands), x->shape);
+          // An element of a computing op's tuple (batch-norm-training, a variadic reduce or
+          // sort): its own row, with the element of the op's local value.
+          if (const Instruction* producer = TupleOpOf(*x); producer && locals.count(producer))
+            local = MakeGetTupleElement(m_, out, locals.at(producer), x->FindAttr(AttrId::kIndex)->i);
           break;
       }
       values[x] = {real, shadow};
+      if (local) locals[x] = local;
       std::vector<size_t> inflow;
       for (const Instruction* o : x->operands)
         if (auto it = probes_in.find(o); it != probes_in.end())
@@ -317,8 +323,11 @@ class ShadowBuilder {
         info.name = std::string(probe->name);
         info.inst = x;
         info.computation = std::string(comp->name);
-        info.has_local = local != nullptr;
-        info.moves_data = MovesData(*x);
+        info.has_local = local != nullptr && local->shape.IsArray();
+        info.moves_data = MovesData(*x) && !TupleOpOf(*x);
+        info.op = std::string(OpcodeName(x->opcode));
+        if (const Instruction* producer = TupleOpOf(*x))
+          info.op = std::string(OpcodeName(producer->opcode)) + "#" + std::to_string(x->FindAttr(AttrId::kIndex)->i);
         info.operand_probes = std::move(inflow);
         probes_in[x] = {plan.probes.size()};
         plan.probes.push_back(std::move(info));
@@ -429,10 +438,23 @@ class ShadowBuilder {
     return Island(comp, x, shadow_operands);
   }
 
+  // The op a get-tuple-element takes an element of, when that op computes (not a parameter,
+  // tuple or control flow, whose elements come from elsewhere).
+  static const Instruction* TupleOpOf(const Instruction& x) {
+    if (x.opcode != Opcode::kGetTupleElement || x.operands.empty()) return nullptr;
+    const Instruction* producer = x.operands[0];
+    return MovesData(*producer) || producer->opcode == Opcode::kCustomCall ? nullptr : producer;
+  }
+
   bool WantsLocal(const Instruction& x) const {
-    if (!x.shape.IsArray() || MovesData(x) || !x.shape.dim_kinds.empty()) return false;
-    if (!IsFloat(x.shape.type) && !IsComplex(x.shape.type)) return false;
-    if (x.shape.type == Wide(x.shape.type)) return false;  // already in the shadow type
+    if (MovesData(x) || !x.shape.dim_kinds.empty()) return false;
+    bool computes_floats = x.shape.IsTuple() ? !x.shape.tuple.empty() : x.shape.IsArray();
+    std::vector<Shape> leaves = {x.shape};
+    if (x.shape.IsTuple()) leaves.assign(x.shape.tuple.begin(), x.shape.tuple.end());
+    for (const Shape& leaf : leaves)
+      computes_floats = computes_floats && leaf.IsArray() && (IsFloat(leaf.type) || IsComplex(leaf.type)) &&
+                        leaf.type != Wide(leaf.type);  // already in the shadow type: nothing to learn
+    if (!computes_floats) return false;
     for (const Instruction* o : x.operands)
       if (!o->shape.IsArray()) return false;
     return true;

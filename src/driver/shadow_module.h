@@ -41,6 +41,7 @@ struct ShadowProbe {
   std::string computation;  // inst's computation
   bool has_local = false;   // the probe's third operand is L(inst)
   bool moves_data = false;  // inst only moves or selects elements (exact; hidden in the table)
+  std::string op;           // inst's opcode; `batch-norm-training#0` for an element of a computing op's tuple
   /// The probes of inst's operands (indices into ShadowPlan::probes; operands without a probe,
   /// such as entry parameters and constants, are exact and not listed).
   std::vector<size_t> operand_probes;

@@ -28,9 +28,17 @@ float Round(const Traits& t, float v) {
   return static_cast<float>(t.Load(tmp, 0));
 }
 
+// Rounds a compute-domain value (float, or double for f64) to `t` and back.
+template <typename Traits, typename C>
+C RoundTo(const Traits& t, C v) {
+  uint8_t tmp[16] = {};
+  t.Store(tmp, 0, v);
+  return static_cast<C>(t.Load(tmp, 0));
+}
+
 Status NeedFloat(const Buf& b, const char* what) {
-  if (!IsFloat(b.type()) || b.type() == PrimitiveType::kF64)
-    return Status::Error(std::string(what) + " is implemented for float types up to f32, got " +
+  if (!IsFloat(b.type()))
+    return Status::Error(std::string(what) + " is implemented for float types, got " +
                          std::string(PrimitiveTypeName(b.type())));
   return OkStatus();
 }
@@ -51,36 +59,37 @@ Status KernelBatchNormTraining(const Step& bundle, const Buf& x, const Buf& scal
   if (out.count() != x.count() || out.type() != x.type())
     return Status::Error("bundle 'batch-norm-training' has a mismatched output");
   return DispatchType(x.type(), [&](auto t) -> Status {
-    if constexpr (!std::is_same_v<typename decltype(t)::Compute, float>) {
+    using C = typename decltype(t)::Compute;
+    if constexpr (!std::is_floating_point_v<C>) {
       return Status::Error("batch-norm-training: unsupported element type");
     } else {
       std::vector<int64_t> strides = RowMajorStrides(Dims(x));
       int64_t n = x.count();
-      float count = Round(t, static_cast<float>(channels ? n / channels : 0));
+      C count = RoundTo(t, static_cast<C>(channels ? n / channels : 0));
       // sum and sum of squares per feature, reduced in row-major order in the element type.
-      std::vector<float> sum(channels, 0.0f), sum_sq(channels, 0.0f);
+      std::vector<C> sum(channels, C(0)), sum_sq(channels, C(0));
       for (int64_t i = 0; i < n; ++i) {
         int64_t c = IndexAlong(i, Dims(x), strides, f);
-        float v = t.Load(x.data, i);
-        sum[c] = Round(t, sum[c] + v);
-        sum_sq[c] = Round(t, sum_sq[c] + Round(t, v * v));
+        C v = t.Load(x.data, i);
+        sum[c] = RoundTo(t, sum[c] + v);
+        sum_sq[c] = RoundTo(t, sum_sq[c] + RoundTo(t, v * v));
       }
-      std::vector<float> m(channels), inv(channels);
-      float epsilon = Round(t, static_cast<float>(eps->f()));
+      std::vector<C> m(channels), inv(channels);
+      C epsilon = RoundTo(t, static_cast<C>(static_cast<float>(eps->f())));  // XLA keeps epsilon as an f32
       for (int64_t c = 0; c < channels; ++c) {
-        m[c] = Round(t, sum[c] / count);
-        float square_mean = Round(t, sum_sq[c] / count);
-        float mean_square = Round(t, m[c] * m[c]);
-        float v = Round(t, square_mean - mean_square);
+        m[c] = RoundTo(t, sum[c] / count);
+        C square_mean = RoundTo(t, sum_sq[c] / count);
+        C mean_square = RoundTo(t, m[c] * m[c]);
+        C v = RoundTo(t, square_mean - mean_square);
         t.Store(mean.data, c, m[c]);
         t.Store(var.data, c, v);
-        inv[c] = Round(t, 1.0f / std::sqrt(Round(t, v + epsilon)));
+        inv[c] = RoundTo(t, C(1) / std::sqrt(RoundTo(t, v + epsilon)));
       }
       for (int64_t i = 0; i < n; ++i) {
         int64_t c = IndexAlong(i, Dims(x), strides, f);
-        float centered = Round(t, t.Load(x.data, i) - m[c]);
-        float normalized = Round(t, centered * inv[c]);
-        float scaled = Round(t, normalized * t.Load(scale.data, c));
+        C centered = RoundTo(t, t.Load(x.data, i) - m[c]);
+        C normalized = RoundTo(t, centered * inv[c]);
+        C scaled = RoundTo(t, normalized * t.Load(scale.data, c));
         t.Store(out.data, i, scaled + t.Load(offset.data, c));
       }
       return OkStatus();
@@ -133,6 +142,8 @@ Status KernelQuantizeMx(const Step& bundle, const Buf& x, const Buf& data, const
   const QuantizeMxConfig& c = bundle.config->quantize_mx;
   if (c.dim < 0 || c.dim >= static_cast<int64_t>(x.rank())) return Status::Error("QuantizeMX dim is out of range");
   NHLO_TRY(NeedFloat(x, "QuantizeMX"));
+  if (x.type() == PrimitiveType::kF64)
+    return Status::Error("QuantizeMX is implemented for float types up to f32, got f64");
   bool packed = data.type() == PrimitiveType::kU32;
   int64_t k = Dims(x)[c.dim];
   if (k % 32 != 0 || (packed ? data.count() * 4 : data.count()) != x.count() || scales.count() * 32 != x.count() ||
