@@ -12,6 +12,7 @@
 #include <iosfwd>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -92,7 +93,7 @@ struct ProgramRunner {
   std::function<Result<Value>(const BundleProgram&, std::vector<std::vector<Value>>, const Module& source)> run;
   /// Where `run` sends the program's shadow probes (ExecuteOptions::probe): nhlo-run --shadow
   /// sets it around its run; empty otherwise.
-  using Probe = std::function<void(std::string_view, const std::vector<Value>&)>;
+  using Probe = std::function<void(std::string_view, std::span<const ArrayView>)>;
   std::shared_ptr<Probe> probe = std::make_shared<Probe>();
 };
 

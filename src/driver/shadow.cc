@@ -9,12 +9,14 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <ostream>
+#include <span>
 #include <unordered_map>
 #include <vector>
 
 #include "driver/common.h"
 #include "driver/shadow_module.h"
 #include "driver/values.h"
+#include "types/element.h"
 
 namespace nhlo {
 namespace {
@@ -42,27 +44,57 @@ FloatFormat FormatOf(PrimitiveType type) {
   return kFloatFormats[0];
 }
 
+// 2^e, from its bits while it is a normal double (ldexp costs more than the rest of a probe).
+double Pow2(int e) {
+  if (e < -1022 || e > 1023) return std::ldexp(1.0, e);
+  uint64_t bits = static_cast<uint64_t>(e + 1023) << 52;
+  double d;
+  std::memcpy(&d, &bits, sizeof d);
+  return d;
+}
+
+// floor(log2(a)) for a normal double a > 0; below the normals, less than any format's minimum.
+int ExponentOf(double a) {
+  uint64_t bits;
+  std::memcpy(&bits, &a, sizeof bits);
+  int biased = static_cast<int>((bits >> 52) & 0x7ff);
+  return biased == 0 ? -1100 : biased - 1023;
+}
+
 // The spacing of `format` at magnitude `a` (a >= 0).
 double UlpAt(double a, const FloatFormat& format) {
-  int exponent = format.min_exponent;
-  if (a > 0) exponent = std::max(exponent, std::ilogb(a));
-  return std::ldexp(1.0, exponent - format.precision + 1);
+  return Pow2(std::max(format.min_exponent, ExponentOf(a)) - format.precision + 1);
 }
 
-// The elements of an array value as doubles (complex: real and imaginary parts interleaved).
-std::vector<double> AsDoubles(Value value) {
-  const bool complex = IsComplex(value.type);
-  ConvertElementsTo(value, complex ? PrimitiveType::kC128 : PrimitiveType::kF64);
-  std::vector<double> out(value.bytes.size() / sizeof(double));
-  if (!out.empty()) std::memcpy(out.data(), value.bytes.data(), out.size() * sizeof(double));
-  return out;
+// The elements of `array` as doubles into `out` (complex: real and imaginary parts interleaved),
+// reusing its storage: probes see arrays of 100M elements, run after run.
+void LoadDoubles(const ArrayView& array, std::vector<double>& out) {
+  PrimitiveType element = array.type == PrimitiveType::kC64    ? PrimitiveType::kF32
+                          : array.type == PrimitiveType::kC128 ? PrimitiveType::kF64
+                                                               : array.type;
+  const size_t size = static_cast<size_t>(HostByteSize(element));
+  out.resize(size ? array.bytes / size : 0);
+  if (element == PrimitiveType::kF64) {
+    if (!out.empty()) std::memcpy(out.data(), array.data, out.size() * sizeof(double));
+  } else if (element == PrimitiveType::kF32) {
+    for (size_t i = 0; i < out.size(); ++i) {
+      float f;
+      std::memcpy(&f, array.data + i * sizeof f, sizeof f);
+      out[i] = f;
+    }
+  } else {
+    for (size_t i = 0; i < out.size(); ++i) out[i] = LoadAsDouble(element, array.data + i * size);
+  }
 }
 
-std::vector<int64_t> AsIntegers(Value value) {
-  ConvertElementsTo(value, PrimitiveType::kS64);
-  std::vector<int64_t> out(value.bytes.size() / sizeof(int64_t));
-  if (!out.empty()) std::memcpy(out.data(), value.bytes.data(), out.size() * sizeof(int64_t));
-  return out;
+void LoadIntegers(const ArrayView& array, std::vector<int64_t>& out) {
+  const size_t size = static_cast<size_t>(HostByteSize(array.type));
+  out.resize(size ? array.bytes / size : 0);
+  const bool is_unsigned = IsUnsignedInt(array.type);
+  for (size_t i = 0; i < out.size(); ++i) {
+    const uint8_t* p = array.data + i * size;
+    out[i] = is_unsigned ? static_cast<int64_t>(LoadAsUint(array.type, p)) : LoadAsInt(array.type, p);
+  }
 }
 
 struct ErrorFigures {
@@ -130,7 +162,7 @@ class Observer {
     for (size_t i = 0; i < run.plan.probes.size(); ++i) index_.emplace(run.plan.probes[i].name, i);
   }
 
-  void Observe(std::string_view name, const std::vector<Value>& values) {
+  void Observe(std::string_view name, std::span<const ArrayView> values) {
     auto it = index_.find(std::string(name));
     if (it == index_.end() || values.size() < 2) return;
     const ShadowProbe& probe = run_.plan.probes[it->second];
@@ -138,7 +170,10 @@ class Observer {
     ++f.runs;
     f.type = values[0].type;
     if (IsInteger(f.type)) {
-      std::vector<int64_t> got = AsIntegers(values[0]), exact = AsIntegers(values[1]);
+      std::vector<int64_t>& got = got_ints_;
+      std::vector<int64_t>& exact = exact_ints_;
+      LoadIntegers(values[0], got);
+      LoadIntegers(values[1], exact);
       for (size_t i = 0; i < got.size() && i < exact.size(); ++i) {
         if (got[i] == exact[i]) continue;
         ++f.wrong;
@@ -151,9 +186,13 @@ class Observer {
     }
     const bool complex = IsComplex(f.type);
     const FloatFormat format = FormatOf(f.type);
-    std::vector<double> exact = AsDoubles(values[1]);
-    double nrel = AddErrors(AsDoubles(values[0]), exact, complex, format, f.total);
-    if (probe.has_local && values.size() > 2) AddErrors(AsDoubles(values[2]), exact, complex, format, f.local);
+    LoadDoubles(values[1], exact_);
+    LoadDoubles(values[0], got_);
+    double nrel = AddErrors(got_, exact_, complex, format, f.total);
+    if (probe.has_local && values.size() > 2) {
+      LoadDoubles(values[2], got_);
+      AddErrors(got_, exact_, complex, format, f.local);
+    }
     double inflow = std::ldexp(1.0, -format.precision);
     for (size_t o : probe.operand_probes) inflow = std::max(inflow, run_.figures[o].last_nrel);
     f.amplification = std::max(f.amplification, nrel / inflow);
@@ -164,6 +203,8 @@ class Observer {
  private:
   ShadowRun& run_;
   std::unordered_map<std::string, size_t> index_;
+  std::vector<double> got_, exact_;  // reused by every probe
+  std::vector<int64_t> got_ints_, exact_ints_;
 };
 
 // Compiles, shadows and runs `module` on `args`.
@@ -177,7 +218,7 @@ Result<ShadowRun> RunShadowed(std::unique_ptr<Module> module, PrimitiveType type
   std::vector<std::vector<Value>> converted;
   for (std::vector<Value>& device_args : args) converted.push_back(ArgumentsFor(program, std::move(device_args)));
   Observer observer(run);
-  *runner.probe = [&observer](std::string_view name, const std::vector<Value>& values) {
+  *runner.probe = [&observer](std::string_view name, std::span<const ArrayView> values) {
     observer.Observe(name, values);
   };
   Result<Value> result = runner.run(program, std::move(converted), *run.module);

@@ -545,9 +545,12 @@ class Machine : private StepMachine {
         return RunCall(s, s.Find(AttrId::kCalledComputations) ? AttrId::kCalledComputations : AttrId::kToApply);
       case CustomCallKind::kShadowProbe: {
         if (!options_.probe) return OkStatus();
-        std::vector<Value> values;
-        for (uint32_t o : b.operands) values.push_back(ReadValue(o));
-        options_.probe(B(b.result).name, values);
+        std::vector<ArrayView> views;
+        for (uint32_t o : b.operands) {
+          NHLO_ASSIGN_OR_RETURN(Buf buf, Array(o));
+          views.push_back({buf.type(), buf.rec->dims, buf.data, static_cast<size_t>(buf.rec->size)});
+        }
+        options_.probe(B(b.result).name, views);
         return OkStatus();
       }
       case CustomCallKind::kUnknown: return Status::Error("the interpreter does not know this custom_call_target");

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -72,9 +73,10 @@ struct ExecuteOptions {
   /// step that would need more is refused at load. nhlo-run gives what --max-memory leaves.
   uint64_t scratch_limit = UINT64_MAX;
   /// Called by each `nhlo.shadow_probe` custom call (nhlo-run --shadow) with the probe's name (its
-  /// result buffer's) and its operands' values, in the order the program runs them; device 0's
-  /// probes only. May be empty: the probes then do nothing.
-  std::function<void(std::string_view probe, const std::vector<Value>& operands)> probe;
+  /// result buffer's) and views of its array operands (no copy: 100M-element operands are
+  /// common), in the order the program runs them; device 0's probes only. May be empty: the
+  /// probes then do nothing.
+  std::function<void(std::string_view probe, std::span<const ArrayView> operands)> probe;
 };
 /// `args` are taken by value: callers that no longer need them move them in, so a run holds its
 /// arguments once (nhlo-run's memory check counts them once). One device: every replica group

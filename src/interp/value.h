@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,15 @@ struct Value {
   bool IsTuple() const { return type == PrimitiveType::kTuple; }
   /// -1 for dimensions that cannot be (negative, or multiplying past int64).
   int64_t ElementCount() const { return CheckedElementCount(dims); }
+};
+
+/// An array the interpreter holds, seen without a copy; valid only during the call that gives it
+/// (ExecuteOptions::probe). `data` holds `bytes` bytes in the host layout of types/element.h.
+struct ArrayView {
+  PrimitiveType type = PrimitiveType::kInvalid;
+  std::span<const int64_t> dims;
+  const uint8_t* data = nullptr;
+  size_t bytes = 0;
 };
 
 /// `f32[2,3]` (tuples as `(f32[2], s32[])`): the shape of a value, for messages.
