@@ -109,6 +109,8 @@ struct ProbeFigures {
   ErrorFigures total, local;
   double max_nrel = 0, last_nrel = 0, amplification = 0;
   int64_t wrong = 0, elements = 0;  // integers: elements that differ from the exact value
+  int64_t wrapped = 0;              // ... in runs whose operands were exact: its own wrap or saturation
+  bool last_exact = true;           // the last run agreed with the shadow everywhere
   double max_int_difference = 0;
 };
 
@@ -174,21 +176,29 @@ class Observer {
       std::vector<int64_t>& exact = exact_ints_;
       LoadIntegers(values[0], got);
       LoadIntegers(values[1], exact);
+      int64_t wrong = 0;
       for (size_t i = 0; i < got.size() && i < exact.size(); ++i) {
         if (got[i] == exact[i]) continue;
-        ++f.wrong;
+        ++wrong;
         f.max_int_difference =
             std::max(f.max_int_difference, std::fabs(static_cast<double>(got[i]) - static_cast<double>(exact[i])));
       }
+      bool inputs_exact = true;
+      for (size_t o : probe.operand_probes) inputs_exact = inputs_exact && run_.figures[o].last_exact;
+      f.wrong += wrong;
+      if (inputs_exact) f.wrapped += wrong;  // else the difference came in with an operand
       f.elements += static_cast<int64_t>(got.size());
-      f.last_nrel = f.wrong ? 1 : 0;
+      f.last_nrel = wrong ? 1 : 0;
+      f.last_exact = wrong == 0;
       return;
     }
     const bool complex = IsComplex(f.type);
     const FloatFormat format = FormatOf(f.type);
     LoadDoubles(values[1], exact_);
     LoadDoubles(values[0], got_);
+    const int64_t nonfinite_before = f.total.nonfinite;
     double nrel = AddErrors(got_, exact_, complex, format, f.total);
+    f.last_exact = nrel == 0 && f.total.nonfinite == nonfinite_before;
     if (probe.has_local && values.size() > 2) {
       LoadDoubles(values[2], got_);
       AddErrors(got_, exact_, complex, format, f.local);
@@ -314,9 +324,9 @@ void PrintTable(const ShadowRun& run, const ShadowFlags& flags, std::ostream& ou
   for (size_t i = 0; i < run.plan.probes.size(); ++i) {
     const ProbeFigures& f = run.figures[i];
     const ShadowProbe& p = run.plan.probes[i];
-    if (!IsInteger(f.type) || f.wrong == 0 || p.moves_data) continue;
+    if (!IsInteger(f.type) || f.wrapped == 0 || p.moves_data) continue;
     out << LocationOf(*run.module, *p.inst) << ": note: '" << p.inst->name << "' (" << PrimitiveTypeName(f.type)
-        << ") wraps or saturates: " << f.wrong << " of " << f.elements << " elements differ from the exact value "
+        << ") wraps or saturates: " << f.wrapped << " of " << f.elements << " elements differ from the exact value "
         << "(largest difference " << Short(f.max_int_difference) << ")\n";
   }
 }
@@ -345,6 +355,7 @@ nlohmann::json InstructionsJson(const ShadowRun& run) {
     }
     if (IsInteger(f.type)) {
       row["wrong_elements"] = f.wrong;
+      row["wrapped_elements"] = f.wrapped;
       row["elements"] = f.elements;
     } else {
       row["total"] = Figures(f.total);

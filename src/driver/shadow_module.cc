@@ -465,8 +465,9 @@ class ShadowBuilder {
     if (x.opcode == Opcode::kConstant || x.opcode == Opcode::kIota) return false;
     if (x.opcode == Opcode::kParameter && frame == Frame::kEntry) return false;
     // Data movement is exact: its error is its operand's (probes_in looks through it). A value
-    // taken from a tuple is probed, since a loop's or a callee's state arrives that way.
-    if (MovesData(x) && x.opcode != Opcode::kGetTupleElement) return false;
+    // taken from a tuple or returned by control flow is probed: a loop's, a branch's or a
+    // callee's values arrive that way, computed in another computation.
+    if (MovesData(x) && x.opcode != Opcode::kGetTupleElement && RuleOf(x) != ShadowRule::kControl) return false;
     return IsFloat(x.shape.type) || IsComplex(x.shape.type) || IsInteger(x.shape.type);
   }
 
