@@ -31,7 +31,8 @@ summary .name { font-family: monospace; font-weight: bold; }
 .graph { overflow: auto; max-height: 85vh; }
 .graph svg { display: block; }
 table.listing { border-collapse: collapse; font: 12px monospace; }
-table.listing td, table.listing th { border: 1px solid #ddd; padding: 1px 6px; text-align: left; vertical-align: top; }
+table.listing td, table.listing th { border: 1px solid #ddd; padding: 1px 6px; text-align: left; vertical-align: top;
+  white-space: nowrap; }
 body.searching g.node:not(.match) { opacity: 0.25; }
 body.searching tr.inst:not(.match) { opacity: 0.4; }
 g.node.match path, g.node.match polygon { stroke: #d00; stroke-width: 3px; }
