@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 // nhlo-compile: HLO text -> verified module -> pass pipeline -> bundle file (or HLO text).
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include "codegen/codegen.h"
 #include "driver/common.h"
 #include "driver/custom_call_expansions.h"
 #include "driver/driver.h"
+#include "driver/graph_html.h"
+#include "driver/shadow_report.h"
 #include "ir/graph_dot.h"
 #include "ir/printer.h"
 #include "parser/parser.h"
@@ -22,8 +25,15 @@ int CompileMain(const std::vector<std::string>& args, std::istream& in, std::ost
   AddInputSizeFlag(app, max_input);
   app.add_option("--emit", emit,
                  "what to produce: bundle (default), hlo (the module after the pipeline, to stdout or -o FILE), dot "
-                 "(its graph for Graphviz), none")
-      ->check(CLI::IsMember({"bundle", "hlo", "dot", "none"}));
+                 "(its graph for Graphviz), html (a page of its graphs drawn by Graphviz, with search), none")
+      ->check(CLI::IsMember({"bundle", "hlo", "dot", "html", "none"}));
+  std::string shadow_report;
+  app.add_option("--shadow-report", shadow_report,
+                 "with --emit=html: colour each node by its error in this report of nhlo-run --shadow-report");
+  size_t graph_node_limit = kDefaultGraphNodeLimit;
+  app.add_option("--graph-node-limit", graph_node_limit,
+                 "with --emit=html: list a computation of more instructions as a table instead of drawing it")
+      ->check(CLI::PositiveNumber);
   PipelineFlags flags;
   AddPipelineFlags(app, flags);
   if (int code = ParseCommandLine(app, args, out, err); code >= 0) return code;
@@ -42,14 +52,16 @@ int CompileMain(const std::vector<std::string>& args, std::istream& in, std::ost
   }
   if (emit != "none" && input != "-" && !output.empty() && output != "-" && SameFile(input, output)) {
     err << "nhlo-compile: error: -o " << output << " names the input file; the "
-        << (emit == "hlo"   ? "printed module"
-            : emit == "dot" ? "graph"
-                            : "bundle")
+        << (emit == "hlo"    ? "printed module"
+            : emit == "dot"  ? "graph"
+            : emit == "html" ? "page"
+                             : "bundle")
         << " would replace the HLO it comes from\n";
     return kExitUsage;
   }
   {  // No output replaces an input or another output (docs/reliability.md), before any work.
     std::vector<std::string> inputs = {input};
+    if (!shadow_report.empty()) inputs.push_back(shadow_report);
     for (const std::string& c : flags.custom_calls)
       if (std::optional<CustomCallFlag> flag = SplitCustomCallFlag(c)) inputs.push_back(flag->file);
     std::vector<OutputPath> outputs = {{"-o", emit == "none" ? "" : output, ""},
@@ -65,9 +77,28 @@ int CompileMain(const std::vector<std::string>& args, std::istream& in, std::ost
         return kExitInputRejected;
       }
   }
-  if (emit == "bundle" && flags.split_input_file) {
-    err << "nhlo-compile: error: --split-input-file produces several modules; use --emit=hlo or --emit=none\n";
+  if ((emit == "bundle" || emit == "html") && flags.split_input_file) {
+    err << "nhlo-compile: error: --split-input-file produces several modules; use --emit=hlo, --emit=dot or "
+           "--emit=none\n";
     return kExitUsage;
+  }
+  for (const char* flag : {"--shadow-report", "--graph-node-limit"})
+    if (emit != "html" && app.count(flag) > 0)
+      err << "nhlo-compile: warning: " << flag << " has no effect with --emit=" << emit << " (it is for --emit=html)\n";
+  // The report is read before any work: a bad one should not cost a pipeline run first.
+  std::optional<ShadowReport> report;
+  if (emit == "html" && !shadow_report.empty()) {
+    Result<std::string> report_text = ReadInput(shadow_report, in);
+    if (!report_text.ok()) {
+      PrintStatus(report_text.status(), err, "nhlo-compile");
+      return kExitInputRejected;
+    }
+    Result<ShadowReport> parsed = ParseShadowReport(*report_text, shadow_report);
+    if (!parsed.ok()) {
+      PrintStatus(parsed.status(), err, "nhlo-compile");
+      return kExitInputRejected;
+    }
+    report = std::move(*parsed);
   }
   for (const char* flag : {"--arch", "--device-only"})
     if (emit != "bundle" && app.count(flag) > 0)
@@ -75,7 +106,7 @@ int CompileMain(const std::vector<std::string>& args, std::istream& in, std::ost
   if (emit == "none" && !output.empty())
     err << "nhlo-compile: warning: -o has no effect with --emit=none (nothing is written)\n";
   // --emit=hlo -o FILE: the printed modules go to FILE (written once, at the end, atomically).
-  const bool hlo_to_file = (emit == "hlo" || emit == "dot") && !output.empty() && output != "-";
+  const bool hlo_to_file = (emit == "hlo" || emit == "dot" || emit == "html") && !output.empty() && output != "-";
   std::ostringstream hlo_text;
   std::ostream& hlo_out = hlo_to_file ? hlo_text : out;
   for (const std::string& w : PipelineFlagWarnings(flags, emit == "hlo")) err << "nhlo-compile: warning: " << w << "\n";
@@ -122,6 +153,19 @@ int CompileMain(const std::vector<std::string>& args, std::istream& in, std::ost
     }
     if (emit == "hlo") hlo_out << PrintModule(**module);
     if (emit == "dot") hlo_out << ModuleToDot(**module);
+    if (emit == "html") {
+      HtmlViewOptions view_options;
+      view_options.graph_node_limit = graph_node_limit;
+      view_options.report = report ? &*report : nullptr;
+      view_options.report_file = shadow_report;
+      Result<HtmlView> view = ModuleToHtml(**module, view_options);
+      if (!view.ok()) {
+        PrintStatus(view.status(), err, "nhlo-compile");
+        return kExitInputRejected;
+      }
+      for (const std::string& w : view->warnings) err << "nhlo-compile: warning: " << w << "\n";
+      hlo_out << view->html;
+    }
     if (emit == "bundle") {
       Result<std::string> bytes = EmitBundleFile(**module, *codegen);
       if (!bytes.ok()) {

@@ -29,6 +29,9 @@ for tool in ['nhlo-compile', 'nhlo-run', 'nhlo-objdump', 'nhlo-golden']:
 # RUN lines name the programs bare: nhlo's first, then FileCheck, not, count and split-file.
 config.environment['PATH'] = os.pathsep.join(
     [config.nhlo_tools_dir, config.llvm_tools_dir, config.environment.get('PATH', os.environ['PATH'])])
+# %nhlo_tools_dir names the programs by full path, for RUN lines that change PATH (a test that
+# hides Graphviz's `dot` from nhlo-compile).
+config.substitutions.append(('%nhlo_tools_dir', config.nhlo_tools_dir))
 # A sanitizer build reserves terabytes of address space for its shadow memory, so tests that
 # limit address space (ulimit -v) are `UNSUPPORTED: sanitizer` there.
 if getattr(config, 'nhlo_sanitizers', 'none') not in ('', 'none'):
