@@ -291,6 +291,7 @@ void CheckConv(const ConvCase& c) {
       for (int64_t x = 0; x < out_sp[1]; ++x)
         for (int64_t f = 0; f < c.out_f; ++f) {
           double ref = 0;
+          float in_order = 0;  // XLA's evaluator: a float sum over the taps in row-major order
           int64_t g = f / per_fg, ib = b + (f / per_bg) * bgs;
           for (int64_t ky = 0; ky < c.kh; ++ky)
             for (int64_t kx = 0; kx < c.kw; ++kx) {
@@ -304,12 +305,17 @@ void CheckConv(const ConvCase& c) {
               }
               if (!inside) continue;
               int64_t ry = c.wd.reversal ? c.kh - 1 - ky : ky, rx = c.wd.reversal ? c.kw - 1 - kx : kx;
-              for (int64_t fi = 0; fi < kin; ++fi)
-                ref += in.Get(((ib * c.in_f + g * kin + fi) * c.h + pos[0]) * c.w + pos[1]) *
-                       k.Get(((f * kin + fi) * c.kh + ry) * c.kw + rx);
+              for (int64_t fi = 0; fi < kin; ++fi) {
+                double xv = in.Get(((ib * c.in_f + g * kin + fi) * c.h + pos[0]) * c.w + pos[1]);
+                double wv = k.Get(((f * kin + fi) * c.kh + ry) * c.kw + rx);
+                ref += xv * wv;
+                in_order = in_order + static_cast<float>(xv) * static_cast<float>(wv);
+              }
             }
           double got = out.Get(((b * out_sp[0] + y) * out_sp[1] + x) * c.out_f + f);
           REQUIRE(std::fabs(got - ref) <= 1e-5 * (1 + std::fabs(ref)));
+          // Depthwise convolutions run directly, with the reference kernel's bits.
+          if (c.fgc == c.in_f && c.bgc == 1) REQUIRE(static_cast<float>(got) == in_order);
         }
 }
 
@@ -322,8 +328,26 @@ TEST_CASE("convolution kernel: im2col + GEMM against the reference formula") {
   odd.stride = 2, odd.pad_low = 2, odd.pad_high = 1, odd.base_dilation = 2, odd.window_dilation = 2;
   odd.reversal = true;
   CheckConv({2, 6, 9, 13, 11, 3, 2, 1, 1, odd});
-  CheckConv({2, 12, 8, 15, 15, 3, 3, 4, 1, same});  // feature groups
-  CheckConv({4, 5, 6, 15, 15, 3, 3, 1, 2, same});   // batch groups
+  CheckConv({2, 12, 8, 15, 15, 3, 3, 4, 1, same});         // feature groups
+  CheckConv({4, 5, 6, 15, 15, 3, 3, 1, 2, same});          // batch groups
+  CheckConv({3, 8, 50, 9, 11, 9, 11, 1, 1, WindowDim{}});  // the window covers the input: a dot
+}
+
+TEST_CASE("convolution kernel: depthwise, directly, bit for bit the reference's order") {
+  WindowDim same;
+  same.pad_low = same.pad_high = 1;
+  CheckConv({2, 8, 8, 17, 19, 3, 3, 8, 1, same});
+  CheckConv({2, 6, 12, 23, 29, 3, 3, 6, 1, same});  // channel multiplier 2
+  WindowDim strided;
+  strided.stride = 2, strided.pad_low = 0, strided.pad_high = 1;
+  CheckConv({3, 5, 5, 14, 15, 3, 3, 5, 1, strided});
+  WindowDim gradient;  // an input gradient: the kernel reversed, the input dilated (lhs_dilate=2x2)
+  gradient.pad_low = 1, gradient.pad_high = 2, gradient.base_dilation = 2, gradient.reversal = true;
+  CheckConv({2, 4, 4, 9, 11, 3, 3, 4, 1, gradient});
+  WindowDim odd;
+  odd.stride = 2, odd.pad_low = 2, odd.pad_high = 1, odd.base_dilation = 2, odd.window_dilation = 2;
+  odd.reversal = true;
+  CheckConv({2, 3, 6, 13, 11, 3, 2, 3, 1, odd});
 }
 
 }  // namespace

@@ -124,6 +124,15 @@ Status KernelConvolution(const Step& bundle, const Buf& lhs, const Buf& rhs, con
 /// reference kernel.
 Status ConvolutionViaGemm(const ConvDimLabels& labels, const std::vector<WindowDim>& window, int64_t fgc, int64_t bgc,
                           const Buf& lhs, const Buf& rhs, const Buf& out, bool& handled);
+/// The same for a convolution whose window covers the whole input, one output position (a weight
+/// gradient of a 1x1 convolution): a dot contracting the input feature and every spatial
+/// dimension (KernelDot), for float operands of the result's type.
+Status ConvolutionAsDot(const ConvDimLabels& labels, const std::vector<WindowDim>& window, int64_t fgc, int64_t bgc,
+                        const Buf& lhs, const Buf& rhs, const Buf& out, bool& handled);
+/// The same for depthwise convolutions (one input feature per group, two spatial dimensions),
+/// computed directly with the reference kernel's bits (kernels_conv_depthwise.cc).
+Status ConvolutionDepthwise(const ConvDimLabels& labels, const std::vector<WindowDim>& window, int64_t fgc, int64_t bgc,
+                            const Buf& lhs, const Buf& rhs, const Buf& out, bool& handled);
 
 /// A scalar computation the executor runs for a kernel: binds two scalars, returns the root's bytes.
 using ScalarCall = std::function<Result<const uint8_t*>(const uint8_t* a, const uint8_t* b)>;

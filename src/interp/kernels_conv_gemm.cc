@@ -167,3 +167,39 @@ Status ConvolutionViaGemm(const ConvDimLabels& l, const std::vector<WindowDim>& 
 }
 
 }  // namespace nhlo
+
+namespace nhlo {
+
+Status ConvolutionAsDot(const ConvDimLabels& l, const std::vector<WindowDim>& window, int64_t fgc, int64_t bgc,
+                        const Buf& lhs, const Buf& rhs, const Buf& out, bool& handled) {
+  handled = false;
+  const std::vector<int64_t>&ld = Dims(lhs), &kd = Dims(rhs), &od = Dims(out);
+  if (fgc != 1 || bgc != 1 || !IsFloat(out.type()) || lhs.type() != out.type() || rhs.type() != out.type())
+    return OkStatus();
+  for (size_t s = 0; s < l.input_spatial.size(); ++s) {
+    const WindowDim& w = window[s];
+    if (od[l.output_spatial[s]] != 1 || kd[l.kernel_spatial[s]] != ld[l.input_spatial[s]] || w.pad_low != 0 ||
+        w.base_dilation != 1 || w.window_dilation != 1 || w.reversal)
+      return OkStatus();
+  }
+  // out[b, o] = sum over the input feature and every spatial position of lhs * rhs: a dot
+  // contracting those dimensions, whose [batch, feature] (or [feature, batch]) result is the
+  // output's memory once its size-1 spatial dimensions are dropped.
+  std::vector<int64_t> lhs_contracting = {l.input_feature}, rhs_contracting = {l.kernel_input_feature};
+  for (size_t s = 0; s < l.input_spatial.size(); ++s) {
+    lhs_contracting.push_back(l.input_spatial[s]);
+    rhs_contracting.push_back(l.kernel_spatial[s]);
+  }
+  const bool batch_first = l.output_batch < l.output_feature;
+  BufferRecord view = *out.rec;
+  view.dims = batch_first ? std::vector<int64_t>{od[l.output_batch], od[l.output_feature]}
+                          : std::vector<int64_t>{od[l.output_feature], od[l.output_batch]};
+  view.dim_kinds.clear();
+  DotDimensionNumbers dims;
+  dims.lhs_contracting = batch_first ? lhs_contracting : rhs_contracting;
+  dims.rhs_contracting = batch_first ? rhs_contracting : lhs_contracting;
+  handled = true;
+  return KernelDot(dims, batch_first ? lhs : rhs, batch_first ? rhs : lhs, Buf{&view, out.data});
+}
+
+}  // namespace nhlo

@@ -147,6 +147,10 @@ Status KernelConvolution(const Step& b, const Buf& lhs, const Buf& rhs, const Bu
       return Status::Error("convolution window positions overflow 64 bits (padding " + std::to_string(w.pad_low) + ")");
   }
   bool handled = false;
+  NHLO_TRY(ConvolutionDepthwise(l, window, fgc, bgc, lhs, rhs, out, handled));
+  if (handled) return OkStatus();
+  NHLO_TRY(ConvolutionAsDot(l, window, fgc, bgc, lhs, rhs, out, handled));
+  if (handled) return OkStatus();
   NHLO_TRY(ConvolutionViaGemm(l, window, fgc, bgc, lhs, rhs, out, handled));
   if (handled) return OkStatus();
   std::vector<int64_t> ls = RowMajorStrides(ld), ks = RowMajorStrides(kd);
