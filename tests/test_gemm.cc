@@ -315,7 +315,7 @@ void CheckConv(const ConvCase& c) {
           double got = out.Get(((b * out_sp[0] + y) * out_sp[1] + x) * c.out_f + f);
           REQUIRE(std::fabs(got - ref) <= 1e-5 * (1 + std::fabs(ref)));
           // Depthwise convolutions run directly, with the reference kernel's bits.
-          if (c.fgc == c.in_f && c.bgc == 1) REQUIRE(static_cast<float>(got) == in_order);
+          if (c.fgc > 1 && c.fgc == c.in_f && c.bgc == 1) REQUIRE(static_cast<float>(got) == in_order);
         }
 }
 
@@ -331,6 +331,16 @@ TEST_CASE("convolution kernel: im2col + GEMM against the reference formula") {
   CheckConv({2, 12, 8, 15, 15, 3, 3, 4, 1, same});         // feature groups
   CheckConv({4, 5, 6, 15, 15, 3, 3, 1, 2, same});          // batch groups
   CheckConv({3, 8, 50, 9, 11, 9, 11, 1, 1, WindowDim{}});  // the window covers the input: a dot
+}
+
+TEST_CASE("convolution kernel: weight gradients (a window of 1024+ taps) summed directly") {
+  WindowDim same;
+  same.pad_low = same.pad_high = 1;
+  CheckConv({2, 1, 3, 34, 33, 32, 32, 1, 1, same});
+  CheckConv({4, 1, 4, 33, 34, 32, 32, 1, 4, same});  // batch groups: a depthwise weight gradient
+  WindowDim dilated;                                 // rhs_dilate=2x2, as the gradient of a stride-2 convolution
+  dilated.pad_low = 1, dilated.window_dilation = 2, dilated.reversal = true;
+  CheckConv({2, 1, 2, 70, 69, 32, 33, 1, 1, dilated});
 }
 
 TEST_CASE("convolution kernel: depthwise, directly, bit for bit the reference's order") {

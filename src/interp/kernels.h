@@ -129,6 +129,11 @@ Status ConvolutionViaGemm(const ConvDimLabels& labels, const std::vector<WindowD
 /// dimension (KernelDot), for float operands of the result's type.
 Status ConvolutionAsDot(const ConvDimLabels& labels, const std::vector<WindowDim>& window, int64_t fgc, int64_t bgc,
                         const Buf& lhs, const Buf& rhs, const Buf& out, bool& handled);
+/// The same for a weight gradient: a window of thousands of taps and a few output positions,
+/// feature_group_count 1, any batch_group_count: each output element a sum over the input
+/// feature and the window, tap row by tap row (kernels_conv_depthwise.cc).
+Status ConvolutionLargeWindow(const ConvDimLabels& labels, const std::vector<WindowDim>& window, int64_t fgc,
+                              int64_t bgc, const Buf& lhs, const Buf& rhs, const Buf& out, bool& handled);
 /// The same for depthwise convolutions (one input feature per group, two spatial dimensions),
 /// computed directly with the reference kernel's bits (kernels_conv_depthwise.cc).
 Status ConvolutionDepthwise(const ConvDimLabels& labels, const std::vector<WindowDim>& window, int64_t fgc, int64_t bgc,

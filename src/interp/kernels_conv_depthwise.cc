@@ -31,6 +31,9 @@ namespace {
 // Output columns of one row in blocks of this many: the block's sums stay in registers while
 // every tap adds its products (one store per element instead of one per tap).
 constexpr int64_t kBlock = 16;
+// A window of at least this many taps (and 16 times the output positions) is summed directly,
+// tap row by tap row, rather than gathered into an im2col matrix as deep as the window.
+constexpr int64_t kLargeWindowTaps = 1024;
 
 // One kernel column for the output columns x = residue + period * m (m = 0, 1, ...) of a row:
 // the input column it reads is first + m * step, in bounds for m in [m_begin, m_end).
@@ -201,6 +204,136 @@ Status ConvolutionDepthwise(const ConvDimLabels& l, const std::vector<WindowDim>
               for (int64_t x = 0; x < out_w; ++x) ot.Store(out.data, base + x * out_x, row[x]);
             }
           }
+        }
+      });
+      return OkStatus();
+    }
+  });
+}
+
+}  // namespace nhlo
+
+namespace nhlo {
+namespace {
+
+// sum over k in [0, n) of a[k * a_step] * b[k * b_step]: four lanes over k = 4j + lane, then
+// ((lane0 + lane1) + (lane2 + lane3)), then the last n % 4 terms in order. A fixed order on
+// every machine and thread count.
+template <typename C>
+C DotLanes(const C* a, int64_t a_step, const C* b, int64_t b_step, int64_t n) {
+  C l0 = 0, l1 = 0, l2 = 0, l3 = 0;
+  int64_t k = 0;
+  if (a_step == 1 && b_step == 1) {
+    for (; k + 4 <= n; k += 4) {
+      l0 = l0 + a[k] * b[k];
+      l1 = l1 + a[k + 1] * b[k + 1];
+      l2 = l2 + a[k + 2] * b[k + 2];
+      l3 = l3 + a[k + 3] * b[k + 3];
+    }
+  } else {
+    for (; k + 4 <= n; k += 4) {
+      l0 = l0 + a[k * a_step] * b[k * b_step];
+      l1 = l1 + a[(k + 1) * a_step] * b[(k + 1) * b_step];
+      l2 = l2 + a[(k + 2) * a_step] * b[(k + 2) * b_step];
+      l3 = l3 + a[(k + 3) * a_step] * b[(k + 3) * b_step];
+    }
+  }
+  C sum = (l0 + l1) + (l2 + l3);
+  for (; k < n; ++k) sum = sum + a[k * a_step] * b[k * b_step];
+  return sum;
+}
+
+}  // namespace
+
+Status ConvolutionLargeWindow(const ConvDimLabels& l, const std::vector<WindowDim>& window, int64_t fgc, int64_t bgc,
+                              const Buf& lhs, const Buf& rhs, const Buf& out, bool& handled) {
+  handled = false;
+  const std::vector<int64_t>&ld = Dims(lhs), &kd = Dims(rhs), &od = Dims(out);
+  if (fgc != 1 || l.input_spatial.size() != 2 || out.count() == 0) return OkStatus();
+  const WindowDim &wy = window[0], &wx = window[1];
+  const int64_t k_h = kd[l.kernel_spatial[0]], k_w = kd[l.kernel_spatial[1]];
+  const int64_t out_h = od[l.output_spatial[0]], out_w = od[l.output_spatial[1]];
+  // A weight gradient: a window of thousands of taps, a handful of output positions.
+  if (k_h * k_w < kLargeWindowTaps || out_h * out_w * 16 > k_h * k_w || wy.base_dilation != 1 || wx.base_dilation != 1)
+    return OkStatus();
+  return DispatchType(out.type(), [&](auto ot) -> Status {
+    using C = typename decltype(ot)::Compute;
+    if constexpr (!std::is_floating_point_v<C>) {
+      return OkStatus();
+    } else {
+      std::vector<C> a, w;
+      const C* in = reinterpret_cast<const C*>(lhs.data);
+      const C* kernel = reinterpret_cast<const C*>(rhs.data);
+      auto typed = [&](const Buf& b) {
+        return b.type() == out.type() && reinterpret_cast<uintptr_t>(b.data) % alignof(C) == 0 &&
+               (b.type() == PrimitiveType::kF32 || b.type() == PrimitiveType::kF64);
+      };
+      if (!typed(lhs)) {
+        NHLO_TRY(ToComputeArray<C>(lhs, out.type(), ot, a));
+        in = a.data();
+      }
+      if (!typed(rhs)) {
+        NHLO_TRY(ToComputeArray<C>(rhs, out.type(), ot, w));
+        kernel = w.data();
+      }
+      handled = true;
+      std::vector<int64_t> ls = RowMajorStrides(ld), ks = RowMajorStrides(kd), os = RowMajorStrides(od);
+      const int64_t out_features = od[l.output_feature], batches = od[l.output_batch];
+      const int64_t kernel_in = kd[l.kernel_input_feature], per_batch_group = out_features / bgc;
+      const int64_t batch_group_size = ld[l.input_batch] / bgc;
+      const int64_t in_h = ld[l.input_spatial[0]], in_w = ld[l.input_spatial[1]];
+      const int64_t lx = ls[l.input_spatial[1]], kx_stride = ks[l.kernel_spatial[1]];
+      // Output features in blocks that share each input row: for every (input feature, kernel
+      // row) the input row is read once for the whole block and every output position. Each
+      // output element still adds its terms input feature by input feature, kernel row by row.
+      constexpr int64_t kFeatureBlock = 8;
+      const int64_t feature_blocks = (out_features + kFeatureBlock - 1) / kFeatureBlock;
+      // The kernel columns kx whose input column is in bounds for output column ox.
+      std::vector<std::pair<int64_t, int64_t>> kx_range(static_cast<size_t>(out_w));
+      for (int64_t ox = 0; ox < out_w; ++ox) {
+        const int64_t q0 = ox * wx.stride - wx.pad_low;
+        int64_t kx_begin = 0, kx_end = k_w;
+        while (kx_begin < k_w && q0 + kx_begin * wx.window_dilation < 0) ++kx_begin;
+        while (kx_end > kx_begin && q0 + (kx_end - 1) * wx.window_dilation >= in_w) --kx_end;
+        kx_range[ox] = {kx_begin, kx_end};
+      }
+      ParallelFor(batches * feature_blocks, 1, [&](int64_t begin, int64_t end) {
+        std::vector<C> acc;
+        for (int64_t job = begin; job < end; ++job) {
+          const int64_t b = job / feature_blocks, f0 = (job % feature_blocks) * kFeatureBlock;
+          const int64_t f1 = std::min(out_features, f0 + kFeatureBlock);
+          acc.assign(static_cast<size_t>((f1 - f0) * out_h * out_w), C(0));
+          for (int64_t i = 0; i < kernel_in; ++i)
+            for (int64_t ky = 0; ky < k_h; ++ky) {
+              const int64_t kyy = wy.reversal ? k_h - 1 - ky : ky;
+              for (int64_t oy = 0; oy < out_h; ++oy) {
+                const int64_t p = oy * wy.stride + ky * wy.window_dilation - wy.pad_low;
+                if (p < 0 || p >= in_h) continue;
+                for (int64_t f = f0; f < f1; ++f) {
+                  const int64_t in_batch = b + (f / per_batch_group) * batch_group_size;
+                  const C* in_row =
+                      in + in_batch * ls[l.input_batch] + i * ls[l.input_feature] + p * ls[l.input_spatial[0]];
+                  const C* k_row = kernel + f * ks[l.kernel_output_feature] + i * ks[l.kernel_input_feature] +
+                                   kyy * ks[l.kernel_spatial[0]];
+                  C* out_row = acc.data() + ((f - f0) * out_h + oy) * out_w;
+                  for (int64_t ox = 0; ox < out_w; ++ox) {
+                    const auto [kx_begin, kx_end] = kx_range[ox];
+                    if (kx_begin == kx_end) continue;
+                    const C* x = in_row + (ox * wx.stride - wx.pad_low + kx_begin * wx.window_dilation) * lx;
+                    const C* wk = wx.reversal ? k_row + (k_w - 1 - kx_begin) * kx_stride : k_row + kx_begin * kx_stride;
+                    out_row[ox] = out_row[ox] + DotLanes<C>(x, wx.window_dilation * lx, wk,
+                                                            wx.reversal ? -kx_stride : kx_stride, kx_end - kx_begin);
+                  }
+                }
+              }
+            }
+          for (int64_t f = f0; f < f1; ++f)
+            for (int64_t oy = 0; oy < out_h; ++oy)
+              for (int64_t ox = 0; ox < out_w; ++ox)
+                ot.Store(out.data,
+                         b * os[l.output_batch] + f * os[l.output_feature] + oy * os[l.output_spatial[0]] +
+                             ox * os[l.output_spatial[1]],
+                         acc[((f - f0) * out_h + oy) * out_w + ox]);
         }
       });
       return OkStatus();

@@ -41,12 +41,20 @@ Status CheckBatchNorm(const Step& s, const char* op, const Buf& x, std::initiali
   return OkStatus();
 }
 
-// Feature index of every element of a row-major array.
-std::vector<int64_t> FeatureOf(const Buf& x, int64_t feature) {
-  std::vector<int64_t> strides = RowMajorStrides(Dims(x));
-  std::vector<int64_t> out(static_cast<size_t>(x.count()));
-  for (int64_t i = 0; i < x.count(); ++i) out[i] = (i / strides[feature]) % Dims(x)[feature];
-  return out;
+// A row-major array as [outer, features, inner] around its feature dimension: element
+// (o, c, j) is at (o * features + c) * inner + j, so loops in that order visit the elements in
+// index order (the reductions' order) without dividing per element.
+struct FeatureLayout {
+  int64_t outer = 1, features = 1, inner = 1;
+};
+
+FeatureLayout LayoutAround(const Buf& x, int64_t feature) {
+  FeatureLayout f;
+  const std::vector<int64_t>& dims = Dims(x);
+  for (int64_t d = 0; d < feature; ++d) f.outer *= dims[d];
+  f.features = dims[feature];
+  for (size_t d = static_cast<size_t>(feature) + 1; d < dims.size(); ++d) f.inner *= dims[d];
+  return f;
 }
 
 }  // namespace
@@ -71,11 +79,11 @@ Status KernelBatchNormInference(const Step& s, const Buf& x, const Buf& scale, c
         true_scale[c] = RoundTo(t, t.Load(scale.data, c) * rsqrt);
         true_shift[c] = RoundTo(t, t.Load(offset.data, c) - RoundTo(t, t.Load(mean.data, c) * true_scale[c]));
       }
-      std::vector<int64_t> feature = FeatureOf(x, f);
-      for (int64_t i = 0; i < x.count(); ++i) {
-        int64_t c = feature[i];
-        t.Store(out.data, i, RoundTo(t, t.Load(x.data, i) * true_scale[c]) + true_shift[c]);
-      }
+      const FeatureLayout fl = LayoutAround(x, f);
+      for (int64_t o = 0, i = 0; o < fl.outer; ++o)
+        for (int64_t c = 0; c < fl.features; ++c)
+          for (int64_t j = 0; j < fl.inner; ++j, ++i)
+            t.Store(out.data, i, RoundTo(t, t.Load(x.data, i) * true_scale[c]) + true_shift[c]);
       return OkStatus();
     }
   });
@@ -94,7 +102,7 @@ Status KernelBatchNormGrad(const Step& s, const Buf& x, const Buf& scale, const 
     if constexpr (!std::is_floating_point_v<C>) {
       return Status::Error("batch-norm-grad: unsupported element type");
     } else {
-      int64_t channels = scale.count(), n = x.count();
+      int64_t channels = scale.count();
       // Elements per feature: an s32 product converted to the element type.
       int64_t per_feature = 1;
       for (size_t d = 0; d < x.rank(); ++d)
@@ -109,26 +117,30 @@ Status KernelBatchNormGrad(const Step& s, const Buf& x, const Buf& scale, const 
         // scale * rsqrt(var + epsilon) / N
         scaled_rsqrt[c] = RoundTo(t, RoundTo(t, t.Load(scale.data, c) * rsqrt[c]) / count);
       }
-      std::vector<int64_t> feature = FeatureOf(x, f);
-      std::vector<C> centered(static_cast<size_t>(n));
-      for (int64_t i = 0; i < n; ++i) {
-        int64_t c = feature[i];
-        C gy = t.Load(grad_out.data, i);
-        centered[i] = RoundTo(t, t.Load(x.data, i) - t.Load(mean.data, c));
-        sum_gy_xm[c] = RoundTo(t, sum_gy_xm[c] + RoundTo(t, gy * centered[i]));
-        sum_gy[c] = RoundTo(t, sum_gy[c] + gy);
-      }
+      const FeatureLayout fl = LayoutAround(x, f);
+      std::vector<C> means(channels);
+      for (int64_t c = 0; c < channels; ++c) means[c] = t.Load(mean.data, c);
+      for (int64_t o = 0, i = 0; o < fl.outer; ++o)
+        for (int64_t c = 0; c < fl.features; ++c)
+          for (int64_t j = 0; j < fl.inner; ++j, ++i) {
+            C gy = t.Load(grad_out.data, i);
+            C centered = RoundTo(t, t.Load(x.data, i) - means[c]);
+            sum_gy_xm[c] = RoundTo(t, sum_gy_xm[c] + RoundTo(t, gy * centered));
+            sum_gy[c] = RoundTo(t, sum_gy[c] + gy);
+          }
       for (int64_t c = 0; c < channels; ++c) {
         t.Store(grad_scale.data, c, sum_gy_xm[c] * rsqrt[c]);
         t.Store(grad_offset.data, c, sum_gy[c]);
       }
-      for (int64_t i = 0; i < n; ++i) {
-        int64_t c = feature[i];
-        C i1 = RoundTo(t, t.Load(grad_out.data, i) * count);
-        C i5 = RoundTo(t, RoundTo(t, sum_gy_xm[c] * centered[i]) / var_eps[c]);
-        C i6 = RoundTo(t, RoundTo(t, i1 - sum_gy[c]) - i5);
-        t.Store(grad_x.data, i, scaled_rsqrt[c] * i6);
-      }
+      for (int64_t o = 0, i = 0; o < fl.outer; ++o)
+        for (int64_t c = 0; c < fl.features; ++c)
+          for (int64_t j = 0; j < fl.inner; ++j, ++i) {
+            C centered = RoundTo(t, t.Load(x.data, i) - means[c]);  // as in the first pass
+            C i1 = RoundTo(t, t.Load(grad_out.data, i) * count);
+            C i5 = RoundTo(t, RoundTo(t, sum_gy_xm[c] * centered) / var_eps[c]);
+            C i6 = RoundTo(t, RoundTo(t, i1 - sum_gy[c]) - i5);
+            t.Store(grad_x.data, i, scaled_rsqrt[c] * i6);
+          }
       return OkStatus();
     }
   });

@@ -63,17 +63,22 @@ Status KernelBatchNormTraining(const Step& bundle, const Buf& x, const Buf& scal
     if constexpr (!std::is_floating_point_v<C>) {
       return Status::Error("batch-norm-training: unsupported element type");
     } else {
-      std::vector<int64_t> strides = RowMajorStrides(Dims(x));
       int64_t n = x.count();
       C count = RoundTo(t, static_cast<C>(channels ? n / channels : 0));
+      // The elements as [outer, channels, inner] around the feature dimension, visited in index
+      // order without a division per element.
+      int64_t outer = 1, inner = 1;
+      for (int64_t d = 0; d < f; ++d) outer *= Dims(x)[d];
+      for (size_t d = static_cast<size_t>(f) + 1; d < x.rank(); ++d) inner *= Dims(x)[d];
       // sum and sum of squares per feature, reduced in row-major order in the element type.
       std::vector<C> sum(channels, C(0)), sum_sq(channels, C(0));
-      for (int64_t i = 0; i < n; ++i) {
-        int64_t c = IndexAlong(i, Dims(x), strides, f);
-        C v = t.Load(x.data, i);
-        sum[c] = RoundTo(t, sum[c] + v);
-        sum_sq[c] = RoundTo(t, sum_sq[c] + RoundTo(t, v * v));
-      }
+      for (int64_t o = 0, i = 0; o < outer; ++o)
+        for (int64_t c = 0; c < channels; ++c)
+          for (int64_t j = 0; j < inner; ++j, ++i) {
+            C v = t.Load(x.data, i);
+            sum[c] = RoundTo(t, sum[c] + v);
+            sum_sq[c] = RoundTo(t, sum_sq[c] + RoundTo(t, v * v));
+          }
       std::vector<C> m(channels), inv(channels);
       C epsilon = RoundTo(t, static_cast<C>(static_cast<float>(eps->f())));  // XLA keeps epsilon as an f32
       for (int64_t c = 0; c < channels; ++c) {
@@ -85,13 +90,16 @@ Status KernelBatchNormTraining(const Step& bundle, const Buf& x, const Buf& scal
         t.Store(var.data, c, v);
         inv[c] = RoundTo(t, C(1) / std::sqrt(RoundTo(t, v + epsilon)));
       }
-      for (int64_t i = 0; i < n; ++i) {
-        int64_t c = IndexAlong(i, Dims(x), strides, f);
-        C centered = RoundTo(t, t.Load(x.data, i) - m[c]);
-        C normalized = RoundTo(t, centered * inv[c]);
-        C scaled = RoundTo(t, normalized * t.Load(scale.data, c));
-        t.Store(out.data, i, scaled + t.Load(offset.data, c));
-      }
+      for (int64_t o = 0, i = 0; o < outer; ++o)
+        for (int64_t c = 0; c < channels; ++c) {
+          const C scale_c = t.Load(scale.data, c), offset_c = t.Load(offset.data, c);
+          for (int64_t j = 0; j < inner; ++j, ++i) {
+            C centered = RoundTo(t, t.Load(x.data, i) - m[c]);
+            C normalized = RoundTo(t, centered * inv[c]);
+            C scaled = RoundTo(t, normalized * scale_c);
+            t.Store(out.data, i, scaled + offset_c);
+          }
+        }
       return OkStatus();
     }
   });
