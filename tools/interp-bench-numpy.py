@@ -32,6 +32,10 @@ z = np.empty_like(x)
 for name, f in [("add f32", lambda: np.add(x, y, out=z)), ("multiply f32", lambda: np.multiply(x, y, out=z)),
                 ("exp f32", lambda: np.exp(x, out=z)), ("tanh f32", lambda: np.tanh(x, out=z))]:
     emit(name, n16m / best(f) / 1e9)
+for size, label in ((1 << 16, "64K"), (1 << 18, "256K"), (1 << 20, "1M")):
+    xs, ys, zs = x[:size].copy(), y[:size].copy(), z[:size].copy()
+    for name, f in [("add", lambda: np.add(xs, ys, out=zs)), ("multiply", lambda: np.multiply(xs, ys, out=zs))]:
+        emit(f"{name} f32 {label}", size / best(f, repeat=20) / 1e9)
 for n in (256, 512, 1024):
     a = rng.random((n, n), dtype=np.float32)
     b = rng.random((n, n), dtype=np.float32)

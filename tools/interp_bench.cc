@@ -78,6 +78,16 @@ std::vector<KernelCase> Kernels() {
                        false});
     }
   }
+  // In cache (L1/L2 of one core, and 1M beyond it): where a whole program's elementwise ops run.
+  for (auto [size, label] :
+       {std::pair{int64_t(1) << 16, "64K"}, std::pair{int64_t(1) << 18, "256K"}, std::pair{int64_t(1) << 20, "1M"}})
+    for (const char* op : {"add", "multiply"}) {
+      std::string t = "f32[" + std::to_string(size) + "]";
+      cases.push_back({std::string(op) + " f32 " + label, label,
+                       Module("", "  a = " + t + " parameter(0)\n  b = " + t + " parameter(1)\n  ROOT r = " + t + " " +
+                                      op + "(a, b)\n"),
+                       double(size), false});
+    }
   for (const char* type : {"f32", "bf16"}) {
     for (int n : {256, 512, 1024}) {
       std::string t = std::string(type) + "[" + std::to_string(n) + "," + std::to_string(n) + "]";
@@ -93,6 +103,34 @@ std::vector<KernelCase> Kernels() {
                           "  ROOT r = f32[8,56,56,64] convolution(a, k), window={size=3x3 pad=1_1x1_1}, "
                           "dim_labels=b01f_01io->b01f\n"),
                    2.0 * 8 * 56 * 56 * 64 * 64 * 9, true});
+  // mobilenet_v2's forms (issue 32): depthwise, its input gradient (lhs_dilate), its weight
+  // gradient (batch_group_count), and a grouped convolution. FLOPs count every tap, in bounds or
+  // not, as a dense convolution of the same window would.
+  cases.push_back({"conv dw f32", "3x3 32x144x56x56",
+                   Module("",
+                          "  a = f32[32,144,56,56] parameter(0)\n  k = f32[144,1,3,3] parameter(1)\n"
+                          "  ROOT r = f32[32,144,56,56] convolution(a, k), window={size=3x3 pad=1_1x1_1}, "
+                          "dim_labels=bf01_oi01->bf01, feature_group_count=144\n"),
+                   2.0 * 32 * 144 * 56 * 56 * 9, true});
+  cases.push_back(
+      {"conv dw lhs_dil f32", "3x3 lhs_dilate 2x2 32x96",
+       Module("",
+              "  a = f32[32,96,56,56] parameter(0)\n  k = f32[3,3,96,1] parameter(1)\n"
+              "  ROOT r = f32[32,96,112,112] convolution(a, k), window={size=3x3 pad=1_2x1_2 lhs_dilate=2x2}, "
+              "dim_labels=bf01_01oi->bf01, feature_group_count=96\n"),
+       2.0 * 32 * 96 * 112 * 112 * 9, true});
+  cases.push_back({"conv dw wgrad f32", "56x56 window 32x144",
+                   Module("",
+                          "  a = f32[32,144,56,56] parameter(0)\n  g = f32[32,144,56,56] parameter(1)\n"
+                          "  ROOT r = f32[3,3,1,144] convolution(a, g), window={size=56x56 pad=1_1x1_1}, "
+                          "dim_labels=fb01_io01->01bf, batch_group_count=144\n"),
+                   2.0 * 144 * 9 * 32 * 56 * 56, true});
+  cases.push_back({"conv grouped f32", "3x3 8x56x56x64 4 groups",
+                   Module("",
+                          "  a = f32[8,56,56,64] parameter(0)\n  k = f32[3,3,16,64] parameter(1)\n"
+                          "  ROOT r = f32[8,56,56,64] convolution(a, k), window={size=3x3 pad=1_1x1_1}, "
+                          "dim_labels=b01f_01io->b01f, feature_group_count=4\n"),
+                   2.0 * 8 * 56 * 56 * 64 * 16 * 9, true});
   for (auto [name, dim, kept] :
        {std::tuple{"reduce rows f32", "1", "4096"}, std::tuple{"reduce cols f32", "0", "4096"}})
     cases.push_back({name, "4096x4096",
