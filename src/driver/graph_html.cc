@@ -7,22 +7,11 @@
 
 #include "driver/graphviz.h"
 #include "ir/graph_dot.h"
+#include "support/escape.h"
 #include "types/opcode.h"
 
 namespace nhlo {
 namespace {
-
-void AppendHtmlEscaped(std::string& out, std::string_view text) {
-  for (char c : text) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-}
 
 // An HLO name as part of an HTML id and URL fragment: letters, digits, `_`, `.` and `-` as they
 // are, any other byte as `~xx`, so that different names never give the same id.
@@ -131,7 +120,7 @@ std::string ReplaceNodeTitles(std::string_view svg, const std::unordered_map<std
       continue;
     }
     out.append(svg.substr(at, title + kTitle.size() - at));
-    AppendHtmlEscaped(out, it->second);
+    AppendXmlEscaped(out, it->second);
     at = title_end;
   }
   out.append(svg.substr(at));
@@ -140,11 +129,11 @@ std::string ReplaceNodeTitles(std::string_view svg, const std::unordered_map<std
 
 void AppendLegend(std::string& out, const HtmlViewOptions& options) {
   out += "<div class=\"legend\"><span>Shadow report <code>";
-  AppendHtmlEscaped(out, options.report_file);
+  AppendXmlEscaped(out, options.report_file);
   out += "</code>";
   if (!options.report->shadow_type.empty()) {
     out += " (shadow type ";
-    AppendHtmlEscaped(out, options.report->shadow_type);
+    AppendXmlEscaped(out, options.report->shadow_type);
     out += ")";
   }
   out += ": node colour is the total max relative error</span>";
@@ -238,12 +227,12 @@ Result<HtmlView> ModuleToHtml(const Module& module, const HtmlViewOptions& optio
 
   std::string& out = view.html;
   out += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>";
-  AppendHtmlEscaped(out, module.name);
+  AppendXmlEscaped(out, module.name);
   out += " - nhlo graph view</title>\n<style>\n";
   out += kGraphPageStyle;
   out += "</style>\n</head>\n<body data-instructions=\"" + std::to_string(instruction_count) + "\">\n<header>\n";
   out += "<h1>HloModule <code>";
-  AppendHtmlEscaped(out, module.name);
+  AppendXmlEscaped(out, module.name);
   size_t tables = sections.size() - static_cast<size_t>(graphs);
   out += "</code></h1>\n<p class=\"counts\">" + std::to_string(sections.size()) + " computations, " +
          std::to_string(instruction_count) + " instructions; " + std::to_string(graphs) + " drawn, " +
@@ -269,7 +258,7 @@ Result<HtmlView> ModuleToHtml(const Module& module, const HtmlViewOptions& optio
     out += "\" id=\"" + section->anchor + "\"" + (section->open ? " open" : "") + ">\n<summary>";
     if (comp.is_entry) out += "<span class=\"kind\">ENTRY</span> ";
     out += "<span class=\"name\">";
-    AppendHtmlEscaped(out, comp.name);
+    AppendXmlEscaped(out, comp.name);
     out += "</span> <span class=\"meta\">" + std::to_string(comp.instructions.size()) + " instruction" +
            (comp.instructions.size() == 1 ? "" : "s") + "</span><span class=\"found\"></span></summary>\n";
     if (!section->callers.empty()) {
@@ -280,9 +269,9 @@ Result<HtmlView> ModuleToHtml(const Module& module, const HtmlViewOptions& optio
         const Section::Caller& c = section->callers[i];
         if (i > 0) out += ", ";
         out += "<a href=\"#" + InstructionAnchor(*c.comp, *c.inst) + "\">";
-        AppendHtmlEscaped(out, c.inst->name);
+        AppendXmlEscaped(out, c.inst->name);
         out += "</a> (";
-        AppendHtmlEscaped(out, c.attr);
+        AppendXmlEscaped(out, c.attr);
         out += ")";
       }
       if (section->callers.size() > kCallersShown)
@@ -316,7 +305,7 @@ Result<HtmlView> ModuleToHtml(const Module& module, const HtmlViewOptions& optio
         out += " style=\"background:" + (s ? ShadowErrorColor(s->total.max_rel) : std::string(unmeasured_fill)) + "\"";
         if (s) {
           out += " title=\"";
-          AppendHtmlEscaped(out, ShadowTooltip(*inst, *s));
+          AppendXmlEscaped(out, ShadowTooltip(*inst, *s));
           out += "\"";
         }
       } else {
@@ -325,17 +314,17 @@ Result<HtmlView> ModuleToHtml(const Module& module, const HtmlViewOptions& optio
         out += "\"";
       }
       out += "><td>";
-      AppendHtmlEscaped(out, inst->name);
+      AppendXmlEscaped(out, inst->name);
       if (inst == comp.root) out += " <b>ROOT</b>";
       out += "</td><td>";
       out += OpcodeName(inst->opcode);
       out += "</td><td>";
-      AppendHtmlEscaped(out, ShapeText(inst->shape));
+      AppendXmlEscaped(out, ShapeText(inst->shape));
       out += "</td><td>";
       for (size_t i = 0; i < inst->operands.size(); ++i) {
         if (i > 0) out += ' ';
         out += "<a href=\"#" + InstructionAnchor(comp, *inst->operands[i]) + "\">";
-        AppendHtmlEscaped(out, inst->operands[i]->name);
+        AppendXmlEscaped(out, inst->operands[i]->name);
         out += "</a>";
       }
       out += "</td><td>";
@@ -343,9 +332,9 @@ Result<HtmlView> ModuleToHtml(const Module& module, const HtmlViewOptions& optio
       ForEachCallee(*inst, [&](const Attribute& a, const Computation& callee) {
         if (!first) out += ' ';
         first = false;
-        AppendHtmlEscaped(out, AttrName(a.id));
+        AppendXmlEscaped(out, AttrName(a.id));
         out += ": <a href=\"#" + ComputationAnchor(callee) + "\">";
-        AppendHtmlEscaped(out, callee.name);
+        AppendXmlEscaped(out, callee.name);
         out += "</a>";
       });
       out += "</td></tr>\n";

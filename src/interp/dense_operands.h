@@ -163,4 +163,29 @@ void PermuteDims(const C* src, const std::vector<int64_t>& dims, const std::vect
   }
 }
 
+/// `buf`'s bytes as C when they already are C (an f32 or f64 buffer of the result type, aligned):
+/// read in place; else null.
+template <typename C>
+const C* InPlaceElements(const Buf& buf, PrimitiveType result) {
+  bool typed = buf.type() == result && reinterpret_cast<uintptr_t>(buf.data) % alignof(C) == 0 &&
+               (buf.type() == PrimitiveType::kF32 || buf.type() == PrimitiveType::kF64);
+  return typed ? reinterpret_cast<const C*>(buf.data) : nullptr;
+}
+
+/// The elements of `buf` as C: in place (InPlaceElements), else converted into `storage`
+/// (ToComputeArray).
+template <typename C, typename ResultTraits>
+Result<const C*> ComputeElements(const Buf& buf, PrimitiveType result, ResultTraits rt, std::vector<C>& storage) {
+  if (const C* in_place = InPlaceElements<C>(buf, result)) return in_place;
+  NHLO_TRY(ToComputeArray<C>(buf, result, rt, storage));
+  return static_cast<const C*>(storage.data());
+}
+
+/// The result's bytes as C, for kernels that write it directly, when `out` is f32 or f64 of
+/// compute type C and aligned; else null (the kernel stores through the result's traits).
+template <typename C>
+C* TypedOutput(const Buf& out) {
+  return const_cast<C*>(InPlaceElements<C>(out, out.type()));
+}
+
 }  // namespace nhlo

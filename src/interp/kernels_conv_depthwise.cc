@@ -80,13 +80,7 @@ Status ConvolutionDepthwise(const ConvDimLabels& l, const std::vector<WindowDim>
     } else {
       std::vector<C> a, w;
       NHLO_TRY(ToComputeArray<C>(rhs, out.type(), ot, w));
-      const C* in = reinterpret_cast<const C*>(lhs.data);
-      bool in_place = lhs.type() == out.type() && reinterpret_cast<uintptr_t>(lhs.data) % alignof(C) == 0 &&
-                      (lhs.type() == PrimitiveType::kF32 || lhs.type() == PrimitiveType::kF64);
-      if (!in_place) {
-        NHLO_TRY(ToComputeArray<C>(lhs, out.type(), ot, a));
-        in = a.data();
-      }
+      NHLO_ASSIGN_OR_RETURN(const C* in, ComputeElements<C>(lhs, out.type(), ot, a));
       handled = true;
       std::vector<int64_t> ls = RowMajorStrides(ld), ks = RowMajorStrides(kd), os = RowMajorStrides(od);
       const int64_t per_group = kd[l.kernel_output_feature] / fgc;
@@ -102,10 +96,7 @@ Status ConvolutionDepthwise(const ConvDimLabels& l, const std::vector<WindowDim>
       // multiple of the lhs dilation, which depends only on x mod period).
       const int64_t period = wx.base_dilation / std::gcd(wx.stride, wx.base_dilation);
       const int64_t step = period * wx.stride / wx.base_dilation;
-      C* out_typed = (out.type() == PrimitiveType::kF32 || out.type() == PrimitiveType::kF64) &&
-                             reinterpret_cast<uintptr_t>(out.data) % alignof(C) == 0
-                         ? reinterpret_cast<C*>(out.data)
-                         : nullptr;
+      C* out_typed = TypedOutput<C>(out);
       // Per residue: the kernel columns that read an input column for it, in order, and the
       // columns m where all of them do (the interior, summed in blocks).
       std::vector<std::vector<ColumnTap>> column_taps(static_cast<size_t>(period));
@@ -262,20 +253,8 @@ Status ConvolutionLargeWindow(const ConvDimLabels& l, const std::vector<WindowDi
       return OkStatus();
     } else {
       std::vector<C> a, w;
-      const C* in = reinterpret_cast<const C*>(lhs.data);
-      const C* kernel = reinterpret_cast<const C*>(rhs.data);
-      auto typed = [&](const Buf& b) {
-        return b.type() == out.type() && reinterpret_cast<uintptr_t>(b.data) % alignof(C) == 0 &&
-               (b.type() == PrimitiveType::kF32 || b.type() == PrimitiveType::kF64);
-      };
-      if (!typed(lhs)) {
-        NHLO_TRY(ToComputeArray<C>(lhs, out.type(), ot, a));
-        in = a.data();
-      }
-      if (!typed(rhs)) {
-        NHLO_TRY(ToComputeArray<C>(rhs, out.type(), ot, w));
-        kernel = w.data();
-      }
+      NHLO_ASSIGN_OR_RETURN(const C* in, ComputeElements<C>(lhs, out.type(), ot, a));
+      NHLO_ASSIGN_OR_RETURN(const C* kernel, ComputeElements<C>(rhs, out.type(), ot, w));
       handled = true;
       std::vector<int64_t> ls = RowMajorStrides(ld), ks = RowMajorStrides(kd), os = RowMajorStrides(od);
       const int64_t out_features = od[l.output_feature], batches = od[l.output_batch];

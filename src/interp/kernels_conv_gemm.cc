@@ -72,13 +72,7 @@ Status ConvolutionViaGemm(const ConvDimLabels& l, const std::vector<WindowDim>& 
       for (C v : w)
         if (!std::isfinite(v)) return OkStatus();
       // The input is read in place when it is already in the compute type.
-      const C* in = reinterpret_cast<const C*>(lhs.data);
-      bool in_place = lhs.type() == out.type() && reinterpret_cast<uintptr_t>(lhs.data) % alignof(C) == 0 &&
-                      (lhs.type() == PrimitiveType::kF32 || lhs.type() == PrimitiveType::kF64);
-      if (!in_place) {
-        NHLO_TRY(ToComputeArray<C>(lhs, out.type(), ot, a));
-        in = a.data();
-      }
+      NHLO_ASSIGN_OR_RETURN(const C* in, ComputeElements<C>(lhs, out.type(), ot, a));
       handled = true;
       std::vector<int64_t> ls = RowMajorStrides(ld), ks = RowMajorStrides(kd), os = RowMajorStrides(od);
 
@@ -110,10 +104,7 @@ Status ConvolutionViaGemm(const ConvDimLabels& l, const std::vector<WindowDim>& 
       int64_t blocks = (rows + kBlockRows - 1) / kBlockRows;
       int64_t in_fs = ls[l.input_feature], out_fs = os[l.output_feature];
       // The result written directly when it is of the compute type (f32, f64).
-      C* out_typed = (out.type() == PrimitiveType::kF32 || out.type() == PrimitiveType::kF64) &&
-                             reinterpret_cast<uintptr_t>(out.data) % alignof(C) == 0
-                         ? reinterpret_cast<C*>(out.data)
-                         : nullptr;
+      C* out_typed = TypedOutput<C>(out);
       ParallelFor(groups * blocks, 1, [&](int64_t begin, int64_t end) {
         std::vector<C> cols, res;
         std::vector<int64_t> o(1 + spatial);

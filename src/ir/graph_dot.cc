@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "ir/graph_dot.h"
 
+#include "support/escape.h"
 #include "types/opcode.h"
 
 namespace nhlo {
@@ -24,19 +25,6 @@ void AppendNodeId(std::string& out, const Computation& comp, const Instruction& 
   AppendQuoted(out, std::string(comp.name) + "/" + std::string(inst.name));
 }
 
-// Text inside a Graphviz HTML-like label (`label=<...>`), which is XML.
-void AppendHtmlLabelText(std::string& out, std::string_view text) {
-  for (char c : text) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-}
-
 // A label with links: a borderless table, one row per line of InstructionNodeLabel and one
 // linked row per callee (Graphviz links table cells, not parts of a plain label).
 void AppendLinkedLabel(std::string& out, const Instruction& inst, const DotNodeDecoration& decoration) {
@@ -47,17 +35,17 @@ void AppendLinkedLabel(std::string& out, const Instruction& inst, const DotNodeD
     size_t end = label.find('\n', start);
     if (end == std::string::npos) end = label.size();
     out += "<TR><TD>";
-    AppendHtmlLabelText(out, std::string_view(label).substr(start, end - start));
+    AppendXmlEscaped(out, std::string_view(label).substr(start, end - start));
     out += "</TD></TR>";
     start = end + 1;
   }
   for (const auto& [text, url] : decoration.links) {
     out += "<TR><TD HREF=\"";
-    AppendHtmlLabelText(out, url);
+    AppendXmlEscaped(out, url);
     out += "\" TOOLTIP=\"";
-    AppendHtmlLabelText(out, "go to " + text);
+    AppendXmlEscaped(out, "go to " + text);
     out += "\"><FONT COLOR=\"#1a4fa0\"><U>";
-    AppendHtmlLabelText(out, text);
+    AppendXmlEscaped(out, text);
     out += "</U></FONT></TD></TR>";
   }
   out += "</TABLE>>";

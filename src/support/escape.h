@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // C string escapes as HLO text uses them in quoted strings (the parser reads them, the printer
-// and nhlo-objdump write them).
+// and nhlo-objdump write them), and XML's for the graph views.
 #pragma once
 
 #include <string>
@@ -18,5 +18,8 @@ void AppendCEscaped(std::string& out, std::string_view text);
 /// returning the end: for a writer that sizes its output first and fills it in place.
 size_t CEscapedSize(std::string_view text);
 char* WriteCEscaped(char* out, std::string_view text);
+/// `text` appended to `out` with & < > " as XML's entities: HTML pages and Graphviz HTML-like
+/// labels (nhlo-compile --emit=html, --emit=dot).
+void AppendXmlEscaped(std::string& out, std::string_view text);
 
 }  // namespace nhlo
