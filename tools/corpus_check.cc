@@ -11,7 +11,10 @@
 // own under a time limit (--timeout=S, default 10) and a memory limit (--max-memory=SIZE,
 // default 4G), and counts the modules that ran, were refused (grouped by reason), failed or
 // timed out, and lists the ten slowest runs (--threads=N for the runs, default 1).
+// --fusion-check runs each module twice, with nhlo-run --fusion=on and --fusion=off, writing its
+// outputs with --output, and fails the modules whose two .npz files differ by a byte.
 #include <fnmatch.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -168,7 +171,8 @@ struct RunLimits {
   unsigned timeout_seconds = 10;
   std::string max_memory = "4G";
   uint64_t memory_bytes = 0;
-  int threads = 1;  // --threads for each run (1 by default, so timings compare across machines)
+  int threads = 1;            // --threads for each run (1 by default, so timings compare across machines)
+  bool fusion_check = false;  // --fusion-check: run with --fusion=on and off and compare the outputs' bytes
 };
 
 struct RunTotals {
@@ -215,6 +219,47 @@ std::string NormaliseReason(std::string why) {
 
 // In the child: compile and load (a failure is a refusal), then run as nhlo-run does. The report
 // is one letter (O ran, R refused, F failed) and the first error.
+// --fusion-check: runs the module with nhlo-run --fusion=on, then off, and compares the outputs'
+// bytes as .npz files (--output) or, for results with no .npy form (tokens), as their literal
+// text (--print-values=all). Returns the first run's exit code (its errors in `err`); `differ`
+// says how the second run or the comparison failed.
+int FusionCheck(const std::string& text, std::vector<std::string> flags, std::ostringstream& err, std::string& differ) {
+  fs::path dir = fs::temp_directory_path() / ("nhlo-fusion-check-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  auto run = [&](const std::vector<std::string>& extra, std::string& out_text, std::ostringstream& err_stream) {
+    std::vector<std::string> all = flags;
+    all.insert(all.end(), extra.begin(), extra.end());
+    std::istringstream in(text);
+    std::ostringstream out;
+    int code = nhlo::RunMain(all, in, out, err_stream);
+    out_text = out.str();
+    return code;
+  };
+  auto slurp = [](const fs::path& path) {
+    std::ifstream f(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+  };
+  std::string on_text, off_text;
+  int code = run({"--output=" + (dir / "on.npz").string()}, on_text, err);
+  bool as_text = code != 0 && err.str().find("no .npy form") != std::string::npos;
+  if (as_text) {
+    std::replace(flags.begin(), flags.end(), std::string("--print-values=none"), std::string("--print-values=all"));
+    err.str("");
+    code = run({}, on_text, err);
+  }
+  if (code == 0) {
+    std::ostringstream off_err;
+    std::vector<std::string> extra = {"--fusion=off"};
+    if (!as_text) extra.push_back("--output=" + (dir / "off.npz").string());
+    if (run(extra, off_text, off_err) != 0)
+      differ = "--fusion=off failed where --fusion=on ran: " + FirstError(off_err.str());
+    else if (as_text ? on_text != off_text : slurp(dir / "on.npz") != slurp(dir / "off.npz"))
+      differ = "outputs differ between --fusion=on and --fusion=off";
+  }
+  fs::remove_all(dir);
+  return code;
+}
+
 std::string RunPieceInChild(const std::string& name, const std::string& text, const RunLimits& limits) {
   try {
     nhlo::PipelineFlags flags;
@@ -235,12 +280,25 @@ std::string RunPieceInChild(const std::string& name, const std::string& text, co
     if (nhlo::Status loaded = nhlo::LoadForExecution(*program, *grid, options); !loaded.ok())
       return "R" + FirstError(loaded.ToString());
     module->reset();
-    std::istringstream in(text);
-    std::ostringstream out, err;
-    int code =
-        nhlo::RunMain({"-", "--random-args=1", "--print-values=none", "--quiet", "--devices=auto", "--host-data=zeros",
-                       "--max-memory=" + limits.max_memory, "--threads=" + std::to_string(limits.threads)},
-                      in, out, err);
+    std::vector<std::string> run_flags = {"-",
+                                          "--random-args=1",
+                                          "--print-values=none",
+                                          "--quiet",
+                                          "--devices=auto",
+                                          "--host-data=zeros",
+                                          "--max-memory=" + limits.max_memory,
+                                          "--threads=" + std::to_string(limits.threads)};
+    std::ostringstream err;
+    int code = 0;
+    if (limits.fusion_check) {
+      std::string differ;
+      code = FusionCheck(text, run_flags, err, differ);
+      if (code == 0 && !differ.empty()) return "F" + differ;
+    } else {
+      std::istringstream in(text);
+      std::ostringstream out;
+      code = nhlo::RunMain(run_flags, in, out, err);
+    }
     if (code == 0) return "O";
     std::string why = FirstError(err.str());
     // nhlo-run refuses a run that needs more memory than the limit before any work.
@@ -327,8 +385,8 @@ int main(int argc, char** argv) {
   bool run = false;
   RunLimits limits;
   const char* usage =
-      "usage: nhlo-corpus-check [--arena] [--glob=PATTERNS] [--run [--timeout=S] [--max-memory=SIZE] [--threads=N]]\n"
-      "                         DIR_OR_FILE...\n";
+      "usage: nhlo-corpus-check [--arena] [--glob=PATTERNS] [--run|--fusion-check [--timeout=S] [--max-memory=SIZE]\n"
+      "                         [--threads=N]] DIR_OR_FILE...\n";
   // File names read under a folder: shell patterns, comma-separated (XLA's --xla_dump_to
   // folders hold *.txt modules beside *.pb, *.dot and *.html files).
   std::vector<std::string> globs = {"*.hlo"};
@@ -338,6 +396,9 @@ int main(int argc, char** argv) {
       totals.print_each = true;
     } else if (a == "--run") {
       run = true;
+    } else if (a == "--fusion-check") {
+      run = true;
+      limits.fusion_check = true;
     } else if (a.rfind("--timeout=", 0) == 0) {
       char* end = nullptr;
       unsigned long s = std::strtoul(a.c_str() + 10, &end, 10);

@@ -133,6 +133,7 @@ struct RunSettings {
   std::string devices;                   // --devices: N or RxP; empty: the module header's counts
   HostData host_data = HostData::kNone;  // --host-data
   int64_t iterations = 1;                // --iterations: runs of the program on the same arguments
+  bool fusion = true;                    // --fusion: fused groups tile by tile, or every bundle alone
 };
 
 // `(f32[2,3], s32[])`: what the entry computation takes, for messages.
@@ -227,6 +228,7 @@ ExecuteOptions RunOptions(const RunSettings& settings, uint64_t scratch_limit, E
   options.max_steps = settings.max_steps;
   options.host_data = settings.host_data;
   options.scratch_limit = scratch_limit;
+  options.fusion = settings.fusion;
   options.error_site = site;
   return options;
 }
@@ -425,19 +427,34 @@ int RunOne(const std::string& name, std::string bytes, const RunSettings& settin
   ExecutionProfile profile;
   // --iterations: every run on the same arguments (a copy each but the last); the profile is the
   // last run's, and every run's result must be the first's, bit for bit.
+  // One device and several runs: the program is loaded once (an Executable), and the times are
+  // the runs' alone.
   std::vector<double> seconds;
   Result<Value> result = Status::Error("no run");
   std::optional<Value> first;
-  for (int64_t i = 0; i < settings.iterations; ++i) {
+  std::unique_ptr<Executable> executable;
+  if (grid.count() == 1 && settings.iterations > 1) {
+    Result<std::unique_ptr<Executable>> loaded = Executable::Load(*program, run_options);
+    if (loaded.ok())
+      executable = std::move(*loaded);
+    else
+      result = loaded.status();
+  }
+  for (int64_t i = 0; i < settings.iterations && (executable || grid.count() > 1 || settings.iterations == 1); ++i) {
     const bool last = i + 1 == settings.iterations;
     if (settings.profile && last) run_options.profile = &profile;
     if (i > 0) result = Status::Error("no run");  // the previous run's result: compared already
     const auto start = std::chrono::steady_clock::now();
-    Result<std::vector<Value>> ran = ExecuteOnDevices(
-        *program, grid, last ? std::move(values) : std::vector<std::vector<Value>>(values), run_options);
+    if (executable) {
+      executable->set_options(run_options);
+      result = executable->Run(last ? std::move(values[0]) : std::vector<Value>(values[0]));
+    } else {
+      Result<std::vector<Value>> ran = ExecuteOnDevices(
+          *program, grid, last ? std::move(values) : std::vector<std::vector<Value>>(values), run_options);
+      // Several devices: --expected and --output take the tuple of the devices' results.
+      result = ran.ok() ? Result<Value>(DevicesResult(std::move(*ran))) : Result<Value>(ran.status());
+    }
     seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-    // Several devices: --expected and --output take the tuple of the devices' results.
-    result = ran.ok() ? Result<Value>(DevicesResult(std::move(*ran))) : Result<Value>(ran.status());
     if (!result.ok() || settings.iterations == 1) break;
     if (!first) {
       first = std::move(*result);  // a later run gives the result to print (N >= 2)
@@ -551,6 +568,11 @@ int RunMain(const std::vector<std::string>& args, std::istream& in, std::ostream
                  "worker threads for large kernels (default 0: every core this process may use); results are "
                  "bit-identical for every N")
       ->check(CLI::Range(0, 4096));
+  std::string fusion = "on";
+  app.add_option("--fusion", fusion,
+                 "on (default): run each chain of elementwise ops tile by tile, its intermediates kept in cache; "
+                 "off: every bundle on its own. The results are the same bytes either way")
+      ->check(CLI::IsMember({"on", "off"}));
   bool quiet = false;
   app.add_flag("-q,--quiet", quiet, "no progress line on standard error during long runs (--progress=never)");
   std::string progress = "auto";
@@ -615,6 +637,7 @@ int RunMain(const std::vector<std::string>& args, std::istream& in, std::ostream
     }
   }
   settings.host_data = host_data == "zeros" ? HostData::kZeros : HostData::kNone;
+  settings.fusion = fusion == "on";
   settings.random = random->count() > 0;
   if (settings.random && !settings.arg_texts.empty()) {
     err << "nhlo-run: error: --arg and --random-args cannot be combined\n";

@@ -20,6 +20,7 @@
 #include "interp/devices.h"
 #include "interp/dynamic_steps.h"
 #include "interp/frame_checks.h"
+#include "interp/fused_groups.h"
 #include "interp/kernels.h"
 #include "interp/native_callees.h"
 #include "interp/op_table.h"
@@ -45,6 +46,7 @@ class Machine : private StepMachine {
     temps_.resize(n);
     constants_.resize(n);
     steps_.resize(n);
+    fusion_.resize(n);
     std::vector<uint64_t> frame_alignment;  // per computation (callees come first)
     for (size_t c = 0; c < n; ++c) {
       const ComputationRecord& comp = p_.computations[c];
@@ -61,6 +63,7 @@ class Machine : private StepMachine {
         frame_alignment[c] = std::max(frame_alignment[c], *callee_need);
         steps_[c].push_back(std::move(*step));
       }
+      fusion_[c] = PlanFusion(comp, steps_[c]);
       ptrs_[c].assign(comp.buffers.size(), nullptr);
       sizes_[c].assign(comp.buffers.size(), {});
       constants_[c].resize(comp.buffers.size());
@@ -80,7 +83,16 @@ class Machine : private StepMachine {
   void set_options(const ExecuteOptions& options) { options_ = options; }
 
   // Takes the arguments over: entry parameters are bound to their bytes, so they are not copied.
+  // May run again: every run starts from the same state (its own rng stream, progress and
+  // profile entries, no runtime sizes); what Load built stays.
   Result<Value> Run(std::vector<Value> args) {
+    progress_ = {};
+    annotated_ = false;
+    profile_index_.clear();
+    rng_engine_.seed(1);
+    rng_state_ = 0;
+    depth_ = 0;
+    for (size_t c = 0; c < sizes_.size(); ++c) sizes_[c].assign(p_.computations[c].buffers.size(), {});
     try {
       arena_.assign(static_cast<size_t>(p_.arena_size), '\0');
     } catch (const std::bad_alloc&) {
@@ -199,7 +211,23 @@ class Machine : private StepMachine {
   }
 
   Status RunComputation(const ComputationRecord& comp) {
-    for (const Step& step : steps_[IndexOf(comp)]) {
+    const std::vector<Step>& steps = steps_[IndexOf(comp)];
+    const FusionPlan& fusion = fusion_[IndexOf(comp)];
+    for (size_t i = 0; i < steps.size(); ++i) {
+      const Step& step = steps[i];
+      uint64_t before = progress_.steps;
+      if (int32_t g = fusion.group_at[i]; g >= 0 && options_.fusion) {
+        const FusedGroup& group = fusion.groups[static_cast<size_t>(g)];
+        // A group that --max-steps would stop inside runs op by op, to stop where it says.
+        if (options_.max_steps == 0 || before + group.step_count <= options_.max_steps) {
+          progress_.steps += group.step_count;
+          if (options_.progress && (progress_.steps >> 12) != (before >> 12)) options_.progress(progress_);
+          Status s = options_.profile ? RunGroupTimed(comp, group, steps) : RunFusedGroup(comp, group, ptr_);
+          if (!s.ok()) return Annotate(comp, *step.bundle, s);
+          i += group.step_count - 1;
+          continue;
+        }
+      }
       ++progress_.steps;
       if (options_.max_steps != 0 && progress_.steps > options_.max_steps)
         return Annotate(comp, *step.bundle,
@@ -211,15 +239,34 @@ class Machine : private StepMachine {
     return OkStatus();
   }
 
-  Status RunStepTimed(const ComputationRecord& comp, const Step& step) {
-    auto start = std::chrono::steady_clock::now();
-    Status s = RunStep(step);
-    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  // The entry of `step` in the profile, added on its first run.
+  BundleProfile& ProfileEntry(const ComputationRecord& comp, const Step& step) {
     auto [it, added] = profile_index_.try_emplace(step.bundle, options_.profile->bundles.size());
     if (added)
       options_.profile->bundles.push_back(
           {std::string(comp.name), std::string(comp.buffers[step.bundle->result].name), step.opcode(), 0, 0});
-    BundleProfile& entry = options_.profile->bundles[it->second];
+    return options_.profile->bundles[it->second];
+  }
+
+  // A fused group's time is its last member's (the one whose result the group ends with); the
+  // other members count a run of no time (docs/interpreter.md).
+  Status RunGroupTimed(const ComputationRecord& comp, const FusedGroup& group, const std::vector<Step>& steps) {
+    auto start = std::chrono::steady_clock::now();
+    Status s = RunFusedGroup(comp, group, ptr_);
+    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    for (uint32_t k = 0; k < group.step_count; ++k) {
+      BundleProfile& entry = ProfileEntry(comp, steps[group.first_step + k]);
+      ++entry.runs;
+      if (k + 1 == group.step_count) entry.seconds += seconds;
+    }
+    return s;
+  }
+
+  Status RunStepTimed(const ComputationRecord& comp, const Step& step) {
+    auto start = std::chrono::steady_clock::now();
+    Status s = RunStep(step);
+    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    BundleProfile& entry = ProfileEntry(comp, step);
     ++entry.runs;
     entry.seconds += seconds;
     return s;
@@ -1148,6 +1195,7 @@ class Machine : private StepMachine {
   std::vector<std::vector<uint32_t>> temps_;              // per computation: its temp buffers
   std::vector<std::vector<std::string>> constants_;       // per computation: unpacked constants
   std::vector<std::vector<Step>> steps_;                  // per computation: its bundles lowered
+  std::vector<FusionPlan> fusion_;                        // per computation: its fused groups
   const ComputationRecord* cur_ = nullptr;                // the running computation
   uint8_t** ptr_ = nullptr;                               // its pointer table
   uint8_t* base_ = nullptr;                               // its frame
@@ -1193,6 +1241,29 @@ Result<Value> Execute(const BundleProgram& program, std::vector<Value> args, con
   NHLO_TRY(machine.Load());
   return machine.Run(std::move(args));
 }
+
+struct Executable::Impl {
+  explicit Impl(const BundleProgram& program) : machine(program) {}
+  Machine machine;
+};
+
+Executable::Executable(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Executable::~Executable() = default;
+
+Result<std::unique_ptr<Executable>> Executable::Load(const BundleProgram& program, const ExecuteOptions& options) {
+  if (ProgramDevices(program).count() > 1)
+    return Status::Error("the module runs on " + std::to_string(program.replicas) + " x " +
+                         std::to_string(program.partitions) +
+                         " devices (replica_count x num_partitions); an Executable runs one");
+  auto impl = std::make_unique<Impl>(program);
+  impl->machine.set_options(options);
+  NHLO_TRY(impl->machine.Load());
+  return std::unique_ptr<Executable>(new Executable(std::move(impl)));
+}
+
+void Executable::set_options(const ExecuteOptions& options) { impl_->machine.set_options(options); }
+
+Result<Value> Executable::Run(std::vector<Value> args) { return impl_->machine.Run(std::move(args)); }
 
 Result<std::vector<Value>> ExecuteOnDevices(const BundleProgram& program, DeviceGrid grid,
                                             std::vector<std::vector<Value>> args, const ExecuteOptions& options) {

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -59,6 +60,9 @@ enum class HostData : uint8_t { kNone, kZeros };
 
 /// Runs the entry computation on `args` (one per parameter, in parameter order).
 struct ExecuteOptions {
+  /// Run the fused groups planned at load tile by tile (docs/interpreter.md); false runs every
+  /// bundle op by op (nhlo-run --fusion=off). The results are the same bytes either way.
+  bool fusion = true;
   HostData host_data = HostData::kNone;
   /// Stop with an error after this many bundles have run (loop bodies and reducers count each
   /// time they run); 0 is no limit.
@@ -82,6 +86,27 @@ struct ExecuteOptions {
 /// arguments once (nhlo-run's memory check counts them once). One device: every replica group
 /// is {0}, replica-id and partition-id are 0.
 Result<Value> Execute(const BundleProgram& program, std::vector<Value> args, const ExecuteOptions& options = {});
+
+/// A program loaded once for one device: its bundles lowered into steps, its fused groups planned
+/// and its constants unpacked. Run executes it as often as asked without lowering, planning or
+/// checking the file again and reuses its arena (nhlo-run --iterations, nhlo-interp-bench). Every
+/// run gives what Execute gives for the same arguments. `program` must outlive it.
+class Executable {
+ public:
+  static Result<std::unique_ptr<Executable>> Load(const BundleProgram& program, const ExecuteOptions& options = {});
+  ~Executable();
+  Executable(const Executable&) = delete;
+  Executable& operator=(const Executable&) = delete;
+  /// The options of the next runs (a profile to fill, --fusion, a probe...).
+  void set_options(const ExecuteOptions& options);
+  /// As Execute: `args` are taken over, one per entry parameter.
+  Result<Value> Run(std::vector<Value> args);
+
+ private:
+  struct Impl;
+  explicit Executable(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
 
 /// Runs the program on `grid.count()` simulated devices, each on its own thread with its own
 /// memory; `args[d]` are device d's arguments (d = replica · partitions + partition), and the

@@ -14,7 +14,11 @@
 #endif
 
 #include "interp/elementwise_ops.h"
+#include "interp/elementwise_spans.h"
+#include "interp/elementwise_spans_isa.h"
 #include "interp/float_blocks.h"
+#include "interp/gemm.h"
+#include "interp/span_loops.h"
 #include "support/parallel.h"
 #include "types/float_cast.h"
 
@@ -32,19 +36,6 @@ void ForChunks(int64_t n, F&& body) {
   }
   ParallelFor(n, kChunk, body);
 }
-
-template <typename T>
-T* As(uint8_t* p) {
-  return reinterpret_cast<T*>(p);
-}
-template <typename T>
-const T* As(const uint8_t* p) {
-  return reinterpret_cast<const T*>(p);
-}
-
-// The integer compute domain of the scalar rules: int64 for signed types, uint64 for unsigned.
-template <typename T>
-using IntCompute = std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>;
 
 bool IsBlockFloat(PrimitiveType t) { return t != PrimitiveType::kF32 && IsCastableLowPrecisionFloat(t); }
 
@@ -91,110 +82,6 @@ bool WithNativeInt(PrimitiveType t, F&& f) {
     case PrimitiveType::kF6E2M3FN: return false;
   }
   return false;
-}
-
-// ---- unary / binary spans ----
-
-// Integer ops SSE2 has no lane instructions for (variable shifts, popcount, 64-bit products):
-// their loops stay scalar, which is faster than the vectorizer's emulation.
-template <Opcode K>
-constexpr bool kScalarInt =
-    K == Opcode::kShiftLeft || K == Opcode::kShiftRightLogical || K == Opcode::kShiftRightArithmetic ||
-    K == Opcode::kPower || K == Opcode::kMulhi || K == Opcode::kPopulationCount || K == Opcode::kClz;
-
-// Keeps the compiler from vectorizing a loop through v (an empty asm, no instruction).
-template <typename T>
-inline T Opaque(T v) {
-  asm("" : "+r"(v));
-  return v;
-}
-
-// sqrt and rsqrt over SSE2 lanes: the IEEE square root glibc's sqrtf/sqrt also return (they
-// are the same instruction), which the compiler cannot vectorize itself while errno is on.
-// Returns how many elements it did.
-template <Opcode K, typename T>
-int64_t SqrtLanes(const T* x, T* z, int64_t m) {
-  int64_t i = 0;
-#if defined(__SSE2__)
-  if constexpr (std::is_same_v<T, float>) {
-    for (; i + 4 <= m; i += 4) {
-      __m128 r = _mm_sqrt_ps(_mm_loadu_ps(x + i));
-      if constexpr (K == Opcode::kRsqrt) r = _mm_div_ps(_mm_set1_ps(1.0f), r);
-      _mm_storeu_ps(z + i, r);
-    }
-  } else {
-    for (; i + 2 <= m; i += 2) {
-      __m128d r = _mm_sqrt_pd(_mm_loadu_pd(x + i));
-      if constexpr (K == Opcode::kRsqrt) r = _mm_div_pd(_mm_set1_pd(1.0), r);
-      _mm_storeu_pd(z + i, r);
-    }
-  }
-#endif
-  return i;
-}
-
-template <Opcode K, typename T>
-void UnarySpan(const T* x, T* z, int64_t m) {
-  bool ignored = true;
-  if constexpr (std::is_same_v<T, float> && (K == Opcode::kExp || K == Opcode::kTanh)) {
-    // The array forms of UnaryFloat's rule.
-    if constexpr (K == Opcode::kExp)
-      ExpF32(x, z, m);
-    else
-      TanhF32(x, z, m);
-  } else if constexpr (std::is_same_v<T, float> && K == Opcode::kLogistic) {
-    // 1 / (1 + exp(-x)) as UnaryFloat computes it, with exp over blocks.
-    float e[256];
-    for (int64_t start = 0; start < m; start += 256) {
-      int64_t count = std::min<int64_t>(256, m - start);
-      for (int64_t j = 0; j < count; ++j) e[j] = -x[start + j];
-      ExpF32(e, e, count);
-      for (int64_t j = 0; j < count; ++j) z[start + j] = 1.0f / (1.0f + e[j]);
-    }
-  } else if constexpr (std::is_floating_point_v<T>) {
-    int64_t i = 0;
-    if constexpr (K == Opcode::kSqrt || K == Opcode::kRsqrt) i = SqrtLanes<K, T>(x, z, m);
-    for (; i < m; ++i) z[i] = UnaryFloat<T>(kUnaryOf<K>, x[i], &ignored);
-  } else {
-    using C = IntCompute<T>;
-    for (int64_t i = 0; i < m; ++i) {
-      T r = static_cast<T>(UnaryInt<C>(kUnaryOf<K>, static_cast<C>(x[i]), 8 * sizeof(T), &ignored));
-      z[i] = kScalarInt<K> ? Opaque(r) : r;
-    }
-  }
-}
-
-// A NaN with its quiet bit set, as the hardware returns it.
-template <typename T>
-inline T Quiet(T v) {
-  using U = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
-  constexpr U kQuiet = U(1) << (std::numeric_limits<T>::digits - 2);
-  return std::bit_cast<T>(static_cast<U>(std::bit_cast<U>(v) | kQuiet));
-}
-
-// When both operands of + or * are NaN, x86 returns the first one (quieted), but the compiler
-// may swap the operands of a commutative op, so the choice is made explicit here: the first
-// operand's NaN, as the per-element kernels return, or the second's (kSecondNaN), as their f32
-// add loop did.
-template <Opcode K, typename T, bool kSecondNaN = false>
-void BinarySpan(const T* x, const T* y, T* z, int64_t m) {
-  bool ignored = true;
-  if constexpr (std::is_floating_point_v<T> && (K == Opcode::kAdd || K == Opcode::kMultiply)) {
-    for (int64_t i = 0; i < m; ++i) {
-      T a = x[i], b = y[i];
-      T r = BinaryFloat<T>(kBinaryOf<K>, a, b, &ignored);
-      z[i] = std::isnan(a) && std::isnan(b) ? Quiet(kSecondNaN ? b : a) : r;
-    }
-  } else if constexpr (std::is_floating_point_v<T>) {
-    for (int64_t i = 0; i < m; ++i) z[i] = BinaryFloat<T>(kBinaryOf<K>, x[i], y[i], &ignored);
-  } else {
-    using C = IntCompute<T>;
-    for (int64_t i = 0; i < m; ++i) {
-      T r = static_cast<T>(
-          BinaryInt<C>(kBinaryOf<K>, static_cast<C>(x[i]), static_cast<C>(y[i]), 8 * sizeof(T), &ignored));
-      z[i] = kScalarInt<K> ? Opaque(r) : r;
-    }
-  }
 }
 
 // Outputs at least this large are written with non-temporal stores by add, subtract and
@@ -278,29 +165,6 @@ void BlockBinary(PrimitiveType t, const uint8_t* x, const uint8_t* y, uint8_t* z
   }
 }
 
-// ---- compare ----
-
-template <int kCode, typename T>
-inline bool Cmp(T x, T y) {
-  if constexpr (kCode == 0)
-    return x == y;
-  else if constexpr (kCode == 1)
-    return x != y;
-  else if constexpr (kCode == 2)
-    return x < y;
-  else if constexpr (kCode == 3)
-    return x <= y;
-  else if constexpr (kCode == 4)
-    return x > y;
-  else
-    return x >= y;
-}
-
-template <int kCode, typename T>
-void CompareSpan(const T* x, const T* y, uint8_t* o, int64_t m) {
-  for (int64_t i = 0; i < m; ++i) o[i] = Cmp<kCode>(x[i], y[i]);
-}
-
 // Total order of a float's bits (sign-magnitude image), `width` the type's bit width.
 template <int kCode, typename U>
 void TotalOrderSpan(const U* x, const U* y, uint8_t* o, int64_t m, int width) {
@@ -365,14 +229,6 @@ bool CompareWithCode(bool total_order, const Buf& a, const Buf& b, const Buf& ou
 }
 
 // ---- select / clamp ----
-
-template <typename U>
-void SelectSpan(const uint8_t* p, const U* t, const U* f, U* o, int64_t m) {
-  for (int64_t i = 0; i < m; ++i) {
-    U a = t[i], b = f[i];
-    o[i] = p[i] != 0 ? a : b;
-  }
-}
 
 template <typename T, bool kLoScalar, bool kHiScalar>
 void ClampSpan(const T* lo, const T* x, const T* hi, T* o, int64_t m) {
@@ -524,6 +380,18 @@ bool IsConvertible(PrimitiveType t) {
          WithNativeInt(t, [](auto) {});
 }
 
+// Runs a resolved span over n elements in ForChunks' chunks.
+void RunSpan(const SpanOp& span, std::initializer_list<const uint8_t*> operands, uint8_t* z, int64_t n) {
+  int in_size = HostByteSize(span.in_type), out_size = HostByteSize(span.out_type);
+  const uint8_t* x[3] = {nullptr, nullptr, nullptr};
+  std::copy(operands.begin(), operands.end(), x);
+  ForChunks(n, [&](int64_t s, int64_t e) {
+    const uint8_t* in[3] = {x[0] + s * in_size, x[1] ? x[1] + s * in_size : nullptr,
+                            x[2] ? x[2] + s * in_size : nullptr};
+    span.fn(span, in, z + s * out_size, e - s);
+  });
+}
+
 }  // namespace
 
 bool FastUnary(Opcode op, const Buf& in, const Buf& out) {
@@ -531,70 +399,37 @@ bool FastUnary(Opcode op, const Buf& in, const Buf& out) {
   int64_t n = in.count();
   const uint8_t* x = in.data;
   uint8_t* z = out.data;
-  bool handled = false;
-  if (op == Opcode::kIsFinite) {
-    if (out.type() != PrimitiveType::kPred) return false;
-    auto finite = [&](auto v) {
-      using T = decltype(v);
-      ForChunks(n, [&](int64_t s, int64_t e) {
-        for (int64_t i = s; i < e; ++i) z[i] = std::isfinite(As<T>(x)[i]);
-      });
-    };
-    if (t == PrimitiveType::kF32)
-      finite(float{});
-    else if (t == PrimitiveType::kF64)
-      finite(double{});
-    else if (IsBlockFloat(t)) {
-      int size = HostByteSize(t);
-      ForChunks(n, [&](int64_t s, int64_t e) {
-        alignas(64) float a[kFloatBlock];
-        for (int64_t i = s; i < e; i += kFloatBlock) {
-          int64_t m = std::min(kFloatBlock, e - i);
-          DecodeFloatBlock(t, x + i * size, a, m);
-          for (int64_t j = 0; j < m; ++j) z[i + j] = std::isfinite(a[j]);
-        }
-      });
-    } else {
-      return false;
-    }
+  if (op != Opcode::kIsFinite) {
+    SpanOp span = UnarySpanOp(op, t, out.type());
+    if (!span.fn) return false;
+    RunSpan(span, {x}, z, n);
     return true;
   }
-  if (out.type() != t) return false;
-  if (t == PrimitiveType::kF32 || t == PrimitiveType::kF64 || IsBlockFloat(t)) {
-    auto run = [&](auto k) {
-      constexpr Opcode K = decltype(k)::value;
-      handled = true;
-      if (t == PrimitiveType::kF32) {
-        ForChunks(n, [&](int64_t s, int64_t e) { UnarySpan<K, float>(As<float>(x) + s, As<float>(z) + s, e - s); });
-      } else if (t == PrimitiveType::kF64) {
-        ForChunks(n, [&](int64_t s, int64_t e) { UnarySpan<K, double>(As<double>(x) + s, As<double>(z) + s, e - s); });
-      } else {
-        ForChunks(n, [&](int64_t s, int64_t e) { BlockUnary<K>(t, x, z, s, e); });
-      }
-    };
-#define NHLO_X(name)              \
-  if (op == Opcode::name)         \
-    run(OpConst<Opcode::name>{}); \
-  else
-    NHLO_UNARY_FLOAT_OPS(NHLO_X) {}
-#undef NHLO_X
-    return handled;
-  }
-  WithNativeInt(t, [&](auto v) {
+  if (out.type() != PrimitiveType::kPred) return false;
+  auto finite = [&](auto v) {
     using T = decltype(v);
-    auto run = [&](auto k) {
-      constexpr Opcode K = decltype(k)::value;
-      handled = true;
-      ForChunks(n, [&](int64_t s, int64_t e) { UnarySpan<K, T>(As<T>(x) + s, As<T>(z) + s, e - s); });
-    };
-#define NHLO_X(name)              \
-  if (op == Opcode::name)         \
-    run(OpConst<Opcode::name>{}); \
-  else
-    NHLO_UNARY_INT_OPS(NHLO_X) {}
-#undef NHLO_X
-  });
-  return handled;
+    ForChunks(n, [&](int64_t s, int64_t e) {
+      for (int64_t i = s; i < e; ++i) z[i] = std::isfinite(As<T>(x)[i]);
+    });
+  };
+  if (t == PrimitiveType::kF32)
+    finite(float{});
+  else if (t == PrimitiveType::kF64)
+    finite(double{});
+  else if (IsBlockFloat(t)) {
+    int size = HostByteSize(t);
+    ForChunks(n, [&](int64_t s, int64_t e) {
+      alignas(64) float a[kFloatBlock];
+      for (int64_t i = s; i < e; i += kFloatBlock) {
+        int64_t m = std::min(kFloatBlock, e - i);
+        DecodeFloatBlock(t, x + i * size, a, m);
+        for (int64_t j = 0; j < m; ++j) z[i + j] = std::isfinite(a[j]);
+      }
+    });
+  } else {
+    return false;
+  }
+  return true;
 }
 
 bool FastBinary(Opcode op, const Buf& a, const Buf& b, const Buf& out) {
@@ -604,59 +439,38 @@ bool FastBinary(Opcode op, const Buf& a, const Buf& b, const Buf& out) {
   const uint8_t* x = a.data;
   const uint8_t* y = b.data;
   uint8_t* z = out.data;
-  bool handled = false;
-  if (t == PrimitiveType::kF32 || t == PrimitiveType::kF64 || IsBlockFloat(t)) {
-    auto run = [&](auto k) {
-      constexpr Opcode K = decltype(k)::value;
-      handled = true;
-      if (t == PrimitiveType::kF32 && kStreamable<K> && n * 4 >= kStreamBytes) {
-        ForChunks(n, [&](int64_t s, int64_t e) {
-          StreamBinary<K, float, K == Opcode::kAdd>(As<float>(x) + s, As<float>(y) + s, As<float>(z) + s, e - s);
-        });
-      } else if (t == PrimitiveType::kF32) {
-        ForChunks(n, [&](int64_t s, int64_t e) {
-          BinarySpan<K, float, K == Opcode::kAdd>(As<float>(x) + s, As<float>(y) + s, As<float>(z) + s, e - s);
-        });
-      } else if (t == PrimitiveType::kF64 && kStreamable<K> && n * 8 >= kStreamBytes) {
-        ForChunks(n, [&](int64_t s, int64_t e) {
-          StreamBinary<K, double>(As<double>(x) + s, As<double>(y) + s, As<double>(z) + s, e - s);
-        });
-      } else if (t == PrimitiveType::kF64) {
-        ForChunks(n, [&](int64_t s, int64_t e) {
-          BinarySpan<K, double>(As<double>(x) + s, As<double>(y) + s, As<double>(z) + s, e - s);
-        });
-      } else {
-        ForChunks(n, [&](int64_t s, int64_t e) { BlockBinary<K>(t, x, y, z, s, e); });
-      }
-    };
-#define NHLO_X(name)              \
-  if (op == Opcode::name)         \
-    run(OpConst<Opcode::name>{}); \
-  else
-    NHLO_BINARY_FLOAT_OPS(NHLO_X) {}
-#undef NHLO_X
-    return handled;
+  bool native = t == PrimitiveType::kF32 || t == PrimitiveType::kF64 || WithNativeInt(t, [](auto) {});
+  bool streamable = op == Opcode::kAdd || op == Opcode::kSubtract || op == Opcode::kMultiply;
+  if (!native || !streamable || n * HostByteSize(t) < kStreamBytes) {
+    SpanOp span = BinarySpanOp(op, t, t, t);
+    if (!span.fn) return false;
+    RunSpan(span, {x, y}, z, n);
+    return true;
   }
-  WithNativeInt(t, [&](auto v) {
+  // Large add, subtract and multiply: streaming stores.
+  auto run = [&](auto k, auto v) {
+    constexpr Opcode K = decltype(k)::value;
     using T = decltype(v);
-    auto run = [&](auto k) {
-      constexpr Opcode K = decltype(k)::value;
-      handled = true;
-      if (kStreamable<K> && n * static_cast<int64_t>(sizeof(T)) >= kStreamBytes) {
-        ForChunks(n,
-                  [&](int64_t s, int64_t e) { StreamBinary<K, T>(As<T>(x) + s, As<T>(y) + s, As<T>(z) + s, e - s); });
-      } else {
-        ForChunks(n, [&](int64_t s, int64_t e) { BinarySpan<K, T>(As<T>(x) + s, As<T>(y) + s, As<T>(z) + s, e - s); });
-      }
-    };
-#define NHLO_X(name)              \
-  if (op == Opcode::name)         \
-    run(OpConst<Opcode::name>{}); \
+    ForChunks(n, [&](int64_t s, int64_t e) {
+      StreamBinary<K, T, std::is_same_v<T, float> && K == Opcode::kAdd>(As<T>(x) + s, As<T>(y) + s, As<T>(z) + s,
+                                                                        e - s);
+    });
+  };
+  auto typed = [&](auto v) {
+    if (op == Opcode::kAdd)
+      run(OpConst<Opcode::kAdd>{}, v);
+    else if (op == Opcode::kSubtract)
+      run(OpConst<Opcode::kSubtract>{}, v);
+    else
+      run(OpConst<Opcode::kMultiply>{}, v);
+  };
+  if (t == PrimitiveType::kF32)
+    typed(float{});
+  else if (t == PrimitiveType::kF64)
+    typed(double{});
   else
-    NHLO_BINARY_INT_OPS(NHLO_X) {}
-#undef NHLO_X
-  });
-  return handled;
+    WithNativeInt(t, typed);
+  return true;
 }
 
 bool FastCompare(int code, bool total_order, const Buf& a, const Buf& b, const Buf& out) {
@@ -763,6 +577,287 @@ bool FastConvert(const Buf& in, const Buf& out) {
     }
   });
   return true;
+}
+
+// ---- span forms, resolved once (elementwise_spans.h) ----
+
+namespace {
+
+// The wider-vector build of a span for the ISA level the GEMM runs at (gemm.h: the best the CPU
+// has, or what SetGemmIsa chose), or null to keep the baseline loop. Same results either way.
+template <typename Avx2, typename Avx512>
+SpanFn Wider([[maybe_unused]] Avx2 avx2, [[maybe_unused]] Avx512 avx512) {
+#if defined(__x86_64__)
+  switch (ActiveGemmIsa()) {
+    case GemmIsa::kAvx512: return avx512();
+    case GemmIsa::kAvx2: return avx2();
+    case GemmIsa::kBaseline: return nullptr;
+  }
+#endif
+  return nullptr;
+}
+
+}  // namespace
+
+// Each lambda is the body the op-by-op kernel above hands to ForChunks for the same op and types.
+
+SpanOp UnarySpanOp(Opcode op, PrimitiveType in, PrimitiveType out) {
+  SpanOp r{nullptr, in, out, 1};
+  if (in != out) return r;
+  if (in == PrimitiveType::kF32 || in == PrimitiveType::kF64 || IsBlockFloat(in)) {
+    auto pick = [&](auto k) {
+      constexpr Opcode K = decltype(k)::value;
+      if (in == PrimitiveType::kF32)
+        r.fn = [](const SpanOp&, const uint8_t* const* x, uint8_t* z, int64_t m) {
+          UnarySpan<K, float>(As<float>(x[0]), As<float>(z), m);
+        };
+      else if (in == PrimitiveType::kF64)
+        r.fn = [](const SpanOp&, const uint8_t* const* x, uint8_t* z, int64_t m) {
+          UnarySpan<K, double>(As<double>(x[0]), As<double>(z), m);
+        };
+      else
+        r.fn = [](const SpanOp& o, const uint8_t* const* x, uint8_t* z, int64_t m) {
+          BlockUnary<K>(o.in_type, x[0], z, 0, m);
+        };
+    };
+#define NHLO_X(name)               \
+  if (op == Opcode::name)          \
+    pick(OpConst<Opcode::name>{}); \
+  else
+    NHLO_UNARY_FLOAT_OPS(NHLO_X) {}
+#undef NHLO_X
+    if (SpanFn wide =
+            Wider([&] { return span_isa_Avx2::UnaryFn(op, in); }, [&] { return span_isa_Avx512::UnaryFn(op, in); });
+        wide && r.fn)
+      r.fn = wide;
+    return r;
+  }
+  WithNativeInt(in, [&](auto v) {
+    using T = decltype(v);
+    auto pick = [&](auto k) {
+      constexpr Opcode K = decltype(k)::value;
+      r.fn = [](const SpanOp&, const uint8_t* const* x, uint8_t* z, int64_t m) {
+        UnarySpan<K, T>(As<T>(x[0]), As<T>(z), m);
+      };
+    };
+#define NHLO_X(name)               \
+  if (op == Opcode::name)          \
+    pick(OpConst<Opcode::name>{}); \
+  else
+    NHLO_UNARY_INT_OPS(NHLO_X) {}
+#undef NHLO_X
+  });
+  return r;
+}
+
+SpanOp BinarySpanOp(Opcode op, PrimitiveType a, PrimitiveType b, PrimitiveType out) {
+  SpanOp r{nullptr, out, out, 2};
+  if (a != out || b != out) return r;
+  PrimitiveType t = out;
+  if (t == PrimitiveType::kF32 || t == PrimitiveType::kF64 || IsBlockFloat(t)) {
+    auto pick = [&](auto k) {
+      constexpr Opcode K = decltype(k)::value;
+      if (t == PrimitiveType::kF32)
+        r.fn = [](const SpanOp&, const uint8_t* const* x, uint8_t* z, int64_t m) {
+          BinarySpan<K, float, K == Opcode::kAdd>(As<float>(x[0]), As<float>(x[1]), As<float>(z), m);
+        };
+      else if (t == PrimitiveType::kF64)
+        r.fn = [](const SpanOp&, const uint8_t* const* x, uint8_t* z, int64_t m) {
+          BinarySpan<K, double>(As<double>(x[0]), As<double>(x[1]), As<double>(z), m);
+        };
+      else
+        r.fn = [](const SpanOp& o, const uint8_t* const* x, uint8_t* z, int64_t m) {
+          BlockBinary<K>(o.out_type, x[0], x[1], z, 0, m);
+        };
+    };
+#define NHLO_X(name)               \
+  if (op == Opcode::name)          \
+    pick(OpConst<Opcode::name>{}); \
+  else
+    NHLO_BINARY_FLOAT_OPS(NHLO_X) {}
+#undef NHLO_X
+    if (SpanFn wide =
+            Wider([&] { return span_isa_Avx2::BinaryFn(op, t); }, [&] { return span_isa_Avx512::BinaryFn(op, t); });
+        wide && r.fn)
+      r.fn = wide;
+    return r;
+  }
+  WithNativeInt(t, [&](auto v) {
+    using T = decltype(v);
+    auto pick = [&](auto k) {
+      constexpr Opcode K = decltype(k)::value;
+      r.fn = [](const SpanOp&, const uint8_t* const* x, uint8_t* z, int64_t m) {
+        BinarySpan<K, T>(As<T>(x[0]), As<T>(x[1]), As<T>(z), m);
+      };
+    };
+#define NHLO_X(name)               \
+  if (op == Opcode::name)          \
+    pick(OpConst<Opcode::name>{}); \
+  else
+    NHLO_BINARY_INT_OPS(NHLO_X) {}
+#undef NHLO_X
+  });
+  return r;
+}
+
+namespace {
+
+template <int kCode>
+SpanFn CompareFn(bool total_order, PrimitiveType t) {
+  if (total_order && IsFloat(t)) {
+    switch (HostByteSize(t)) {
+      case 1:
+        return [](const SpanOp& o, const uint8_t* const* x, uint8_t* z, int64_t m) {
+          TotalOrderSpan<kCode, uint8_t>(x[0], x[1], z, m, BitWidth(o.in_type));
+        };
+      case 2:
+        return [](const SpanOp& o, const uint8_t* const* x, uint8_t* z, int64_t m) {
+          TotalOrderSpan<kCode, uint16_t>(As<uint16_t>(x[0]), As<uint16_t>(x[1]), z, m, BitWidth(o.in_type));
+        };
+      case 4:
+        return [](const SpanOp& o, const uint8_t* const* x, uint8_t* z, int64_t m) {
+          TotalOrderSpan<kCode, uint32_t>(As<uint32_t>(x[0]), As<uint32_t>(x[1]), z, m, BitWidth(o.in_type));
+        };
+      case 8:
+        return [](const SpanOp& o, const uint8_t* const* x, uint8_t* z, int64_t m) {
+          TotalOrderSpan<kCode, uint64_t>(As<uint64_t>(x[0]), As<uint64_t>(x[1]), z, m, BitWidth(o.in_type));
+        };
+      default: return nullptr;
+    }
+  }
+  SpanFn fn = nullptr;
+  auto native = [&](auto v) {
+    using T = decltype(v);
+    fn = [](const SpanOp&, const uint8_t* const* x, uint8_t* z, int64_t m) {
+      CompareSpan<kCode, T>(As<T>(x[0]), As<T>(x[1]), z, m);
+    };
+  };
+  if (t == PrimitiveType::kF32)
+    native(float{});
+  else if (t == PrimitiveType::kF64)
+    native(double{});
+  else if (WithNativeInt(t, native)) {
+  } else if (t == PrimitiveType::kPred) {
+    fn = [](const SpanOp&, const uint8_t* const* x, uint8_t* z, int64_t m) {
+      for (int64_t i = 0; i < m; ++i) z[i] = Cmp<kCode>(x[0][i] != 0, x[1][i] != 0);
+    };
+  } else if (IsBlockFloat(t)) {
+    fn = [](const SpanOp& o, const uint8_t* const* x, uint8_t* z, int64_t m) {
+      int size = HostByteSize(o.in_type);
+      alignas(64) float p[kFloatBlock], q[kFloatBlock];
+      for (int64_t i = 0; i < m; i += kFloatBlock) {
+        int64_t k = std::min(kFloatBlock, m - i);
+        DecodeFloatBlock(o.in_type, x[0] + i * size, p, k);
+        DecodeFloatBlock(o.in_type, x[1] + i * size, q, k);
+        CompareSpan<kCode, float>(p, q, z + i, k);
+      }
+    };
+  }
+  return fn;
+}
+
+template <typename U>
+void SelectFn(const SpanOp&, const uint8_t* const* x, uint8_t* z, int64_t m) {
+  SelectSpan<U>(x[0], As<U>(x[1]), As<U>(x[2]), As<U>(z), m);
+}
+
+template <typename U>
+void FillFn(const SpanOp&, const uint8_t* const* x, uint8_t* z, int64_t m) {
+  U v;
+  std::memcpy(&v, x[0], sizeof(U));
+  U* o = As<U>(z);
+  for (int64_t i = 0; i < m; ++i) o[i] = v;
+}
+
+}  // namespace
+
+SpanOp CompareSpanOp(int code, bool total_order, PrimitiveType t) {
+  SpanOp r{nullptr, t, PrimitiveType::kPred, 2};
+  if (!total_order)
+    if (SpanFn wide = Wider([&] { return span_isa_Avx2::CompareFn(code, t); },
+                            [&] { return span_isa_Avx512::CompareFn(code, t); })) {
+      r.fn = wide;
+      return r;
+    }
+  switch (code) {
+    case 0: r.fn = CompareFn<0>(total_order, t); break;
+    case 1: r.fn = CompareFn<1>(total_order, t); break;
+    case 2: r.fn = CompareFn<2>(total_order, t); break;
+    case 3: r.fn = CompareFn<3>(total_order, t); break;
+    case 4: r.fn = CompareFn<4>(total_order, t); break;
+    case 5: r.fn = CompareFn<5>(total_order, t); break;
+    default: break;
+  }
+  return r;
+}
+
+SpanOp SelectSpanOp(PrimitiveType t) {
+  SpanOp r{nullptr, t, t, 3};
+  if (!IsArrayType(t)) return r;
+  if (SpanFn wide = Wider([&] { return span_isa_Avx2::SelectFn(HostByteSize(t)); },
+                          [&] { return span_isa_Avx512::SelectFn(HostByteSize(t)); })) {
+    r.fn = wide;
+    return r;
+  }
+  switch (HostByteSize(t)) {
+    case 1: r.fn = SelectFn<uint8_t>; break;
+    case 2: r.fn = SelectFn<uint16_t>; break;
+    case 4: r.fn = SelectFn<uint32_t>; break;
+    case 8: r.fn = SelectFn<uint64_t>; break;
+    default: break;
+  }
+  return r;
+}
+
+SpanOp FillSpanOp(PrimitiveType t) {
+  SpanOp r{nullptr, t, t, 1};
+  if (!IsArrayType(t)) return r;
+  switch (HostByteSize(t)) {
+    case 1: r.fn = FillFn<uint8_t>; break;
+    case 2: r.fn = FillFn<uint16_t>; break;
+    case 4: r.fn = FillFn<uint32_t>; break;
+    case 8: r.fn = FillFn<uint64_t>; break;
+    default: break;
+  }
+  return r;
+}
+
+SpanOp CopySpanOp(PrimitiveType t) {
+  SpanOp r{nullptr, t, t, 1};
+  if (!IsArrayType(t)) return r;
+  r.fn = [](const SpanOp& o, const uint8_t* const* x, uint8_t* z, int64_t m) {
+    if (x[0] != z) std::memcpy(z, x[0], static_cast<size_t>(m) * HostByteSize(o.in_type));
+  };
+  return r;
+}
+
+SpanOp ConvertSpanOp(PrimitiveType from, PrimitiveType to) {
+  SpanOp r{nullptr, from, to, 1};
+  if (!IsConvertible(from) || !IsConvertible(to)) return r;
+  if (from == PrimitiveType::kF32 && (to == PrimitiveType::kBF16 || to == PrimitiveType::kF16)) {
+    r.fn = [](const SpanOp& o, const uint8_t* const* x, uint8_t* z, int64_t m) {
+      EncodeFloatBlock(o.out_type, As<float>(x[0]), z, m);
+    };
+  } else if ((from == PrimitiveType::kBF16 || from == PrimitiveType::kF16) && to == PrimitiveType::kF32) {
+    r.fn = [](const SpanOp& o, const uint8_t* const* x, uint8_t* z, int64_t m) {
+      float* f = As<float>(z);
+      DecodeFloatBlock(o.in_type, x[0], f, m);
+      for (int64_t i = 0; i < m; ++i) f[i] = ViaDouble(f[i]);
+    };
+  } else {
+    r.fn = [](const SpanOp& o, const uint8_t* const* x, uint8_t* z, int64_t m) {
+      ConvertBlock block;
+      block.from = o.in_type;
+      block.to = o.out_type;
+      int in_size = HostByteSize(o.in_type), out_size = HostByteSize(o.out_type);
+      for (int64_t i = 0; i < m; i += kFloatBlock) {
+        int64_t k = std::min(kFloatBlock, m - i);
+        block.Load(x[0] + i * in_size, k);
+        block.Store(z + i * out_size, k);
+      }
+    };
+  }
+  return r;
 }
 
 }  // namespace nhlo

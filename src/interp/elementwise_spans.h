@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: Apache-2.0
+// Elementwise kernels resolved once for their opcode and element types (at load), then run on
+// any range of elements: the fused executor (fused_groups.h) runs a group of them tile by tile.
+// Each is the loop the op-by-op kernel (kernels_elementwise_fast.cc) runs over the same elements,
+// so a fused result is bit-identical to the op-by-op one.
+#pragma once
+
+#include <cstdint>
+
+#include "types/opcode.h"
+#include "types/primitive_type.h"
+
+namespace nhlo {
+
+struct SpanOp;
+/// Runs the op on `m` elements: in[i] points at operand i's first element of the range, `out`
+/// at the result's.
+using SpanFn = void (*)(const SpanOp& op, const uint8_t* const* in, uint8_t* out, int64_t m);
+
+struct SpanOp {
+  SpanFn fn = nullptr;  // null: the op has no span form for these types (it runs op by op)
+  PrimitiveType in_type = PrimitiveType::kInvalid, out_type = PrimitiveType::kInvalid;
+  int operands = 0;
+};
+
+SpanOp UnarySpanOp(Opcode op, PrimitiveType in, PrimitiveType out);
+SpanOp BinarySpanOp(Opcode op, PrimitiveType a, PrimitiveType b, PrimitiveType out);
+/// `code` is KernelCompare's: 0 EQ, 1 NE, 2 LT, 3 LE, 4 GT, 5 GE.
+SpanOp CompareSpanOp(int code, bool total_order, PrimitiveType t);
+/// A select whose predicate has one element per result element.
+SpanOp SelectSpanOp(PrimitiveType t);
+SpanOp ConvertSpanOp(PrimitiveType from, PrimitiveType to);
+/// Every result element is in[0]'s one element (a broadcast of a scalar).
+SpanOp FillSpanOp(PrimitiveType t);
+/// The result is the operand's bytes (reshape: the same elements in the same order).
+SpanOp CopySpanOp(PrimitiveType t);
+
+}  // namespace nhlo

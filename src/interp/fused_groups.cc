@@ -1,0 +1,334 @@
+// SPDX-License-Identifier: Apache-2.0
+// Planning and running the fused elementwise groups of fused_groups.h.
+//
+// Tile order differs from op-by-op order: member k's tile t runs before member j < k's tile
+// t + 1. That gives the same bytes as op by op as long as no stored result shares bytes with
+// another range the group touches, except exactly (the same offset, length and element size:
+// buffer assignment's in-place reuse, where each tile then overwrites only its own elements).
+// The load checks (frame_checks.h) guarantee this per bundle only, so the plan checks it across
+// the group and ends a group before the first member that breaks it.
+#include "interp/fused_groups.h"
+
+#include <algorithm>
+#include <map>
+#include <memory>
+
+#include "support/parallel.h"
+
+namespace nhlo {
+namespace {
+
+constexpr int64_t kParallelChunk = 64 * kFusedTile;  // elements per ParallelFor chunk
+constexpr size_t kMaxMembers = 4096;                 // keeps slot numbers well inside uint16_t
+// Scratch tiles are this many 8-byte words apart: a tile plus 5 cache lines, so that tiles do not
+// start at the same offset modulo 4 KiB (a load from one tile and a store to the next would
+// otherwise falsely alias in the store buffer, which made a chain of adds 3x slower).
+constexpr int64_t kTileStride = kFusedTile + 40;
+
+bool SameCountArrays(const ComputationRecord& comp, const BundleRecord& b, int64_t n) {
+  for (uint32_t o : b.operands) {
+    const BufferRecord& r = comp.buffers[o];
+    if (!IsArrayType(r.type) || r.ElementCount() != n) return false;
+  }
+  return true;
+}
+
+int CompareCode(ComparisonDirection d) {
+  switch (d) {
+    case ComparisonDirection::kEq: return 0;
+    case ComparisonDirection::kNe: return 1;
+    case ComparisonDirection::kLt: return 2;
+    case ComparisonDirection::kLe: return 3;
+    case ComparisonDirection::kGt: return 4;
+    case ComparisonDirection::kGe: return 5;
+  }
+  return -1;
+}
+
+// The span form of step `s` when it can join a group (its kernel's checks all pass, so running
+// the span is what the kernel would do); fn is null otherwise.
+SpanOp FusibleOp(const ComputationRecord& comp, const Step& s) {
+  const BundleRecord& b = *s.bundle;
+  const BufferRecord& out = comp.buffers[b.result];
+  if (s.dynamic || out.kind != BufferKind::kTemp || !IsArrayType(out.type)) return {};
+  int64_t n = out.ElementCount();
+  size_t arity = b.operands.size();
+  if (n <= 0) return {};
+  auto type = [&](size_t i) { return comp.buffers[b.operands[i]].type; };
+  switch (s.family) {
+    case OpFamily::kUnary:
+      if (arity != 1 || !SameCountArrays(comp, b, n)) return {};
+      return UnarySpanOp(b.opcode, type(0), out.type);
+    case OpFamily::kBinary:
+      if (arity != 2 || !SameCountArrays(comp, b, n)) return {};
+      return BinarySpanOp(b.opcode, type(0), type(1), out.type);
+    case OpFamily::kCompare: {
+      const AttrRecord* dir = s.Find(AttrId::kDirection);
+      const AttrRecord* kind = s.Find(AttrId::kType);
+      if (arity != 2 || !dir || !SameCountArrays(comp, b, n) || type(0) != type(1) || out.type != PrimitiveType::kPred)
+        return {};
+      if (dir->i() < 0 || dir->i() > 255) return {};
+      int code = CompareCode(static_cast<ComparisonDirection>(dir->i()));
+      bool total_order = kind && kind->i() == static_cast<int64_t>(ComparisonType::kTotalOrder);
+      if (code < 0 || IsComplex(type(0))) return {};
+      return CompareSpanOp(code, total_order, type(0));
+    }
+    case OpFamily::kSelect:
+      if (arity != 3 || !SameCountArrays(comp, b, n) || type(0) != PrimitiveType::kPred || type(1) != out.type ||
+          type(2) != out.type)
+        return {};
+      return SelectSpanOp(out.type);
+    case OpFamily::kConvert:
+      if (arity != 1 || !SameCountArrays(comp, b, n) || IsComplex(type(0)) || IsComplex(out.type)) return {};
+      return ConvertSpanOp(type(0), out.type);
+    case OpFamily::kBroadcast:
+      if (arity != 1 || type(0) != out.type || comp.buffers[b.operands[0]].ElementCount() != 1) return {};
+      return FillSpanOp(out.type);
+    case OpFamily::kReshape:
+      if (b.opcode != Opcode::kReshape || arity != 1 || !SameCountArrays(comp, b, n) || type(0) != out.type) return {};
+      return CopySpanOp(out.type);
+    case OpFamily::kNotExecutable:
+    case OpFamily::kBound:
+    case OpFamily::kClamp:
+    case OpFamily::kBitcastConvert:
+    case OpFamily::kTranspose:
+    case OpFamily::kIota:
+    case OpFamily::kSlice:
+    case OpFamily::kConcatenate:
+    case OpFamily::kPad:
+    case OpFamily::kReverse:
+    case OpFamily::kDynamicSlice:
+    case OpFamily::kDynamicUpdateSlice:
+    case OpFamily::kDot:
+    case OpFamily::kGather:
+    case OpFamily::kConvolution:
+    case OpFamily::kScaledDot:
+    case OpFamily::kRaggedDot:
+    case OpFamily::kReducePrecision:
+    case OpFamily::kRng:
+    case OpFamily::kCholesky:
+    case OpFamily::kTriangularSolve:
+    case OpFamily::kStochasticConvert:
+    case OpFamily::kFft:
+    case OpFamily::kTuple:
+    case OpFamily::kGetTupleElement:
+    case OpFamily::kAfterAll:
+    case OpFamily::kAddDependency:
+    case OpFamily::kCopy:
+    case OpFamily::kTupleResult:
+    case OpFamily::kCall:
+    case OpFamily::kFusion:
+    case OpFamily::kWhile:
+    case OpFamily::kConditional:
+    case OpFamily::kScan:
+    case OpFamily::kReduce:
+    case OpFamily::kMap:
+    case OpFamily::kScatter:
+    case OpFamily::kSort:
+    case OpFamily::kReduceWindow:
+    case OpFamily::kSelectAndScatter:
+    case OpFamily::kCollective:
+    case OpFamily::kAsyncStart:
+    case OpFamily::kAsyncUpdate:
+    case OpFamily::kAsyncDone:
+    case OpFamily::kCopyStart:
+    case OpFamily::kCopyDone:
+    case OpFamily::kRngState:
+    case OpFamily::kDynamicShape:
+    case OpFamily::kTransferIn:
+    case OpFamily::kTransferOut:
+    case OpFamily::kSend:
+    case OpFamily::kRecvDone: return {};
+  }
+  return {};
+}
+
+// A temp's bytes in its frame.
+struct Range {
+  uint64_t begin = 0, end = 0;
+  uint32_t element = 0;
+  bool Overlaps(const Range& o) const { return begin < o.end && o.begin < end; }
+  bool Same(const Range& o) const { return begin == o.begin && end == o.end && element == o.element; }
+};
+
+Range RangeOf(const BufferRecord& r) {
+  uint64_t element = static_cast<uint64_t>(HostByteSize(r.type));
+  return {r.location, r.location + element * static_cast<uint64_t>(r.ElementCount()), static_cast<uint32_t>(element)};
+}
+
+class Planner {
+ public:
+  Planner(const ComputationRecord& comp, const std::vector<Step>& steps) : comp_(comp), steps_(steps) {
+    last_read_.assign(comp.buffers.size(), -1);
+    for (size_t i = 0; i < steps.size(); ++i)
+      for (uint32_t o : steps[i].bundle->operands) last_read_[o] = static_cast<int64_t>(i);
+  }
+
+  FusionPlan Plan() {
+    FusionPlan plan;
+    plan.group_at.assign(steps_.size(), -1);
+    std::vector<SpanOp> ops(steps_.size());
+    for (size_t i = 0; i < steps_.size(); ++i) ops[i] = FusibleOp(comp_, steps_[i]);
+    auto count = [&](size_t i) { return comp_.buffers[steps_[i].bundle->result].ElementCount(); };
+    size_t i = 0;
+    while (i < steps_.size()) {
+      if (!ops[i].fn) {
+        ++i;
+        continue;
+      }
+      size_t end = i + 1;
+      while (end < steps_.size() && end - i < kMaxMembers && ops[end].fn && count(end) == count(i)) ++end;
+      // Leaving members out stores more results, so check again until nothing conflicts.
+      for (size_t conflict = FirstConflict(i, end); conflict != end; conflict = FirstConflict(i, end)) end = conflict;
+      if (end - i >= 2) {
+        plan.group_at[i] = static_cast<int32_t>(plan.groups.size());
+        plan.groups.push_back(Build(i, end, ops));
+      }
+      i = end;
+    }
+    return plan;
+  }
+
+ private:
+  const BufferRecord& Result(size_t step) const { return comp_.buffers[steps_[step].bundle->result]; }
+  uint32_t ResultId(size_t step) const { return steps_[step].bundle->result; }
+
+  // Whether step `j`'s result must be written to its buffer when the group is [first, end).
+  bool Stored(size_t j, size_t end) const {
+    uint32_t r = ResultId(j);
+    return r == comp_.root || last_read_[r] >= static_cast<int64_t>(end);
+  }
+
+  // The first member (> first) whose stored result shares bytes, other than exactly, with a
+  // range the group touched before it, or whose external operand does so with an earlier stored
+  // result; `end` when there is none.
+  size_t FirstConflict(size_t first, size_t end) const {
+    std::vector<Range> read, stored;
+    std::vector<bool> produced(comp_.buffers.size(), false);
+    for (size_t j = first; j < end; ++j) {
+      for (uint32_t o : steps_[j].bundle->operands) {
+        const BufferRecord& r = comp_.buffers[o];
+        if (produced[o] || r.kind != BufferKind::kTemp) continue;
+        Range in = RangeOf(r);
+        for (const Range& s : stored)
+          if (in.Overlaps(s) && !in.Same(s)) return j;
+        read.push_back(in);
+      }
+      produced[ResultId(j)] = true;
+      if (!Stored(j, end)) continue;
+      Range out = RangeOf(Result(j));
+      for (const std::vector<Range>* seen : {&read, &stored})
+        for (const Range& s : *seen)
+          if (out.Overlaps(s) && !out.Same(s)) return std::max(j, first + 1);
+      stored.push_back(out);
+    }
+    return end;
+  }
+
+  FusedGroup Build(size_t first, size_t end, const std::vector<SpanOp>& ops) const {
+    FusedGroup g;
+    g.first_step = static_cast<uint32_t>(first);
+    g.step_count = static_cast<uint32_t>(end - first);
+    g.elements = Result(first).ElementCount();
+    // The last member reading each result inside the group, to reuse scratch tiles after it.
+    std::map<uint32_t, size_t> last_inside;
+    for (size_t j = first; j < end; ++j)
+      for (uint32_t o : steps_[j].bundle->operands) last_inside[o] = j;
+    std::map<uint32_t, uint16_t> slot_of;  // buffer -> slot
+    std::vector<uint32_t> free_tiles;
+    auto add_slot = [&](FusedSlot s) {
+      g.slots.push_back(s);
+      return static_cast<uint16_t>(g.slots.size() - 1);
+    };
+    for (size_t j = first; j < end; ++j) {
+      const BundleRecord& b = *steps_[j].bundle;
+      FusedMember m;
+      m.op = ops[j];
+      m.step = static_cast<uint32_t>(j);
+      for (size_t k = 0; k < b.operands.size(); ++k) {
+        uint32_t o = b.operands[k];
+        auto it = slot_of.find(o);
+        if (it == slot_of.end()) {
+          const BufferRecord& r = comp_.buffers[o];
+          FusedSlot::Kind kind = r.ElementCount() == g.elements ? FusedSlot::Kind::kBuffer : FusedSlot::Kind::kScalar;
+          it = slot_of.emplace(o, add_slot({kind, o, static_cast<uint32_t>(HostByteSize(r.type))})).first;
+        }
+        m.in[k] = it->second;
+      }
+      uint32_t element = static_cast<uint32_t>(HostByteSize(Result(j).type));
+      if (Stored(j, end)) {
+        m.out = add_slot({FusedSlot::Kind::kBuffer, ResultId(j), element});
+        ++g.stored;
+      } else {
+        uint32_t tile = g.scratch_tiles;
+        if (!free_tiles.empty()) {
+          tile = free_tiles.back();
+          free_tiles.pop_back();
+        } else {
+          ++g.scratch_tiles;
+        }
+        m.out = add_slot({FusedSlot::Kind::kTile, tile, element});
+      }
+      slot_of[ResultId(j)] = m.out;
+      g.members.push_back(m);
+      // Scratch tiles no later member reads are free again. Only after the result has its slot:
+      // a widening op (a convert from bf16 to f32) cannot write over its own operand.
+      for (uint32_t o : b.operands)
+        if (auto last = last_inside.find(o); last != last_inside.end() && last->second == j) {
+          const FusedSlot& s = g.slots[slot_of[o]];
+          if (s.kind == FusedSlot::Kind::kTile &&
+              std::find(free_tiles.begin(), free_tiles.end(), s.index) == free_tiles.end())
+            free_tiles.push_back(s.index);
+        }
+    }
+    return g;
+  }
+
+  const ComputationRecord& comp_;
+  const std::vector<Step>& steps_;
+  std::vector<int64_t> last_read_;  // the last step reading each buffer, -1 if none
+};
+
+}  // namespace
+
+FusionPlan PlanFusion(const ComputationRecord& comp, const std::vector<Step>& steps) {
+  return Planner(comp, steps).Plan();
+}
+
+Status RunFusedGroup(const ComputationRecord& comp, const FusedGroup& g, uint8_t* const* ptrs) {
+  std::vector<uint8_t*> base(g.slots.size(), nullptr);
+  for (size_t i = 0; i < g.slots.size(); ++i) {
+    const FusedSlot& s = g.slots[i];
+    if (s.kind == FusedSlot::Kind::kTile) continue;
+    base[i] = ptrs[s.index];
+    if (!base[i])
+      return Status::Error("buffer '" + std::string(comp.buffers[s.index].name) + "' is read before it is bound");
+  }
+  ParallelFor(g.elements, kParallelChunk, [&](int64_t begin, int64_t end) {
+    // One scratch per thread, grown once: a loop body's group runs every iteration.
+    thread_local std::vector<uint64_t> scratch;
+    size_t need = static_cast<size_t>(g.scratch_tiles) * kTileStride;
+    if (scratch.size() < need) scratch.resize(need);
+    std::vector<uint8_t*> at(g.slots.size());
+    for (int64_t t = begin; t < end; t += kFusedTile) {
+      int64_t m = std::min(kFusedTile, end - t);
+      for (size_t i = 0; i < g.slots.size(); ++i) {
+        const FusedSlot& s = g.slots[i];
+        switch (s.kind) {
+          case FusedSlot::Kind::kBuffer: at[i] = base[i] + t * s.element; break;
+          case FusedSlot::Kind::kScalar: at[i] = base[i]; break;
+          case FusedSlot::Kind::kTile:
+            at[i] = reinterpret_cast<uint8_t*>(scratch.data() + static_cast<size_t>(s.index) * kTileStride);
+            break;
+        }
+      }
+      for (const FusedMember& member : g.members) {
+        const uint8_t* in[3] = {at[member.in[0]], at[member.in[1]], at[member.in[2]]};
+        member.op.fn(member.op, in, at[member.out], m);
+      }
+    }
+  });
+  return OkStatus();
+}
+
+}  // namespace nhlo

@@ -1,0 +1,228 @@
+// SPDX-License-Identifier: Apache-2.0
+// Fused elementwise groups (src/interp/fused_groups.h): which steps the planner groups and which
+// results it stores, and runs with fusion on and off giving the same bytes — on NaNs, on element
+// counts that are not a multiple of the tile, over several ParallelFor chunks, for 1 and 2
+// threads, through converts to bf16 and back, compares, selects and scalar broadcasts.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "codegen/bundle_reader.h"
+#include "codegen/codegen.h"
+#include "interp/fused_groups.h"
+#include "interp/gemm.h"
+#include "interp/interp.h"
+#include "interp/op_table.h"
+#include "ir/verifier.h"
+#include "parser/parser.h"
+#include "support/parallel.h"
+
+using namespace nhlo;
+
+namespace {
+
+BundleProgram Load(const std::string& text) {
+  auto m = ParseModule("fused.hlo", text);
+  REQUIRE(m.ok());
+  REQUIRE(VerifyModule(**m).ok());
+  auto bytes = EmitBundleFile(**m, CodegenOptions{});
+  REQUIRE(bytes.ok());
+  auto program = ReadBundleFile(*bytes, "fused.bin");
+  REQUIRE(program.ok());
+  return std::move(*program);
+}
+
+FusionPlan PlanOfEntry(const BundleProgram& p, std::vector<Step>& steps) {
+  const ComputationRecord& entry = p.computations[p.entry];
+  for (const BundleRecord& b : entry.bundles) {
+    Step s = StepFor(b);
+    s.family = ExecutionOf(b.opcode).family;
+    steps.push_back(std::move(s));
+  }
+  return PlanFusion(entry, steps);
+}
+
+// f32 values in [-2, 2) with NaNs, infinities and signed zeros sprinkled in.
+Value F32Arg(int64_t n, uint32_t seed) {
+  Value v;
+  v.type = PrimitiveType::kF32;
+  v.dims = {n};
+  std::vector<float> x(static_cast<size_t>(n));
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-2.0f, 2.0f);
+  for (float& f : x) f = u(rng);
+  const float specials[] = {std::numeric_limits<float>::quiet_NaN(),
+                            -std::numeric_limits<float>::quiet_NaN(),
+                            std::numeric_limits<float>::infinity(),
+                            -0.0f,
+                            0.0f,
+                            1e-40f};
+  for (int64_t i = 0; i < n; i += 37) x[static_cast<size_t>(i)] = specials[(i / 37 + seed) % 6];
+  v.bytes.assign(reinterpret_cast<const char*>(x.data()), x.size() * sizeof(float));
+  return v;
+}
+
+void CheckSameBytes(const Value& a, const Value& b) {
+  REQUIRE(a.type == b.type);
+  if (a.IsTuple()) {
+    REQUIRE(a.tuple.size() == b.tuple.size());
+    for (size_t i = 0; i < a.tuple.size(); ++i) CheckSameBytes(a.tuple[i], b.tuple[i]);
+    return;
+  }
+  CHECK(a.dims == b.dims);
+  CHECK(a.bytes == b.bytes);
+}
+
+std::string Chain(int64_t n) {
+  std::string t = "f32[" + std::to_string(n) + "]", h = "bf16[" + std::to_string(n) + "]",
+              p = "pred[" + std::to_string(n) + "]";
+  return "HloModule fused\nENTRY e {\n"
+         "  x = " +
+         t + " parameter(0)\n  y = " + t +
+         " parameter(1)\n"
+         "  half = f32[] constant(0.5)\n  halves = " +
+         t +
+         " broadcast(half), dimensions={}\n"
+         "  a = " +
+         t + " multiply(x, halves)\n  b = " + t + " add(a, y)\n  c = " + t +
+         " maximum(b, x)\n"
+         "  lt = " +
+         p + " compare(c, y), direction=LT\n  d = " + t +
+         " select(lt, c, a)\n"
+         "  e16 = " +
+         h + " convert(d)\n  e32 = " + t + " convert(e16)\n  f = " + t +
+         " exponential(e32)\n"
+         "  g = " +
+         t + " divide(f, b)\n  r2 = f32[" + std::to_string(n) +
+         ",1] reshape(g)\n"
+         "  total = " +
+         t +
+         " reshape(r2)\n"
+         "  ROOT out = (" +
+         t + ", " + t + ", " + p + ") tuple(total, b, lt)\n}\n";
+}
+
+}  // namespace
+
+TEST_CASE("fused groups: the planner groups an elementwise chain and stores what is read after it") {
+  BundleProgram p = Load(Chain(5000));
+  std::vector<Step> steps;
+  FusionPlan plan = PlanOfEntry(p, steps);
+  REQUIRE(plan.groups.size() == 1);
+  const FusedGroup& g = plan.groups[0];
+  CHECK(g.elements == 5000);
+  CHECK(g.step_count == 12);  // halves .. total: every step between the constant and the tuple
+  // Stored: b and lt (tuple operands) and total; the rest lives in tile scratch.
+  CHECK(g.stored == 3);
+  CHECK(g.scratch_tiles >= 1);
+  CHECK(g.scratch_tiles < 10);
+}
+
+TEST_CASE("fused groups: results are the same bytes with fusion on and off") {
+  int threads = ParallelThreads();
+  for (int64_t n : {int64_t{1}, int64_t{7}, int64_t{1024}, int64_t{5000}, int64_t{3 * 65536 + 123}}) {
+    BundleProgram p = Load(Chain(n));
+    std::vector<Value> args = {F32Arg(n, 1), F32Arg(n, 2)};
+    ExecuteOptions off;
+    off.fusion = false;
+    auto reference = Execute(p, args, off);
+    REQUIRE(reference.ok());
+    for (int t : {1, 2}) {
+      SetParallelThreads(t);
+      auto fused = Execute(p, args);
+      REQUIRE(fused.ok());
+      CAPTURE(n);
+      CAPTURE(t);
+      CheckSameBytes(*fused, *reference);
+    }
+  }
+  SetParallelThreads(threads);
+}
+
+TEST_CASE("fused groups: a profile gives the group's time to its last member") {
+  BundleProgram p = Load(Chain(4096));
+  std::vector<Value> args = {F32Arg(4096, 3), F32Arg(4096, 4)};
+  ExecutionProfile profile;
+  ExecuteOptions options;
+  options.profile = &profile;
+  REQUIRE(Execute(p, args, options).ok());
+  std::map<std::string, const BundleProfile*> by_name;
+  for (const BundleProfile& b : profile.bundles) by_name[b.result] = &b;
+  REQUIRE(by_name.count("total") == 1);
+  REQUIRE(by_name.count("a") == 1);
+  CHECK(by_name["a"]->runs == 1);
+  CHECK(by_name["a"]->seconds == 0.0);
+  CHECK(by_name["total"]->seconds > 0.0);
+}
+
+TEST_CASE("fused groups: --max-steps stops inside a group where it says") {
+  BundleProgram p = Load(Chain(64));
+  std::vector<Value> args = {F32Arg(64, 5), F32Arg(64, 6)};
+  ExecuteOptions options;
+  options.max_steps = 6;
+  ExecutionErrorSite site;
+  options.error_site = &site;
+  auto r = Execute(p, args, options);
+  REQUIRE(!r.ok());
+  CHECK(r.status().ToString().find("stopped after 6 steps") != std::string::npos);
+  ExecuteOptions off = options;
+  off.fusion = false;
+  ExecutionErrorSite off_site;
+  off.error_site = &off_site;
+  auto r_off = Execute(p, args, off);
+  REQUIRE(!r_off.ok());
+  CHECK(site.result == off_site.result);
+}
+
+TEST_CASE("fused groups: the AVX2 and AVX-512 span kernels give the baseline's bytes") {
+  GemmIsa isa = ActiveGemmIsa();
+  const int64_t n = 3 * 65536 + 123;
+  BundleProgram p = Load(Chain(n));
+  std::vector<Value> args = {F32Arg(n, 7), F32Arg(n, 8)};
+  REQUIRE(SetGemmIsa(GemmIsa::kBaseline));
+  auto baseline = Execute(p, args);
+  REQUIRE(baseline.ok());
+  for (GemmIsa wider : {GemmIsa::kAvx2, GemmIsa::kAvx512}) {
+    if (!SetGemmIsa(wider)) continue;  // the CPU does not have it
+    for (bool fusion : {true, false}) {
+      ExecuteOptions options;
+      options.fusion = fusion;
+      auto r = Execute(p, args, options);
+      REQUIRE(r.ok());
+      CAPTURE(GemmIsaName(wider));
+      CAPTURE(fusion);
+      CheckSameBytes(*r, *baseline);
+    }
+  }
+  SetGemmIsa(isa);
+}
+
+TEST_CASE("Executable: loaded once, every run gives what Execute gives") {
+  // rng draws from a stream that starts again with each run.
+  std::string text =
+      "HloModule again\nENTRY e {\n  x = f32[1000] parameter(0)\n  lo = f32[] constant(0)\n"
+      "  hi = f32[] constant(1)\n  r = f32[1000] rng(lo, hi), distribution=rng_uniform\n"
+      "  s = f32[1000] add(x, r)\n  ROOT m = f32[1000] multiply(s, s)\n}\n";
+  BundleProgram p = Load(text);
+  std::vector<Value> args = {F32Arg(1000, 9)};
+  auto once = Execute(p, args);
+  REQUIRE(once.ok());
+  auto loaded = Executable::Load(p);
+  REQUIRE(loaded.ok());
+  for (int run = 0; run < 3; ++run) {
+    auto again = (*loaded)->Run(args);
+    REQUIRE(again.ok());
+    CheckSameBytes(*again, *once);
+  }
+  // A wrong argument count is an error of that run, and the next run still works.
+  CHECK(!(*loaded)->Run({}).ok());
+  auto after = (*loaded)->Run(args);
+  REQUIRE(after.ok());
+  CheckSameBytes(*after, *once);
+}
