@@ -39,7 +39,7 @@ int64_t Mismatches(Kernel kernel, Reference reference, uint64_t step) {
     if (in.size() == 4096) flush();
   }
   for (float special : {0.0f, -0.0f, INFINITY, -INFINITY, NAN, 88.72283f, 88.72284f, -103.9721f, -103.97208f, 1e-30f,
-                        -1e-30f, 9.0f, 10.0f, 0.175f, 0x1p-149f})
+                        -1e-30f, 9.0f, 10.0f, 0.175f, 0x1p-149f, -104.0f, -104.00001f, 89.0f, 89.00001f, -1e30f})
     in.push_back(special);
   flush();
   return bad;
@@ -84,4 +84,23 @@ TEST_CASE("ExpF32 and TanhF32 work in place and on ragged lengths") {
       CHECK(SameFloat(tanh_in_place[static_cast<size_t>(i)], static_cast<float>(tanhl(x))));
     }
   }
+}
+
+TEST_CASE("ExpF32 rounds every subnormal result correctly") {
+  // Every float x in [-104, -87] (e^x below 2^-126), where ExpSlow rounds ExpCore's double
+  // unless it is near a midpoint between two subnormals: all of them, against expl.
+  std::vector<float> in, out, slow;
+  for (uint32_t bits = std::bit_cast<uint32_t>(-87.0f); bits <= std::bit_cast<uint32_t>(-104.0f); ++bits)
+    in.push_back(std::bit_cast<float>(bits));
+  out.resize(in.size());
+  slow.resize(in.size());
+  nhlo::ExpF32(in.data(), out.data(), static_cast<int64_t>(in.size()));
+  nhlo::ExpF32Portable(in.data(), slow.data(), static_cast<int64_t>(in.size()));
+  int64_t bad = 0;
+  for (size_t i = 0; i < in.size(); ++i) {
+    float want = static_cast<float>(expl(static_cast<long double>(in[i])));
+    bad += !SameFloat(out[i], want) + !SameFloat(slow[i], want);
+  }
+  CHECK(in.size() > 1000000);
+  CHECK(bad == 0);
 }

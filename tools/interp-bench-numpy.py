@@ -50,6 +50,32 @@ for name, size, length, ops in (("chain64 f32 256K", 1 << 18, 64, (np.add, np.mu
             prev = bufs[i % 2]
 
     emit(name, size * length / best(chain, repeat=10) / 1e9)
+# The pre-LN transformer block of nhlo-interp-bench's TransformerBlockHlo, op for op.
+
+
+def transformer(x, wqkv, wo, w1, w2, g1, b1, g2, b2, layers=4):
+    def layer_norm(v, g, b):
+        c = v - v.sum(axis=1, keepdims=True) * np.float32(1 / 512)
+        r = 1 / np.sqrt((c * c).sum(axis=1, keepdims=True) * np.float32(1 / 512) + np.float32(1e-5))
+        return c * r * g + b
+
+    for _ in range(layers):
+        qkv = layer_norm(x, g1, b1) @ wqkv
+        q, k, v = (qkv[:, 512 * i:512 * (i + 1)].reshape(256, 8, 64).transpose(1, 0, 2) for i in range(3))
+        s = (q @ k.transpose(0, 2, 1)) * np.float32(0.125)
+        e = np.exp(s - s.max(axis=2, keepdims=True))
+        p = e / e.sum(axis=2, keepdims=True)
+        x1 = x + (p @ v).transpose(1, 0, 2).reshape(256, 512) @ wo
+        h = layer_norm(x1, g2, b2) @ w1
+        gelu = h * np.float32(0.5) * (1 + np.tanh((h + h * h * h * np.float32(0.044715)) * np.float32(0.7978845608)))
+        x = x1 + gelu @ w2
+    return x
+
+
+tw = [rng.random(shape, dtype=np.float32) * 2 - 1 for shape in ((256, 512), (512, 1536), (512, 512), (512, 2048),
+                                                                 (2048, 512), (512,), (512,), (512,), (512,))]
+per_layer = 2 * 256 * 512 * 1536 + 2 * 2 * 8 * 256 * 256 * 64 + 2 * 256 * 512 * 512 + 2 * 2 * 256 * 512 * 2048
+emit("transformer block f32", 4 * per_layer / best(lambda: transformer(*tw), repeat=5) / 1e9)
 n4m = 1 << 22
 x4, y4, z4 = x[:n4m].copy(), y[:n4m].copy(), z[:n4m].copy()
 for name, f in [("add", lambda: np.add(x4, y4, out=z4)), ("multiply", lambda: np.multiply(x4, y4, out=z4))]:

@@ -59,6 +59,97 @@ std::string Module(const std::string& computations, const std::string& entry) {
   return "HloModule bench\n" + computations + "ENTRY e {\n" + entry + "}\n";
 }
 
+// A pre-LN transformer block (issue 32): LayerNorm, a QKV projection, 8-head softmax attention,
+// an output projection, LayerNorm and a tanh-GELU MLP, with residual adds; `layers` of them on
+// the same weights, S = 256, D = 512, MLP 2048. tools/interp-bench-numpy.py writes the same
+// computation in numpy. Work is the dots' FLOPs.
+std::string TransformerBlockHlo(int layers) {
+  std::string h =
+      "HloModule transformer\n"
+      "add_f { a = f32[] parameter(0)  b = f32[] parameter(1)  ROOT s = f32[] add(a, b) }\n"
+      "max_f { a = f32[] parameter(0)  b = f32[] parameter(1)  ROOT m = f32[] maximum(a, b) }\n"
+      "ENTRY e {\n"
+      "  x0 = f32[256,512] parameter(0)\n  wqkv = f32[512,1536] parameter(1)\n  wo = f32[512,512] parameter(2)\n"
+      "  w1 = f32[512,2048] parameter(3)\n  w2 = f32[2048,512] parameter(4)\n  g1 = f32[512] parameter(5)\n"
+      "  b1 = f32[512] parameter(6)\n  g2 = f32[512] parameter(7)\n  b2 = f32[512] parameter(8)\n"
+      "  zero = f32[] constant(0)\n  ninf = f32[] constant(-inf)\n  invd = f32[] constant(0.001953125)\n"
+      "  eps = f32[] constant(1e-05)\n  scale = f32[] constant(0.125)\n  half = f32[] constant(0.5)\n"
+      "  one = f32[] constant(1)\n  c0 = f32[] constant(0.7978845608)\n  c1 = f32[] constant(0.044715)\n";
+  auto line = [&h](const std::string& text) { h += "  " + text + "\n"; };
+  const std::string sd = "f32[256,512]", sh = "f32[8,256,256]", sm = "f32[256,2048]";
+  auto layer_norm = [&](const std::string& p, const std::string& x, const std::string& g, const std::string& b) {
+    line(p + "sum = f32[256] reduce(" + x + ", zero), dimensions={1}, to_apply=add_f");
+    line(p + "invd = f32[256] broadcast(invd), dimensions={}");
+    line(p + "mean = f32[256] multiply(" + p + "sum, " + p + "invd)");
+    line(p + "meanb = " + sd + " broadcast(" + p + "mean), dimensions={0}");
+    line(p + "c = " + sd + " subtract(" + x + ", " + p + "meanb)");
+    line(p + "sq = " + sd + " multiply(" + p + "c, " + p + "c)");
+    line(p + "vsum = f32[256] reduce(" + p + "sq, zero), dimensions={1}, to_apply=add_f");
+    line(p + "var = f32[256] multiply(" + p + "vsum, " + p + "invd)");
+    line(p + "epsb = f32[256] broadcast(eps), dimensions={}");
+    line(p + "ve = f32[256] add(" + p + "var, " + p + "epsb)");
+    line(p + "r = f32[256] rsqrt(" + p + "ve)");
+    line(p + "rb = " + sd + " broadcast(" + p + "r), dimensions={0}");
+    line(p + "n = " + sd + " multiply(" + p + "c, " + p + "rb)");
+    line(p + "gb = " + sd + " broadcast(" + g + "), dimensions={1}");
+    line(p + "bb = " + sd + " broadcast(" + b + "), dimensions={1}");
+    line(p + "ng = " + sd + " multiply(" + p + "n, " + p + "gb)");
+    line(p + "out = " + sd + " add(" + p + "ng, " + p + "bb)");
+    return p + "out";
+  };
+  auto dot2 = [&](const std::string& name, const std::string& type, const std::string& a, const std::string& b) {
+    line(name + " = " + type + " dot(" + a + ", " + b + "), lhs_contracting_dims={1}, rhs_contracting_dims={0}");
+  };
+  std::string x = "x0";
+  for (int l = 0; l < layers; ++l) {
+    const std::string p = "l" + std::to_string(l) + "_";
+    std::string ln1 = layer_norm(p + "ln1_", x, "g1", "b1");
+    dot2(p + "qkv", "f32[256,1536]", ln1, "wqkv");
+    const char* parts[] = {"q", "k", "v"};
+    for (int i = 0; i < 3; ++i) {
+      line(p + parts[i] + " = " + sd + " slice(" + p + "qkv), slice={[0:256], [" + std::to_string(512 * i) + ":" +
+           std::to_string(512 * (i + 1)) + "]}");
+      line(p + parts[i] + "3 = f32[256,8,64] reshape(" + p + parts[i] + ")");
+    }
+    line(p + "s = " + sh + " dot(" + p + "q3, " + p +
+         "k3), lhs_batch_dims={1}, lhs_contracting_dims={2}, rhs_batch_dims={1}, rhs_contracting_dims={2}");
+    line(p + "scb = " + sh + " broadcast(scale), dimensions={}");
+    line(p + "ss = " + sh + " multiply(" + p + "s, " + p + "scb)");
+    line(p + "mx = f32[8,256] reduce(" + p + "ss, ninf), dimensions={2}, to_apply=max_f");
+    line(p + "mxb = " + sh + " broadcast(" + p + "mx), dimensions={0,1}");
+    line(p + "sh = " + sh + " subtract(" + p + "ss, " + p + "mxb)");
+    line(p + "e = " + sh + " exponential(" + p + "sh)");
+    line(p + "es = f32[8,256] reduce(" + p + "e, zero), dimensions={2}, to_apply=add_f");
+    line(p + "esb = " + sh + " broadcast(" + p + "es), dimensions={0,1}");
+    line(p + "p = " + sh + " divide(" + p + "e, " + p + "esb)");
+    line(p + "a = f32[8,256,64] dot(" + p + "p, " + p +
+         "v3), lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={1}, rhs_contracting_dims={0}");
+    line(p + "at = f32[256,8,64] transpose(" + p + "a), dimensions={1,0,2}");
+    line(p + "a2 = " + sd + " reshape(" + p + "at)");
+    dot2(p + "o", sd, p + "a2", "wo");
+    line(p + "x1 = " + sd + " add(" + x + ", " + p + "o)");
+    std::string ln2 = layer_norm(p + "ln2_", p + "x1", "g2", "b2");
+    dot2(p + "h", sm, ln2, "w1");
+    // 0.5 h (1 + tanh(c0 (h + c1 h^3)))
+    for (auto [name, scalar] : {std::pair{"c1b", "c1"}, std::pair{"c0b", "c0"}, std::pair{"oneb", "one"},
+                                std::pair{"halfb", "half"}})
+      line(p + name + " = " + sm + " broadcast(" + scalar + "), dimensions={}");
+    line(p + "h2 = " + sm + " multiply(" + p + "h, " + p + "h)");
+    line(p + "h3 = " + sm + " multiply(" + p + "h2, " + p + "h)");
+    line(p + "t1 = " + sm + " multiply(" + p + "h3, " + p + "c1b)");
+    line(p + "t2 = " + sm + " add(" + p + "h, " + p + "t1)");
+    line(p + "t3 = " + sm + " multiply(" + p + "t2, " + p + "c0b)");
+    line(p + "t4 = " + sm + " tanh(" + p + "t3)");
+    line(p + "t5 = " + sm + " add(" + p + "t4, " + p + "oneb)");
+    line(p + "t6 = " + sm + " multiply(" + p + "h, " + p + "halfb)");
+    line(p + "gelu = " + sm + " multiply(" + p + "t6, " + p + "t5)");
+    dot2(p + "m", sd, p + "gelu", "w2");
+    line((l + 1 == layers ? "ROOT " : "") + p + "x2 = " + sd + " add(" + p + "x1, " + p + "m)");
+    x = p + "x2";
+  }
+  return h + "}\n";
+}
+
 std::vector<KernelCase> Kernels() {
   std::vector<KernelCase> cases;
   const int64_t n16m = int64_t(1) << 24, n1m = int64_t(1) << 20;
@@ -111,6 +202,11 @@ std::vector<KernelCase> Kernels() {
                      Module("", "  a = " + t + " parameter(0)\n  b = " + t + " parameter(1)\n  ROOT r = " + t + " " +
                                     op + "(a, b)\n"),
                      double(int64_t(1) << 22), false});
+  }
+  {
+    const double per_layer = 2.0 * 256 * 512 * 1536 + 2 * 2.0 * 8 * 256 * 256 * 64 + 2.0 * 256 * 512 * 512 +
+                             2 * 2.0 * 256 * 512 * 2048;
+    cases.push_back({"transformer block f32", "4 layers S256 D512", TransformerBlockHlo(4), 4 * per_layer, true});
   }
   for (const char* type : {"f32", "bf16"}) {
     for (int n : {256, 512, 1024}) {
@@ -350,6 +446,10 @@ int main(int argc, char** argv) {
   app.add_option("--threads", threads, "worker threads (default 1, as the issue's figures; 0: every core)");
   app.add_option("--repeat", repeat, "runs per kernel; the best is shown (default 3)")->check(CLI::Range(1, 1000));
   app.add_option("--filter", filter, "only cases whose name contains this text");
+  std::string print_hlo;
+  app.add_option("--print-hlo", print_hlo,
+                 "print the HLO of the kernel case with this name (e.g. 'transformer block f32') and exit: to run "
+                 "it with nhlo-run --profile or another tool");
   std::string fusion = "on";
   app.add_option("--fusion", fusion, "on (default) or off: the kernels' runs as nhlo-run --fusion runs them")
       ->check(CLI::IsMember({"on", "off"}));
@@ -363,6 +463,15 @@ int main(int argc, char** argv) {
                  "the Python with numpy for --numpy (default /usr/bin/python3 if it exists, "
                  "else python3)");
   CLI11_PARSE(app, argc, argv);
+  if (!print_hlo.empty()) {
+    for (const KernelCase& k : Kernels())
+      if (k.name == print_hlo) {
+        std::cout << k.hlo;
+        return 0;
+      }
+    std::cerr << "nhlo-interp-bench: error: no kernel case is named '" << print_hlo << "'\n";
+    return 1;
+  }
   nhlo::SetParallelThreads(threads);
   if (numpy_python.empty()) numpy_python = std::filesystem::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
   std::map<std::string, double> numpy;

@@ -103,6 +103,16 @@ float ExpSlow(float x) {
   if (std::isnan(x)) return x + x;
   if (x > 89.0f) return INFINITY;
   if (x < -104.0f) return 0.0f;
+  // Subnormal results (x below ln(2^-126)) are multiples of 2^-149: ExpCore's double, within
+  // 2^-47 of e^x relative, is at most 2^-24 of a step away, so rounding it gives the correctly
+  // rounded float unless it is within that of a midpoint between two steps (about one input in
+  // a million; expl decides those). A softmax over wide scores has many such inputs.
+  if (x < -87.0f) {
+    double y = ExpCore(static_cast<double>(x));
+    double steps = y * 0x1p149;  // exact: a power of two
+    double from_midpoint = std::fabs(steps - std::floor(steps) - 0.5);
+    if (from_midpoint > 0x1p-20) return static_cast<float>(y);
+  }
   return static_cast<float>(expl(static_cast<long double>(x)));
 }
 
@@ -133,11 +143,15 @@ bool ExpBlock(const float* in, float* out, uint32_t* redo, int n) {
     float xs = std::max(-104.0f, std::min(x, 89.0f));
     uint32_t nan = IsNanBits(bits);
     uint32_t xs_bits = std::bit_cast<uint32_t>(xs) & (nan - 1u);  // +0 for NaN
-    uint32_t moved = xs_bits ^ bits;
-    uint32_t special = (moved | (0u - moved)) >> 31;  // clamped or NaN
+    // Below -104 (-inf included) e^x rounds to +0, above 89 to +inf: ExpSlow's answers, given
+    // here without the slow path (a softmax over masked scores has many of them). Compared as
+    // bits: negative floats order backwards, and the bounds exclude the NaNs.
+    uint32_t below = static_cast<uint32_t>(bits > 0xC2D00000u) & static_cast<uint32_t>(bits <= 0xFF800000u);
+    uint32_t above = static_cast<uint32_t>(bits > 0x42B20000u) & static_cast<uint32_t>(bits <= 0x7F800000u);
     double y = ExpCore(static_cast<double>(std::bit_cast<float>(xs_bits)));
-    uint32_t hard = special | Undecided(y);
-    out[i] = static_cast<float>(y);
+    uint32_t hard = (nan | Undecided(y)) & ~(below | above);
+    uint32_t y_bits = std::bit_cast<uint32_t>(static_cast<float>(y)) & (below - 1u);  // +0 below
+    out[i] = std::bit_cast<float>(y_bits | ((0u - above) & 0x7F800000u));  // +inf above
     redo[i] = hard;
     flagged |= hard;
   }
@@ -328,14 +342,21 @@ __attribute__((target("avx512f"))) bool ExpBlockAvx512(const float* in, float* o
     __mmask16 lanes = static_cast<__mmask16>((1u << count) - 1u);
     PrefetchAhead(in + i, out + i);
     __m512 x = _mm512_maskz_loadu_ps(lanes, in + i);
-    // NaN, overflow, and results below 2^-126 (x < ln(2^-126) = -87.3365...): the slow path.
-    // Their vector lanes compute garbage, harmlessly.
-    __mmask16 special = static_cast<__mmask16>(_mm512_cmp_ps_mask(x, _mm512_set1_ps(-87.3f), _CMP_NGE_UQ) |
-                                               _mm512_cmp_ps_mask(x, _mm512_set1_ps(89.0f), _CMP_GT_OQ));
+    // Below -104 (-inf too) the result is +0 and above 89 +inf, set here (ExpSlow's answers);
+    // NaN, the last floats before overflow and subnormal results (x < ln(2^-126) = -87.3365...)
+    // take the slow path. The vector lanes of all of them compute garbage, harmlessly.
+    __mmask16 below = _mm512_cmp_ps_mask(x, _mm512_set1_ps(-104.0f), _CMP_LT_OQ);
+    __mmask16 above = _mm512_cmp_ps_mask(x, _mm512_set1_ps(89.0f), _CMP_GT_OQ);
+    __mmask16 special = static_cast<__mmask16>(
+        (_mm512_cmp_ps_mask(x, _mm512_set1_ps(-87.3f), _CMP_NGE_UQ) | _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q)) &
+        ~below);
     __m512d y_low = ExpAvx512(LowHalf(x)), y_high = ExpAvx512(HighHalf(x));
-    uint32_t hard = static_cast<uint32_t>(special) | NearMidpointAvx512(y_low) |
-                    (static_cast<uint32_t>(NearMidpointAvx512(y_high)) << 8);
-    _mm512_mask_storeu_ps(out + i, lanes, Join(y_low, y_high));
+    uint32_t hard = (static_cast<uint32_t>(special) | NearMidpointAvx512(y_low) |
+                     (static_cast<uint32_t>(NearMidpointAvx512(y_high)) << 8)) &
+                    ~static_cast<uint32_t>(below | above);
+    __m512 y = _mm512_mask_blend_ps(below, Join(y_low, y_high), _mm512_setzero_ps());
+    y = _mm512_mask_blend_ps(above, y, _mm512_set1_ps(INFINITY));
+    _mm512_mask_storeu_ps(out + i, lanes, y);
     RecordFlags(hard & lanes, x, redo, saved, i, count, n, flagged);
   }
   return flagged;
