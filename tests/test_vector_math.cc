@@ -38,8 +38,9 @@ int64_t Mismatches(Kernel kernel, Reference reference, uint64_t step) {
     in.push_back(std::bit_cast<float>(static_cast<uint32_t>(bits)));
     if (in.size() == 4096) flush();
   }
-  for (float special : {0.0f, -0.0f, INFINITY, -INFINITY, NAN, 88.72283f, 88.72284f, -103.9721f, -103.97208f, 1e-30f,
-                        -1e-30f, 9.0f, 10.0f, 0.175f, 0x1p-149f, -104.0f, -104.00001f, 89.0f, 89.00001f, -1e30f})
+  for (float special :
+       {0.0f,    -0.0f, INFINITY, -INFINITY, NAN,       88.72283f, 88.72284f,   -103.9721f, -103.97208f, 1e-30f,
+        -1e-30f, 9.0f,  10.0f,    0.175f,    0x1p-149f, -104.0f,   -104.00001f, 89.0f,      89.00001f,   -1e30f})
     in.push_back(special);
   flush();
   return bad;

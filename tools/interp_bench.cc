@@ -131,8 +131,8 @@ std::string TransformerBlockHlo(int layers) {
     std::string ln2 = layer_norm(p + "ln2_", p + "x1", "g2", "b2");
     dot2(p + "h", sm, ln2, "w1");
     // 0.5 h (1 + tanh(c0 (h + c1 h^3)))
-    for (auto [name, scalar] : {std::pair{"c1b", "c1"}, std::pair{"c0b", "c0"}, std::pair{"oneb", "one"},
-                                std::pair{"halfb", "half"}})
+    for (auto [name, scalar] :
+         {std::pair{"c1b", "c1"}, std::pair{"c0b", "c0"}, std::pair{"oneb", "one"}, std::pair{"halfb", "half"}})
       line(p + name + " = " + sm + " broadcast(" + scalar + "), dimensions={}");
     line(p + "h2 = " + sm + " multiply(" + p + "h, " + p + "h)");
     line(p + "h3 = " + sm + " multiply(" + p + "h2, " + p + "h)");
@@ -204,8 +204,8 @@ std::vector<KernelCase> Kernels() {
                      double(int64_t(1) << 22), false});
   }
   {
-    const double per_layer = 2.0 * 256 * 512 * 1536 + 2 * 2.0 * 8 * 256 * 256 * 64 + 2.0 * 256 * 512 * 512 +
-                             2 * 2.0 * 256 * 512 * 2048;
+    const double per_layer =
+        2.0 * 256 * 512 * 1536 + 2 * 2.0 * 8 * 256 * 256 * 64 + 2.0 * 256 * 512 * 512 + 2 * 2.0 * 256 * 512 * 2048;
     cases.push_back({"transformer block f32", "4 layers S256 D512", TransformerBlockHlo(4), 4 * per_layer, true});
   }
   for (const char* type : {"f32", "bf16"}) {

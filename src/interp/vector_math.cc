@@ -151,7 +151,7 @@ bool ExpBlock(const float* in, float* out, uint32_t* redo, int n) {
     double y = ExpCore(static_cast<double>(std::bit_cast<float>(xs_bits)));
     uint32_t hard = (nan | Undecided(y)) & ~(below | above);
     uint32_t y_bits = std::bit_cast<uint32_t>(static_cast<float>(y)) & (below - 1u);  // +0 below
-    out[i] = std::bit_cast<float>(y_bits | ((0u - above) & 0x7F800000u));  // +inf above
+    out[i] = std::bit_cast<float>(y_bits | ((0u - above) & 0x7F800000u));             // +inf above
     redo[i] = hard;
     flagged |= hard;
   }
@@ -348,8 +348,7 @@ __attribute__((target("avx512f"))) bool ExpBlockAvx512(const float* in, float* o
     __mmask16 below = _mm512_cmp_ps_mask(x, _mm512_set1_ps(-104.0f), _CMP_LT_OQ);
     __mmask16 above = _mm512_cmp_ps_mask(x, _mm512_set1_ps(89.0f), _CMP_GT_OQ);
     __mmask16 special = static_cast<__mmask16>(
-        (_mm512_cmp_ps_mask(x, _mm512_set1_ps(-87.3f), _CMP_NGE_UQ) | _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q)) &
-        ~below);
+        (_mm512_cmp_ps_mask(x, _mm512_set1_ps(-87.3f), _CMP_NGE_UQ) | _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q)) & ~below);
     __m512d y_low = ExpAvx512(LowHalf(x)), y_high = ExpAvx512(HighHalf(x));
     uint32_t hard = (static_cast<uint32_t>(special) | NearMidpointAvx512(y_low) |
                      (static_cast<uint32_t>(NearMidpointAvx512(y_high)) << 8)) &
