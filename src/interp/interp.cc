@@ -26,6 +26,7 @@
 #include "interp/op_table.h"
 #include "interp/scan_step.h"
 #include "support/small_vec.h"
+#include "support/zeroed_memory.h"
 #include "types/custom_call_configs.h"
 #include "types/element.h"
 
@@ -93,17 +94,14 @@ class Machine : private StepMachine {
     rng_state_ = 0;
     depth_ = 0;
     for (size_t c = 0; c < sizes_.size(); ++c) sizes_[c].assign(p_.computations[c].buffers.size(), {});
-    try {
-      arena_.assign(static_cast<size_t>(p_.arena_size), '\0');
-    } catch (const std::bad_alloc&) {
+    if (p_.arena_size > SIZE_MAX || !arena_.Reset(static_cast<size_t>(p_.arena_size)))
       return Status::Error("cannot allocate the " + std::to_string(p_.arena_size) + "-byte arena this bundle needs");
-    }
     const ComputationRecord& entry = p_.computations[p_.entry];
     if (args.size() != entry.params.size())
       return Status::Error("the entry computation '" + std::string(entry.name) + "' takes " +
                            std::to_string(entry.params.size()) + " argument(s), got " + std::to_string(args.size()));
     args_ = std::move(args);
-    SetCurrent(entry, reinterpret_cast<uint8_t*>(arena_.data()));
+    SetCurrent(entry, arena_.data());
     for (size_t i = 0; i < args_.size(); ++i)
       NHLO_TRY(BindArgument(entry.params[i], args_[i], "argument " + std::to_string(i + 1)));
     NHLO_TRY(RunComputation(entry));
@@ -1204,7 +1202,7 @@ class Machine : private StepMachine {
   ExecutionProgress progress_;
   bool annotated_ = false;  // the failing bundle's location is in the Status already
   std::unordered_map<const BundleRecord*, size_t> profile_index_;  // into options_.profile
-  std::string arena_;
+  ZeroedMemory arena_;
   std::vector<Value> args_;
   // rng's engine, one per run: XLA's evaluator draws from one std::minstd_rand0 seeded with the
   // module's seed; nhlo's runs are as with seed 1.

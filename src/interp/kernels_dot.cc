@@ -122,13 +122,15 @@ Status KernelDot(const DotDimensionNumbers& dims, const Buf& lhs, const Buf& rhs
         ptr = reinterpret_cast<const C*>(buf.data);
         return OkStatus();
       }
+      // Converted when it must be, then permuted: an f32 operand that only needs permuting is
+      // read in place, not copied first.
       std::vector<C> dense;
-      NHLO_TRY(ToComputeArray<C>(buf, out.type(), out_traits, dense));
+      NHLO_ASSIGN_OR_RETURN(const C* elements, ComputeElements<C>(buf, out.type(), out_traits, dense));
       if (IsIdentity(order) || transposed) {
         store = std::move(dense);
       } else {
-        store.resize(dense.size());
-        PermuteDims(dense.data(), Dims(buf), order, store.data());
+        store.resize(static_cast<size_t>(buf.count()));
+        PermuteDims(elements, Dims(buf), order, store.data());
       }
       ptr = store.data();
       return OkStatus();

@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "support/zeroed_memory.h"
+
+#include <sys/mman.h>
+
+#include <cstring>
+
+#include "support/large_alloc.h"
+
+namespace nhlo {
+namespace {
+
+// Below this a rerun zeroes with memset (the pages stay mapped); from it on the pages go back to
+// the kernel, which zeroes only the ones the next run touches.
+constexpr size_t kReturnPagesBytes = size_t(64) << 20;
+
+}  // namespace
+
+ZeroedMemory::~ZeroedMemory() { Release(); }
+
+void ZeroedMemory::Release() {
+  if (mapped_ != 0) munmap(data_, mapped_);
+  data_ = nullptr;
+  size_ = mapped_ = 0;
+}
+
+bool ZeroedMemory::Reset(size_t bytes) {
+  if (mapped_ != 0 && bytes <= mapped_) {
+    if (size_ >= kReturnPagesBytes && madvise(data_, mapped_, MADV_DONTNEED) == 0) {
+      size_ = bytes;
+      return true;
+    }
+    std::memset(data_, 0, size_ > bytes ? size_ : bytes);
+    size_ = bytes;
+    return true;
+  }
+  Release();
+  // One page at least, so data() is never null (an arena of 0 bytes is a valid program's).
+  size_t length = bytes == 0 ? 1 : bytes;
+  void* p = mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) return false;
+  data_ = static_cast<uint8_t*>(p);
+  size_ = bytes;
+  mapped_ = length;
+  if (length >= kHugePageBytes) AdviseHugePages(p, length);
+  return true;
+}
+
+}  // namespace nhlo
