@@ -18,8 +18,8 @@ namespace nhlo {
 
 /// The elements of `buf`, as the kernels computing in the result type `result` (traits `rt`,
 /// compute type C) see them: dense, row-major, in buf's own dimension order.
-template <typename C, typename ResultTraits>
-Status ToComputeArray(const Buf& buf, PrimitiveType result, ResultTraits rt, std::vector<C>& dst) {
+template <typename C, typename ResultTraits, typename Alloc>
+Status ToComputeArray(const Buf& buf, PrimitiveType result, ResultTraits rt, std::vector<C, Alloc>& dst) {
   int64_t count = buf.count();
   dst.resize(static_cast<size_t>(count));
   if (count == 0) return OkStatus();
@@ -174,8 +174,9 @@ const C* InPlaceElements(const Buf& buf, PrimitiveType result) {
 
 /// The elements of `buf` as C: in place (InPlaceElements), else converted into `storage`
 /// (ToComputeArray).
-template <typename C, typename ResultTraits>
-Result<const C*> ComputeElements(const Buf& buf, PrimitiveType result, ResultTraits rt, std::vector<C>& storage) {
+template <typename C, typename ResultTraits, typename Alloc>
+Result<const C*> ComputeElements(const Buf& buf, PrimitiveType result, ResultTraits rt,
+                                 std::vector<C, Alloc>& storage) {
   if (const C* in_place = InPlaceElements<C>(buf, result)) return in_place;
   NHLO_TRY(ToComputeArray<C>(buf, result, rt, storage));
   return static_cast<const C*>(storage.data());

@@ -23,6 +23,7 @@
 #include "interp/dense_operands.h"
 #include "interp/element_traits.h"
 #include "interp/kernels.h"
+#include "interp/scratch.h"
 #include "support/parallel.h"
 
 namespace nhlo {
@@ -78,7 +79,7 @@ Status ConvolutionDepthwise(const ConvDimLabels& l, const std::vector<WindowDim>
     if constexpr (!std::is_floating_point_v<C>) {
       return OkStatus();
     } else {
-      std::vector<C> a, w;
+      ScratchVector<C> a, w;
       NHLO_TRY(ToComputeArray<C>(rhs, out.type(), ot, w));
       NHLO_ASSIGN_OR_RETURN(const C* in, ComputeElements<C>(lhs, out.type(), ot, a));
       handled = true;
@@ -252,7 +253,7 @@ Status ConvolutionLargeWindow(const ConvDimLabels& l, const std::vector<WindowDi
     if constexpr (!std::is_floating_point_v<C>) {
       return OkStatus();
     } else {
-      std::vector<C> a, w;
+      ScratchVector<C> a, w;
       NHLO_ASSIGN_OR_RETURN(const C* in, ComputeElements<C>(lhs, out.type(), ot, a));
       NHLO_ASSIGN_OR_RETURN(const C* kernel, ComputeElements<C>(rhs, out.type(), ot, w));
       handled = true;
@@ -277,7 +278,7 @@ Status ConvolutionLargeWindow(const ConvDimLabels& l, const std::vector<WindowDi
         kx_range[ox] = {kx_begin, kx_end};
       }
       ParallelFor(batches * feature_blocks, 1, [&](int64_t begin, int64_t end) {
-        std::vector<C> acc;
+        ScratchVector<C> acc;
         for (int64_t job = begin; job < end; ++job) {
           const int64_t b = job / feature_blocks, f0 = (job % feature_blocks) * kFeatureBlock;
           const int64_t f1 = std::min(out_features, f0 + kFeatureBlock);

@@ -14,6 +14,7 @@
 #include "interp/element_traits.h"
 #include "interp/gemm.h"
 #include "interp/kernels.h"
+#include "interp/scratch.h"
 #include "support/parallel.h"
 
 namespace nhlo {
@@ -67,7 +68,7 @@ Status ConvolutionViaGemm(const ConvDimLabels& l, const std::vector<WindowDim>& 
       int64_t depth = taps * kernel_in;
       if (out.count() == 0 || rows * per_group * groups * depth < kMinWork) return OkStatus();
 
-      std::vector<C> a, w;
+      ScratchVector<C> a, w;
       NHLO_TRY(ToComputeArray<C>(rhs, out.type(), ot, w));
       for (C v : w)
         if (!std::isfinite(v)) return OkStatus();
@@ -91,7 +92,7 @@ Status ConvolutionViaGemm(const ConvDimLabels& l, const std::vector<WindowDim>& 
       // The kernel of each group as [per_group, taps * kernel_in]: the GEMM computes the block's
       // result transposed, [per_group, rows] = kmat * cols^T, so that the many output positions
       // run along the GEMM's wide dimension.
-      std::vector<C> kmat(static_cast<size_t>(groups * per_group * depth));
+      ScratchVector<C> kmat(static_cast<size_t>(groups * per_group * depth));
       for (int64_t g = 0; g < groups; ++g)
         for (int64_t fo = 0; fo < per_group; ++fo) {
           C* dst = kmat.data() + (g * per_group + fo) * depth;
@@ -106,7 +107,7 @@ Status ConvolutionViaGemm(const ConvDimLabels& l, const std::vector<WindowDim>& 
       // The result written directly when it is of the compute type (f32, f64).
       C* out_typed = TypedOutput<C>(out);
       ParallelFor(groups * blocks, 1, [&](int64_t begin, int64_t end) {
-        std::vector<C> cols, res;
+        ScratchVector<C> cols, res;
         std::vector<int64_t> o(1 + spatial);
         for (int64_t job = begin; job < end; ++job) {
           int64_t g = job / blocks, r0 = (job % blocks) * kBlockRows;

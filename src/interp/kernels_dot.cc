@@ -10,6 +10,7 @@
 #include "interp/element_traits.h"
 #include "interp/gemm.h"
 #include "interp/kernels.h"
+#include "interp/scratch.h"
 
 namespace nhlo {
 namespace {
@@ -110,9 +111,9 @@ Status KernelDot(const DotDimensionNumbers& dims, const Buf& lhs, const Buf& rhs
     // first order). An f32 (f64) operand needing neither conversion nor permutation is read in
     // place.
     bool gemm = std::is_floating_point_v<C> && m * n * k >= kGemmMinWork;
-    std::vector<C> a_store, b_store;
+    ScratchVector<C> a_store, b_store;
     auto prepare = [&](const Buf& buf, const std::vector<int64_t>& order, const std::vector<int64_t>& order_t,
-                       std::vector<C>& store, const C*& ptr, bool& transposed) -> Status {
+                       ScratchVector<C>& store, const C*& ptr, bool& transposed) -> Status {
       transposed = gemm && !IsIdentity(order) && IsIdentity(order_t);
       bool in_place =
           (IsIdentity(order) || transposed) && reinterpret_cast<uintptr_t>(buf.data) % alignof(C) == 0 &&
@@ -124,7 +125,7 @@ Status KernelDot(const DotDimensionNumbers& dims, const Buf& lhs, const Buf& rhs
       }
       // Converted when it must be, then permuted: an f32 operand that only needs permuting is
       // read in place, not copied first.
-      std::vector<C> dense;
+      ScratchVector<C> dense;
       NHLO_ASSIGN_OR_RETURN(const C* elements, ComputeElements<C>(buf, out.type(), out_traits, dense));
       if (IsIdentity(order) || transposed) {
         store = std::move(dense);
@@ -141,7 +142,7 @@ Status KernelDot(const DotDimensionNumbers& dims, const Buf& lhs, const Buf& rhs
     NHLO_TRY(prepare(rhs, r_kn, r_nk, b_store, b, b_t));
     int64_t total = batch * m * n;
     // The result, written in place when it is f32/f64 and aligned.
-    std::vector<C> c_store;
+    ScratchVector<C> c_store;
     C* c = nullptr;
     bool direct = reinterpret_cast<uintptr_t>(out.data) % alignof(C) == 0 &&
                   ((std::is_same_v<C, float> && out.type() == PrimitiveType::kF32) ||
