@@ -17,9 +17,8 @@ class ZeroedMemory {
   ZeroedMemory(const ZeroedMemory&) = delete;
   ZeroedMemory& operator=(const ZeroedMemory&) = delete;
 
-  /// `bytes` of zeros at data(), replacing what was there (a rerun gets zeros again: small blocks
-  /// by memset, large ones by handing their pages back). False, with no memory, when the system
-  /// refuses it.
+  /// `bytes` of zeros at data(), replacing what was there (a rerun that fits is zeroed in place
+  /// with memset). False, with no memory, when the system refuses it.
   bool Reset(size_t bytes);
   uint8_t* data() const { return data_; }
   size_t size() const { return size_; }
