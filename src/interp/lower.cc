@@ -1,10 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
-// Load-time lowering: custom calls (the target's kind from types/custom_call_targets.def, its
+// Load-time lowering (LowerBundle: a bundle's step family, arity, attribute slots and checks),
+// custom calls (the target's kind from types/custom_call_targets.def, its
 // backend_config decoded once, for TopK the order its comparator gives) and the signatures of
 // the scalar computations ops call per element.
 #include <string>
 
+#include "interp/dynamic_steps.h"
+#include "interp/interp.h"
 #include "interp/kernels.h"
+#include "interp/native_callees.h"
+#include "interp/op_table.h"
 
 namespace nhlo {
 namespace {
@@ -265,6 +270,131 @@ Status CheckScalarCallee(const BundleProgram& p, const ComputationRecord& comp, 
                            std::string(PrimitiveTypeName(want[i])) + " scalar");
   }
   return OkStatus();
+}
+
+namespace {
+
+Status Arity(const BundleRecord& b, size_t n) {
+  if (b.operands.size() != n)
+    return Status::Error("bundle '" + std::string(OpcodeName(b.opcode)) + "' has " + std::to_string(b.operands.size()) +
+                         " operands, expected " + std::to_string(n));
+  return OkStatus();
+}
+
+}  // namespace
+
+// Lowers one bundle: its step family, attribute slots and custom call, and the checks that
+// do not depend on values (operand counts, attributes each family reads).
+Result<Step> LowerBundle(const BundleProgram& p, const ComputationRecord& comp, const BundleRecord& b,
+                         const ExecuteOptions& options) {
+  Step s = StepFor(b);
+  OpExecution exec = ExecutionOf(b.opcode);
+  s.family = exec.family;
+  if (exec.family == OpFamily::kNotExecutable)
+    return Status::Error("the interpreter cannot execute '" + std::string(OpcodeName(b.opcode)) +
+                         "': " + std::string(exec.not_executable));
+  int arity = -1;
+  switch (exec.family) {
+    case OpFamily::kGetTupleElement:
+    case OpFamily::kCopy:
+    case OpFamily::kUnary:
+    case OpFamily::kConvert:
+    case OpFamily::kBitcastConvert:
+    case OpFamily::kBroadcast:
+    case OpFamily::kReshape:
+    case OpFamily::kTranspose:
+    case OpFamily::kSlice:
+    case OpFamily::kReverse:
+    case OpFamily::kWhile:
+    case OpFamily::kReducePrecision:
+    case OpFamily::kCholesky:
+    case OpFamily::kFft: arity = 1; break;
+    case OpFamily::kBinary:
+    case OpFamily::kCompare:
+    case OpFamily::kPad:
+    case OpFamily::kDot:
+    case OpFamily::kGather:
+    case OpFamily::kConvolution:
+    case OpFamily::kTriangularSolve:
+    case OpFamily::kStochasticConvert:
+    case OpFamily::kAddDependency: arity = 2; break;
+    case OpFamily::kSelect:
+    case OpFamily::kClamp:
+    case OpFamily::kSelectAndScatter: arity = 3; break;
+    case OpFamily::kScaledDot: arity = 4; break;
+    case OpFamily::kRaggedDot: arity = 3; break;
+    case OpFamily::kIota:
+    case OpFamily::kRngState: arity = 0; break;
+    case OpFamily::kDynamicShape:
+      if (b.opcode == Opcode::kGetDimensionSize) arity = 1;
+      if (b.opcode == Opcode::kSetDimensionSize) arity = 2;
+      break;
+    case OpFamily::kNotExecutable:
+    case OpFamily::kBound:
+    case OpFamily::kTuple:
+    case OpFamily::kTupleResult:
+    case OpFamily::kAfterAll:
+    case OpFamily::kCall:
+    case OpFamily::kFusion:
+    case OpFamily::kConditional:
+    case OpFamily::kScan:
+    case OpFamily::kReduce:
+    case OpFamily::kMap:
+    case OpFamily::kScatter:
+    case OpFamily::kSort:
+    case OpFamily::kReduceWindow:
+    case OpFamily::kConcatenate:
+    case OpFamily::kDynamicSlice:
+    case OpFamily::kDynamicUpdateSlice:
+    case OpFamily::kCollective: break;
+    case OpFamily::kTransferIn:
+    case OpFamily::kTransferOut:
+    case OpFamily::kSend:
+    case OpFamily::kRecvDone:
+      if (options.host_data == HostData::kNone)
+        return Status::Error("the interpreter cannot execute '" + std::string(OpcodeName(b.opcode)) +
+                             "': it moves data to or from outside the program (the host or another program); "
+                             "nhlo-run --host-data=zeros runs it with zeros received and sent data dropped");
+      break;
+    case OpFamily::kAsyncStart:
+    case OpFamily::kAsyncUpdate:
+    case OpFamily::kAsyncDone:
+    case OpFamily::kCopyStart:
+    case OpFamily::kCopyDone:
+      if (b.opcode != Opcode::kAsyncStart) arity = 1;
+      break;
+    case OpFamily::kRng:
+      // A third operand (a shape, in XLA's rng_expander tests) is ignored, as XLA's
+      // RngExpander ignores it [inferred from the corpus CHECK lines].
+      arity = b.operands.size() == 3 ? 3 : 2;
+      break;
+  }
+  if (arity >= 0) NHLO_TRY(Arity(b, static_cast<size_t>(arity)));
+  if (b.opcode == Opcode::kRngBitGenerator) {
+    // XLA's builder takes only a u64 state; refused before the run rather than at it.
+    const BufferRecord* state = b.operands.size() == 1 ? &comp.buffers[b.operands[0]] : nullptr;
+    if (!state || state->type != PrimitiveType::kU64 || state->dims.size() != 1)
+      return Status::Error("rng-bit-generator state must be u64[N]");
+  }
+  if (s.family == OpFamily::kRaggedDot)
+    NHLO_TRY(CheckRaggedDotShapes(s, comp.buffers[b.operands[0]], comp.buffers[b.operands[1]],
+                                  comp.buffers[b.operands[2]], comp.buffers[b.result]));
+  if (const BufferRecord* r = UnboundedLeaf(comp, b.result))
+    return Status::Error("'" + std::string(r->name) +
+                         "' has an unbounded dynamic dimension (`?`): it has no "
+                         "size to store or compute, so it cannot be executed (a bound, `<=N`, can)");
+  s.dynamic = HasBoundedLeaf(comp, b.result);
+  for (uint32_t o : b.operands) s.dynamic = s.dynamic || HasBoundedLeaf(comp, o);
+  if (b.opcode == Opcode::kCustomCall) NHLO_TRY(LowerCustomCall(p, comp, s));
+  NHLO_TRY(CheckScalarCallee(p, comp, s));
+  LowerCalleePattern(p, comp, s);
+  if (s.family == OpFamily::kFft && b.operands.size() == 1)
+    s.scratch_bytes = FftScratchBytes(s, comp.buffers[b.operands[0]], comp.buffers[b.result]);
+  if (s.scratch_bytes > options.scratch_limit)
+    return Status::Error("this step needs " + std::to_string(s.scratch_bytes) +
+                         " bytes of working memory besides its operands and result, more than the " +
+                         std::to_string(options.scratch_limit) + " the run's memory limit leaves");
+  return s;
 }
 
 }  // namespace nhlo

@@ -11,7 +11,7 @@ namespace nhlo {
 namespace {
 
 constexpr size_t kKeptFrom = size_t(1) << 20;  // smaller blocks come from malloc, as before
-constexpr size_t kMaxKept = 8;                  // blocks a thread keeps at most
+constexpr size_t kMaxKept = 8;                 // blocks a thread keeps at most
 
 // Kept blocks: (address, usable bytes), the usable size a multiple of the huge page.
 struct Kept {

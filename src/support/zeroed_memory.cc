@@ -8,9 +8,7 @@
 #include "support/large_alloc.h"
 
 namespace nhlo {
-namespace {
-
-}  // namespace
+namespace {}  // namespace
 
 ZeroedMemory::~ZeroedMemory() { Release(); }
 

@@ -1,0 +1,402 @@
+// SPDX-License-Identifier: Apache-2.0
+// Running computations (issue 32's split of the machine): a computation's steps in order, its
+// fused groups tile by tile (fused_groups.h), profiles and error sites, calls, while loops,
+// conditionals, asynchronous starts, and the ops that call a computation per element (reduce,
+// map, sort, reduce-window, scatter, select-and-scatter, top-k), through Frames' memory. Each
+// step goes to RunStep, the Machine's dispatch (interp.cc).
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "interp/frames.h"
+#include "interp/fused_groups.h"
+#include "interp/interp.h"
+#include "interp/native_callees.h"
+
+namespace nhlo::machine_internal {
+
+class ControlFlow : public Frames {
+ public:
+  explicit ControlFlow(const BundleProgram& p) : Frames(p) {}
+  virtual ~ControlFlow() = default;
+
+ protected:
+  /// Runs one step (the Machine's dispatch).
+  virtual Status RunStep(const Step& s) = 0;
+
+  Status RunComputation(const ComputationRecord& comp) {
+    const std::vector<Step>& steps = steps_[IndexOf(comp)];
+    const FusionPlan& fusion = fusion_[IndexOf(comp)];
+    for (size_t i = 0; i < steps.size(); ++i) {
+      const Step& step = steps[i];
+      uint64_t before = progress_.steps;
+      if (int32_t g = fusion.group_at[i]; g >= 0 && options_.fusion) {
+        const FusedGroup& group = fusion.groups[static_cast<size_t>(g)];
+        // A group that --max-steps would stop inside runs op by op, to stop where it says.
+        if (options_.max_steps == 0 || before + group.step_count <= options_.max_steps) {
+          progress_.steps += group.step_count;
+          if (options_.progress && (progress_.steps >> 12) != (before >> 12)) options_.progress(progress_);
+          Status s = options_.profile ? RunGroupTimed(comp, group, steps) : RunFusedGroup(comp, group, ptr_);
+          if (!s.ok()) return Annotate(comp, *step.bundle, s);
+          i += group.step_count - 1;
+          continue;
+        }
+      }
+      ++progress_.steps;
+      if (options_.max_steps != 0 && progress_.steps > options_.max_steps)
+        return Annotate(comp, *step.bundle,
+                        Status::Error("stopped after " + std::to_string(options_.max_steps) + " steps (--max-steps)"));
+      if (options_.progress && (progress_.steps & 4095) == 0) options_.progress(progress_);
+      Status s = options_.profile ? RunStepTimed(comp, step) : RunStep(step);
+      if (!s.ok()) return Annotate(comp, *step.bundle, s);
+    }
+    return OkStatus();
+  }
+
+  // The entry of `step` in the profile, added on its first run.
+  BundleProfile& ProfileEntry(const ComputationRecord& comp, const Step& step) {
+    auto [it, added] = profile_index_.try_emplace(step.bundle, options_.profile->bundles.size());
+    if (added)
+      options_.profile->bundles.push_back(
+          {std::string(comp.name), std::string(comp.buffers[step.bundle->result].name), step.opcode(), 0, 0});
+    return options_.profile->bundles[it->second];
+  }
+
+  // A fused group's time is its last member's (the one whose result the group ends with); the
+  // other members count a run of no time (docs/interpreter.md).
+  Status RunGroupTimed(const ComputationRecord& comp, const FusedGroup& group, const std::vector<Step>& steps) {
+    auto start = std::chrono::steady_clock::now();
+    Status s = RunFusedGroup(comp, group, ptr_);
+    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    for (uint32_t k = 0; k < group.step_count; ++k) {
+      BundleProfile& entry = ProfileEntry(comp, steps[group.first_step + k]);
+      ++entry.runs;
+      if (k + 1 == group.step_count) entry.seconds += seconds;
+    }
+    return s;
+  }
+
+  Status RunStepTimed(const ComputationRecord& comp, const Step& step) {
+    auto start = std::chrono::steady_clock::now();
+    Status s = RunStep(step);
+    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    BundleProfile& entry = ProfileEntry(comp, step);
+    ++entry.runs;
+    entry.seconds += seconds;
+    return s;
+  }
+
+  // Adds where a failing bundle is to each diagnostic, once: the innermost bundle (a reducer's,
+  // a loop body's) is where the error is, and the callers only pass it on.
+  Status Annotate(const ComputationRecord& comp, const BundleRecord& bundle, const Status& s) {
+    if (annotated_) return s;
+    annotated_ = true;
+    std::string result(comp.buffers[bundle.result].name);
+    if (options_.error_site) *options_.error_site = {std::string(comp.name), result, s.message()};
+    Status out;
+    for (Diagnostic d : s.diagnostics()) {
+      char where[48];
+      std::snprintf(where, sizeof(where), " (bundle at 0x%08x, result '", bundle.file_offset);
+      d.message += where + result + "')";
+      out.diagnostics().push_back(d);
+    }
+    return out;
+  }
+
+  // ---- called computations -------------------------------------------------------------
+  // A computation's temps have their own arena slots and its parameters are bound by pointer
+  // to the caller's values; HLO has no recursion, and a file that asks for it (or nests calls
+  // absurdly deep) is rejected rather than allowed to corrupt a running frame.
+
+  Result<const ComputationRecord*> Callee(const Step& s, AttrId id, size_t index = 0) {
+    const BundleRecord& b = *s.bundle;
+    const AttrRecord* a = s.Find(id);
+    if (!a || index >= a->computations().size())
+      return Status::Error("bundle '" + std::string(OpcodeName(b.opcode)) + "' has no " + std::string(AttrName(id)) +
+                           " computation");
+    return &p_.computations[a->computations()[index]];
+  }
+
+  // Runs `f` with its parameters already bound and its frame at `base`, then returns to the
+  // running computation. Callees precede their callers in the file (the reader checks), so a
+  // computation never re-enters itself; the depth bound keeps the native stack small.
+  Status Enter(const ComputationRecord& f, uint8_t* base) {
+    if (++depth_ > 256) {
+      --depth_;
+      return Status::Error("calls nested deeper than 256");
+    }
+    const ComputationRecord* saved = cur_;
+    uint8_t** saved_ptr = ptr_;
+    uint8_t* saved_base = base_;
+    SetCurrent(f, base);
+    Status s = RunComputation(f);
+    cur_ = saved;
+    ptr_ = saved_ptr;
+    base_ = saved_base;
+    --depth_;
+    return s;
+  }
+
+  Status CallWithBuffers(const BundleRecord& b, const ComputationRecord& f, const std::vector<uint32_t>& args) {
+    if (args.size() != f.params.size())
+      return Status::Error("computation '" + std::string(f.name) + "' takes " + std::to_string(f.params.size()) +
+                           " arguments");
+    for (size_t i = 0; i < args.size(); ++i) NHLO_TRY(BindTree(f, f.params[i], args[i]));
+    return Enter(f, CalleeBase(b));
+  }
+
+  Status RunCall(const Step& s, AttrId computation) {
+    const BundleRecord& b = *s.bundle;
+    NHLO_ASSIGN_OR_RETURN(const ComputationRecord* f, Callee(s, computation));
+    NHLO_TRY(CallWithBuffers(b, *f, b.operands));
+    return CopyTreeFrom(*f, f->root, b.result);
+  }
+
+  // The loop state lives in the result buffer: it starts as the operand, each condition and
+  // body run reads it through their parameter, and the body's root is copied back into it.
+  Status RunWhile(const Step& s) {
+    const BundleRecord& b = *s.bundle;  // one operand: Lower checked it
+    NHLO_ASSIGN_OR_RETURN(const ComputationRecord* cond, Callee(s, AttrId::kCondition));
+    NHLO_ASSIGN_OR_RETURN(const ComputationRecord* body, Callee(s, AttrId::kBody));
+    if (cond->params.size() != 1 || body->params.size() != 1)
+      return Status::Error("while computations take one parameter");
+    const BufferRecord& pred = cond->buffers[cond->root];
+    if (pred.type != PrimitiveType::kPred || pred.size != 1) return Status::Error("while condition must return pred[]");
+    NHLO_TRY(CopyTree(b.operands[0], b.result));
+    for (;;) {
+      NHLO_TRY(BindTree(*cond, cond->params[0], b.result));
+      NHLO_TRY(Enter(*cond, CalleeBase(b)));
+      const uint8_t* go = P(*cond, cond->root);
+      if (!go || go[0] == 0) break;
+      NHLO_TRY(BindTree(*body, body->params[0], b.result));
+      NHLO_TRY(Enter(*body, CalleeBase(b)));
+      NHLO_TRY(CopyTreeFrom(*body, body->root, b.result));
+      // Every 256th iteration: a report costs a clock read, as much as a small loop body.
+      if ((++progress_.loop_iterations & 255) == 0 && options_.progress) options_.progress(progress_);
+    }
+    return OkStatus();
+  }
+
+  Status RunConditional(const Step& s) {
+    const BundleRecord& b = *s.bundle;
+    if (b.operands.empty()) return Status::Error("conditional needs a selector");
+    const BufferRecord& sel = B(b.operands[0]);
+    if (!ptr_[b.operands[0]] || sel.size == 0) return Status::Error("conditional selector is unbound");
+    size_t branch;
+    const ComputationRecord* f;
+    if (sel.type == PrimitiveType::kPred) {
+      branch = ptr_[b.operands[0]][0] ? 0 : 1;
+      NHLO_ASSIGN_OR_RETURN(f, Callee(s, branch == 0 ? AttrId::kTrueComputation : AttrId::kFalseComputation));
+    } else if (sel.type == PrimitiveType::kS32) {
+      const AttrRecord* list = s.Find(AttrId::kBranchComputations);
+      if (!list || list->computations().empty()) return Status::Error("conditional has no branch_computations");
+      int32_t index;
+      std::memcpy(&index, ptr_[b.operands[0]], 4);
+      // XLA: an out-of-range index runs the last branch.
+      branch = index < 0 || static_cast<size_t>(index) >= list->computations().size() ? list->computations().size() - 1
+                                                                                      : static_cast<size_t>(index);
+      NHLO_ASSIGN_OR_RETURN(f, Callee(s, AttrId::kBranchComputations, branch));
+    } else {
+      return Status::Error("conditional selector must be pred or s32");
+    }
+    if (branch + 1 >= b.operands.size())
+      return Status::Error("conditional has no operand for branch " + std::to_string(branch));
+    NHLO_TRY(CallWithBuffers(b, *f, {b.operands[branch + 1]}));
+    return CopyTreeFrom(*f, f->root, b.result);
+  }
+  Status RunAsyncStart(const Step& s) {
+    const BundleRecord& b = *s.bundle;
+    NHLO_ASSIGN_OR_RETURN(uint32_t held, HeldElement(b, b.result, 0));
+    NHLO_ASSIGN_OR_RETURN(uint32_t result, HeldElement(b, b.result, 1));
+    if (B(held).type != PrimitiveType::kTuple || B(held).tuple.size() != b.operands.size())
+      return Status::Error("'async-start' must hold a tuple of its " + std::to_string(b.operands.size()) + " operands");
+    ZeroTree(b.result);
+    for (size_t i = 0; i < b.operands.size(); ++i) NHLO_TRY(CopyTree(b.operands[i], B(held).tuple[i]));
+    NHLO_ASSIGN_OR_RETURN(const ComputationRecord* f, Callee(s, AttrId::kCalls));
+    NHLO_TRY(CallWithBuffers(b, *f, b.operands));
+    return CopyTreeFrom(*f, f->root, result);
+  }
+
+  // The per-element call of `f` for bundle `b`, whose root gives one scalar leaf per result
+  // (of the results' sizes): checked here, once, not on every call.
+  Result<CalleeCall> Caller(const BundleRecord& b, const ComputationRecord& f, const std::vector<Buf>& results,
+                            const char* what) {
+    const BufferRecord& root = f.buffers[f.root];
+    std::vector<uint32_t> leaves;
+    if (results.size() == 1 && root.type != PrimitiveType::kTuple)
+      leaves.push_back(f.root);
+    else if (root.type == PrimitiveType::kTuple && root.tuple.size() == results.size())
+      leaves = root.tuple;
+    else
+      return Status::Error(std::string(what) + " must return " + std::to_string(results.size()) + " values");
+    for (size_t k = 0; k < leaves.size(); ++k)
+      if (f.buffers[leaves[k]].size != static_cast<uint64_t>(HostByteSize(results[k].type())))
+        return Status::Error(std::string(what) + "'s result does not match the accumulator");
+    auto taken = std::make_shared<std::vector<const uint8_t*>>(leaves.size());
+    return CalleeCall(
+        [this, &b, &f, leaves = std::move(leaves), taken](const uint8_t* const* args) -> Result<const uint8_t* const*> {
+          // The loader checked that `f` takes these scalars (CheckScalarCallee).
+          for (size_t i = 0; i < f.params.size(); ++i) P(f, f.params[i]) = const_cast<uint8_t*>(args[i]);
+          NHLO_TRY(Enter(f, CalleeBase(b)));
+          for (size_t k = 0; k < leaves.size(); ++k) {
+            (*taken)[k] = P(f, leaves[k]);
+            if (!(*taken)[k]) return Status::Error("computation '" + std::string(f.name) + "' has no result");
+          }
+          return static_cast<const uint8_t* const*>(taken->data());
+        });
+  }
+
+  // The ops that call a computation per element (exec_callees.cc): their operands and a call.
+  Status RunReduce(const Step& s) {
+    const BundleRecord& b = *s.bundle;
+    size_t n = b.operands.size() / 2;
+    if (n == 0 || b.operands.size() != 2 * n) return Status::Error("reduce needs inputs and as many init values");
+    NHLO_ASSIGN_OR_RETURN(const ComputationRecord* f, Callee(s, AttrId::kToApply));
+    const AttrRecord* dims = s.Find(AttrId::kDimensions);
+    if (!dims) return Status::Error("reduce needs dimensions");
+    NHLO_ASSIGN_OR_RETURN(std::vector<Buf> in, OperandArrays(b, 0, n));
+    NHLO_ASSIGN_OR_RETURN(std::vector<Buf> init, OperandArrays(b, n, n));
+    NHLO_ASSIGN_OR_RETURN(std::vector<Buf> out, ResultLeaves(b, n, "reduce"));
+    // The accumulators are the init values' types: a mixed-precision result converts after.
+    NHLO_ASSIGN_OR_RETURN(CalleeCall call, Caller(b, *f, init, "the reducer"));
+    return KernelReduce(s.pattern, in, init, out, dims->ints(), call);
+  }
+
+  Status RunMap(const Step& s) {
+    const BundleRecord& b = *s.bundle;
+    NHLO_ASSIGN_OR_RETURN(const ComputationRecord* f, Callee(s, AttrId::kToApply));
+    NHLO_ASSIGN_OR_RETURN(Buf out, Array(b.result));
+    NHLO_ASSIGN_OR_RETURN(std::vector<Buf> in, OperandArrays(b, 0, b.operands.size()));
+    if (f->buffers[f->root].type != out.type())
+      return Status::Error("map computation must return a scalar of the result type");
+    NHLO_ASSIGN_OR_RETURN(CalleeCall call, Caller(b, *f, {out}, "the map computation"));
+    return KernelMap(s.pattern, in, out, call);
+  }
+
+  // sort(operands...) along one dimension with a comparator of 2N scalars (lhs_0, rhs_0, ...);
+  // stable, which also satisfies is_stable=false.
+  Status RunSort(const Step& s) {
+    const BundleRecord& b = *s.bundle;
+    NHLO_ASSIGN_OR_RETURN(const ComputationRecord* f, Callee(s, AttrId::kToApply));
+    const AttrRecord* dims = s.Find(AttrId::kDimensions);
+    size_t n = b.operands.size();
+    if (n == 0 || !dims || dims->ints().size() != 1) return Status::Error("sort needs operands and one dimension");
+    NHLO_ASSIGN_OR_RETURN(std::vector<Buf> in, OperandArrays(b, 0, n));
+    NHLO_ASSIGN_OR_RETURN(std::vector<Buf> out, ResultLeaves(b, n, "sort"));
+    if (f->buffers[f->root].type != PrimitiveType::kPred) return Status::Error("sort comparator must return pred[]");
+    Buf pred{&f->buffers[f->root], nullptr};
+    NHLO_ASSIGN_OR_RETURN(CalleeCall less, Caller(b, *f, {pred}, "the sort comparator"));
+    return KernelSort(s.pattern, in, out, dims->ints()[0], less);
+  }
+
+  // reduce-window(inputs..., inits...) with window={size stride pad lhs_dilate rhs_dilate}:
+  // each output element folds the window's in-range, non-hole input elements into the inits.
+  Status RunReduceWindow(const Step& s) {
+    const BundleRecord& b = *s.bundle;
+    size_t n = b.operands.size() / 2;
+    if (n == 0 || b.operands.size() != 2 * n)
+      return Status::Error("reduce-window needs inputs and as many init values");
+    NHLO_ASSIGN_OR_RETURN(const ComputationRecord* f, Callee(s, AttrId::kToApply));
+    NHLO_ASSIGN_OR_RETURN(std::vector<Buf> in, OperandArrays(b, 0, n));
+    NHLO_ASSIGN_OR_RETURN(std::vector<Buf> init, OperandArrays(b, n, n));
+    NHLO_ASSIGN_OR_RETURN(std::vector<Buf> out, ResultLeaves(b, n, "reduce-window"));
+    NHLO_ASSIGN_OR_RETURN(CalleeCall call, Caller(b, *f, out, "the reducer"));
+    return KernelReduceWindow(s, in, init, out, call);
+  }
+
+  // scatter(inputs..., indices, updates...): the result starts as the inputs; each update
+  // element is combined with the result element it lands on by the to_apply computation.
+  Status RunScatter(const Step& s) {
+    const BundleRecord& b = *s.bundle;
+    size_t n = (b.operands.size() - 1) / 2;
+    if (n == 0 || b.operands.size() != 2 * n + 1)
+      return Status::Error("scatter takes inputs, indices and as many updates");
+    NHLO_ASSIGN_OR_RETURN(const ComputationRecord* f, Callee(s, AttrId::kToApply));
+    NHLO_ASSIGN_OR_RETURN(std::vector<Buf> in, OperandArrays(b, 0, n));
+    NHLO_ASSIGN_OR_RETURN(std::vector<Buf> upd, OperandArrays(b, n + 1, n));
+    NHLO_ASSIGN_OR_RETURN(Buf indices, Array(b.operands[n]));
+    NHLO_ASSIGN_OR_RETURN(std::vector<Buf> out, ResultLeaves(b, n, "scatter"));
+    NHLO_ASSIGN_OR_RETURN(CalleeCall call, Caller(b, *f, out, "the scatter computation"));
+    return KernelScatter(s, in, indices, upd, out, call);
+  }
+
+  // Binds the two scalar parameters of `f` to x and y (one element each), runs it and returns
+  // its root's bytes. The loader (or the caller) checked that `f` takes two such scalars.
+  Result<const uint8_t*> CallScalar(const BundleRecord& b, const ComputationRecord& f, const uint8_t* x,
+                                    const uint8_t* y) {
+    P(f, f.params[0]) = const_cast<uint8_t*>(x);
+    P(f, f.params[1]) = const_cast<uint8_t*>(y);
+    NHLO_TRY(Enter(f, CalleeBase(b)));
+    if (!P(f, f.root)) return Status::Error("computation '" + std::string(f.name) + "' has no result");
+    return static_cast<const uint8_t*>(P(f, f.root));
+  }
+
+  // select-and-scatter(operand, source, init): the kernel walks the windows and calls back for
+  // select(selected, candidate) -> pred[] and scatter(source value, result value) -> T.
+  Status RunSelectAndScatter(const Step& s) {
+    const BundleRecord& b = *s.bundle;
+    NHLO_ASSIGN_OR_RETURN(const ComputationRecord* select, Callee(s, AttrId::kSelect));
+    NHLO_ASSIGN_OR_RETURN(const ComputationRecord* scatter, Callee(s, AttrId::kScatter));
+    NHLO_ASSIGN_OR_RETURN(std::vector<Buf> in, OperandArrays(b, 0, 3));
+    NHLO_ASSIGN_OR_RETURN(Buf out, Array(b.result));
+    PrimitiveType t = in[0].type();
+    uint64_t size = static_cast<uint64_t>(HostByteSize(t));
+    for (const ComputationRecord* f : {select, scatter}) {
+      const BufferRecord& root = f->buffers[f->root];
+      PrimitiveType want = f == select ? PrimitiveType::kPred : t;
+      bool ok = f->params.size() == 2 && root.type == want && root.size == static_cast<uint64_t>(HostByteSize(want));
+      for (size_t i = 0; ok && i < 2; ++i)
+        ok = f->buffers[f->params[i]].type == t && f->buffers[f->params[i]].size == size;
+      if (!ok)
+        return Status::Error("select-and-scatter computation '" + std::string(f->name) + "' must take two " +
+                             std::string(PrimitiveTypeName(t)) + " scalars and return a " +
+                             std::string(PrimitiveTypeName(want)) + " scalar");
+    }
+    auto call = [&](const ComputationRecord* f) {
+      return [this, &b, f](const uint8_t* x, const uint8_t* y) { return CallScalar(b, *f, x, y); };
+    };
+    uint8_t selected = 0;
+    std::string value(size, '\0');
+    ScalarCall native_select = [&](const uint8_t* x, const uint8_t* y) -> Result<const uint8_t*> {
+      selected = CompareScalar(s.pattern, t, x, y);
+      return static_cast<const uint8_t*>(&selected);
+    };
+    ScalarCall native_scatter = [&](const uint8_t* x, const uint8_t* y) -> Result<const uint8_t*> {
+      std::memcpy(value.data(), x, size);  // scatter(source value, result value) = op(x, y)
+      if (!ApplyScalarOp(s.pattern, t, reinterpret_cast<uint8_t*>(value.data()), y))
+        return Status::Error("select-and-scatter's scatter has no native form for this type");
+      return reinterpret_cast<const uint8_t*>(value.data());
+    };
+    return KernelSelectAndScatter(s, in[0], in[1], in[2], out, s.pattern.compare_known ? native_select : call(select),
+                                  s.pattern.op != ScalarOp::kNone ? native_scatter : call(scatter));
+  }
+
+  // topk(x), largest=true|false, and the TopK custom call (order fixed at load from its comparator).
+  Status RunTopK(const Step& s, const Buf& x, const Buf& values, const Buf& indices) {
+    const BundleRecord& b = *s.bundle;
+    TopKOrder order = s.topk_order;
+    if (b.opcode == Opcode::kTopK) {
+      const AttrRecord* largest = s.Find(AttrId::kLargest);
+      order = !largest || largest->b() ? TopKOrder::kDescending : TopKOrder::kAscending;
+    }
+    if (order != TopKOrder::kComparator) return KernelTopK(x, values, indices, order, {});
+    // The comparator's signature was checked at load (LowerCustomCall).
+    NHLO_ASSIGN_OR_RETURN(const ComputationRecord* f, Callee(s, AttrId::kCalledComputations));
+    return KernelTopK(x, values, indices, order,
+                      [this, &b, f](const uint8_t* x0, const uint8_t* x1) { return CallScalar(b, *f, x0, x1); });
+  }
+
+  std::vector<std::vector<Step>> steps_;  // per computation: its bundles lowered
+  std::vector<FusionPlan> fusion_;        // per computation: its fused groups
+  int depth_ = 0;
+  ExecuteOptions options_;
+  ExecutionProgress progress_;
+  bool annotated_ = false;  // the failing bundle's location is in the Status already
+  std::unordered_map<const BundleRecord*, size_t> profile_index_;  // into options_.profile
+};
+
+}  // namespace nhlo::machine_internal
