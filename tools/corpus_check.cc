@@ -56,6 +56,7 @@ struct ArenaTotals {
   int rejected = 0;
   uint64_t arena = 0;
   uint64_t lower_bound = 0;
+  uint64_t aliased_bound = 0;  // the lower bound with every XLA alias taken (codegen/alias_bound.h)
   uint64_t unshared = 0;
   uint64_t largest = 0;
   uint64_t largest_unshared = 0;
@@ -115,6 +116,7 @@ void CheckBundle(const std::string& name, const nhlo::Module& m, ArenaTotals& t)
   }
   t.arena += report.arena;
   t.lower_bound += report.lower_bound;
+  t.aliased_bound += report.aliased_bound;
   t.largest = std::max(t.largest, report.arena);
   t.unshared += report.unshared;
   t.largest_unshared = std::max(t.largest_unshared, report.unshared);
@@ -124,8 +126,8 @@ void CheckBundle(const std::string& name, const nhlo::Module& m, ArenaTotals& t)
     t.worst = name + " (" + std::string(m.name) + ")";
   }
   if (t.print_each)
-    std::cout << "arena " << report.arena << " lower-bound " << report.lower_bound << " ratio " << ratio << "  " << name
-              << " (" << m.name << ")\n";
+    std::cout << "arena " << report.arena << " lower-bound " << report.lower_bound << " ratio " << ratio
+              << " aliased-bound " << report.aliased_bound << "  " << name << " (" << m.name << ")\n";
 }
 
 // Empty on success, else why the piece failed. The round trip is checked even for a module
@@ -532,6 +534,8 @@ int main(int argc, char** argv) {
             << totals.unknown_custom_calls << " hold a custom call nhlo cannot run (nhlo-compile refuses those)\n";
   std::cout << "arena: " << totals.arena << " bytes in all (lower bound " << totals.lower_bound << "), largest "
             << totals.largest << ", worst arena/lower-bound " << totals.worst_ratio << " in " << totals.worst << "\n";
+  std::cout << "with every alias XLA takes (get-tuple-element, tuple, bitcast, reshape, loop state): "
+            << totals.aliased_bound << " bytes in all at least\n";
   std::cout << "arena with one slot per value (format version 1): " << totals.unshared << " bytes in all, largest "
             << totals.largest_unshared << "\n";
   std::cout << passed << " passed, " << failed << " failed\n";

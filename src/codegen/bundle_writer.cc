@@ -10,6 +10,7 @@
 #include <map>
 #include <unordered_map>
 
+#include "codegen/alias_bound.h"
 #include "codegen/attr_layout.h"
 #include "codegen/buffer_assignment.h"
 #include "codegen/codegen.h"
@@ -130,6 +131,7 @@ class Writer {
     uint32_t root = 0;
     uint64_t frame_size = 0;
     uint64_t live_bound = 0;
+    uint64_t aliased_bound = 0;  // the bound if every XLA alias were taken (alias_bound.h)
     uint64_t unshared = 0;
     uint64_t align = 1;  // the largest alignment any offset in the frame relies on
     uint32_t bundle_count = 0;
@@ -399,7 +401,15 @@ class Writer {
     out.live_bound = peak;
     // What version 1 gave this computation: every value its own 16-byte aligned slot.
     out.unshared = unshared;
-    if (report_) report_->computations.push_back({std::string(comp.name), out.frame_size, out.live_bound});
+    out.aliased_bound = AliasedLiveBound(comp, out.buffers, value, last_use, [this](const Instruction& inst) {
+      uint64_t bound = 0;
+      for (const Attribute& a : inst.attrs)
+        if (a.kind == AttrKind::Computation || a.kind == AttrKind::ComputationList)
+          for (const Computation* c : a.computations) bound = std::max(bound, comps_[comp_index_.at(c)].aliased_bound);
+      return bound;
+    });
+    if (report_)
+      report_->computations.push_back({std::string(comp.name), out.frame_size, out.live_bound, out.aliased_bound});
 
     ByteWriter code;
     for (size_t i = 0; i < n; ++i)
@@ -595,6 +605,7 @@ class Writer {
     if (report_) {
       report_->arena = comps_[entry].frame_size;
       report_->lower_bound = comps_[entry].live_bound;
+      report_->aliased_bound = comps_[entry].aliased_bound;
       for (const CompOut& c : comps_) report_->unshared += c.unshared;
     }
 

@@ -33,10 +33,12 @@ struct ArenaReport {
     std::string computation;
     uint64_t frame = 0;
     uint64_t lower_bound = 0;
+    uint64_t aliased_bound = 0;  // the lower bound if every XLA alias were taken (alias_bound.h)
   };
   std::vector<Entry> computations;
   uint64_t arena = 0;
   uint64_t lower_bound = 0;
+  uint64_t aliased_bound = 0;
   /// The arena format version 1 asked for: every value of every computation its own 16-byte
   /// aligned slot (the figure before liveness-based assignment).
   uint64_t unshared = 0;
