@@ -333,10 +333,12 @@ TEST_CASE("convolution kernel: im2col + GEMM against the reference formula") {
   CheckConv({3, 8, 50, 9, 11, 9, 11, 1, 1, WindowDim{}});  // the window covers the input: a dot
 }
 
-TEST_CASE("convolution kernel: weight gradients (a window of 1024+ taps) summed directly") {
+TEST_CASE("convolution kernel: weight gradients (a window of 128+ taps) summed directly") {
   WindowDim same;
   same.pad_low = same.pad_high = 1;
   CheckConv({2, 1, 3, 34, 33, 32, 32, 1, 1, same});
+  CheckConv({2, 1, 3, 12, 12, 12, 12, 1, 1, same});  // 144 taps, 3x3 positions (mobilenet's 28x28 kind)
+  CheckConv({4, 1, 4, 12, 12, 12, 12, 1, 4, same});
   CheckConv({4, 1, 4, 33, 34, 32, 32, 1, 4, same});  // batch groups: a depthwise weight gradient
   WindowDim dilated;                                 // rhs_dilate=2x2, as the gradient of a stride-2 convolution
   dilated.pad_low = 1, dilated.window_dilation = 2, dilated.reversal = true;
