@@ -226,3 +226,40 @@ TEST_CASE("Executable: loaded once, every run gives what Execute gives") {
   REQUIRE(after.ok());
   CheckSameBytes(*after, *once);
 }
+
+TEST_CASE("pred binary ops run as spans with the evaluator's rules") {
+  // XLA's evaluator: and/minimum/multiply are and, or/maximum/add are or, xor is xor (the verifier
+  // refuses subtract and power on pred, as XLA's does).
+  const char* ops[] = {"and", "minimum", "multiply", "or", "maximum", "add", "xor"};
+  std::string text = "HloModule p\nENTRY e {\n  x = pred[1000] parameter(0)\n  y = pred[1000] parameter(1)\n";
+  std::string root = "  ROOT t = (";
+  for (size_t i = 0; i < std::size(ops); ++i) {
+    text += "  r" + std::to_string(i) + " = pred[1000] " + ops[i] + "(x, y)\n";
+    root += std::string(i ? ", " : "") + "pred[1000]";
+  }
+  root += ") tuple(";
+  for (size_t i = 0; i < std::size(ops); ++i) root += std::string(i ? ", " : "") + "r" + std::to_string(i);
+  text += root + ")\n}\n";
+  BundleProgram p = Load(text);
+  Value x, y;
+  x.type = y.type = PrimitiveType::kPred;
+  x.dims = y.dims = {1000};
+  for (int i = 0; i < 1000; ++i) {
+    x.bytes.push_back(static_cast<char>(i % 2));
+    y.bytes.push_back(static_cast<char>((i / 2) % 2));
+  }
+  for (bool fusion : {true, false}) {
+    ExecuteOptions options;
+    options.fusion = fusion;
+    auto r = Execute(p, {x, y}, options);
+    REQUIRE(r.ok());
+    REQUIRE(r->tuple.size() == std::size(ops));
+    for (size_t k = 0; k < std::size(ops); ++k)
+      for (int i = 0; i < 1000; ++i) {
+        bool a = x.bytes[i] != 0, b = y.bytes[i] != 0;
+        bool want = k < 3 ? (a && b) : k < 6 ? (a || b) : (a != b);
+        CAPTURE(ops[k]);
+        REQUIRE(r->tuple[k].bytes[i] == static_cast<char>(want));
+      }
+  }
+}

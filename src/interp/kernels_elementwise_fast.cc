@@ -650,10 +650,37 @@ SpanOp UnarySpanOp(Opcode op, PrimitiveType in, PrimitiveType out) {
   return r;
 }
 
+namespace {
+
+// XLA's evaluator on pred operands (kernels_elementwise.cc's BinaryPred): and, minimum and
+// multiply are and; or, maximum and add are or; xor and subtract are xor; power is x || !y. A
+// byte other than 0 is true, and results are 0 or 1.
+template <int kRule>
+void PredSpan(const SpanOp&, const uint8_t* const* x, uint8_t* z, int64_t m) {
+  for (int64_t i = 0; i < m; ++i) {
+    bool p = x[0][i] != 0, q = x[1][i] != 0;
+    z[i] = kRule == 0 ? (p && q) : kRule == 1 ? (p || q) : kRule == 2 ? (p != q) : (p || !q);
+  }
+}
+
+SpanFn PredBinary(Opcode op) {
+  if (op == Opcode::kAnd || op == Opcode::kMinimum || op == Opcode::kMultiply) return PredSpan<0>;
+  if (op == Opcode::kOr || op == Opcode::kMaximum || op == Opcode::kAdd) return PredSpan<1>;
+  if (op == Opcode::kXor || op == Opcode::kSubtract) return PredSpan<2>;
+  if (op == Opcode::kPower) return PredSpan<3>;
+  return nullptr;
+}
+
+}  // namespace
+
 SpanOp BinarySpanOp(Opcode op, PrimitiveType a, PrimitiveType b, PrimitiveType out) {
   SpanOp r{nullptr, out, out, 2};
   if (a != out || b != out) return r;
   PrimitiveType t = out;
+  if (t == PrimitiveType::kPred) {
+    r.fn = PredBinary(op);
+    return r;
+  }
   if (t == PrimitiveType::kF32 || t == PrimitiveType::kF64 || IsBlockFloat(t)) {
     auto pick = [&](auto k) {
       constexpr Opcode K = decltype(k)::value;
