@@ -89,9 +89,6 @@ bool WithNativeInt(PrimitiveType t, F&& f) {
 // output line makes these memory-bound loops about 1.5x faster. Only the stores differ.
 constexpr int64_t kStreamBytes = int64_t{8} << 20;
 
-template <Opcode K>
-constexpr bool kStreamable = K == Opcode::kAdd || K == Opcode::kSubtract || K == Opcode::kMultiply;
-
 // BinarySpan for add/subtract/multiply over 16-byte vectors with streaming stores; the same
 // IEEE (or wrapping unsigned) operations, and the same both-NaN rule (the hardware's: the
 // destination operand's NaN), as BinarySpan.
@@ -141,11 +138,11 @@ void StreamBinary(const T* x, const T* y, T* z, int64_t m) {
 }
 
 template <Opcode K>
-void BlockUnary(PrimitiveType t, const uint8_t* x, uint8_t* z, int64_t begin, int64_t end) {
+void BlockUnary(PrimitiveType t, const uint8_t* x, uint8_t* z, int64_t n) {
   int size = HostByteSize(t);
   alignas(64) float a[kFloatBlock], r[kFloatBlock];
-  for (int64_t i = begin; i < end; i += kFloatBlock) {
-    int64_t m = std::min(kFloatBlock, end - i);
+  for (int64_t i = 0; i < n; i += kFloatBlock) {
+    int64_t m = std::min(kFloatBlock, n - i);
     DecodeFloatBlock(t, x + i * size, a, m);
     UnarySpan<K, float>(a, r, m);
     EncodeFloatBlock(t, r, z + i * size, m);
@@ -153,11 +150,11 @@ void BlockUnary(PrimitiveType t, const uint8_t* x, uint8_t* z, int64_t begin, in
 }
 
 template <Opcode K>
-void BlockBinary(PrimitiveType t, const uint8_t* x, const uint8_t* y, uint8_t* z, int64_t begin, int64_t end) {
+void BlockBinary(PrimitiveType t, const uint8_t* x, const uint8_t* y, uint8_t* z, int64_t n) {
   int size = HostByteSize(t);
   alignas(64) float a[kFloatBlock], b[kFloatBlock], r[kFloatBlock];
-  for (int64_t i = begin; i < end; i += kFloatBlock) {
-    int64_t m = std::min(kFloatBlock, end - i);
+  for (int64_t i = 0; i < n; i += kFloatBlock) {
+    int64_t m = std::min(kFloatBlock, n - i);
     DecodeFloatBlock(t, x + i * size, a, m);
     DecodeFloatBlock(t, y + i * size, b, m);
     BinarySpan<K, float>(a, b, r, m);
@@ -174,58 +171,6 @@ void TotalOrderSpan(const U* x, const U* y, uint8_t* o, int64_t m, int width) {
     return (bits & sign) ? -mag - 1 : mag;
   };
   for (int64_t i = 0; i < m; ++i) o[i] = Cmp<kCode>(key(x[i]), key(y[i]));
-}
-
-template <int kCode>
-bool CompareWithCode(bool total_order, const Buf& a, const Buf& b, const Buf& out) {
-  PrimitiveType t = a.type();
-  int64_t n = out.count();
-  const uint8_t* x = a.data;
-  const uint8_t* y = b.data;
-  uint8_t* o = out.data;
-  if (total_order && IsFloat(t)) {
-    int width = BitWidth(t);
-    auto run = [&](auto u) {
-      using U = decltype(u);
-      ForChunks(
-          n, [&](int64_t s, int64_t e) { TotalOrderSpan<kCode, U>(As<U>(x) + s, As<U>(y) + s, o + s, e - s, width); });
-    };
-    switch (HostByteSize(t)) {
-      case 1: run(uint8_t{}); return true;
-      case 2: run(uint16_t{}); return true;
-      case 4: run(uint32_t{}); return true;
-      case 8: run(uint64_t{}); return true;
-      default: return false;
-    }
-  }
-  auto native = [&](auto v) {
-    using T = decltype(v);
-    ForChunks(n, [&](int64_t s, int64_t e) { CompareSpan<kCode, T>(As<T>(x) + s, As<T>(y) + s, o + s, e - s); });
-  };
-  if (t == PrimitiveType::kF32)
-    native(float{});
-  else if (t == PrimitiveType::kF64)
-    native(double{});
-  else if (WithNativeInt(t, native)) {
-  } else if (t == PrimitiveType::kPred) {
-    ForChunks(n, [&](int64_t s, int64_t e) {
-      for (int64_t i = s; i < e; ++i) o[i] = Cmp<kCode>(x[i] != 0, y[i] != 0);
-    });
-  } else if (IsBlockFloat(t)) {
-    int size = HostByteSize(t);
-    ForChunks(n, [&](int64_t s, int64_t e) {
-      alignas(64) float p[kFloatBlock], q[kFloatBlock];
-      for (int64_t i = s; i < e; i += kFloatBlock) {
-        int64_t m = std::min(kFloatBlock, e - i);
-        DecodeFloatBlock(t, x + i * size, p, m);
-        DecodeFloatBlock(t, y + i * size, q, m);
-        CompareSpan<kCode, float>(p, q, o + i, m);
-      }
-    });
-  } else {
-    return false;
-  }
-  return true;
 }
 
 // ---- select / clamp ----
@@ -380,14 +325,21 @@ bool IsConvertible(PrimitiveType t) {
          WithNativeInt(t, [](auto) {});
 }
 
-// Runs a resolved span over n elements in ForChunks' chunks.
-void RunSpan(const SpanOp& span, std::initializer_list<const uint8_t*> operands, uint8_t* z, int64_t n) {
-  int in_size = HostByteSize(span.in_type), out_size = HostByteSize(span.out_type);
-  const uint8_t* x[3] = {nullptr, nullptr, nullptr};
+// One operand of RunSpan: its first element and the bytes of one element.
+struct SpanOperand {
+  const uint8_t* data;
+  int64_t element;
+};
+
+// Runs a resolved span over n elements in ForChunks' chunks (the op-by-op form of a span the
+// fused groups run tile by tile).
+void RunSpan(const SpanOp& span, std::initializer_list<SpanOperand> operands, uint8_t* z, int64_t n) {
+  int64_t out_size = HostByteSize(span.out_type);
+  SpanOperand x[3] = {{nullptr, 0}, {nullptr, 0}, {nullptr, 0}};
   std::copy(operands.begin(), operands.end(), x);
   ForChunks(n, [&](int64_t s, int64_t e) {
-    const uint8_t* in[3] = {x[0] + s * in_size, x[1] ? x[1] + s * in_size : nullptr,
-                            x[2] ? x[2] + s * in_size : nullptr};
+    const uint8_t* in[3];
+    for (int k = 0; k < 3; ++k) in[k] = x[k].data ? x[k].data + s * x[k].element : nullptr;
     span.fn(span, in, z + s * out_size, e - s);
   });
 }
@@ -402,7 +354,7 @@ bool FastUnary(Opcode op, const Buf& in, const Buf& out) {
   if (op != Opcode::kIsFinite) {
     SpanOp span = UnarySpanOp(op, t, out.type());
     if (!span.fn) return false;
-    RunSpan(span, {x}, z, n);
+    RunSpan(span, {{x, HostByteSize(t)}}, z, n);
     return true;
   }
   if (out.type() != PrimitiveType::kPred) return false;
@@ -444,7 +396,7 @@ bool FastBinary(Opcode op, const Buf& a, const Buf& b, const Buf& out) {
   if (!native || !streamable || n * HostByteSize(t) < kStreamBytes) {
     SpanOp span = BinarySpanOp(op, t, t, t);
     if (!span.fn) return false;
-    RunSpan(span, {x, y}, z, n);
+    RunSpan(span, {{x, HostByteSize(t)}, {y, HostByteSize(t)}}, z, n);
     return true;
   }
   // Large add, subtract and multiply: streaming stores.
@@ -474,15 +426,10 @@ bool FastBinary(Opcode op, const Buf& a, const Buf& b, const Buf& out) {
 }
 
 bool FastCompare(int code, bool total_order, const Buf& a, const Buf& b, const Buf& out) {
-  switch (code) {
-    case 0: return CompareWithCode<0>(total_order, a, b, out);
-    case 1: return CompareWithCode<1>(total_order, a, b, out);
-    case 2: return CompareWithCode<2>(total_order, a, b, out);
-    case 3: return CompareWithCode<3>(total_order, a, b, out);
-    case 4: return CompareWithCode<4>(total_order, a, b, out);
-    case 5: return CompareWithCode<5>(total_order, a, b, out);
-    default: return false;
-  }
+  SpanOp span = CompareSpanOp(code, total_order, a.type());
+  if (!span.fn) return false;
+  RunSpan(span, {{a.data, HostByteSize(a.type())}, {b.data, HostByteSize(b.type())}}, out.data, out.count());
+  return true;
 }
 
 bool FastSelect(const Buf& pred, const Buf& on_true, const Buf& on_false, const Buf& out) {
@@ -493,20 +440,11 @@ bool FastSelect(const Buf& pred, const Buf& on_true, const Buf& on_false, const 
     if (pick.data != out.data && n > 0) std::memmove(out.data, pick.data, static_cast<size_t>(n) * size);
     return true;
   }
-  const uint8_t* p = pred.data;
-  auto run = [&](auto u) {
-    using U = decltype(u);
-    ForChunks(n, [&](int64_t s, int64_t e) {
-      SelectSpan<U>(p + s, As<U>(on_true.data) + s, As<U>(on_false.data) + s, As<U>(out.data) + s, e - s);
-    });
-  };
-  switch (size) {
-    case 1: run(uint8_t{}); return true;
-    case 2: run(uint16_t{}); return true;
-    case 4: run(uint32_t{}); return true;
-    case 8: run(uint64_t{}); return true;
-    default: return false;
-  }
+  SpanOp span = SelectSpanOp(out.type());
+  if (!span.fn) return false;
+  int64_t element = static_cast<int64_t>(size);
+  RunSpan(span, {{pred.data, 1}, {on_true.data, element}, {on_false.data, element}}, out.data, n);
+  return true;
 }
 
 bool FastClamp(const Buf& lo, const Buf& x, const Buf& hi, const Buf& out) {
@@ -547,35 +485,9 @@ bool FastClamp(const Buf& lo, const Buf& x, const Buf& hi, const Buf& out) {
 }
 
 bool FastConvert(const Buf& in, const Buf& out) {
-  PrimitiveType from = in.type(), to = out.type();
-  if (!IsConvertible(from) || !IsConvertible(to)) return false;
-  int64_t n = out.count();
-  const uint8_t* x = in.data;
-  uint8_t* z = out.data;
-  // The common float conversions in one pass.
-  if (from == PrimitiveType::kF32 && (to == PrimitiveType::kBF16 || to == PrimitiveType::kF16)) {
-    ForChunks(n, [&](int64_t s, int64_t e) { EncodeFloatBlock(to, As<float>(x) + s, z + s * 2, e - s); });
-    return true;
-  }
-  if ((from == PrimitiveType::kBF16 || from == PrimitiveType::kF16) && to == PrimitiveType::kF32) {
-    ForChunks(n, [&](int64_t s, int64_t e) {
-      float* o = As<float>(z) + s;
-      DecodeFloatBlock(from, x + s * 2, o, e - s);
-      for (int64_t i = 0; i < e - s; ++i) o[i] = ViaDouble(o[i]);
-    });
-    return true;
-  }
-  int in_size = HostByteSize(from), out_size = HostByteSize(to);
-  ForChunks(n, [&](int64_t s, int64_t e) {
-    ConvertBlock block;
-    block.from = from;
-    block.to = to;
-    for (int64_t i = s; i < e; i += kFloatBlock) {
-      int64_t m = std::min(kFloatBlock, e - i);
-      block.Load(x + i * in_size, m);
-      block.Store(z + i * out_size, m);
-    }
-  });
+  SpanOp span = ConvertSpanOp(in.type(), out.type());
+  if (!span.fn) return false;
+  RunSpan(span, {{in.data, HostByteSize(in.type())}}, out.data, out.count());
   return true;
 }
 
@@ -617,7 +529,7 @@ SpanOp UnarySpanOp(Opcode op, PrimitiveType in, PrimitiveType out) {
         };
       else
         r.fn = [](const SpanOp& o, const uint8_t* const* x, uint8_t* z, int64_t m) {
-          BlockUnary<K>(o.in_type, x[0], z, 0, m);
+          BlockUnary<K>(o.in_type, x[0], z, m);
         };
     };
 #define NHLO_X(name)               \
@@ -694,7 +606,7 @@ SpanOp BinarySpanOp(Opcode op, PrimitiveType a, PrimitiveType b, PrimitiveType o
         };
       else
         r.fn = [](const SpanOp& o, const uint8_t* const* x, uint8_t* z, int64_t m) {
-          BlockBinary<K>(o.out_type, x[0], x[1], z, 0, m);
+          BlockBinary<K>(o.out_type, x[0], x[1], z, m);
         };
     };
 #define NHLO_X(name)               \
