@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <numeric>
-#include <unordered_map>
 
 namespace nhlo {
 namespace {
@@ -58,13 +57,10 @@ void Leaves(const std::vector<BufferRecord>& buffers, uint32_t b, std::vector<ui
 
 }  // namespace
 
-uint64_t AliasedLiveBound(const Computation& comp, const std::vector<BufferRecord>& buffers,
-                          const std::vector<uint32_t>& value, const std::vector<uint32_t>& last_use,
-                          const std::function<uint64_t(const Instruction&)>& callee_bound) {
+uint64_t AliasedLiveBound(const Computation& comp, const std::unordered_map<const Instruction*, uint32_t>& position,
+                          const std::vector<BufferRecord>& buffers, const std::vector<uint32_t>& value,
+                          const std::vector<uint32_t>& last_use, const std::vector<uint64_t>& callee_bound) {
   const size_t n = comp.instructions.size();
-  std::unordered_map<const Instruction*, uint32_t> position;
-  position.reserve(n);
-  for (size_t i = 0; i < n; ++i) position[comp.instructions[i]] = static_cast<uint32_t>(i);
   Classes classes(buffers);
   for (size_t i = 0; i < n; ++i) {
     const Instruction& inst = *comp.instructions[i];
@@ -124,7 +120,7 @@ uint64_t AliasedLiveBound(const Computation& comp, const std::vector<BufferRecor
   uint64_t live = 0, peak = 0;
   for (size_t i = 0; i < n; ++i) {
     for (uint32_t c : starting[i]) live += bytes[c];
-    peak = std::max(peak, live + callee_bound(*comp.instructions[i]));
+    peak = std::max(peak, live + callee_bound[i]);
     for (uint32_t c : ending[i]) live -= bytes[c];
   }
   return peak;

@@ -10,7 +10,7 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
+#include <unordered_map>
 #include <vector>
 
 #include "codegen/bundle_format.h"
@@ -18,11 +18,12 @@
 
 namespace nhlo {
 
-/// `value[i]` is the buffer (in `buffers`) of instruction i of `comp`, `last_use[i]` the position
-/// of its last reader (the root's is the instruction count); `callee_bound(inst)` the most the
-/// computations `inst` calls need at once, with aliases taken.
-uint64_t AliasedLiveBound(const Computation& comp, const std::vector<BufferRecord>& buffers,
-                          const std::vector<uint32_t>& value, const std::vector<uint32_t>& last_use,
-                          const std::function<uint64_t(const Instruction&)>& callee_bound);
+/// `position` gives each instruction of `comp` its index, `value[i]` is the buffer (in `buffers`)
+/// of instruction i, `last_use[i]` the position of its last reader (the root's is the instruction
+/// count) and `callee_bound[i]` the most the computations instruction i calls need at once, with
+/// aliases taken.
+uint64_t AliasedLiveBound(const Computation& comp, const std::unordered_map<const Instruction*, uint32_t>& position,
+                          const std::vector<BufferRecord>& buffers, const std::vector<uint32_t>& value,
+                          const std::vector<uint32_t>& last_use, const std::vector<uint64_t>& callee_bound);
 
 }  // namespace nhlo

@@ -284,8 +284,9 @@ class Writer {
   }
 
   // The largest frame among the computations `inst` calls (0 when it calls none).
-  void CalleeNeeds(const Instruction& inst, uint64_t* frame, uint64_t* bound, uint64_t* align) {
-    *frame = *bound = 0;
+  void CalleeNeeds(const Instruction& inst, uint64_t* frame, uint64_t* bound, uint64_t* align,
+                   uint64_t* aliased_bound) {
+    *frame = *bound = *aliased_bound = 0;
     *align = 1;
     for (const Attribute& a : inst.attrs) {
       if (a.kind != AttrKind::Computation && a.kind != AttrKind::ComputationList) continue;
@@ -293,6 +294,7 @@ class Writer {
         const CompOut& callee = comps_[comp_index_.at(c)];
         *frame = std::max(*frame, callee.frame_size);
         *bound = std::max(*bound, callee.live_bound);
+        *aliased_bound = std::max(*aliased_bound, callee.aliased_bound);
         *align = std::max(*align, callee.align);
       }
     }
@@ -347,11 +349,12 @@ class Writer {
     std::vector<uint32_t> callee_slot(n, UINT32_MAX);
     uint64_t live = 0, peak = 0, unshared = 0;
     std::vector<std::vector<uint32_t>> leaves(n);
+    std::vector<uint64_t> callee_aliased_bound(n);  // for the report's aliased bound
     for (size_t i = 0; i < n; ++i) {
       const Instruction& inst = *comp.instructions[i];
       CollectTempLeaves(out, value[i], leaves[i]);
       uint64_t callee_size, callee_bound, callee_align;
-      CalleeNeeds(inst, &callee_size, &callee_bound, &callee_align);
+      CalleeNeeds(inst, &callee_size, &callee_bound, &callee_align, &callee_aliased_bound[i]);
       bool in_place = false;
       if (MayWriteInPlace(inst.opcode) && leaves[i].size() == 1 && out.buffers[value[i]].kind == BufferKind::kTemp) {
         uint32_t result = leaves[i][0];
@@ -401,15 +404,11 @@ class Writer {
     out.live_bound = peak;
     // What version 1 gave this computation: every value its own 16-byte aligned slot.
     out.unshared = unshared;
-    out.aliased_bound = AliasedLiveBound(comp, out.buffers, value, last_use, [this](const Instruction& inst) {
-      uint64_t bound = 0;
-      for (const Attribute& a : inst.attrs)
-        if (a.kind == AttrKind::Computation || a.kind == AttrKind::ComputationList)
-          for (const Computation* c : a.computations) bound = std::max(bound, comps_[comp_index_.at(c)].aliased_bound);
-      return bound;
-    });
-    if (report_)
+    // Informational, for reports (nhlo-corpus-check --arena): not computed for a plain compile.
+    if (report_) {
+      out.aliased_bound = AliasedLiveBound(comp, position, out.buffers, value, last_use, callee_aliased_bound);
       report_->computations.push_back({std::string(comp.name), out.frame_size, out.live_bound, out.aliased_bound});
+    }
 
     ByteWriter code;
     for (size_t i = 0; i < n; ++i)
