@@ -160,6 +160,7 @@ class Planner {
  public:
   Planner(const ComputationRecord& comp, const std::vector<Step>& steps) : comp_(comp), steps_(steps) {
     last_read_.assign(comp.buffers.size(), -1);
+    produced_.assign(comp.buffers.size(), 0);
     for (size_t i = 0; i < steps.size(); ++i)
       for (uint32_t o : steps[i].bundle->operands) last_read_[o] = static_cast<int64_t>(i);
   }
@@ -202,19 +203,19 @@ class Planner {
   // The first member (> first) whose stored result shares bytes, other than exactly, with a
   // range the group touched before it, or whose external operand does so with an earlier stored
   // result; `end` when there is none.
-  size_t FirstConflict(size_t first, size_t end) const {
+  size_t FirstConflict(size_t first, size_t end) {
     std::vector<Range> read, stored;
-    std::vector<bool> produced(comp_.buffers.size(), false);
+    ++stamp_;  // produced_[b] == stamp_: buffer b is a result of this candidate group
     for (size_t j = first; j < end; ++j) {
       for (uint32_t o : steps_[j].bundle->operands) {
         const BufferRecord& r = comp_.buffers[o];
-        if (produced[o] || r.kind != BufferKind::kTemp) continue;
+        if (produced_[o] == stamp_ || r.kind != BufferKind::kTemp) continue;
         Range in = RangeOf(r);
         for (const Range& s : stored)
           if (in.Overlaps(s) && !in.Same(s)) return j;
         read.push_back(in);
       }
-      produced[ResultId(j)] = true;
+      produced_[ResultId(j)] = stamp_;
       if (!Stored(j, end)) continue;
       Range out = RangeOf(Result(j));
       for (const std::vector<Range>* seen : {&read, &stored})
@@ -287,6 +288,10 @@ class Planner {
   const ComputationRecord& comp_;
   const std::vector<Step>& steps_;
   std::vector<int64_t> last_read_;  // the last step reading each buffer, -1 if none
+  // Which buffers the candidate group FirstConflict checks produces, marked with its stamp: one
+  // table for the computation, not one per candidate (a computation has as many as it has runs).
+  std::vector<uint64_t> produced_;
+  uint64_t stamp_ = 0;
 };
 
 }  // namespace
