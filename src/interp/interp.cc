@@ -512,14 +512,8 @@ Status LoadForExecution(const BundleProgram& program, DeviceGrid grid, const Exe
 Status LoadForExecution(const BundleProgram& program) { return LoadForExecution(program, ProgramDevices(program), {}); }
 
 Result<Value> Execute(const BundleProgram& program, std::vector<Value> args, const ExecuteOptions& options) {
-  if (ProgramDevices(program).count() > 1)
-    return Status::Error("the module runs on " + std::to_string(program.replicas) + " x " +
-                         std::to_string(program.partitions) +
-                         " devices (replica_count x num_partitions); this tool runs one (nhlo-run runs them all)");
-  Machine machine(program);
-  machine.set_options(options);
-  NHLO_TRY(machine.Load());
-  return machine.Run(std::move(args));
+  NHLO_ASSIGN_OR_RETURN(std::unique_ptr<Executable> executable, Executable::Load(program, options));
+  return executable->Run(std::move(args));
 }
 
 struct Executable::Impl {
@@ -534,7 +528,7 @@ Result<std::unique_ptr<Executable>> Executable::Load(const BundleProgram& progra
   if (ProgramDevices(program).count() > 1)
     return Status::Error("the module runs on " + std::to_string(program.replicas) + " x " +
                          std::to_string(program.partitions) +
-                         " devices (replica_count x num_partitions); an Executable runs one");
+                         " devices (replica_count x num_partitions); this tool runs one (nhlo-run runs them all)");
   auto impl = std::make_unique<Impl>(program);
   impl->machine.set_options(options);
   NHLO_TRY(impl->machine.Load());
