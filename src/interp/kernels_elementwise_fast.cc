@@ -12,12 +12,14 @@
 #include <emmintrin.h>
 #include <xmmintrin.h>
 #endif
+#if defined(NHLO_SPAN_X86)
+#include "interp/elementwise_spans_isa.h"
+#include "interp/gemm.h"
+#endif
 
 #include "interp/elementwise_ops.h"
 #include "interp/elementwise_spans.h"
-#include "interp/elementwise_spans_isa.h"
 #include "interp/float_blocks.h"
-#include "interp/gemm.h"
 #include "interp/span_loops.h"
 #include "support/parallel.h"
 #include "types/float_cast.h"
@@ -495,14 +497,26 @@ bool FastConvert(const Buf& in, const Buf& out) {
 
 namespace {
 
-// The wider-vector build of a span for the ISA level the GEMM runs at (gemm.h: the best the CPU
-// has, or what SetGemmIsa chose), or null to keep the baseline loop. Same results either way.
-template <typename Avx2, typename Avx512>
-SpanFn Wider([[maybe_unused]] Avx2 avx2, [[maybe_unused]] Avx512 avx512) {
-#if defined(__x86_64__)
+// The wider-vector builds of the spans (elementwise_spans_isa.h) for one ISA level.
+struct IsaSpans {
+  SpanFn (*unary)(Opcode, PrimitiveType);
+  SpanFn (*binary)(Opcode, PrimitiveType);
+  SpanFn (*compare)(int, PrimitiveType);
+  SpanFn (*select)(int);
+};
+
+// The spans of the ISA level the GEMM runs at (gemm.h: the best the CPU has, or what SetGemmIsa
+// chose), or null to keep the baseline loops (also where meson built no other level). Their
+// results are the baseline's either way.
+const IsaSpans* ActiveIsaSpans() {
+#if defined(NHLO_SPAN_X86)
+  static constexpr IsaSpans kAvx2 = {span_isa_Avx2::UnaryFn, span_isa_Avx2::BinaryFn, span_isa_Avx2::CompareFn,
+                                     span_isa_Avx2::SelectFn};
+  static constexpr IsaSpans kAvx512 = {span_isa_Avx512::UnaryFn, span_isa_Avx512::BinaryFn, span_isa_Avx512::CompareFn,
+                                       span_isa_Avx512::SelectFn};
   switch (ActiveGemmIsa()) {
-    case GemmIsa::kAvx512: return avx512();
-    case GemmIsa::kAvx2: return avx2();
+    case GemmIsa::kAvx512: return &kAvx512;
+    case GemmIsa::kAvx2: return &kAvx2;
     case GemmIsa::kBaseline: return nullptr;
   }
 #endif
@@ -538,10 +552,8 @@ SpanOp UnarySpanOp(Opcode op, PrimitiveType in, PrimitiveType out) {
   else
     NHLO_UNARY_FLOAT_OPS(NHLO_X) {}
 #undef NHLO_X
-    if (SpanFn wide =
-            Wider([&] { return span_isa_Avx2::UnaryFn(op, in); }, [&] { return span_isa_Avx512::UnaryFn(op, in); });
-        wide && r.fn)
-      r.fn = wide;
+    if (const IsaSpans* isa = ActiveIsaSpans(); isa && r.fn)
+      if (SpanFn wide = isa->unary(op, in)) r.fn = wide;
     return r;
   }
   WithNativeInt(in, [&](auto v) {
@@ -615,10 +627,8 @@ SpanOp BinarySpanOp(Opcode op, PrimitiveType a, PrimitiveType b, PrimitiveType o
   else
     NHLO_BINARY_FLOAT_OPS(NHLO_X) {}
 #undef NHLO_X
-    if (SpanFn wide =
-            Wider([&] { return span_isa_Avx2::BinaryFn(op, t); }, [&] { return span_isa_Avx512::BinaryFn(op, t); });
-        wide && r.fn)
-      r.fn = wide;
+    if (const IsaSpans* isa = ActiveIsaSpans(); isa && r.fn)
+      if (SpanFn wide = isa->binary(op, t)) r.fn = wide;
     return r;
   }
   WithNativeInt(t, [&](auto v) {
@@ -713,11 +723,11 @@ void FillFn(const SpanOp&, const uint8_t* const* x, uint8_t* z, int64_t m) {
 SpanOp CompareSpanOp(int code, bool total_order, PrimitiveType t) {
   SpanOp r{nullptr, t, PrimitiveType::kPred, 2};
   if (!total_order)
-    if (SpanFn wide = Wider([&] { return span_isa_Avx2::CompareFn(code, t); },
-                            [&] { return span_isa_Avx512::CompareFn(code, t); })) {
-      r.fn = wide;
-      return r;
-    }
+    if (const IsaSpans* isa = ActiveIsaSpans())
+      if (SpanFn wide = isa->compare(code, t)) {
+        r.fn = wide;
+        return r;
+      }
   switch (code) {
     case 0: r.fn = CompareFn<0>(total_order, t); break;
     case 1: r.fn = CompareFn<1>(total_order, t); break;
@@ -733,11 +743,11 @@ SpanOp CompareSpanOp(int code, bool total_order, PrimitiveType t) {
 SpanOp SelectSpanOp(PrimitiveType t) {
   SpanOp r{nullptr, t, t, 3};
   if (!IsArrayType(t)) return r;
-  if (SpanFn wide = Wider([&] { return span_isa_Avx2::SelectFn(HostByteSize(t)); },
-                          [&] { return span_isa_Avx512::SelectFn(HostByteSize(t)); })) {
-    r.fn = wide;
-    return r;
-  }
+  if (const IsaSpans* isa = ActiveIsaSpans())
+    if (SpanFn wide = isa->select(HostByteSize(t))) {
+      r.fn = wide;
+      return r;
+    }
   switch (HostByteSize(t)) {
     case 1: r.fn = SelectFn<uint8_t>; break;
     case 2: r.fn = SelectFn<uint16_t>; break;
