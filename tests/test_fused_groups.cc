@@ -227,6 +227,42 @@ TEST_CASE("Executable: loaded once, every run gives what Execute gives") {
   CheckSameBytes(*after, *once);
 }
 
+TEST_CASE("Executable::RunBorrowed reads the arguments in place and leaves them as they were") {
+  // A while loop whose state starts from parameters, an in-place update and a sort of a
+  // parameter, and a bounded dynamic parameter given a smaller value (padded into a copy).
+  std::string text =
+      "HloModule borrowed\n"
+      "lt {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT c = pred[] compare(a, b), direction=LT\n}\n"
+      "cond {\n  p = (s32[], f32[64]) parameter(0)\n  i = s32[] get-tuple-element(p), index=0\n"
+      "  n = s32[] constant(3)\n  ROOT c = pred[] compare(i, n), direction=LT\n}\n"
+      "body {\n  p = (s32[], f32[64]) parameter(0)\n  i = s32[] get-tuple-element(p), index=0\n"
+      "  v = f32[64] get-tuple-element(p), index=1\n  one = s32[] constant(1)\n  i2 = s32[] add(i, one)\n"
+      "  v2 = f32[64] add(v, v)\n  ROOT t = (s32[], f32[64]) tuple(i2, v2)\n}\n"
+      "ENTRY e {\n  x = f32[64] parameter(0)\n  u = f32[8] parameter(1)\n  i = s32[] parameter(2)\n"
+      "  y = f32[<=64] parameter(3)\n"
+      "  t = (s32[], f32[64]) tuple(i, x)\n  w = (s32[], f32[64]) while(t), condition=cond, body=body\n"
+      "  wv = f32[64] get-tuple-element(w), index=1\n  d = f32[64] dynamic-update-slice(x, u, i)\n"
+      "  s = f32[64] sort(x), dimensions={0}, to_apply=lt\n  ys = f32[<=64] negate(y)\n"
+      "  ROOT r = (f32[64], f32[64], f32[64], f32[<=64]) tuple(wv, d, s, ys)\n}\n";
+  BundleProgram p = Load(text);
+  Value start;
+  start.type = PrimitiveType::kS32;
+  const int32_t zero = 0;
+  start.bytes.assign(reinterpret_cast<const char*>(&zero), sizeof zero);
+  const std::vector<Value> args = {F32Arg(64, 3), F32Arg(8, 4), start, F32Arg(40, 5)};
+  const std::vector<Value> kept = args;
+  auto once = Execute(p, args);
+  REQUIRE(once.ok());
+  auto loaded = Executable::Load(p);
+  REQUIRE(loaded.ok());
+  for (int run = 0; run < 2; ++run) {
+    auto again = (*loaded)->RunBorrowed(args);
+    REQUIRE(again.ok());
+    CheckSameBytes(*again, *once);
+    for (size_t i = 0; i < args.size(); ++i) CheckSameBytes(args[i], kept[i]);
+  }
+}
+
 TEST_CASE("pred binary ops run as spans with the evaluator's rules") {
   // XLA's evaluator: and/minimum/multiply are and, or/maximum/add are or, xor is xor (the verifier
   // refuses subtract and power on pred, as XLA's does).

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstring>
+#include <deque>
 #include <string>
 #include <vector>
 
@@ -40,7 +41,10 @@ class Frames {
   // Where the callees of bundle `b` place their frame.
   uint8_t* CalleeBase(const BundleRecord& b) const { return base_ + b.callee_frame; }
 
-  Status BindArgument(uint32_t buffer, Value& v, const std::string& what) {
+  // Binds an entry parameter to the argument's own bytes: parameters are only read (every value
+  // has its own buffer, so no kernel writes into one), so a borrowed argument is not copied. A
+  // smaller value for a bounded parameter is padded into a copy the frames keep.
+  Status BindArgument(uint32_t buffer, const Value& v, const std::string& what) {
     const BufferRecord& b = B(buffer);
     if (b.type == PrimitiveType::kTuple) {
       if (!v.IsTuple() || v.tuple.size() != b.tuple.size())
@@ -51,12 +55,11 @@ class Frames {
     }
     if (v.type == b.type && v.dims != b.dims && FitsBound(b, v.dims)) {
       // A smaller value for a bounded parameter: laid out at the bound, its dims the runtime sizes.
-      std::string padded(b.size, '\0');
+      std::string& padded = padded_args_.emplace_back(b.size, '\0');
       CopyBox(reinterpret_cast<const uint8_t*>(v.bytes.data()), v.dims, reinterpret_cast<uint8_t*>(padded.data()),
               b.dims, v.dims, HostByteSize(b.type));
-      v.bytes = std::move(padded);
       SizesOf(*cur_, buffer) = v.dims;  // below the bound: FitsBound held and v.dims != b.dims
-      ptr_[buffer] = reinterpret_cast<uint8_t*>(v.bytes.data());
+      ptr_[buffer] = reinterpret_cast<uint8_t*>(padded.data());
       return OkStatus();
     }
     if (v.type != b.type || v.dims != b.dims) {
@@ -66,7 +69,7 @@ class Frames {
                 std::to_string(b.dims[i]);
       return Status::Error(what + " has shape " + ValueShapeText(v) + ", expected " + want + "]");
     }
-    ptr_[buffer] = reinterpret_cast<uint8_t*>(v.bytes.data());
+    ptr_[buffer] = reinterpret_cast<uint8_t*>(const_cast<char*>(v.bytes.data()));
     return OkStatus();
   }
 
@@ -261,7 +264,8 @@ class Frames {
   uint8_t** ptr_ = nullptr;                               // its pointer table
   uint8_t* base_ = nullptr;                               // its frame
   ZeroedMemory arena_;
-  std::vector<Value> args_;
+  std::vector<Value> args_;              // arguments taken over by Run
+  std::deque<std::string> padded_args_;  // bounded parameters' padded copies (stable addresses)
 };
 
 }  // namespace nhlo::machine_internal

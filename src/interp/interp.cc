@@ -93,9 +93,15 @@ class Machine : public ControlFlow, private StepMachine {
   void set_options(const ExecuteOptions& options) { options_ = options; }
 
   // Takes the arguments over: entry parameters are bound to their bytes, so they are not copied.
+  Result<Value> Run(std::vector<Value> args) {
+    args_ = std::move(args);
+    return RunBorrowed(args_);
+  }
+
+  // Binds the entry parameters to `args`' bytes, which must stay unchanged until the run ends.
   // May run again: every run starts from the same state (its own rng stream, progress and
   // profile entries, no runtime sizes); what Load built stays.
-  Result<Value> Run(std::vector<Value> args) {
+  Result<Value> RunBorrowed(const std::vector<Value>& args) {
     progress_ = {};
     annotated_ = false;
     profile_index_.clear();
@@ -109,10 +115,10 @@ class Machine : public ControlFlow, private StepMachine {
     if (args.size() != entry.params.size())
       return Status::Error("the entry computation '" + std::string(entry.name) + "' takes " +
                            std::to_string(entry.params.size()) + " argument(s), got " + std::to_string(args.size()));
-    args_ = std::move(args);
+    padded_args_.clear();
     SetCurrent(entry, arena_.data());
-    for (size_t i = 0; i < args_.size(); ++i)
-      NHLO_TRY(BindArgument(entry.params[i], args_[i], "argument " + std::to_string(i + 1)));
+    for (size_t i = 0; i < args.size(); ++i)
+      NHLO_TRY(BindArgument(entry.params[i], args[i], "argument " + std::to_string(i + 1)));
     NHLO_TRY(RunComputation(entry));
     return ReadValue(entry.root);
   }
@@ -538,6 +544,8 @@ Result<std::unique_ptr<Executable>> Executable::Load(const BundleProgram& progra
 void Executable::set_options(const ExecuteOptions& options) { impl_->machine.set_options(options); }
 
 Result<Value> Executable::Run(std::vector<Value> args) { return impl_->machine.Run(std::move(args)); }
+
+Result<Value> Executable::RunBorrowed(const std::vector<Value>& args) { return impl_->machine.RunBorrowed(args); }
 
 Result<std::vector<Value>> ExecuteOnDevices(const BundleProgram& program, DeviceGrid grid,
                                             std::vector<std::vector<Value>> args, const ExecuteOptions& options) {

@@ -101,6 +101,9 @@ class Executable {
   void set_options(const ExecuteOptions& options);
   /// As Execute: `args` are taken over, one per entry parameter.
   Result<Value> Run(std::vector<Value> args);
+  /// The same run on borrowed arguments, read in place (not copied): they must outlive the call.
+  /// Repeated runs on the same inputs (nhlo-run --iterations, the benchmark) copy nothing.
+  Result<Value> RunBorrowed(const std::vector<Value>& args);
 
  private:
   struct Impl;
