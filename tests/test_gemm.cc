@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -234,6 +235,10 @@ TEST_CASE("dot kernel: permuted operands, f32, bf16, s32, f16 and f8") {
 struct ConvCase {
   int64_t batch, in_f, out_f, h, w, kh, kw, fgc, bgc;
   WindowDim wd;
+  // Puts infinities and NaNs into some weights and inputs: the depthwise kernel must still give
+  // the reference's bits (a weight of inf times a padding zero would be a NaN the reference
+  // never computes).
+  bool non_finite = false;
 };
 
 // A convolution with labels bf01_oi01->b01f (features first in the input, the kernel's output
@@ -251,6 +256,14 @@ void CheckConv(const ConvCase& c) {
   TestBuf out(PrimitiveType::kF32, {c.batch / c.bgc, out_sp[0], out_sp[1], c.out_f});
   in.Fill(5);
   k.Fill(6);
+  if (c.non_finite) {
+    const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+    k.Set(0, inf);                                                 // the first output feature's first tap
+    if (k.count() > 2 * c.kh * c.kw) k.Set(c.kh * c.kw + 1, nan);  // the second's second tap
+    in.Set(0, -inf);                                               // a corner of the first plane
+    in.Set(in.count() / 2, nan);
+    in.Set(in.count() - 1, inf);
+  }
   BundleRecord rec;
   rec.opcode = Opcode::kConvolution;
   AttrRecord labels;
@@ -275,11 +288,23 @@ void CheckConv(const ConvCase& c) {
   Step step = StepFor(rec);
   Status st = KernelConvolution(step, in.buf(), k.buf(), out.buf());
   REQUIRE_MESSAGE(st.ok(), st.message());
+  const bool depthwise = c.fgc > 1 && c.fgc == c.in_f && c.bgc == 1;
   {
     // The same bits with 2 and 3 threads.
     Restore restore;
     for (int threads : {2, 3}) {
       SetParallelThreads(threads);
+      TestBuf again(PrimitiveType::kF32, out.rec.dims);
+      REQUIRE(KernelConvolution(step, in.buf(), k.buf(), again.buf()).ok());
+      CHECK(again.bytes == out.bytes);
+    }
+    // A depthwise convolution's at every vector ISA level the CPU has (a GEMM's sums differ by
+    // level: it contracts to FMA on purpose, gemm_eigen.cc).
+    SetParallelThreads(1);
+    for (GemmIsa isa : {GemmIsa::kBaseline, GemmIsa::kAvx2, GemmIsa::kAvx512}) {
+      if (!depthwise || !SetGemmIsa(isa)) continue;
+      const std::string isa_name = GemmIsaName(isa);
+      CAPTURE(isa_name);
       TestBuf again(PrimitiveType::kF32, out.rec.dims);
       REQUIRE(KernelConvolution(step, in.buf(), k.buf(), again.buf()).ok());
       CHECK(again.bytes == out.bytes);
@@ -313,9 +338,18 @@ void CheckConv(const ConvCase& c) {
               }
             }
           double got = out.Get(((b * out_sp[0] + y) * out_sp[1] + x) * c.out_f + f);
-          REQUIRE(std::fabs(got - ref) <= 1e-5 * (1 + std::fabs(ref)));
+          if (std::isfinite(ref)) REQUIRE(std::fabs(got - ref) <= 1e-5 * (1 + std::fabs(ref)));
           // Depthwise convolutions run directly, with the reference kernel's bits.
-          if (c.fgc > 1 && c.fgc == c.in_f && c.bgc == 1) REQUIRE(static_cast<float>(got) == in_order);
+          if (depthwise) {
+            CAPTURE(b);
+            CAPTURE(y);
+            CAPTURE(x);
+            CAPTURE(f);
+            if (std::isnan(in_order))
+              REQUIRE(std::isnan(got));
+            else
+              REQUIRE(static_cast<float>(got) == in_order);
+          }
         }
 }
 
@@ -360,6 +394,19 @@ TEST_CASE("convolution kernel: depthwise, directly, bit for bit the reference's 
   odd.stride = 2, odd.pad_low = 2, odd.pad_high = 1, odd.base_dilation = 2, odd.window_dilation = 2;
   odd.reversal = true;
   CheckConv({2, 3, 6, 13, 11, 3, 2, 3, 1, odd});
+  // Rows wider than the widest vector block (64 f32 with AVX-512), a stride of 3 over an lhs
+  // dilation of 2 (two residues of step 3), cropping (negative padding) and a window dilation.
+  CheckConv({1, 4, 4, 5, 150, 3, 3, 4, 1, same});
+  WindowDim residues;
+  residues.stride = 3, residues.base_dilation = 2, residues.pad_low = 2, residues.pad_high = 3;
+  CheckConv({2, 3, 3, 10, 37, 3, 3, 3, 1, residues});
+  WindowDim cropped;
+  cropped.pad_low = -1, cropped.pad_high = 2, cropped.window_dilation = 3;
+  CheckConv({2, 4, 8, 12, 21, 3, 3, 4, 1, cropped});
+  // Non-finite weights take the residue path for their channel; non-finite inputs either path.
+  CheckConv({2, 8, 8, 17, 19, 3, 3, 8, 1, same, true});
+  CheckConv({2, 4, 4, 9, 11, 3, 3, 4, 1, gradient, true});
+  CheckConv({2, 6, 12, 23, 29, 3, 3, 6, 1, strided, true});
 }
 
 }  // namespace

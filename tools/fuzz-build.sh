@@ -10,10 +10,9 @@ fuzz_build() {
                -isystem /usr/include/eigen3)
   mkdir -p "$objdir" "$out"
   local src obj relink=0 objs=()
-  # The wider-vector elementwise spans are built per ISA by meson only (NHLO_SPAN_X86 unset here:
-  # the fuzzers run the baseline loops, which give the same results).
-  for src in $(find src -name '*.cc' | grep -v -e '^src/driver/.*_main\.cc$' -e '^src/interp/elementwise_spans_isa\.cc$' |
-               sort); do
+  # The wider-vector elementwise spans and tap rows are built per ISA by meson only (NHLO_SPAN_X86
+  # unset here: the fuzzers run the baseline loops, which give the same results).
+  for src in $(find src -name '*.cc' | grep -v -e '^src/driver/.*_main\.cc$' -e '^src/interp/.*_isa\.cc$' | sort); do
     obj="$objdir/$(echo "${src#src/}" | tr / _).o"
     if [ ! -f "$obj" ] || [ ! -f "$obj.d" ] ||
        [ -n "$(find $(sed -e 's/^[^:]*://' -e 's/\\$//' "$obj.d") -newer "$obj" 2>/dev/null | head -1)" ]; then

@@ -3,12 +3,19 @@
 // input feature each (the kernel's input-feature dimension is 1), any channel multiplier, two
 // spatial dimensions, any window (stride, padding, lhs and rhs dilation, reversal) and any
 // dim_labels layout. im2col + GEMM (kernels_conv_gemm.cc) spends a GEMM call on every
-// 480-position block of every channel with a depth of 9 here, about 0.1 GFLOP/s. This kernel
-// takes one output row of one channel at a time, lists the taps in bounds for it, and sums
-// blocks of 16 columns in registers, every tap adding its products to the block (a vector
-// multiply and add per tap when the input columns are contiguous). With lhs dilation or a
-// stride, the columns are taken by residue (x = r, r + period, ...), for which each tap reads
-// evenly spaced input columns or none.
+// 480-position block of every channel with a depth of 9 here, about 0.1 GFLOP/s.
+//
+// The row path, for a channel whose weights are all finite: the channel's input plane is copied
+// once into padded rows (zeros in the padding and between lhs-dilated elements, one row per x
+// phase of the stride), so every tap of an output row reads one contiguous row, and the output
+// row is summed by SumTapRows (tap_rows.h) in the widest vectors the CPU has. A zero tap leaves
+// the sum as it was (see row_from_padded_plane), so the bits are the reference's.
+//
+// The residue path, for a channel with an infinite or NaN weight (0 * inf is NaN, so padding
+// taps must be skipped) or a window whose padded plane would be huge: one output row at a time,
+// the taps in bounds listed for it, blocks of 16 columns summed in registers. With lhs dilation
+// or a stride, the columns are taken by residue (x = r, r + period, ...), for which each tap
+// reads evenly spaced input columns or none.
 //
 // The bits are the reference kernel's (kernels_gather_conv.cc), which are XLA's evaluator's:
 // each output element starts at zero and adds x * w for its in-bounds taps in row-major tap
@@ -17,14 +24,22 @@
 // the result is rounded to the output type once. Channels (batch x output feature planes) run
 // in parallel; each element's sum is the same for every thread count.
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <numeric>
+#include <optional>
 
 #include "interp/dense_operands.h"
 #include "interp/element_traits.h"
+#include "interp/gemm.h"
 #include "interp/kernels.h"
 #include "interp/scratch.h"
+#include "interp/tap_rows.h"
 #include "support/parallel.h"
+#if defined(NHLO_SPAN_X86)
+#include "interp/tap_rows_isa.h"
+#endif
 
 namespace nhlo {
 namespace {
@@ -68,7 +83,110 @@ inline void AddProducts(Lanes<C>* acc, const C* src, C weight) {
 int64_t FloorDiv(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
 int64_t CeilDiv(int64_t a, int64_t b) { return -FloorDiv(-a, b); }
 
+// The row path's layout of one input plane. Output columns x = r + period * m of residue r
+// (period > 1 only with lhs dilation) are summed as rows over m: each tap kx that lands on an
+// input column for residue r reads input column first + m * step, so the plane's rows are kept
+// zero-padded at both ends and split into `step` phases (entry j of phase h is padded column
+// h + step * j), and every tap of a residue reads one contiguous run of a phase.
+struct RowLayout {
+  struct Residue {
+    int64_t count = 0;                              // its output columns
+    int64_t width = 0;                              // count rounded up to the tap-row kernel's granule
+    std::vector<std::pair<int64_t, int64_t>> taps;  // (kernel column, offset in a padded row)
+  };
+  int64_t period = 1, step = 1;
+  int64_t pad = 0;       // zero columns before input column 0
+  int64_t row_len = 0;   // entries per phase
+  int64_t elements = 0;  // in_h * step * row_len
+  std::vector<Residue> residues;
+};
+
+// The layout, or nullopt where the padded plane would be far larger than the data (a window
+// dilation or padding in the millions): that convolution keeps the residue path.
+std::optional<RowLayout> PlanRows(const WindowDim& wx, const WindowDim& wy, int64_t in_h, int64_t in_w, int64_t out_h,
+                                  int64_t out_w, int64_t k_w, int64_t granule) {
+  constexpr int64_t kLimit = int64_t{1} << 30;
+  for (const WindowDim* w : {&wx, &wy})
+    if (std::abs(w->pad_low) > kLimit || std::abs(w->pad_high) > kLimit || w->stride > kLimit ||
+        w->window_dilation > kLimit || w->base_dilation > kLimit)
+      return std::nullopt;
+  RowLayout layout;
+  layout.period = wx.base_dilation / std::gcd(wx.stride, wx.base_dilation);
+  layout.step = layout.period * wx.stride / wx.base_dilation;
+  // First pass: each residue's taps as (kernel column, first input column), and the input
+  // columns they reach over the rounded width.
+  int64_t lowest = 0, highest = in_w - 1;
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> firsts(static_cast<size_t>(layout.period));
+  layout.residues.resize(static_cast<size_t>(layout.period));
+  for (int64_t r = 0; r < layout.period; ++r) {
+    RowLayout::Residue& residue = layout.residues[r];
+    residue.count = r < out_w ? (out_w - r + layout.period - 1) / layout.period : 0;
+    residue.width = (residue.count + granule - 1) / granule * granule;
+    for (int64_t kx = 0; kx < k_w && residue.count > 0; ++kx) {
+      const int64_t q0 = r * wx.stride + kx * wx.window_dilation - wx.pad_low;
+      if ((q0 % wx.base_dilation + wx.base_dilation) % wx.base_dilation != 0) continue;
+      const int64_t first = FloorDiv(q0, wx.base_dilation);
+      const int64_t last = first + (residue.count - 1) * layout.step;
+      if (last < 0 || first >= in_w) continue;  // never on an input column: only zero terms
+      firsts[r].emplace_back(kx, first);
+      lowest = std::min(lowest, first);
+      highest = std::max(highest, first + (residue.width - 1) * layout.step);
+    }
+  }
+  layout.pad = -lowest;
+  const int64_t padded_len = highest - lowest + 1;
+  layout.row_len = (padded_len + layout.step - 1) / layout.step;
+  layout.elements = in_h * layout.step * layout.row_len;
+  if (layout.elements > 16 * (in_h * in_w + out_h * out_w) + 4096) return std::nullopt;
+  for (int64_t r = 0; r < layout.period; ++r)
+    for (const auto& [kx, first] : firsts[r]) {
+      const int64_t padded_column = first + layout.pad;
+      layout.residues[r].taps.emplace_back(
+          kx, (padded_column % layout.step) * layout.row_len + padded_column / layout.step);
+    }
+  return layout;
+}
+
+// Fills `rows` (layout.elements) from one input plane.
+template <typename C>
+void FillRows(const RowLayout& layout, const C* in_plane, int64_t in_h, int64_t in_w, int64_t in_y, int64_t in_x,
+              C* rows) {
+  for (int64_t p = 0; p < in_h; ++p) {
+    const C* src = in_plane + p * in_y;
+    for (int64_t h = 0; h < layout.step; ++h) {
+      // Entry j is input column h + step * j - pad.
+      C* dst = rows + (p * layout.step + h) * layout.row_len;
+      const int64_t begin = std::clamp<int64_t>(CeilDiv(layout.pad - h, layout.step), 0, layout.row_len);
+      const int64_t end = std::clamp<int64_t>(CeilDiv(layout.pad + in_w - h, layout.step), begin, layout.row_len);
+      std::fill(dst, dst + begin, C(0));
+      const int64_t column = h + layout.step * begin - layout.pad;  // in [0, in_w) when begin < end
+      if (begin == end) {
+      } else if (layout.step == 1 && in_x == 1) {
+        std::memcpy(dst + begin, src + column, static_cast<size_t>(end - begin) * sizeof(C));
+      } else {
+        for (int64_t j = begin; j < end; ++j) dst[j] = src[(column + (j - begin) * layout.step) * in_x];
+      }
+      std::fill(dst + end, dst + layout.row_len, C(0));
+    }
+  }
+}
+
 }  // namespace
+
+const TapRowsKernel& ActiveTapRows() {
+  static constexpr TapRowsKernel kBaseline = {SumTapRows<float, 16>, SumTapRows<double, 16>, 16};
+#if defined(NHLO_SPAN_X86)
+  static const TapRowsKernel kAvx2 = {tap_rows_Avx2::SumF32, tap_rows_Avx2::SumF64, tap_rows_Avx2::VectorBytes()};
+  static const TapRowsKernel kAvx512 = {tap_rows_Avx512::SumF32, tap_rows_Avx512::SumF64,
+                                        tap_rows_Avx512::VectorBytes()};
+  switch (ActiveGemmIsa()) {
+    case GemmIsa::kAvx512: return kAvx512;
+    case GemmIsa::kAvx2: return kAvx2;
+    case GemmIsa::kBaseline: return kBaseline;
+  }
+#endif
+  return kBaseline;
+}
 
 Status ConvolutionDepthwise(const ConvDimLabels& l, const std::vector<WindowDim>& window, int64_t fgc, int64_t bgc,
                             const Buf& lhs, const Buf& rhs, const Buf& out, bool& handled) {
@@ -94,6 +212,8 @@ Status ConvolutionDepthwise(const ConvDimLabels& l, const std::vector<WindowDim>
       const WindowDim &wy = window[0], &wx = window[1];
       const int64_t in_x = ls[l.input_spatial[1]], in_y = ls[l.input_spatial[0]];
       const int64_t out_x = os[l.output_spatial[1]], out_y = os[l.output_spatial[0]];
+      const TapRowsKernel& tap_rows = ActiveTapRows();
+      const std::optional<RowLayout> layout = PlanRows(wx, wy, in_h, in_w, out_h, out_w, k_w, tap_rows.Granule<C>());
       // Columns x = r + period * m of one residue r read input columns in steps of `step`, and a
       // tap reads one for all of them or for none (x * stride + k * dilation - pad must be a
       // multiple of the lhs dilation, which depends only on x mod period).
@@ -125,70 +245,127 @@ Status ConvolutionDepthwise(const ConvDimLabels& l, const std::vector<WindowDim>
         std::vector<C> row(static_cast<size_t>(out_w));
         std::vector<std::pair<const C*, int64_t>> rows;  // the input rows in bounds, kernel row (reversed)
         std::vector<C> weights(static_cast<size_t>(k_h * k_w));
+        // The row path's padded plane, the input plane it holds (planes of one input feature
+        // follow each other when the channel multiplier is above 1), each row's taps and sums.
+        ScratchVector<C> plane_rows;
+        const C* filled_from = nullptr;
+        std::vector<const C*> tap_sources;
+        std::vector<C> tap_weights, sums;
+        if (layout) {
+          plane_rows.resize(static_cast<size_t>(layout->elements));
+          tap_sources.resize(static_cast<size_t>(k_h * k_w));
+          tap_weights.resize(static_cast<size_t>(k_h * k_w));
+          int64_t widest = 0;
+          for (const RowLayout::Residue& residue : layout->residues) widest = std::max(widest, residue.width);
+          sums.resize(static_cast<size_t>(widest));
+        }
+        // Output row y from the padded plane, residue by residue. A tap on a padding column adds
+        // x * w = +-0 to a sum that is never -0 (it starts at +0, and a rounded sum is -0 only
+        // when both terms are), which leaves the sum as it was, as the reference's skipping the
+        // tap does, when w is finite.
+        auto row_from_padded_plane = [&](int64_t y) {
+          for (int64_t r = 0; r < layout->period; ++r) {
+            const RowLayout::Residue& residue = layout->residues[r];
+            if (residue.count == 0) continue;
+            int64_t taps = 0;
+            for (int64_t ky = 0; ky < k_h; ++ky) {
+              int64_t p = y * wy.stride + ky * wy.window_dilation - wy.pad_low;
+              if (p < 0) continue;
+              if (wy.base_dilation != 1) {
+                if (p % wy.base_dilation != 0) continue;
+                p /= wy.base_dilation;
+              }
+              if (p >= in_h) continue;
+              const C* in_row = plane_rows.data() + p * layout->step * layout->row_len;
+              for (const auto& [kx, offset] : residue.taps) {
+                tap_sources[taps] = in_row + offset;
+                tap_weights[taps++] = weights[ky * k_w + kx];
+              }
+            }
+            C* dst = layout->period == 1 && residue.width == out_w ? row.data() : sums.data();
+            tap_rows.For<C>()(tap_sources.data(), tap_weights.data(), taps, dst, residue.width);
+            if (dst == row.data()) continue;
+            for (int64_t m = 0; m < residue.count; ++m) row[r + m * layout->period] = sums[m];
+          }
+        };
+        // Output row y by residue, reading the input plane in place.
+        auto row_by_residue = [&](const C* in_plane, int64_t y) {
+          rows.clear();
+          for (int64_t ky = 0; ky < k_h; ++ky) {
+            int64_t p = y * wy.stride + ky * wy.window_dilation - wy.pad_low;
+            if (p < 0 || p % wy.base_dilation != 0 || p / wy.base_dilation >= in_h) continue;
+            rows.emplace_back(in_plane + (p / wy.base_dilation) * in_y, ky * k_w);
+          }
+          for (int64_t r = 0; r < period && r < out_w; ++r) {
+            const int64_t count = (out_w - r + period - 1) / period;
+            const std::vector<ColumnTap>& cols = column_taps[r];
+            // Edges: each element adds the taps in bounds for it, in the reference's order.
+            auto edge = [&](int64_t m_from, int64_t m_to) {
+              for (int64_t m = m_from; m < m_to; ++m) {
+                C acc = C(0);
+                for (const auto& [in_row, tap_row] : rows)
+                  for (const ColumnTap& c : cols)
+                    if (m >= c.m_begin && m < c.m_end)
+                      acc = acc + in_row[c.first + m * src_step] * weights[tap_row + c.kx];
+                row[r + m * period] = acc;
+              }
+            };
+            // The interior in blocks, every tap in bounds: the same sums, kept in registers.
+            auto block = [&](int64_t m) {
+              if (src_step == 1) {
+                Lanes<C> acc[kBlock * sizeof(C) / 16] = {};
+                for (const auto& [in_row, tap_row] : rows)
+                  for (const ColumnTap& c : cols) AddProducts<C>(acc, in_row + (c.first + m), weights[tap_row + c.kx]);
+                C sums[kBlock];
+                std::memcpy(sums, acc, sizeof sums);
+                for (int64_t i = 0; i < kBlock; ++i) row[r + (m + i) * period] = sums[i];
+                return;
+              }
+              C acc[kBlock] = {};
+              for (const auto& [in_row, tap_row] : rows)
+                for (const ColumnTap& c : cols) {
+                  const C* src = in_row + (c.first + m * src_step);
+                  const C weight = weights[tap_row + c.kx];
+                  for (int64_t i = 0; i < kBlock; ++i) acc[i] = acc[i] + src[i * src_step] * weight;
+                }
+              for (int64_t i = 0; i < kBlock; ++i) row[r + (m + i) * period] = acc[i];
+            };
+            const auto [inner_begin, inner_end] = interior[r];
+            edge(0, inner_begin);
+            int64_t m = inner_begin;
+            for (; m + kBlock <= inner_end; m += kBlock) block(m);
+            // The interior's last columns: a block ending at its end (recomputing some columns,
+            // to the same bits) when it is that wide, else the bounds-checked loop.
+            if (m < inner_end && inner_end - inner_begin >= kBlock) {
+              block(inner_end - kBlock);
+              m = inner_end;
+            }
+            edge(m, count);
+          }
+        };
         for (int64_t plane = begin; plane < end; ++plane) {
           const int64_t b = plane / features, o = plane % features;
           const C* in_plane = in + b * ls[l.input_batch] + (o / per_group) * ls[l.input_feature];
           const C* k_plane = w.data() + o * ks[l.kernel_output_feature];
+          bool finite = true;
           for (int64_t ky = 0; ky < k_h; ++ky)  // this channel's kernel, by (unreversed) tap
             for (int64_t kx = 0; kx < k_w; ++kx) {
               const int64_t kyy = wy.reversal ? k_h - 1 - ky : ky, kxx = wx.reversal ? k_w - 1 - kx : kx;
-              weights[ky * k_w + kx] = k_plane[kyy * ks[l.kernel_spatial[0]] + kxx * ks[l.kernel_spatial[1]]];
+              const C weight = k_plane[kyy * ks[l.kernel_spatial[0]] + kxx * ks[l.kernel_spatial[1]]];
+              weights[ky * k_w + kx] = weight;
+              finite = finite && std::isfinite(weight);
             }
+          const bool by_rows = layout && finite;
+          if (by_rows && filled_from != in_plane) {
+            FillRows(*layout, in_plane, in_h, in_w, in_y, in_x, plane_rows.data());
+            filled_from = in_plane;
+          }
           const int64_t out_plane = b * os[l.output_batch] + o * os[l.output_feature];
           for (int64_t y = 0; y < out_h; ++y) {
-            rows.clear();
-            for (int64_t ky = 0; ky < k_h; ++ky) {
-              int64_t p = y * wy.stride + ky * wy.window_dilation - wy.pad_low;
-              if (p < 0 || p % wy.base_dilation != 0 || p / wy.base_dilation >= in_h) continue;
-              rows.emplace_back(in_plane + (p / wy.base_dilation) * in_y, ky * k_w);
-            }
-            for (int64_t r = 0; r < period && r < out_w; ++r) {
-              const int64_t count = (out_w - r + period - 1) / period;
-              const std::vector<ColumnTap>& cols = column_taps[r];
-              // Edges: each element adds the taps in bounds for it, in the reference's order.
-              auto edge = [&](int64_t m_from, int64_t m_to) {
-                for (int64_t m = m_from; m < m_to; ++m) {
-                  C acc = C(0);
-                  for (const auto& [in_row, tap_row] : rows)
-                    for (const ColumnTap& c : cols)
-                      if (m >= c.m_begin && m < c.m_end)
-                        acc = acc + in_row[c.first + m * src_step] * weights[tap_row + c.kx];
-                  row[r + m * period] = acc;
-                }
-              };
-              // The interior in blocks, every tap in bounds: the same sums, kept in registers.
-              auto block = [&](int64_t m) {
-                if (src_step == 1) {
-                  Lanes<C> acc[kBlock * sizeof(C) / 16] = {};
-                  for (const auto& [in_row, tap_row] : rows)
-                    for (const ColumnTap& c : cols)
-                      AddProducts<C>(acc, in_row + (c.first + m), weights[tap_row + c.kx]);
-                  C sums[kBlock];
-                  std::memcpy(sums, acc, sizeof sums);
-                  for (int64_t i = 0; i < kBlock; ++i) row[r + (m + i) * period] = sums[i];
-                  return;
-                }
-                C acc[kBlock] = {};
-                for (const auto& [in_row, tap_row] : rows)
-                  for (const ColumnTap& c : cols) {
-                    const C* src = in_row + (c.first + m * src_step);
-                    const C weight = weights[tap_row + c.kx];
-                    for (int64_t i = 0; i < kBlock; ++i) acc[i] = acc[i] + src[i * src_step] * weight;
-                  }
-                for (int64_t i = 0; i < kBlock; ++i) row[r + (m + i) * period] = acc[i];
-              };
-              const auto [inner_begin, inner_end] = interior[r];
-              edge(0, inner_begin);
-              int64_t m = inner_begin;
-              for (; m + kBlock <= inner_end; m += kBlock) block(m);
-              // The interior's last columns: a block ending at its end (recomputing some columns,
-              // to the same bits) when it is that wide, else the bounds-checked loop.
-              if (m < inner_end && inner_end - inner_begin >= kBlock) {
-                block(inner_end - kBlock);
-                m = inner_end;
-              }
-              edge(m, count);
-            }
+            if (by_rows)
+              row_from_padded_plane(y);
+            else
+              row_by_residue(in_plane, y);
             const int64_t base = out_plane + y * out_y;
             if (out_typed && out_x == 1) {
               std::memcpy(out_typed + base, row.data(), static_cast<size_t>(out_w) * sizeof(C));
@@ -204,7 +381,6 @@ Status ConvolutionDepthwise(const ConvDimLabels& l, const std::vector<WindowDim>
     }
   });
 }
-
 }  // namespace nhlo
 
 namespace nhlo {

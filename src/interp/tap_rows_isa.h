@@ -1,0 +1,20 @@
+// SPDX-License-Identifier: Apache-2.0
+// The AVX2 and AVX-512 builds of SumTapRows (tap_rows_isa.cc), one namespace per ISA level.
+// Built only for x86-64 (meson.build, beside the elementwise spans' ISA levels).
+#pragma once
+
+#include <cstdint>
+
+#define NHLO_TAP_ROWS_DECLARATIONS                                                                            \
+  void SumF32(const float* const* sources, const float* weights, int64_t taps, float* out, int64_t width);    \
+  void SumF64(const double* const* sources, const double* weights, int64_t taps, double* out, int64_t width); \
+  int VectorBytes();
+
+namespace nhlo::tap_rows_Avx2 {
+NHLO_TAP_ROWS_DECLARATIONS
+}  // namespace nhlo::tap_rows_Avx2
+namespace nhlo::tap_rows_Avx512 {
+NHLO_TAP_ROWS_DECLARATIONS
+}  // namespace nhlo::tap_rows_Avx512
+
+#undef NHLO_TAP_ROWS_DECLARATIONS
