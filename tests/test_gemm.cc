@@ -239,11 +239,13 @@ struct ConvCase {
   // the reference's bits (a weight of inf times a padding zero would be a NaN the reference
   // never computes).
   bool non_finite = false;
+  // The output as bf01 (planes contiguous: the depthwise kernel's row copies and interleaves)
+  // instead of b01f (features innermost: its strided stores).
+  bool planes_out = false;
 };
 
-// A convolution with labels bf01_oi01->b01f (features first in the input, the kernel's output
-// features outermost), computed by the kernel and by the reference formula in double.
-void CheckConv(const ConvCase& c) {
+// The dims of a convolution's output for `c`: [b, f, y, x] (planes_out) or [b, y, x, f].
+std::vector<int64_t> ConvOutDims(const ConvCase& c) {
   std::vector<int64_t> out_sp(2);
   int64_t in_sp[2] = {c.h, c.w}, k_sp[2] = {c.kh, c.kw};
   for (int s = 0; s < 2; ++s) {
@@ -251,19 +253,12 @@ void CheckConv(const ConvCase& c) {
     int64_t dilated_k = (k_sp[s] - 1) * c.wd.window_dilation + 1;
     out_sp[s] = (dilated_in - dilated_k) / c.wd.stride + 1;
   }
-  TestBuf in(PrimitiveType::kF32, {c.batch, c.in_f, c.h, c.w});
-  TestBuf k(PrimitiveType::kF32, {c.out_f, c.in_f / c.fgc, c.kh, c.kw});
-  TestBuf out(PrimitiveType::kF32, {c.batch / c.bgc, out_sp[0], out_sp[1], c.out_f});
-  in.Fill(5);
-  k.Fill(6);
-  if (c.non_finite) {
-    const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
-    k.Set(0, inf);                                                 // the first output feature's first tap
-    if (k.count() > 2 * c.kh * c.kw) k.Set(c.kh * c.kw + 1, nan);  // the second's second tap
-    in.Set(0, -inf);                                               // a corner of the first plane
-    in.Set(in.count() / 2, nan);
-    in.Set(in.count() - 1, inf);
-  }
+  if (c.planes_out) return {c.batch / c.bgc, c.out_f, out_sp[0], out_sp[1]};
+  return {c.batch / c.bgc, out_sp[0], out_sp[1], c.out_f};
+}
+
+// The convolution record for `c`: labels bf01_oi01->b01f, or ->bf01 with planes_out.
+BundleRecord ConvRecord(const ConvCase& c) {
   BundleRecord rec;
   rec.opcode = Opcode::kConvolution;
   AttrRecord labels;
@@ -272,7 +267,10 @@ void CheckConv(const ConvCase& c) {
   ConvDimLabels& l = labels.set_dim_labels();
   l.input_batch = 0, l.input_feature = 1, l.input_spatial.push_back(2), l.input_spatial.push_back(3);
   l.kernel_output_feature = 0, l.kernel_input_feature = 1, l.kernel_spatial.push_back(2), l.kernel_spatial.push_back(3);
-  l.output_batch = 0, l.output_feature = 3, l.output_spatial.push_back(1), l.output_spatial.push_back(2);
+  if (c.planes_out)
+    l.output_batch = 0, l.output_feature = 1, l.output_spatial.push_back(2), l.output_spatial.push_back(3);
+  else
+    l.output_batch = 0, l.output_feature = 3, l.output_spatial.push_back(1), l.output_spatial.push_back(2);
   l.input_rank = l.kernel_rank = l.output_rank = 4;
   AttrRecord window;
   window.id = AttrId::kWindow;
@@ -285,6 +283,29 @@ void CheckConv(const ConvCase& c) {
   bgc.id = AttrId::kBatchGroupCount, bgc.kind = AttrKind::Int, bgc.set_i() = c.bgc;
   rec.attrs = {labels, window, fgc, bgc};
   REQUIRE(!FillDimensionNumbers(rec));
+  return rec;
+}
+
+// A convolution with labels bf01_oi01->b01f (or ->bf01), computed by the kernel and by the
+// reference formula in double.
+void CheckConv(const ConvCase& c) {
+  const std::vector<int64_t> out_dims = ConvOutDims(c);
+  const int64_t out_sp[2] = {out_dims[c.planes_out ? 2 : 1], out_dims[c.planes_out ? 3 : 2]};
+  int64_t in_sp[2] = {c.h, c.w};
+  TestBuf in(PrimitiveType::kF32, {c.batch, c.in_f, c.h, c.w});
+  TestBuf k(PrimitiveType::kF32, {c.out_f, c.in_f / c.fgc, c.kh, c.kw});
+  TestBuf out(PrimitiveType::kF32, out_dims);
+  in.Fill(5);
+  k.Fill(6);
+  if (c.non_finite) {
+    const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+    k.Set(0, inf);                                                 // the first output feature's first tap
+    if (k.count() > 2 * c.kh * c.kw) k.Set(c.kh * c.kw + 1, nan);  // the second's second tap
+    in.Set(0, -inf);                                               // a corner of the first plane
+    in.Set(in.count() / 2, nan);
+    in.Set(in.count() - 1, inf);
+  }
+  const BundleRecord rec = ConvRecord(c);
   Step step = StepFor(rec);
   Status st = KernelConvolution(step, in.buf(), k.buf(), out.buf());
   REQUIRE_MESSAGE(st.ok(), st.message());
@@ -337,7 +358,8 @@ void CheckConv(const ConvCase& c) {
                 in_order = in_order + static_cast<float>(xv) * static_cast<float>(wv);
               }
             }
-          double got = out.Get(((b * out_sp[0] + y) * out_sp[1] + x) * c.out_f + f);
+          double got = out.Get(c.planes_out ? ((b * c.out_f + f) * out_sp[0] + y) * out_sp[1] + x
+                                            : ((b * out_sp[0] + y) * out_sp[1] + x) * c.out_f + f);
           if (std::isfinite(ref)) REQUIRE(std::fabs(got - ref) <= 1e-5 * (1 + std::fabs(ref)));
           // Depthwise convolutions run directly, with the reference kernel's bits.
           if (depthwise) {
@@ -407,6 +429,52 @@ TEST_CASE("convolution kernel: depthwise, directly, bit for bit the reference's 
   CheckConv({2, 8, 8, 17, 19, 3, 3, 8, 1, same, true});
   CheckConv({2, 4, 4, 9, 11, 3, 3, 4, 1, gradient, true});
   CheckConv({2, 6, 12, 23, 29, 3, 3, 6, 1, strided, true});
+  // Contiguous output planes: whole rows copied (one residue), two residues interleaved (lhs
+  // dilation 2), three (lhs dilation 3, the general interleave).
+  CheckConv({2, 6, 12, 23, 29, 3, 3, 6, 1, same, false, true});
+  CheckConv({2, 4, 4, 9, 11, 3, 3, 4, 1, gradient, false, true});
+  CheckConv({2, 3, 6, 13, 11, 3, 2, 3, 1, odd, false, true});
+  CheckConv({2, 3, 3, 10, 37, 3, 3, 3, 1, residues, false, true});
+  WindowDim thirds;
+  thirds.base_dilation = 3, thirds.pad_low = 2, thirds.pad_high = 2;
+  CheckConv({2, 3, 3, 7, 10, 3, 3, 3, 1, thirds, false, true});
+  CheckConv({2, 3, 3, 7, 10, 3, 3, 3, 1, thirds});
+}
+
+// A depthwise output of 32 MiB or more leaves the kernel through streaming stores, plane by
+// plane; its elements are those of the same convolution written with features innermost.
+void CheckStreamedDepthwise(const ConvCase& planes) {
+  ConvCase rows = planes;
+  rows.planes_out = false;
+  TestBuf in(PrimitiveType::kF32, {planes.batch, planes.in_f, planes.h, planes.w});
+  TestBuf k(PrimitiveType::kF32, {planes.out_f, 1, planes.kh, planes.kw});
+  in.Fill(7);
+  k.Fill(8);
+  TestBuf streamed(PrimitiveType::kF32, ConvOutDims(planes)), strided(PrimitiveType::kF32, ConvOutDims(rows));
+  REQUIRE(streamed.rec.size >= (uint64_t{32} << 20));
+  const BundleRecord planes_rec = ConvRecord(planes), rows_rec = ConvRecord(rows);
+  REQUIRE(KernelConvolution(StepFor(planes_rec), in.buf(), k.buf(), streamed.buf()).ok());
+  REQUIRE(KernelConvolution(StepFor(rows_rec), in.buf(), k.buf(), strided.buf()).ok());
+  const int64_t f_count = streamed.rec.dims[1], h = streamed.rec.dims[2], w = streamed.rec.dims[3];
+  int64_t differ = 0;
+  for (int64_t f = 0; f < f_count; ++f)
+    for (int64_t y = 0; y < h; ++y)
+      for (int64_t x = 0; x < w; ++x) {
+        float a, b;
+        std::memcpy(&a, &streamed.bytes[4 * ((f * h + y) * w + x)], 4);
+        std::memcpy(&b, &strided.bytes[4 * ((y * w + x) * f_count + f)], 4);
+        differ += std::memcmp(&a, &b, 4) != 0;
+      }
+  CHECK(differ == 0);
+}
+
+TEST_CASE("convolution kernel: a depthwise output past the caches is streamed, same bytes") {
+  WindowDim same;
+  same.pad_low = same.pad_high = 1;
+  CheckStreamedDepthwise({1, 2048, 2048, 64, 64, 3, 3, 2048, 1, same, false, true});
+  WindowDim gradient;
+  gradient.pad_low = 1, gradient.pad_high = 2, gradient.base_dilation = 2, gradient.reversal = true;
+  CheckStreamedDepthwise({1, 512, 512, 64, 64, 3, 3, 512, 1, gradient, false, true});
 }
 
 }  // namespace

@@ -5,11 +5,13 @@
 // dim_labels layout. im2col + GEMM (kernels_conv_gemm.cc) spends a GEMM call on every
 // 480-position block of every channel with a depth of 9 here, about 0.1 GFLOP/s.
 //
-// The row path, for a channel whose weights are all finite: the channel's input plane is copied
-// once into padded rows (zeros in the padding and between lhs-dilated elements, one row per x
-// phase of the stride), so every tap of an output row reads one contiguous row, and the output
-// row is summed by SumTapRows (tap_rows.h) in the widest vectors the CPU has. A zero tap leaves
-// the sum as it was (see row_from_padded_plane), so the bits are the reference's.
+// The plane path, for a channel whose weights are all finite: the channel's input plane is
+// copied once into a zero-padded plane split into stride phases (PlaneLayout), so that each class
+// of outputs that share their taps (one class without lhs dilation, period_y x period_x with it:
+// an input gradient's sub-pixel convolutions) is one flat run of sums, every tap one contiguous
+// read, summed by SumTapRows (tap_rows.h) in the widest vectors the CPU has. A tap on a padding
+// zero leaves a sum as it was (see plane_from_padded), so the bits are the reference's. An
+// output past the caches leaves through streaming stores (StreamOut).
 //
 // The residue path, for a channel with an infinite or NaN weight (0 * inf is NaN, so padding
 // taps must be skipped) or a window whose padded plane would be huge: one output row at a time,
@@ -29,6 +31,9 @@
 #include <cstring>
 #include <numeric>
 #include <optional>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "interp/dense_operands.h"
 #include "interp/element_traits.h"
@@ -80,93 +85,169 @@ inline void AddProducts(Lanes<C>* acc, const C* src, C weight) {
   }
 }
 
+// Outputs of at least this many bytes (beyond a core's share of the caches) are streamed out.
+constexpr int64_t kStreamBytes = int64_t{32} << 20;
+
+// dst[0, n) = src[0, n) with non-temporal stores where the CPU has them (SSE2, every x86-64):
+// the destination's cache lines are written whole without being read first. The bytes are the
+// same as a memcpy's; StreamFence orders them before the kernel returns.
+template <typename C>
+void StreamOut(C* dst, const C* src, int64_t n) {
+#if defined(__SSE2__)
+  auto* out = reinterpret_cast<unsigned char*>(dst);
+  const auto* in = reinterpret_cast<const unsigned char*>(src);
+  size_t bytes = static_cast<size_t>(n) * sizeof(C);
+  const size_t head = std::min(bytes, (64 - reinterpret_cast<uintptr_t>(out) % 64) % 64);
+  std::memcpy(out, in, head);
+  out += head, in += head, bytes -= head;
+  for (; bytes >= 64; out += 64, in += 64, bytes -= 64)
+    for (int v = 0; v < 4; ++v) {
+      __m128i lanes;
+      std::memcpy(&lanes, in + 16 * v, sizeof lanes);
+      _mm_stream_si128(reinterpret_cast<__m128i*>(out + 16 * v), lanes);
+    }
+  std::memcpy(out, in, bytes);
+#else
+  std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(C));
+#endif
+}
+
+void StreamFence() {
+#if defined(__SSE2__)
+  _mm_sfence();
+#endif
+}
+
 int64_t FloorDiv(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
 int64_t CeilDiv(int64_t a, int64_t b) { return -FloorDiv(-a, b); }
 
-// The row path's layout of one input plane. Output columns x = r + period * m of residue r
-// (period > 1 only with lhs dilation) are summed as rows over m: each tap kx that lands on an
-// input column for residue r reads input column first + m * step, so the plane's rows are kept
-// zero-padded at both ends and split into `step` phases (entry j of phase h is padded column
-// h + step * j), and every tap of a residue reads one contiguous run of a phase.
-struct RowLayout {
+// The row path's layout of one input plane. Along each spatial axis, the outputs o = r + period *
+// n of one residue r read, through any tap k that lands on an input element at all, the input
+// elements first(k) + n * step (period > 1 only with lhs dilation, step > 1 only with a stride).
+// The plane is kept zero-padded at both ends of both axes and split into step_y x step_x phases,
+// phase-major: padded (row, column) = (hy + step_y * py, hx + step_x * j) sits at ((hy * step_x +
+// hx) * y.len + py) * x.len + j. So tap (ky, kx) reads element base + i * x.len + m for output
+// (ry + period_y * i, rx + period_x * m): every output class (ry, rx) is one flat run of
+// count_y * x.len sums, of which the first count_x of each x.len are outputs (the rest fall
+// between rows and are dropped), summed by SumTapRows in the widest vectors the CPU has.
+struct PlaneAxis {
   struct Residue {
-    int64_t count = 0;                              // its output columns
-    int64_t width = 0;                              // count rounded up to the tap-row kernel's granule
-    std::vector<std::pair<int64_t, int64_t>> taps;  // (kernel column, offset in a padded row)
+    int64_t count = 0;                              // outputs of this residue along the axis
+    std::vector<std::pair<int64_t, int64_t>> taps;  // (kernel index, first padded input index)
   };
   int64_t period = 1, step = 1;
-  int64_t pad = 0;       // zero columns before input column 0
-  int64_t row_len = 0;   // entries per phase
-  int64_t elements = 0;  // in_h * step * row_len
+  int64_t pad = 0;  // zero entries before input index 0
+  int64_t len = 0;  // entries per phase
   std::vector<Residue> residues;
 };
 
-// The layout, or nullopt where the padded plane would be far larger than the data (a window
-// dilation or padding in the millions): that convolution keeps the residue path.
-std::optional<RowLayout> PlanRows(const WindowDim& wx, const WindowDim& wy, int64_t in_h, int64_t in_w, int64_t out_h,
-                                  int64_t out_w, int64_t k_w, int64_t granule) {
+struct PlaneLayout {
+  struct Group {  // one output class (ry, rx)
+    int64_t ry = 0, rx = 0;
+    std::vector<std::pair<int64_t, int64_t>> taps;  // (weight index ky * k_w + kx, offset in the plane)
+    int64_t width = 0;                              // count_y * x.len rounded up to the kernel's granule
+  };
+  PlaneAxis y, x;
+  int64_t plane = 0;          // the padded plane's elements
+  int64_t elements = 0;       // and the zeros after it that the last rows' dropped sums read
+  int64_t sums_stride = 0;    // elements per class in the sums of one class row (ry): every group's
+                              // width, and count_y * x.len + count_x for a class left all zeros
+  std::vector<Group> groups;  // by ry, then rx
+};
+
+// One axis of the layout; false when its padding or dilation is far past the data.
+bool PlanAxis(const WindowDim& w, int64_t in, int64_t out, int64_t k, PlaneAxis& axis) {
   constexpr int64_t kLimit = int64_t{1} << 30;
-  for (const WindowDim* w : {&wx, &wy})
-    if (std::abs(w->pad_low) > kLimit || std::abs(w->pad_high) > kLimit || w->stride > kLimit ||
-        w->window_dilation > kLimit || w->base_dilation > kLimit)
-      return std::nullopt;
-  RowLayout layout;
-  layout.period = wx.base_dilation / std::gcd(wx.stride, wx.base_dilation);
-  layout.step = layout.period * wx.stride / wx.base_dilation;
-  // First pass: each residue's taps as (kernel column, first input column), and the input
-  // columns they reach over the rounded width.
-  int64_t lowest = 0, highest = in_w - 1;
-  std::vector<std::vector<std::pair<int64_t, int64_t>>> firsts(static_cast<size_t>(layout.period));
-  layout.residues.resize(static_cast<size_t>(layout.period));
-  for (int64_t r = 0; r < layout.period; ++r) {
-    RowLayout::Residue& residue = layout.residues[r];
-    residue.count = r < out_w ? (out_w - r + layout.period - 1) / layout.period : 0;
-    residue.width = (residue.count + granule - 1) / granule * granule;
-    for (int64_t kx = 0; kx < k_w && residue.count > 0; ++kx) {
-      const int64_t q0 = r * wx.stride + kx * wx.window_dilation - wx.pad_low;
-      if ((q0 % wx.base_dilation + wx.base_dilation) % wx.base_dilation != 0) continue;
-      const int64_t first = FloorDiv(q0, wx.base_dilation);
-      const int64_t last = first + (residue.count - 1) * layout.step;
-      if (last < 0 || first >= in_w) continue;  // never on an input column: only zero terms
-      firsts[r].emplace_back(kx, first);
+  if (std::abs(w.pad_low) > kLimit || std::abs(w.pad_high) > kLimit || w.stride > kLimit ||
+      w.window_dilation > kLimit || w.base_dilation > kLimit)
+    return false;
+  axis.period = w.base_dilation / std::gcd(w.stride, w.base_dilation);
+  axis.step = axis.period * w.stride / w.base_dilation;
+  axis.residues.resize(static_cast<size_t>(axis.period));
+  int64_t lowest = 0, highest = in - 1;
+  for (int64_t r = 0; r < axis.period; ++r) {
+    PlaneAxis::Residue& residue = axis.residues[r];
+    residue.count = r < out ? (out - r + axis.period - 1) / axis.period : 0;
+    for (int64_t t = 0; t < k && residue.count > 0; ++t) {
+      const int64_t q0 = r * w.stride + t * w.window_dilation - w.pad_low;
+      if ((q0 % w.base_dilation + w.base_dilation) % w.base_dilation != 0) continue;
+      const int64_t first = FloorDiv(q0, w.base_dilation);
+      const int64_t last = first + (residue.count - 1) * axis.step;
+      if (last < 0 || first >= in) continue;  // never on an input element: only zero terms
+      residue.taps.emplace_back(t, first);
       lowest = std::min(lowest, first);
-      highest = std::max(highest, first + (residue.width - 1) * layout.step);
+      highest = std::max(highest, last);
     }
   }
-  layout.pad = -lowest;
-  const int64_t padded_len = highest - lowest + 1;
-  layout.row_len = (padded_len + layout.step - 1) / layout.step;
-  layout.elements = in_h * layout.step * layout.row_len;
-  if (layout.elements > 16 * (in_h * in_w + out_h * out_w) + 4096) return std::nullopt;
-  for (int64_t r = 0; r < layout.period; ++r)
-    for (const auto& [kx, first] : firsts[r]) {
-      const int64_t padded_column = first + layout.pad;
-      layout.residues[r].taps.emplace_back(
-          kx, (padded_column % layout.step) * layout.row_len + padded_column / layout.step);
+  axis.pad = -lowest;
+  axis.len = (highest - lowest + 1 + axis.step - 1) / axis.step;
+  for (PlaneAxis::Residue& residue : axis.residues)
+    for (auto& tap : residue.taps) tap.second += axis.pad;
+  return true;
+}
+
+// The layout, or nullopt where the padded plane would be far larger than the data (a window
+// dilation or padding in the millions): that convolution keeps the residue path.
+std::optional<PlaneLayout> PlanPlane(const WindowDim& wy, const WindowDim& wx, int64_t in_h, int64_t in_w,
+                                     int64_t out_h, int64_t out_w, int64_t k_h, int64_t k_w, int64_t granule) {
+  PlaneLayout layout;
+  if (!PlanAxis(wy, in_h, out_h, k_h, layout.y) || !PlanAxis(wx, in_w, out_w, k_w, layout.x)) return std::nullopt;
+  const int64_t rows = layout.y.step * layout.y.len, row_len = layout.x.step * layout.x.len;
+  if (rows > (int64_t{1} << 31) || row_len > (int64_t{1} << 31) ||
+      rows * row_len > 16 * (in_h * in_w + out_h * out_w) + 4096)
+    return std::nullopt;
+  layout.plane = layout.elements = rows * row_len;
+  const PlaneAxis &y = layout.y, &x = layout.x;
+  for (int64_t ry = 0; ry < y.period; ++ry)
+    for (int64_t rx = 0; rx < x.period; ++rx) {
+      const PlaneAxis::Residue &res_y = y.residues[ry], &res_x = x.residues[rx];
+      if (res_y.count == 0 || res_x.count == 0) continue;
+      PlaneLayout::Group group;
+      group.ry = ry;
+      group.rx = rx;
+      int64_t top = 0;
+      for (const auto& [ky, row] : res_y.taps)
+        for (const auto& [kx, column] : res_x.taps) {
+          const int64_t phase = (row % y.step) * x.step + column % x.step;
+          const int64_t offset = (phase * y.len + row / y.step) * x.len + column / x.step;
+          group.taps.emplace_back(ky * k_w + kx, offset);
+          top = std::max(top, offset);
+        }
+      // A class with no tap is all zeros, and its row length need not cover its columns.
+      if (!group.taps.empty()) group.width = (res_y.count * x.len + granule - 1) / granule * granule;
+      layout.elements = std::max(layout.elements, top + group.width);
+      layout.sums_stride = std::max({layout.sums_stride, group.width, res_y.count * x.len + res_x.count});
+      layout.groups.push_back(std::move(group));
     }
   return layout;
 }
 
-// Fills `rows` (layout.elements) from one input plane.
+// Fills the padded plane (layout.plane elements) from one input plane.
 template <typename C>
-void FillRows(const RowLayout& layout, const C* in_plane, int64_t in_h, int64_t in_w, int64_t in_y, int64_t in_x,
-              C* rows) {
-  for (int64_t p = 0; p < in_h; ++p) {
+void FillPlane(const PlaneLayout& layout, const C* in_plane, int64_t in_h, int64_t in_w, int64_t in_y, int64_t in_x,
+               C* plane) {
+  const PlaneAxis &y = layout.y, &x = layout.x;
+  for (int64_t padded_row = 0; padded_row < y.step * y.len; ++padded_row) {
+    const int64_t p = padded_row - y.pad, hy = padded_row % y.step, py = padded_row / y.step;
     const C* src = in_plane + p * in_y;
-    for (int64_t h = 0; h < layout.step; ++h) {
-      // Entry j is input column h + step * j - pad.
-      C* dst = rows + (p * layout.step + h) * layout.row_len;
-      const int64_t begin = std::clamp<int64_t>(CeilDiv(layout.pad - h, layout.step), 0, layout.row_len);
-      const int64_t end = std::clamp<int64_t>(CeilDiv(layout.pad + in_w - h, layout.step), begin, layout.row_len);
+    for (int64_t hx = 0; hx < x.step; ++hx) {
+      // Entry j is input column hx + step * j - pad.
+      C* dst = plane + ((hy * x.step + hx) * y.len + py) * x.len;
+      if (p < 0 || p >= in_h) {
+        std::fill(dst, dst + x.len, C(0));
+        continue;
+      }
+      const int64_t begin = std::clamp<int64_t>(CeilDiv(x.pad - hx, x.step), 0, x.len);
+      const int64_t end = std::clamp<int64_t>(CeilDiv(x.pad + in_w - hx, x.step), begin, x.len);
       std::fill(dst, dst + begin, C(0));
-      const int64_t column = h + layout.step * begin - layout.pad;  // in [0, in_w) when begin < end
+      const int64_t column = hx + x.step * begin - x.pad;  // in [0, in_w) when begin < end
       if (begin == end) {
-      } else if (layout.step == 1 && in_x == 1) {
+      } else if (x.step == 1 && in_x == 1) {
         std::memcpy(dst + begin, src + column, static_cast<size_t>(end - begin) * sizeof(C));
       } else {
-        for (int64_t j = begin; j < end; ++j) dst[j] = src[(column + (j - begin) * layout.step) * in_x];
+        for (int64_t j = begin; j < end; ++j) dst[j] = src[(column + (j - begin) * x.step) * in_x];
       }
-      std::fill(dst + end, dst + layout.row_len, C(0));
+      std::fill(dst + end, dst + x.len, C(0));
     }
   }
 }
@@ -213,7 +294,8 @@ Status ConvolutionDepthwise(const ConvDimLabels& l, const std::vector<WindowDim>
       const int64_t in_x = ls[l.input_spatial[1]], in_y = ls[l.input_spatial[0]];
       const int64_t out_x = os[l.output_spatial[1]], out_y = os[l.output_spatial[0]];
       const TapRowsKernel& tap_rows = ActiveTapRows();
-      const std::optional<RowLayout> layout = PlanRows(wx, wy, in_h, in_w, out_h, out_w, k_w, tap_rows.Granule<C>());
+      const std::optional<PlaneLayout> layout =
+          PlanPlane(wy, wx, in_h, in_w, out_h, out_w, k_h, k_w, tap_rows.Granule<C>());
       // Columns x = r + period * m of one residue r read input columns in steps of `step`, and a
       // tap reads one for all of them or for none (x * stride + k * dilation - pad must be a
       // multiple of the lhs dilation, which depends only on x mod period).
@@ -241,51 +323,78 @@ Status ConvolutionDepthwise(const ConvDimLabels& l, const std::vector<WindowDim>
         interior[r] = {inner_begin, std::max(inner_end, inner_begin)};
       }
       const int64_t src_step = step * in_x;
+      // An output far larger than the caches is written with streaming stores, plane by plane:
+      // no cache line is read before it is overwritten, which halves its memory traffic.
+      const bool stream = layout && out_typed && out_x == 1 && out_y == out_w &&
+                          out.count() * static_cast<int64_t>(sizeof(C)) >= kStreamBytes;
       ParallelFor(batches * features, ChunkFor(out_h * out_w * k_h * k_w), [&](int64_t begin, int64_t end) {
         std::vector<C> row(static_cast<size_t>(out_w));
         std::vector<std::pair<const C*, int64_t>> rows;  // the input rows in bounds, kernel row (reversed)
         std::vector<C> weights(static_cast<size_t>(k_h * k_w));
         // The row path's padded plane, the input plane it holds (planes of one input feature
-        // follow each other when the channel multiplier is above 1), each row's taps and sums.
+        // follow each other when the channel multiplier is above 1), a class's taps and sums.
         ScratchVector<C> plane_rows;
         const C* filled_from = nullptr;
         std::vector<const C*> tap_sources;
-        std::vector<C> tap_weights, sums;
+        std::vector<C> tap_weights;
+        ScratchVector<C> sums, staged;
+        if (stream) staged.resize(static_cast<size_t>(out_h * out_w));
         if (layout) {
-          plane_rows.resize(static_cast<size_t>(layout->elements));
+          plane_rows.resize(static_cast<size_t>(layout->elements));  // zeros past the plane stay zero
           tap_sources.resize(static_cast<size_t>(k_h * k_w));
           tap_weights.resize(static_cast<size_t>(k_h * k_w));
-          int64_t widest = 0;
-          for (const RowLayout::Residue& residue : layout->residues) widest = std::max(widest, residue.width);
-          sums.resize(static_cast<size_t>(widest));
+          sums.resize(static_cast<size_t>(layout->sums_stride * layout->x.period));
         }
-        // Output row y from the padded plane, residue by residue. A tap on a padding column adds
+        // The output plane from the padded plane, class by class. A tap on a padding entry adds
         // x * w = +-0 to a sum that is never -0 (it starts at +0, and a rounded sum is -0 only
         // when both terms are), which leaves the sum as it was, as the reference's skipping the
         // tap does, when w is finite.
-        auto row_from_padded_plane = [&](int64_t y) {
-          for (int64_t r = 0; r < layout->period; ++r) {
-            const RowLayout::Residue& residue = layout->residues[r];
-            if (residue.count == 0) continue;
-            int64_t taps = 0;
-            for (int64_t ky = 0; ky < k_h; ++ky) {
-              int64_t p = y * wy.stride + ky * wy.window_dilation - wy.pad_low;
-              if (p < 0) continue;
-              if (wy.base_dilation != 1) {
-                if (p % wy.base_dilation != 0) continue;
-                p /= wy.base_dilation;
+        // The classes of one ry are summed side by side, so each output row is then written
+        // once, in order, its columns interleaved from them (lhs dilation).
+        // `target` is out_typed, or the staged plane (out_plane 0) that is then streamed out.
+        auto plane_from_padded = [&](C* target, int64_t out_plane) {
+          const PlaneAxis &ya = layout->y, &xa = layout->x;
+          const int64_t stride = layout->sums_stride;
+          auto group = layout->groups.begin();
+          for (int64_t ry = 0; ry < ya.period; ++ry) {
+            const int64_t count_y = ya.residues[ry].count;
+            if (count_y == 0) continue;
+            for (int64_t rx = 0; rx < xa.period; ++rx) {
+              C* dst = sums.data() + rx * stride;
+              if (xa.residues[rx].count == 0) continue;
+              int64_t taps = 0;
+              for (const auto& [weight, offset] : group->taps) {
+                tap_sources[taps] = plane_rows.data() + offset;
+                tap_weights[taps++] = weights[weight];
               }
-              if (p >= in_h) continue;
-              const C* in_row = plane_rows.data() + p * layout->step * layout->row_len;
-              for (const auto& [kx, offset] : residue.taps) {
-                tap_sources[taps] = in_row + offset;
-                tap_weights[taps++] = weights[ky * k_w + kx];
+              if (taps > 0)
+                tap_rows.For<C>()(tap_sources.data(), tap_weights.data(), taps, dst, group->width);
+              else
+                std::fill(dst, dst + stride, C(0));
+              ++group;
+            }
+            for (int64_t i = 0; i < count_y; ++i) {
+              const int64_t base = out_plane + (ry + ya.period * i) * out_y;
+              const C* src = sums.data() + i * xa.len;
+              if (xa.period == 1 && target && out_x == 1) {
+                std::memcpy(target + base, src, static_cast<size_t>(out_w) * sizeof(C));
+              } else if (xa.period == 2 && target && out_x == 1) {
+                const C *even = src, *odd = src + stride;
+                for (int64_t m = 0; m < out_w / 2; ++m) {
+                  target[base + 2 * m] = even[m];
+                  target[base + 2 * m + 1] = odd[m];
+                }
+                if (out_w % 2) target[base + out_w - 1] = even[out_w / 2];
+              } else {
+                for (int64_t x = 0; x < out_w; ++x) {
+                  const C value = src[(x % xa.period) * stride + x / xa.period];
+                  if (target)
+                    target[base + x * out_x] = value;
+                  else
+                    ot.Store(out.data, base + x * out_x, value);
+                }
               }
             }
-            C* dst = layout->period == 1 && residue.width == out_w ? row.data() : sums.data();
-            tap_rows.For<C>()(tap_sources.data(), tap_weights.data(), taps, dst, residue.width);
-            if (dst == row.data()) continue;
-            for (int64_t m = 0; m < residue.count; ++m) row[r + m * layout->period] = sums[m];
           }
         };
         // Output row y by residue, reading the input plane in place.
@@ -355,17 +464,30 @@ Status ConvolutionDepthwise(const ConvDimLabels& l, const std::vector<WindowDim>
               weights[ky * k_w + kx] = weight;
               finite = finite && std::isfinite(weight);
             }
-          const bool by_rows = layout && finite;
-          if (by_rows && filled_from != in_plane) {
-            FillRows(*layout, in_plane, in_h, in_w, in_y, in_x, plane_rows.data());
-            filled_from = in_plane;
-          }
           const int64_t out_plane = b * os[l.output_batch] + o * os[l.output_feature];
+          if (layout && finite) {
+            if (filled_from != in_plane) {
+              FillPlane(*layout, in_plane, in_h, in_w, in_y, in_x, plane_rows.data());
+              filled_from = in_plane;
+              // The next channel's input plane, asked for while this one is summed: each plane
+              // is one short sequential read, too short for the hardware to run ahead of.
+              if (plane + 1 < end && in_x == 1 && in_y == in_w) {
+                const int64_t next_b = (plane + 1) / features, next_o = (plane + 1) % features;
+                const C* next = in + next_b * ls[l.input_batch] + (next_o / per_group) * ls[l.input_feature];
+                for (int64_t e = 0; e < in_h * in_w; e += 64 / static_cast<int64_t>(sizeof(C)))
+                  __builtin_prefetch(next + e);
+              }
+            }
+            if (stream) {
+              plane_from_padded(staged.data(), 0);
+              StreamOut(out_typed + out_plane, staged.data(), out_h * out_w);
+            } else {
+              plane_from_padded(out_typed, out_plane);
+            }
+            continue;
+          }
           for (int64_t y = 0; y < out_h; ++y) {
-            if (by_rows)
-              row_from_padded_plane(y);
-            else
-              row_by_residue(in_plane, y);
+            row_by_residue(in_plane, y);
             const int64_t base = out_plane + y * out_y;
             if (out_typed && out_x == 1) {
               std::memcpy(out_typed + base, row.data(), static_cast<size_t>(out_w) * sizeof(C));
@@ -376,6 +498,7 @@ Status ConvolutionDepthwise(const ConvDimLabels& l, const std::vector<WindowDim>
             }
           }
         }
+        if (stream) StreamFence();  // this thread's streaming stores before the join
       });
       return OkStatus();
     }
