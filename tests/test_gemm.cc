@@ -386,6 +386,9 @@ TEST_CASE("convolution kernel: im2col + GEMM against the reference formula") {
   CheckConv({2, 6, 9, 13, 11, 3, 2, 1, 1, odd});
   CheckConv({2, 12, 8, 15, 15, 3, 3, 4, 1, same});         // feature groups
   CheckConv({4, 5, 6, 15, 15, 3, 3, 1, 2, same});          // batch groups
+  // Eight blocks or more: one job gathers a block's windows for every group at once.
+  CheckConv({2, 8, 8, 48, 48, 3, 3, 4, 1, same});
+  CheckConv({4, 3, 4, 48, 48, 3, 3, 1, 2, same});
   CheckConv({3, 8, 50, 9, 11, 9, 11, 1, 1, WindowDim{}});  // the window covers the input: a dot
 }
 

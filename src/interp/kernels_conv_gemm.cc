@@ -112,22 +112,74 @@ Status ConvolutionViaGemm(const ConvDimLabels& l, const std::vector<WindowDim>& 
 
       int64_t blocks = (rows + kBlockRows - 1) / kBlockRows;
       int64_t in_fs = ls[l.input_feature], out_fs = os[l.output_feature];
+      // Each group reads the same window positions at its own offset (its input features, or
+      // its batches for batch groups), so a job gathers a block's windows once for a run of
+      // groups. Runs of groups are split only when there are too few blocks to share out.
+      std::vector<int64_t> group_offset(static_cast<size_t>(groups));
+      for (int64_t g = 0; g < groups; ++g)
+        group_offset[g] =
+            (bgc > 1 ? g * batch_group_size * ls[l.input_batch] : 0) + (fgc > 1 ? g * kernel_in * in_fs : 0);
+      const int64_t group_runs = blocks >= 8 ? 1 : std::min<int64_t>(groups, 8);
+      const int64_t run_length = (groups + group_runs - 1) / group_runs;
+      // A window wholly inside the input (no lhs dilation) reads tap t at a fixed distance from
+      // its first element: most rows skip the per-tap bounds checks.
+      bool dense_input = true;
+      std::vector<int64_t> tap_delta(taps, 0);
+      for (size_t s = 0; s < spatial; ++s) dense_input = dense_input && window[s].base_dilation == 1;
+      for (int64_t t = 0; t < taps; ++t)
+        for (size_t s = 0; s < spatial; ++s)
+          tap_delta[t] += tap_index[t * spatial + s] * window[s].window_dilation * ls[l.input_spatial[s]];
       // The result written directly when it is of the compute type (f32, f64).
       C* out_typed = TypedOutput<C>(out);
-      ParallelFor(groups * blocks, 1, [&](int64_t begin, int64_t end) {
+      ParallelFor(group_runs * blocks, 1, [&](int64_t begin, int64_t end) {
         ScratchVector<C> cols, res;
         std::vector<int64_t> o(1 + spatial);
         for (int64_t job = begin; job < end; ++job) {
-          int64_t g = job / blocks, r0 = (job % blocks) * kBlockRows;
-          int64_t n_rows = rows - r0 < kBlockRows ? rows - r0 : kBlockRows;
-          int64_t fg = fgc > 1 ? g : 0, bg = bgc > 1 ? g : 0;
-          cols.resize(static_cast<size_t>(n_rows * depth));
+          const int64_t g0 = (job / blocks) * run_length, g1 = std::min(groups, g0 + run_length);
+          const int64_t r0 = (job % blocks) * kBlockRows, n_rows = std::min(kBlockRows, rows - r0);
+          if (g0 >= g1) continue;
+          const int64_t group_cols = n_rows * depth;
+          cols.resize(static_cast<size_t>((g1 - g0) * group_cols));
           res.resize(static_cast<size_t>(n_rows * per_group));
+          // Copies kernel_in features from input offset `src` into every group's row of taps.
+          auto gather = [&](int64_t src, int64_t at) {
+            for (int64_t g = g0; g < g1; ++g) {
+              C* dst = cols.data() + (g - g0) * group_cols + at;
+              const C* from = in + src + group_offset[g];
+              if (in_fs == 1 && kernel_in <= 64) {
+                // A group's few channels: an inline copy (a memcpy call per tap had been a third
+                // of a 4-group convolution's time).
+                for (int64_t fi = 0; fi < kernel_in; ++fi) dst[fi] = from[fi];
+              } else if (in_fs == 1) {
+                std::memcpy(dst, from, static_cast<size_t>(kernel_in) * sizeof(C));
+              } else {
+                for (int64_t fi = 0; fi < kernel_in; ++fi) dst[fi] = from[fi * in_fs];
+              }
+            }
+          };
+          auto zeros = [&](int64_t at) {
+            for (int64_t g = g0; g < g1; ++g) {
+              C* dst = cols.data() + (g - g0) * group_cols + at;
+              std::fill(dst, dst + kernel_in, C(0));
+            }
+          };
           // The output position of row r0, then of each next row by an odometer (a division per
           // dimension and row had cost more than the copies).
           Unravel(r0, out_sp_dims, o);
           for (int64_t r = 0; r < n_rows; ++r, NextIndex(out_sp_dims, o)) {
-            int64_t in_base = (o[0] + bg * batch_group_size) * ls[l.input_batch] + fg * kernel_in * in_fs;
+            const int64_t in_base = o[0] * ls[l.input_batch];
+            bool interior = dense_input;
+            int64_t corner = in_base;  // the window's first element, when interior
+            for (size_t s = 0; s < spatial && interior; ++s) {
+              const WindowDim& wd = window[s];
+              const int64_t p = o[1 + s] * wd.stride - wd.pad_low;
+              interior = p >= 0 && p + (tap_dims[s] - 1) * wd.window_dilation < ld[l.input_spatial[s]];
+              corner += p * ls[l.input_spatial[s]];
+            }
+            if (interior) {
+              for (int64_t t = 0; t < taps; ++t) gather(corner + tap_delta[t], r * depth + t * kernel_in);
+              continue;
+            }
             for (int64_t t = 0; t < taps; ++t) {
               int64_t src = in_base;
               bool inside = true;
@@ -141,31 +193,25 @@ Status ConvolutionViaGemm(const ConvDimLabels& l, const std::vector<WindowDim>& 
                 if (p < 0 || p >= ld[l.input_spatial[s]]) inside = false;
                 src += p * ls[l.input_spatial[s]];
               }
-              C* dst = cols.data() + r * depth + t * kernel_in;
-              if (!inside) {
-                std::fill(dst, dst + kernel_in, C(0));
-              } else if (in_fs == 1 && kernel_in <= 64) {
-                // A group's few channels: an inline copy (a memcpy call per tap had been a third
-                // of a 4-group convolution's time).
-                const C* from = in + src;
-                for (int64_t fi = 0; fi < kernel_in; ++fi) dst[fi] = from[fi];
-              } else if (in_fs == 1) {
-                std::memcpy(dst, in + src, static_cast<size_t>(kernel_in) * sizeof(C));
-              } else {
-                for (int64_t fi = 0; fi < kernel_in; ++fi) dst[fi] = in[src + fi * in_fs];
-              }
+              if (inside)
+                gather(src, r * depth + t * kernel_in);
+              else
+                zeros(r * depth + t * kernel_in);
             }
           }
-          GemmBt(per_group, n_rows, depth, kmat.data() + g * per_group * depth, cols.data(), res.data());
-          Unravel(r0, out_sp_dims, o);
-          for (int64_t r = 0; r < n_rows; ++r, NextIndex(out_sp_dims, o)) {
-            int64_t base = o[0] * os[l.output_batch] + g * per_group * out_fs;
-            for (size_t s = 0; s < spatial; ++s) base += o[1 + s] * os[l.output_spatial[s]];
-            const C* col = res.data() + r;
-            if (out_typed) {
-              for (int64_t fo = 0; fo < per_group; ++fo) out_typed[base + fo * out_fs] = col[fo * n_rows];
-            } else {
-              for (int64_t fo = 0; fo < per_group; ++fo) ot.Store(out.data, base + fo * out_fs, col[fo * n_rows]);
+          for (int64_t g = g0; g < g1; ++g) {
+            GemmBt(per_group, n_rows, depth, kmat.data() + g * per_group * depth, cols.data() + (g - g0) * group_cols,
+                   res.data());
+            Unravel(r0, out_sp_dims, o);
+            for (int64_t r = 0; r < n_rows; ++r, NextIndex(out_sp_dims, o)) {
+              int64_t base = o[0] * os[l.output_batch] + g * per_group * out_fs;
+              for (size_t s = 0; s < spatial; ++s) base += o[1 + s] * os[l.output_spatial[s]];
+              const C* col = res.data() + r;
+              if (out_typed) {
+                for (int64_t fo = 0; fo < per_group; ++fo) out_typed[base + fo * out_fs] = col[fo * n_rows];
+              } else {
+                for (int64_t fo = 0; fo < per_group; ++fo) ot.Store(out.data, base + fo * out_fs, col[fo * n_rows]);
+              }
             }
           }
         }
