@@ -145,6 +145,93 @@ TEST_CASE("fused groups: results are the same bytes with fusion on and off") {
   SetParallelThreads(threads);
 }
 
+// hardtanh as torch-xla writes it: clamp(broadcast(lo), x, broadcast(hi)), its bounds broadcast
+// from a parameter and a constant long before, a step that cannot join a group (reverse) in
+// between. `keep` adds tuple operands reading the bounds' broadcasts, which must then be stored.
+std::string Hardtanh(int64_t n, bool keep) {
+  const std::string t = "f32[" + std::to_string(n) + "]";
+  return "HloModule hardtanh\nENTRY e {\n"
+         "  x = " +
+         t +
+         " parameter(0)\n"
+         "  lo = f32[] parameter(1)\n"
+         "  six = f32[] constant(6)\n"
+         "  los = " +
+         t +
+         " broadcast(lo), dimensions={}\n"
+         "  scaled = " +
+         t +
+         " multiply(x, los)\n"
+         "  rev = " +
+         t +
+         " reverse(scaled), dimensions={0}\n"
+         "  his = " +
+         t +
+         " broadcast(six), dimensions={}\n"
+         "  back = " +
+         t +
+         " reverse(rev), dimensions={0}\n"
+         "  clamped = " +
+         t +
+         " clamp(los, back, his)\n"
+         "  shifted = " +
+         t +
+         " subtract(clamped, his)\n"
+         "  ROOT out = (" +
+         t + (keep ? ", " + t + ", " + t : "") + ") tuple(shifted" + (keep ? ", his, los" : "") + ")\n}\n";
+}
+
+Value F32Scalar(float v) {
+  Value s;
+  s.type = PrimitiveType::kF32;
+  s.bytes.assign(reinterpret_cast<const char*>(&v), sizeof v);
+  return s;
+}
+
+TEST_CASE("fused groups: scalar broadcasts are filled in the groups that read them, never stored") {
+  BundleProgram p = Load(Hardtanh(5000, false));
+  std::vector<Step> steps;
+  FusionPlan plan = PlanOfEntry(p, steps);
+  const ComputationRecord& entry = p.computations[p.entry];
+  std::map<std::string, size_t> step_of;
+  for (size_t i = 0; i < entry.bundles.size(); ++i)
+    step_of[std::string(entry.buffers[entry.bundles[i].result].name)] = i;
+  // `his` stands alone: elided. `los` is in the group {los, scaled}, where it stays in a tile,
+  // and the group {clamped, shifted} fills both bounds' tiles from their scalars.
+  CHECK(plan.elided[step_of["his"]]);
+  CHECK(!plan.elided[step_of["los"]]);
+  CHECK(!plan.elided[step_of["rev"]]);
+  REQUIRE(plan.groups.size() == 2);
+  CHECK(plan.groups[0].stored == 1);          // scaled; los lives in a tile
+  CHECK(plan.groups[1].members.size() == 4);  // two fills, clamp, subtract
+  CHECK(plan.groups[1].stored == 1);
+  // Read by the root tuple, the broadcast is stored again.
+  BundleProgram kept = Load(Hardtanh(5000, true));
+  std::vector<Step> kept_steps;
+  FusionPlan kept_plan = PlanOfEntry(kept, kept_steps);
+  for (uint8_t e : kept_plan.elided) CHECK(!e);
+
+  for (bool keep : {false, true})
+    for (int64_t n : {int64_t{2}, int64_t{1500}, int64_t{3 * 65536 + 123}}) {
+      BundleProgram q = Load(Hardtanh(n, keep));
+      std::vector<Value> args = {F32Arg(n, 9), F32Scalar(-0.0f)};
+      ExecuteOptions off;
+      off.fusion = false;
+      auto reference = Execute(q, args, off);
+      REQUIRE(reference.ok());
+      auto fused = Execute(q, args);
+      REQUIRE(fused.ok());
+      CAPTURE(n);
+      CHECK(fused->tuple.size() == (keep ? 3u : 1u));
+      CheckSameBytes(*fused, *reference);
+      ExecuteOptions stepped;  // --max-steps runs the broadcasts: the same bytes
+      stepped.max_steps = 100;
+      auto limited = Execute(q, args, stepped);
+      REQUIRE(limited.ok());
+      CheckSameBytes(*limited, *reference);
+    }
+}
+
 TEST_CASE("fused groups: a profile gives the group's time to its last member") {
   BundleProgram p = Load(Chain(4096));
   std::vector<Value> args = {F32Arg(4096, 3), F32Arg(4096, 4)};

@@ -46,6 +46,12 @@ class ControlFlow : public Frames {
           continue;
         }
       }
+      if (fusion.elided[i] && options_.fusion && options_.max_steps == 0) {
+        // Its readers fill their tiles from its scalar (fused_groups.h): a run of no time.
+        ++progress_.steps;
+        if (options_.profile) ++ProfileEntry(comp, step).runs;
+        continue;
+      }
       ++progress_.steps;
       if (options_.max_steps != 0 && progress_.steps > options_.max_steps)
         return Annotate(comp, *step.bundle,

@@ -30,6 +30,9 @@ SpanOp CompareSpanOp(int code, bool total_order, PrimitiveType t);
 /// A select whose predicate has one element per result element.
 SpanOp SelectSpanOp(PrimitiveType t);
 SpanOp ConvertSpanOp(PrimitiveType from, PrimitiveType to);
+/// clamp(lo, x, hi) as KernelClamp computes it, for f32, f64 and native integers; a scalar bound
+/// is in[0] or in[2]'s one element.
+SpanOp ClampSpanOp(PrimitiveType t, bool lo_scalar, bool hi_scalar);
 /// Every result element is in[0]'s one element (a broadcast of a scalar).
 SpanOp FillSpanOp(PrimitiveType t);
 /// The result is the operand's bytes (reshape: the same elements in the same order).

@@ -84,12 +84,18 @@ SpanOp FusibleOp(const ComputationRecord& comp, const Step& s) {
     case OpFamily::kBroadcast:
       if (arity != 1 || type(0) != out.type || comp.buffers[b.operands[0]].ElementCount() != 1) return {};
       return FillSpanOp(out.type);
+    case OpFamily::kClamp: {
+      if (arity != 3 || type(0) != out.type || type(1) != out.type || type(2) != out.type) return {};
+      const int64_t lo = comp.buffers[b.operands[0]].ElementCount(), x = comp.buffers[b.operands[1]].ElementCount(),
+                    hi = comp.buffers[b.operands[2]].ElementCount();
+      if (x != n || (lo != 1 && lo != n) || (hi != 1 && hi != n)) return {};
+      return ClampSpanOp(out.type, lo == 1 && n != 1, hi == 1 && n != 1);
+    }
     case OpFamily::kReshape:
       if (b.opcode != Opcode::kReshape || arity != 1 || !SameCountArrays(comp, b, n) || type(0) != out.type) return {};
       return CopySpanOp(out.type);
     case OpFamily::kNotExecutable:
     case OpFamily::kBound:
-    case OpFamily::kClamp:
     case OpFamily::kBitcastConvert:
     case OpFamily::kTranspose:
     case OpFamily::kIota:
@@ -161,31 +167,59 @@ class Planner {
   Planner(const ComputationRecord& comp, const std::vector<Step>& steps) : comp_(comp), steps_(steps) {
     last_read_.assign(comp.buffers.size(), -1);
     produced_.assign(comp.buffers.size(), 0);
-    for (size_t i = 0; i < steps.size(); ++i)
+    producer_.assign(comp.buffers.size(), -1);
+    for (size_t i = 0; i < steps.size(); ++i) {
       for (uint32_t o : steps[i].bundle->operands) last_read_[o] = static_cast<int64_t>(i);
+      producer_[steps[i].bundle->result] = static_cast<int64_t>(i);
+    }
   }
 
   FusionPlan Plan() {
     FusionPlan plan;
     plan.group_at.assign(steps_.size(), -1);
-    std::vector<SpanOp> ops(steps_.size());
-    for (size_t i = 0; i < steps_.size(); ++i) ops[i] = FusibleOp(comp_, steps_[i]);
+    plan.elided.assign(steps_.size(), 0);
+    ops_.resize(steps_.size());
+    remat_.assign(steps_.size(), 0);
+    for (size_t i = 0; i < steps_.size(); ++i) {
+      ops_[i] = FusibleOp(comp_, steps_[i]);
+      // A broadcast of a parameter or constant scalar: its source holds the same value for the
+      // whole frame, so a group can fill its own tile from it instead of reading the array.
+      const BundleRecord& b = *steps_[i].bundle;
+      // Only arrays of 2+ elements: a group reads those as arrays of its own element count,
+      // never as a clamp's scalar bound, so every group reading one rematerializes it.
+      remat_[i] = ops_[i].fn && steps_[i].family == OpFamily::kBroadcast &&
+                  comp_.buffers[b.operands[0]].kind != BufferKind::kTemp && count_of(b.result) > 1;
+    }
     auto count = [&](size_t i) { return comp_.buffers[steps_[i].bundle->result].ElementCount(); };
+    // The runs of steps that become groups: maximal, then cut at the first conflict.
+    std::vector<std::pair<size_t, size_t>> runs;
     size_t i = 0;
     while (i < steps_.size()) {
-      if (!ops[i].fn) {
+      if (!ops_[i].fn) {
         ++i;
         continue;
       }
       size_t end = i + 1;
-      while (end < steps_.size() && end - i < kMaxMembers && ops[end].fn && count(end) == count(i)) ++end;
+      while (end < steps_.size() && end - i < kMaxMembers && ops_[end].fn && count(end) == count(i)) ++end;
       // Leaving members out stores more results, so check again until nothing conflicts.
       for (size_t conflict = FirstConflict(i, end); conflict != end; conflict = FirstConflict(i, end)) end = conflict;
-      if (end - i >= 2) {
-        plan.group_at[i] = static_cast<int32_t>(plan.groups.size());
-        plan.groups.push_back(Build(i, end, ops));
-      }
+      if (end - i + Rematerialized(i, end).size() >= 2) runs.emplace_back(i, end);
       i = end;
+    }
+    // A rematerialized broadcast whose every reader is in a group is never stored: its step is
+    // elided, or, inside a group, its result stays in a tile.
+    in_group_.assign(steps_.size(), -1);
+    for (size_t r = 0; r < runs.size(); ++r)
+      for (size_t j = runs[r].first; j < runs[r].second; ++j) in_group_[j] = static_cast<int64_t>(r);
+    read_outside_groups_.assign(comp_.buffers.size(), 0);
+    for (size_t j = 0; j < steps_.size(); ++j)
+      if (in_group_[j] < 0)
+        for (uint32_t o : steps_[j].bundle->operands) read_outside_groups_[o] = 1;
+    for (size_t j = 0; j < steps_.size(); ++j)
+      plan.elided[j] = in_group_[j] < 0 && Unstored(j) && last_read_[ResultId(j)] >= 0;
+    for (const auto& [first, end] : runs) {
+      plan.group_at[first] = static_cast<int32_t>(plan.groups.size());
+      plan.groups.push_back(Build(first, end));
     }
     return plan;
   }
@@ -200,6 +234,25 @@ class Planner {
     return r == comp_.root || last_read_[r] >= static_cast<int64_t>(end);
   }
 
+  // Whether step `j` is a rematerialized broadcast no step outside a group reads (once the runs
+  // are known): every group reading it fills a tile from its scalar instead.
+  bool Unstored(size_t j) const {
+    return remat_[j] && ResultId(j) != comp_.root && !read_outside_groups_[ResultId(j)];
+  }
+
+  // The results of rematerialized broadcasts before `first` that members of [first, end) read.
+  std::vector<uint32_t> Rematerialized(size_t first, size_t end) const {
+    std::vector<uint32_t> found;
+    for (size_t j = first; j < end; ++j)
+      for (uint32_t o : steps_[j].bundle->operands)
+        if (const int64_t p = producer_[o]; p >= 0 && static_cast<size_t>(p) < first && remat_[p] &&
+                                            count_of(o) == count_of(ResultId(first)) &&
+                                            std::find(found.begin(), found.end(), o) == found.end())
+          found.push_back(o);
+    return found;
+  }
+  int64_t count_of(uint32_t buffer) const { return comp_.buffers[buffer].ElementCount(); }
+
   // The first member (> first) whose stored result shares bytes, other than exactly, with a
   // range the group touched before it, or whose external operand does so with an earlier stored
   // result; `end` when there is none.
@@ -210,6 +263,10 @@ class Planner {
       for (uint32_t o : steps_[j].bundle->operands) {
         const BufferRecord& r = comp_.buffers[o];
         if (produced_[o] == stamp_ || r.kind != BufferKind::kTemp) continue;
+        // A rematerialized broadcast's array is not read (its scalar is).
+        if (const int64_t p = producer_[o]; p >= 0 && static_cast<size_t>(p) < first && remat_[p] &&
+                                            count_of(o) == count_of(ResultId(first)))
+          continue;
         Range in = RangeOf(r);
         for (const Range& s : stored)
           if (in.Overlaps(s) && !in.Same(s)) return j;
@@ -226,7 +283,7 @@ class Planner {
     return end;
   }
 
-  FusedGroup Build(size_t first, size_t end, const std::vector<SpanOp>& ops) const {
+  FusedGroup Build(size_t first, size_t end) const {
     FusedGroup g;
     g.first_step = static_cast<uint32_t>(first);
     g.step_count = static_cast<uint32_t>(end - first);
@@ -241,10 +298,32 @@ class Planner {
       g.slots.push_back(s);
       return static_cast<uint16_t>(g.slots.size() - 1);
     };
+    auto take_tile = [&](uint32_t element) {
+      uint32_t tile = g.scratch_tiles;
+      if (!free_tiles.empty()) {
+        tile = free_tiles.back();
+        free_tiles.pop_back();
+      } else {
+        ++g.scratch_tiles;
+      }
+      return add_slot({FusedSlot::Kind::kTile, tile, element});
+    };
+    // Rematerialized broadcasts first: each fills a tile from its scalar, for every tile.
+    for (uint32_t o : Rematerialized(first, end)) {
+      const size_t p = static_cast<size_t>(producer_[o]);
+      const uint32_t source = steps_[p].bundle->operands[0];
+      FusedMember m;
+      m.op = ops_[p];
+      m.step = static_cast<uint32_t>(p);
+      m.in[0] = add_slot({FusedSlot::Kind::kScalar, source, static_cast<uint32_t>(HostByteSize(comp_.buffers[source].type))});
+      m.out = take_tile(static_cast<uint32_t>(HostByteSize(comp_.buffers[o].type)));
+      slot_of[o] = m.out;
+      g.members.push_back(m);
+    }
     for (size_t j = first; j < end; ++j) {
       const BundleRecord& b = *steps_[j].bundle;
       FusedMember m;
-      m.op = ops[j];
+      m.op = ops_[j];
       m.step = static_cast<uint32_t>(j);
       for (size_t k = 0; k < b.operands.size(); ++k) {
         uint32_t o = b.operands[k];
@@ -257,18 +336,11 @@ class Planner {
         m.in[k] = it->second;
       }
       uint32_t element = static_cast<uint32_t>(HostByteSize(Result(j).type));
-      if (Stored(j, end)) {
+      if (Stored(j, end) && !Unstored(j)) {
         m.out = add_slot({FusedSlot::Kind::kBuffer, ResultId(j), element});
         ++g.stored;
       } else {
-        uint32_t tile = g.scratch_tiles;
-        if (!free_tiles.empty()) {
-          tile = free_tiles.back();
-          free_tiles.pop_back();
-        } else {
-          ++g.scratch_tiles;
-        }
-        m.out = add_slot({FusedSlot::Kind::kTile, tile, element});
+        m.out = take_tile(element);
       }
       slot_of[ResultId(j)] = m.out;
       g.members.push_back(m);
@@ -288,6 +360,11 @@ class Planner {
   const ComputationRecord& comp_;
   const std::vector<Step>& steps_;
   std::vector<int64_t> last_read_;  // the last step reading each buffer, -1 if none
+  std::vector<int64_t> producer_;   // the step whose result each buffer is, -1 if none
+  std::vector<SpanOp> ops_;         // each step's span form (FusibleOp)
+  std::vector<uint8_t> remat_;      // steps that groups may rematerialize (scalar broadcasts)
+  std::vector<int64_t> in_group_;   // each step's run, -1 if none
+  std::vector<uint8_t> read_outside_groups_;  // buffers some step outside every run reads
   // Which buffers the candidate group FirstConflict checks produces, marked with its stamp: one
   // table for the computation, not one per candidate (a computation has as many as it has runs).
   std::vector<uint64_t> produced_;

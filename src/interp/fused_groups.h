@@ -57,6 +57,10 @@ struct FusedGroup {
 /// at step i, or -1.
 struct FusionPlan {
   std::vector<int32_t> group_at;
+  /// elided[i]: step i is a broadcast of a parameter or constant scalar that only groups read,
+  /// each filling its own tiles from the scalar, so running it would store an array nobody reads.
+  /// Only while groups run as groups (not with --fusion=off or --max-steps).
+  std::vector<uint8_t> elided;
   std::vector<FusedGroup> groups;
 };
 

@@ -758,6 +758,29 @@ SpanOp SelectSpanOp(PrimitiveType t) {
   return r;
 }
 
+template <typename T, bool kLoScalar, bool kHiScalar>
+void ClampFn(const SpanOp&, const uint8_t* const* in, uint8_t* out, int64_t m) {
+  ClampSpan<T, kLoScalar, kHiScalar>(As<T>(in[0]), As<T>(in[1]), As<T>(in[2]), As<T>(out), m);
+}
+
+SpanOp ClampSpanOp(PrimitiveType t, bool lo_scalar, bool hi_scalar) {
+  SpanOp r{nullptr, t, t, 3};
+  auto pick = [&](auto v) {
+    using T = decltype(v);
+    if (lo_scalar)
+      r.fn = hi_scalar ? ClampFn<T, true, true> : ClampFn<T, true, false>;
+    else
+      r.fn = hi_scalar ? ClampFn<T, false, true> : ClampFn<T, false, false>;
+  };
+  if (t == PrimitiveType::kF32)
+    pick(float{});
+  else if (t == PrimitiveType::kF64)
+    pick(double{});
+  else
+    WithNativeInt(t, pick);
+  return r;
+}
+
 SpanOp FillSpanOp(PrimitiveType t) {
   SpanOp r{nullptr, t, t, 1};
   if (!IsArrayType(t)) return r;
