@@ -384,8 +384,8 @@ TEST_CASE("convolution kernel: im2col + GEMM against the reference formula") {
   odd.stride = 2, odd.pad_low = 2, odd.pad_high = 1, odd.base_dilation = 2, odd.window_dilation = 2;
   odd.reversal = true;
   CheckConv({2, 6, 9, 13, 11, 3, 2, 1, 1, odd});
-  CheckConv({2, 12, 8, 15, 15, 3, 3, 4, 1, same});         // feature groups
-  CheckConv({4, 5, 6, 15, 15, 3, 3, 1, 2, same});          // batch groups
+  CheckConv({2, 12, 8, 15, 15, 3, 3, 4, 1, same});  // feature groups
+  CheckConv({4, 5, 6, 15, 15, 3, 3, 1, 2, same});   // batch groups
   // Eight blocks or more: one job gathers a block's windows for every group at once.
   CheckConv({2, 8, 8, 48, 48, 3, 3, 4, 1, same});
   CheckConv({4, 3, 4, 48, 48, 3, 3, 1, 2, same});

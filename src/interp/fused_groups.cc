@@ -236,9 +236,7 @@ class Planner {
 
   // Whether step `j` is a rematerialized broadcast no step outside a group reads (once the runs
   // are known): every group reading it fills a tile from its scalar instead.
-  bool Unstored(size_t j) const {
-    return remat_[j] && ResultId(j) != comp_.root && !read_outside_groups_[ResultId(j)];
-  }
+  bool Unstored(size_t j) const { return remat_[j] && ResultId(j) != comp_.root && !read_outside_groups_[ResultId(j)]; }
 
   // The results of rematerialized broadcasts before `first` that members of [first, end) read.
   std::vector<uint32_t> Rematerialized(size_t first, size_t end) const {
@@ -264,8 +262,8 @@ class Planner {
         const BufferRecord& r = comp_.buffers[o];
         if (produced_[o] == stamp_ || r.kind != BufferKind::kTemp) continue;
         // A rematerialized broadcast's array is not read (its scalar is).
-        if (const int64_t p = producer_[o]; p >= 0 && static_cast<size_t>(p) < first && remat_[p] &&
-                                            count_of(o) == count_of(ResultId(first)))
+        if (const int64_t p = producer_[o];
+            p >= 0 && static_cast<size_t>(p) < first && remat_[p] && count_of(o) == count_of(ResultId(first)))
           continue;
         Range in = RangeOf(r);
         for (const Range& s : stored)
@@ -315,7 +313,8 @@ class Planner {
       FusedMember m;
       m.op = ops_[p];
       m.step = static_cast<uint32_t>(p);
-      m.in[0] = add_slot({FusedSlot::Kind::kScalar, source, static_cast<uint32_t>(HostByteSize(comp_.buffers[source].type))});
+      m.in[0] =
+          add_slot({FusedSlot::Kind::kScalar, source, static_cast<uint32_t>(HostByteSize(comp_.buffers[source].type))});
       m.out = take_tile(static_cast<uint32_t>(HostByteSize(comp_.buffers[o].type)));
       slot_of[o] = m.out;
       g.members.push_back(m);
@@ -359,11 +358,11 @@ class Planner {
 
   const ComputationRecord& comp_;
   const std::vector<Step>& steps_;
-  std::vector<int64_t> last_read_;  // the last step reading each buffer, -1 if none
-  std::vector<int64_t> producer_;   // the step whose result each buffer is, -1 if none
-  std::vector<SpanOp> ops_;         // each step's span form (FusibleOp)
-  std::vector<uint8_t> remat_;      // steps that groups may rematerialize (scalar broadcasts)
-  std::vector<int64_t> in_group_;   // each step's run, -1 if none
+  std::vector<int64_t> last_read_;            // the last step reading each buffer, -1 if none
+  std::vector<int64_t> producer_;             // the step whose result each buffer is, -1 if none
+  std::vector<SpanOp> ops_;                   // each step's span form (FusibleOp)
+  std::vector<uint8_t> remat_;                // steps that groups may rematerialize (scalar broadcasts)
+  std::vector<int64_t> in_group_;             // each step's run, -1 if none
   std::vector<uint8_t> read_outside_groups_;  // buffers some step outside every run reads
   // Which buffers the candidate group FirstConflict checks produces, marked with its stamp: one
   // table for the computation, not one per candidate (a computation has as many as it has runs).
