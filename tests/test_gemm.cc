@@ -392,6 +392,47 @@ TEST_CASE("convolution kernel: im2col + GEMM against the reference formula") {
   CheckConv({3, 8, 50, 9, 11, 9, 11, 1, 1, WindowDim{}});  // the window covers the input: a dot
 }
 
+TEST_CASE("convolution kernel: 1x1 convolutions are GEMMs over the operands in place") {
+  // Features first (bf01 -> bf01): one GEMM per batch element, against the reference formula.
+  CheckConv({3, 24, 40, 9, 11, 1, 1, 1, 1, WindowDim{}, false, true});
+  CheckConv({2, 5, 7, 13, 3, 1, 1, 1, 1, WindowDim{}, false, true});
+  // Features last (b01f_01io->b01f, TensorFlow's and XLA CPU's layout): one GEMM.
+  const int64_t batch = 3, h = 7, w = 9, in_f = 20, out_f = 12;
+  TestBuf in(PrimitiveType::kF32, {batch, h, w, in_f}), k(PrimitiveType::kF32, {1, 1, in_f, out_f}),
+      out(PrimitiveType::kF32, {batch, h, w, out_f});
+  in.Fill(11);
+  k.Fill(12);
+  BundleRecord rec;
+  rec.opcode = Opcode::kConvolution;
+  AttrRecord labels;
+  labels.id = AttrId::kDimLabels;
+  labels.kind = AttrKind::DimLabels;
+  ConvDimLabels& l = labels.set_dim_labels();
+  l.input_batch = 0, l.input_spatial.push_back(1), l.input_spatial.push_back(2), l.input_feature = 3;
+  l.kernel_spatial.push_back(0), l.kernel_spatial.push_back(1), l.kernel_input_feature = 2, l.kernel_output_feature = 3;
+  l.output_batch = 0, l.output_spatial.push_back(1), l.output_spatial.push_back(2), l.output_feature = 3;
+  l.input_rank = l.kernel_rank = l.output_rank = 4;
+  AttrRecord window;
+  window.id = AttrId::kWindow;
+  window.kind = AttrKind::Window;
+  WindowDim one;
+  one.size = 1;
+  window.set_window() = {one, one};
+  AttrRecord fgc, bgc;
+  fgc.id = AttrId::kFeatureGroupCount, fgc.kind = AttrKind::Int, fgc.set_i() = 1;
+  bgc.id = AttrId::kBatchGroupCount, bgc.kind = AttrKind::Int, bgc.set_i() = 1;
+  rec.attrs = {labels, window, fgc, bgc};
+  REQUIRE(!FillDimensionNumbers(rec));
+  const Status st = KernelConvolution(StepFor(rec), in.buf(), k.buf(), out.buf());
+  REQUIRE_MESSAGE(st.ok(), st.message());
+  for (int64_t p = 0; p < batch * h * w; ++p)
+    for (int64_t o = 0; o < out_f; ++o) {
+      double ref = 0;
+      for (int64_t i = 0; i < in_f; ++i) ref += in.Get(p * in_f + i) * k.Get(i * out_f + o);
+      REQUIRE(std::fabs(out.Get(p * out_f + o) - ref) <= 1e-5 * (1 + std::fabs(ref)));
+    }
+}
+
 TEST_CASE("convolution kernel: weight gradients (a window of 128+ taps) summed directly") {
   WindowDim same;
   same.pad_low = same.pad_high = 1;

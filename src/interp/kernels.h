@@ -124,6 +124,11 @@ Status KernelConvolution(const Step& bundle, const Buf& lhs, const Buf& rhs, con
 /// reference kernel.
 Status ConvolutionViaGemm(const ConvDimLabels& labels, const std::vector<WindowDim>& window, int64_t fgc, int64_t bgc,
                           const Buf& lhs, const Buf& rhs, const Buf& out, bool& handled);
+/// The same for a 1x1 convolution (every kernel spatial dimension 1, no stride, padding or lhs
+/// dilation, no groups) whose features come right after the batch (bf01) or last (b01f) in both
+/// input and output: GEMMs over the operands in place, no im2col (kernels_conv_gemm.cc).
+Status ConvolutionPointwise(const ConvDimLabels& labels, const std::vector<WindowDim>& window, int64_t fgc, int64_t bgc,
+                            const Buf& lhs, const Buf& rhs, const Buf& out, bool& handled);
 /// The same for a convolution whose window covers the whole input, one output position (a weight
 /// gradient of a 1x1 convolution): a dot contracting the input feature and every spatial
 /// dimension (KernelDot), for float operands of the result's type.

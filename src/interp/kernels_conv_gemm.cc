@@ -42,6 +42,15 @@ void GemmBt(int64_t m, int64_t n, int64_t k, const C* a, const C* b, C* c) {
     GemmF64(1, m, n, k, a, false, b, true, c);
 }
 
+// c (m x n) = a (m x k) * b (k x n), either stored transposed.
+template <typename C>
+void Gemm(int64_t m, int64_t n, int64_t k, const C* a, bool a_t, const C* b, bool b_t, C* c) {
+  if constexpr (std::is_same_v<C, float>)
+    GemmF32(1, m, n, k, a, a_t, b, b_t, c);
+  else
+    GemmF64(1, m, n, k, a, a_t, b, b_t, c);
+}
+
 // Row-major index of `linear` within `dims`.
 void Unravel(int64_t linear, const std::vector<int64_t>& dims, std::vector<int64_t>& index) {
   for (size_t d = dims.size(); d-- > 0;) {
@@ -224,6 +233,70 @@ Status ConvolutionViaGemm(const ConvDimLabels& l, const std::vector<WindowDim>& 
 }  // namespace nhlo
 
 namespace nhlo {
+
+Status ConvolutionPointwise(const ConvDimLabels& l, const std::vector<WindowDim>& window, int64_t fgc, int64_t bgc,
+                            const Buf& lhs, const Buf& rhs, const Buf& out, bool& handled) {
+  handled = false;
+  const std::vector<int64_t>&ld = Dims(lhs), &kd = Dims(rhs), &od = Dims(out);
+  const size_t spatial = l.input_spatial.size();
+  if (fgc != 1 || bgc != 1 || out.count() == 0) return OkStatus();
+  for (size_t s = 0; s < spatial; ++s) {
+    const WindowDim& w = window[s];
+    if (kd[l.kernel_spatial[s]] != 1 || w.stride != 1 || w.pad_low != 0 || w.pad_high != 0 || w.base_dilation != 1 ||
+        od[l.output_spatial[s]] != ld[l.input_spatial[s]])
+      return OkStatus();
+  }
+  // The two layouts where positions and features form a matrix without a copy: features before
+  // the spatial dimensions (bf01: one [features x positions] matrix per batch element), or after
+  // them (b01f: one [batch * positions x features] matrix). Both dim_labels must agree.
+  // batch at 0, feature at `feature_at`, the spatial dimensions in order from `first_spatial`.
+  auto laid_out = [&](int64_t batch, int64_t feature, const auto& sp, int64_t feature_at, int64_t first_spatial) {
+    if (batch != 0 || feature != feature_at) return false;
+    for (size_t s = 0; s < spatial; ++s)
+      if (sp[s] != first_spatial + static_cast<int64_t>(s)) return false;
+    return true;
+  };
+  const int64_t last = static_cast<int64_t>(spatial) + 1;
+  const bool features_first = laid_out(l.input_batch, l.input_feature, l.input_spatial, 1, 2) &&
+                              laid_out(l.output_batch, l.output_feature, l.output_spatial, 1, 2);
+  const bool features_last = laid_out(l.input_batch, l.input_feature, l.input_spatial, last, 1) &&
+                             laid_out(l.output_batch, l.output_feature, l.output_spatial, last, 1);
+  if (!features_first && !features_last) return OkStatus();
+  return DispatchType(out.type(), [&](auto ot) -> Status {
+    using C = typename decltype(ot)::Compute;
+    if constexpr (!std::is_floating_point_v<C>) {
+      return OkStatus();
+    } else {
+      C* out_typed = TypedOutput<C>(out);
+      if (!out_typed) return OkStatus();
+      ScratchVector<C> a, w;
+      NHLO_TRY(ToComputeArray<C>(rhs, out.type(), ot, w));
+      for (C v : w)
+        if (!std::isfinite(v)) return OkStatus();  // as im2col: the reference kernel's order keeps them
+      NHLO_ASSIGN_OR_RETURN(const C* in, ComputeElements<C>(lhs, out.type(), ot, a));
+      const auto* out_begin = reinterpret_cast<const uint8_t*>(out_typed);
+      const auto* in_begin = reinterpret_cast<const uint8_t*>(in);
+      const uint64_t out_bytes = out.rec->size, in_bytes = static_cast<uint64_t>(lhs.count()) * sizeof(C);
+      if (out_begin < in_begin + in_bytes && in_begin < out_begin + out_bytes) return OkStatus();  // GEMM: no overlap
+      handled = true;
+      const int64_t batch = od[l.output_batch], in_features = kd[l.kernel_input_feature];
+      const int64_t out_features = kd[l.kernel_output_feature];
+      const int64_t positions = out.count() / (batch * out_features);
+      // The kernel as [out x in] when its output feature comes first, else as [in x out].
+      const bool kernel_out_first = l.kernel_output_feature < l.kernel_input_feature;
+      if (features_first) {
+        // out[b] (out x positions) = kernel (out x in) * in[b] (in x positions).
+        for (int64_t b = 0; b < batch; ++b)
+          Gemm<C>(out_features, positions, in_features, w.data(), !kernel_out_first, in + b * in_features * positions,
+                  false, out_typed + b * out_features * positions);
+      } else {
+        // out (batch * positions x out) = in (batch * positions x in) * kernel (in x out).
+        Gemm<C>(batch * positions, out_features, in_features, in, false, w.data(), kernel_out_first, out_typed);
+      }
+      return OkStatus();
+    }
+  });
+}
 
 Status ConvolutionAsDot(const ConvDimLabels& l, const std::vector<WindowDim>& window, int64_t fgc, int64_t bgc,
                         const Buf& lhs, const Buf& rhs, const Buf& out, bool& handled) {

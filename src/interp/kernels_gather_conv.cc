@@ -153,6 +153,8 @@ Status KernelConvolution(const Step& b, const Buf& lhs, const Buf& rhs, const Bu
   if (handled) return OkStatus();
   NHLO_TRY(ConvolutionLargeWindow(l, window, fgc, bgc, lhs, rhs, out, handled));
   if (handled) return OkStatus();
+  NHLO_TRY(ConvolutionPointwise(l, window, fgc, bgc, lhs, rhs, out, handled));
+  if (handled) return OkStatus();
   NHLO_TRY(ConvolutionViaGemm(l, window, fgc, bgc, lhs, rhs, out, handled));
   if (handled) return OkStatus();
   std::vector<int64_t> ls = RowMajorStrides(ld), ks = RowMajorStrides(kd);

@@ -120,14 +120,29 @@ Status KernelBatchNormGrad(const Step& s, const Buf& x, const Buf& scale, const 
       const FeatureLayout fl = LayoutAround(x, f);
       std::vector<C> means(channels);
       for (int64_t c = 0; c < channels; ++c) means[c] = t.Load(mean.data, c);
-      for (int64_t o = 0, i = 0; o < fl.outer; ++o)
-        for (int64_t c = 0; c < fl.features; ++c)
-          for (int64_t j = 0; j < fl.inner; ++j, ++i) {
-            C gy = t.Load(grad_out.data, i);
-            C centered = RoundTo(t, t.Load(x.data, i) - means[c]);
-            sum_gy_xm[c] = RoundTo(t, sum_gy_xm[c] + RoundTo(t, gy * centered));
-            sum_gy[c] = RoundTo(t, sum_gy[c] + gy);
-          }
+      // Each feature's sums are chains of dependent adds in index order; kChains features
+      // advance side by side, each in its own order, so the adds' latency overlaps.
+      constexpr int64_t kChains = 8;
+      auto add_terms = [&](int64_t i, int64_t c, C& gy_xm, C& gy_sum) {
+        const C gy = t.Load(grad_out.data, i);
+        const C centered = RoundTo(t, t.Load(x.data, i) - means[c]);
+        gy_xm = RoundTo(t, gy_xm + RoundTo(t, gy * centered));
+        gy_sum = RoundTo(t, gy_sum + gy);
+      };
+      for (int64_t o = 0; o < fl.outer; ++o) {
+        int64_t c = 0;
+        for (; c + kChains <= fl.features; c += kChains) {
+          C xm[kChains], sg[kChains];
+          for (int64_t k = 0; k < kChains; ++k) xm[k] = sum_gy_xm[c + k], sg[k] = sum_gy[c + k];
+          const int64_t base = (o * fl.features + c) * fl.inner;
+          for (int64_t j = 0; j < fl.inner; ++j)
+            for (int64_t k = 0; k < kChains; ++k) add_terms(base + k * fl.inner + j, c + k, xm[k], sg[k]);
+          for (int64_t k = 0; k < kChains; ++k) sum_gy_xm[c + k] = xm[k], sum_gy[c + k] = sg[k];
+        }
+        for (; c < fl.features; ++c)
+          for (int64_t j = 0, i = (o * fl.features + c) * fl.inner; j < fl.inner; ++j, ++i)
+            add_terms(i, c, sum_gy_xm[c], sum_gy[c]);
+      }
       for (int64_t c = 0; c < channels; ++c) {
         t.Store(grad_scale.data, c, sum_gy_xm[c] * rsqrt[c]);
         t.Store(grad_offset.data, c, sum_gy[c]);

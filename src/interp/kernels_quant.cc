@@ -71,14 +71,31 @@ Status KernelBatchNormTraining(const Step& bundle, const Buf& x, const Buf& scal
       for (int64_t d = 0; d < f; ++d) outer *= Dims(x)[d];
       for (size_t d = static_cast<size_t>(f) + 1; d < x.rank(); ++d) inner *= Dims(x)[d];
       // sum and sum of squares per feature, reduced in row-major order in the element type.
+      // Each feature's sums are one chain of dependent adds, so kChains features advance side
+      // by side (each still in its own order): the adds' latency overlaps instead of adding up.
       std::vector<C> sum(channels, C(0)), sum_sq(channels, C(0));
-      for (int64_t o = 0, i = 0; o < outer; ++o)
-        for (int64_t c = 0; c < channels; ++c)
-          for (int64_t j = 0; j < inner; ++j, ++i) {
-            C v = t.Load(x.data, i);
+      constexpr int64_t kChains = 8;
+      for (int64_t o = 0; o < outer; ++o) {
+        int64_t c = 0;
+        for (; c + kChains <= channels; c += kChains) {
+          C s[kChains], q[kChains];
+          for (int64_t k = 0; k < kChains; ++k) s[k] = sum[c + k], q[k] = sum_sq[c + k];
+          const int64_t base = (o * channels + c) * inner;
+          for (int64_t j = 0; j < inner; ++j)
+            for (int64_t k = 0; k < kChains; ++k) {
+              const C v = t.Load(x.data, base + k * inner + j);
+              s[k] = RoundTo(t, s[k] + v);
+              q[k] = RoundTo(t, q[k] + RoundTo(t, v * v));
+            }
+          for (int64_t k = 0; k < kChains; ++k) sum[c + k] = s[k], sum_sq[c + k] = q[k];
+        }
+        for (; c < channels; ++c)
+          for (int64_t j = 0, i = (o * channels + c) * inner; j < inner; ++j, ++i) {
+            const C v = t.Load(x.data, i);
             sum[c] = RoundTo(t, sum[c] + v);
             sum_sq[c] = RoundTo(t, sum_sq[c] + RoundTo(t, v * v));
           }
+      }
       std::vector<C> m(channels), inv(channels);
       C epsilon = RoundTo(t, static_cast<C>(static_cast<float>(eps->f())));  // XLA keeps epsilon as an f32
       for (int64_t c = 0; c < channels; ++c) {
