@@ -177,8 +177,11 @@ std::string Hardtanh(int64_t n, bool keep) {
          "  shifted = " +
          t +
          " subtract(clamped, his)\n"
+         "  squared = " +
+         t +
+         " multiply(shifted, shifted)\n"
          "  ROOT out = (" +
-         t + (keep ? ", " + t + ", " + t : "") + ") tuple(shifted" + (keep ? ", his, los" : "") + ")\n}\n";
+         t + (keep ? ", " + t + ", " + t : "") + ") tuple(squared" + (keep ? ", his, los" : "") + ")\n}\n";
 }
 
 Value F32Scalar(float v) {
@@ -202,8 +205,13 @@ TEST_CASE("fused groups: scalar broadcasts are filled in the groups that read th
   CHECK(!plan.elided[step_of["los"]]);
   CHECK(!plan.elided[step_of["rev"]]);
   REQUIRE(plan.groups.size() == 2);
-  CHECK(plan.groups[0].stored == 1);          // scaled; los lives in a tile
-  CHECK(plan.groups[1].members.size() == 4);  // two fills, clamp, subtract
+  CHECK(plan.groups[0].stored == 1);  // scaled; los lives in a tile
+  // Two fills, clamp, subtract, multiply. The fills' tiles are filled once per chunk and never
+  // handed to a later member (subtract would otherwise take the lower bound's).
+  REQUIRE(plan.groups[1].members.size() == 5);
+  CHECK(plan.groups[1].members[0].once);
+  CHECK(plan.groups[1].members[1].once);
+  CHECK(!plan.groups[1].members[2].once);
   CHECK(plan.groups[1].stored == 1);
   // Read by the root tuple, the broadcast is stored again.
   BundleProgram kept = Load(Hardtanh(5000, true));

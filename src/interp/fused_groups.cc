@@ -291,7 +291,7 @@ class Planner {
     for (size_t j = first; j < end; ++j)
       for (uint32_t o : steps_[j].bundle->operands) last_inside[o] = j;
     std::map<uint32_t, uint16_t> slot_of;  // buffer -> slot
-    std::vector<uint32_t> free_tiles;
+    std::vector<uint32_t> free_tiles, kept_tiles;  // kept: filled once per chunk, never reused
     auto add_slot = [&](FusedSlot s) {
       g.slots.push_back(s);
       return static_cast<uint16_t>(g.slots.size() - 1);
@@ -316,7 +316,9 @@ class Planner {
       m.in[0] =
           add_slot({FusedSlot::Kind::kScalar, source, static_cast<uint32_t>(HostByteSize(comp_.buffers[source].type))});
       m.out = take_tile(static_cast<uint32_t>(HostByteSize(comp_.buffers[o].type)));
+      m.once = true;
       slot_of[o] = m.out;
+      kept_tiles.push_back(g.slots[m.out].index);
       g.members.push_back(m);
     }
     for (size_t j = first; j < end; ++j) {
@@ -349,7 +351,8 @@ class Planner {
         if (auto last = last_inside.find(o); last != last_inside.end() && last->second == j) {
           const FusedSlot& s = g.slots[slot_of[o]];
           if (s.kind == FusedSlot::Kind::kTile &&
-              std::find(free_tiles.begin(), free_tiles.end(), s.index) == free_tiles.end())
+              std::find(free_tiles.begin(), free_tiles.end(), s.index) == free_tiles.end() &&
+              std::find(kept_tiles.begin(), kept_tiles.end(), s.index) == kept_tiles.end())
             free_tiles.push_back(s.index);
         }
     }
@@ -404,6 +407,7 @@ Status RunFusedGroup(const ComputationRecord& comp, const FusedGroup& g, uint8_t
         }
       }
       for (const FusedMember& member : g.members) {
+        if (member.once && t != begin) continue;
         const uint8_t* in[3] = {at[member.in[0]], at[member.in[1]], at[member.in[2]]};
         member.op.fn(member.op, in, at[member.out], m);
       }

@@ -42,6 +42,9 @@ struct FusedMember {
   uint32_t step = 0;           // the member's step in its computation
   uint16_t in[3] = {0, 0, 0};  // slots of the operands (op.operands of them)
   uint16_t out = 0;            // slot of the result
+  /// A rematerialized broadcast: its tile holds the same elements for every tile of the group,
+  /// so it is filled on a chunk's first tile only (its scratch tile is never reused).
+  bool once = false;
 };
 
 struct FusedGroup {
