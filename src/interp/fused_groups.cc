@@ -290,7 +290,7 @@ class Planner {
     std::map<uint32_t, size_t> last_inside;
     for (size_t j = first; j < end; ++j)
       for (uint32_t o : steps_[j].bundle->operands) last_inside[o] = j;
-    std::map<uint32_t, uint16_t> slot_of;  // buffer -> slot
+    std::map<uint32_t, uint16_t> slot_of;          // buffer -> slot
     std::vector<uint32_t> free_tiles, kept_tiles;  // kept: filled once per chunk, never reused
     auto add_slot = [&](FusedSlot s) {
       g.slots.push_back(s);
