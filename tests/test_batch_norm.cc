@@ -11,26 +11,14 @@
 #include <string>
 #include <vector>
 
-#include "codegen/bundle_reader.h"
-#include "codegen/codegen.h"
 #include "interp/interp.h"
-#include "ir/verifier.h"
-#include "parser/parser.h"
+#include "load_program.h"
 
 using namespace nhlo;
 
 namespace {
 
-BundleProgram LoadText(const std::string& text) {
-  auto m = ParseModule("bn.hlo", text);
-  REQUIRE(m.ok());
-  REQUIRE(VerifyModule(**m).ok());
-  auto bytes = EmitBundleFile(**m, CodegenOptions{});
-  REQUIRE(bytes.ok());
-  auto program = ReadBundleFile(*bytes, "bn.bin");
-  REQUIRE(program.ok());
-  return std::move(*program);
-}
+BundleProgram LoadText(const std::string& text) { return testing::LoadProgram(text, "bn"); }
 
 Value F32Array(const std::vector<int64_t>& dims, const std::vector<float>& values) {
   Value v;

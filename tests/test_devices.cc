@@ -14,6 +14,7 @@
 #include "interp/devices.h"
 #include "interp/interp.h"
 #include "ir/verifier.h"
+#include "load_program.h"
 #include "parser/parser.h"
 #include "support/parallel.h"
 
@@ -21,16 +22,7 @@ using namespace nhlo;
 
 namespace {
 
-BundleProgram Load(const std::string& text) {
-  auto m = ParseModule("devices.hlo", text);
-  REQUIRE(m.ok());
-  REQUIRE(VerifyModule(**m).ok());
-  auto bytes = EmitBundleFile(**m, CodegenOptions{});
-  REQUIRE(bytes.ok());
-  auto program = ReadBundleFile(std::move(*bytes), "devices.bin");
-  REQUIRE(program.ok());
-  return std::move(*program);
-}
+BundleProgram Load(const std::string& text) { return testing::LoadProgram(text, "devices"); }
 
 std::string ReadFile(const char* path) {
   std::ifstream f(path);

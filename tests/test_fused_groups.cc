@@ -20,6 +20,7 @@
 #include "interp/interp.h"
 #include "interp/op_table.h"
 #include "ir/verifier.h"
+#include "load_program.h"
 #include "parser/parser.h"
 #include "support/parallel.h"
 
@@ -27,16 +28,7 @@ using namespace nhlo;
 
 namespace {
 
-BundleProgram Load(const std::string& text) {
-  auto m = ParseModule("fused.hlo", text);
-  REQUIRE(m.ok());
-  REQUIRE(VerifyModule(**m).ok());
-  auto bytes = EmitBundleFile(**m, CodegenOptions{});
-  REQUIRE(bytes.ok());
-  auto program = ReadBundleFile(*bytes, "fused.bin");
-  REQUIRE(program.ok());
-  return std::move(*program);
-}
+BundleProgram Load(const std::string& text) { return testing::LoadProgram(text, "fused"); }
 
 FusionPlan PlanOfEntry(const BundleProgram& p, std::vector<Step>& steps) {
   const ComputationRecord& entry = p.computations[p.entry];

@@ -258,13 +258,30 @@ std::vector<int64_t> ConvOutDims(const ConvCase& c) {
 }
 
 // The convolution record for `c`: labels bf01_oi01->b01f, or ->bf01 with planes_out.
-BundleRecord ConvRecord(const ConvCase& c) {
+// A 2-D convolution record with these labels and window, its dimension numbers filled.
+BundleRecord ConvRecordWith(const ConvDimLabels& dim_labels, const WindowDim& wy, const WindowDim& wx, int64_t groups,
+                            int64_t batch_groups) {
   BundleRecord rec;
   rec.opcode = Opcode::kConvolution;
   AttrRecord labels;
   labels.id = AttrId::kDimLabels;
   labels.kind = AttrKind::DimLabels;
-  ConvDimLabels& l = labels.set_dim_labels();
+  labels.set_dim_labels() = dim_labels;
+  AttrRecord window;
+  window.id = AttrId::kWindow;
+  window.kind = AttrKind::Window;
+  window.set_window() = {wy, wx};
+  AttrRecord fgc, bgc;
+  fgc.id = AttrId::kFeatureGroupCount, fgc.kind = AttrKind::Int, fgc.set_i() = groups;
+  bgc.id = AttrId::kBatchGroupCount, bgc.kind = AttrKind::Int, bgc.set_i() = batch_groups;
+  rec.attrs = {labels, window, fgc, bgc};
+  REQUIRE(!FillDimensionNumbers(rec));
+  return rec;
+}
+
+// The convolution record for `c`: labels bf01_oi01->b01f, or ->bf01 with planes_out.
+BundleRecord ConvRecord(const ConvCase& c) {
+  ConvDimLabels l;
   l.input_batch = 0, l.input_feature = 1, l.input_spatial.push_back(2), l.input_spatial.push_back(3);
   l.kernel_output_feature = 0, l.kernel_input_feature = 1, l.kernel_spatial.push_back(2), l.kernel_spatial.push_back(3);
   if (c.planes_out)
@@ -272,18 +289,9 @@ BundleRecord ConvRecord(const ConvCase& c) {
   else
     l.output_batch = 0, l.output_feature = 3, l.output_spatial.push_back(1), l.output_spatial.push_back(2);
   l.input_rank = l.kernel_rank = l.output_rank = 4;
-  AttrRecord window;
-  window.id = AttrId::kWindow;
-  window.kind = AttrKind::Window;
-  WindowDim w0 = c.wd, w1 = c.wd;
-  w0.size = c.kh, w1.size = c.kw;
-  window.set_window() = {w0, w1};
-  AttrRecord fgc, bgc;
-  fgc.id = AttrId::kFeatureGroupCount, fgc.kind = AttrKind::Int, fgc.set_i() = c.fgc;
-  bgc.id = AttrId::kBatchGroupCount, bgc.kind = AttrKind::Int, bgc.set_i() = c.bgc;
-  rec.attrs = {labels, window, fgc, bgc};
-  REQUIRE(!FillDimensionNumbers(rec));
-  return rec;
+  WindowDim wy = c.wd, wx = c.wd;
+  wy.size = c.kh, wx.size = c.kw;
+  return ConvRecordWith(l, wy, wx, c.fgc, c.bgc);
 }
 
 // A convolution with labels bf01_oi01->b01f (or ->bf01), computed by the kernel and by the
@@ -402,27 +410,14 @@ TEST_CASE("convolution kernel: 1x1 convolutions are GEMMs over the operands in p
       out(PrimitiveType::kF32, {batch, h, w, out_f});
   in.Fill(11);
   k.Fill(12);
-  BundleRecord rec;
-  rec.opcode = Opcode::kConvolution;
-  AttrRecord labels;
-  labels.id = AttrId::kDimLabels;
-  labels.kind = AttrKind::DimLabels;
-  ConvDimLabels& l = labels.set_dim_labels();
+  ConvDimLabels l;
   l.input_batch = 0, l.input_spatial.push_back(1), l.input_spatial.push_back(2), l.input_feature = 3;
   l.kernel_spatial.push_back(0), l.kernel_spatial.push_back(1), l.kernel_input_feature = 2, l.kernel_output_feature = 3;
   l.output_batch = 0, l.output_spatial.push_back(1), l.output_spatial.push_back(2), l.output_feature = 3;
   l.input_rank = l.kernel_rank = l.output_rank = 4;
-  AttrRecord window;
-  window.id = AttrId::kWindow;
-  window.kind = AttrKind::Window;
   WindowDim one;
   one.size = 1;
-  window.set_window() = {one, one};
-  AttrRecord fgc, bgc;
-  fgc.id = AttrId::kFeatureGroupCount, fgc.kind = AttrKind::Int, fgc.set_i() = 1;
-  bgc.id = AttrId::kBatchGroupCount, bgc.kind = AttrKind::Int, bgc.set_i() = 1;
-  rec.attrs = {labels, window, fgc, bgc};
-  REQUIRE(!FillDimensionNumbers(rec));
+  const BundleRecord rec = ConvRecordWith(l, one, one, 1, 1);
   const Status st = KernelConvolution(StepFor(rec), in.buf(), k.buf(), out.buf());
   REQUIRE_MESSAGE(st.ok(), st.message());
   for (int64_t p = 0; p < batch * h * w; ++p)

@@ -17,22 +17,14 @@
 #include "interp/native_callees.h"
 #include "interp/op_table.h"
 #include "ir/verifier.h"
+#include "load_program.h"
 #include "parser/parser.h"
 
 using namespace nhlo;
 
 namespace {
 
-BundleProgram Load(const std::string& text) {
-  auto m = ParseModule("callees.hlo", text);
-  REQUIRE(m.ok());
-  REQUIRE(VerifyModule(**m).ok());
-  auto bytes = EmitBundleFile(**m, CodegenOptions{});
-  REQUIRE(bytes.ok());
-  auto program = ReadBundleFile(*bytes, "callees.bin");
-  REQUIRE(program.ok());
-  return std::move(*program);
-}
+BundleProgram Load(const std::string& text) { return testing::LoadProgram(text, "callees"); }
 
 // The pattern load gives each bundle of the entry computation, by its result's name.
 std::map<std::string, CalleePattern> Patterns(const BundleProgram& p) {

@@ -1,0 +1,30 @@
+// SPDX-License-Identifier: Apache-2.0
+// HLO text to the program the interpreter runs, as nhlo-compile and nhlo-run make it: parsed,
+// verified, emitted as a bundle file and read back. Every step is REQUIREd to succeed.
+#pragma once
+
+#include <doctest/doctest.h>
+
+#include <string>
+#include <utility>
+
+#include "codegen/bundle_reader.h"
+#include "codegen/codegen.h"
+#include "ir/verifier.h"
+#include "parser/parser.h"
+
+namespace nhlo::testing {
+
+/// `stem` names the module in messages (stem.hlo, stem.bin).
+inline BundleProgram LoadProgram(const std::string& text, const std::string& stem) {
+  auto m = ParseModule(stem + ".hlo", text);
+  REQUIRE(m.ok());
+  REQUIRE(VerifyModule(**m).ok());
+  auto bytes = EmitBundleFile(**m, CodegenOptions{});
+  REQUIRE(bytes.ok());
+  auto program = ReadBundleFile(std::move(*bytes), stem + ".bin");
+  REQUIRE(program.ok());
+  return std::move(*program);
+}
+
+}  // namespace nhlo::testing
