@@ -238,15 +238,19 @@ class Planner {
   // are known): every group reading it fills a tile from its scalar instead.
   bool Unstored(size_t j) const { return remat_[j] && ResultId(j) != comp_.root && !read_outside_groups_[ResultId(j)]; }
 
-  // The results of rematerialized broadcasts before `first` that members of [first, end) read.
+  // Whether operand `o` of a member of a group starting at `first` is a rematerialized broadcast's
+  // result: made before the group, so the group fills its tile from the scalar.
+  bool Rematerializes(size_t first, uint32_t o) const {
+    const int64_t p = producer_[o];
+    return p >= 0 && static_cast<size_t>(p) < first && remat_[p] && count_of(o) == count_of(ResultId(first));
+  }
+
+  // The results of rematerialized broadcasts that members of [first, end) read.
   std::vector<uint32_t> Rematerialized(size_t first, size_t end) const {
     std::vector<uint32_t> found;
     for (size_t j = first; j < end; ++j)
       for (uint32_t o : steps_[j].bundle->operands)
-        if (const int64_t p = producer_[o]; p >= 0 && static_cast<size_t>(p) < first && remat_[p] &&
-                                            count_of(o) == count_of(ResultId(first)) &&
-                                            std::find(found.begin(), found.end(), o) == found.end())
-          found.push_back(o);
+        if (Rematerializes(first, o) && std::find(found.begin(), found.end(), o) == found.end()) found.push_back(o);
     return found;
   }
   int64_t count_of(uint32_t buffer) const { return comp_.buffers[buffer].ElementCount(); }
@@ -261,10 +265,7 @@ class Planner {
       for (uint32_t o : steps_[j].bundle->operands) {
         const BufferRecord& r = comp_.buffers[o];
         if (produced_[o] == stamp_ || r.kind != BufferKind::kTemp) continue;
-        // A rematerialized broadcast's array is not read (its scalar is).
-        if (const int64_t p = producer_[o];
-            p >= 0 && static_cast<size_t>(p) < first && remat_[p] && count_of(o) == count_of(ResultId(first)))
-          continue;
+        if (Rematerializes(first, o)) continue;  // its array is not read, its scalar is
         Range in = RangeOf(r);
         for (const Range& s : stored)
           if (in.Overlaps(s) && !in.Same(s)) return j;

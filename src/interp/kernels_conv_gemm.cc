@@ -33,15 +33,6 @@ constexpr int64_t kBlockRows = 480;
 // Below this many multiply-adds the reference kernel is as fast.
 constexpr int64_t kMinWork = 4096;
 
-// c (m x n) = a (m x k) * b^T, b stored n x k.
-template <typename C>
-void GemmBt(int64_t m, int64_t n, int64_t k, const C* a, const C* b, C* c) {
-  if constexpr (std::is_same_v<C, float>)
-    GemmF32(1, m, n, k, a, false, b, true, c);
-  else
-    GemmF64(1, m, n, k, a, false, b, true, c);
-}
-
 // c (m x n) = a (m x k) * b (k x n), either stored transposed.
 template <typename C>
 void Gemm(int64_t m, int64_t n, int64_t k, const C* a, bool a_t, const C* b, bool b_t, C* c) {
@@ -209,8 +200,8 @@ Status ConvolutionViaGemm(const ConvDimLabels& l, const std::vector<WindowDim>& 
             }
           }
           for (int64_t g = g0; g < g1; ++g) {
-            GemmBt(per_group, n_rows, depth, kmat.data() + g * per_group * depth, cols.data() + (g - g0) * group_cols,
-                   res.data());
+            Gemm<C>(per_group, n_rows, depth, kmat.data() + g * per_group * depth, false,
+                    cols.data() + (g - g0) * group_cols, true, res.data());
             Unravel(r0, out_sp_dims, o);
             for (int64_t r = 0; r < n_rows; ++r, NextIndex(out_sp_dims, o)) {
               int64_t base = o[0] * os[l.output_batch] + g * per_group * out_fs;

@@ -322,9 +322,23 @@ struct ConvertBlock {
   }
 };
 
+// Calls f(T{}) for the element types whose arithmetic is their C++ type's own: f32, f64 and the
+// native integers; false, without calling f, for the others.
+template <typename F>
+bool WithNativeNumber(PrimitiveType t, F&& f) {
+  if (t == PrimitiveType::kF32) {
+    f(float{});
+    return true;
+  }
+  if (t == PrimitiveType::kF64) {
+    f(double{});
+    return true;
+  }
+  return WithNativeInt(t, f);
+}
+
 bool IsConvertible(PrimitiveType t) {
-  return t == PrimitiveType::kF32 || t == PrimitiveType::kF64 || t == PrimitiveType::kPred || IsBlockFloat(t) ||
-         WithNativeInt(t, [](auto) {});
+  return t == PrimitiveType::kPred || IsBlockFloat(t) || WithNativeNumber(t, [](auto) {});
 }
 
 // One operand of RunSpan: its first element and the bytes of one element.
@@ -393,7 +407,7 @@ bool FastBinary(Opcode op, const Buf& a, const Buf& b, const Buf& out) {
   const uint8_t* x = a.data;
   const uint8_t* y = b.data;
   uint8_t* z = out.data;
-  bool native = t == PrimitiveType::kF32 || t == PrimitiveType::kF64 || WithNativeInt(t, [](auto) {});
+  bool native = WithNativeNumber(t, [](auto) {});
   bool streamable = op == Opcode::kAdd || op == Opcode::kSubtract || op == Opcode::kMultiply;
   if (!native || !streamable || n * HostByteSize(t) < kStreamBytes) {
     SpanOp span = BinarySpanOp(op, t, t, t);
@@ -418,12 +432,7 @@ bool FastBinary(Opcode op, const Buf& a, const Buf& b, const Buf& out) {
     else
       run(OpConst<Opcode::kMultiply>{}, v);
   };
-  if (t == PrimitiveType::kF32)
-    typed(float{});
-  else if (t == PrimitiveType::kF64)
-    typed(double{});
-  else
-    WithNativeInt(t, typed);
+  WithNativeNumber(t, typed);
   return true;
 }
 
@@ -459,11 +468,7 @@ bool FastClamp(const Buf& lo, const Buf& x, const Buf& hi, const Buf& out) {
       ClampRange<T>(lo_scalar, hi_scalar, As<T>(lo.data), As<T>(x.data), As<T>(hi.data), As<T>(out.data), s, e);
     });
   };
-  if (t == PrimitiveType::kF32)
-    native(float{});
-  else if (t == PrimitiveType::kF64)
-    native(double{});
-  else if (WithNativeInt(t, native)) {
+  if (WithNativeNumber(t, native)) {
   } else if (IsBlockFloat(t)) {
     int size = HostByteSize(t);
     float lo_value = 0, hi_value = 0;
@@ -681,11 +686,7 @@ SpanFn CompareFn(bool total_order, PrimitiveType t) {
       CompareSpan<kCode, T>(As<T>(x[0]), As<T>(x[1]), z, m);
     };
   };
-  if (t == PrimitiveType::kF32)
-    native(float{});
-  else if (t == PrimitiveType::kF64)
-    native(double{});
-  else if (WithNativeInt(t, native)) {
+  if (WithNativeNumber(t, native)) {
   } else if (t == PrimitiveType::kPred) {
     fn = [](const SpanOp&, const uint8_t* const* x, uint8_t* z, int64_t m) {
       for (int64_t i = 0; i < m; ++i) z[i] = Cmp<kCode>(x[0][i] != 0, x[1][i] != 0);
@@ -772,12 +773,7 @@ SpanOp ClampSpanOp(PrimitiveType t, bool lo_scalar, bool hi_scalar) {
     else
       r.fn = hi_scalar ? ClampFn<T, false, true> : ClampFn<T, false, false>;
   };
-  if (t == PrimitiveType::kF32)
-    pick(float{});
-  else if (t == PrimitiveType::kF64)
-    pick(double{});
-  else
-    WithNativeInt(t, pick);
+  WithNativeNumber(t, pick);
   return r;
 }
 
