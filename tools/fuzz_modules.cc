@@ -3,9 +3,10 @@
 // small well-typed HLO modules over every opcode the interpreter executes and every array element
 // type. Each module is printed as HLO text, compiled twice (default pipeline, --passes=none),
 // lowered to bundles and both bundles run on the same deterministic random arguments with a step
-// limit. Findings (each aborts): the verifier rejecting a generated module (a generator bug), a
-// compile or codegen error, an interpreter error other than the step limit, a sanitizer report,
-// or the two runs' results differing in any bit.
+// limit: the default one with the fused executor, the --passes=none one op by op (--fusion=off).
+// Findings (each aborts): the verifier rejecting a generated module (a generator bug), a compile
+// or codegen error, an interpreter error other than the step limit, a sanitizer report, or the
+// two runs' results differing in any bit.
 //
 // Why bit-for-bit: the default pipeline is the identity on what the generator emits except for
 // passes that are exact on it. dce cannot change a result; the custom-call expansions and MX
@@ -1267,13 +1268,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     nhlo::ExecuteOptions options;
     options.max_steps = kMaxSteps;
+    options.fusion = i == 0;  // the unfused program op by op: the fused executor is checked too
     results[i] = nhlo::Execute(*program, std::move(args), options);
     if (!results[i].ok() && !IsStepLimit(results[i].status()))
       Finding(i == 0 ? "run failed (default pipeline)" : "run failed (--passes=none)", text, &results[i].status());
   }
   if (results[0].ok() && results[1].ok() && !SameValue(*results[0], *results[1])) {
     Finding("results differ:\n  default pipeline: " + nhlo::PrintValue(*results[0]) +
-                "\n  --passes=none:    " + nhlo::PrintValue(*results[1]),
+                "\n  --passes=none --fusion=off: " + nhlo::PrintValue(*results[1]),
             text);
   }
   return 0;

@@ -126,4 +126,14 @@ Status DispatchType(PrimitiveType t, F&& f) {
                        " for this operation");
 }
 
+/// Whether DispatchType computes elements of `t` in float or double (every float type it takes).
+inline bool HasFloatCompute(PrimitiveType t) {
+  bool floating = false;
+  (void)DispatchType(t, [&](auto traits) {
+    floating = std::is_floating_point_v<typename decltype(traits)::Compute>;
+    return OkStatus();
+  });
+  return floating;
+}
+
 }  // namespace nhlo

@@ -129,7 +129,7 @@ class Machine : public ControlFlow, private StepMachine {
   // ---- dispatch ------------------------------------------------------------------------
   // One switch over the step families that Load fixed for every bundle (op_table.cc).
 
-  Status RunStep(const Step& s) { return s.dynamic ? RunWithSizes(s, *this) : RunPlain(s); }
+  Status RunStep(const Step& s) override { return s.dynamic ? RunWithSizes(s, *this) : RunPlain(s); }
 
   Status RunPlain(const Step& s) override {
     const BundleRecord& b = *s.bundle;
@@ -249,9 +249,13 @@ class Machine : public ControlFlow, private StepMachine {
       case OpFamily::kReverse: return KernelReverse(s, in[0], out);
       case OpFamily::kDynamicSlice: return KernelDynamicSlice(std::vector<Buf>(in.begin(), in.end()), out);
       case OpFamily::kDynamicUpdateSlice: return KernelDynamicUpdateSlice(std::vector<Buf>(in.begin(), in.end()), out);
-      case OpFamily::kDot: return KernelDot(DotDims(s), in[0], in[1], out);
+      case OpFamily::kDot:
+        if (s.plan) return RunDot(std::get<DotPlan>(*s.plan), in[0], in[1], out);
+        return KernelDot(DotDims(s), in[0], in[1], out);
       case OpFamily::kGather: return KernelGather(s, in[0], in[1], out);
-      case OpFamily::kConvolution: return KernelConvolution(s, in[0], in[1], out);
+      case OpFamily::kConvolution:
+        if (s.plan) return RunConvolution(std::get<ConvPlan>(*s.plan), in[0], in[1], out);
+        return KernelConvolution(s, in[0], in[1], out);
       case OpFamily::kScaledDot: return KernelScaledDot(s, in[0], in[1], in[2], in[3], out);
       case OpFamily::kRaggedDot: return KernelRaggedDot(s, in[0], in[1], in[2], out);
       case OpFamily::kReducePrecision: return KernelReducePrecision(s, in[0], out);

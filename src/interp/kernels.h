@@ -12,6 +12,7 @@
 
 #include "codegen/bundle_format.h"
 #include "interp/callee_pattern.h"
+#include "interp/kernel_plans.h"
 #include "interp/op_table.h"
 #include "support/checked_math.h"
 #include "support/status.h"
@@ -51,6 +52,9 @@ struct Step {
     int64_t neuron_dim = 0;            // kNeuronSoftmax ... kNeuronArgMin: the backend_config's dimension
   };
   std::unique_ptr<const Configs> config;
+  /// A dot's or convolution's plan (kernel_plans.h), built by LowerBundle for a static step: the
+  /// run then checks and decides nothing. Null for a step of bounded dynamic shape.
+  std::unique_ptr<const KernelPlan> plan;
 
   const AttrRecord* Find(AttrId id) const {
     uint8_t slot = attr_slot[static_cast<int>(id)];
@@ -119,30 +123,33 @@ Status KernelDynamicUpdateSlice(const std::vector<Buf>& ops, const Buf& out);
 Status KernelDot(const DotDimensionNumbers& dims, const Buf& lhs, const Buf& rhs, const Buf& out);
 Status KernelGather(const Step& bundle, const Buf& operand, const Buf& indices, const Buf& out);
 Status KernelConvolution(const Step& bundle, const Buf& lhs, const Buf& rhs, const Buf& out);
-/// A convolution KernelConvolution has checked, through im2col and the GEMM for float results
-/// (kernels_conv_gemm.cc); sets `handled` false, writing nothing, for what it leaves to the
-/// reference kernel.
-Status ConvolutionViaGemm(const ConvDimLabels& labels, const std::vector<WindowDim>& window, int64_t fgc, int64_t bgc,
-                          const Buf& lhs, const Buf& rhs, const Buf& out, bool& handled);
-/// The same for a 1x1 convolution (every kernel spatial dimension 1, no stride, padding or lhs
-/// dilation, no groups) whose features come right after the batch (bf01) or last (b01f) in both
-/// input and output: GEMMs over the operands in place, no im2col (kernels_conv_gemm.cc).
-Status ConvolutionPointwise(const ConvDimLabels& labels, const std::vector<WindowDim>& window, int64_t fgc, int64_t bgc,
-                            const Buf& lhs, const Buf& rhs, const Buf& out, bool& handled);
-/// The same for a convolution whose window covers the whole input, one output position (a weight
-/// gradient of a 1x1 convolution): a dot contracting the input feature and every spatial
-/// dimension (KernelDot), for float operands of the result's type.
-Status ConvolutionAsDot(const ConvDimLabels& labels, const std::vector<WindowDim>& window, int64_t fgc, int64_t bgc,
-                        const Buf& lhs, const Buf& rhs, const Buf& out, bool& handled);
-/// The same for a weight gradient: a window of thousands of taps and a few output positions,
+// The fast convolution kernels (ConvKernel, kernel_plans.h). Each has a shape test that
+// PlanConvolution runs once and a kernel that trusts it; a kernel sets `handled` false, writing
+// nothing, when the values rule it out (a weight that is not finite, an output that overlaps an
+// operand or is not aligned), and the next kernel that fits, or the reference, runs instead.
+/// im2col and the GEMM for float results (kernels_conv_gemm.cc).
+bool ConvolutionViaGemmFits(const ConvPlan& plan, const BufferRecord& rhs, const BufferRecord& out);
+Status ConvolutionViaGemm(const ConvPlan& plan, const Buf& lhs, const Buf& rhs, const Buf& out, bool& handled);
+/// A 1x1 convolution (every kernel spatial dimension 1, no stride, padding or lhs dilation, no
+/// groups) whose features come right after the batch (bf01) or last (b01f) in both input and
+/// output: GEMMs over the operands in place, no im2col (kernels_conv_gemm.cc).
+bool ConvolutionPointwiseFits(const ConvPlan& plan, const BufferRecord& lhs, const BufferRecord& rhs,
+                              const BufferRecord& out);
+Status ConvolutionPointwise(const ConvPlan& plan, const Buf& lhs, const Buf& rhs, const Buf& out, bool& handled);
+/// A convolution whose window covers the whole input, one output position (a weight gradient of
+/// a 1x1 convolution): a dot contracting the input feature and every spatial dimension, for float
+/// operands of the result's type. Planning it plans the dot (plan.as_dot) and sets its fits bit.
+Status PlanConvolutionAsDot(const BufferRecord& lhs, const BufferRecord& rhs, const BufferRecord& out, ConvPlan& plan);
+Status ConvolutionAsDot(const ConvPlan& plan, const Buf& lhs, const Buf& rhs, const Buf& out);
+/// A weight gradient: a window of thousands of taps and a few output positions,
 /// feature_group_count 1, any batch_group_count: each output element a sum over the input
 /// feature and the window, tap row by tap row (kernels_conv_depthwise.cc).
-Status ConvolutionLargeWindow(const ConvDimLabels& labels, const std::vector<WindowDim>& window, int64_t fgc,
-                              int64_t bgc, const Buf& lhs, const Buf& rhs, const Buf& out, bool& handled);
-/// The same for depthwise convolutions (one input feature per group, two spatial dimensions),
-/// computed directly with the reference kernel's bits (kernels_conv_depthwise.cc).
-Status ConvolutionDepthwise(const ConvDimLabels& labels, const std::vector<WindowDim>& window, int64_t fgc, int64_t bgc,
-                            const Buf& lhs, const Buf& rhs, const Buf& out, bool& handled);
+bool ConvolutionLargeWindowFits(const ConvPlan& plan, const BufferRecord& rhs, const BufferRecord& out);
+Status ConvolutionLargeWindow(const ConvPlan& plan, const Buf& lhs, const Buf& rhs, const Buf& out, bool& handled);
+/// Depthwise convolutions (one input feature per group, two spatial dimensions), computed
+/// directly with the reference kernel's bits (kernels_conv_depthwise.cc).
+bool ConvolutionDepthwiseFits(const ConvPlan& plan, const BufferRecord& rhs, const BufferRecord& out);
+Status ConvolutionDepthwise(const ConvPlan& plan, const Buf& lhs, const Buf& rhs, const Buf& out, bool& handled);
 
 /// A scalar computation the executor runs for a kernel: binds two scalars, returns the root's bytes.
 using ScalarCall = std::function<Result<const uint8_t*>(const uint8_t* a, const uint8_t* b)>;

@@ -269,12 +269,18 @@ const TapRowsKernel& ActiveTapRows() {
   return kBaseline;
 }
 
-Status ConvolutionDepthwise(const ConvDimLabels& l, const std::vector<WindowDim>& window, int64_t fgc, int64_t bgc,
-                            const Buf& lhs, const Buf& rhs, const Buf& out, bool& handled) {
+bool ConvolutionDepthwiseFits(const ConvPlan& plan, const BufferRecord& rhs, const BufferRecord& out) {
+  const ConvDimLabels& l = *plan.labels;
+  return plan.bgc == 1 && plan.fgc >= 2 && l.input_spatial.size() == 2 && rhs.dims[l.kernel_input_feature] == 1 &&
+         out.ElementCount() != 0 && HasFloatCompute(out.type);
+}
+
+Status ConvolutionDepthwise(const ConvPlan& plan, const Buf& lhs, const Buf& rhs, const Buf& out, bool& handled) {
   handled = false;
+  const ConvDimLabels& l = *plan.labels;
+  const std::vector<WindowDim>& window = plan.window;
+  const int64_t fgc = plan.fgc;
   const std::vector<int64_t>&ld = Dims(lhs), &kd = Dims(rhs), &od = Dims(out);
-  if (bgc != 1 || fgc < 2 || l.input_spatial.size() != 2 || kd[l.kernel_input_feature] != 1 || out.count() == 0)
-    return OkStatus();
   return DispatchType(out.type(), [&](auto ot) -> Status {
     using C = typename decltype(ot)::Compute;
     if constexpr (!std::is_floating_point_v<C>) {
@@ -538,17 +544,26 @@ C DotLanes(const C* a, int64_t a_step, const C* b, int64_t b_step, int64_t n) {
 
 }  // namespace
 
-Status ConvolutionLargeWindow(const ConvDimLabels& l, const std::vector<WindowDim>& window, int64_t fgc, int64_t bgc,
-                              const Buf& lhs, const Buf& rhs, const Buf& out, bool& handled) {
+bool ConvolutionLargeWindowFits(const ConvPlan& plan, const BufferRecord& rhs, const BufferRecord& out) {
+  const ConvDimLabels& l = *plan.labels;
+  if (plan.fgc != 1 || l.input_spatial.size() != 2 || out.ElementCount() == 0 || !HasFloatCompute(out.type))
+    return false;
+  const int64_t k_h = rhs.dims[l.kernel_spatial[0]], k_w = rhs.dims[l.kernel_spatial[1]];
+  const int64_t out_h = out.dims[l.output_spatial[0]], out_w = out.dims[l.output_spatial[1]];
+  // A weight gradient: a window of thousands of taps, a handful of output positions. (The
+  // products are of sizes from records the reader checked, each below 2^62 bytes in all.)
+  return k_h * k_w >= kLargeWindowTaps && out_h * out_w * 16 <= k_h * k_w && plan.window[0].base_dilation == 1 &&
+         plan.window[1].base_dilation == 1;
+}
+
+Status ConvolutionLargeWindow(const ConvPlan& plan, const Buf& lhs, const Buf& rhs, const Buf& out, bool& handled) {
   handled = false;
+  const ConvDimLabels& l = *plan.labels;
+  const int64_t bgc = plan.bgc;
   const std::vector<int64_t>&ld = Dims(lhs), &kd = Dims(rhs), &od = Dims(out);
-  if (fgc != 1 || l.input_spatial.size() != 2 || out.count() == 0) return OkStatus();
-  const WindowDim &wy = window[0], &wx = window[1];
+  const WindowDim &wy = plan.window[0], &wx = plan.window[1];
   const int64_t k_h = kd[l.kernel_spatial[0]], k_w = kd[l.kernel_spatial[1]];
   const int64_t out_h = od[l.output_spatial[0]], out_w = od[l.output_spatial[1]];
-  // A weight gradient: a window of thousands of taps, a handful of output positions.
-  if (k_h * k_w < kLargeWindowTaps || out_h * out_w * 16 > k_h * k_w || wy.base_dilation != 1 || wx.base_dilation != 1)
-    return OkStatus();
   return DispatchType(out.type(), [&](auto ot) -> Status {
     using C = typename decltype(ot)::Compute;
     if constexpr (!std::is_floating_point_v<C>) {

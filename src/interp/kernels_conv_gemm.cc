@@ -13,6 +13,7 @@
 #include "interp/dense_operands.h"
 #include "interp/element_traits.h"
 #include "interp/gemm.h"
+#include "interp/kernel_plans.h"
 #include "interp/kernels.h"
 #include "interp/scratch.h"
 #include "support/parallel.h"
@@ -52,10 +53,20 @@ void Unravel(int64_t linear, const std::vector<int64_t>& dims, std::vector<int64
 
 }  // namespace
 
-Status ConvolutionViaGemm(const ConvDimLabels& l, const std::vector<WindowDim>& window, int64_t fgc, int64_t bgc,
-                          const Buf& lhs, const Buf& rhs, const Buf& out, bool& handled) {
+bool ConvolutionViaGemmFits(const ConvPlan& plan, const BufferRecord& rhs, const BufferRecord& out) {
+  const ConvDimLabels& l = *plan.labels;
+  if ((plan.fgc > 1 && plan.bgc > 1) || !HasFloatCompute(out.type) || out.ElementCount() == 0) return false;
+  // rows (output positions) x out_features x depth (taps x kernel_in) multiply-adds, which is
+  // rows x the kernel's element count; out_features > 0 as the output has elements.
+  int64_t work = out.ElementCount() / rhs.dims[l.kernel_output_feature];
+  return MulOverflows(work, rhs.ElementCount(), &work) || work >= kMinWork;
+}
+
+Status ConvolutionViaGemm(const ConvPlan& plan, const Buf& lhs, const Buf& rhs, const Buf& out, bool& handled) {
   handled = false;
-  if (fgc > 1 && bgc > 1) return OkStatus();
+  const ConvDimLabels& l = *plan.labels;
+  const std::vector<WindowDim>& window = plan.window;
+  const int64_t fgc = plan.fgc, bgc = plan.bgc;
   return DispatchType(out.type(), [&](auto ot) -> Status {
     using C = typename decltype(ot)::Compute;
     if constexpr (!std::is_floating_point_v<C>) {
@@ -74,7 +85,6 @@ Status ConvolutionViaGemm(const ConvDimLabels& l, const std::vector<WindowDim>& 
       for (size_t s = 0; s < spatial; ++s) out_sp_dims[1 + s] = od[l.output_spatial[s]];
       int64_t rows = out.count() / (per_group * groups > 0 ? per_group * groups : 1);
       int64_t depth = taps * kernel_in;
-      if (out.count() == 0 || rows * per_group * groups * depth < kMinWork) return OkStatus();
 
       ScratchVector<C> a, w;
       NHLO_TRY(ToComputeArray<C>(rhs, out.type(), ot, w));
@@ -225,34 +235,45 @@ Status ConvolutionViaGemm(const ConvDimLabels& l, const std::vector<WindowDim>& 
 
 namespace nhlo {
 
-Status ConvolutionPointwise(const ConvDimLabels& l, const std::vector<WindowDim>& window, int64_t fgc, int64_t bgc,
-                            const Buf& lhs, const Buf& rhs, const Buf& out, bool& handled) {
-  handled = false;
-  const std::vector<int64_t>&ld = Dims(lhs), &kd = Dims(rhs), &od = Dims(out);
+namespace {
+
+// The two layouts where positions and features form a matrix without a copy: features before
+// the spatial dimensions (bf01: one [features x positions] matrix per batch element), or after
+// them (b01f: one [batch * positions x features] matrix). Both dim_labels must agree.
+bool PointwiseFeaturesFirst(const ConvDimLabels& l, bool first) {
   const size_t spatial = l.input_spatial.size();
-  if (fgc != 1 || bgc != 1 || out.count() == 0) return OkStatus();
-  for (size_t s = 0; s < spatial; ++s) {
-    const WindowDim& w = window[s];
-    if (kd[l.kernel_spatial[s]] != 1 || w.stride != 1 || w.pad_low != 0 || w.pad_high != 0 || w.base_dilation != 1 ||
-        od[l.output_spatial[s]] != ld[l.input_spatial[s]])
-      return OkStatus();
-  }
-  // The two layouts where positions and features form a matrix without a copy: features before
-  // the spatial dimensions (bf01: one [features x positions] matrix per batch element), or after
-  // them (b01f: one [batch * positions x features] matrix). Both dim_labels must agree.
+  const int64_t feature_at = first ? 1 : static_cast<int64_t>(spatial) + 1, first_spatial = first ? 2 : 1;
   // batch at 0, feature at `feature_at`, the spatial dimensions in order from `first_spatial`.
-  auto laid_out = [&](int64_t batch, int64_t feature, const auto& sp, int64_t feature_at, int64_t first_spatial) {
+  auto laid_out = [&](int64_t batch, int64_t feature, const SpatialDims& sp) {
     if (batch != 0 || feature != feature_at) return false;
     for (size_t s = 0; s < spatial; ++s)
       if (sp[s] != first_spatial + static_cast<int64_t>(s)) return false;
     return true;
   };
-  const int64_t last = static_cast<int64_t>(spatial) + 1;
-  const bool features_first = laid_out(l.input_batch, l.input_feature, l.input_spatial, 1, 2) &&
-                              laid_out(l.output_batch, l.output_feature, l.output_spatial, 1, 2);
-  const bool features_last = laid_out(l.input_batch, l.input_feature, l.input_spatial, last, 1) &&
-                             laid_out(l.output_batch, l.output_feature, l.output_spatial, last, 1);
-  if (!features_first && !features_last) return OkStatus();
+  return laid_out(l.input_batch, l.input_feature, l.input_spatial) &&
+         laid_out(l.output_batch, l.output_feature, l.output_spatial);
+}
+
+}  // namespace
+
+bool ConvolutionPointwiseFits(const ConvPlan& plan, const BufferRecord& lhs, const BufferRecord& rhs,
+                              const BufferRecord& out) {
+  const ConvDimLabels& l = *plan.labels;
+  if (plan.fgc != 1 || plan.bgc != 1 || out.ElementCount() == 0 || !HasFloatCompute(out.type)) return false;
+  for (size_t s = 0; s < l.input_spatial.size(); ++s) {
+    const WindowDim& w = plan.window[s];
+    if (rhs.dims[l.kernel_spatial[s]] != 1 || w.stride != 1 || w.pad_low != 0 || w.pad_high != 0 ||
+        w.base_dilation != 1 || out.dims[l.output_spatial[s]] != lhs.dims[l.input_spatial[s]])
+      return false;
+  }
+  return PointwiseFeaturesFirst(l, true) || PointwiseFeaturesFirst(l, false);
+}
+
+Status ConvolutionPointwise(const ConvPlan& plan, const Buf& lhs, const Buf& rhs, const Buf& out, bool& handled) {
+  handled = false;
+  const ConvDimLabels& l = *plan.labels;
+  const std::vector<int64_t>&kd = Dims(rhs), &od = Dims(out);
+  const bool features_first = PointwiseFeaturesFirst(l, true);
   return DispatchType(out.type(), [&](auto ot) -> Status {
     using C = typename decltype(ot)::Compute;
     if constexpr (!std::is_floating_point_v<C>) {
@@ -289,16 +310,14 @@ Status ConvolutionPointwise(const ConvDimLabels& l, const std::vector<WindowDim>
   });
 }
 
-Status ConvolutionAsDot(const ConvDimLabels& l, const std::vector<WindowDim>& window, int64_t fgc, int64_t bgc,
-                        const Buf& lhs, const Buf& rhs, const Buf& out, bool& handled) {
-  handled = false;
-  const std::vector<int64_t>&ld = Dims(lhs), &kd = Dims(rhs), &od = Dims(out);
-  if (fgc != 1 || bgc != 1 || !IsFloat(out.type()) || lhs.type() != out.type() || rhs.type() != out.type())
+Status PlanConvolutionAsDot(const BufferRecord& lhs, const BufferRecord& rhs, const BufferRecord& out, ConvPlan& plan) {
+  const ConvDimLabels& l = *plan.labels;
+  if (plan.fgc != 1 || plan.bgc != 1 || !IsFloat(out.type) || lhs.type != out.type || rhs.type != out.type)
     return OkStatus();
   for (size_t s = 0; s < l.input_spatial.size(); ++s) {
-    const WindowDim& w = window[s];
-    if (od[l.output_spatial[s]] != 1 || kd[l.kernel_spatial[s]] != ld[l.input_spatial[s]] || w.pad_low != 0 ||
-        w.base_dilation != 1 || w.window_dilation != 1 || w.reversal)
+    const WindowDim& w = plan.window[s];
+    if (out.dims[l.output_spatial[s]] != 1 || rhs.dims[l.kernel_spatial[s]] != lhs.dims[l.input_spatial[s]] ||
+        w.pad_low != 0 || w.base_dilation != 1 || w.window_dilation != 1 || w.reversal)
       return OkStatus();
   }
   // out[b, o] = sum over the input feature and every spatial position of lhs * rhs: a dot
@@ -310,15 +329,23 @@ Status ConvolutionAsDot(const ConvDimLabels& l, const std::vector<WindowDim>& wi
     rhs_contracting.push_back(l.kernel_spatial[s]);
   }
   const bool batch_first = l.output_batch < l.output_feature;
-  BufferRecord view = *out.rec;
-  view.dims = batch_first ? std::vector<int64_t>{od[l.output_batch], od[l.output_feature]}
-                          : std::vector<int64_t>{od[l.output_feature], od[l.output_batch]};
-  view.dim_kinds.clear();
+  plan.as_dot_out = out;
+  plan.as_dot_out.dims = batch_first ? std::vector<int64_t>{out.dims[l.output_batch], out.dims[l.output_feature]}
+                                     : std::vector<int64_t>{out.dims[l.output_feature], out.dims[l.output_batch]};
+  plan.as_dot_out.dim_kinds.clear();
+  plan.as_dot_swapped = !batch_first;
   DotDimensionNumbers dims;
   dims.lhs_contracting = batch_first ? lhs_contracting : rhs_contracting;
   dims.rhs_contracting = batch_first ? rhs_contracting : lhs_contracting;
-  handled = true;
-  return KernelDot(dims, batch_first ? lhs : rhs, batch_first ? rhs : lhs, Buf{&view, out.data});
+  NHLO_ASSIGN_OR_RETURN(plan.as_dot, PlanDot(dims, batch_first ? lhs : rhs, batch_first ? rhs : lhs, plan.as_dot_out));
+  plan.fits |= 1 << static_cast<int>(ConvKernel::kAsDot);
+  return OkStatus();
+}
+
+Status ConvolutionAsDot(const ConvPlan& plan, const Buf& lhs, const Buf& rhs, const Buf& out) {
+  const Buf& a = plan.as_dot_swapped ? rhs : lhs;
+  const Buf& b = plan.as_dot_swapped ? lhs : rhs;
+  return RunDot(plan.as_dot, a, b, Buf{&plan.as_dot_out, out.data});
 }
 
 }  // namespace nhlo

@@ -9,6 +9,7 @@
 #include "interp/dense_operands.h"
 #include "interp/element_traits.h"
 #include "interp/gemm.h"
+#include "interp/kernel_plans.h"
 #include "interp/kernels.h"
 #include "interp/scratch.h"
 
@@ -56,37 +57,40 @@ const DotDimensionNumbers& DotDims(const Step& s) {
   return DimsOf<RaggedDotDimensionNumbers>(s).dot;
 }
 
-Status KernelDot(const DotDimensionNumbers& dims, const Buf& lhs, const Buf& rhs, const Buf& out) {
+Result<DotPlan> PlanDot(const DotDimensionNumbers& dims, const BufferRecord& lhs, const BufferRecord& rhs,
+                        const BufferRecord& out) {
   const DimIndexList lb = dims.lhs_batch, lc = dims.lhs_contracting, rb = dims.rhs_batch, rc = dims.rhs_contracting;
   auto bad = [] { return Status::Error("bundle 'dot' has invalid dimension numbers"); };
   if (lb.size() != rb.size() || lc.size() != rc.size()) return bad();
-  auto split = [&](const Buf& b, DimIndexList batch, DimIndexList contract, std::vector<int64_t>& order,
+  auto split = [&](const BufferRecord& b, DimIndexList batch, DimIndexList contract, std::vector<int64_t>& order,
                    int64_t& free_count) -> bool {
-    std::vector<bool> used(b.rank(), false);
+    std::vector<bool> used(b.dims.size(), false);
     for (const auto* list : {&batch, &contract})
       for (int64_t d : *list) {
-        if (d < 0 || d >= static_cast<int64_t>(b.rank()) || used[d]) return false;
+        if (d < 0 || d >= static_cast<int64_t>(b.dims.size()) || used[d]) return false;
         used[d] = true;
       }
     order.assign(batch.begin(), batch.end());
     free_count = 1;
-    for (size_t d = 0; d < b.rank(); ++d)
-      if (!used[d]) order.push_back(static_cast<int64_t>(d)), free_count *= Dims(b)[d];
+    for (size_t d = 0; d < b.dims.size(); ++d)
+      if (!used[d]) order.push_back(static_cast<int64_t>(d)), free_count *= b.dims[d];
     return true;
   };
+  DotPlan plan;
   std::vector<int64_t> lorder, rorder;
-  int64_t m, n;
-  if (!split(lhs, lb, lc, lorder, m) || !split(rhs, rb, rc, rorder, n)) return bad();
-  int64_t batch = 1, k = 1;
+  if (!split(lhs, lb, lc, lorder, plan.m) || !split(rhs, rb, rc, rorder, plan.n)) return bad();
   for (size_t i = 0; i < lb.size(); ++i) {
-    if (Dims(lhs)[lb[i]] != Dims(rhs)[rb[i]]) return bad();
-    batch *= Dims(lhs)[lb[i]];
+    if (lhs.dims[lb[i]] != rhs.dims[rb[i]]) return bad();
+    plan.batch *= lhs.dims[lb[i]];
   }
   for (size_t i = 0; i < lc.size(); ++i) {
-    if (Dims(lhs)[lc[i]] != Dims(rhs)[rc[i]]) return bad();
-    k *= Dims(lhs)[lc[i]];
+    if (lhs.dims[lc[i]] != rhs.dims[rc[i]]) return bad();
+    plan.k *= lhs.dims[lc[i]];
   }
-  if (batch * m * n != out.count()) return bad();
+  int64_t total = 0;
+  if (MulOverflows(plan.batch, plan.m, &total) || MulOverflows(total, plan.n, &total) || total != out.ElementCount())
+    return bad();
+  if (MulOverflows(plan.m * plan.n, plan.k, &plan.work)) plan.work = INT64_MAX;  // m * n <= total
   // lhs as [batch, m, k] or, transposed, [batch, k, m]; rhs as [batch, k, n] or [batch, n, k].
   auto concat = [](DimIndexList batch_dims, auto first_begin, auto first_end, auto second_begin, auto second_end) {
     std::vector<int64_t> order(batch_dims.begin(), batch_dims.end());
@@ -96,11 +100,20 @@ Status KernelDot(const DotDimensionNumbers& dims, const Buf& lhs, const Buf& rhs
   };
   auto lfree = lorder.begin() + static_cast<std::ptrdiff_t>(lb.size());
   auto rfree = rorder.begin() + static_cast<std::ptrdiff_t>(rb.size());
-  std::vector<int64_t> l_mk = concat(lb, lfree, lorder.end(), lc.begin(), lc.end());
-  std::vector<int64_t> l_km = concat(lb, lc.begin(), lc.end(), lfree, lorder.end());
-  std::vector<int64_t> r_kn = concat(rb, rc.begin(), rc.end(), rfree, rorder.end());
-  std::vector<int64_t> r_nk = concat(rb, rfree, rorder.end(), rc.begin(), rc.end());
+  plan.l_mk = concat(lb, lfree, lorder.end(), lc.begin(), lc.end());
+  plan.l_km = concat(lb, lc.begin(), lc.end(), lfree, lorder.end());
+  plan.r_kn = concat(rb, rc.begin(), rc.end(), rfree, rorder.end());
+  plan.r_nk = concat(rb, rfree, rorder.end(), rc.begin(), rc.end());
+  return plan;
+}
 
+Status KernelDot(const DotDimensionNumbers& dims, const Buf& lhs, const Buf& rhs, const Buf& out) {
+  NHLO_ASSIGN_OR_RETURN(DotPlan plan, PlanDot(dims, *lhs.rec, *rhs.rec, *out.rec));
+  return RunDot(plan, lhs, rhs, out);
+}
+
+Status RunDot(const DotPlan& plan, const Buf& lhs, const Buf& rhs, const Buf& out) {
+  const int64_t batch = plan.batch, m = plan.m, n = plan.n, k = plan.k;
   // Accumulate in the result's compute domain, as the evaluator does. An operand of another
   // element type is first converted to the result type (the evaluator's rule), so f32 operands
   // of a bf16 dot are rounded to bf16 before multiplying.
@@ -110,7 +123,7 @@ Status KernelDot(const DotDimensionNumbers& dims, const Buf& lhs, const Buf& rhs
     // stored as [batch, contract, free] is used as it is by the GEMM (the plain loop wants the
     // first order). An f32 (f64) operand needing neither conversion nor permutation is read in
     // place.
-    bool gemm = std::is_floating_point_v<C> && m * n * k >= kGemmMinWork;
+    bool gemm = std::is_floating_point_v<C> && plan.work >= kGemmMinWork;
     ScratchVector<C> a_store, b_store;
     auto prepare = [&](const Buf& buf, const std::vector<int64_t>& order, const std::vector<int64_t>& order_t,
                        ScratchVector<C>& store, const C*& ptr, bool& transposed) -> Status {
@@ -138,8 +151,8 @@ Status KernelDot(const DotDimensionNumbers& dims, const Buf& lhs, const Buf& rhs
     };
     const C *a = nullptr, *b = nullptr;
     bool a_t = false, b_t = false;
-    NHLO_TRY(prepare(lhs, l_mk, l_km, a_store, a, a_t));
-    NHLO_TRY(prepare(rhs, r_kn, r_nk, b_store, b, b_t));
+    NHLO_TRY(prepare(lhs, plan.l_mk, plan.l_km, a_store, a, a_t));
+    NHLO_TRY(prepare(rhs, plan.r_kn, plan.r_nk, b_store, b, b_t));
     int64_t total = batch * m * n;
     // The result, written in place when it is f32/f64 and aligned.
     ScratchVector<C> c_store;

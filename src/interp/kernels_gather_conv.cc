@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 // gather and convolution, written as XLA's HloEvaluator defines them (shared/reference
 // HLO_SEMANTICS.md): plain index arithmetic per output element, computing in the result's
-// compute domain. Reference kernels: clear rather than fast. Float convolutions above a tiny size go
-// through im2col + GEMM instead (kernels_conv_gemm.cc); this kernel covers the rest.
+// compute domain. Reference kernels: clear rather than fast. PlanConvolution checks a
+// convolution once, at load, and finds the fast kernels its shape fits (kernel_plans.h);
+// RunConvolution runs the first that takes the values, this reference loop when none does.
 #include <algorithm>
 #include <cstring>
 
 #include "interp/element_traits.h"
+#include "interp/kernel_plans.h"
 #include "interp/kernels.h"
 #include "types/hlo_attrs.h"
 
@@ -109,34 +111,38 @@ Status KernelGather(const Step& b, const Buf& operand, const Buf& indices, const
   return OkStatus();
 }
 
-Status KernelConvolution(const Step& b, const Buf& lhs, const Buf& rhs, const Buf& out) {
-  const ConvolutionDimensionNumbers& dims = DimsOf<ConvolutionDimensionNumbers>(b);
+Result<ConvPlan> PlanConvolution(const ConvolutionDimensionNumbers& dims, const BufferRecord& lhs,
+                                 const BufferRecord& rhs, const BufferRecord& out) {
   if (!dims.dim_labels) return Status::Error("bundle 'convolution' has no dim_labels");
   const ConvDimLabels& l = *dims.dim_labels;
-  if (l.has_unknown || l.input_rank != lhs.rank() || l.kernel_rank != rhs.rank() || l.output_rank != out.rank())
+  if (l.has_unknown || l.input_rank != lhs.dims.size() || l.kernel_rank != rhs.dims.size() ||
+      l.output_rank != out.dims.size())
     return Status::Error("convolution dim_labels do not match the operands");
+  ConvPlan plan;
+  plan.labels = &l;
   size_t spatial = l.input_spatial.size();
-  std::vector<WindowDim> window(dims.window.begin(), dims.window.end());
-  if (window.empty()) window.assign(spatial, WindowDim{});
-  if (window.size() != spatial) return Status::Error("convolution window rank does not match its spatial dimensions");
-  int64_t fgc = dims.feature_group_count;
-  int64_t bgc = dims.batch_group_count;
-  const std::vector<int64_t>& ld = Dims(lhs);
-  const std::vector<int64_t>& kd = Dims(rhs);
-  const std::vector<int64_t>& od = Dims(out);
+  plan.window.assign(dims.window.begin(), dims.window.end());
+  if (plan.window.empty()) plan.window.assign(spatial, WindowDim{});
+  if (plan.window.size() != spatial)
+    return Status::Error("convolution window rank does not match its spatial dimensions");
+  const std::vector<WindowDim>& window = plan.window;
+  const int64_t fgc = plan.fgc = dims.feature_group_count;
+  const int64_t bgc = plan.bgc = dims.batch_group_count;
+  const std::vector<int64_t>&ld = lhs.dims, &kd = rhs.dims, &od = out.dims;
   int64_t in_features = ld[l.input_feature], kernel_in = kd[l.kernel_input_feature],
           out_features = kd[l.kernel_output_feature];
   // batch_group_count B: the input batch is B groups of N/B, output feature f reads group
   // f / (O/B), and the output batch is N/B (XLA's evaluator).
-  if (fgc < 1 || bgc < 1 || in_features != kernel_in * fgc || out_features % fgc != 0 || out_features % bgc != 0 ||
-      ld[l.input_batch] % bgc != 0 || od[l.output_feature] != out_features ||
-      od[l.output_batch] != ld[l.input_batch] / bgc)
+  int64_t grouped_in = 0;
+  if (fgc < 1 || bgc < 1 || MulOverflows(kernel_in, fgc, &grouped_in) || in_features != grouped_in ||
+      out_features % fgc != 0 || out_features % bgc != 0 || ld[l.input_batch] % bgc != 0 ||
+      od[l.output_feature] != out_features || od[l.output_batch] != ld[l.input_batch] / bgc)
     return Status::Error("convolution feature or batch sizes do not match");
   for (size_t s = 0; s < spatial; ++s)
     if (window[s].size != kd[l.kernel_spatial[s]] || window[s].stride < 1 || window[s].base_dilation < 1 ||
         window[s].window_dilation < 1)
       return Status::Error("convolution window does not match the kernel");
-  // Both kernels form o * stride + k * window_dilation - pad_low for every output position o and
+  // Every kernel forms o * stride + k * window_dilation - pad_low for every output position o and
   // tap k; a bundle file may carry any window, so the extremes are checked in 128 bits first.
   for (size_t s = 0; s < spatial; ++s) {
     const WindowDim& w = window[s];
@@ -146,17 +152,43 @@ Status KernelConvolution(const Step& b, const Buf& lhs, const Buf& rhs, const Bu
     if (far > INT64_MAX || near > INT64_MAX || near < INT64_MIN)
       return Status::Error("convolution window positions overflow 64 bits (padding " + std::to_string(w.pad_low) + ")");
   }
-  bool handled = false;
-  NHLO_TRY(ConvolutionDepthwise(l, window, fgc, bgc, lhs, rhs, out, handled));
-  if (handled) return OkStatus();
-  NHLO_TRY(ConvolutionAsDot(l, window, fgc, bgc, lhs, rhs, out, handled));
-  if (handled) return OkStatus();
-  NHLO_TRY(ConvolutionLargeWindow(l, window, fgc, bgc, lhs, rhs, out, handled));
-  if (handled) return OkStatus();
-  NHLO_TRY(ConvolutionPointwise(l, window, fgc, bgc, lhs, rhs, out, handled));
-  if (handled) return OkStatus();
-  NHLO_TRY(ConvolutionViaGemm(l, window, fgc, bgc, lhs, rhs, out, handled));
-  if (handled) return OkStatus();
+  auto fit = [&](ConvKernel k, bool fits) { plan.fits |= static_cast<uint8_t>(fits) << static_cast<int>(k); };
+  fit(ConvKernel::kDepthwise, ConvolutionDepthwiseFits(plan, rhs, out));
+  NHLO_TRY(PlanConvolutionAsDot(lhs, rhs, out, plan));
+  fit(ConvKernel::kLargeWindow, ConvolutionLargeWindowFits(plan, rhs, out));
+  fit(ConvKernel::kPointwise, ConvolutionPointwiseFits(plan, lhs, rhs, out));
+  fit(ConvKernel::kViaGemm, ConvolutionViaGemmFits(plan, rhs, out));
+  return plan;
+}
+
+Status KernelConvolution(const Step& b, const Buf& lhs, const Buf& rhs, const Buf& out) {
+  NHLO_ASSIGN_OR_RETURN(ConvPlan plan,
+                        PlanConvolution(DimsOf<ConvolutionDimensionNumbers>(b), *lhs.rec, *rhs.rec, *out.rec));
+  return RunConvolution(plan, lhs, rhs, out);
+}
+
+Status RunConvolution(const ConvPlan& plan, const Buf& lhs, const Buf& rhs, const Buf& out) {
+  // The fast kernels the plan found fitting, in ConvKernel order; the first that takes the
+  // values computes the result.
+  for (int k = 0; k < kConvKernelCount; ++k) {
+    const auto kernel = static_cast<ConvKernel>(k);
+    if (!plan.Fits(kernel)) continue;
+    bool handled = false;
+    switch (kernel) {
+      case ConvKernel::kDepthwise: NHLO_TRY(ConvolutionDepthwise(plan, lhs, rhs, out, handled)); break;
+      case ConvKernel::kAsDot: return ConvolutionAsDot(plan, lhs, rhs, out);
+      case ConvKernel::kLargeWindow: NHLO_TRY(ConvolutionLargeWindow(plan, lhs, rhs, out, handled)); break;
+      case ConvKernel::kPointwise: NHLO_TRY(ConvolutionPointwise(plan, lhs, rhs, out, handled)); break;
+      case ConvKernel::kViaGemm: NHLO_TRY(ConvolutionViaGemm(plan, lhs, rhs, out, handled)); break;
+    }
+    if (handled) return OkStatus();
+  }
+  const ConvDimLabels& l = *plan.labels;
+  const std::vector<WindowDim>& window = plan.window;
+  const size_t spatial = l.input_spatial.size();
+  const int64_t fgc = plan.fgc, bgc = plan.bgc;
+  const std::vector<int64_t>&ld = Dims(lhs), &kd = Dims(rhs), &od = Dims(out);
+  const int64_t kernel_in = kd[l.kernel_input_feature], out_features = kd[l.kernel_output_feature];
   std::vector<int64_t> ls = RowMajorStrides(ld), ks = RowMajorStrides(kd);
   int64_t per_group_out = out_features / fgc, per_batch_group_out = out_features / bgc;
   int64_t batch_group_size = ld[l.input_batch] / bgc;

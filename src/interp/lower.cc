@@ -281,6 +281,25 @@ Status Arity(const BundleRecord& b, size_t n) {
   return OkStatus();
 }
 
+// A static dot's or convolution's plan (kernel_plans.h). One that fails its checks gets none:
+// the run then reports the failure (KernelDot, KernelConvolution), as it would for a step a
+// program never reaches only if it reaches it.
+void LowerKernelPlan(const ComputationRecord& comp, Step& s) {
+  const BundleRecord& b = *s.bundle;
+  if ((s.family != OpFamily::kDot && s.family != OpFamily::kConvolution) || b.operands.size() != 2) return;
+  const BufferRecord &lhs = comp.buffers[b.operands[0]], &rhs = comp.buffers[b.operands[1]],
+                     &out = comp.buffers[b.result];
+  for (const BufferRecord* r : {&lhs, &rhs, &out})
+    if (r->type == PrimitiveType::kTuple) return;
+  if (s.family == OpFamily::kDot) {
+    if (Result<DotPlan> plan = PlanDot(DotDims(s), lhs, rhs, out); plan.ok())
+      s.plan = std::make_unique<const KernelPlan>(std::move(*plan));
+  } else {
+    if (Result<ConvPlan> plan = PlanConvolution(DimsOf<ConvolutionDimensionNumbers>(s), lhs, rhs, out); plan.ok())
+      s.plan = std::make_unique<const KernelPlan>(std::move(*plan));
+  }
+}
+
 }  // namespace
 
 // Lowers one bundle: its step family, attribute slots and custom call, and the checks that
@@ -386,6 +405,7 @@ Result<Step> LowerBundle(const BundleProgram& p, const ComputationRecord& comp, 
   s.dynamic = HasBoundedLeaf(comp, b.result);
   for (uint32_t o : b.operands) s.dynamic = s.dynamic || HasBoundedLeaf(comp, o);
   if (b.opcode == Opcode::kCustomCall) NHLO_TRY(LowerCustomCall(p, comp, s));
+  if (!s.dynamic) LowerKernelPlan(comp, s);
   NHLO_TRY(CheckScalarCallee(p, comp, s));
   LowerCalleePattern(p, comp, s);
   if (s.family == OpFamily::kFft && b.operands.size() == 1)

@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: Apache-2.0
+// Plans for the kernels whose shape work is more than a size check: dot and convolution. A plan
+// is built once, when the program is loaded (LowerBundle, lower.cc), from the buffer records of
+// a static step; it holds every check and decision that depends only on shapes, types and
+// attributes, so running the step does none. What is left to the run depends on values: a
+// weight that is not finite (the GEMM forms would reorder its inf * 0), an operand that is not
+// aligned or overlaps the result. A step of bounded dynamic shape has no plan: its sizes are
+// known only at the run, which plans and runs together (KernelDot, KernelConvolution).
+#pragma once
+
+#include <cstdint>
+#include <variant>
+#include <vector>
+
+#include "codegen/bundle_format.h"
+#include "support/status.h"
+#include "types/dimension_numbers.h"
+#include "types/hlo_attrs.h"
+
+namespace nhlo {
+
+struct Buf;
+
+/// A dot as [batch, m, k] x [batch, k, n] -> [batch, m, n] (kernels_dot.cc): the permutations that
+/// bring each operand into that order, or into [batch, k, m] and [batch, n, k], which the GEMM
+/// reads as they are.
+struct DotPlan {
+  int64_t batch = 1, m = 1, n = 1, k = 1;
+  int64_t work = 1;  // m * n * k, saturated at INT64_MAX
+  std::vector<int64_t> l_mk, l_km, r_kn, r_nk;
+};
+
+/// Checks `dims` against the records (each dimension used once, matching sizes, the result's
+/// element count) and plans the dot.
+Result<DotPlan> PlanDot(const DotDimensionNumbers& dims, const BufferRecord& lhs, const BufferRecord& rhs,
+                        const BufferRecord& out);
+/// Runs a plan on operands whose records are the ones it was made for.
+Status RunDot(const DotPlan& plan, const Buf& lhs, const Buf& rhs, const Buf& out);
+
+/// The fast convolution kernels, in the order they are tried; the reference kernel (XLA's
+/// evaluator loop) takes what none of them does.
+enum class ConvKernel : uint8_t {
+  kDepthwise,    // one input feature per group, two spatial dimensions (kernels_conv_depthwise.cc)
+  kAsDot,        // a window covering the whole input: one dot (kernels_conv_gemm.cc)
+  kLargeWindow,  // a weight gradient: thousands of taps, few outputs (kernels_conv_depthwise.cc)
+  kPointwise,    // 1x1 with features first or last: GEMMs in place (kernels_conv_gemm.cc)
+  kViaGemm,      // im2col and the GEMM (kernels_conv_gemm.cc)
+};
+constexpr int kConvKernelCount = 5;
+
+/// A convolution checked against its records: labels, window, group counts, sizes, and the
+/// 64-bit range of every window position; `fits` has bit k set when ConvKernel k's shape test
+/// passed. The labels point into the bundle, which outlives the plan.
+struct ConvPlan {
+  const ConvDimLabels* labels = nullptr;
+  std::vector<WindowDim> window;  // one per spatial dimension (defaults for an absent window)
+  int64_t fgc = 1, bgc = 1;
+  uint8_t fits = 0;
+  // kAsDot: the dot over the operands (lhs first when the output's batch precedes its feature)
+  // and the result seen as that dot's [batch, feature] or [feature, batch] matrix.
+  DotPlan as_dot;
+  BufferRecord as_dot_out;
+  bool as_dot_swapped = false;
+
+  bool Fits(ConvKernel k) const { return (fits >> static_cast<int>(k)) & 1; }
+};
+
+/// What LowerBundle keeps on a step (Step::plan).
+using KernelPlan = std::variant<DotPlan, ConvPlan>;
+
+Result<ConvPlan> PlanConvolution(const ConvolutionDimensionNumbers& dims, const BufferRecord& lhs,
+                                 const BufferRecord& rhs, const BufferRecord& out);
+Status RunConvolution(const ConvPlan& plan, const Buf& lhs, const Buf& rhs, const Buf& out);
+
+}  // namespace nhlo

@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: Apache-2.0
+// Kernel plans (src/interp/kernel_plans.h): LowerBundle plans every static dot and convolution
+// once, with the fast convolution kernels its shape fits; a step of bounded dynamic shape gets no
+// plan; a malformed record is refused by the planner with the message the run would give.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "interp/kernel_plans.h"
+#include "interp/lower.h"
+#include "load_program.h"
+
+namespace nhlo {
+namespace {
+
+// The entry's step for its first bundle with `opcode`, lowered as Executable::Load lowers it.
+struct Lowered {
+  BundleProgram program;
+  Step step;
+};
+
+Lowered LowerFirst(const std::string& entry_body, Opcode opcode) {
+  Lowered l{testing::LoadProgram("HloModule m\nENTRY e {\n" + entry_body + "}\n", "plans"), Step{}};
+  const ComputationRecord& entry = l.program.computations[l.program.entry];
+  for (const BundleRecord& b : entry.bundles) {
+    if (b.opcode != opcode) continue;
+    Result<Step> s = LowerBundle(l.program, entry, b, ExecuteOptions{});
+    REQUIRE(s.ok());
+    l.step = std::move(*s);
+    return l;
+  }
+  FAIL("no bundle with that opcode");
+  return l;
+}
+
+const ConvPlan& ConvOf(const Lowered& l) {
+  REQUIRE(l.step.plan);
+  REQUIRE(std::holds_alternative<ConvPlan>(*l.step.plan));
+  return std::get<ConvPlan>(*l.step.plan);
+}
+
+uint8_t Bits(std::initializer_list<ConvKernel> kernels) {
+  uint8_t bits = 0;
+  for (ConvKernel k : kernels) bits |= 1 << static_cast<int>(k);
+  return bits;
+}
+
+TEST_CASE("kernel plans: a dot is planned at load, sizes and operand orders") {
+  Lowered l = LowerFirst(
+      "  a = f32[4,3,5] parameter(0)\n  b = f32[4,7,5] parameter(1)\n"
+      "  ROOT d = f32[4,3,7] dot(a, b), lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, "
+      "rhs_contracting_dims={2}\n",
+      Opcode::kDot);
+  REQUIRE(l.step.plan);
+  const DotPlan& plan = std::get<DotPlan>(*l.step.plan);
+  CHECK(plan.batch == 4);
+  CHECK(plan.m == 3);
+  CHECK(plan.n == 7);
+  CHECK(plan.k == 5);
+  CHECK(plan.work == 3 * 7 * 5);
+  CHECK(plan.l_mk == std::vector<int64_t>{0, 1, 2});
+  CHECK(plan.r_nk == std::vector<int64_t>{0, 1, 2});  // the GEMM reads rhs as [batch, n, k]
+  CHECK(plan.r_kn == std::vector<int64_t>{0, 2, 1});
+}
+
+TEST_CASE("kernel plans: each convolution form finds the fast kernels its shape fits") {
+  SUBCASE("depthwise 3x3: the direct kernel, then im2col") {
+    Lowered l = LowerFirst(
+        "  x = f32[2,8,9,9] parameter(0)\n  w = f32[8,1,3,3] parameter(1)\n"
+        "  ROOT c = f32[2,8,9,9] convolution(x, w), window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01, "
+        "feature_group_count=8\n",
+        Opcode::kConvolution);
+    CHECK(ConvOf(l).fits == Bits({ConvKernel::kDepthwise, ConvKernel::kViaGemm}));
+  }
+  SUBCASE("1x1 with features first: GEMMs in place, then im2col") {
+    Lowered l = LowerFirst(
+        "  x = f32[2,16,10,10] parameter(0)\n  w = f32[32,16,1,1] parameter(1)\n"
+        "  ROOT c = f32[2,32,10,10] convolution(x, w), window={size=1x1}, dim_labels=bf01_oi01->bf01\n",
+        Opcode::kConvolution);
+    CHECK(ConvOf(l).fits == Bits({ConvKernel::kPointwise, ConvKernel::kViaGemm}));
+  }
+  SUBCASE("a window over the whole input: one dot, planned with it") {
+    Lowered l = LowerFirst(
+        "  x = f32[4,6,5,5] parameter(0)\n  w = f32[3,6,5,5] parameter(1)\n"
+        "  ROOT c = f32[4,3,1,1] convolution(x, w), window={size=5x5}, dim_labels=bf01_oi01->bf01\n",
+        Opcode::kConvolution);
+    const ConvPlan& plan = ConvOf(l);
+    CHECK(plan.Fits(ConvKernel::kAsDot));
+    CHECK(plan.as_dot.m == 4);
+    CHECK(plan.as_dot.n == 3);
+    CHECK(plan.as_dot.k == 6 * 5 * 5);
+    CHECK(plan.as_dot_out.dims == std::vector<int64_t>{4, 3});
+  }
+  SUBCASE("integers: the reference kernel only") {
+    Lowered l = LowerFirst(
+        "  x = s32[1,4,6,6] parameter(0)\n  w = s32[4,4,3,3] parameter(1)\n"
+        "  ROOT c = s32[1,4,4,4] convolution(x, w), window={size=3x3}, dim_labels=bf01_oi01->bf01\n",
+        Opcode::kConvolution);
+    CHECK(ConvOf(l).fits == 0);
+  }
+}
+
+TEST_CASE("kernel plans: a step of bounded dynamic shape is planned at its run, not at load") {
+  Lowered l = LowerFirst(
+      "  a = f32[<=8,4] parameter(0)\n  b = f32[4,3] parameter(1)\n"
+      "  ROOT d = f32[<=8,3] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n",
+      Opcode::kDot);
+  CHECK(l.step.dynamic);
+  CHECK(!l.step.plan);
+}
+
+TEST_CASE("kernel plans: records that do not match the numbers are refused") {
+  BufferRecord lhs, rhs, out;
+  lhs.type = rhs.type = out.type = PrimitiveType::kF32;
+  lhs.dims = {2, 3};
+  rhs.dims = {4, 5};
+  out.dims = {2, 5};
+  DotDimensionNumbers dims;
+  const int64_t lc[] = {1}, rc[] = {0};
+  dims.lhs_contracting = lc;
+  dims.rhs_contracting = rc;
+  Result<DotPlan> plan = PlanDot(dims, lhs, rhs, out);  // contracting 3 against 4
+  REQUIRE(!plan.ok());
+  CHECK(plan.status().ToString().find("invalid dimension numbers") != std::string::npos);
+  rhs.dims = {3, 5};
+  CHECK(PlanDot(dims, lhs, rhs, out).ok());
+  out.dims = {2, 6};
+  CHECK(!PlanDot(dims, lhs, rhs, out).ok());  // the result's element count
+}
+
+}  // namespace
+}  // namespace nhlo
