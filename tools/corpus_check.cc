@@ -11,8 +11,9 @@
 // own under a time limit (--timeout=S, default 10) and a memory limit (--max-memory=SIZE,
 // default 4G), and counts the modules that ran, were refused (grouped by reason), failed or
 // timed out, and lists the ten slowest runs (--threads=N for the runs, default 1).
-// --fusion-check runs each module twice, with nhlo-run --fusion=on and --fusion=off, writing its
-// outputs with --output, and fails the modules whose two .npz files differ by a byte.
+// --fusion-check runs each module twice, as nhlo-run runs it and with --fusion=off
+// --buffer-aliasing=off (op by op, every value its own bytes), writing its outputs with
+// --output, and fails the modules whose two .npz files differ by a byte.
 #include <fnmatch.h>
 #include <unistd.h>
 
@@ -251,12 +252,12 @@ int FusionCheck(const std::string& text, std::vector<std::string> flags, std::os
   }
   if (code == 0) {
     std::ostringstream off_err;
-    std::vector<std::string> extra = {"--fusion=off"};
+    std::vector<std::string> extra = {"--fusion=off", "--buffer-aliasing=off"};
     if (!as_text) extra.push_back("--output=" + (dir / "off.npz").string());
     if (run(extra, off_text, off_err) != 0)
-      differ = "--fusion=off failed where --fusion=on ran: " + FirstError(off_err.str());
+      differ = "--fusion=off --buffer-aliasing=off failed where the default ran: " + FirstError(off_err.str());
     else if (as_text ? on_text != off_text : slurp(dir / "on.npz") != slurp(dir / "off.npz"))
-      differ = "outputs differ between --fusion=on and --fusion=off";
+      differ = "outputs differ between the default and --fusion=off --buffer-aliasing=off";
   }
   fs::remove_all(dir);
   return code;

@@ -3,7 +3,9 @@
 // small well-typed HLO modules over every opcode the interpreter executes and every array element
 // type. Each module is printed as HLO text, compiled twice (default pipeline, --passes=none),
 // lowered to bundles and both bundles run on the same deterministic random arguments with a step
-// limit: the default one with the fused executor, the --passes=none one op by op (--fusion=off).
+// limit: the default one with the fused executor and aliased get-tuple-elements, the
+// --passes=none one op by op with every value in its own bytes (--fusion=off
+// --buffer-aliasing=off).
 // Findings (each aborts): the verifier rejecting a generated module (a generator bug), a compile
 // or codegen error, an interpreter error other than the step limit, a sanitizer report, or the
 // two runs' results differing in any bit.
@@ -1237,12 +1239,14 @@ bool IsStepLimit(const nhlo::Status& s) { return s.ToString().find("(--max-steps
 
 // Compiles `text` with `passes` (nullopt: the default pipeline) into a bundle.
 std::string Compile(const std::string& text, std::optional<std::vector<std::string>> passes) {
+  nhlo::CodegenOptions codegen;
+  codegen.share_tuple_elements = passes == std::nullopt;  // the reference: every value its own bytes
   nhlo::PipelineOptions options;
   options.passes = std::move(passes);
   std::ostringstream log;
   auto module = nhlo::CompileText("fuzz.hlo", text, options, log);
   if (!module.ok()) Finding("generated module rejected", text, &module.status());
-  auto bundle = nhlo::EmitBundleFile(**module, nhlo::CodegenOptions{});
+  auto bundle = nhlo::EmitBundleFile(**module, codegen);
   if (!bundle.ok()) Finding("codegen failed", text, &bundle.status());
   return *bundle;
 }
@@ -1275,7 +1279,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   if (results[0].ok() && results[1].ok() && !SameValue(*results[0], *results[1])) {
     Finding("results differ:\n  default pipeline: " + nhlo::PrintValue(*results[0]) +
-                "\n  --passes=none --fusion=off: " + nhlo::PrintValue(*results[1]),
+                "\n  --passes=none --fusion=off --buffer-aliasing=off: " + nhlo::PrintValue(*results[1]),
             text);
   }
   return 0;

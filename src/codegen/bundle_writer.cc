@@ -300,6 +300,41 @@ class Writer {
     }
   }
 
+  // A get-tuple-element whose result is an array element of a tuple in this frame shares that
+  // element's bytes, as XLA's buffer assignment has it: no new slot, and its step's copy finds
+  // source and destination the same. The slot then lives until the last of the two dies, and
+  // its bytes count once in the live bound, with the one that dies last (`slot_owner`). True when
+  // instruction `i` was placed so.
+  bool ShareTupleElement(const CompOut& out, const Instruction& inst, size_t i, const std::vector<uint32_t>& value,
+                         const std::unordered_map<const Instruction*, uint32_t>& position,
+                         const std::vector<uint32_t>& last_use, std::vector<FrameSlot>& slots,
+                         std::vector<uint32_t>& slot_owner, std::vector<uint32_t>& slot_of,
+                         std::vector<std::vector<uint32_t>>& leaves) {
+    const Attribute* index = inst.FindAttr(AttrId::kIndex);
+    if (!opts_.share_tuple_elements || inst.opcode != Opcode::kGetTupleElement || inst.operands.size() != 1 || !index ||
+        leaves[i].size() != 1 || value[i] != leaves[i][0])
+      return false;
+    const BufferRecord& tuple = out.buffers[value[position.at(inst.operands[0])]];
+    if (tuple.type != PrimitiveType::kTuple || index->i < 0 || static_cast<size_t>(index->i) >= tuple.tuple.size())
+      return false;
+    const uint32_t element = tuple.tuple[static_cast<size_t>(index->i)], result = value[i];
+    const uint32_t slot = slot_of[element];
+    if (slot == UINT32_MAX || out.buffers[element].size != out.buffers[result].size) return false;
+    slot_of[result] = slot;
+    slots[slot].end = std::max(slots[slot].end, last_use[i]);
+    slots[slot].align = std::max(slots[slot].align, BufferAlignment(out.buffers[result]));
+    const uint32_t owner = slot_owner[slot];
+    if (last_use[i] > last_use[owner]) {
+      std::vector<uint32_t>& owned = leaves[owner];
+      owned.erase(std::remove_if(owned.begin(), owned.end(), [&](uint32_t leaf) { return slot_of[leaf] == slot; }),
+                  owned.end());
+      slot_owner[slot] = static_cast<uint32_t>(i);
+    } else {
+      leaves[i].clear();
+    }
+    return true;
+  }
+
   Status LowerComputation(const Computation& comp, CompOut& out) {
     out.name = comp.name;
     const size_t n = comp.instructions.size();
@@ -345,6 +380,7 @@ class Writer {
     // elementwise result that takes over a dying operand's bytes extends that operand's slot; a
     // calling instruction reserves one block for its callees' frames while it runs.
     std::vector<FrameSlot> slots;
+    std::vector<uint32_t> slot_owner;  // per slot: the instruction whose leaves carry its bytes (the last to die)
     std::vector<uint32_t> slot_of(out.buffers.size(), UINT32_MAX);
     std::vector<uint32_t> callee_slot(n, UINT32_MAX);
     uint64_t live = 0, peak = 0, unshared = 0;
@@ -355,8 +391,9 @@ class Writer {
       CollectTempLeaves(out, value[i], leaves[i]);
       uint64_t callee_size, callee_bound, callee_align;
       CalleeNeeds(inst, &callee_size, &callee_bound, &callee_align, &callee_aliased_bound[i]);
-      bool in_place = false;
-      if (MayWriteInPlace(inst.opcode) && leaves[i].size() == 1 && out.buffers[value[i]].kind == BufferKind::kTemp) {
+      bool in_place = ShareTupleElement(out, inst, i, value, position, last_use, slots, slot_owner, slot_of, leaves);
+      if (!in_place && MayWriteInPlace(inst.opcode) && leaves[i].size() == 1 &&
+          out.buffers[value[i]].kind == BufferKind::kTemp) {
         uint32_t result = leaves[i][0];
         for (const Instruction* op : inst.operands) {
           uint32_t k = position.at(op);
@@ -364,7 +401,10 @@ class Writer {
           uint32_t operand = leaves[k][0];
           if (out.buffers[operand].size != out.buffers[result].size) continue;
           uint32_t slot = slot_of[operand];
+          // Only bytes no other value still needs: a get-tuple-element may share them.
+          if (slots[slot].end > i) continue;
           slot_of[result] = slot;
+          slot_owner[slot] = static_cast<uint32_t>(i);
           slots[slot].end = last_use[i];
           slots[slot].align = std::max(slots[slot].align, BufferAlignment(out.buffers[result]));
           leaves[k].clear();  // its bytes now belong to the result
@@ -378,6 +418,7 @@ class Writer {
         if (!in_place) {
           slot_of[leaf] = static_cast<uint32_t>(slots.size());
           slots.push_back({static_cast<uint32_t>(i), last_use[i], b.size, BufferAlignment(b), 0});
+          slot_owner.push_back(static_cast<uint32_t>(i));
         }
         unshared += AlignTo(b.size, 16);
         result_bytes += b.size;
@@ -385,6 +426,7 @@ class Writer {
       if (callee_size > 0) {
         callee_slot[i] = static_cast<uint32_t>(slots.size());
         slots.push_back({static_cast<uint32_t>(i), static_cast<uint32_t>(i), callee_size, callee_align, 0});
+        slot_owner.push_back(static_cast<uint32_t>(i));
       }
       // The lower bound: bytes live at i (values defined by i included) plus what the callees
       // need at least.
