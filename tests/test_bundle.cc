@@ -398,3 +398,54 @@ ENTRY e {
   REQUIRE(want.ok());
   CHECK(got->bytes == want->bytes);
 }
+
+// A reshape and a bitcast without layouts share their operand's bytes; a bitcast whose layouts
+// permute the bytes does not. The results are those of the assignment without aliasing.
+TEST_CASE("reshapes and plain bitcasts share their operand's bytes; --buffer-aliasing=off does not") {
+  const char* text = R"(HloModule shapes
+ENTRY e {
+  p = f32[4,8] parameter(0)
+  x = f32[4,8] exponential(p)
+  r = f32[32] reshape(x)
+  c = f32[32] cosine(r)
+  b = f32[8,4] bitcast(x)
+  t = f32[8,4]{0,1} bitcast(x)
+  n = f32[4,8] negate(x)
+  ROOT out = (f32[32], f32[8,4], f32[8,4], f32[4,8]) tuple(c, b, t, n)
+})";
+  std::vector<BundleProgram> programs;
+  for (bool aliasing : {true, false}) {
+    auto m = ParseModule("shapes.hlo", text);
+    REQUIRE(m.ok());
+    REQUIRE(VerifyModule(**m).ok());
+    CodegenOptions options;
+    options.buffer_aliasing = aliasing;
+    auto bytes = EmitBundleFile(**m, options);
+    REQUIRE(bytes.ok());
+    auto program = ReadBundleFile(std::move(*bytes), "shapes.bin");
+    REQUIRE(program.ok());
+    programs.push_back(std::move(*program));
+  }
+  auto location = [](const BundleProgram& p, std::string_view name) {
+    const ComputationRecord& entry = p.computations[p.entry];
+    for (const BufferRecord& b : entry.buffers)
+      if (b.name == name && b.type != PrimitiveType::kTuple) return b.location;
+    FAIL("no buffer " << name);
+    return uint64_t(0);
+  };
+  CHECK(location(programs[0], "r") == location(programs[0], "x"));
+  CHECK(location(programs[0], "b") == location(programs[0], "x"));
+  CHECK(location(programs[0], "t") != location(programs[0], "x"));  // a physical transpose
+  CHECK(location(programs[0], "c") != location(programs[0], "x"));  // x is read after r dies
+  CHECK(location(programs[1], "r") != location(programs[1], "x"));
+  CHECK(location(programs[1], "b") != location(programs[1], "x"));
+  Module scratch;
+  Value arg = RandomValue(scratch.MakeArrayShape(PrimitiveType::kF32, {4, 8}), 9);
+  auto got = Execute(programs[0], std::vector<Value>{arg});
+  auto want = Execute(programs[1], std::vector<Value>{arg});
+  REQUIRE(got.ok());
+  REQUIRE(want.ok());
+  REQUIRE(got->tuple.size() == 4);
+  REQUIRE(want->tuple.size() == 4);
+  for (size_t i = 0; i < 4; ++i) CHECK(got->tuple[i].bytes == want->tuple[i].bytes);
+}

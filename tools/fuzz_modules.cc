@@ -1240,7 +1240,7 @@ bool IsStepLimit(const nhlo::Status& s) { return s.ToString().find("(--max-steps
 // Compiles `text` with `passes` (nullopt: the default pipeline) into a bundle.
 std::string Compile(const std::string& text, std::optional<std::vector<std::string>> passes) {
   nhlo::CodegenOptions codegen;
-  codegen.share_tuple_elements = passes == std::nullopt;  // the reference: every value its own bytes
+  codegen.buffer_aliasing = passes == std::nullopt;  // the reference: every value its own bytes
   nhlo::PipelineOptions options;
   options.passes = std::move(passes);
   std::ostringstream log;

@@ -300,26 +300,47 @@ class Writer {
     }
   }
 
-  // A get-tuple-element whose result is an array element of a tuple in this frame shares that
-  // element's bytes, as XLA's buffer assignment has it: no new slot, and its step's copy finds
-  // source and destination the same. The slot then lives until the last of the two dies, and
-  // its bytes count once in the live bound, with the one that dies last (`slot_owner`). True when
-  // instruction `i` was placed so.
-  bool ShareTupleElement(const CompOut& out, const Instruction& inst, size_t i, const std::vector<uint32_t>& value,
+  // The buffer whose bytes instruction `inst` may take as its own, as XLA's buffer assignment
+  // aliases them (UINT32_MAX for none): a get-tuple-element's array element of a tuple, a
+  // reshape's operand (the host layout is row-major, so a reshape keeps the bytes), a bitcast's
+  // operand when neither has a layout that would make it a physical permutation. Values of
+  // bounded dynamic shape keep their own bytes (their runtime sizes are compacted per value).
+  uint32_t SharedSource(const CompOut& out, const Instruction& inst, size_t i, const std::vector<uint32_t>& value,
+                        const std::unordered_map<const Instruction*, uint32_t>& position) {
+    if (!opts_.buffer_aliasing || inst.operands.size() != 1 || !inst.shape.IsArray()) return UINT32_MAX;
+    const uint32_t source = value[position.at(inst.operands[0])];
+    const BufferRecord& operand = out.buffers[source];
+    // An if chain: every other opcode defines bytes of its own.
+    if (inst.opcode == Opcode::kGetTupleElement) {
+      const Attribute* index = inst.FindAttr(AttrId::kIndex);
+      if (operand.type != PrimitiveType::kTuple || !index || index->i < 0 ||
+          static_cast<size_t>(index->i) >= operand.tuple.size())
+        return UINT32_MAX;
+      return operand.tuple[static_cast<size_t>(index->i)];
+    }
+    const bool keeps_bytes =
+        inst.opcode == Opcode::kReshape ||
+        (inst.opcode == Opcode::kBitcast && inst.shape.HasDefaultLayout() && inst.operands[0]->shape.HasDefaultLayout());
+    if (!keeps_bytes || operand.type == PrimitiveType::kTuple || !operand.dim_kinds.empty() ||
+        !out.buffers[value[i]].dim_kinds.empty())
+      return UINT32_MAX;
+    return source;
+  }
+
+  // Instruction `i` takes the bytes of SharedSource's buffer when that buffer has a slot in this
+  // frame: no new slot, and its step's copy finds source and destination the same. The slot
+  // then lives until the last of its values dies, and its bytes count once in the live bound,
+  // with the one that dies last (`slot_owner`). True when `i` was placed so.
+  bool ShareOperandBytes(const CompOut& out, const Instruction& inst, size_t i, const std::vector<uint32_t>& value,
                          const std::unordered_map<const Instruction*, uint32_t>& position,
                          const std::vector<uint32_t>& last_use, std::vector<FrameSlot>& slots,
                          std::vector<uint32_t>& slot_owner, std::vector<uint32_t>& slot_of,
                          std::vector<std::vector<uint32_t>>& leaves) {
-    const Attribute* index = inst.FindAttr(AttrId::kIndex);
-    if (!opts_.share_tuple_elements || inst.opcode != Opcode::kGetTupleElement || inst.operands.size() != 1 || !index ||
-        leaves[i].size() != 1 || value[i] != leaves[i][0])
+    if (leaves[i].size() != 1 || value[i] != leaves[i][0]) return false;
+    const uint32_t source = SharedSource(out, inst, i, value, position), result = value[i];
+    if (source == UINT32_MAX || slot_of[source] == UINT32_MAX || out.buffers[source].size != out.buffers[result].size)
       return false;
-    const BufferRecord& tuple = out.buffers[value[position.at(inst.operands[0])]];
-    if (tuple.type != PrimitiveType::kTuple || index->i < 0 || static_cast<size_t>(index->i) >= tuple.tuple.size())
-      return false;
-    const uint32_t element = tuple.tuple[static_cast<size_t>(index->i)], result = value[i];
-    const uint32_t slot = slot_of[element];
-    if (slot == UINT32_MAX || out.buffers[element].size != out.buffers[result].size) return false;
+    const uint32_t slot = slot_of[source];
     slot_of[result] = slot;
     slots[slot].end = std::max(slots[slot].end, last_use[i]);
     slots[slot].align = std::max(slots[slot].align, BufferAlignment(out.buffers[result]));
@@ -391,7 +412,7 @@ class Writer {
       CollectTempLeaves(out, value[i], leaves[i]);
       uint64_t callee_size, callee_bound, callee_align;
       CalleeNeeds(inst, &callee_size, &callee_bound, &callee_align, &callee_aliased_bound[i]);
-      bool in_place = ShareTupleElement(out, inst, i, value, position, last_use, slots, slot_owner, slot_of, leaves);
+      bool in_place = ShareOperandBytes(out, inst, i, value, position, last_use, slots, slot_owner, slot_of, leaves);
       if (!in_place && MayWriteInPlace(inst.opcode) && leaves[i].size() == 1 &&
           out.buffers[value[i]].kind == BufferKind::kTemp) {
         uint32_t result = leaves[i][0];

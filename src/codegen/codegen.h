@@ -23,10 +23,11 @@ struct CodegenOptions {
   /// The most bytes the constant section may take (nhlo-run passes its memory limit, so an
   /// elided constant of a huge shape is refused before it is written out as zeros).
   uint64_t max_constant_bytes = UINT32_MAX;
-  /// A get-tuple-element of an array element of a tuple in the same frame shares that element's
-  /// bytes (XLA's buffer assignment aliases them); false gives it bytes of its own and a copy, as
-  /// before (nhlo-compile --buffer-aliasing=off, to bisect a suspected aliasing problem).
-  bool share_tuple_elements = true;
+  /// A get-tuple-element of an array element of a tuple in the same frame, a reshape, and a
+  /// bitcast that is not a physical permutation share their source's bytes (XLA's buffer
+  /// assignment aliases them); false gives each bytes of its own and a copy, as before
+  /// (nhlo-compile --buffer-aliasing=off, to bisect a suspected aliasing problem).
+  bool buffer_aliasing = true;
 };
 
 /// What buffer assignment achieved: per computation its frame and the lower bound for it (the

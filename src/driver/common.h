@@ -73,7 +73,7 @@ struct PipelineFlags {
   int64_t bisect_limit = -1;
   std::string arch = "v4";
   bool device_only = false;
-  std::string buffer_aliasing = "on";  ///< --buffer-aliasing=on|off (CodegenOptions::share_tuple_elements)
+  std::string buffer_aliasing = "on";  ///< --buffer-aliasing=on|off (CodegenOptions::buffer_aliasing)
   bool split_input_file = false;
   bool strict = false;
   std::vector<std::string> custom_calls;  ///< --custom-call=TARGET=@FILE, repeatable

@@ -77,6 +77,8 @@ bool MayWriteInPlace(OpFamily family) {
     case OpFamily::kCopy:  // copy: a memmove
     case OpFamily::kReducePrecision:
     case OpFamily::kAddDependency:  // add-dependency: a memmove
+    case OpFamily::kReshape:        // reshape and bitcast: a memmove, none when aliased; a layout
+                                    // bitcast permutes through a copy of its operand
       return true;
     case OpFamily::kNotExecutable:
     case OpFamily::kBound:
@@ -96,7 +98,6 @@ bool MayWriteInPlace(OpFamily family) {
     case OpFamily::kReduceWindow:
     case OpFamily::kBitcastConvert:
     case OpFamily::kBroadcast:
-    case OpFamily::kReshape:
     case OpFamily::kTranspose:
     case OpFamily::kIota:
     case OpFamily::kSlice:
