@@ -319,8 +319,8 @@ class Writer {
       return operand.tuple[static_cast<size_t>(index->i)];
     }
     const bool keeps_bytes =
-        inst.opcode == Opcode::kReshape ||
-        (inst.opcode == Opcode::kBitcast && inst.shape.HasDefaultLayout() && inst.operands[0]->shape.HasDefaultLayout());
+        inst.opcode == Opcode::kReshape || (inst.opcode == Opcode::kBitcast && inst.shape.HasDefaultLayout() &&
+                                            inst.operands[0]->shape.HasDefaultLayout());
     if (!keeps_bytes || operand.type == PrimitiveType::kTuple || !operand.dim_kinds.empty() ||
         !out.buffers[value[i]].dim_kinds.empty())
       return UINT32_MAX;
