@@ -61,6 +61,8 @@ struct ConvPlan {
   DotPlan as_dot;
   BufferRecord as_dot_out;
   bool as_dot_swapped = false;
+  // kPointwise: features right after the batch (bf01) rather than last (b01f).
+  bool pointwise_features_first = false;
 
   bool Fits(ConvKernel k) const { return (fits >> static_cast<int>(k)) & 1; }
 };

@@ -132,9 +132,10 @@ bool ConvolutionViaGemmFits(const ConvPlan& plan, const BufferRecord& rhs, const
 Status ConvolutionViaGemm(const ConvPlan& plan, const Buf& lhs, const Buf& rhs, const Buf& out, bool& handled);
 /// A 1x1 convolution (every kernel spatial dimension 1, no stride, padding or lhs dilation, no
 /// groups) whose features come right after the batch (bf01) or last (b01f) in both input and
-/// output: GEMMs over the operands in place, no im2col (kernels_conv_gemm.cc).
-bool ConvolutionPointwiseFits(const ConvPlan& plan, const BufferRecord& lhs, const BufferRecord& rhs,
-                              const BufferRecord& out);
+/// output: GEMMs over the operands in place, no im2col (kernels_conv_gemm.cc). Planning it finds
+/// the layout (plan.pointwise_features_first) and sets its fits bit.
+void PlanConvolutionPointwise(const BufferRecord& lhs, const BufferRecord& rhs, const BufferRecord& out,
+                              ConvPlan& plan);
 Status ConvolutionPointwise(const ConvPlan& plan, const Buf& lhs, const Buf& rhs, const Buf& out, bool& handled);
 /// A convolution whose window covers the whole input, one output position (a weight gradient of
 /// a 1x1 convolution): a dot contracting the input feature and every spatial dimension, for float

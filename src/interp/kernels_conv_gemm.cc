@@ -256,24 +256,25 @@ bool PointwiseFeaturesFirst(const ConvDimLabels& l, bool first) {
 
 }  // namespace
 
-bool ConvolutionPointwiseFits(const ConvPlan& plan, const BufferRecord& lhs, const BufferRecord& rhs,
-                              const BufferRecord& out) {
+void PlanConvolutionPointwise(const BufferRecord& lhs, const BufferRecord& rhs, const BufferRecord& out,
+                              ConvPlan& plan) {
   const ConvDimLabels& l = *plan.labels;
-  if (plan.fgc != 1 || plan.bgc != 1 || out.ElementCount() == 0 || !HasFloatCompute(out.type)) return false;
+  if (plan.fgc != 1 || plan.bgc != 1 || out.ElementCount() == 0 || !HasFloatCompute(out.type)) return;
   for (size_t s = 0; s < l.input_spatial.size(); ++s) {
     const WindowDim& w = plan.window[s];
     if (rhs.dims[l.kernel_spatial[s]] != 1 || w.stride != 1 || w.pad_low != 0 || w.pad_high != 0 ||
         w.base_dilation != 1 || out.dims[l.output_spatial[s]] != lhs.dims[l.input_spatial[s]])
-      return false;
+      return;
   }
-  return PointwiseFeaturesFirst(l, true) || PointwiseFeaturesFirst(l, false);
+  plan.pointwise_features_first = PointwiseFeaturesFirst(l, true);
+  if (plan.pointwise_features_first || PointwiseFeaturesFirst(l, false))
+    plan.fits |= 1 << static_cast<int>(ConvKernel::kPointwise);
 }
 
 Status ConvolutionPointwise(const ConvPlan& plan, const Buf& lhs, const Buf& rhs, const Buf& out, bool& handled) {
   handled = false;
   const ConvDimLabels& l = *plan.labels;
   const std::vector<int64_t>&kd = Dims(rhs), &od = Dims(out);
-  const bool features_first = PointwiseFeaturesFirst(l, true);
   return DispatchType(out.type(), [&](auto ot) -> Status {
     using C = typename decltype(ot)::Compute;
     if constexpr (!std::is_floating_point_v<C>) {
@@ -296,7 +297,7 @@ Status ConvolutionPointwise(const ConvPlan& plan, const Buf& lhs, const Buf& rhs
       const int64_t positions = out.count() / (batch * out_features);
       // The kernel as [out x in] when its output feature comes first, else as [in x out].
       const bool kernel_out_first = l.kernel_output_feature < l.kernel_input_feature;
-      if (features_first) {
+      if (plan.pointwise_features_first) {
         // out[b] (out x positions) = kernel (out x in) * in[b] (in x positions).
         for (int64_t b = 0; b < batch; ++b)
           Gemm<C>(out_features, positions, in_features, w.data(), !kernel_out_first, in + b * in_features * positions,

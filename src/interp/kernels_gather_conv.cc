@@ -156,7 +156,7 @@ Result<ConvPlan> PlanConvolution(const ConvolutionDimensionNumbers& dims, const 
   fit(ConvKernel::kDepthwise, ConvolutionDepthwiseFits(plan, rhs, out));
   NHLO_TRY(PlanConvolutionAsDot(lhs, rhs, out, plan));
   fit(ConvKernel::kLargeWindow, ConvolutionLargeWindowFits(plan, rhs, out));
-  fit(ConvKernel::kPointwise, ConvolutionPointwiseFits(plan, lhs, rhs, out));
+  PlanConvolutionPointwise(lhs, rhs, out, plan);
   fit(ConvKernel::kViaGemm, ConvolutionViaGemmFits(plan, rhs, out));
   return plan;
 }
