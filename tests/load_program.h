@@ -16,11 +16,12 @@
 namespace nhlo::testing {
 
 /// `stem` names the module in messages (stem.hlo, stem.bin).
-inline BundleProgram LoadProgram(const std::string& text, const std::string& stem) {
+inline BundleProgram LoadProgram(const std::string& text, const std::string& stem,
+                                 const CodegenOptions& options = CodegenOptions{}) {
   auto m = ParseModule(stem + ".hlo", text);
   REQUIRE(m.ok());
   REQUIRE(VerifyModule(**m).ok());
-  auto bytes = EmitBundleFile(**m, CodegenOptions{});
+  auto bytes = EmitBundleFile(**m, options);
   REQUIRE(bytes.ok());
   auto program = ReadBundleFile(std::move(*bytes), stem + ".bin");
   REQUIRE(program.ok());

@@ -15,6 +15,7 @@
 #include "interp/interp.h"
 #include "interp/op_table.h"
 #include "ir/verifier.h"
+#include "load_program.h"
 #include "parser/parser.h"
 
 using namespace nhlo;
@@ -365,16 +366,7 @@ ENTRY e {
   ROOT r = f32[256] multiply(s, e1)
 })";
   std::vector<BundleProgram> programs;
-  for (const char* text : {with_tuple, direct}) {
-    auto m = ParseModule("gte.hlo", text);
-    REQUIRE(m.ok());
-    REQUIRE(VerifyModule(**m).ok());
-    auto bytes = EmitBundleFile(**m, CodegenOptions{});
-    REQUIRE(bytes.ok());
-    auto program = ReadBundleFile(std::move(*bytes), "gte.bin");
-    REQUIRE(program.ok());
-    programs.push_back(std::move(*program));
-  }
+  for (const char* text : {with_tuple, direct}) programs.push_back(testing::LoadProgram(text, "gte"));
   const ComputationRecord& entry = programs[0].computations[programs[0].entry];
   // The buffer a name's value is (a tuple's elements are buffers of their own).
   auto buffer = [&](std::string_view name) -> const BufferRecord& {
@@ -415,16 +407,9 @@ ENTRY e {
 })";
   std::vector<BundleProgram> programs;
   for (bool aliasing : {true, false}) {
-    auto m = ParseModule("shapes.hlo", text);
-    REQUIRE(m.ok());
-    REQUIRE(VerifyModule(**m).ok());
     CodegenOptions options;
     options.buffer_aliasing = aliasing;
-    auto bytes = EmitBundleFile(**m, options);
-    REQUIRE(bytes.ok());
-    auto program = ReadBundleFile(std::move(*bytes), "shapes.bin");
-    REQUIRE(program.ok());
-    programs.push_back(std::move(*program));
+    programs.push_back(testing::LoadProgram(text, "shapes", options));
   }
   auto location = [](const BundleProgram& p, std::string_view name) {
     const ComputationRecord& entry = p.computations[p.entry];
