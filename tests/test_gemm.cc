@@ -471,6 +471,11 @@ TEST_CASE("convolution kernel: depthwise, directly, bit for bit the reference's 
   // Contiguous output planes: whole rows copied (one residue), two residues interleaved (lhs
   // dilation 2), three (lhs dilation 3, the general interleave).
   CheckConv({2, 6, 12, 23, 29, 3, 3, 6, 1, same, false, true});
+  // Without lhs dilation the rows are summed straight into the output plane, each spilling
+  // into the next row's start, the last one through the sums: strides, wide rows, cropping.
+  CheckConv({3, 5, 5, 14, 15, 3, 3, 5, 1, strided, false, true});
+  CheckConv({1, 4, 4, 5, 150, 3, 3, 4, 1, same, false, true});
+  CheckConv({2, 4, 8, 12, 21, 3, 3, 4, 1, cropped, false, true});
   CheckConv({2, 4, 4, 9, 11, 3, 3, 4, 1, gradient, false, true});
   CheckConv({2, 3, 6, 13, 11, 3, 2, 3, 1, odd, false, true});
   CheckConv({2, 3, 3, 10, 37, 3, 3, 3, 1, residues, false, true});

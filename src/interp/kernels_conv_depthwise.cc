@@ -11,7 +11,8 @@
 // an input gradient's sub-pixel convolutions) is one flat run of sums, every tap one contiguous
 // read, summed by SumTapRows (tap_rows.h) in the widest vectors the CPU has. A tap on a padding
 // zero leaves a sum as it was (see plane_from_padded), so the bits are the reference's. An
-// output past the caches leaves through streaming stores (StreamOut).
+// output past the caches leaves through streaming stores (the widest the CPU has). Without lhs
+// dilation there is one class, and its rows are summed straight into the output rows.
 //
 // The residue path, for a channel with an infinite or NaN weight (0 * inf is NaN, so padding
 // taps must be skipped) or a window whose padded plane would be huge: one output row at a time,
@@ -148,6 +149,10 @@ struct PlaneLayout {
     int64_t width = 0;                              // count_y * x.len rounded up to the kernel's granule
   };
   PlaneAxis y, x;
+  // Without lhs dilation there is one class, and its rows can be summed straight into the output
+  // rows, each row_width (x.len rounded up to the granule) wide, spilling into the next row.
+  bool by_rows = false;
+  int64_t row_width = 0;
   int64_t plane = 0;          // the padded plane's elements
   int64_t elements = 0;       // and the zeros after it that the last rows' dropped sums read
   int64_t sums_stride = 0;    // elements per class in the sums of one class row (ry): every group's
@@ -216,6 +221,11 @@ std::optional<PlaneLayout> PlanPlane(const WindowDim& wy, const WindowDim& wx, i
       // A class with no tap is all zeros, and its row length need not cover its columns.
       if (!group.taps.empty()) group.width = (res_y.count * x.len + granule - 1) / granule * granule;
       layout.elements = std::max(layout.elements, top + group.width);
+      if (y.period == 1 && x.period == 1 && !group.taps.empty()) {
+        layout.by_rows = true;
+        layout.row_width = (x.len + granule - 1) / granule * granule;
+        layout.elements = std::max(layout.elements, top + (res_y.count - 1) * x.len + layout.row_width);
+      }
       layout.sums_stride = std::max({layout.sums_stride, group.width, res_y.count * x.len + res_x.count});
       layout.groups.push_back(std::move(group));
     }
@@ -255,11 +265,12 @@ void FillPlane(const PlaneLayout& layout, const C* in_plane, int64_t in_h, int64
 }  // namespace
 
 const TapRowsKernel& ActiveTapRows() {
-  static constexpr TapRowsKernel kBaseline = {SumTapRows<float, 16>, SumTapRows<double, 16>, 16};
+  static constexpr TapRowsKernel kBaseline = {SumTapRows<float, 16>, SumTapRows<double, 16>, nullptr, 16};
 #if defined(NHLO_SPAN_X86)
-  static const TapRowsKernel kAvx2 = {tap_rows_Avx2::SumF32, tap_rows_Avx2::SumF64, tap_rows_Avx2::VectorBytes()};
+  static const TapRowsKernel kAvx2 = {tap_rows_Avx2::SumF32, tap_rows_Avx2::SumF64, tap_rows_Avx2::StreamCopy,
+                                      tap_rows_Avx2::VectorBytes()};
   static const TapRowsKernel kAvx512 = {tap_rows_Avx512::SumF32, tap_rows_Avx512::SumF64,
-                                        tap_rows_Avx512::VectorBytes()};
+                                        tap_rows_Avx512::StreamCopy, tap_rows_Avx512::VectorBytes()};
   switch (ActiveGemmIsa()) {
     case GemmIsa::kAvx512: return kAvx512;
     case GemmIsa::kAvx2: return kAvx2;
@@ -344,12 +355,12 @@ Status ConvolutionDepthwise(const ConvPlan& plan, const Buf& lhs, const Buf& rhs
         std::vector<const C*> tap_sources;
         std::vector<C> tap_weights;
         ScratchVector<C> sums, staged;
-        if (stream) staged.resize(static_cast<size_t>(out_h * out_w));
+        if (stream) staged.resize(static_cast<size_t>(out_h * out_w + layout->row_width));
         if (layout) {
           plane_rows.resize(static_cast<size_t>(layout->elements));  // zeros past the plane stay zero
           tap_sources.resize(static_cast<size_t>(k_h * k_w));
           tap_weights.resize(static_cast<size_t>(k_h * k_w));
-          sums.resize(static_cast<size_t>(layout->sums_stride * layout->x.period));
+          sums.resize(static_cast<size_t>(std::max(layout->sums_stride * layout->x.period, layout->row_width)));
         }
         // The output plane from the padded plane, class by class. A tap on a padding entry adds
         // x * w = +-0 to a sum that is never -0 (it starts at +0, and a rounded sum is -0 only
@@ -358,9 +369,28 @@ Status ConvolutionDepthwise(const ConvPlan& plan, const Buf& lhs, const Buf& rhs
         // The classes of one ry are summed side by side, so each output row is then written
         // once, in order, its columns interleaved from them (lhs dilation).
         // `target` is out_typed, or the staged plane (out_plane 0) that is then streamed out.
-        auto plane_from_padded = [&](C* target, int64_t out_plane) {
+        auto plane_from_padded = [&](C* target, int64_t out_plane, bool may_spill) {
           const PlaneAxis &ya = layout->y, &xa = layout->x;
           const int64_t stride = layout->sums_stride;
+          if (layout->by_rows && target && out_x == 1 && out_y == out_w) {
+            // Rows straight into the output; the last one through `sums` unless the target has
+            // room past the plane for its spill (the staged plane).
+            const PlaneLayout::Group& g = layout->groups.front();
+            const int64_t taps = static_cast<int64_t>(g.taps.size()), rows = ya.residues[0].count;
+            for (int64_t t = 0; t < taps; ++t) {
+              tap_sources[t] = plane_rows.data() + g.taps[t].second;
+              tap_weights[t] = weights[g.taps[t].first];
+            }
+            const int64_t direct = may_spill ? rows : rows - 1;
+            tap_rows.For<C>()(tap_sources.data(), tap_weights.data(), taps, target + out_plane, layout->row_width,
+                              direct, xa.len, out_w);
+            if (direct < rows) {
+              for (int64_t t = 0; t < taps; ++t) tap_sources[t] += direct * xa.len;
+              tap_rows.For<C>()(tap_sources.data(), tap_weights.data(), taps, sums.data(), layout->row_width, 1, 0, 0);
+              std::memcpy(target + out_plane + direct * out_w, sums.data(), static_cast<size_t>(out_w) * sizeof(C));
+            }
+            return;
+          }
           auto group = layout->groups.begin();
           for (int64_t ry = 0; ry < ya.period; ++ry) {
             const int64_t count_y = ya.residues[ry].count;
@@ -374,7 +404,7 @@ Status ConvolutionDepthwise(const ConvPlan& plan, const Buf& lhs, const Buf& rhs
                 tap_weights[taps++] = weights[weight];
               }
               if (taps > 0)
-                tap_rows.For<C>()(tap_sources.data(), tap_weights.data(), taps, dst, group->width);
+                tap_rows.For<C>()(tap_sources.data(), tap_weights.data(), taps, dst, group->width, 1, 0, 0);
               else
                 std::fill(dst, dst + stride, C(0));
               ++group;
@@ -485,10 +515,14 @@ Status ConvolutionDepthwise(const ConvPlan& plan, const Buf& lhs, const Buf& rhs
               }
             }
             if (stream) {
-              plane_from_padded(staged.data(), 0);
-              StreamOut(out_typed + out_plane, staged.data(), out_h * out_w);
+              plane_from_padded(staged.data(), 0, true);
+              if (tap_rows.stream_copy)
+                tap_rows.stream_copy(out_typed + out_plane, staged.data(),
+                                     out_h * out_w * static_cast<int64_t>(sizeof(C)));
+              else
+                StreamOut(out_typed + out_plane, staged.data(), out_h * out_w);
             } else {
-              plane_from_padded(out_typed, out_plane);
+              plane_from_padded(out_typed, out_plane, false);
             }
             continue;
           }

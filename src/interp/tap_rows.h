@@ -11,10 +11,13 @@
 
 namespace nhlo {
 
-/// Sums `taps` rows into out[0, width): width is a multiple of the kernel's granule, and every
-/// source row is readable that far.
+/// For each row r in [0, rows): sums `taps` source rows into out[r * dst_pitch, + width), tap t
+/// reading sources[t] + r * src_pitch. width is a multiple of the kernel's granule and every
+/// source row is readable that far. Rows are written in order, so a width past dst_pitch spills
+/// into the next row's start before that row overwrites it (one flat run: rows = 1).
 template <typename C>
-using TapRowsFn = void (*)(const C* const* sources, const C* weights, int64_t taps, C* out, int64_t width);
+using TapRowsFn = void (*)(const C* const* sources, const C* weights, int64_t taps, C* out, int64_t width,
+                           int64_t rows, int64_t src_pitch, int64_t dst_pitch);
 
 template <typename C, int kBytes>
 using TapVector [[gnu::vector_size(kBytes)]] = C;
@@ -23,16 +26,16 @@ using TapVector [[gnu::vector_size(kBytes)]] = C;
 // then single vectors, then a half vector: short rows (mobilenet's 7- and 14-wide planes) waste
 // at most a half vector each.
 template <typename C, int kBytes>
-inline void SumTapRows(const C* const* sources, const C* weights, int64_t taps, C* out, int64_t width) {
+inline void SumTapRow(const C* const* sources, int64_t offset, const C* weights, int64_t taps, C* out, int64_t x,
+                      int64_t width) {
   using V = TapVector<C, kBytes>;
   using H = TapVector<C, kBytes / 2>;
   constexpr int64_t kLanes = kBytes / sizeof(C);
   constexpr int64_t kUnroll = 4;
-  int64_t x = 0;
   for (; x + kLanes * kUnroll <= width; x += kLanes * kUnroll) {
     V acc[kUnroll] = {};
     for (int64_t t = 0; t < taps; ++t) {
-      const C* src = sources[t] + x;
+      const C* src = sources[t] + offset + x;
       const V w = V{} + weights[t];
       for (int64_t u = 0; u < kUnroll; ++u) {
         V v;
@@ -40,13 +43,13 @@ inline void SumTapRows(const C* const* sources, const C* weights, int64_t taps, 
         acc[u] = acc[u] + v * w;
       }
     }
-    std::memcpy(out + x, acc, sizeof acc);
+    for (int64_t u = 0; u < kUnroll; ++u) std::memcpy(out + x + u * kLanes, &acc[u], sizeof(V));
   }
   for (; x + kLanes <= width; x += kLanes) {
     V acc = {};
     for (int64_t t = 0; t < taps; ++t) {
       V v;
-      std::memcpy(&v, sources[t] + x, sizeof v);
+      std::memcpy(&v, sources[t] + offset + x, sizeof v);
       acc = acc + v * (V{} + weights[t]);
     }
     std::memcpy(out + x, &acc, sizeof acc);
@@ -55,11 +58,18 @@ inline void SumTapRows(const C* const* sources, const C* weights, int64_t taps, 
     H acc = {};
     for (int64_t t = 0; t < taps; ++t) {
       H v;
-      std::memcpy(&v, sources[t] + x, sizeof v);
+      std::memcpy(&v, sources[t] + offset + x, sizeof v);
       acc = acc + v * (H{} + weights[t]);
     }
     std::memcpy(out + x, &acc, sizeof acc);
   }
+}
+
+template <typename C, int kBytes>
+inline void SumTapRows(const C* const* sources, const C* weights, int64_t taps, C* out, int64_t width, int64_t rows,
+                       int64_t src_pitch, int64_t dst_pitch) {
+  for (int64_t r = 0; r < rows; ++r)
+    SumTapRow<C, kBytes>(sources, r * src_pitch, weights, taps, out + r * dst_pitch, 0, width);
 }
 
 /// The widest build of SumTapRows this CPU runs (the GEMM's ISA level, gemm.h) and its granule:
@@ -67,6 +77,9 @@ inline void SumTapRows(const C* const* sources, const C* weights, int64_t taps, 
 struct TapRowsKernel {
   TapRowsFn<float> f32;
   TapRowsFn<double> f64;
+  // A memcpy whose whole aligned vectors bypass the caches (non-temporal stores), or nullptr
+  // where the build has none wider than the baseline's.
+  void (*stream_copy)(void* dst, const void* src, int64_t bytes);
   int64_t vector_bytes;
 
   template <typename C>
