@@ -269,8 +269,8 @@ const TapRowsKernel& ActiveTapRows() {
 #if defined(NHLO_SPAN_X86)
   static const TapRowsKernel kAvx2 = {tap_rows_Avx2::SumF32, tap_rows_Avx2::SumF64, tap_rows_Avx2::StreamCopy,
                                       tap_rows_Avx2::VectorBytes()};
-  static const TapRowsKernel kAvx512 = {tap_rows_Avx512::SumF32, tap_rows_Avx512::SumF64,
-                                        tap_rows_Avx512::StreamCopy, tap_rows_Avx512::VectorBytes()};
+  static const TapRowsKernel kAvx512 = {tap_rows_Avx512::SumF32, tap_rows_Avx512::SumF64, tap_rows_Avx512::StreamCopy,
+                                        tap_rows_Avx512::VectorBytes()};
   switch (ActiveGemmIsa()) {
     case GemmIsa::kAvx512: return kAvx512;
     case GemmIsa::kAvx2: return kAvx2;

@@ -16,8 +16,8 @@ namespace nhlo {
 /// source row is readable that far. Rows are written in order, so a width past dst_pitch spills
 /// into the next row's start before that row overwrites it (one flat run: rows = 1).
 template <typename C>
-using TapRowsFn = void (*)(const C* const* sources, const C* weights, int64_t taps, C* out, int64_t width,
-                           int64_t rows, int64_t src_pitch, int64_t dst_pitch);
+using TapRowsFn = void (*)(const C* const* sources, const C* weights, int64_t taps, C* out, int64_t width, int64_t rows,
+                           int64_t src_pitch, int64_t dst_pitch);
 
 template <typename C, int kBytes>
 using TapVector [[gnu::vector_size(kBytes)]] = C;

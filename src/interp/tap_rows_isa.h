@@ -5,12 +5,12 @@
 
 #include <cstdint>
 
-#define NHLO_TAP_ROWS_DECLARATIONS                                                                            \
-  void SumF32(const float* const* sources, const float* weights, int64_t taps, float* out, int64_t width, \
-              int64_t rows, int64_t src_pitch, int64_t dst_pitch);                                          \
+#define NHLO_TAP_ROWS_DECLARATIONS                                                                           \
+  void SumF32(const float* const* sources, const float* weights, int64_t taps, float* out, int64_t width,    \
+              int64_t rows, int64_t src_pitch, int64_t dst_pitch);                                           \
   void SumF64(const double* const* sources, const double* weights, int64_t taps, double* out, int64_t width, \
-              int64_t rows, int64_t src_pitch, int64_t dst_pitch);                                            \
-  void StreamCopy(void* dst, const void* src, int64_t bytes);                                                 \
+              int64_t rows, int64_t src_pitch, int64_t dst_pitch);                                           \
+  void StreamCopy(void* dst, const void* src, int64_t bytes);                                                \
   int VectorBytes();
 
 namespace nhlo::tap_rows_Avx2 {
