@@ -128,5 +128,83 @@ TEST_CASE("kernel plans: records that do not match the numbers are refused") {
   CHECK(!PlanDot(dims, lhs, rhs, out).ok());  // the result's element count
 }
 
+const CopyPlan& CopyOf(const Lowered& l) {
+  REQUIRE(l.step.plan);
+  REQUIRE(std::holds_alternative<CopyPlan>(*l.step.plan));
+  return std::get<CopyPlan>(*l.step.plan);
+}
+
+TEST_CASE("kernel plans: data movement is one walk, checked and simplified at load") {
+  SUBCASE("transpose: the source-contiguous dimension tiled against the last") {
+    Lowered l = LowerFirst("  x = f32[64,48] parameter(0)\n  ROOT t = f32[48,64] transpose(x), dimensions={1,0}\n",
+                           Opcode::kTranspose);
+    const CopyPlan& plan = CopyOf(l);
+    CHECK(plan.walk.dims == std::vector<int64_t>{48, 64});
+    CHECK(plan.walk.src == std::vector<int64_t>{1, 48});
+    CHECK(plan.walk.dst == std::vector<int64_t>{64, 1});
+    CHECK(plan.tile_dim == 0);
+    CHECK(plan.tile_outer.dims == std::vector<int64_t>{2});  // 48 rows in bands of 32
+    CHECK(plan.element_bytes == 4);
+  }
+  SUBCASE("broadcast of one element: a single run of stride 0") {
+    Lowered l =
+        LowerFirst("  x = f32[] parameter(0)\n  ROOT b = f32[3,5,7] broadcast(x), dimensions={}\n", Opcode::kBroadcast);
+    const CopyPlan& plan = CopyOf(l);
+    CHECK(plan.walk.dims == std::vector<int64_t>{105});
+    CHECK(plan.walk.src == std::vector<int64_t>{0});
+    CHECK(plan.tile_dim == -1);
+  }
+  SUBCASE("slice: rows of a matrix merged into runs, the start as the base") {
+    Lowered l = LowerFirst("  x = s8[10,16] parameter(0)\n  ROOT s = s8[4,16] slice(x), slice={[2:6], [0:16]}\n",
+                           Opcode::kSlice);
+    const CopyPlan& plan = CopyOf(l);
+    CHECK(plan.walk.dims == std::vector<int64_t>{64});
+    CHECK(plan.src_base == 32);
+    CHECK(plan.element_bytes == 1);
+  }
+  SUBCASE("pad: fill, then the operand at its place") {
+    Lowered l = LowerFirst(
+        "  x = f32[3,4] parameter(0)\n  v = f32[] constant(0)\n"
+        "  ROOT p = f32[5,8] pad(x, v), padding=1_1x2_2\n",
+        Opcode::kPad);
+    const CopyPlan& plan = CopyOf(l);
+    CHECK(plan.fill_first);
+    CHECK(plan.copies);
+    CHECK(plan.dst_base == 8 + 2);
+    CHECK(plan.walk.dims == std::vector<int64_t>{3, 4});
+  }
+  SUBCASE("pad that cuts the whole operand away: the fill alone") {
+    Lowered l = LowerFirst(
+        "  x = f32[3,4] parameter(0)\n  v = f32[] constant(1)\n"
+        "  ROOT p = f32[1,4] pad(x, v), padding=-3_1x0_0\n",
+        Opcode::kPad);
+    const CopyPlan& plan = CopyOf(l);
+    CHECK(plan.fill_first);
+    CHECK(!plan.copies);
+  }
+  SUBCASE("reverse: a negative stride from the last element") {
+    Lowered l =
+        LowerFirst("  x = f32[6] parameter(0)\n  ROOT r = f32[6] reverse(x), dimensions={0}\n", Opcode::kReverse);
+    const CopyPlan& plan = CopyOf(l);
+    CHECK(plan.src_base == 5);
+    CHECK(plan.walk.src == std::vector<int64_t>{-1});
+  }
+}
+
+TEST_CASE("kernel plans: a copy whose records do not match its attributes is refused as the run refuses it") {
+  Lowered l = LowerFirst("  x = f32[2,3] parameter(0)\n  ROOT t = f32[3,2] transpose(x), dimensions={1,0}\n",
+                         Opcode::kTranspose);
+  BufferRecord in, out;
+  in.type = out.type = PrimitiveType::kF32;
+  in.dims = {2, 3};
+  out.dims = {2, 3};  // not the permuted shape
+  Result<CopyPlan> plan = PlanCopy(l.step, in, nullptr, out);
+  REQUIRE(!plan.ok());
+  CHECK(plan.status().ToString().find("bundle 'transpose' has an invalid permutation") != std::string::npos);
+  out.dims = {3, 2};
+  CHECK(PlanCopy(l.step, in, nullptr, out).ok());
+  CHECK(PlanCopy(l.step, in, &in, out).ok());  // a pad value is ignored by a transpose
+}
+
 }  // namespace
 }  // namespace nhlo

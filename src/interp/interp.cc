@@ -230,6 +230,8 @@ class Machine : public ControlFlow, private StepMachine {
       in.push_back(buf);
     }
     NHLO_ASSIGN_OR_RETURN(Buf out, Array(b.result));
+    // A static data-movement step's copy, planned at load (kernel_plans.h).
+    const CopyPlan* copy = s.plan ? std::get_if<CopyPlan>(s.plan.get()) : nullptr;
     switch (s.family) {
       case OpFamily::kUnary: return KernelUnary(b.opcode, in[0], out);
       case OpFamily::kBinary: return KernelBinary(b.opcode, in[0], in[1], out);
@@ -238,15 +240,15 @@ class Machine : public ControlFlow, private StepMachine {
       case OpFamily::kClamp: return KernelClamp(in[0], in[1], in[2], out);
       case OpFamily::kConvert: return KernelConvert(in[0], out);
       case OpFamily::kBitcastConvert: return KernelBitcastConvert(in[0], out);
-      case OpFamily::kBroadcast: return KernelBroadcast(s, in[0], out);
+      case OpFamily::kBroadcast: return copy ? RunCopy(*copy, in[0], nullptr, out) : KernelBroadcast(s, in[0], out);
       case OpFamily::kReshape:
         return b.opcode == Opcode::kBitcast ? KernelBitcast(s, in[0], out) : KernelReshape(in[0], out);
-      case OpFamily::kTranspose: return KernelTranspose(s, in[0], out);
+      case OpFamily::kTranspose: return copy ? RunCopy(*copy, in[0], nullptr, out) : KernelTranspose(s, in[0], out);
       case OpFamily::kIota: return KernelIota(s, out);
-      case OpFamily::kSlice: return KernelSlice(s, in[0], out);
+      case OpFamily::kSlice: return copy ? RunCopy(*copy, in[0], nullptr, out) : KernelSlice(s, in[0], out);
       case OpFamily::kConcatenate: return KernelConcatenate(s, std::vector<Buf>(in.begin(), in.end()), out);
-      case OpFamily::kPad: return KernelPad(s, in[0], in[1], out);
-      case OpFamily::kReverse: return KernelReverse(s, in[0], out);
+      case OpFamily::kPad: return copy ? RunCopy(*copy, in[0], &in[1], out) : KernelPad(s, in[0], in[1], out);
+      case OpFamily::kReverse: return copy ? RunCopy(*copy, in[0], nullptr, out) : KernelReverse(s, in[0], out);
       case OpFamily::kDynamicSlice: return KernelDynamicSlice(std::vector<Buf>(in.begin(), in.end()), out);
       case OpFamily::kDynamicUpdateSlice: return KernelDynamicUpdateSlice(std::vector<Buf>(in.begin(), in.end()), out);
       case OpFamily::kDot:

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
-// Plans for the kernels whose shape work is more than a size check: dot and convolution. A plan
+// Plans for the kernels whose shape work is more than a size check: dot, convolution, and the
+// data movement of broadcast, transpose, slice, reverse and pad (one strided copy). A plan
 // is built once, when the program is loaded (LowerBundle, lower.cc), from the buffer records of
 // a static step; it holds every check and decision that depends only on shapes, types and
 // attributes, so running the step does none. What is left to the run depends on values: a
 // weight that is not finite (the GEMM forms would reorder its inf * 0), an operand that is not
 // aligned or overlaps the result. A step of bounded dynamic shape has no plan: its sizes are
-// known only at the run, which plans and runs together (KernelDot, KernelConvolution).
+// known only at the run, which plans and runs together (KernelDot, KernelConvolution, and
+// the shape kernels of kernels.h).
 #pragma once
 
 #include <cstdint>
@@ -20,6 +22,49 @@
 namespace nhlo {
 
 struct Buf;
+struct Step;
+
+/// A copy as strided walks: for every index of `dims` (row-major), the element at
+/// src + sum(index * src_stride) goes to dst + sum(index * dst_stride), strides in elements.
+struct Walk {
+  std::vector<int64_t> dims, src, dst;
+  void Add(int64_t n, int64_t src_stride, int64_t dst_stride) {
+    dims.push_back(n);
+    src.push_back(src_stride);
+    dst.push_back(dst_stride);
+  }
+  int64_t Count() const {
+    int64_t n = 1;
+    for (int64_t d : dims) n *= d;
+    return n;
+  }
+  /// Drops size-1 dimensions and merges a dimension into its inner neighbour when both strides
+  /// continue it, so the innermost run is as long as the layout allows. Keeps at least one dim.
+  void Simplify();
+};
+
+/// A data-movement step as one walk from the operand to the result (kernels_shape.cc), checked
+/// against the records and simplified: broadcast, transpose, slice, reverse, and pad (which
+/// first fills the result with its padding value, then copies what survives of the operand).
+/// When the destination's innermost run is strided in the source and another dimension is
+/// contiguous there (a transpose), `tile_dim` is that dimension and `tile_outer` walks the rest
+/// in bands of tiles that keep both sides in cache.
+struct CopyPlan {
+  Walk walk;
+  int64_t src_base = 0, dst_base = 0;  // in elements
+  int element_bytes = 0;
+  bool copies = true;       // false: nothing to copy (an empty result, or all of it padding)
+  bool fill_first = false;  // pad
+  int64_t tile_dim = -1;
+  Walk tile_outer;
+};
+
+/// Checks a broadcast, transpose, slice, reverse or pad step against its records (the pad value
+/// too, for pad) and plans its copy; the error is the one the kernel gives for the same records.
+Result<CopyPlan> PlanCopy(const Step& step, const BufferRecord& in, const BufferRecord* pad_value,
+                          const BufferRecord& out);
+/// Runs a plan on buffers whose records are the ones it was made for.
+Status RunCopy(const CopyPlan& plan, const Buf& in, const Buf* pad_value, const Buf& out);
 
 /// A dot as [batch, m, k] x [batch, k, n] -> [batch, m, n] (kernels_dot.cc): the permutations that
 /// bring each operand into that order, or into [batch, k, m] and [batch, n, k], which the GEMM
@@ -68,7 +113,7 @@ struct ConvPlan {
 };
 
 /// What LowerBundle keeps on a step (Step::plan).
-using KernelPlan = std::variant<DotPlan, ConvPlan>;
+using KernelPlan = std::variant<DotPlan, ConvPlan, CopyPlan>;
 
 Result<ConvPlan> PlanConvolution(const ConvolutionDimensionNumbers& dims, const BufferRecord& lhs,
                                  const BufferRecord& rhs, const BufferRecord& out);

@@ -52,8 +52,9 @@ struct Step {
     int64_t neuron_dim = 0;            // kNeuronSoftmax ... kNeuronArgMin: the backend_config's dimension
   };
   std::unique_ptr<const Configs> config;
-  /// A dot's or convolution's plan (kernel_plans.h), built by LowerBundle for a static step: the
-  /// run then checks and decides nothing. Null for a step of bounded dynamic shape.
+  /// A dot's, convolution's or data-movement copy's plan (kernel_plans.h), built by LowerBundle
+  /// for a static step: the run then checks and decides nothing. Null for a step of bounded
+  /// dynamic shape, for records the planner refuses, and for the kernels not planned yet.
   std::unique_ptr<const KernelPlan> plan;
 
   const AttrRecord* Find(AttrId id) const {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Data-movement kernels: broadcast, reshape, transpose, iota. They move bytes, so one
-// implementation serves every element type.
+// Data-movement kernels: broadcast, reshape, transpose, slice, pad, reverse, concatenate, iota and
+// the dynamic slices. The copies of a static step are planned at load (PlanCopy, one strided walk);
+// they move bytes, so one implementation serves every element type.
 #include <algorithm>
 #include <cstring>
 
@@ -12,39 +13,6 @@
 namespace nhlo {
 
 namespace {
-
-// A copy described as strided walks: for every index of `dims` (row-major), the element at
-// src + sum(index * src_stride) goes to dst + sum(index * dst_stride), strides in elements.
-struct Walk {
-  std::vector<int64_t> dims, src, dst;
-  void Add(int64_t n, int64_t src_stride, int64_t dst_stride) {
-    dims.push_back(n);
-    src.push_back(src_stride);
-    dst.push_back(dst_stride);
-  }
-  int64_t Count() const {
-    int64_t n = 1;
-    for (int64_t d : dims) n *= d;
-    return n;
-  }
-  // Drops size-1 dimensions and merges a dimension into its inner neighbour when both strides
-  // continue it, so the innermost run is as long as the layout allows. Keeps at least one dim.
-  void Simplify() {
-    Walk w;
-    for (size_t d = 0; d < dims.size(); ++d) {
-      if (dims[d] == 1) continue;
-      if (!w.dims.empty() && w.src.back() == src[d] * dims[d] && w.dst.back() == dst[d] * dims[d]) {
-        w.dims.back() *= dims[d];
-        w.src.back() = src[d];
-        w.dst.back() = dst[d];
-      } else {
-        w.Add(dims[d], src[d], dst[d]);
-      }
-    }
-    if (w.dims.empty()) w.Add(1, 1, 1);
-    *this = std::move(w);
-  }
-};
 
 template <typename U>
 void StridedCopy(const uint8_t* src, uint8_t* dst, int64_t n, int64_t ss, int64_t ds) {
@@ -121,21 +89,43 @@ void TransposeTile(const uint8_t* src, uint8_t* dst, int64_t rows, int64_t cols,
 constexpr int64_t kTile = 32;
 constexpr int64_t kCopyChunk = 1 << 16;  // elements per parallel chunk of a copy
 
-// Runs the walk from src + src_base to dst + dst_base (bases in elements). When the innermost
-// destination run is strided in the source but another dimension is contiguous there, the two
-// are copied in tiles so both sides stay in cache (a transpose).
-void RunWalk(Walk w, const uint8_t* src, int64_t src_base, uint8_t* dst, int64_t dst_base, int size) {
+// The plan of a walk from src + src_base to dst + dst_base (bases in elements): simplified, and
+// when the innermost destination run is strided in the source but another dimension is
+// contiguous there, that dimension is tiled against the last so both sides stay in cache (a
+// transpose): tile_outer walks the other dimensions and the bands of tile rows.
+CopyPlan PlanWalk(Walk w, int64_t src_base, int64_t dst_base, int size) {
+  CopyPlan plan;
   w.Simplify();
-  if (w.Count() <= 0) return;
-  src += src_base * size;
-  dst += dst_base * size;
-  size_t last = w.dims.size() - 1;
-  int64_t n = w.dims[last], ss = w.src[last], ds = w.dst[last];
+  plan.src_base = src_base;
+  plan.dst_base = dst_base;
+  plan.element_bytes = size;
+  plan.copies = w.Count() > 0;
+  const size_t last = w.dims.size() - 1;
+  const int64_t ss = w.src[last], ds = w.dst[last];
   size_t k = last;  // a dimension contiguous in the source, for tiling
   for (size_t d = 0; d < last; ++d)
     if (w.src[d] == 1) k = d;
-  bool tiled = ds == 1 && ss != 1 && ss != 0 && k != last && size <= 8 && (size & (size - 1)) == 0;
-  if (!tiled) {
+  if (plan.copies && ds == 1 && ss != 1 && ss != 0 && k != last && size <= 8 && (size & (size - 1)) == 0) {
+    plan.tile_dim = static_cast<int64_t>(k);
+    for (size_t d = 0; d < last; ++d)
+      if (d != k) plan.tile_outer.Add(w.dims[d], w.src[d], w.dst[d]);
+    const int64_t bands = (w.dims[k] + kTile - 1) / kTile;
+    plan.tile_outer.Add(bands, kTile * w.src[k], kTile * w.dst[k]);
+  }
+  plan.walk = std::move(w);
+  return plan;
+}
+
+// Runs a walk's plan from src to dst (the bases are the plan's).
+void RunPlannedWalk(const CopyPlan& plan, const uint8_t* src, uint8_t* dst) {
+  if (!plan.copies) return;
+  const Walk& w = plan.walk;
+  const int size = plan.element_bytes;
+  src += plan.src_base * size;
+  dst += plan.dst_base * size;
+  const size_t last = w.dims.size() - 1;
+  const int64_t n = w.dims[last], ss = w.src[last], ds = w.dst[last];
+  if (plan.tile_dim < 0) {
     int64_t rows = w.Count() / n;
     int64_t chunk = std::max<int64_t>(1, kCopyChunk / n);
     ParallelFor(rows, chunk, [&](int64_t begin, int64_t end) {
@@ -144,13 +134,10 @@ void RunWalk(Walk w, const uint8_t* src, int64_t src_base, uint8_t* dst, int64_t
     });
     return;
   }
-  // Move dimension k next to the last one; the outer walk covers the rest, the tiles (k, last).
-  Walk outer;
-  for (size_t d = 0; d < last; ++d)
-    if (d != k) outer.Add(w.dims[d], w.src[d], w.dst[d]);
-  int64_t rows = w.dims[k], dr = w.dst[k];
-  int64_t bands = (rows + kTile - 1) / kTile;
-  outer.Add(bands, kTile * w.src[k], kTile * dr);
+  const Walk& outer = plan.tile_outer;
+  const size_t k = static_cast<size_t>(plan.tile_dim);
+  const int64_t rows = w.dims[k], dr = w.dst[k];
+  const int64_t bands = outer.dims.back();
   int64_t chunk = std::max<int64_t>(1, kCopyChunk / (kTile * n));
   ParallelFor(outer.Count(), chunk, [&](int64_t begin, int64_t end) {
     int64_t band = begin % bands;
@@ -172,33 +159,12 @@ void RunWalk(Walk w, const uint8_t* src, int64_t src_base, uint8_t* dst, int64_t
   });
 }
 
-}  // namespace
-
-Status KernelBroadcast(const Step& bundle, const Buf& in, const Buf& out) {
-  if (in.type() != out.type()) return Status::Error("bundle 'broadcast' changes the element type");
-  std::vector<int64_t> map;
-  if (const auto* dims = IntList(bundle, AttrId::kDimensions)) map = *dims;
-  if (map.size() != in.rank()) return Status::Error("bundle 'broadcast' has a dimensions list of the wrong length");
-  for (size_t i = 0; i < map.size(); ++i)
-    if (map[i] < 0 || map[i] >= static_cast<int64_t>(out.rank()) ||
-        (Dims(in)[i] != 1 && Dims(in)[i] != Dims(out)[map[i]]))
-      return Status::Error("bundle 'broadcast' maps a dimension out of range");
-  int size = HostByteSize(out.type());
-  std::vector<int64_t> in_strides = RowMajorStrides(Dims(in));
-  if (in.count() == 1) {
-    Fill(out.data, in.data, out.count(), size);
-    return OkStatus();
-  }
-  // Each result dimension reads the operand dimension mapped to it (stride 0 when none is, or
-  // when that one has size 1).
-  std::vector<int64_t> src_strides(out.rank(), 0), out_strides = RowMajorStrides(Dims(out));
-  for (size_t i = 0; i < map.size(); ++i)
-    if (Dims(in)[i] != 1) src_strides[map[i]] += in_strides[i];
-  Walk w;
-  for (size_t d = 0; d < out.rank(); ++d) w.Add(Dims(out)[d], src_strides[d], out_strides[d]);
-  RunWalk(std::move(w), in.data, 0, out.data, 0, size);
-  return OkStatus();
+// The kernels that plan a walk and run it at once (bitcast between layouts, dynamic slices).
+void RunWalk(Walk w, const uint8_t* src, int64_t src_base, uint8_t* dst, int64_t dst_base, int size) {
+  RunPlannedWalk(PlanWalk(std::move(w), src_base, dst_base, size), src, dst);
 }
+
+}  // namespace
 
 // Whether the host layout of t is exactly XLA's bytes (no sub-byte type widened to a byte) and
 // every byte pattern is a valid element (not pred, whose bytes must be 0 or 1).
@@ -277,18 +243,6 @@ Status KernelBitcast(const Step& bundle, const Buf& in, const Buf& out) {
   return OkStatus();
 }
 
-Status KernelTranspose(const Step& bundle, const Buf& in, const Buf& out) {
-  const auto* perm = IntList(bundle, AttrId::kDimensions);
-  if (!perm || perm->size() != in.rank() || in.rank() != out.rank() || in.type() != out.type())
-    return Status::Error("bundle 'transpose' has an invalid permutation");
-  if (!IsPermutation(*perm, in.rank())) return Status::Error("bundle 'transpose' has an invalid permutation");
-  for (size_t i = 0; i < perm->size(); ++i)
-    if (Dims(out)[i] != Dims(in)[static_cast<size_t>((*perm)[i])])
-      return Status::Error("bundle 'transpose' has an invalid permutation");
-  PermuteBytes(in.data, Dims(in), *perm, HostByteSize(out.type()), out.data);
-  return OkStatus();
-}
-
 Status KernelIota(const Step& bundle, const Buf& out) {
   const AttrRecord* dim = bundle.Find(AttrId::kIotaDimension);
   if (!dim || dim->i() < 0 || dim->i() >= static_cast<int64_t>(out.rank()))
@@ -315,32 +269,6 @@ Status KernelIota(const Step& bundle, const Buf& out) {
     else
       for (int64_t i = 0; i < n; ++i) Fill(base + i * inner * size, values.data() + i * size, inner, size);
   }
-  return OkStatus();
-}
-
-Status KernelSlice(const Step& bundle, const Buf& in, const Buf& out) {
-  const AttrRecord* a = bundle.Find(AttrId::kSlice);
-  if (!a) return Status::Error("bundle 'slice' has no slice attribute");
-  const std::vector<SliceDim>& ranges = a->slices();
-  if (ranges.size() != in.rank() || in.type() != out.type() || out.rank() != in.rank())
-    return Status::Error("bundle 'slice' does not match its operand");
-  for (size_t d = 0; d < ranges.size(); ++d) {
-    const SliceDim& r = ranges[d];
-    if (r.start < 0 || r.limit > Dims(in)[d] || r.start > r.limit || r.stride <= 0 ||
-        (r.limit == r.start ? 0 : 1 + (r.limit - r.start - 1) / r.stride) != Dims(out)[d])
-      return Status::Error("bundle 'slice' has a range that does not fit its operand");
-  }
-  int size = HostByteSize(out.type());
-  if (out.count() <= 0) return OkStatus();
-  std::vector<int64_t> in_strides = RowMajorStrides(Dims(in)), out_strides = RowMajorStrides(Dims(out));
-  Walk w;
-  int64_t base = 0;
-  for (size_t d = 0; d < out.rank(); ++d) {
-    base += ranges[d].start * in_strides[d];
-    // A dimension of one element never steps, so its stride (possibly huge) is not used.
-    w.Add(Dims(out)[d], Dims(out)[d] == 1 ? 0 : ranges[d].stride * in_strides[d], out_strides[d]);
-  }
-  RunWalk(std::move(w), in.data, base, out.data, 0, size);
   return OkStatus();
 }
 
@@ -376,69 +304,195 @@ Status KernelConcatenate(const Step& bundle, const std::vector<Buf>& ins, const 
   return OkStatus();
 }
 
-Status KernelPad(const Step& bundle, const Buf& in, const Buf& value, const Buf& out) {
+void Walk::Simplify() {
+  Walk w;
+  for (size_t d = 0; d < dims.size(); ++d) {
+    if (dims[d] == 1) continue;
+    if (!w.dims.empty() && w.src.back() == src[d] * dims[d] && w.dst.back() == dst[d] * dims[d]) {
+      w.dims.back() *= dims[d];
+      w.src.back() = src[d];
+      w.dst.back() = dst[d];
+    } else {
+      w.Add(dims[d], src[d], dst[d]);
+    }
+  }
+  if (w.dims.empty()) w.Add(1, 1, 1);
+  *this = std::move(w);
+}
+
+namespace {
+
+Result<CopyPlan> PlanBroadcast(const Step& bundle, const BufferRecord& in, const BufferRecord& out) {
+  if (in.type != out.type) return Status::Error("bundle 'broadcast' changes the element type");
+  std::vector<int64_t> map;
+  if (const auto* dims = IntList(bundle, AttrId::kDimensions)) map = *dims;
+  if (map.size() != in.dims.size())
+    return Status::Error("bundle 'broadcast' has a dimensions list of the wrong length");
+  for (size_t i = 0; i < map.size(); ++i)
+    if (map[i] < 0 || map[i] >= static_cast<int64_t>(out.dims.size()) ||
+        (in.dims[i] != 1 && in.dims[i] != out.dims[map[i]]))
+      return Status::Error("bundle 'broadcast' maps a dimension out of range");
+  // Each result dimension reads the operand dimension mapped to it (stride 0 when none is, or
+  // when that one has size 1; a one-element operand is a fill).
+  std::vector<int64_t> in_strides = RowMajorStrides(in.dims);
+  std::vector<int64_t> src_strides(out.dims.size(), 0), out_strides = RowMajorStrides(out.dims);
+  for (size_t i = 0; i < map.size(); ++i)
+    if (in.dims[i] != 1) src_strides[map[i]] += in_strides[i];
+  Walk w;
+  for (size_t d = 0; d < out.dims.size(); ++d) w.Add(out.dims[d], src_strides[d], out_strides[d]);
+  return PlanWalk(std::move(w), 0, 0, HostByteSize(out.type));
+}
+
+Result<CopyPlan> PlanTranspose(const Step& bundle, const BufferRecord& in, const BufferRecord& out) {
+  const auto* perm = IntList(bundle, AttrId::kDimensions);
+  const size_t rank = in.dims.size();
+  if (!perm || perm->size() != rank || rank != out.dims.size() || in.type != out.type)
+    return Status::Error("bundle 'transpose' has an invalid permutation");
+  if (!IsPermutation(*perm, rank)) return Status::Error("bundle 'transpose' has an invalid permutation");
+  for (size_t i = 0; i < rank; ++i)
+    if (out.dims[i] != in.dims[static_cast<size_t>((*perm)[i])])
+      return Status::Error("bundle 'transpose' has an invalid permutation");
+  std::vector<int64_t> strides = RowMajorStrides(in.dims), out_strides = RowMajorStrides(out.dims);
+  Walk w;
+  for (size_t i = 0; i < rank; ++i) w.Add(out.dims[i], strides[static_cast<size_t>((*perm)[i])], out_strides[i]);
+  return PlanWalk(std::move(w), 0, 0, HostByteSize(out.type));
+}
+
+Result<CopyPlan> PlanSlice(const Step& bundle, const BufferRecord& in, const BufferRecord& out) {
+  const AttrRecord* a = bundle.Find(AttrId::kSlice);
+  if (!a) return Status::Error("bundle 'slice' has no slice attribute");
+  const std::vector<SliceDim>& ranges = a->slices();
+  if (ranges.size() != in.dims.size() || in.type != out.type || out.dims.size() != in.dims.size())
+    return Status::Error("bundle 'slice' does not match its operand");
+  for (size_t d = 0; d < ranges.size(); ++d) {
+    const SliceDim& r = ranges[d];
+    if (r.start < 0 || r.limit > in.dims[d] || r.start > r.limit || r.stride <= 0 ||
+        (r.limit == r.start ? 0 : 1 + (r.limit - r.start - 1) / r.stride) != out.dims[d])
+      return Status::Error("bundle 'slice' has a range that does not fit its operand");
+  }
+  std::vector<int64_t> in_strides = RowMajorStrides(in.dims), out_strides = RowMajorStrides(out.dims);
+  Walk w;
+  int64_t base = 0;
+  for (size_t d = 0; d < out.dims.size(); ++d) {
+    base += ranges[d].start * in_strides[d];
+    // A dimension of one element never steps, so its stride (possibly huge) is not used.
+    w.Add(out.dims[d], out.dims[d] == 1 ? 0 : ranges[d].stride * in_strides[d], out_strides[d]);
+  }
+  return PlanWalk(std::move(w), base, 0, HostByteSize(out.type));
+}
+
+Result<CopyPlan> PlanPad(const Step& bundle, const BufferRecord& in, const BufferRecord& value,
+                         const BufferRecord& out) {
   const AttrRecord* a = bundle.Find(AttrId::kPadding);
   if (!a) return Status::Error("bundle 'pad' has no padding attribute");
   const std::vector<PaddingDim>& pads = a->padding();
-  if (pads.size() != in.rank() || out.rank() != in.rank() || in.type() != out.type() || value.count() != 1 ||
-      (value.type() != out.type() && !(IsFloat(value.type()) && IsFloat(out.type()))))
+  const size_t rank = in.dims.size();
+  if (pads.size() != rank || out.dims.size() != rank || in.type != out.type || value.ElementCount() != 1 ||
+      (value.type != out.type && !(IsFloat(value.type) && IsFloat(out.type))))
     return Status::Error("bundle 'pad' does not match its operands");
   for (size_t d = 0; d < pads.size(); ++d) {
-    int64_t n = Dims(in)[d];
+    int64_t n = in.dims[d];
     // In 128 bits: edges near +-2^63 that cancel out are valid and must not overflow on the way.
     __int128 want = __int128{pads[d].low} + pads[d].high + n + (n > 0 ? __int128{n - 1} * pads[d].interior : 0);
-    if (pads[d].interior < 0 || want != Dims(out)[d])
+    if (pads[d].interior < 0 || want != out.dims[d])
       return Status::Error("bundle 'pad' result shape does not match its padding");
   }
-  int size = HostByteSize(out.type());
-  uint8_t converted[16] = {};  // a float pad value of another precision, in the result's type
-  const uint8_t* fill = value.data;
-  if (value.type() != out.type()) {
-    ConvertElement(value.type(), value.data, out.type(), converted);
-    fill = converted;
-  }
-  Fill(out.data, fill, out.count(), size);
   // Each dimension keeps the operand indices [first, limit) whose position low + i * (interior
   // + 1) falls inside the result (negative padding cuts elements away); they are copied as a walk.
-  std::vector<int64_t> in_strides = RowMajorStrides(Dims(in)), out_strides = RowMajorStrides(Dims(out));
+  std::vector<int64_t> in_strides = RowMajorStrides(in.dims), out_strides = RowMajorStrides(out.dims);
   Walk w;
   int64_t src_base = 0, dst_base = 0;
-  for (size_t d = 0; d < in.rank(); ++d) {
-    __int128 step = __int128{pads[d].interior} + 1, low = pads[d].low, size_out = Dims(out)[d];
+  bool survives = true;
+  for (size_t d = 0; d < rank && survives; ++d) {
+    __int128 step = __int128{pads[d].interior} + 1, low = pads[d].low, size_out = out.dims[d];
     __int128 first = low >= 0 ? 0 : (-low + step - 1) / step;
     __int128 limit = size_out - 1 - low < 0 ? 0 : (size_out - 1 - low) / step + 1;
-    limit = std::min<__int128>(limit, Dims(in)[d]);
-    if (first >= limit) return OkStatus();  // nothing of the operand survives
+    limit = std::min<__int128>(limit, in.dims[d]);
+    survives = first < limit;  // else nothing of the operand is in the result
+    if (!survives) break;
     int64_t count = static_cast<int64_t>(limit - first);
     src_base += static_cast<int64_t>(first) * in_strides[d];
     dst_base += static_cast<int64_t>(low + first * step) * out_strides[d];
     w.Add(count, in_strides[d], count == 1 ? 0 : static_cast<int64_t>(step * out_strides[d]));
   }
-  RunWalk(std::move(w), in.data, src_base, out.data, dst_base, size);
+  CopyPlan plan;
+  if (survives) plan = PlanWalk(std::move(w), src_base, dst_base, HostByteSize(out.type));
+  plan.copies = survives && plan.copies;
+  plan.element_bytes = HostByteSize(out.type);
+  plan.fill_first = true;
+  return plan;
+}
+
+Result<CopyPlan> PlanReverse(const Step& bundle, const BufferRecord& in, const BufferRecord& out) {
+  const auto* dims = IntList(bundle, AttrId::kDimensions);
+  if (!dims || in.type != out.type || in.dims != out.dims)
+    return Status::Error("bundle 'reverse' does not match its operand");
+  const size_t rank = in.dims.size();
+  std::vector<bool> flip(rank, false);
+  for (int64_t d : *dims) {
+    if (d < 0 || d >= static_cast<int64_t>(rank)) return Status::Error("bundle 'reverse' dimension is out of range");
+    flip[d] = true;
+  }
+  std::vector<int64_t> strides = RowMajorStrides(in.dims);
+  Walk w;
+  int64_t base = 0;
+  for (size_t d = 0; d < rank; ++d) {
+    if (flip[d] && in.dims[d] > 0) base += (in.dims[d] - 1) * strides[d];
+    w.Add(in.dims[d], flip[d] ? -strides[d] : strides[d], strides[d]);
+  }
+  return PlanWalk(std::move(w), base, 0, HostByteSize(out.type));
+}
+
+}  // namespace
+
+Result<CopyPlan> PlanCopy(const Step& step, const BufferRecord& in, const BufferRecord* pad_value,
+                          const BufferRecord& out) {
+  if (step.family == OpFamily::kBroadcast) return PlanBroadcast(step, in, out);
+  if (step.family == OpFamily::kTranspose) return PlanTranspose(step, in, out);
+  if (step.family == OpFamily::kSlice) return PlanSlice(step, in, out);
+  if (step.family == OpFamily::kReverse) return PlanReverse(step, in, out);
+  if (step.family == OpFamily::kPad && pad_value) return PlanPad(step, in, *pad_value, out);
+  return Status::Error("bundle '" + std::string(OpcodeName(step.bundle->opcode)) + "' is not a copy");
+}
+
+Status RunCopy(const CopyPlan& plan, const Buf& in, const Buf* pad_value, const Buf& out) {
+  if (plan.fill_first) {
+    if (!pad_value) return Status::Error("bundle 'pad' has no padding value");
+    uint8_t converted[16] = {};  // a float pad value of another precision, in the result's type
+    const uint8_t* fill = pad_value->data;
+    if (pad_value->type() != out.type()) {
+      ConvertElement(pad_value->type(), pad_value->data, out.type(), converted);
+      fill = converted;
+    }
+    Fill(out.data, fill, out.count(), plan.element_bytes);
+  }
+  RunPlannedWalk(plan, in.data, out.data);
   return OkStatus();
 }
 
+Status KernelBroadcast(const Step& bundle, const Buf& in, const Buf& out) {
+  NHLO_ASSIGN_OR_RETURN(CopyPlan plan, PlanBroadcast(bundle, *in.rec, *out.rec));
+  return RunCopy(plan, in, nullptr, out);
+}
+
+Status KernelTranspose(const Step& bundle, const Buf& in, const Buf& out) {
+  NHLO_ASSIGN_OR_RETURN(CopyPlan plan, PlanTranspose(bundle, *in.rec, *out.rec));
+  return RunCopy(plan, in, nullptr, out);
+}
+
+Status KernelSlice(const Step& bundle, const Buf& in, const Buf& out) {
+  NHLO_ASSIGN_OR_RETURN(CopyPlan plan, PlanSlice(bundle, *in.rec, *out.rec));
+  return RunCopy(plan, in, nullptr, out);
+}
+
+Status KernelPad(const Step& bundle, const Buf& in, const Buf& value, const Buf& out) {
+  NHLO_ASSIGN_OR_RETURN(CopyPlan plan, PlanPad(bundle, *in.rec, *value.rec, *out.rec));
+  return RunCopy(plan, in, &value, out);
+}
+
 Status KernelReverse(const Step& bundle, const Buf& in, const Buf& out) {
-  const auto* dims = IntList(bundle, AttrId::kDimensions);
-  if (!dims || in.type() != out.type() || Dims(in) != Dims(out))
-    return Status::Error("bundle 'reverse' does not match its operand");
-  std::vector<bool> flip(in.rank(), false);
-  for (int64_t d : *dims) {
-    if (d < 0 || d >= static_cast<int64_t>(in.rank()))
-      return Status::Error("bundle 'reverse' dimension is out of range");
-    flip[d] = true;
-  }
-  int size = HostByteSize(out.type());
-  if (out.count() <= 0) return OkStatus();
-  std::vector<int64_t> strides = RowMajorStrides(Dims(in));
-  Walk w;
-  int64_t base = 0;
-  for (size_t d = 0; d < in.rank(); ++d) {
-    if (flip[d]) base += (Dims(in)[d] - 1) * strides[d];
-    w.Add(Dims(in)[d], flip[d] ? -strides[d] : strides[d], strides[d]);
-  }
-  RunWalk(std::move(w), in.data, base, out.data, 0, size);
-  return OkStatus();
+  NHLO_ASSIGN_OR_RETURN(CopyPlan plan, PlanReverse(bundle, *in.rec, *out.rec));
+  return RunCopy(plan, in, nullptr, out);
 }
 
 namespace {

@@ -286,6 +286,20 @@ Status Arity(const BundleRecord& b, size_t n) {
 // program never reaches only if it reaches it.
 void LowerKernelPlan(const ComputationRecord& comp, Step& s) {
   const BundleRecord& b = *s.bundle;
+  const bool copy = s.family == OpFamily::kBroadcast || s.family == OpFamily::kTranspose ||
+                    s.family == OpFamily::kSlice || s.family == OpFamily::kReverse || s.family == OpFamily::kPad;
+  if (copy) {
+    const size_t operands = s.family == OpFamily::kPad ? 2 : 1;
+    if (b.operands.size() != operands) return;
+    const BufferRecord &in = comp.buffers[b.operands[0]], &out = comp.buffers[b.result];
+    const BufferRecord* pad_value = operands == 2 ? &comp.buffers[b.operands[1]] : nullptr;
+    if (in.type == PrimitiveType::kTuple || out.type == PrimitiveType::kTuple ||
+        (pad_value && pad_value->type == PrimitiveType::kTuple))
+      return;
+    if (Result<CopyPlan> plan = PlanCopy(s, in, pad_value, out); plan.ok())
+      s.plan = std::make_unique<const KernelPlan>(std::move(*plan));
+    return;
+  }
   if ((s.family != OpFamily::kDot && s.family != OpFamily::kConvolution) || b.operands.size() != 2) return;
   const BufferRecord &lhs = comp.buffers[b.operands[0]], &rhs = comp.buffers[b.operands[1]],
                      &out = comp.buffers[b.result];
