@@ -191,6 +191,36 @@ TEST_CASE("kernel plans: data movement is one walk, checked and simplified at lo
   }
 }
 
+TEST_CASE("kernel plans: concatenate, iota and reshape are planned at load") {
+  SUBCASE("concatenate: one walk per operand to its place along the axis") {
+    Lowered l = LowerFirst(
+        "  a = f32[2,3] parameter(0)\n  b = f32[2,5] parameter(1)\n"
+        "  ROOT c = f32[2,8] concatenate(a, b), dimensions={1}\n",
+        Opcode::kConcatenate);
+    REQUIRE(l.step.plan);
+    const ConcatPlan& plan = std::get<ConcatPlan>(*l.step.plan);
+    REQUIRE(plan.parts.size() == 2);
+    CHECK(plan.parts[0].walk.dims == std::vector<int64_t>{2, 3});
+    CHECK(plan.parts[0].walk.dst == std::vector<int64_t>{8, 1});
+    CHECK(plan.parts[1].dst_base == 3);
+    CHECK(plan.parts[1].walk.src == std::vector<int64_t>{5, 1});
+  }
+  SUBCASE("iota: the result as [outer, n, inner]") {
+    Lowered l = LowerFirst("  ROOT i = s32[4,6,5] iota(), iota_dimension=1\n", Opcode::kIota);
+    REQUIRE(l.step.plan);
+    const IotaPlan& plan = std::get<IotaPlan>(*l.step.plan);
+    CHECK(plan.outer == 4);
+    CHECK(plan.n == 6);
+    CHECK(plan.inner == 5);
+    CHECK(plan.element_bytes == 4);
+  }
+  SUBCASE("reshape: its byte count") {
+    Lowered l = LowerFirst("  x = bf16[6,4] parameter(0)\n  ROOT r = bf16[24] reshape(x)\n", Opcode::kReshape);
+    REQUIRE(l.step.plan);
+    CHECK(std::get<ReshapePlan>(*l.step.plan).bytes == 48);
+  }
+}
+
 TEST_CASE("kernel plans: a copy whose records do not match its attributes is refused as the run refuses it") {
   Lowered l = LowerFirst("  x = f32[2,3] parameter(0)\n  ROOT t = f32[3,2] transpose(x), dimensions={1,0}\n",
                          Opcode::kTranspose);

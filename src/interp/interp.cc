@@ -242,11 +242,25 @@ class Machine : public ControlFlow, private StepMachine {
       case OpFamily::kBitcastConvert: return KernelBitcastConvert(in[0], out);
       case OpFamily::kBroadcast: return copy ? RunCopy(*copy, in[0], nullptr, out) : KernelBroadcast(s, in[0], out);
       case OpFamily::kReshape:
+        if (const auto* reshape = s.plan ? std::get_if<ReshapePlan>(s.plan.get()) : nullptr) {
+          RunReshape(*reshape, in[0], out);
+          return OkStatus();
+        }
         return b.opcode == Opcode::kBitcast ? KernelBitcast(s, in[0], out) : KernelReshape(in[0], out);
       case OpFamily::kTranspose: return copy ? RunCopy(*copy, in[0], nullptr, out) : KernelTranspose(s, in[0], out);
-      case OpFamily::kIota: return KernelIota(s, out);
+      case OpFamily::kIota:
+        if (const auto* iota = s.plan ? std::get_if<IotaPlan>(s.plan.get()) : nullptr) {
+          RunIota(*iota, out);
+          return OkStatus();
+        }
+        return KernelIota(s, out);
       case OpFamily::kSlice: return copy ? RunCopy(*copy, in[0], nullptr, out) : KernelSlice(s, in[0], out);
-      case OpFamily::kConcatenate: return KernelConcatenate(s, std::vector<Buf>(in.begin(), in.end()), out);
+      case OpFamily::kConcatenate:
+        if (const auto* concat = s.plan ? std::get_if<ConcatPlan>(s.plan.get()) : nullptr) {
+          RunConcatenate(*concat, in.data(), out);
+          return OkStatus();
+        }
+        return KernelConcatenate(s, std::vector<Buf>(in.begin(), in.end()), out);
       case OpFamily::kPad: return copy ? RunCopy(*copy, in[0], &in[1], out) : KernelPad(s, in[0], in[1], out);
       case OpFamily::kReverse: return copy ? RunCopy(*copy, in[0], nullptr, out) : KernelReverse(s, in[0], out);
       case OpFamily::kDynamicSlice: return KernelDynamicSlice(std::vector<Buf>(in.begin(), in.end()), out);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Plans for the kernels whose shape work is more than a size check: dot, convolution, and the
-// data movement of broadcast, transpose, slice, reverse and pad (one strided copy). A plan
+// data movement of broadcast, transpose, slice, reverse, pad, concatenate, iota and reshape. A plan
 // is built once, when the program is loaded (LowerBundle, lower.cc), from the buffer records of
 // a static step; it holds every check and decision that depends only on shapes, types and
 // attributes, so running the step does none. What is left to the run depends on values: a
@@ -59,12 +59,39 @@ struct CopyPlan {
   Walk tile_outer;
 };
 
+/// A concatenate (kernels_shape.cc): one copy per operand, from the operand to its place
+/// along the axis.
+struct ConcatPlan {
+  std::vector<CopyPlan> parts;
+};
+
+/// An iota (kernels_shape.cc): the result as [outer, n, inner] with the iota dimension of size n.
+struct IotaPlan {
+  int64_t outer = 1, n = 0, inner = 1;
+  PrimitiveType type = PrimitiveType::kF32;
+  int element_bytes = 0;
+};
+
+/// A reshape, or a bitcast without layouts (kernels_shape.cc): the same bytes in another shape
+/// or element type, `bytes` of them (nothing to move when buffer assignment shared them).
+struct ReshapePlan {
+  int64_t bytes = 0;
+};
+
 /// Checks a broadcast, transpose, slice, reverse or pad step against its records (the pad value
 /// too, for pad) and plans its copy; the error is the one the kernel gives for the same records.
 Result<CopyPlan> PlanCopy(const Step& step, const BufferRecord& in, const BufferRecord* pad_value,
                           const BufferRecord& out);
 /// Runs a plan on buffers whose records are the ones it was made for.
 Status RunCopy(const CopyPlan& plan, const Buf& in, const Buf* pad_value, const Buf& out);
+/// The same for concatenate (its operands' records), iota and reshape.
+Result<ConcatPlan> PlanConcatenate(const Step& step, const std::vector<const BufferRecord*>& ins,
+                                   const BufferRecord& out);
+void RunConcatenate(const ConcatPlan& plan, const Buf* ins, const Buf& out);
+Result<IotaPlan> PlanIota(const Step& step, const BufferRecord& out);
+void RunIota(const IotaPlan& plan, const Buf& out);
+Result<ReshapePlan> PlanReshape(const BufferRecord& in, const BufferRecord& out);
+void RunReshape(const ReshapePlan& plan, const Buf& in, const Buf& out);
 
 /// A dot as [batch, m, k] x [batch, k, n] -> [batch, m, n] (kernels_dot.cc): the permutations that
 /// bring each operand into that order, or into [batch, k, m] and [batch, n, k], which the GEMM
@@ -113,7 +140,7 @@ struct ConvPlan {
 };
 
 /// What LowerBundle keeps on a step (Step::plan).
-using KernelPlan = std::variant<DotPlan, ConvPlan, CopyPlan>;
+using KernelPlan = std::variant<DotPlan, ConvPlan, CopyPlan, ConcatPlan, IotaPlan, ReshapePlan>;
 
 Result<ConvPlan> PlanConvolution(const ConvolutionDimensionNumbers& dims, const BufferRecord& lhs,
                                  const BufferRecord& rhs, const BufferRecord& out);

@@ -172,17 +172,27 @@ static bool HostBytesAreXlaBytes(PrimitiveType t) {
   return t != PrimitiveType::kPred && HostByteSize(t) * 8 == BitWidth(t);
 }
 
+Result<ReshapePlan> PlanReshape(const BufferRecord& in, const BufferRecord& out) {
+  const int64_t bytes = out.ElementCount() * HostByteSize(out.type);
+  const bool same_elements = in.type == out.type && in.ElementCount() == out.ElementCount();
+  const bool same_bytes = HostBytesAreXlaBytes(in.type) && HostBytesAreXlaBytes(out.type) &&
+                          in.ElementCount() * HostByteSize(in.type) == bytes;
+  if (!same_elements && !same_bytes)
+    return Status::Error("bundle 'reshape' changes the element count or the byte size");
+  return ReshapePlan{bytes};
+}
+
+void RunReshape(const ReshapePlan& plan, const Buf& in, const Buf& out) {
+  // Equal when buffer assignment shared the operand's bytes with the result.
+  if (out.data != in.data) std::memmove(out.data, in.data, static_cast<size_t>(plan.bytes));
+}
+
 // reshape, and bitcast lowered to it: the same elements in a new shape. A bitcast may also
 // reinterpret the bytes as another element type of the same total size (`s16[4,5]
 // bitcast(f16[20])`), which on the little-endian host is the same byte copy.
 Status KernelReshape(const Buf& in, const Buf& out) {
-  size_t bytes = static_cast<size_t>(out.count()) * HostByteSize(out.type());
-  bool same_elements = in.type() == out.type() && in.count() == out.count();
-  bool same_bytes = HostBytesAreXlaBytes(in.type()) && HostBytesAreXlaBytes(out.type()) &&
-                    static_cast<size_t>(in.count()) * HostByteSize(in.type()) == bytes;
-  if (!same_elements && !same_bytes)
-    return Status::Error("bundle 'reshape' changes the element count or the byte size");
-  if (out.data != in.data) std::memmove(out.data, in.data, bytes);  // equal: buffer assignment aliased them
+  NHLO_ASSIGN_OR_RETURN(ReshapePlan plan, PlanReshape(*in.rec, *out.rec));
+  RunReshape(plan, in, out);
   return OkStatus();
 }
 
@@ -243,64 +253,87 @@ Status KernelBitcast(const Step& bundle, const Buf& in, const Buf& out) {
   return OkStatus();
 }
 
-Status KernelIota(const Step& bundle, const Buf& out) {
-  const AttrRecord* dim = bundle.Find(AttrId::kIotaDimension);
-  if (!dim || dim->i() < 0 || dim->i() >= static_cast<int64_t>(out.rank()))
+Result<IotaPlan> PlanIota(const Step& step, const BufferRecord& out) {
+  const AttrRecord* dim = step.Find(AttrId::kIotaDimension);
+  if (!dim || dim->i() < 0 || dim->i() >= static_cast<int64_t>(out.dims.size()))
     return Status::Error("bundle 'iota' has an invalid iota_dimension");
-  int size = HostByteSize(out.type());
-  PrimitiveType t = out.type();
-  if (out.count() <= 0) return OkStatus();
-  // The value depends only on the index along the iota dimension: store each value once, then
-  // fill the runs of the dimensions inside it.
-  int64_t outer = 1, inner = 1, n = Dims(out)[dim->i()];
-  for (int64_t d = 0; d < dim->i(); ++d) outer *= Dims(out)[d];
-  for (size_t d = dim->i() + 1; d < out.rank(); ++d) inner *= Dims(out)[d];
-  std::vector<uint8_t> values(static_cast<size_t>(n) * size);
-  for (int64_t i = 0; i < n; ++i) {
-    if (IsFloat(t))
-      StoreFromDouble(t, values.data() + i * size, static_cast<double>(i));
+  IotaPlan plan;
+  plan.n = out.dims[dim->i()];
+  for (int64_t d = 0; d < dim->i(); ++d) plan.outer *= out.dims[d];
+  for (size_t d = dim->i() + 1; d < out.dims.size(); ++d) plan.inner *= out.dims[d];
+  plan.type = out.type;
+  plan.element_bytes = HostByteSize(out.type);
+  return plan;
+}
+
+// The value depends only on the index along the iota dimension: the first slab [n, inner] is
+// written (each value once, filling its run of the inner dimensions), then copied to the others.
+void RunIota(const IotaPlan& plan, const Buf& out) {
+  if (plan.outer * plan.n * plan.inner <= 0) return;
+  const int size = plan.element_bytes;
+  uint8_t value[16] = {};
+  for (int64_t i = 0; i < plan.n; ++i) {
+    uint8_t* at = plan.inner == 1 ? out.data + i * size : value;
+    if (IsFloat(plan.type))
+      StoreFromDouble(plan.type, at, static_cast<double>(i));
     else
-      StoreFromInt(t, values.data() + i * size, i);
+      StoreFromInt(plan.type, at, i);
+    if (plan.inner != 1) Fill(out.data + i * plan.inner * size, value, plan.inner, size);
   }
-  for (int64_t o = 0; o < outer; ++o) {
-    uint8_t* base = out.data + o * n * inner * size;
-    if (inner == 1)
-      std::memcpy(base, values.data(), values.size());
-    else
-      for (int64_t i = 0; i < n; ++i) Fill(base + i * inner * size, values.data() + i * size, inner, size);
-  }
+  const size_t slab = static_cast<size_t>(plan.n * plan.inner) * size;
+  for (int64_t o = 1; o < plan.outer; ++o) std::memcpy(out.data + o * slab, out.data, slab);
+}
+
+Status KernelIota(const Step& bundle, const Buf& out) {
+  NHLO_ASSIGN_OR_RETURN(IotaPlan plan, PlanIota(bundle, *out.rec));
+  RunIota(plan, out);
   return OkStatus();
 }
 
-Status KernelConcatenate(const Step& bundle, const std::vector<Buf>& ins, const Buf& out) {
-  const auto* dims = IntList(bundle, AttrId::kDimensions);
+Result<ConcatPlan> PlanConcatenate(const Step& step, const std::vector<const BufferRecord*>& ins,
+                                   const BufferRecord& out) {
+  const auto* dims = IntList(step, AttrId::kDimensions);
   if (!dims || dims->size() != 1 || ins.empty()) return Status::Error("bundle 'concatenate' needs one dimension");
-  int64_t axis = (*dims)[0];
-  if (axis < 0 || axis >= static_cast<int64_t>(out.rank()))
+  const int64_t axis = (*dims)[0];
+  const size_t rank = out.dims.size();
+  if (axis < 0 || axis >= static_cast<int64_t>(rank))
     return Status::Error("bundle 'concatenate' dimension is out of range");
   int64_t total = 0;
-  for (const Buf& b : ins) {
-    if (b.type() != out.type() || b.rank() != out.rank())
+  for (const BufferRecord* b : ins) {
+    if (b->type != out.type || b->dims.size() != rank)
       return Status::Error("bundle 'concatenate' operands do not match");
-    for (size_t d = 0; d < out.rank(); ++d)
-      if (static_cast<int64_t>(d) != axis && Dims(b)[d] != Dims(out)[d])
+    for (size_t d = 0; d < rank; ++d)
+      if (static_cast<int64_t>(d) != axis && b->dims[d] != out.dims[d])
         return Status::Error("bundle 'concatenate' operands do not match");
-    total += Dims(b)[axis];
+    total += b->dims[axis];
   }
-  if (total != Dims(out)[axis]) return Status::Error("bundle 'concatenate' result size does not match its operands");
-  // Copy each operand as contiguous rows of `inner` elements: outer index, then the axis.
-  int size = HostByteSize(out.type());
+  if (total != out.dims[axis]) return Status::Error("bundle 'concatenate' result size does not match its operands");
+  // Each operand as rows of `inner` elements: outer index, then its part of the axis.
   int64_t outer = 1, inner = 1;
-  for (int64_t d = 0; d < axis; ++d) outer *= Dims(out)[d];
-  for (size_t d = axis + 1; d < out.rank(); ++d) inner *= Dims(out)[d];
+  for (int64_t d = 0; d < axis; ++d) outer *= out.dims[d];
+  for (size_t d = axis + 1; d < rank; ++d) inner *= out.dims[d];
+  ConcatPlan plan;
   int64_t offset = 0;
-  for (const Buf& b : ins) {
-    int64_t rows = Dims(b)[axis];
-    for (int64_t o = 0; o < outer; ++o)
-      std::memcpy(out.data + ((o * Dims(out)[axis] + offset) * inner) * size, b.data + (o * rows * inner) * size,
-                  static_cast<size_t>(rows * inner * size));
-    offset += rows;
+  for (const BufferRecord* b : ins) {
+    const int64_t run = b->dims[axis] * inner;
+    Walk w;
+    w.Add(outer, run, out.dims[axis] * inner);
+    w.Add(run, 1, 1);
+    plan.parts.push_back(PlanWalk(std::move(w), 0, offset * inner, HostByteSize(out.type)));
+    offset += b->dims[axis];
   }
+  return plan;
+}
+
+void RunConcatenate(const ConcatPlan& plan, const Buf* ins, const Buf& out) {
+  for (size_t i = 0; i < plan.parts.size(); ++i) RunPlannedWalk(plan.parts[i], ins[i].data, out.data);
+}
+
+Status KernelConcatenate(const Step& bundle, const std::vector<Buf>& ins, const Buf& out) {
+  std::vector<const BufferRecord*> records;
+  for (const Buf& b : ins) records.push_back(b.rec);
+  NHLO_ASSIGN_OR_RETURN(ConcatPlan plan, PlanConcatenate(bundle, records, *out.rec));
+  RunConcatenate(plan, ins.data(), out);
   return OkStatus();
 }
 

@@ -281,36 +281,41 @@ Status Arity(const BundleRecord& b, size_t n) {
   return OkStatus();
 }
 
-// A static dot's or convolution's plan (kernel_plans.h). One that fails its checks gets none:
-// the run then reports the failure (KernelDot, KernelConvolution), as it would for a step a
-// program never reaches only if it reaches it.
+// A static step's plan (kernel_plans.h): dot, convolution, and the data-movement kernels (a
+// bitcast between layouts excepted). One that fails its checks gets none: the run then reports
+// the failure (KernelDot, KernelConvolution, KernelSlice...), as it would, for a step a program
+// never reaches only if it reaches it.
 void LowerKernelPlan(const ComputationRecord& comp, Step& s) {
   const BundleRecord& b = *s.bundle;
-  const bool copy = s.family == OpFamily::kBroadcast || s.family == OpFamily::kTranspose ||
-                    s.family == OpFamily::kSlice || s.family == OpFamily::kReverse || s.family == OpFamily::kPad;
-  if (copy) {
-    const size_t operands = s.family == OpFamily::kPad ? 2 : 1;
-    if (b.operands.size() != operands) return;
-    const BufferRecord &in = comp.buffers[b.operands[0]], &out = comp.buffers[b.result];
-    const BufferRecord* pad_value = operands == 2 ? &comp.buffers[b.operands[1]] : nullptr;
-    if (in.type == PrimitiveType::kTuple || out.type == PrimitiveType::kTuple ||
-        (pad_value && pad_value->type == PrimitiveType::kTuple))
-      return;
-    if (Result<CopyPlan> plan = PlanCopy(s, in, pad_value, out); plan.ok())
-      s.plan = std::make_unique<const KernelPlan>(std::move(*plan));
-    return;
-  }
-  if ((s.family != OpFamily::kDot && s.family != OpFamily::kConvolution) || b.operands.size() != 2) return;
-  const BufferRecord &lhs = comp.buffers[b.operands[0]], &rhs = comp.buffers[b.operands[1]],
-                     &out = comp.buffers[b.result];
-  for (const BufferRecord* r : {&lhs, &rhs, &out})
-    if (r->type == PrimitiveType::kTuple) return;
-  if (s.family == OpFamily::kDot) {
-    if (Result<DotPlan> plan = PlanDot(DotDims(s), lhs, rhs, out); plan.ok())
-      s.plan = std::make_unique<const KernelPlan>(std::move(*plan));
-  } else {
-    if (Result<ConvPlan> plan = PlanConvolution(DimsOf<ConvolutionDimensionNumbers>(s), lhs, rhs, out); plan.ok())
-      s.plan = std::make_unique<const KernelPlan>(std::move(*plan));
+  for (const uint32_t i : b.operands)
+    if (comp.buffers[i].type == PrimitiveType::kTuple) return;
+  const BufferRecord& out = comp.buffers[b.result];
+  if (out.type == PrimitiveType::kTuple) return;
+  const size_t operands = b.operands.size();
+  auto keep = [&s](auto plan) {
+    if (plan.ok()) s.plan = std::make_unique<const KernelPlan>(std::move(*plan));
+  };
+  const OpFamily f = s.family;
+  if (f == OpFamily::kBroadcast || f == OpFamily::kTranspose || f == OpFamily::kSlice || f == OpFamily::kReverse) {
+    if (operands == 1) keep(PlanCopy(s, comp.buffers[b.operands[0]], nullptr, out));
+  } else if (f == OpFamily::kPad) {
+    if (operands == 2) keep(PlanCopy(s, comp.buffers[b.operands[0]], &comp.buffers[b.operands[1]], out));
+  } else if (f == OpFamily::kReshape) {
+    // A bitcast between layouts permutes through a buffer of its own at the run (KernelBitcast).
+    const bool layouts = b.opcode == Opcode::kBitcast && IntList(s, AttrId::kBitcastLayouts);
+    if (operands == 1 && !layouts) keep(PlanReshape(comp.buffers[b.operands[0]], out));
+  } else if (f == OpFamily::kIota) {
+    if (operands == 0) keep(PlanIota(s, out));
+  } else if (f == OpFamily::kConcatenate) {
+    std::vector<const BufferRecord*> ins;
+    for (const uint32_t i : b.operands) ins.push_back(&comp.buffers[i]);
+    keep(PlanConcatenate(s, ins, out));
+  } else if (f == OpFamily::kDot) {
+    if (operands == 2) keep(PlanDot(DotDims(s), comp.buffers[b.operands[0]], comp.buffers[b.operands[1]], out));
+  } else if (f == OpFamily::kConvolution) {
+    if (operands == 2)
+      keep(PlanConvolution(DimsOf<ConvolutionDimensionNumbers>(s), comp.buffers[b.operands[0]],
+                           comp.buffers[b.operands[1]], out));
   }
 }
 
