@@ -221,6 +221,35 @@ TEST_CASE("kernel plans: concatenate, iota and reshape are planned at load") {
   }
 }
 
+TEST_CASE("kernel plans: a gather is strides over the result's index") {
+  SUBCASE("rows of a table by s32 indices: an embedding lookup") {
+    Lowered l = LowerFirst(
+        "  t = f32[10,4] parameter(0)\n  i = s32[3] parameter(1)\n"
+        "  ROOT g = f32[3,4] gather(t, i), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, "
+        "index_vector_dim=1, slice_sizes={1,4}\n",
+        Opcode::kGather);
+    REQUIRE(l.step.plan);
+    const GatherPlan& plan = std::get<GatherPlan>(*l.step.plan);
+    CHECK(plan.src_stride == std::vector<int64_t>{0, 1});    // the slice's column
+    CHECK(plan.index_stride == std::vector<int64_t>{1, 0});  // the index of the row
+    CHECK(plan.start_stride == std::vector<int64_t>{4});
+    CHECK(plan.start_limit == std::vector<int64_t>{9});  // starts clamp to [0, 10 - 1]
+    CHECK(plan.index_vector_stride == 0);
+  }
+  SUBCASE("batching dimensions fold into the source strides") {
+    Lowered l = LowerFirst(
+        "  t = f32[2,5,3] parameter(0)\n  i = s64[2,4,1] parameter(1)\n"
+        "  ROOT g = f32[2,4,3] gather(t, i), offset_dims={2}, collapsed_slice_dims={1}, start_index_map={1}, "
+        "operand_batching_dims={0}, start_indices_batching_dims={0}, index_vector_dim=2, slice_sizes={1,1,3}\n",
+        Opcode::kGather);
+    REQUIRE(l.step.plan);
+    const GatherPlan& plan = std::get<GatherPlan>(*l.step.plan);
+    CHECK(plan.src_stride == std::vector<int64_t>{15, 0, 1});
+    CHECK(plan.index_stride == std::vector<int64_t>{4, 1, 0});
+    CHECK(plan.start_stride == std::vector<int64_t>{3});
+  }
+}
+
 TEST_CASE("kernel plans: a copy whose records do not match its attributes is refused as the run refuses it") {
   Lowered l = LowerFirst("  x = f32[2,3] parameter(0)\n  ROOT t = f32[3,2] transpose(x), dimensions={1,0}\n",
                          Opcode::kTranspose);

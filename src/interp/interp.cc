@@ -268,7 +268,12 @@ class Machine : public ControlFlow, private StepMachine {
       case OpFamily::kDot:
         if (s.plan) return RunDot(std::get<DotPlan>(*s.plan), in[0], in[1], out);
         return KernelDot(DotDims(s), in[0], in[1], out);
-      case OpFamily::kGather: return KernelGather(s, in[0], in[1], out);
+      case OpFamily::kGather:
+        if (const auto* gather = s.plan ? std::get_if<GatherPlan>(s.plan.get()) : nullptr) {
+          RunGather(*gather, in[0], in[1], out);
+          return OkStatus();
+        }
+        return KernelGather(s, in[0], in[1], out);
       case OpFamily::kConvolution:
         if (s.plan) return RunConvolution(std::get<ConvPlan>(*s.plan), in[0], in[1], out);
         return KernelConvolution(s, in[0], in[1], out);

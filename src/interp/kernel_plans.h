@@ -78,6 +78,18 @@ struct ReshapePlan {
   int64_t bytes = 0;
 };
 
+/// A gather (kernels_gather_conv.cc) as strides over the result's index: result element o reads
+/// the operand at sum(o[d] * src_stride[d]) plus, for each entry k of the index vector, its
+/// clamped start times start_stride[k]; the index vector of o starts at sum(o[d] *
+/// index_stride[d]) in the indices, its entries index_vector_stride apart. Batching dimensions
+/// fold into src_stride (their start is the result's own index).
+struct GatherPlan {
+  std::vector<int64_t> out_dims, src_stride, index_stride;
+  std::vector<int64_t> start_stride, start_limit;  // per index vector entry; the start is clamped to [0, limit]
+  int64_t index_vector_stride = 0;
+  int element_bytes = 0;
+};
+
 /// Checks a broadcast, transpose, slice, reverse or pad step against its records (the pad value
 /// too, for pad) and plans its copy; the error is the one the kernel gives for the same records.
 Result<CopyPlan> PlanCopy(const Step& step, const BufferRecord& in, const BufferRecord* pad_value,
@@ -91,6 +103,12 @@ void RunConcatenate(const ConcatPlan& plan, const Buf* ins, const Buf& out);
 Result<IotaPlan> PlanIota(const Step& step, const BufferRecord& out);
 void RunIota(const IotaPlan& plan, const Buf& out);
 Result<ReshapePlan> PlanReshape(const BufferRecord& in, const BufferRecord& out);
+/// A gather's checks (those KernelGather makes, with its messages) and its strides; refused
+/// too, to run on KernelGather's general path, when start_index_map repeats an operand dimension
+/// or names a batching one (there a later start overrides an earlier one).
+Result<GatherPlan> PlanGather(const Step& step, const BufferRecord& operand, const BufferRecord& indices,
+                              const BufferRecord& out);
+void RunGather(const GatherPlan& plan, const Buf& operand, const Buf& indices, const Buf& out);
 void RunReshape(const ReshapePlan& plan, const Buf& in, const Buf& out);
 
 /// A dot as [batch, m, k] x [batch, k, n] -> [batch, m, n] (kernels_dot.cc): the permutations that
@@ -140,7 +158,7 @@ struct ConvPlan {
 };
 
 /// What LowerBundle keeps on a step (Step::plan).
-using KernelPlan = std::variant<DotPlan, ConvPlan, CopyPlan, ConcatPlan, IotaPlan, ReshapePlan>;
+using KernelPlan = std::variant<DotPlan, ConvPlan, CopyPlan, ConcatPlan, IotaPlan, ReshapePlan, GatherPlan>;
 
 Result<ConvPlan> PlanConvolution(const ConvolutionDimensionNumbers& dims, const BufferRecord& lhs,
                                  const BufferRecord& rhs, const BufferRecord& out);

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // gather and convolution, written as XLA's HloEvaluator defines them (shared/reference
 // HLO_SEMANTICS.md): plain index arithmetic per output element, computing in the result's
-// compute domain. Reference kernels: clear rather than fast. PlanConvolution checks a
+// compute domain. Reference kernels: clear rather than fast. PlanGather checks a gather once, at
+// load, into strides over the result's index (RunGather copies rows with them). PlanConvolution checks a
 // convolution once, at load, and finds the fast kernels its shape fits (kernel_plans.h);
 // RunConvolution runs the first that takes the values, this reference loop when none does.
 #include <algorithm>
@@ -10,6 +11,7 @@
 #include "interp/element_traits.h"
 #include "interp/kernel_plans.h"
 #include "interp/kernels.h"
+#include "support/parallel.h"
 #include "types/hlo_attrs.h"
 
 namespace nhlo {
@@ -19,25 +21,29 @@ bool Contains(DimIndexList v, int64_t x) { return std::find(v.begin(), v.end(), 
 
 }  // namespace
 
-Status KernelGather(const Step& b, const Buf& operand, const Buf& indices, const Buf& out) {
-  const GatherDimensionNumbers& dims = DimsOf<GatherDimensionNumbers>(b);
+namespace {
+
+// A gather's checks against its records; window_dims gets the operand dimensions the offset
+// indices walk, in order.
+Status CheckGather(const GatherDimensionNumbers& dims, const BufferRecord& operand, const BufferRecord& indices,
+                   const BufferRecord& out, std::vector<int64_t>& window_dims) {
   const DimIndexList* offset_dims = &dims.offset_dims;
   const DimIndexList* collapsed = &dims.collapsed_slice_dims;
   const DimIndexList* start_index_map = &dims.start_index_map;
   const DimIndexList* slice_sizes = &dims.slice_sizes;
   const DimIndexList operand_batching = dims.operand_batching_dims;
   const DimIndexList indices_batching = dims.start_indices_batching_dims;
-  if (!IsInteger(indices.type()) || operand.type() != out.type() || slice_sizes->size() != operand.rank())
+  if (!IsInteger(indices.type) || operand.type != out.type || slice_sizes->size() != operand.dims.size())
     return Status::Error("bundle 'gather' does not match its operands");
   int64_t ivd = dims.index_vector_dim;
-  const std::vector<int64_t>& idims = Dims(indices);
+  const std::vector<int64_t>& idims = indices.dims;
   if (ivd < 0 || ivd > static_cast<int64_t>(idims.size()))
     return Status::Error("gather index_vector_dim is out of range");
   int64_t index_len = ivd == static_cast<int64_t>(idims.size()) ? 1 : idims[ivd];
   if (static_cast<int64_t>(start_index_map->size()) != index_len)
     return Status::Error("gather start_index_map does not match the index vector");
   for (int64_t d : *start_index_map)
-    if (d < 0 || d >= static_cast<int64_t>(operand.rank()))
+    if (d < 0 || d >= static_cast<int64_t>(operand.dims.size()))
       return Status::Error("gather start_index_map is out of range");
   // Batching dimensions (StableHLO's gather): operand dimension operand_batching[i] is indexed
   // by the batch index of indices dimension indices_batching[i], like a collapsed dimension
@@ -47,39 +53,63 @@ Status KernelGather(const Step& b, const Buf& operand, const Buf& indices, const
                          std::to_string(indices_batching.size()) + " start indices batching dimensions");
   for (size_t i = 0; i < operand_batching.size(); ++i) {
     int64_t od = operand_batching[i], id = indices_batching[i];
-    if (od < 0 || od >= static_cast<int64_t>(operand.rank()) || id < 0 || id >= static_cast<int64_t>(idims.size()) ||
-        id == ivd || Dims(operand)[od] != idims[id] || (*slice_sizes)[od] > 1 || Contains(*collapsed, od))
+    if (od < 0 || od >= static_cast<int64_t>(operand.dims.size()) || id < 0 ||
+        id >= static_cast<int64_t>(idims.size()) || id == ivd || operand.dims[od] != idims[id] ||
+        (*slice_sizes)[od] > 1 || Contains(*collapsed, od))
       return Status::Error("gather batching dimensions do not match the operand and the indices");
   }
   // Operand dimensions the offset indices walk, in order.
-  std::vector<int64_t> window_dims;
-  for (size_t d = 0; d < operand.rank(); ++d)
+  window_dims.clear();
+  for (size_t d = 0; d < operand.dims.size(); ++d)
     if (!Contains(*collapsed, static_cast<int64_t>(d)) && !Contains(operand_batching, static_cast<int64_t>(d)))
       window_dims.push_back(static_cast<int64_t>(d));
   if (window_dims.size() != offset_dims->size() ||
-      out.rank() != offset_dims->size() + idims.size() - (ivd < static_cast<int64_t>(idims.size()) ? 1 : 0))
+      out.dims.size() != offset_dims->size() + idims.size() - (ivd < static_cast<int64_t>(idims.size()) ? 1 : 0))
     return Status::Error("gather result rank does not match its dimension numbers");
   for (size_t k = 0; k < window_dims.size(); ++k)
-    if ((*offset_dims)[k] < 0 || (*offset_dims)[k] >= static_cast<int64_t>(out.rank()) ||
-        Dims(out)[(*offset_dims)[k]] != (*slice_sizes)[window_dims[k]])
+    if ((*offset_dims)[k] < 0 || (*offset_dims)[k] >= static_cast<int64_t>(out.dims.size()) ||
+        out.dims[(*offset_dims)[k]] != (*slice_sizes)[window_dims[k]])
       return Status::Error("gather offset dimensions do not match the slice sizes");
-  for (size_t d = 0; d < operand.rank(); ++d)
-    if ((*slice_sizes)[d] < 0 || (*slice_sizes)[d] > Dims(operand)[d])
+  for (size_t d = 0; d < operand.dims.size(); ++d)
+    if ((*slice_sizes)[d] < 0 || (*slice_sizes)[d] > operand.dims[d])
       return Status::Error("gather slice size is larger than the operand");
   // Batch dimensions of the result: the index dimensions other than index_vector_dim, in order.
-  for (size_t d = 0, bi = 0; d < out.rank(); ++d) {
+  for (size_t d = 0, bi = 0; d < out.dims.size(); ++d) {
     if (Contains(*offset_dims, static_cast<int64_t>(d))) continue;
     if (static_cast<int64_t>(bi) == ivd) ++bi;
-    if (bi >= idims.size() || Dims(out)[d] != idims[bi++])
+    if (bi >= idims.size() || out.dims[d] != idims[bi++])
       return Status::Error("gather result batch dimensions do not match the indices");
   }
   // A collapsed dimension with slice size 0 (the verifier allows 0 or 1, as XLA does) gives every
   // result element an empty slice to read from: there is no value to gather.
-  if (out.count() > 0)
+  if (out.ElementCount() > 0)
     for (int64_t d : *collapsed)
-      if (d >= 0 && d < static_cast<int64_t>(operand.rank()) && (*slice_sizes)[d] == 0)
+      if (d >= 0 && d < static_cast<int64_t>(operand.dims.size()) && (*slice_sizes)[d] == 0)
         return Status::Error("gather collapses dimension " + std::to_string(d) +
                              " with slice size 0, so its result elements have nothing to read");
+  return OkStatus();
+}
+
+}  // namespace
+
+Status KernelGather(const Step& b, const Buf& operand, const Buf& indices, const Buf& out) {
+  const GatherDimensionNumbers& dims = DimsOf<GatherDimensionNumbers>(b);
+  std::vector<int64_t> window_dims;
+  NHLO_TRY(CheckGather(dims, *operand.rec, *indices.rec, *out.rec, window_dims));
+  if (Result<GatherPlan> plan = PlanGather(b, *operand.rec, *indices.rec, *out.rec); plan.ok()) {
+    RunGather(*plan, operand, indices, out);
+    return OkStatus();
+  }
+  // A start_index_map that repeats a dimension or names a batching one: a later start
+  // overrides an earlier one, element by element as the evaluator does.
+  const DimIndexList* offset_dims = &dims.offset_dims;
+  const DimIndexList* start_index_map = &dims.start_index_map;
+  const DimIndexList* slice_sizes = &dims.slice_sizes;
+  const DimIndexList operand_batching = dims.operand_batching_dims;
+  const DimIndexList indices_batching = dims.start_indices_batching_dims;
+  const int64_t ivd = dims.index_vector_dim;
+  const std::vector<int64_t>& idims = Dims(indices);
+  const int64_t index_len = ivd == static_cast<int64_t>(idims.size()) ? 1 : idims[ivd];
   std::vector<int64_t> op_strides = RowMajorStrides(Dims(operand));
   std::vector<int64_t> idx_strides = RowMajorStrides(idims);
   int size = HostByteSize(out.type()), isize = HostByteSize(indices.type());
@@ -109,6 +139,156 @@ Status KernelGather(const Step& b, const Buf& operand, const Buf& indices, const
     std::memcpy(out.data + linear * size, operand.data + src * size, size);
   });
   return OkStatus();
+}
+
+Result<GatherPlan> PlanGather(const Step& step, const BufferRecord& operand, const BufferRecord& indices,
+                              const BufferRecord& out) {
+  const GatherDimensionNumbers& dims = DimsOf<GatherDimensionNumbers>(step);
+  std::vector<int64_t> window_dims;
+  NHLO_TRY(CheckGather(dims, operand, indices, out, window_dims));
+  const size_t rank = operand.dims.size(), out_rank = out.dims.size(), index_rank = indices.dims.size();
+  std::vector<bool> started(rank, false);
+  for (int64_t d : dims.start_index_map) {
+    if (started[d]) return Status::Error("gather start_index_map repeats an operand dimension");
+    started[d] = true;
+  }
+  for (int64_t d : dims.operand_batching_dims)
+    if (started[d]) return Status::Error("gather start_index_map names a batching dimension");
+  const std::vector<int64_t> op_strides = RowMajorStrides(operand.dims), idx_strides = RowMajorStrides(indices.dims);
+  const int64_t ivd = dims.index_vector_dim;
+  GatherPlan plan;
+  plan.out_dims = out.dims;
+  plan.src_stride.assign(out_rank, 0);
+  plan.index_stride.assign(out_rank, 0);
+  std::vector<bool> offset(out_rank, false);
+  for (size_t k = 0; k < window_dims.size(); ++k) {
+    plan.src_stride[dims.offset_dims[k]] += op_strides[window_dims[k]];
+    offset[dims.offset_dims[k]] = true;
+  }
+  // The result's batch dimensions, in order, are the index dimensions other than index_vector_dim.
+  std::vector<int64_t> out_of_index(index_rank, -1);
+  for (size_t d = 0, bi = 0; d < out_rank; ++d) {
+    if (offset[d]) continue;
+    if (static_cast<int64_t>(bi) == ivd) ++bi;
+    plan.index_stride[d] = idx_strides[bi];
+    out_of_index[bi++] = static_cast<int64_t>(d);
+  }
+  for (size_t i = 0; i < dims.operand_batching_dims.size(); ++i)
+    plan.src_stride[out_of_index[dims.start_indices_batching_dims[i]]] += op_strides[dims.operand_batching_dims[i]];
+  plan.index_vector_stride = ivd < static_cast<int64_t>(index_rank) ? idx_strides[ivd] : 0;
+  for (int64_t od : dims.start_index_map) {
+    plan.start_stride.push_back(op_strides[od]);
+    plan.start_limit.push_back(operand.dims[od] - dims.slice_sizes[od]);
+  }
+  plan.element_bytes = HostByteSize(out.type);
+  return plan;
+}
+
+namespace {
+
+struct Bytes16 {  // a c128 element
+  uint8_t bytes[16];
+};
+
+inline int64_t LoadGatherIndex(PrimitiveType t, const uint8_t* p) {
+  if (t == PrimitiveType::kS32) {
+    int32_t v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+  }
+  if (t == PrimitiveType::kS64) {
+    int64_t v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+  }
+  return LoadIndex(t, p);
+}
+
+// One row of the result (its last dimension, n elements of U) from the operand.
+template <typename U>
+void GatherRow(const GatherPlan& plan, const Buf& operand, const Buf& indices, int64_t src, int64_t index_pos, U* dst,
+               int64_t n) {
+  const U* from = reinterpret_cast<const U*>(operand.data);
+  const int64_t isize = HostByteSize(indices.type());
+  const size_t entries = plan.start_stride.size();
+  auto start_of = [&](int64_t pos) {
+    int64_t at = 0;
+    for (size_t k = 0; k < entries; ++k) {
+      const int64_t v = LoadGatherIndex(indices.type(), indices.data + (pos + k * plan.index_vector_stride) * isize);
+      at += std::clamp<int64_t>(v, 0, plan.start_limit[k]) * plan.start_stride[k];  // XLA clamps
+    }
+    return at;
+  };
+  const int64_t src_step = plan.src_stride.back(), index_step = plan.index_stride.back();
+  if (index_step == 0) {  // an offset dimension: one start for the whole row
+    const U* row = from + src + start_of(index_pos);
+    for (int64_t j = 0; j < n; ++j) dst[j] = row[j * src_step];
+    return;
+  }
+  if (entries == 1 && (indices.type() == PrimitiveType::kS32 || indices.type() == PrimitiveType::kS64)) {
+    // One start per element from s32 or s64 indices (an embedding lookup, a take): a tight loop.
+    const int64_t limit = plan.start_limit[0], stride = plan.start_stride[0];
+    auto take = [&](auto index_type) {
+      using I = decltype(index_type);
+      const I* idx = reinterpret_cast<const I*>(indices.data) + index_pos;
+      for (int64_t j = 0; j < n; ++j)
+        dst[j] = from[src + j * src_step + std::clamp<int64_t>(idx[j * index_step], 0, limit) * stride];
+    };
+    if (indices.type() == PrimitiveType::kS32)
+      take(int32_t{});
+    else
+      take(int64_t{});
+    return;
+  }
+  for (int64_t j = 0; j < n; ++j) dst[j] = from[src + j * src_step + start_of(index_pos + j * index_step)];
+}
+
+}  // namespace
+
+void RunGather(const GatherPlan& plan, const Buf& operand, const Buf& indices, const Buf& out) {
+  const int64_t total = out.count();
+  if (total <= 0) return;
+  const size_t rank = plan.out_dims.size();
+  const int64_t n = rank == 0 ? 1 : plan.out_dims.back();
+  const int64_t rows = total / n;
+  GatherPlan scalar;  // a rank-0 result: one row of one element
+  const GatherPlan& p = rank == 0 ? scalar : plan;
+  if (rank == 0) {
+    scalar = plan;
+    scalar.out_dims = {1};
+    scalar.src_stride = {0};
+    scalar.index_stride = {0};
+  }
+  const size_t outer = p.out_dims.size() - 1;
+  ParallelFor(rows, std::max<int64_t>(1, 65536 / n), [&](int64_t begin, int64_t end) {
+    // The outer index of row `begin`, and the source and index positions it gives.
+    std::vector<int64_t> index(outer, 0);
+    int64_t src = 0, pos = 0, rest = begin;
+    for (size_t d = outer; d-- > 0;) {
+      index[d] = rest % p.out_dims[d];
+      rest /= p.out_dims[d];
+      src += index[d] * p.src_stride[d];
+      pos += index[d] * p.index_stride[d];
+    }
+    for (int64_t r = begin; r < end; ++r) {
+      uint8_t* dst = out.data + r * n * p.element_bytes;
+      switch (p.element_bytes) {
+        case 1: GatherRow(p, operand, indices, src, pos, reinterpret_cast<uint8_t*>(dst), n); break;
+        case 2: GatherRow(p, operand, indices, src, pos, reinterpret_cast<uint16_t*>(dst), n); break;
+        case 4: GatherRow(p, operand, indices, src, pos, reinterpret_cast<uint32_t*>(dst), n); break;
+        case 8: GatherRow(p, operand, indices, src, pos, reinterpret_cast<uint64_t*>(dst), n); break;
+        default: GatherRow(p, operand, indices, src, pos, reinterpret_cast<Bytes16*>(dst), n); break;
+      }
+      for (size_t d = outer; d-- > 0;) {
+        src += p.src_stride[d];
+        pos += p.index_stride[d];
+        if (++index[d] < p.out_dims[d]) break;
+        src -= p.src_stride[d] * p.out_dims[d];
+        pos -= p.index_stride[d] * p.out_dims[d];
+        index[d] = 0;
+      }
+    }
+  });
 }
 
 Result<ConvPlan> PlanConvolution(const ConvolutionDimensionNumbers& dims, const BufferRecord& lhs,
