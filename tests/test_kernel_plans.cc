@@ -250,6 +250,30 @@ TEST_CASE("kernel plans: a gather is strides over the result's index") {
   }
 }
 
+TEST_CASE("kernel plans: dynamic slices keep only their starts for the run") {
+  Lowered l = LowerFirst(
+      "  x = f32[8,6] parameter(0)\n  i = s32[] parameter(1)\n  j = s32[] parameter(2)\n"
+      "  ROOT d = f32[3,6] dynamic-slice(x, i, j), dynamic_slice_sizes={3,6}\n",
+      Opcode::kDynamicSlice);
+  REQUIRE(l.step.plan);
+  const DynamicSlicePlan& plan = std::get<DynamicSlicePlan>(*l.step.plan);
+  CHECK(!plan.update);
+  CHECK(!plan.vector_starts);
+  CHECK(plan.limit == std::vector<int64_t>{5, 0});  // starts clamp to [0, 8 - 3] and [0, 0]
+  CHECK(plan.stride == std::vector<int64_t>{6, 1});
+  CHECK(plan.copy.walk.dims == std::vector<int64_t>{18});  // whole rows: one run
+  Lowered u = LowerFirst(
+      "  x = f32[8,6] parameter(0)\n  v = f32[2,2] parameter(1)\n  i = s32[] parameter(2)\n"
+      "  ROOT d = f32[8,6] dynamic-update-slice(x, v, i, i)\n",
+      Opcode::kDynamicUpdateSlice);
+  REQUIRE(u.step.plan);
+  const DynamicSlicePlan& update = std::get<DynamicSlicePlan>(*u.step.plan);
+  CHECK(update.update);
+  CHECK(update.first_index == 2);
+  CHECK(update.limit == std::vector<int64_t>{6, 4});
+  CHECK(update.copy.walk.dst == std::vector<int64_t>{6, 1});
+}
+
 TEST_CASE("kernel plans: a copy whose records do not match its attributes is refused as the run refuses it") {
   Lowered l = LowerFirst("  x = f32[2,3] parameter(0)\n  ROOT t = f32[3,2] transpose(x), dimensions={1,0}\n",
                          Opcode::kTranspose);

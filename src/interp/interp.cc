@@ -263,8 +263,14 @@ class Machine : public ControlFlow, private StepMachine {
         return KernelConcatenate(s, std::vector<Buf>(in.begin(), in.end()), out);
       case OpFamily::kPad: return copy ? RunCopy(*copy, in[0], &in[1], out) : KernelPad(s, in[0], in[1], out);
       case OpFamily::kReverse: return copy ? RunCopy(*copy, in[0], nullptr, out) : KernelReverse(s, in[0], out);
-      case OpFamily::kDynamicSlice: return KernelDynamicSlice(std::vector<Buf>(in.begin(), in.end()), out);
-      case OpFamily::kDynamicUpdateSlice: return KernelDynamicUpdateSlice(std::vector<Buf>(in.begin(), in.end()), out);
+      case OpFamily::kDynamicSlice:
+      case OpFamily::kDynamicUpdateSlice:
+        if (const auto* slice = s.plan ? std::get_if<DynamicSlicePlan>(s.plan.get()) : nullptr) {
+          RunDynamicSlice(*slice, in.data(), out);
+          return OkStatus();
+        }
+        if (s.family == OpFamily::kDynamicSlice) return KernelDynamicSlice(std::vector<Buf>(in.begin(), in.end()), out);
+        return KernelDynamicUpdateSlice(std::vector<Buf>(in.begin(), in.end()), out);
       case OpFamily::kDot:
         if (s.plan) return RunDot(std::get<DotPlan>(*s.plan), in[0], in[1], out);
         return KernelDot(DotDims(s), in[0], in[1], out);

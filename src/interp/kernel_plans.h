@@ -90,6 +90,18 @@ struct GatherPlan {
   int element_bytes = 0;
 };
 
+/// A dynamic-slice, or a dynamic-update-slice (`update`), checked against its records: the copy
+/// from the operand (from the update) with its start left to the run, which reads the start
+/// indices (one rank-1 operand, or one scalar per dimension from operand `first_index` on),
+/// clamps start d to [0, limit[d]] and offsets the walk by sum(start[d] * stride[d]).
+struct DynamicSlicePlan {
+  CopyPlan copy;
+  std::vector<int64_t> stride, limit;
+  size_t first_index = 1;
+  bool vector_starts = false;
+  bool update = false;
+};
+
 /// Checks a broadcast, transpose, slice, reverse or pad step against its records (the pad value
 /// too, for pad) and plans its copy; the error is the one the kernel gives for the same records.
 Result<CopyPlan> PlanCopy(const Step& step, const BufferRecord& in, const BufferRecord* pad_value,
@@ -109,6 +121,10 @@ Result<ReshapePlan> PlanReshape(const BufferRecord& in, const BufferRecord& out)
 Result<GatherPlan> PlanGather(const Step& step, const BufferRecord& operand, const BufferRecord& indices,
                               const BufferRecord& out);
 void RunGather(const GatherPlan& plan, const Buf& operand, const Buf& indices, const Buf& out);
+/// The checks of KernelDynamicSlice / KernelDynamicUpdateSlice on the records, and the copy.
+Result<DynamicSlicePlan> PlanDynamicSlice(bool update, const std::vector<const BufferRecord*>& ops,
+                                          const BufferRecord& out);
+void RunDynamicSlice(const DynamicSlicePlan& plan, const Buf* ops, const Buf& out);
 void RunReshape(const ReshapePlan& plan, const Buf& in, const Buf& out);
 
 /// A dot as [batch, m, k] x [batch, k, n] -> [batch, m, n] (kernels_dot.cc): the permutations that
@@ -158,7 +174,8 @@ struct ConvPlan {
 };
 
 /// What LowerBundle keeps on a step (Step::plan).
-using KernelPlan = std::variant<DotPlan, ConvPlan, CopyPlan, ConcatPlan, IotaPlan, ReshapePlan, GatherPlan>;
+using KernelPlan =
+    std::variant<DotPlan, ConvPlan, CopyPlan, ConcatPlan, IotaPlan, ReshapePlan, GatherPlan, DynamicSlicePlan>;
 
 Result<ConvPlan> PlanConvolution(const ConvolutionDimensionNumbers& dims, const BufferRecord& lhs,
                                  const BufferRecord& rhs, const BufferRecord& out);

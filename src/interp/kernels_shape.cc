@@ -528,72 +528,85 @@ Status KernelReverse(const Step& bundle, const Buf& in, const Buf& out) {
   return RunCopy(plan, in, nullptr, out);
 }
 
+Result<DynamicSlicePlan> PlanDynamicSlice(bool update, const std::vector<const BufferRecord*>& ops,
+                                          const BufferRecord& out) {
+  DynamicSlicePlan plan;
+  plan.update = update;
+  plan.first_index = update ? 2 : 1;
+  if (ops.size() < plan.first_index + 1)
+    return Status::Error(update ? "dynamic-update-slice needs an operand, an update and start indices"
+                                : "dynamic-slice needs an operand and start indices");
+  const BufferRecord& in = *ops[0];
+  const size_t rank = in.dims.size();
+  if (update) {
+    const BufferRecord& upd = *ops[1];
+    if (in.type != out.type || upd.type != out.type || in.dims != out.dims || upd.dims.size() != rank)
+      return Status::Error("bundle 'dynamic-update-slice' does not match its operands");
+  } else if (in.type != out.type || rank != out.dims.size()) {
+    return Status::Error("bundle 'dynamic-slice' does not match its operand");
+  }
+  // Start indices: one scalar operand per dimension (or one vector), clamped at the run so the
+  // slice stays inside the operand, as XLA does.
+  size_t starts = 0;
+  plan.vector_starts = ops.size() == plan.first_index + 1 && ops[plan.first_index]->dims.size() == 1;
+  if (plan.vector_starts) {
+    starts = static_cast<size_t>(ops[plan.first_index]->ElementCount());
+  } else {
+    for (size_t i = plan.first_index; i < ops.size(); ++i)
+      if (ops[i]->ElementCount() != 1 || !IsInteger(ops[i]->type))
+        return Status::Error("start indices must be integer scalars");
+    starts = ops.size() - plan.first_index;
+  }
+  const std::vector<int64_t>& sizes = update ? ops[1]->dims : out.dims;
+  if (starts != rank || sizes.size() != rank)
+    return Status::Error("wrong number of start indices for an operand of rank " + std::to_string(rank));
+  for (size_t d = 0; d < rank; ++d) {
+    if (sizes[d] < 0 || sizes[d] > in.dims[d]) return Status::Error("slice size is larger than the operand");
+    plan.limit.push_back(in.dims[d] - sizes[d]);
+  }
+  plan.stride = RowMajorStrides(in.dims);
+  const std::vector<int64_t> size_strides = RowMajorStrides(sizes);
+  Walk w;
+  for (size_t d = 0; d < rank; ++d)
+    w.Add(sizes[d], update ? size_strides[d] : plan.stride[d], update ? plan.stride[d] : size_strides[d]);
+  plan.copy = PlanWalk(std::move(w), 0, 0, HostByteSize(out.type));
+  return plan;
+}
+
+void RunDynamicSlice(const DynamicSlicePlan& plan, const Buf* ops, const Buf& out) {
+  const int size = plan.copy.element_bytes;
+  int64_t base = 0;
+  for (size_t d = 0; d < plan.limit.size(); ++d) {
+    const Buf& index = plan.vector_starts ? ops[plan.first_index] : ops[plan.first_index + d];
+    const uint8_t* at = index.data + (plan.vector_starts ? d * HostByteSize(index.type()) : 0);
+    base += std::clamp<int64_t>(LoadIndex(index.type(), at), 0, plan.limit[d]) * plan.stride[d];
+  }
+  if (!plan.update) {
+    RunPlannedWalk(plan.copy, ops[0].data + base * size, out.data);
+    return;
+  }
+  if (out.data != ops[0].data) std::memmove(out.data, ops[0].data, static_cast<size_t>(out.count()) * size);
+  RunPlannedWalk(plan.copy, ops[1].data, out.data + base * size);
+}
+
 namespace {
 
-// Start indices of dynamic-slice / dynamic-update-slice: one scalar operand per dimension (or
-// one vector), clamped so the slice stays inside the operand, as XLA does.
-Result<std::vector<int64_t>> StartIndices(const std::vector<Buf>& ops, size_t first, const Buf& operand,
-                                          const std::vector<int64_t>& sizes) {
-  std::vector<int64_t> starts;
-  if (ops.size() == first + 1 && ops[first].rank() == 1) {
-    const Buf& v = ops[first];
-    for (int64_t i = 0; i < v.count(); ++i) starts.push_back(LoadIndex(v.type(), v.data + i * HostByteSize(v.type())));
-  } else {
-    for (size_t i = first; i < ops.size(); ++i) {
-      if (ops[i].count() != 1 || !IsInteger(ops[i].type()))
-        return Status::Error("start indices must be integer scalars");
-      starts.push_back(LoadIndex(ops[i].type(), ops[i].data));
-    }
-  }
-  if (starts.size() != operand.rank() || sizes.size() != operand.rank())
-    return Status::Error("wrong number of start indices for an operand of rank " + std::to_string(operand.rank()));
-  for (size_t d = 0; d < starts.size(); ++d) {
-    if (sizes[d] < 0 || sizes[d] > Dims(operand)[d]) return Status::Error("slice size is larger than the operand");
-    starts[d] = std::min(std::max<int64_t>(starts[d], 0), Dims(operand)[d] - sizes[d]);
-  }
-  return starts;
+Status RunDynamicSliceKernel(bool update, const std::vector<Buf>& ops, const Buf& out) {
+  std::vector<const BufferRecord*> records;
+  for (const Buf& b : ops) records.push_back(b.rec);
+  NHLO_ASSIGN_OR_RETURN(DynamicSlicePlan plan, PlanDynamicSlice(update, records, *out.rec));
+  RunDynamicSlice(plan, ops.data(), out);
+  return OkStatus();
 }
 
 }  // namespace
 
 Status KernelDynamicSlice(const std::vector<Buf>& ops, const Buf& out) {
-  if (ops.size() < 2) return Status::Error("dynamic-slice needs an operand and start indices");
-  const Buf& in = ops[0];
-  if (in.type() != out.type() || in.rank() != out.rank())
-    return Status::Error("bundle 'dynamic-slice' does not match its operand");
-  NHLO_ASSIGN_OR_RETURN(std::vector<int64_t> starts, StartIndices(ops, 1, in, Dims(out)));
-  int size = HostByteSize(out.type());
-  if (out.count() <= 0) return OkStatus();
-  std::vector<int64_t> strides = RowMajorStrides(Dims(in)), out_strides = RowMajorStrides(Dims(out));
-  Walk w;
-  int64_t base = 0;
-  for (size_t d = 0; d < in.rank(); ++d) {
-    base += starts[d] * strides[d];
-    w.Add(Dims(out)[d], strides[d], out_strides[d]);
-  }
-  RunWalk(std::move(w), in.data, base, out.data, 0, size);
-  return OkStatus();
+  return RunDynamicSliceKernel(false, ops, out);
 }
 
 Status KernelDynamicUpdateSlice(const std::vector<Buf>& ops, const Buf& out) {
-  if (ops.size() < 3) return Status::Error("dynamic-update-slice needs an operand, an update and start indices");
-  const Buf& in = ops[0];
-  const Buf& update = ops[1];
-  if (in.type() != out.type() || update.type() != out.type() || Dims(in) != Dims(out) || update.rank() != in.rank())
-    return Status::Error("bundle 'dynamic-update-slice' does not match its operands");
-  NHLO_ASSIGN_OR_RETURN(std::vector<int64_t> starts, StartIndices(ops, 2, in, Dims(update)));
-  int size = HostByteSize(out.type());
-  if (out.data != in.data) std::memmove(out.data, in.data, static_cast<size_t>(out.count()) * size);
-  if (update.count() <= 0) return OkStatus();
-  std::vector<int64_t> strides = RowMajorStrides(Dims(out)), update_strides = RowMajorStrides(Dims(update));
-  Walk w;
-  int64_t base = 0;
-  for (size_t d = 0; d < out.rank(); ++d) {
-    base += starts[d] * strides[d];
-    w.Add(Dims(update)[d], update_strides[d], strides[d]);
-  }
-  RunWalk(std::move(w), update.data, 0, out.data, base, size);
-  return OkStatus();
+  return RunDynamicSliceKernel(true, ops, out);
 }
 
 }  // namespace nhlo

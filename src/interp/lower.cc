@@ -310,6 +310,10 @@ void LowerKernelPlan(const ComputationRecord& comp, Step& s) {
     std::vector<const BufferRecord*> ins;
     for (const uint32_t i : b.operands) ins.push_back(&comp.buffers[i]);
     keep(PlanConcatenate(s, ins, out));
+  } else if (f == OpFamily::kDynamicSlice || f == OpFamily::kDynamicUpdateSlice) {
+    std::vector<const BufferRecord*> ins;
+    for (const uint32_t i : b.operands) ins.push_back(&comp.buffers[i]);
+    keep(PlanDynamicSlice(f == OpFamily::kDynamicUpdateSlice, ins, out));
   } else if (f == OpFamily::kGather) {
     if (operands == 2) keep(PlanGather(s, comp.buffers[b.operands[0]], comp.buffers[b.operands[1]], out));
   } else if (f == OpFamily::kDot) {
