@@ -89,15 +89,15 @@ inline void AddProducts(Lanes<C>* acc, const C* src, C weight) {
 // Outputs of at least this many bytes (beyond a core's share of the caches) are streamed out.
 constexpr int64_t kStreamBytes = int64_t{32} << 20;
 
-// dst[0, n) = src[0, n) with non-temporal stores where the CPU has them (SSE2, every x86-64):
-// the destination's cache lines are written whole without being read first. The bytes are the
-// same as a memcpy's; StreamFence orders them before the kernel returns.
-template <typename C>
-void StreamOut(C* dst, const C* src, int64_t n) {
+// A memcpy with non-temporal stores where the CPU has them (SSE2, every x86-64): the
+// destination's cache lines are written whole without being read first. The bytes are a
+// memcpy's; StreamFence orders them before the kernel returns. The AVX2 and AVX-512 builds have
+// wider ones (tap_rows_isa.cc).
+void StreamCopyBaseline(void* dst, const void* src, int64_t n) {
+  auto* out = static_cast<unsigned char*>(dst);
+  const auto* in = static_cast<const unsigned char*>(src);
+  size_t bytes = static_cast<size_t>(n);
 #if defined(__SSE2__)
-  auto* out = reinterpret_cast<unsigned char*>(dst);
-  const auto* in = reinterpret_cast<const unsigned char*>(src);
-  size_t bytes = static_cast<size_t>(n) * sizeof(C);
   const size_t head = std::min(bytes, (64 - reinterpret_cast<uintptr_t>(out) % 64) % 64);
   std::memcpy(out, in, head);
   out += head, in += head, bytes -= head;
@@ -107,10 +107,8 @@ void StreamOut(C* dst, const C* src, int64_t n) {
       std::memcpy(&lanes, in + 16 * v, sizeof lanes);
       _mm_stream_si128(reinterpret_cast<__m128i*>(out + 16 * v), lanes);
     }
-  std::memcpy(out, in, bytes);
-#else
-  std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(C));
 #endif
+  std::memcpy(out, in, bytes);
 }
 
 void StreamFence() {
@@ -265,7 +263,7 @@ void FillPlane(const PlaneLayout& layout, const C* in_plane, int64_t in_h, int64
 }  // namespace
 
 const TapRowsKernel& ActiveTapRows() {
-  static constexpr TapRowsKernel kBaseline = {SumTapRows<float, 16>, SumTapRows<double, 16>, nullptr, 16};
+  static constexpr TapRowsKernel kBaseline = {SumTapRows<float, 16>, SumTapRows<double, 16>, StreamCopyBaseline, 16};
 #if defined(NHLO_SPAN_X86)
   static const TapRowsKernel kAvx2 = {tap_rows_Avx2::SumF32, tap_rows_Avx2::SumF64, tap_rows_Avx2::StreamCopy,
                                       tap_rows_Avx2::VectorBytes()};
@@ -516,11 +514,8 @@ Status ConvolutionDepthwise(const ConvPlan& plan, const Buf& lhs, const Buf& rhs
             }
             if (stream) {
               plane_from_padded(staged.data(), 0, true);
-              if (tap_rows.stream_copy)
-                tap_rows.stream_copy(out_typed + out_plane, staged.data(),
-                                     out_h * out_w * static_cast<int64_t>(sizeof(C)));
-              else
-                StreamOut(out_typed + out_plane, staged.data(), out_h * out_w);
+              tap_rows.stream_copy(out_typed + out_plane, staged.data(),
+                                   out_h * out_w * static_cast<int64_t>(sizeof(C)));
             } else {
               plane_from_padded(out_typed, out_plane, false);
             }

@@ -77,8 +77,7 @@ inline void SumTapRows(const C* const* sources, const C* weights, int64_t taps, 
 struct TapRowsKernel {
   TapRowsFn<float> f32;
   TapRowsFn<double> f64;
-  // A memcpy whose whole aligned vectors bypass the caches (non-temporal stores), or nullptr
-  // where the build has none wider than the baseline's.
+  // A memcpy whose whole aligned vectors bypass the caches (non-temporal stores).
   void (*stream_copy)(void* dst, const void* src, int64_t bytes);
   int64_t vector_bytes;
 
