@@ -33,10 +33,12 @@ Lowered LowerFirst(const std::string& entry_body, Opcode opcode) {
   return l;
 }
 
-const ConvPlan& ConvOf(const Lowered& l) {
+// The lowered step's plan, which must be a P.
+template <typename P>
+const P& PlanOf(const Lowered& l) {
   REQUIRE(l.step.plan);
-  REQUIRE(std::holds_alternative<ConvPlan>(*l.step.plan));
-  return std::get<ConvPlan>(*l.step.plan);
+  REQUIRE(std::holds_alternative<P>(*l.step.plan));
+  return std::get<P>(*l.step.plan);
 }
 
 uint8_t Bits(std::initializer_list<ConvKernel> kernels) {
@@ -51,8 +53,7 @@ TEST_CASE("kernel plans: a dot is planned at load, sizes and operand orders") {
       "  ROOT d = f32[4,3,7] dot(a, b), lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, "
       "rhs_contracting_dims={2}\n",
       Opcode::kDot);
-  REQUIRE(l.step.plan);
-  const DotPlan& plan = std::get<DotPlan>(*l.step.plan);
+  const DotPlan& plan = PlanOf<DotPlan>(l);
   CHECK(plan.batch == 4);
   CHECK(plan.m == 3);
   CHECK(plan.n == 7);
@@ -70,21 +71,21 @@ TEST_CASE("kernel plans: each convolution form finds the fast kernels its shape 
         "  ROOT c = f32[2,8,9,9] convolution(x, w), window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01, "
         "feature_group_count=8\n",
         Opcode::kConvolution);
-    CHECK(ConvOf(l).fits == Bits({ConvKernel::kDepthwise, ConvKernel::kViaGemm}));
+    CHECK(PlanOf<ConvPlan>(l).fits == Bits({ConvKernel::kDepthwise, ConvKernel::kViaGemm}));
   }
   SUBCASE("1x1 with features first: GEMMs in place, then im2col") {
     Lowered l = LowerFirst(
         "  x = f32[2,16,10,10] parameter(0)\n  w = f32[32,16,1,1] parameter(1)\n"
         "  ROOT c = f32[2,32,10,10] convolution(x, w), window={size=1x1}, dim_labels=bf01_oi01->bf01\n",
         Opcode::kConvolution);
-    CHECK(ConvOf(l).fits == Bits({ConvKernel::kPointwise, ConvKernel::kViaGemm}));
+    CHECK(PlanOf<ConvPlan>(l).fits == Bits({ConvKernel::kPointwise, ConvKernel::kViaGemm}));
   }
   SUBCASE("a window over the whole input: one dot, planned with it") {
     Lowered l = LowerFirst(
         "  x = f32[4,6,5,5] parameter(0)\n  w = f32[3,6,5,5] parameter(1)\n"
         "  ROOT c = f32[4,3,1,1] convolution(x, w), window={size=5x5}, dim_labels=bf01_oi01->bf01\n",
         Opcode::kConvolution);
-    const ConvPlan& plan = ConvOf(l);
+    const ConvPlan& plan = PlanOf<ConvPlan>(l);
     CHECK(plan.Fits(ConvKernel::kAsDot));
     CHECK(plan.as_dot.m == 4);
     CHECK(plan.as_dot.n == 3);
@@ -96,7 +97,7 @@ TEST_CASE("kernel plans: each convolution form finds the fast kernels its shape 
         "  x = s32[1,4,6,6] parameter(0)\n  w = s32[4,4,3,3] parameter(1)\n"
         "  ROOT c = s32[1,4,4,4] convolution(x, w), window={size=3x3}, dim_labels=bf01_oi01->bf01\n",
         Opcode::kConvolution);
-    CHECK(ConvOf(l).fits == 0);
+    CHECK(PlanOf<ConvPlan>(l).fits == 0);
   }
 }
 
@@ -128,17 +129,11 @@ TEST_CASE("kernel plans: records that do not match the numbers are refused") {
   CHECK(!PlanDot(dims, lhs, rhs, out).ok());  // the result's element count
 }
 
-const CopyPlan& CopyOf(const Lowered& l) {
-  REQUIRE(l.step.plan);
-  REQUIRE(std::holds_alternative<CopyPlan>(*l.step.plan));
-  return std::get<CopyPlan>(*l.step.plan);
-}
-
 TEST_CASE("kernel plans: data movement is one walk, checked and simplified at load") {
   SUBCASE("transpose: the source-contiguous dimension tiled against the last") {
     Lowered l = LowerFirst("  x = f32[64,48] parameter(0)\n  ROOT t = f32[48,64] transpose(x), dimensions={1,0}\n",
                            Opcode::kTranspose);
-    const CopyPlan& plan = CopyOf(l);
+    const CopyPlan& plan = PlanOf<CopyPlan>(l);
     CHECK(plan.walk.dims == std::vector<int64_t>{48, 64});
     CHECK(plan.walk.src == std::vector<int64_t>{1, 48});
     CHECK(plan.walk.dst == std::vector<int64_t>{64, 1});
@@ -149,7 +144,7 @@ TEST_CASE("kernel plans: data movement is one walk, checked and simplified at lo
   SUBCASE("broadcast of one element: a single run of stride 0") {
     Lowered l =
         LowerFirst("  x = f32[] parameter(0)\n  ROOT b = f32[3,5,7] broadcast(x), dimensions={}\n", Opcode::kBroadcast);
-    const CopyPlan& plan = CopyOf(l);
+    const CopyPlan& plan = PlanOf<CopyPlan>(l);
     CHECK(plan.walk.dims == std::vector<int64_t>{105});
     CHECK(plan.walk.src == std::vector<int64_t>{0});
     CHECK(plan.tile_dim == -1);
@@ -157,7 +152,7 @@ TEST_CASE("kernel plans: data movement is one walk, checked and simplified at lo
   SUBCASE("slice: rows of a matrix merged into runs, the start as the base") {
     Lowered l = LowerFirst("  x = s8[10,16] parameter(0)\n  ROOT s = s8[4,16] slice(x), slice={[2:6], [0:16]}\n",
                            Opcode::kSlice);
-    const CopyPlan& plan = CopyOf(l);
+    const CopyPlan& plan = PlanOf<CopyPlan>(l);
     CHECK(plan.walk.dims == std::vector<int64_t>{64});
     CHECK(plan.src_base == 32);
     CHECK(plan.element_bytes == 1);
@@ -167,7 +162,7 @@ TEST_CASE("kernel plans: data movement is one walk, checked and simplified at lo
         "  x = f32[3,4] parameter(0)\n  v = f32[] constant(0)\n"
         "  ROOT p = f32[5,8] pad(x, v), padding=1_1x2_2\n",
         Opcode::kPad);
-    const CopyPlan& plan = CopyOf(l);
+    const CopyPlan& plan = PlanOf<CopyPlan>(l);
     CHECK(plan.fill_first);
     CHECK(plan.copies);
     CHECK(plan.dst_base == 8 + 2);
@@ -178,14 +173,14 @@ TEST_CASE("kernel plans: data movement is one walk, checked and simplified at lo
         "  x = f32[3,4] parameter(0)\n  v = f32[] constant(1)\n"
         "  ROOT p = f32[1,4] pad(x, v), padding=-3_1x0_0\n",
         Opcode::kPad);
-    const CopyPlan& plan = CopyOf(l);
+    const CopyPlan& plan = PlanOf<CopyPlan>(l);
     CHECK(plan.fill_first);
     CHECK(!plan.copies);
   }
   SUBCASE("reverse: a negative stride from the last element") {
     Lowered l =
         LowerFirst("  x = f32[6] parameter(0)\n  ROOT r = f32[6] reverse(x), dimensions={0}\n", Opcode::kReverse);
-    const CopyPlan& plan = CopyOf(l);
+    const CopyPlan& plan = PlanOf<CopyPlan>(l);
     CHECK(plan.src_base == 5);
     CHECK(plan.walk.src == std::vector<int64_t>{-1});
   }
@@ -197,8 +192,7 @@ TEST_CASE("kernel plans: concatenate, iota and reshape are planned at load") {
         "  a = f32[2,3] parameter(0)\n  b = f32[2,5] parameter(1)\n"
         "  ROOT c = f32[2,8] concatenate(a, b), dimensions={1}\n",
         Opcode::kConcatenate);
-    REQUIRE(l.step.plan);
-    const ConcatPlan& plan = std::get<ConcatPlan>(*l.step.plan);
+    const ConcatPlan& plan = PlanOf<ConcatPlan>(l);
     REQUIRE(plan.parts.size() == 2);
     CHECK(plan.parts[0].walk.dims == std::vector<int64_t>{2, 3});
     CHECK(plan.parts[0].walk.dst == std::vector<int64_t>{8, 1});
@@ -207,8 +201,7 @@ TEST_CASE("kernel plans: concatenate, iota and reshape are planned at load") {
   }
   SUBCASE("iota: the result as [outer, n, inner]") {
     Lowered l = LowerFirst("  ROOT i = s32[4,6,5] iota(), iota_dimension=1\n", Opcode::kIota);
-    REQUIRE(l.step.plan);
-    const IotaPlan& plan = std::get<IotaPlan>(*l.step.plan);
+    const IotaPlan& plan = PlanOf<IotaPlan>(l);
     CHECK(plan.outer == 4);
     CHECK(plan.n == 6);
     CHECK(plan.inner == 5);
@@ -216,8 +209,7 @@ TEST_CASE("kernel plans: concatenate, iota and reshape are planned at load") {
   }
   SUBCASE("reshape: its byte count") {
     Lowered l = LowerFirst("  x = bf16[6,4] parameter(0)\n  ROOT r = bf16[24] reshape(x)\n", Opcode::kReshape);
-    REQUIRE(l.step.plan);
-    CHECK(std::get<ReshapePlan>(*l.step.plan).bytes == 48);
+    CHECK(PlanOf<ReshapePlan>(l).bytes == 48);
   }
 }
 
@@ -228,8 +220,7 @@ TEST_CASE("kernel plans: a gather is strides over the result's index") {
         "  ROOT g = f32[3,4] gather(t, i), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, "
         "index_vector_dim=1, slice_sizes={1,4}\n",
         Opcode::kGather);
-    REQUIRE(l.step.plan);
-    const GatherPlan& plan = std::get<GatherPlan>(*l.step.plan);
+    const GatherPlan& plan = PlanOf<GatherPlan>(l);
     CHECK(plan.src_stride == std::vector<int64_t>{0, 1});    // the slice's column
     CHECK(plan.index_stride == std::vector<int64_t>{1, 0});  // the index of the row
     CHECK(plan.start_stride == std::vector<int64_t>{4});
@@ -242,8 +233,7 @@ TEST_CASE("kernel plans: a gather is strides over the result's index") {
         "  ROOT g = f32[2,4,3] gather(t, i), offset_dims={2}, collapsed_slice_dims={1}, start_index_map={1}, "
         "operand_batching_dims={0}, start_indices_batching_dims={0}, index_vector_dim=2, slice_sizes={1,1,3}\n",
         Opcode::kGather);
-    REQUIRE(l.step.plan);
-    const GatherPlan& plan = std::get<GatherPlan>(*l.step.plan);
+    const GatherPlan& plan = PlanOf<GatherPlan>(l);
     CHECK(plan.src_stride == std::vector<int64_t>{15, 0, 1});
     CHECK(plan.index_stride == std::vector<int64_t>{4, 1, 0});
     CHECK(plan.start_stride == std::vector<int64_t>{3});
@@ -255,8 +245,7 @@ TEST_CASE("kernel plans: dynamic slices keep only their starts for the run") {
       "  x = f32[8,6] parameter(0)\n  i = s32[] parameter(1)\n  j = s32[] parameter(2)\n"
       "  ROOT d = f32[3,6] dynamic-slice(x, i, j), dynamic_slice_sizes={3,6}\n",
       Opcode::kDynamicSlice);
-  REQUIRE(l.step.plan);
-  const DynamicSlicePlan& plan = std::get<DynamicSlicePlan>(*l.step.plan);
+  const DynamicSlicePlan& plan = PlanOf<DynamicSlicePlan>(l);
   CHECK(!plan.update);
   CHECK(!plan.vector_starts);
   CHECK(plan.limit == std::vector<int64_t>{5, 0});  // starts clamp to [0, 8 - 3] and [0, 0]
@@ -266,8 +255,7 @@ TEST_CASE("kernel plans: dynamic slices keep only their starts for the run") {
       "  x = f32[8,6] parameter(0)\n  v = f32[2,2] parameter(1)\n  i = s32[] parameter(2)\n"
       "  ROOT d = f32[8,6] dynamic-update-slice(x, v, i, i)\n",
       Opcode::kDynamicUpdateSlice);
-  REQUIRE(u.step.plan);
-  const DynamicSlicePlan& update = std::get<DynamicSlicePlan>(*u.step.plan);
+  const DynamicSlicePlan& update = PlanOf<DynamicSlicePlan>(u);
   CHECK(update.update);
   CHECK(update.first_index == 2);
   CHECK(update.limit == std::vector<int64_t>{6, 4});

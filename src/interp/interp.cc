@@ -230,8 +230,7 @@ class Machine : public ControlFlow, private StepMachine {
       in.push_back(buf);
     }
     NHLO_ASSIGN_OR_RETURN(Buf out, Array(b.result));
-    // A static data-movement step's copy, planned at load (kernel_plans.h).
-    const CopyPlan* copy = s.plan ? std::get_if<CopyPlan>(s.plan.get()) : nullptr;
+    const CopyPlan* copy = PlanOf<CopyPlan>(s);
     switch (s.family) {
       case OpFamily::kUnary: return KernelUnary(b.opcode, in[0], out);
       case OpFamily::kBinary: return KernelBinary(b.opcode, in[0], in[1], out);
@@ -242,21 +241,21 @@ class Machine : public ControlFlow, private StepMachine {
       case OpFamily::kBitcastConvert: return KernelBitcastConvert(in[0], out);
       case OpFamily::kBroadcast: return copy ? RunCopy(*copy, in[0], nullptr, out) : KernelBroadcast(s, in[0], out);
       case OpFamily::kReshape:
-        if (const auto* reshape = s.plan ? std::get_if<ReshapePlan>(s.plan.get()) : nullptr) {
+        if (const auto* reshape = PlanOf<ReshapePlan>(s)) {
           RunReshape(*reshape, in[0], out);
           return OkStatus();
         }
         return b.opcode == Opcode::kBitcast ? KernelBitcast(s, in[0], out) : KernelReshape(in[0], out);
       case OpFamily::kTranspose: return copy ? RunCopy(*copy, in[0], nullptr, out) : KernelTranspose(s, in[0], out);
       case OpFamily::kIota:
-        if (const auto* iota = s.plan ? std::get_if<IotaPlan>(s.plan.get()) : nullptr) {
+        if (const auto* iota = PlanOf<IotaPlan>(s)) {
           RunIota(*iota, out);
           return OkStatus();
         }
         return KernelIota(s, out);
       case OpFamily::kSlice: return copy ? RunCopy(*copy, in[0], nullptr, out) : KernelSlice(s, in[0], out);
       case OpFamily::kConcatenate:
-        if (const auto* concat = s.plan ? std::get_if<ConcatPlan>(s.plan.get()) : nullptr) {
+        if (const auto* concat = PlanOf<ConcatPlan>(s)) {
           RunConcatenate(*concat, in.data(), out);
           return OkStatus();
         }
@@ -265,7 +264,7 @@ class Machine : public ControlFlow, private StepMachine {
       case OpFamily::kReverse: return copy ? RunCopy(*copy, in[0], nullptr, out) : KernelReverse(s, in[0], out);
       case OpFamily::kDynamicSlice:
       case OpFamily::kDynamicUpdateSlice:
-        if (const auto* slice = s.plan ? std::get_if<DynamicSlicePlan>(s.plan.get()) : nullptr) {
+        if (const auto* slice = PlanOf<DynamicSlicePlan>(s)) {
           RunDynamicSlice(*slice, in.data(), out);
           return OkStatus();
         }
@@ -275,7 +274,7 @@ class Machine : public ControlFlow, private StepMachine {
         if (s.plan) return RunDot(std::get<DotPlan>(*s.plan), in[0], in[1], out);
         return KernelDot(DotDims(s), in[0], in[1], out);
       case OpFamily::kGather:
-        if (const auto* gather = s.plan ? std::get_if<GatherPlan>(s.plan.get()) : nullptr) {
+        if (const auto* gather = PlanOf<GatherPlan>(s)) {
           RunGather(*gather, in[0], in[1], out);
           return OkStatus();
         }

@@ -43,6 +43,34 @@ struct Walk {
   void Simplify();
 };
 
+/// Calls row(a, b) for rows [begin, end), in row-major order, of the index space of `dims` without
+/// its last `inner` dimensions; a and b are the row's offsets sum(index[k] * a_stride[k]) and
+/// sum(index[k] * b_stride[k]), kept up to date as the index advances (an odometer).
+template <typename Row>
+void ForEachRow(const std::vector<int64_t>& dims, const std::vector<int64_t>& a_stride,
+                const std::vector<int64_t>& b_stride, size_t inner, int64_t begin, int64_t end, Row&& row) {
+  const size_t outer = dims.size() - inner;
+  std::vector<int64_t> index(outer, 0);
+  int64_t a = 0, b = 0, rest = begin;
+  for (size_t k = outer; k-- > 0;) {
+    index[k] = rest % dims[k];
+    rest /= dims[k];
+    a += index[k] * a_stride[k];
+    b += index[k] * b_stride[k];
+  }
+  for (int64_t r = begin; r < end; ++r) {
+    row(a, b);
+    for (size_t k = outer; k-- > 0;) {
+      a += a_stride[k];
+      b += b_stride[k];
+      if (++index[k] < dims[k]) break;
+      a -= a_stride[k] * dims[k];
+      b -= b_stride[k] * dims[k];
+      index[k] = 0;
+    }
+  }
+}
+
 /// A data-movement step as one walk from the operand to the result (kernels_shape.cc), checked
 /// against the records and simplified: broadcast, transpose, slice, reverse, and pad (which
 /// first fills the result with its padding value, then copies what survives of the operand).
@@ -82,7 +110,8 @@ struct ReshapePlan {
 /// the operand at sum(o[d] * src_stride[d]) plus, for each entry k of the index vector, its
 /// clamped start times start_stride[k]; the index vector of o starts at sum(o[d] *
 /// index_stride[d]) in the indices, its entries index_vector_stride apart. Batching dimensions
-/// fold into src_stride (their start is the result's own index).
+/// fold into src_stride (their start is the result's own index). A rank-0 result is planned
+/// as [1].
 struct GatherPlan {
   std::vector<int64_t> out_dims, src_stride, index_stride;
   std::vector<int64_t> start_stride, start_limit;  // per index vector entry; the start is clamped to [0, limit]

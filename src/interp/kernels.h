@@ -64,6 +64,12 @@ struct Step {
   Opcode opcode() const { return bundle->opcode; }
 };
 
+/// The step's plan if it is a P (kernel_plans.h), else null.
+template <typename P>
+const P* PlanOf(const Step& s) {
+  return s.plan ? std::get_if<P>(s.plan.get()) : nullptr;
+}
+
 /// A step for `bundle` with its attribute slots filled (no custom call decoded).
 inline Step StepFor(const BundleRecord& bundle) {
   Step s;

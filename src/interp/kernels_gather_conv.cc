@@ -92,60 +92,12 @@ Status CheckGather(const GatherDimensionNumbers& dims, const BufferRecord& opera
 
 }  // namespace
 
-Status KernelGather(const Step& b, const Buf& operand, const Buf& indices, const Buf& out) {
-  const GatherDimensionNumbers& dims = DimsOf<GatherDimensionNumbers>(b);
-  std::vector<int64_t> window_dims;
-  NHLO_TRY(CheckGather(dims, *operand.rec, *indices.rec, *out.rec, window_dims));
-  if (Result<GatherPlan> plan = PlanGather(b, *operand.rec, *indices.rec, *out.rec); plan.ok()) {
-    RunGather(*plan, operand, indices, out);
-    return OkStatus();
-  }
-  // A start_index_map that repeats a dimension or names a batching one: a later start
-  // overrides an earlier one, element by element as the evaluator does.
-  const DimIndexList* offset_dims = &dims.offset_dims;
-  const DimIndexList* start_index_map = &dims.start_index_map;
-  const DimIndexList* slice_sizes = &dims.slice_sizes;
-  const DimIndexList operand_batching = dims.operand_batching_dims;
-  const DimIndexList indices_batching = dims.start_indices_batching_dims;
-  const int64_t ivd = dims.index_vector_dim;
-  const std::vector<int64_t>& idims = Dims(indices);
-  const int64_t index_len = ivd == static_cast<int64_t>(idims.size()) ? 1 : idims[ivd];
-  std::vector<int64_t> op_strides = RowMajorStrides(Dims(operand));
-  std::vector<int64_t> idx_strides = RowMajorStrides(idims);
-  int size = HostByteSize(out.type()), isize = HostByteSize(indices.type());
-  std::vector<int64_t> batch(idims.size()), start(operand.rank());
-  ForEachIndex(Dims(out), [&](int64_t linear, const std::vector<int64_t>& o) {
-    // Batch indices: the output dims that are not offset dims, in order, mapped to the index
-    // dims other than index_vector_dim.
-    size_t bi = 0;
-    for (size_t d = 0; d < o.size(); ++d) {
-      if (Contains(*offset_dims, static_cast<int64_t>(d))) continue;
-      if (static_cast<int64_t>(bi) == ivd) ++bi;
-      batch[bi++] = o[d];
-    }
-    std::fill(start.begin(), start.end(), 0);
-    for (int64_t k = 0; k < index_len; ++k) {
-      int64_t pos = 0;
-      for (size_t d = 0; d < idims.size(); ++d) pos += (static_cast<int64_t>(d) == ivd ? k : batch[d]) * idx_strides[d];
-      int64_t od = (*start_index_map)[k];
-      int64_t v = LoadIndex(indices.type(), indices.data + pos * isize);
-      start[od] = std::clamp<int64_t>(v, 0, Dims(operand)[od] - (*slice_sizes)[od]);  // XLA clamps
-    }
-    // In range: the batch index runs over idims[id], which equals the operand dimension.
-    for (size_t i = 0; i < operand_batching.size(); ++i) start[operand_batching[i]] = batch[indices_batching[i]];
-    int64_t src = 0;
-    for (size_t d = 0; d < operand.rank(); ++d) src += start[d] * op_strides[d];
-    for (size_t k = 0; k < window_dims.size(); ++k) src += o[(*offset_dims)[k]] * op_strides[window_dims[k]];
-    std::memcpy(out.data + linear * size, operand.data + src * size, size);
-  });
-  return OkStatus();
-}
+namespace {
 
-Result<GatherPlan> PlanGather(const Step& step, const BufferRecord& operand, const BufferRecord& indices,
-                              const BufferRecord& out) {
-  const GatherDimensionNumbers& dims = DimsOf<GatherDimensionNumbers>(step);
-  std::vector<int64_t> window_dims;
-  NHLO_TRY(CheckGather(dims, operand, indices, out, window_dims));
+// The plan of a gather that passed CheckGather (window_dims is what it found).
+Result<GatherPlan> PlanCheckedGather(const GatherDimensionNumbers& dims, const BufferRecord& operand,
+                                     const BufferRecord& indices, const BufferRecord& out,
+                                     const std::vector<int64_t>& window_dims) {
   const size_t rank = operand.dims.size(), out_rank = out.dims.size(), index_rank = indices.dims.size();
   std::vector<bool> started(rank, false);
   for (int64_t d : dims.start_index_map) {
@@ -181,7 +133,21 @@ Result<GatherPlan> PlanGather(const Step& step, const BufferRecord& operand, con
     plan.start_limit.push_back(operand.dims[od] - dims.slice_sizes[od]);
   }
   plan.element_bytes = HostByteSize(out.type);
+  if (out_rank == 0) {  // one row of one element
+    plan.out_dims = {1};
+    plan.src_stride = plan.index_stride = {0};
+  }
   return plan;
+}
+
+}  // namespace
+
+Result<GatherPlan> PlanGather(const Step& step, const BufferRecord& operand, const BufferRecord& indices,
+                              const BufferRecord& out) {
+  const GatherDimensionNumbers& dims = DimsOf<GatherDimensionNumbers>(step);
+  std::vector<int64_t> window_dims;
+  NHLO_TRY(CheckGather(dims, operand, indices, out, window_dims));
+  return PlanCheckedGather(dims, operand, indices, out, window_dims);
 }
 
 namespace {
@@ -248,47 +214,69 @@ void GatherRow(const GatherPlan& plan, const Buf& operand, const Buf& indices, i
 void RunGather(const GatherPlan& plan, const Buf& operand, const Buf& indices, const Buf& out) {
   const int64_t total = out.count();
   if (total <= 0) return;
-  const size_t rank = plan.out_dims.size();
-  const int64_t n = rank == 0 ? 1 : plan.out_dims.back();
-  const int64_t rows = total / n;
-  GatherPlan scalar;  // a rank-0 result: one row of one element
-  const GatherPlan& p = rank == 0 ? scalar : plan;
-  if (rank == 0) {
-    scalar = plan;
-    scalar.out_dims = {1};
-    scalar.src_stride = {0};
-    scalar.index_stride = {0};
-  }
-  const size_t outer = p.out_dims.size() - 1;
-  ParallelFor(rows, std::max<int64_t>(1, 65536 / n), [&](int64_t begin, int64_t end) {
-    // The outer index of row `begin`, and the source and index positions it gives.
-    std::vector<int64_t> index(outer, 0);
-    int64_t src = 0, pos = 0, rest = begin;
-    for (size_t d = outer; d-- > 0;) {
-      index[d] = rest % p.out_dims[d];
-      rest /= p.out_dims[d];
-      src += index[d] * p.src_stride[d];
-      pos += index[d] * p.index_stride[d];
-    }
-    for (int64_t r = begin; r < end; ++r) {
-      uint8_t* dst = out.data + r * n * p.element_bytes;
-      switch (p.element_bytes) {
-        case 1: GatherRow(p, operand, indices, src, pos, reinterpret_cast<uint8_t*>(dst), n); break;
-        case 2: GatherRow(p, operand, indices, src, pos, reinterpret_cast<uint16_t*>(dst), n); break;
-        case 4: GatherRow(p, operand, indices, src, pos, reinterpret_cast<uint32_t*>(dst), n); break;
-        case 8: GatherRow(p, operand, indices, src, pos, reinterpret_cast<uint64_t*>(dst), n); break;
-        default: GatherRow(p, operand, indices, src, pos, reinterpret_cast<Bytes16*>(dst), n); break;
+  const int64_t n = plan.out_dims.back();
+  ParallelFor(total / n, std::max<int64_t>(1, 65536 / n), [&](int64_t begin, int64_t end) {
+    int64_t r = begin;
+    ForEachRow(plan.out_dims, plan.src_stride, plan.index_stride, 1, begin, end, [&](int64_t src, int64_t pos) {
+      uint8_t* dst = out.data + r++ * n * plan.element_bytes;
+      switch (plan.element_bytes) {
+        case 1: GatherRow(plan, operand, indices, src, pos, reinterpret_cast<uint8_t*>(dst), n); break;
+        case 2: GatherRow(plan, operand, indices, src, pos, reinterpret_cast<uint16_t*>(dst), n); break;
+        case 4: GatherRow(plan, operand, indices, src, pos, reinterpret_cast<uint32_t*>(dst), n); break;
+        case 8: GatherRow(plan, operand, indices, src, pos, reinterpret_cast<uint64_t*>(dst), n); break;
+        default: GatherRow(plan, operand, indices, src, pos, reinterpret_cast<Bytes16*>(dst), n); break;
       }
-      for (size_t d = outer; d-- > 0;) {
-        src += p.src_stride[d];
-        pos += p.index_stride[d];
-        if (++index[d] < p.out_dims[d]) break;
-        src -= p.src_stride[d] * p.out_dims[d];
-        pos -= p.index_stride[d] * p.out_dims[d];
-        index[d] = 0;
-      }
-    }
+    });
   });
+}
+
+Status KernelGather(const Step& b, const Buf& operand, const Buf& indices, const Buf& out) {
+  const GatherDimensionNumbers& dims = DimsOf<GatherDimensionNumbers>(b);
+  std::vector<int64_t> window_dims;
+  NHLO_TRY(CheckGather(dims, *operand.rec, *indices.rec, *out.rec, window_dims));
+  if (Result<GatherPlan> plan = PlanCheckedGather(dims, *operand.rec, *indices.rec, *out.rec, window_dims); plan.ok()) {
+    RunGather(*plan, operand, indices, out);
+    return OkStatus();
+  }
+  // A start_index_map that repeats a dimension or names a batching one: a later start
+  // overrides an earlier one, element by element as the evaluator does.
+  const DimIndexList* offset_dims = &dims.offset_dims;
+  const DimIndexList* start_index_map = &dims.start_index_map;
+  const DimIndexList* slice_sizes = &dims.slice_sizes;
+  const DimIndexList operand_batching = dims.operand_batching_dims;
+  const DimIndexList indices_batching = dims.start_indices_batching_dims;
+  const int64_t ivd = dims.index_vector_dim;
+  const std::vector<int64_t>& idims = Dims(indices);
+  const int64_t index_len = ivd == static_cast<int64_t>(idims.size()) ? 1 : idims[ivd];
+  std::vector<int64_t> op_strides = RowMajorStrides(Dims(operand));
+  std::vector<int64_t> idx_strides = RowMajorStrides(idims);
+  int size = HostByteSize(out.type()), isize = HostByteSize(indices.type());
+  std::vector<int64_t> batch(idims.size()), start(operand.rank());
+  ForEachIndex(Dims(out), [&](int64_t linear, const std::vector<int64_t>& o) {
+    // Batch indices: the output dims that are not offset dims, in order, mapped to the index
+    // dims other than index_vector_dim.
+    size_t bi = 0;
+    for (size_t d = 0; d < o.size(); ++d) {
+      if (Contains(*offset_dims, static_cast<int64_t>(d))) continue;
+      if (static_cast<int64_t>(bi) == ivd) ++bi;
+      batch[bi++] = o[d];
+    }
+    std::fill(start.begin(), start.end(), 0);
+    for (int64_t k = 0; k < index_len; ++k) {
+      int64_t pos = 0;
+      for (size_t d = 0; d < idims.size(); ++d) pos += (static_cast<int64_t>(d) == ivd ? k : batch[d]) * idx_strides[d];
+      int64_t od = (*start_index_map)[k];
+      int64_t v = LoadIndex(indices.type(), indices.data + pos * isize);
+      start[od] = std::clamp<int64_t>(v, 0, Dims(operand)[od] - (*slice_sizes)[od]);  // XLA clamps
+    }
+    // In range: the batch index runs over idims[id], which equals the operand dimension.
+    for (size_t i = 0; i < operand_batching.size(); ++i) start[operand_batching[i]] = batch[indices_batching[i]];
+    int64_t src = 0;
+    for (size_t d = 0; d < operand.rank(); ++d) src += start[d] * op_strides[d];
+    for (size_t k = 0; k < window_dims.size(); ++k) src += o[(*offset_dims)[k]] * op_strides[window_dims[k]];
+    std::memcpy(out.data + linear * size, operand.data + src * size, size);
+  });
+  return OkStatus();
 }
 
 Result<ConvPlan> PlanConvolution(const ConvolutionDimensionNumbers& dims, const BufferRecord& lhs,

@@ -51,32 +51,6 @@ void Fill(uint8_t* dst, const uint8_t* value, int64_t n, int size) {
   CopyRun(value, dst, n, 0, 1, size);
 }
 
-// Calls row(src_offset, dst_offset) (in elements) for every index of the walk's outer dimensions
-// (all but the last `inner` ones), rows [begin, end) of them in row-major order.
-template <typename Row>
-void ForEachRow(const Walk& w, size_t inner, int64_t begin, int64_t end, Row&& row) {
-  size_t outer = w.dims.size() - inner;
-  std::vector<int64_t> index(outer, 0);
-  int64_t so = 0, d_o = 0, rest = begin;
-  for (size_t k = outer; k-- > 0;) {
-    index[k] = rest % w.dims[k];
-    rest /= w.dims[k];
-    so += index[k] * w.src[k];
-    d_o += index[k] * w.dst[k];
-  }
-  for (int64_t r = begin; r < end; ++r) {
-    row(so, d_o);
-    for (size_t k = outer; k-- > 0;) {
-      so += w.src[k];
-      d_o += w.dst[k];
-      if (++index[k] < w.dims[k]) break;
-      so -= w.src[k] * w.dims[k];
-      d_o -= w.dst[k] * w.dims[k];
-      index[k] = 0;
-    }
-  }
-}
-
 // 2-D tile of a transpose: dst[r * dr + c] = src[r + c * sc] for r < rows, c < cols.
 template <typename U>
 void TransposeTile(const uint8_t* src, uint8_t* dst, int64_t rows, int64_t cols, int64_t sc, int64_t dr) {
@@ -129,7 +103,7 @@ void RunPlannedWalk(const CopyPlan& plan, const uint8_t* src, uint8_t* dst) {
     int64_t rows = w.Count() / n;
     int64_t chunk = std::max<int64_t>(1, kCopyChunk / n);
     ParallelFor(rows, chunk, [&](int64_t begin, int64_t end) {
-      ForEachRow(w, 1, begin, end,
+      ForEachRow(w.dims, w.src, w.dst, 1, begin, end,
                  [&](int64_t so, int64_t d_o) { CopyRun(src + so * size, dst + d_o * size, n, ss, ds, size); });
     });
     return;
@@ -141,7 +115,7 @@ void RunPlannedWalk(const CopyPlan& plan, const uint8_t* src, uint8_t* dst) {
   int64_t chunk = std::max<int64_t>(1, kCopyChunk / (kTile * n));
   ParallelFor(outer.Count(), chunk, [&](int64_t begin, int64_t end) {
     int64_t band = begin % bands;
-    ForEachRow(outer, 0, begin, end, [&](int64_t so, int64_t d_o) {
+    ForEachRow(outer.dims, outer.src, outer.dst, 0, begin, end, [&](int64_t so, int64_t d_o) {
       int64_t r_count = std::min(kTile, rows - band * kTile);
       band = band + 1 == bands ? 0 : band + 1;
       for (int64_t c = 0; c < n; c += kTile) {

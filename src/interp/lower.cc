@@ -295,6 +295,11 @@ void LowerKernelPlan(const ComputationRecord& comp, Step& s) {
   auto keep = [&s](auto plan) {
     if (plan.ok()) s.plan = std::make_unique<const KernelPlan>(std::move(*plan));
   };
+  auto operand_records = [&] {
+    std::vector<const BufferRecord*> records;
+    for (const uint32_t i : b.operands) records.push_back(&comp.buffers[i]);
+    return records;
+  };
   const OpFamily f = s.family;
   if (f == OpFamily::kBroadcast || f == OpFamily::kTranspose || f == OpFamily::kSlice || f == OpFamily::kReverse) {
     if (operands == 1) keep(PlanCopy(s, comp.buffers[b.operands[0]], nullptr, out));
@@ -307,13 +312,9 @@ void LowerKernelPlan(const ComputationRecord& comp, Step& s) {
   } else if (f == OpFamily::kIota) {
     if (operands == 0) keep(PlanIota(s, out));
   } else if (f == OpFamily::kConcatenate) {
-    std::vector<const BufferRecord*> ins;
-    for (const uint32_t i : b.operands) ins.push_back(&comp.buffers[i]);
-    keep(PlanConcatenate(s, ins, out));
+    keep(PlanConcatenate(s, operand_records(), out));
   } else if (f == OpFamily::kDynamicSlice || f == OpFamily::kDynamicUpdateSlice) {
-    std::vector<const BufferRecord*> ins;
-    for (const uint32_t i : b.operands) ins.push_back(&comp.buffers[i]);
-    keep(PlanDynamicSlice(f == OpFamily::kDynamicUpdateSlice, ins, out));
+    keep(PlanDynamicSlice(f == OpFamily::kDynamicUpdateSlice, operand_records(), out));
   } else if (f == OpFamily::kGather) {
     if (operands == 2) keep(PlanGather(s, comp.buffers[b.operands[0]], comp.buffers[b.operands[1]], out));
   } else if (f == OpFamily::kDot) {
