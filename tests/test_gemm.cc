@@ -398,6 +398,14 @@ TEST_CASE("convolution kernel: im2col + GEMM against the reference formula") {
   CheckConv({2, 8, 8, 48, 48, 3, 3, 4, 1, same});
   CheckConv({4, 3, 4, 48, 48, 3, 3, 1, 2, same});
   CheckConv({3, 8, 50, 9, 11, 9, 11, 1, 1, WindowDim{}});  // the window covers the input: a dot
+  // Narrow groups into b01f are written by the GEMM straight into the output's columns: with
+  // an odd window, across blocks, and with 32 (the widest written so) and 33 features a group.
+  CheckConv({2, 12, 8, 15, 15, 3, 2, 4, 1, odd});
+  CheckConv({2, 8, 64, 30, 20, 3, 3, 2, 1, same});
+  CheckConv({2, 8, 66, 30, 20, 3, 3, 2, 1, same});
+  ConvCase planes{2, 8, 8, 48, 48, 3, 3, 4, 1, same};  // bf01: the transposed product and scatter
+  planes.planes_out = true;
+  CheckConv(planes);
 }
 
 TEST_CASE("convolution kernel: 1x1 convolutions are GEMMs over the operands in place") {

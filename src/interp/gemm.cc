@@ -52,7 +52,7 @@ int64_t DepthBlock(int64_t k) {
 }
 
 template <typename T, typename TileFn>
-void Run(int64_t batch, int64_t m, int64_t n, int64_t k, const T* a, bool a_t, const T* b, bool b_t, T* c,
+void Run(int64_t batch, int64_t m, int64_t n, int64_t k, const T* a, bool a_t, const T* b, bool b_t, T* c, int64_t ldc,
          TileFn tile_fn) {
   if (batch <= 0 || m <= 0 || n <= 0) return;
   // Fewer than kMinTiles tiles: smaller row tiles (down to 64 rows), so that a mid-sized product
@@ -81,8 +81,8 @@ void Run(int64_t batch, int64_t m, int64_t n, int64_t k, const T* a, bool a_t, c
                                   b_t ? bb + j0 * k : bb + j0,
                                   b_t ? k : n,
                                   b_t,
-                                  c + bi * m * n + i0 * n + j0,
-                                  n};
+                                  c + bi * m * ldc + i0 * ldc + j0,
+                                  ldc};
       tile_fn(tile, Blocking{kc, tn, tm});
     }
   });
@@ -124,13 +124,13 @@ void GemmF32(int64_t batch, int64_t m, int64_t n, int64_t k, const float* a, boo
   using namespace gemm_internal;
   switch (Active()) {
 #if defined(NHLO_GEMM_X86)
-    case GemmIsa::kAvx512: return Run(batch, m, n, k, a, a_t, b, b_t, c, GemmTileF32Avx512);
-    case GemmIsa::kAvx2: return Run(batch, m, n, k, a, a_t, b, b_t, c, GemmTileF32Avx2);
+    case GemmIsa::kAvx512: return Run(batch, m, n, k, a, a_t, b, b_t, c, n, GemmTileF32Avx512);
+    case GemmIsa::kAvx2: return Run(batch, m, n, k, a, a_t, b, b_t, c, n, GemmTileF32Avx2);
 #else
     case GemmIsa::kAvx512:
     case GemmIsa::kAvx2:
 #endif
-    case GemmIsa::kBaseline: return Run(batch, m, n, k, a, a_t, b, b_t, c, GemmTileF32Baseline);
+    case GemmIsa::kBaseline: return Run(batch, m, n, k, a, a_t, b, b_t, c, n, GemmTileF32Baseline);
   }
 }
 
@@ -139,13 +139,43 @@ void GemmF64(int64_t batch, int64_t m, int64_t n, int64_t k, const double* a, bo
   using namespace gemm_internal;
   switch (Active()) {
 #if defined(NHLO_GEMM_X86)
-    case GemmIsa::kAvx512: return Run(batch, m, n, k, a, a_t, b, b_t, c, GemmTileF64Avx512);
-    case GemmIsa::kAvx2: return Run(batch, m, n, k, a, a_t, b, b_t, c, GemmTileF64Avx2);
+    case GemmIsa::kAvx512: return Run(batch, m, n, k, a, a_t, b, b_t, c, n, GemmTileF64Avx512);
+    case GemmIsa::kAvx2: return Run(batch, m, n, k, a, a_t, b, b_t, c, n, GemmTileF64Avx2);
 #else
     case GemmIsa::kAvx512:
     case GemmIsa::kAvx2:
 #endif
-    case GemmIsa::kBaseline: return Run(batch, m, n, k, a, a_t, b, b_t, c, GemmTileF64Baseline);
+    case GemmIsa::kBaseline: return Run(batch, m, n, k, a, a_t, b, b_t, c, n, GemmTileF64Baseline);
+  }
+}
+
+void GemmF32Into(int64_t m, int64_t n, int64_t k, const float* a, bool a_t, const float* b, bool b_t, float* c,
+                 int64_t ldc) {
+  using namespace gemm_internal;
+  switch (Active()) {
+#if defined(NHLO_GEMM_X86)
+    case GemmIsa::kAvx512: return Run(1, m, n, k, a, a_t, b, b_t, c, ldc, GemmTileF32Avx512);
+    case GemmIsa::kAvx2: return Run(1, m, n, k, a, a_t, b, b_t, c, ldc, GemmTileF32Avx2);
+#else
+    case GemmIsa::kAvx512:
+    case GemmIsa::kAvx2:
+#endif
+    case GemmIsa::kBaseline: return Run(1, m, n, k, a, a_t, b, b_t, c, ldc, GemmTileF32Baseline);
+  }
+}
+
+void GemmF64Into(int64_t m, int64_t n, int64_t k, const double* a, bool a_t, const double* b, bool b_t, double* c,
+                 int64_t ldc) {
+  using namespace gemm_internal;
+  switch (Active()) {
+#if defined(NHLO_GEMM_X86)
+    case GemmIsa::kAvx512: return Run(1, m, n, k, a, a_t, b, b_t, c, ldc, GemmTileF64Avx512);
+    case GemmIsa::kAvx2: return Run(1, m, n, k, a, a_t, b, b_t, c, ldc, GemmTileF64Avx2);
+#else
+    case GemmIsa::kAvx512:
+    case GemmIsa::kAvx2:
+#endif
+    case GemmIsa::kBaseline: return Run(1, m, n, k, a, a_t, b, b_t, c, ldc, GemmTileF64Baseline);
   }
 }
 

@@ -34,6 +34,14 @@ void GemmF32(int64_t batch, int64_t m, int64_t n, int64_t k, const float* a, boo
 void GemmF64(int64_t batch, int64_t m, int64_t n, int64_t k, const double* a, bool a_t, const double* b, bool b_t,
              double* c);
 
+/// One problem as GemmF32/GemmF64, with c's rows ldc elements apart (ldc >= n): the product
+/// written straight into columns of a wider matrix, the elements between its rows untouched.
+/// The tiles and bits are those of the dense call with the same m, n and k.
+void GemmF32Into(int64_t m, int64_t n, int64_t k, const float* a, bool a_t, const float* b, bool b_t, float* c,
+                 int64_t ldc);
+void GemmF64Into(int64_t m, int64_t n, int64_t k, const double* a, bool a_t, const double* b, bool b_t, double* c,
+                 int64_t ldc);
+
 namespace gemm_internal {
 
 /// Eigen's blocking for one tile: kc (depth), mc (rows of the packed left panel, our n since

@@ -43,6 +43,18 @@ void Gemm(int64_t m, int64_t n, int64_t k, const C* a, bool a_t, const C* b, boo
     GemmF64(1, m, n, k, a, a_t, b, b_t, c);
 }
 
+// c (m x n, rows ldc apart) = a (m x k) * b^T, b stored as n x k.
+template <typename C>
+void GemmInto(int64_t m, int64_t n, int64_t k, const C* a, const C* b, C* c, int64_t ldc) {
+  if constexpr (std::is_same_v<C, float>)
+    GemmF32Into(m, n, k, a, false, b, true, c, ldc);
+  else
+    GemmF64Into(m, n, k, a, false, b, true, c, ldc);
+}
+
+// Output features per group up to which a group's GEMM runs position-major (see below).
+constexpr int64_t kNarrowGroup = 32;
+
 // Row-major index of `linear` within `dims`.
 void Unravel(int64_t linear, const std::vector<int64_t>& dims, std::vector<int64_t>& index) {
   for (size_t d = dims.size(); d-- > 0;) {
@@ -141,22 +153,39 @@ Status ConvolutionViaGemm(const ConvPlan& plan, const Buf& lhs, const Buf& rhs, 
           tap_delta[t] += tap_index[t * spatial + s] * window[s].window_dilation * ls[l.input_spatial[s]];
       // The result written directly when it is of the compute type (f32, f64).
       C* out_typed = TypedOutput<C>(out);
+      // Narrow groups (at most kNarrowGroup output features each) are computed position-major
+      // when the output stores positions in row-major order with the features innermost, as
+      // b01f does: each GEMM then writes its rows into the output directly. Wider groups keep
+      // the transposed product, whose long dimension suits the GEMM's packing better.
+      const int64_t out_features = od[l.output_feature];
+      bool rows_in_order = out_typed != nullptr && out_fs == 1 && per_group <= kNarrowGroup;
+      int64_t position_stride = out_features;  // what each dimension's stride must be, innermost first
+      for (size_t s = spatial; s-- > 0 && rows_in_order; position_stride *= od[l.output_spatial[s]])
+        rows_in_order = os[l.output_spatial[s]] == position_stride;
+      rows_in_order = rows_in_order && os[l.output_batch] == position_stride;
       ParallelFor(group_runs * blocks, 1, [&](int64_t begin, int64_t end) {
         ScratchVector<C> cols, res;
-        std::vector<int64_t> o(1 + spatial);
+        std::vector<int64_t> o(1 + spatial), out_row(static_cast<size_t>(kBlockRows));
         for (int64_t job = begin; job < end; ++job) {
           const int64_t g0 = (job / blocks) * run_length, g1 = std::min(groups, g0 + run_length);
           const int64_t r0 = (job % blocks) * kBlockRows, n_rows = std::min(kBlockRows, rows - r0);
           if (g0 >= g1) continue;
           const int64_t group_cols = n_rows * depth;
           cols.resize(static_cast<size_t>((g1 - g0) * group_cols));
-          res.resize(static_cast<size_t>(n_rows * per_group));
+          if (!rows_in_order) res.resize(static_cast<size_t>(n_rows * per_group));
           // Copies kernel_in features from input offset `src` into every group's row of taps.
           auto gather = [&](int64_t src, int64_t at) {
             for (int64_t g = g0; g < g1; ++g) {
               C* dst = cols.data() + (g - g0) * group_cols + at;
               const C* from = in + src + group_offset[g];
-              if (in_fs == 1 && kernel_in <= 64) {
+              if (in_fs == 1 && kernel_in == 16) {
+                // The common group widths copy with a fixed size: a few vector moves, no loop.
+                std::memcpy(dst, from, 16 * sizeof(C));
+              } else if (in_fs == 1 && kernel_in == 8) {
+                std::memcpy(dst, from, 8 * sizeof(C));
+              } else if (in_fs == 1 && kernel_in == 32) {
+                std::memcpy(dst, from, 32 * sizeof(C));
+              } else if (in_fs == 1 && kernel_in <= 64) {
                 // A group's few channels: an inline copy (a memcpy call per tap had been a third
                 // of a 4-group convolution's time).
                 for (int64_t fi = 0; fi < kernel_in; ++fi) dst[fi] = from[fi];
@@ -177,6 +206,10 @@ Status ConvolutionViaGemm(const ConvPlan& plan, const Buf& lhs, const Buf& rhs, 
           // dimension and row had cost more than the copies).
           Unravel(r0, out_sp_dims, o);
           for (int64_t r = 0; r < n_rows; ++r, NextIndex(out_sp_dims, o)) {
+            // Where the row's first output feature goes, kept for every group's scatter below.
+            int64_t out_base = o[0] * os[l.output_batch];
+            for (size_t s = 0; s < spatial; ++s) out_base += o[1 + s] * os[l.output_spatial[s]];
+            out_row[r] = out_base;
             const int64_t in_base = o[0] * ls[l.input_batch];
             bool interior = dense_input;
             int64_t corner = in_base;  // the window's first element, when interior
@@ -210,17 +243,35 @@ Status ConvolutionViaGemm(const ConvPlan& plan, const Buf& lhs, const Buf& rhs, 
             }
           }
           for (int64_t g = g0; g < g1; ++g) {
+            if (rows_in_order) {
+              // [n_rows, per_group] = cols * kmat^T, written straight into the group's columns
+              // of the block's output rows: no result buffer and no scatter.
+              GemmInto<C>(n_rows, per_group, depth, cols.data() + (g - g0) * group_cols,
+                          kmat.data() + g * per_group * depth, out_typed + out_row[0] + g * per_group, out_features);
+              continue;
+            }
             Gemm<C>(per_group, n_rows, depth, kmat.data() + g * per_group * depth, false,
                     cols.data() + (g - g0) * group_cols, true, res.data());
-            Unravel(r0, out_sp_dims, o);
-            for (int64_t r = 0; r < n_rows; ++r, NextIndex(out_sp_dims, o)) {
-              int64_t base = o[0] * os[l.output_batch] + g * per_group * out_fs;
-              for (size_t s = 0; s < spatial; ++s) base += o[1 + s] * os[l.output_spatial[s]];
-              const C* col = res.data() + r;
-              if (out_typed) {
-                for (int64_t fo = 0; fo < per_group; ++fo) out_typed[base + fo * out_fs] = col[fo * n_rows];
-              } else {
-                for (int64_t fo = 0; fo < per_group; ++fo) ot.Store(out.data, base + fo * out_fs, col[fo * n_rows]);
+            const int64_t group_base = g * per_group * out_fs;
+            if (!out_typed) {
+              for (int64_t r = 0; r < n_rows; ++r)
+                for (int64_t fo = 0; fo < per_group; ++fo)
+                  ot.Store(out.data, out_row[r] + group_base + fo * out_fs, res[fo * n_rows + r]);
+              continue;
+            }
+            // res is [per_group, n_rows]: transposed in tiles of kScatterRows rows, so each
+            // feature's run of rows is read contiguously and the tile's output rows stay in L1
+            // (reading one row's features at a stride of n_rows had been a fifth of a 4-group
+            // convolution's time).
+            constexpr int64_t kScatterRows = 16;
+            for (int64_t r = 0; r < n_rows; r += kScatterRows) {
+              const int64_t tile = std::min(kScatterRows, n_rows - r);
+              C* dst[kScatterRows];
+              for (int64_t t = 0; t < tile; ++t) dst[t] = out_typed + out_row[r + t] + group_base;
+              for (int64_t fo = 0; fo < per_group; ++fo) {
+                const C* src = res.data() + fo * n_rows + r;
+                const int64_t at = fo * out_fs;
+                for (int64_t t = 0; t < tile; ++t) dst[t][at] = src[t];
               }
             }
           }
