@@ -19,8 +19,8 @@ struct Lowered {
   Step step;
 };
 
-Lowered LowerFirst(const std::string& entry_body, Opcode opcode) {
-  Lowered l{testing::LoadProgram("HloModule m\nENTRY e {\n" + entry_body + "}\n", "plans"), Step{}};
+Lowered LowerFirst(const std::string& entry_body, Opcode opcode, const std::string& computations = "") {
+  Lowered l{testing::LoadProgram("HloModule m\n" + computations + "ENTRY e {\n" + entry_body + "}\n", "plans"), Step{}};
   const ComputationRecord& entry = l.program.computations[l.program.entry];
   for (const BundleRecord& b : entry.bundles) {
     if (b.opcode != opcode) continue;
@@ -237,6 +237,38 @@ TEST_CASE("kernel plans: a gather is strides over the result's index") {
     CHECK(plan.src_stride == std::vector<int64_t>{15, 0, 1});
     CHECK(plan.index_stride == std::vector<int64_t>{4, 1, 0});
     CHECK(plan.start_stride == std::vector<int64_t>{3});
+  }
+}
+
+TEST_CASE("kernel plans: a scatter is strides over the update's index") {
+  const std::string add = "add {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n";
+  SUBCASE("rows into a table: each update row shares its index") {
+    Lowered l = LowerFirst(
+        "  t = f32[10,4] parameter(0)\n  i = s32[3] parameter(1)\n  u = f32[3,4] parameter(2)\n"
+        "  ROOT s = f32[10,4] scatter(t, i, u), update_window_dims={1}, inserted_window_dims={0}, "
+        "scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add\n",
+        Opcode::kScatter, add);
+    const ScatterPlan& plan = PlanOf<ScatterPlan>(l);
+    CHECK(plan.dst_stride == std::vector<int64_t>{0, 1});
+    CHECK(plan.index_stride == std::vector<int64_t>{1, 0});
+    CHECK(plan.start_stride == std::vector<int64_t>{4});
+    CHECK(plan.start_limit == std::vector<int64_t>{9});  // a start past 9 skips the update
+    CHECK(plan.row_window);
+    CHECK(!plan.skips_all);
+    CHECK(plan.bytes == 160);
+  }
+  SUBCASE("batching dimensions fold into the result strides") {
+    Lowered l = LowerFirst(
+        "  t = f32[2,5,3] parameter(0)\n  i = s64[2,4,1] parameter(1)\n  u = f32[2,4,3] parameter(2)\n"
+        "  ROOT s = f32[2,5,3] scatter(t, i, u), update_window_dims={2}, inserted_window_dims={1}, "
+        "scatter_dims_to_operand_dims={1}, input_batching_dims={0}, scatter_indices_batching_dims={0}, "
+        "index_vector_dim=2, to_apply=add\n",
+        Opcode::kScatter, add);
+    const ScatterPlan& plan = PlanOf<ScatterPlan>(l);
+    CHECK(plan.dst_stride == std::vector<int64_t>{15, 0, 1});
+    CHECK(plan.index_stride == std::vector<int64_t>{4, 1, 0});
+    CHECK(plan.start_stride == std::vector<int64_t>{3});
+    CHECK(plan.start_limit == std::vector<int64_t>{4});
   }
 }
 

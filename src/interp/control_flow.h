@@ -327,6 +327,8 @@ class ControlFlow : public Frames {
     NHLO_ASSIGN_OR_RETURN(Buf indices, Array(b.operands[n]));
     NHLO_ASSIGN_OR_RETURN(std::vector<Buf> out, ResultLeaves(b, n, "scatter"));
     NHLO_ASSIGN_OR_RETURN(CalleeCall call, Caller(b, *f, out, "the scatter computation"));
+    if (const auto* plan = PlanOf<ScatterPlan>(s))
+      return RunPlannedScatter(*plan, s.pattern, in[0], indices, upd[0], out[0], call);
     return KernelScatter(s, in, indices, upd, out, call);
   }
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The ops that call a computation per element: reduce, map, sort, reduce-window and scatter.
+// The ops that call a computation per element: reduce, map, sort and reduce-window (scatter:
+// kernels_scatter.cc).
 // Each checks its operands, takes the native kernel when load recognised the computation
 // (native_callees.h), and otherwise walks the elements in XLA's evaluator order and hands each
 // element's scalars to the executor's call (CalleeCall), as the computation is written.
@@ -221,122 +222,6 @@ Status KernelReduceWindow(const Step& s, const std::vector<Buf>& in, const std::
       TakeResults(*results, acc);
     }
     for (size_t k = 0; k < n; ++k) std::memcpy(out[k].data + linear * acc[k].size(), acc[k].data(), acc[k].size());
-  });
-  return failure;
-}
-
-Status KernelScatter(const Step& s, const std::vector<Buf>& in, const Buf& indices, const std::vector<Buf>& upd,
-                     const std::vector<Buf>& out, const CalleeCall& call) {
-  size_t n = in.size();
-  const ScatterDimensionNumbers& dims = DimsOf<ScatterDimensionNumbers>(s);
-  const DimIndexList* window_dims = &dims.update_window_dims;
-  const DimIndexList* inserted = &dims.inserted_window_dims;
-  const DimIndexList* to_operand = &dims.scatter_dims_to_operand_dims;
-  // Batching dimensions (StableHLO's scatter): input dimension input_batching[i] is indexed by
-  // the update's position along indices dimension indices_batching[i].
-  const DimIndexList input_batching = dims.input_batching_dims;
-  const DimIndexList indices_batching = dims.scatter_indices_batching_dims;
-  const std::vector<int64_t>& shape = Dims(in[0]);
-  const std::vector<int64_t>& udims = Dims(upd[0]);
-  const std::vector<int64_t>& idims = Dims(indices);
-  for (size_t i = 0; i < n; ++i)
-    if (Dims(in[i]) != shape || Dims(out[i]) != shape || Dims(upd[i]) != udims || in[i].type() != out[i].type() ||
-        upd[i].type() != in[i].type())
-      return Status::Error("scatter inputs, updates and results do not match");
-  if (!IsInteger(indices.type())) return Status::Error("scatter indices must be integers");
-  int64_t ivd = dims.index_vector_dim;
-  if (ivd < 0 || ivd > static_cast<int64_t>(idims.size()))
-    return Status::Error("scatter index_vector_dim is out of range");
-  int64_t index_len = ivd == static_cast<int64_t>(idims.size()) ? 1 : idims[ivd];
-  if (static_cast<int64_t>(to_operand->size()) != index_len)
-    return Status::Error("scatter_dims_to_operand_dims does not match the index vector");
-  auto contains = [](DimIndexList v, int64_t x) { return std::find(v.begin(), v.end(), x) != v.end(); };
-  if (input_batching.size() != indices_batching.size())
-    return Status::Error("scatter has " + std::to_string(input_batching.size()) + " input batching dimensions and " +
-                         std::to_string(indices_batching.size()) + " scatter indices batching dimensions");
-  for (size_t i = 0; i < input_batching.size(); ++i) {
-    int64_t od = input_batching[i], id = indices_batching[i];
-    if (od < 0 || od >= static_cast<int64_t>(shape.size()) || id < 0 || id >= static_cast<int64_t>(idims.size()) ||
-        id == ivd || shape[od] != idims[id] || contains(*inserted, od))
-      return Status::Error("scatter batching dimensions do not match the operand and the indices");
-  }
-  std::vector<int64_t> operand_window;  // operand dims the update window covers, in order
-  for (size_t d = 0; d < shape.size(); ++d)
-    if (!contains(*inserted, static_cast<int64_t>(d)) && !contains(input_batching, static_cast<int64_t>(d)))
-      operand_window.push_back(static_cast<int64_t>(d));
-  if (operand_window.size() != window_dims->size())
-    return Status::Error("scatter window dimensions do not match the operand");
-  std::vector<bool> is_window(udims.size(), false);
-  for (int64_t d : *window_dims) {
-    if (d < 0 || d >= static_cast<int64_t>(udims.size()))
-      return Status::Error("scatter update_window_dims is out of range");
-    is_window[d] = true;
-  }
-  for (int64_t d : *to_operand)
-    if (d < 0 || d >= static_cast<int64_t>(shape.size()))
-      return Status::Error("scatter_dims_to_operand_dims is out of range");
-  // The updates' scatter dimensions (those not in update_window_dims) are the indices' dimensions
-  // other than index_vector_dim, in order and size. A bundle file may claim any shapes, and the
-  // loop below reads indices at those positions (a fuzz-bundle finding read past them).
-  for (size_t d = 0, bi = 0; d < udims.size(); ++d) {
-    if (is_window[d]) continue;
-    if (static_cast<int64_t>(bi) == ivd) ++bi;
-    if (bi >= idims.size() || udims[d] != idims[bi])
-      return Status::Error("scatter update dimension " + std::to_string(d) + " does not match its indices");
-    ++bi;
-  }
-  for (size_t i = 0; i < n; ++i) std::memmove(out[i].data, in[i].data, in[i].rec->size);
-  std::vector<int64_t> strides = RowMajorStrides(shape), istrides = RowMajorStrides(idims);
-  std::vector<int64_t> window_size(shape.size(), 1);
-  for (size_t k = 0; k < operand_window.size(); ++k) window_size[operand_window[k]] = udims[(*window_dims)[k]];
-  std::vector<int64_t> batch(idims.size()), start(shape.size());
-  std::vector<const uint8_t*> args(2 * n);
-  std::vector<std::string> cur(n), val(n);
-  for (size_t i = 0; i < n; ++i) {
-    cur[i].assign(static_cast<size_t>(HostByteSize(out[i].type())), '\0');
-    val[i].assign(static_cast<size_t>(HostByteSize(out[i].type())), '\0');
-    args[i] = reinterpret_cast<const uint8_t*>(cur[i].data());
-    args[n + i] = reinterpret_cast<const uint8_t*>(val[i].data());
-  }
-  bool native = n == 1 && s.pattern.op != ScalarOp::kNone;
-  int element_size = HostByteSize(out[0].type()), index_size = HostByteSize(indices.type());
-  Status failure;
-  ForEachIndex(udims, [&](int64_t linear, const std::vector<int64_t>& u) {
-    if (!failure.ok()) return;
-    size_t bi = 0;
-    for (size_t d = 0; d < u.size(); ++d) {
-      if (is_window[d]) continue;
-      if (static_cast<int64_t>(bi) == ivd) ++bi;
-      if (bi < batch.size()) batch[bi++] = u[d];
-    }
-    std::fill(start.begin(), start.end(), 0);
-    for (int64_t k = 0; k < index_len; ++k) {
-      int64_t pos = 0;
-      for (size_t d = 0; d < idims.size(); ++d) pos += (static_cast<int64_t>(d) == ivd ? k : batch[d]) * istrides[d];
-      start[(*to_operand)[k]] = LoadIndex(indices.type(), indices.data + pos * index_size);
-    }
-    for (size_t i = 0; i < input_batching.size(); ++i) start[input_batching[i]] = batch[indices_batching[i]];
-    int64_t dst = 0;
-    for (size_t d = 0; d < shape.size(); ++d) {
-      // Window out of bounds: skipped. Written so that no index, however large, overflows.
-      if (start[d] < 0 || start[d] > shape[d] - window_size[d]) return;
-      dst += start[d] * strides[d];
-    }
-    for (size_t k = 0; k < operand_window.size(); ++k) dst += u[(*window_dims)[k]] * strides[operand_window[k]];
-    if (native &&
-        ApplyScalarOp(s.pattern, out[0].type(), out[0].data + dst * element_size, upd[0].data + linear * element_size))
-      return;
-    for (size_t i = 0; i < n; ++i) {
-      size_t size = cur[i].size();
-      std::memcpy(cur[i].data(), out[i].data + dst * size, size);
-      std::memcpy(val[i].data(), upd[i].data + linear * size, size);
-    }
-    Result<const uint8_t* const*> results = call(args.data());
-    if (!results.ok()) {
-      failure = results.status();
-      return;
-    }
-    for (size_t i = 0; i < n; ++i) std::memmove(out[i].data + dst * cur[i].size(), (*results)[i], cur[i].size());
   });
   return failure;
 }

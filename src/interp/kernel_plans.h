@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Plans for the kernels whose shape work is more than a size check: dot, convolution, and the
-// data movement of broadcast, transpose, slice, reverse, pad, concatenate, iota and reshape. A plan
+// Plans for the kernels whose shape work is more than a size check: dot, convolution, the
+// data movement of broadcast, transpose, slice, reverse, pad, concatenate, iota and reshape,
+// gather, dynamic slices and scatter. A plan
 // is built once, when the program is loaded (LowerBundle, lower.cc), from the buffer records of
 // a static step; it holds every check and decision that depends only on shapes, types and
 // attributes, so running the step does none. What is left to the run depends on values: a
@@ -131,6 +132,22 @@ struct DynamicSlicePlan {
   bool update = false;
 };
 
+/// A one-input scatter (kernels_scatter.cc) as strides over the update's index: update element
+/// u lands at sum(u[d] * dst_stride[d]) in the result plus, for each entry k of its index vector,
+/// start_k * start_stride[k], where the vector starts at sum(u[d] * index_stride[d]) in the
+/// indices, entries index_vector_stride apart; a start outside [0, start_limit[k]] skips the
+/// update. With row_window the update's last dimension is a window dimension, and each of its
+/// rows shares one index vector.
+struct ScatterPlan {
+  std::vector<int64_t> update_dims, dst_stride, index_stride;
+  std::vector<int64_t> start_stride, start_limit;
+  int64_t index_vector_stride = 0;
+  int64_t bytes = 0;  // the operand's, copied to the result first
+  int element_bytes = 0;
+  bool row_window = false;
+  bool skips_all = false;  // a window wider than the operand: the result is the operand
+};
+
 /// Checks a broadcast, transpose, slice, reverse or pad step against its records (the pad value
 /// too, for pad) and plans its copy; the error is the one the kernel gives for the same records.
 Result<CopyPlan> PlanCopy(const Step& step, const BufferRecord& in, const BufferRecord* pad_value,
@@ -155,6 +172,11 @@ Result<DynamicSlicePlan> PlanDynamicSlice(bool update, const std::vector<const B
                                           const BufferRecord& out);
 void RunDynamicSlice(const DynamicSlicePlan& plan, const Buf* ops, const Buf& out);
 void RunReshape(const ReshapePlan& plan, const Buf& in, const Buf& out);
+/// A scatter's checks (KernelScatter's, with its messages) on (input, indices, updates) and the
+/// result, and its strides; refused, to run on KernelScatter's general walk, for a variadic
+/// scatter or one whose start dimensions repeat or name a batching dimension. Run by
+/// RunPlannedScatter (native_callees.h), which calls the scatter computation.
+Result<ScatterPlan> PlanScatter(const Step& step, const std::vector<const BufferRecord*>& ops, const BufferRecord& out);
 
 /// A dot as [batch, m, k] x [batch, k, n] -> [batch, m, n] (kernels_dot.cc): the permutations that
 /// bring each operand into that order, or into [batch, k, m] and [batch, n, k], which the GEMM
@@ -203,8 +225,8 @@ struct ConvPlan {
 };
 
 /// What LowerBundle keeps on a step (Step::plan).
-using KernelPlan =
-    std::variant<DotPlan, ConvPlan, CopyPlan, ConcatPlan, IotaPlan, ReshapePlan, GatherPlan, DynamicSlicePlan>;
+using KernelPlan = std::variant<DotPlan, ConvPlan, CopyPlan, ConcatPlan, IotaPlan, ReshapePlan, GatherPlan,
+                                DynamicSlicePlan, ScatterPlan>;
 
 Result<ConvPlan> PlanConvolution(const ConvolutionDimensionNumbers& dims, const BufferRecord& lhs,
                                  const BufferRecord& rhs, const BufferRecord& out);

@@ -317,6 +317,8 @@ void LowerKernelPlan(const ComputationRecord& comp, Step& s) {
     keep(PlanDynamicSlice(f == OpFamily::kDynamicUpdateSlice, operand_records(), out));
   } else if (f == OpFamily::kGather) {
     if (operands == 2) keep(PlanGather(s, comp.buffers[b.operands[0]], comp.buffers[b.operands[1]], out));
+  } else if (f == OpFamily::kScatter) {
+    if (operands == 3) keep(PlanScatter(s, operand_records(), out));
   } else if (f == OpFamily::kDot) {
     if (operands == 2) keep(PlanDot(DotDims(s), comp.buffers[b.operands[0]], comp.buffers[b.operands[1]], out));
   } else if (f == OpFamily::kConvolution) {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Kernels of the ops that call a computation per element (reduce, map, sort, reduce-window,
-// scatter; exec_callees.cc), and the native forms they take when load recognised the
+// Kernels of the ops that call a computation per element (reduce, map, sort, reduce-window;
+// exec_callees.cc; scatter, kernels_scatter.cc), and the native forms they take when load recognised the
 // computation as a pattern (callee_pattern.h): reduce and sort without running it per element,
 // and the scalar op and compare the per-element loops of scatter, reduce-window, map and
 // select-and-scatter apply instead of a call. Results are bit-identical to running the
@@ -37,6 +37,10 @@ Status KernelReduceWindow(const Step& step, const std::vector<Buf>& in, const st
 /// evaluator does.
 Status KernelScatter(const Step& step, const std::vector<Buf>& in, const Buf& indices, const std::vector<Buf>& updates,
                      const std::vector<Buf>& out, const CalleeCall& call);
+/// A one-input scatter planned at load (PlanScatter, kernel_plans.h) on buffers of the records
+/// it was planned for: the same result as KernelScatter, without its checks.
+Status RunPlannedScatter(const ScatterPlan& plan, const CalleePattern& pattern, const Buf& in, const Buf& indices,
+                         const Buf& updates, const Buf& out, const CalleeCall& call);
 
 /// Recognises the computation `step` calls (reduce, reduce-window, scatter, map, sort,
 /// select-and-scatter) and fills step.pattern; leaves it empty for anything else. Never fails:
