@@ -272,6 +272,42 @@ TEST_CASE("kernel plans: a scatter is strides over the update's index") {
   }
 }
 
+TEST_CASE("kernel plans: a reduce is its kept and reduced groups") {
+  const std::string add = "add {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n";
+  SUBCASE("size-1 dimensions dropped, neighbours of one kind merged") {
+    Lowered l = LowerFirst(
+        "  x = f32[4,1,5,6] parameter(0)\n  z = f32[] constant(0)\n"
+        "  ROOT r = f32[4,1] reduce(x, z), dimensions={2,3}, to_apply=add\n",
+        Opcode::kReduce, add);
+    const ReducePlan& plan = PlanOf<ReducePlan>(l);
+    REQUIRE(plan.kept.size() == 1);
+    CHECK(plan.kept[0].size == 4);
+    CHECK(plan.kept[0].stride == 30);
+    REQUIRE(plan.reduced.size() == 1);
+    CHECK(plan.reduced[0].size == 30);
+    CHECK(plan.reduced[0].stride == 1);
+    CHECK(!plan.inner_kept);
+    CHECK(plan.accumulate == PrimitiveType::kInvalid);
+  }
+  SUBCASE("a two-input reduce with a tuple of results: columns") {
+    const std::string argmax =
+        "argmax {\n  a = f32[] parameter(0)\n  i = s32[] parameter(1)\n  b = f32[] parameter(2)\n"
+        "  j = s32[] parameter(3)\n  g = pred[] compare(a, b), direction=GE\n  v = f32[] select(g, a, b)\n"
+        "  k = s32[] select(g, i, j)\n  ROOT t = (f32[], s32[]) tuple(v, k)\n}\n";
+    Lowered l = LowerFirst(
+        "  x = f32[7,3] parameter(0)\n  i = s32[7,3] parameter(1)\n  z = f32[] constant(-inf)\n"
+        "  n = s32[] constant(0)\n  ROOT r = (f32[3], s32[3]) reduce(x, i, z, n), dimensions={0}, to_apply=argmax\n",
+        Opcode::kReduce, argmax);
+    const ReducePlan& plan = PlanOf<ReducePlan>(l);
+    REQUIRE(plan.kept.size() == 1);
+    CHECK(plan.kept[0].stride == 1);
+    REQUIRE(plan.reduced.size() == 1);
+    CHECK(plan.reduced[0].size == 7);
+    CHECK(plan.reduced[0].stride == 3);
+    CHECK(plan.inner_kept);
+  }
+}
+
 TEST_CASE("kernel plans: dynamic slices keep only their starts for the run") {
   Lowered l = LowerFirst(
       "  x = f32[8,6] parameter(0)\n  i = s32[] parameter(1)\n  j = s32[] parameter(2)\n"

@@ -269,6 +269,7 @@ class ControlFlow : public Frames {
     NHLO_ASSIGN_OR_RETURN(std::vector<Buf> out, ResultLeaves(b, n, "reduce"));
     // The accumulators are the init values' types: a mixed-precision result converts after.
     NHLO_ASSIGN_OR_RETURN(CalleeCall call, Caller(b, *f, init, "the reducer"));
+    if (const auto* plan = PlanOf<ReducePlan>(s)) return RunPlannedReduce(*plan, s.pattern, in, init, out, call);
     return KernelReduce(s.pattern, in, init, out, dims->ints(), call);
   }
 

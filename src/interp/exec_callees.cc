@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "interp/kernel_plans.h"
 #include "interp/native_callees.h"
 #include "support/merge_sort.h"
 
@@ -24,33 +25,33 @@ void TakeResults(const uint8_t* const* results, std::vector<std::string>& acc) {
 
 Status KernelReduce(const CalleePattern& pattern, const std::vector<Buf>& in, const std::vector<Buf>& init,
                     const std::vector<Buf>& out, const std::vector<int64_t>& reduce_dims, const CalleeCall& call) {
-  size_t n = in.size();
-  const std::vector<int64_t>& dims = Dims(in[0]);
-  std::vector<bool> reduced(dims.size(), false);
-  for (int64_t d : reduce_dims) {
-    if (d < 0 || d >= static_cast<int64_t>(dims.size()) || reduced[d])
-      return Status::Error("reduce dimension is out of range");
-    reduced[d] = true;
-  }
-  std::vector<int64_t> kept_dims, reduced_dims;
-  for (size_t d = 0; d < dims.size(); ++d) (reduced[d] ? reduced_dims : kept_dims).push_back(dims[d]);
-  for (size_t i = 0; i < n; ++i)
-    if (Dims(in[i]) != dims || init[i].count() != 1 || out[i].rec->dims != kept_dims ||
-        (init[i].type() != out[i].type() && !(n == 1 && IsFloat(init[i].type()) && IsFloat(out[i].type()))))
-      return Status::Error("reduce operands, init values, result and reducer do not match");
-  if (n == 1 && init[0].type() != out[0].type()) {
+  std::vector<const BufferRecord*> in_records, init_records, out_records;
+  for (const Buf& b : in) in_records.push_back(b.rec);
+  for (const Buf& b : init) init_records.push_back(b.rec);
+  for (const Buf& b : out) out_records.push_back(b.rec);
+  NHLO_ASSIGN_OR_RETURN(ReducePlan plan, PlanReduce(in_records, init_records, out_records, reduce_dims));
+  return RunPlannedReduce(plan, pattern, in, init, out, call);
+}
+
+Status RunPlannedReduce(const ReducePlan& plan, const CalleePattern& pattern, const std::vector<Buf>& in,
+                        const std::vector<Buf>& init, const std::vector<Buf>& out, const CalleeCall& call) {
+  const size_t n = in.size();
+  if (plan.accumulate != PrimitiveType::kInvalid) {
     // Mixed precision (a bf16 result of an f32 reducer): XLA's evaluator reduces in the reducer's
     // type and converts the result once (HandleReduce, ConvertToShape).
-    std::vector<uint8_t> scratch(static_cast<size_t>(out[0].count() * HostByteSize(init[0].type())));
+    std::vector<uint8_t> scratch(static_cast<size_t>(out[0].count() * HostByteSize(plan.accumulate)));
     BufferRecord rec = *out[0].rec;
-    rec.type = init[0].type();
+    rec.type = plan.accumulate;
+    rec.size = scratch.size();
     Buf reduced{&rec, scratch.data()};
-    NHLO_TRY(KernelReduce(pattern, in, init, {reduced}, reduce_dims, call));
+    ReducePlan same_type = plan;
+    same_type.accumulate = PrimitiveType::kInvalid;
+    NHLO_TRY(RunPlannedReduce(same_type, pattern, in, init, {reduced}, call));
     return KernelConvert(reduced, out[0]);
   }
-  if (n == 1 && pattern.op != ScalarOp::kNone) return KernelReduceNative(pattern, in[0], init[0], out[0], reduce_dims);
+  if (n == 1 && pattern.op != ScalarOp::kNone) return KernelReduceNative(pattern, in[0], init[0], out[0], plan);
   if (n == 2 && pattern.arg_reduce)
-    return KernelArgReduceNative(pattern, in[0], in[1], init[0], init[1], out[0], out[1], reduce_dims);
+    return KernelArgReduceNative(pattern, in[0], in[1], init[0], init[1], out[0], out[1], plan);
   std::vector<std::string> acc(n), elem(n);
   std::vector<const uint8_t*> args(2 * n);
   for (size_t i = 0; i < n; ++i) {
@@ -59,20 +60,26 @@ Status KernelReduce(const CalleePattern& pattern, const std::vector<Buf>& in, co
     args[i] = reinterpret_cast<const uint8_t*>(acc[i].data());
     args[n + i] = reinterpret_cast<const uint8_t*>(elem[i].data());
   }
-  std::vector<int64_t> strides = RowMajorStrides(dims);
-  // Subsets of a buffer's dimensions, whose product the reader checked.
-  int64_t kept_count = CheckedElementCount(kept_dims), reduced_count = CheckedElementCount(reduced_dims);
-  std::vector<int64_t> kept_index(kept_dims.size()), red_index(reduced_dims.size());
-  for (int64_t k = 0; k < kept_count; ++k) {
-    for (int64_t t = k, j = static_cast<int64_t>(kept_dims.size()) - 1; j >= 0; --j)
-      kept_index[j] = t % kept_dims[j], t /= kept_dims[j];
+  // Results in row-major order over the kept groups; each folds the reduced groups' elements in
+  // row-major order (the evaluator's), both walked by an odometer of input offsets.
+  int64_t kept_count = 1, reduced_count = 1;
+  for (const StridedGroup& g : plan.kept) kept_count *= g.size;
+  for (const StridedGroup& g : plan.reduced) reduced_count *= g.size;
+  auto advance = [](const std::vector<StridedGroup>& groups, std::vector<int64_t>& index, int64_t& offset) {
+    for (size_t k = groups.size(); k-- > 0;) {
+      offset += groups[k].stride;
+      if (++index[k] < groups[k].size) return;
+      offset -= groups[k].stride * groups[k].size;
+      index[k] = 0;
+    }
+  };
+  std::vector<int64_t> kept_index(plan.kept.size(), 0), red_index(plan.reduced.size(), 0);
+  int64_t base = 0;
+  for (int64_t k = 0; k < kept_count; ++k, advance(plan.kept, kept_index, base)) {
     for (size_t i = 0; i < n; ++i) std::memcpy(acc[i].data(), init[i].data, acc[i].size());
-    for (int64_t m = 0; m < reduced_count; ++m) {
-      for (int64_t t = m, j = static_cast<int64_t>(reduced_dims.size()) - 1; j >= 0; --j)
-        red_index[j] = t % reduced_dims[j], t /= reduced_dims[j];
-      int64_t src = 0;
-      for (size_t d = 0, kj = 0, rj = 0; d < dims.size(); ++d)
-        src += (reduced[d] ? red_index[rj++] : kept_index[kj++]) * strides[d];
+    int64_t at = 0;
+    for (int64_t m = 0; m < reduced_count; ++m, advance(plan.reduced, red_index, at)) {
+      const int64_t src = base + at;
       for (size_t i = 0; i < n; ++i) std::memcpy(elem[i].data(), in[i].data + src * elem[i].size(), elem[i].size());
       NHLO_ASSIGN_OR_RETURN(const uint8_t* const* results, call(args.data()));
       TakeResults(results, acc);

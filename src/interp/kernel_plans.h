@@ -148,6 +148,23 @@ struct ScatterPlan {
   bool skips_all = false;  // a window wider than the operand: the result is the operand
 };
 
+/// Adjacent dimensions of one kind merged: `size` elements `stride` elements apart.
+struct StridedGroup {
+  int64_t size, stride;
+};
+
+/// A reduce (exec_callees.cc, reduce_native.cc) checked against its records: the input's
+/// dimensions without those of size 1, neighbours of one kind merged, as kept groups (row-major
+/// over the result) and reduced ones (the order elements fold in); inner_kept when the
+/// innermost group is kept (or there is none). A one-input reduce whose init value's type
+/// differs from its result's (an f32 reducer, a bf16 result) reduces in `accumulate`, the init
+/// value's type, and converts once, as XLA's evaluator does; otherwise accumulate is kInvalid.
+struct ReducePlan {
+  std::vector<StridedGroup> kept, reduced;
+  bool inner_kept = true;
+  PrimitiveType accumulate = PrimitiveType::kInvalid;
+};
+
 /// Checks a broadcast, transpose, slice, reverse or pad step against its records (the pad value
 /// too, for pad) and plans its copy; the error is the one the kernel gives for the same records.
 Result<CopyPlan> PlanCopy(const Step& step, const BufferRecord& in, const BufferRecord* pad_value,
@@ -176,6 +193,10 @@ void RunReshape(const ReshapePlan& plan, const Buf& in, const Buf& out);
 /// result, and its strides; refused, to run on KernelScatter's general walk, for a variadic
 /// scatter or one whose start dimensions repeat or name a batching dimension. Run by
 /// RunPlannedScatter (native_callees.h), which calls the scatter computation.
+/// A reduce's checks (KernelReduce's, with its messages) on its inputs, init values and results
+/// (one of each per input) and the reduced dimensions, and its groups.
+Result<ReducePlan> PlanReduce(const std::vector<const BufferRecord*>& in, const std::vector<const BufferRecord*>& init,
+                              const std::vector<const BufferRecord*>& out, DimIndexList dims);
 Result<ScatterPlan> PlanScatter(const Step& step, const std::vector<const BufferRecord*>& ops, const BufferRecord& out);
 
 /// A dot as [batch, m, k] x [batch, k, n] -> [batch, m, n] (kernels_dot.cc): the permutations that
@@ -226,7 +247,7 @@ struct ConvPlan {
 
 /// What LowerBundle keeps on a step (Step::plan).
 using KernelPlan = std::variant<DotPlan, ConvPlan, CopyPlan, ConcatPlan, IotaPlan, ReshapePlan, GatherPlan,
-                                DynamicSlicePlan, ScatterPlan>;
+                                DynamicSlicePlan, ScatterPlan, ReducePlan>;
 
 Result<ConvPlan> PlanConvolution(const ConvolutionDimensionNumbers& dims, const BufferRecord& lhs,
                                  const BufferRecord& rhs, const BufferRecord& out);

@@ -290,17 +290,27 @@ void LowerKernelPlan(const ComputationRecord& comp, Step& s) {
   for (const uint32_t i : b.operands)
     if (comp.buffers[i].type == PrimitiveType::kTuple) return;
   const BufferRecord& out = comp.buffers[b.result];
-  if (out.type == PrimitiveType::kTuple) return;
   const size_t operands = b.operands.size();
   auto keep = [&s](auto plan) {
     if (plan.ok()) s.plan = std::make_unique<const KernelPlan>(std::move(*plan));
   };
-  auto operand_records = [&] {
+  auto operand_records = [&](size_t first, size_t count) {
     std::vector<const BufferRecord*> records;
-    for (const uint32_t i : b.operands) records.push_back(&comp.buffers[i]);
+    for (size_t k = first; k < first + count && k < operands; ++k) records.push_back(&comp.buffers[b.operands[k]]);
     return records;
   };
   const OpFamily f = s.family;
+  if (f == OpFamily::kReduce) {  // inputs..., inits...; a tuple of results when there are several
+    std::vector<const BufferRecord*> results;
+    if (out.type != PrimitiveType::kTuple) results.push_back(&out);
+    for (const uint32_t leaf : out.tuple)
+      if (leaf < comp.buffers.size()) results.push_back(&comp.buffers[leaf]);
+    const std::vector<int64_t>* dims = IntList(s, AttrId::kDimensions);
+    if (dims && operands % 2 == 0)
+      keep(PlanReduce(operand_records(0, operands / 2), operand_records(operands / 2, operands / 2), results, *dims));
+    return;
+  }
+  if (out.type == PrimitiveType::kTuple) return;
   if (f == OpFamily::kBroadcast || f == OpFamily::kTranspose || f == OpFamily::kSlice || f == OpFamily::kReverse) {
     if (operands == 1) keep(PlanCopy(s, comp.buffers[b.operands[0]], nullptr, out));
   } else if (f == OpFamily::kPad) {
@@ -312,13 +322,13 @@ void LowerKernelPlan(const ComputationRecord& comp, Step& s) {
   } else if (f == OpFamily::kIota) {
     if (operands == 0) keep(PlanIota(s, out));
   } else if (f == OpFamily::kConcatenate) {
-    keep(PlanConcatenate(s, operand_records(), out));
+    keep(PlanConcatenate(s, operand_records(0, operands), out));
   } else if (f == OpFamily::kDynamicSlice || f == OpFamily::kDynamicUpdateSlice) {
-    keep(PlanDynamicSlice(f == OpFamily::kDynamicUpdateSlice, operand_records(), out));
+    keep(PlanDynamicSlice(f == OpFamily::kDynamicUpdateSlice, operand_records(0, operands), out));
   } else if (f == OpFamily::kGather) {
     if (operands == 2) keep(PlanGather(s, comp.buffers[b.operands[0]], comp.buffers[b.operands[1]], out));
   } else if (f == OpFamily::kScatter) {
-    if (operands == 3) keep(PlanScatter(s, operand_records(), out));
+    if (operands == 3) keep(PlanScatter(s, operand_records(0, operands), out));
   } else if (f == OpFamily::kDot) {
     if (operands == 2) keep(PlanDot(DotDims(s), comp.buffers[b.operands[0]], comp.buffers[b.operands[1]], out));
   } else if (f == OpFamily::kConvolution) {

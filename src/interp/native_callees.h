@@ -24,6 +24,10 @@ using CalleeCall = std::function<Result<const uint8_t* const*>(const uint8_t* co
 /// reduce(in..., init...) over `dims`: `call` takes (accumulators..., elements...).
 Status KernelReduce(const CalleePattern& pattern, const std::vector<Buf>& in, const std::vector<Buf>& init,
                     const std::vector<Buf>& out, const std::vector<int64_t>& dims, const CalleeCall& call);
+/// A reduce planned at load (PlanReduce, kernel_plans.h) on buffers of the records it was
+/// planned for: KernelReduce without its checks.
+Status RunPlannedReduce(const ReducePlan& plan, const CalleePattern& pattern, const std::vector<Buf>& in,
+                        const std::vector<Buf>& init, const std::vector<Buf>& out, const CalleeCall& call);
 /// map(in...): `call` takes one element of each operand.
 Status KernelMap(const CalleePattern& pattern, const std::vector<Buf>& in, const Buf& out, const CalleeCall& call);
 /// sort(in...) along `dim`, stable: `less` takes (lhs_0, rhs_0, lhs_1, rhs_1, ...) and returns pred[].
@@ -53,13 +57,12 @@ Opcode ScalarOpcode(ScalarOp op);
 /// reduce(in, init) over `dims` with the recognised op: `out` has in's kept dimensions. The
 /// caller checked the dimensions, shapes and types (one input, init and result of its type).
 Status KernelReduceNative(const CalleePattern& pattern, const Buf& in, const Buf& init, const Buf& out,
-                          const std::vector<int64_t>& dims);
+                          const ReducePlan& plan);
 
 /// reduce(values, indices, init value, init index) over `dims` with JAX's argmax/argmin
 /// reducer (pattern.arg_reduce), folding in the reducer's order. The caller checked shapes and types.
 Status KernelArgReduceNative(const CalleePattern& pattern, const Buf& values, const Buf& indices, const Buf& init_value,
-                             const Buf& init_index, const Buf& out_value, const Buf& out_index,
-                             const std::vector<int64_t>& dims);
+                             const Buf& init_index, const Buf& out_value, const Buf& out_index, const ReducePlan& plan);
 
 /// acc = op(acc, x) (op(x, acc) when swapped) on one element of type `t`, as the computation
 /// computes it. False when the type has no native form here (the caller then runs the call).

@@ -122,9 +122,7 @@ typename Tr::Compute FoldRun(const Tr& t, const uint8_t* data, int64_t start, in
   return lane[0];
 }
 
-struct Group {
-  int64_t size, stride;  // stride: elements of the input
-};
+using Group = StridedGroup;  // stride: elements of the input
 
 // Walks the row-major index space of `groups`, calling f(offset) with the input offset.
 template <typename F>
@@ -162,10 +160,8 @@ int64_t Product(const std::vector<Group>& groups) {
 
 // Size-1 dimensions dropped; neighbours of one kind merged (they are contiguous together).
 // Returns whether the innermost group is kept (or there is none).
-bool MergeGroups(const std::vector<int64_t>& shape, const std::vector<int64_t>& dims, std::vector<Group>& kept,
+bool MergeGroups(const std::vector<int64_t>& shape, const std::vector<bool>& is_reduced, std::vector<Group>& kept,
                  std::vector<Group>& reduced) {
-  std::vector<bool> is_reduced(shape.size(), false);
-  for (int64_t d : dims) is_reduced[static_cast<size_t>(d)] = true;  // checked by the caller
   std::vector<int64_t> strides = RowMajorStrides(shape);
   bool last_reduced = false, any = false;
   for (size_t d = 0; d < shape.size(); ++d) {
@@ -392,16 +388,41 @@ bool NativeScalarType(PrimitiveType t) {
   return DispatchType(t, [](auto) { return OkStatus(); }).ok();
 }
 
+Result<ReducePlan> PlanReduce(const std::vector<const BufferRecord*>& in, const std::vector<const BufferRecord*>& init,
+                              const std::vector<const BufferRecord*>& out, DimIndexList reduce_dims) {
+  const size_t n = in.size();
+  if (n == 0 || init.size() != n || out.size() != n)
+    return Status::Error("reduce operands, init values, result and reducer do not match");
+  const std::vector<int64_t>& dims = in[0]->dims;
+  std::vector<bool> reduced(dims.size(), false);
+  for (int64_t d : reduce_dims) {
+    if (d < 0 || d >= static_cast<int64_t>(dims.size()) || reduced[d])
+      return Status::Error("reduce dimension is out of range");
+    reduced[d] = true;
+  }
+  std::vector<int64_t> kept_dims;
+  for (size_t d = 0; d < dims.size(); ++d)
+    if (!reduced[d]) kept_dims.push_back(dims[d]);
+  for (size_t i = 0; i < n; ++i)
+    if (in[i]->dims != dims || init[i]->ElementCount() != 1 || out[i]->dims != kept_dims ||
+        (init[i]->type != out[i]->type && !(n == 1 && IsFloat(init[i]->type) && IsFloat(out[i]->type))))
+      return Status::Error("reduce operands, init values, result and reducer do not match");
+  ReducePlan plan;
+  plan.inner_kept = MergeGroups(dims, reduced, plan.kept, plan.reduced);
+  if (n == 1 && init[0]->type != out[0]->type) plan.accumulate = init[0]->type;
+  return plan;
+}
+
 Status KernelReduceNative(const CalleePattern& pattern, const Buf& in, const Buf& init, const Buf& out,
-                          const std::vector<int64_t>& dims) {
+                          const ReducePlan& plan) {
   int size = HostByteSize(out.type());
   if (out.count() == 0) return OkStatus();
   if (in.count() == 0) {  // nothing to fold: every result is the init value, as its bytes
     for (int64_t i = 0; i < out.count(); ++i) std::memcpy(out.data + i * size, init.data, size);
     return OkStatus();
   }
-  std::vector<Group> kept, reduced;
-  bool inner_kept = MergeGroups(Dims(in), dims, kept, reduced);
+  const std::vector<Group>&kept = plan.kept, &reduced = plan.reduced;
+  const bool inner_kept = plan.inner_kept;
   if (in.type() == PrimitiveType::kBF16)
     return ReduceDispatch(Bf16Traits{}, pattern, in, init, out, kept, reduced, inner_kept);
   return DispatchType(in.type(),
@@ -410,7 +431,7 @@ Status KernelReduceNative(const CalleePattern& pattern, const Buf& in, const Buf
 
 Status KernelArgReduceNative(const CalleePattern& pattern, const Buf& values, const Buf& indices, const Buf& init_value,
                              const Buf& init_index, const Buf& out_value, const Buf& out_index,
-                             const std::vector<int64_t>& dims) {
+                             const ReducePlan& plan) {
   int vsize = HostByteSize(values.type()), isize = HostByteSize(indices.type());
   if (out_value.count() == 0) return OkStatus();
   if (values.count() == 0) {  // nothing to fold: every result is the init values, as their bytes
@@ -420,9 +441,8 @@ Status KernelArgReduceNative(const CalleePattern& pattern, const Buf& values, co
     }
     return OkStatus();
   }
-  std::vector<Group> kept, reduced;
-  MergeGroups(Dims(values), dims, kept, reduced);
-  if (kept.empty()) kept.push_back({1, 1});
+  // No kept group (every dimension reduced, the innermost of size > 1): one result at offset 0.
+  const std::vector<Group>&kept = plan.kept, &reduced = plan.reduced;
   PrimitiveType it = indices.type();
   bool greater = pattern.direction == static_cast<uint8_t>(ComparisonDirection::kGt);
   // An index as a value whose order is the index type's (signed or unsigned).
