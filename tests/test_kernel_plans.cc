@@ -308,6 +308,48 @@ TEST_CASE("kernel plans: a reduce is its kept and reduced groups") {
   }
 }
 
+TEST_CASE("kernel plans: a window op's reach, per dimension and position") {
+  const std::string max =
+      "max {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT m = f32[] maximum(a, b)\n}\n"
+      "ge {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT c = pred[] compare(a, b), direction=GE\n}\n"
+      "add {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n";
+  SUBCASE("reduce-window: padding meets nothing, rows are offsets of the row stride") {
+    Lowered l = LowerFirst(
+        "  x = f32[2,5] parameter(0)\n  n = f32[] constant(-inf)\n"
+        "  ROOT r = f32[2,3] reduce-window(x, n), window={size=1x3 stride=1x2 pad=0_0x1_1}, to_apply=max\n",
+        Opcode::kReduceWindow, max);
+    const WindowReach& reach = PlanOf<ReduceWindowPlan>(l).reach;
+    CHECK(reach.positions == std::vector<int64_t>{2, 3});
+    CHECK(reach.first[0] == std::vector<int64_t>{0, 1, 2});
+    CHECK(reach.offsets[0] == std::vector<int64_t>{0, 5});
+    CHECK(reach.first[1] == std::vector<int64_t>{0, 2, 5, 7});
+    CHECK(reach.offsets[1] == std::vector<int64_t>{0, 1, 1, 2, 3, 3, 4});
+    std::vector<int64_t> at, met;
+    const int64_t position[2] = {1, 2};
+    ForEachInWindow(reach, position, at, [&](int64_t offset) { met.push_back(offset); });
+    CHECK(met == std::vector<int64_t>{8, 9});
+  }
+  SUBCASE("reduce-window: base dilation's holes meet nothing") {
+    Lowered l = LowerFirst(
+        "  x = f32[3] parameter(0)\n  n = f32[] constant(-inf)\n"
+        "  ROOT r = f32[4] reduce-window(x, n), window={size=2 stride=1 lhs_dilate=2}, to_apply=max\n",
+        Opcode::kReduceWindow, max);
+    const WindowReach& reach = PlanOf<ReduceWindowPlan>(l).reach;
+    CHECK(reach.first[0] == std::vector<int64_t>{0, 1, 2, 3, 4});  // each window meets one element
+    CHECK(reach.offsets[0] == std::vector<int64_t>{0, 1, 1, 2});
+  }
+  SUBCASE("select-and-scatter: the source's positions") {
+    Lowered l = LowerFirst(
+        "  x = f32[4,6] parameter(0)\n  s = f32[2,3] parameter(1)\n  z = f32[] constant(0)\n"
+        "  ROOT r = f32[4,6] select-and-scatter(x, s, z), window={size=2x2 stride=2x2}, select=ge, scatter=add\n",
+        Opcode::kSelectAndScatter, max);
+    const WindowReach& reach = PlanOf<SelectAndScatterPlan>(l).reach;
+    CHECK(reach.positions == std::vector<int64_t>{2, 3});
+    CHECK(reach.offsets[0] == std::vector<int64_t>{0, 6, 12, 18});
+    CHECK(reach.first[1] == std::vector<int64_t>{0, 2, 4, 6});
+  }
+}
+
 TEST_CASE("kernel plans: dynamic slices keep only their starts for the run") {
   Lowered l = LowerFirst(
       "  x = f32[8,6] parameter(0)\n  i = s32[] parameter(1)\n  j = s32[] parameter(2)\n"

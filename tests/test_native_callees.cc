@@ -5,7 +5,9 @@
 // data with NaNs (several payloads) and signed zeros, over every set of reduced dimensions.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <random>
 #include <string>
@@ -152,5 +154,91 @@ ENTRY e {
   for (int i = 0; i < n; i += 2) {
     CAPTURE(i);
     CHECK(result->tuple[i].bytes == result->tuple[i + 1].bytes);
+  }
+}
+
+TEST_CASE("reduce-window: recognised reducers give what the reducer run as written gives, bit for bit") {
+  // Windows with padding, strides, base and window dilation, over f32 with NaN payloads and
+  // signed zeros (max; min with swapped operands), s32 (add) and bf16 (add), each against the
+  // same reducer with a copy, which is not recognised and runs per element.
+  const std::string text = R"(HloModule windows
+mx { a = f32[] parameter(0)  b = f32[] parameter(1)  ROOT s = f32[] maximum(a, b) }
+mx_copy { a = f32[] parameter(0)  b = f32[] parameter(1)  s = f32[] maximum(a, b)  ROOT c = f32[] copy(s) }
+mn { a = f32[] parameter(0)  b = f32[] parameter(1)  ROOT s = f32[] minimum(b, a) }
+mn_copy { a = f32[] parameter(0)  b = f32[] parameter(1)  s = f32[] minimum(b, a)  ROOT c = f32[] copy(s) }
+ad { a = s32[] parameter(0)  b = s32[] parameter(1)  ROOT s = s32[] add(a, b) }
+ad_copy { a = s32[] parameter(0)  b = s32[] parameter(1)  s = s32[] add(a, b)  ROOT c = s32[] copy(s) }
+bd { a = bf16[] parameter(0)  b = bf16[] parameter(1)  ROOT s = bf16[] add(a, b) }
+bd_copy { a = bf16[] parameter(0)  b = bf16[] parameter(1)  s = bf16[] add(a, b)  ROOT c = bf16[] copy(s) }
+ENTRY e {
+  x = f32[3,9,7] parameter(0)
+  k = s32[3,9,7] parameter(1)
+  ninf = f32[] constant(-inf)
+  pinf = f32[] constant(inf)
+  zero = s32[] constant(0)
+  xb = bf16[3,9,7] convert(x)
+  zb = bf16[] constant(0.5)
+  a0 = f32[3,5,4] reduce-window(x, ninf), window={size=1x3x3 stride=1x2x2 pad=0_0x1_1x1_1}, to_apply=mx
+  a1 = f32[3,5,4] reduce-window(x, ninf), window={size=1x3x3 stride=1x2x2 pad=0_0x1_1x1_1}, to_apply=mx_copy
+  b0 = f32[2,16,5] reduce-window(x, pinf), window={size=2x3x2 pad=0_0x1_0x0_0 lhs_dilate=1x2x1 rhs_dilate=1x1x2}, to_apply=mn
+  b1 = f32[2,16,5] reduce-window(x, pinf), window={size=2x3x2 pad=0_0x1_0x0_0 lhs_dilate=1x2x1 rhs_dilate=1x1x2}, to_apply=mn_copy
+  c0 = s32[1,4,3] reduce-window(k, zero), window={size=3x3x3 stride=1x2x2}, to_apply=ad
+  c1 = s32[1,4,3] reduce-window(k, zero), window={size=3x3x3 stride=1x2x2}, to_apply=ad_copy
+  d0 = bf16[3,9,7] reduce-window(xb, zb), window={size=1x3x5 pad=0_0x1_1x2_2}, to_apply=bd
+  d1 = bf16[3,9,7] reduce-window(xb, zb), window={size=1x3x5 pad=0_0x1_1x2_2}, to_apply=bd_copy
+  ROOT t = (f32[3,5,4], f32[3,5,4], f32[2,16,5], f32[2,16,5], s32[1,4,3], s32[1,4,3], bf16[3,9,7], bf16[3,9,7])
+      tuple(a0, a1, b0, b1, c0, c1, d0, d1)
+}
+)";
+  BundleProgram p = Load(text);
+  std::mt19937 rng(11);
+  const uint32_t specials[] = {0x80000000u, 0, 0x7fc00001u, 0xffc00002u, 0x7f800000u, 0xff800000u, 0x3f800000u};
+  Value x{PrimitiveType::kF32, {3, 9, 7}, std::string(189 * 4, '\0'), {}, {}};
+  Value k{PrimitiveType::kS32, {3, 9, 7}, std::string(189 * 4, '\0'), {}, {}};
+  for (int i = 0; i < 189; ++i) {
+    uint32_t bits = specials[rng() % 7];
+    if (rng() % 2 == 0) {
+      float f = static_cast<float>(static_cast<int>(rng() % 9) - 4) * 0.37f;
+      std::memcpy(&bits, &f, 4);
+    }
+    std::memcpy(x.bytes.data() + 4 * i, &bits, 4);
+    uint32_t wide = static_cast<uint32_t>(rng());
+    std::memcpy(k.bytes.data() + 4 * i, &wide, 4);
+  }
+  auto result = Execute(p, {x, k});
+  REQUIRE(result.ok());
+  REQUIRE(result->tuple.size() == 8);
+  for (size_t i = 0; i < 8; i += 2) {
+    CAPTURE(i);
+    CHECK(result->tuple[i].bytes == result->tuple[i + 1].bytes);
+  }
+}
+
+TEST_CASE("reduce-window: windows too wide to plan are found as the run meets them") {
+  // 4095 positions of a 2048-element window over 2048 elements: a reach of 8.4M offsets, past
+  // kMaxWindowReach, so the step runs unplanned. Result o is the max of x[o - 2047 .. o].
+  const std::string text = R"(HloModule wide
+mx { a = f32[] parameter(0)  b = f32[] parameter(1)  ROOT s = f32[] maximum(a, b) }
+ENTRY e {
+  x = f32[2048] parameter(0)
+  ninf = f32[] constant(-inf)
+  ROOT r = f32[4095] reduce-window(x, ninf), window={size=2048 pad=2047_2047}, to_apply=mx
+}
+)";
+  BundleProgram p = Load(text);
+  std::vector<float> xs(2048);
+  std::mt19937 rng(5);
+  for (float& v : xs) v = static_cast<float>(rng() % 100000) / 7.0f;
+  Value x{PrimitiveType::kF32, {2048}, std::string(reinterpret_cast<const char*>(xs.data()), 2048 * 4), {}, {}};
+  auto result = Execute(p, {x});
+  REQUIRE(result.ok());
+  REQUIRE(result->bytes.size() == 4095 * 4);
+  for (int64_t o = 0; o < 4095; o += 97) {
+    float want = -std::numeric_limits<float>::infinity();
+    for (int64_t j = std::max<int64_t>(0, o - 2047); j <= std::min<int64_t>(2047, o); ++j) want = std::max(want, xs[j]);
+    float got;
+    std::memcpy(&got, result->bytes.data() + 4 * o, 4);
+    CAPTURE(o);
+    CHECK(got == want);
   }
 }

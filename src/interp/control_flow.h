@@ -312,6 +312,7 @@ class ControlFlow : public Frames {
     NHLO_ASSIGN_OR_RETURN(std::vector<Buf> init, OperandArrays(b, n, n));
     NHLO_ASSIGN_OR_RETURN(std::vector<Buf> out, ResultLeaves(b, n, "reduce-window"));
     NHLO_ASSIGN_OR_RETURN(CalleeCall call, Caller(b, *f, out, "the reducer"));
+    if (const auto* plan = PlanOf<ReduceWindowPlan>(s)) return RunPlannedReduceWindow(s, *plan, in, init, out, call);
     return KernelReduceWindow(s, in, init, out, call);
   }
 
@@ -380,8 +381,11 @@ class ControlFlow : public Frames {
         return Status::Error("select-and-scatter's scatter has no native form for this type");
       return reinterpret_cast<const uint8_t*>(value.data());
     };
-    return KernelSelectAndScatter(s, in[0], in[1], in[2], out, s.pattern.compare_known ? native_select : call(select),
-                                  s.pattern.op != ScalarOp::kNone ? native_scatter : call(scatter));
+    const ScalarCall select_call = s.pattern.compare_known ? native_select : call(select);
+    const ScalarCall scatter_call = s.pattern.op != ScalarOp::kNone ? native_scatter : call(scatter);
+    if (const auto* plan = PlanOf<SelectAndScatterPlan>(s))
+      return RunPlannedSelectAndScatter(s, *plan, in[0], in[1], in[2], out, select_call, scatter_call);
+    return KernelSelectAndScatter(s, in[0], in[1], in[2], out, select_call, scatter_call);
   }
 
   // topk(x), largest=true|false, and the TopK custom call (order fixed at load from its comparator).

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The ops that call a computation per element: reduce, map, sort and reduce-window (scatter:
-// kernels_scatter.cc).
+// The ops that call a computation per element: reduce, map and sort (reduce-window:
+// kernels_window.cc; scatter: kernels_scatter.cc).
 // Each checks its operands, takes the native kernel when load recognised the computation
 // (native_callees.h), and otherwise walks the elements in XLA's evaluator order and hands each
 // element's scalars to the executor's call (CalleeCall), as the computation is written.
@@ -149,88 +149,6 @@ Status KernelSort(const CalleePattern& pattern, const std::vector<Buf>& in, cons
     }
   }
   return OkStatus();
-}
-
-Status KernelReduceWindow(const Step& s, const std::vector<Buf>& in, const std::vector<Buf>& init,
-                          const std::vector<Buf>& out, const CalleeCall& call) {
-  size_t n = in.size();
-  const std::vector<int64_t>& shape = Dims(in[0]);
-  std::vector<WindowDim> window;
-  if (const AttrRecord* w = s.Find(AttrId::kWindow)) window = w->window();
-  if (window.empty()) window.assign(shape.size(), WindowDim{});
-  if (window.size() != shape.size()) return Status::Error("reduce-window window rank does not match the input");
-  for (size_t k = 0; k < n; ++k)
-    if (Dims(in[k]) != shape || init[k].count() != 1 || init[k].type() != out[k].type() ||
-        Dims(out[k]) != Dims(out[0]) || out[k].rank() != shape.size())
-      return Status::Error("reduce-window operands, init values and results do not match");
-  for (const WindowDim& w : window)
-    if (w.size < 1 || w.stride < 1 || w.base_dilation < 1 || w.window_dilation < 1)
-      return Status::Error("reduce-window has an invalid window");
-  std::vector<int64_t> in_strides = RowMajorStrides(shape);
-  std::vector<std::string> acc(n);
-  std::vector<const uint8_t*> args(2 * n);
-  // Per dimension, the input indices the window meets at this output position, in window order.
-  // Found by walking the shorter of the window and the input, so a window of 2^31 elements over
-  // a small input (or the reverse) costs what the overlap costs, not the window's size.
-  std::vector<std::vector<int64_t>> hits(shape.size());
-  bool native = n == 1 && s.pattern.op != ScalarOp::kNone && in[0].type() == out[0].type();
-  std::vector<size_t> at(shape.size());
-  Status failure;
-  ForEachIndex(Dims(out[0]), [&](int64_t linear, const std::vector<int64_t>& o) {
-    if (!failure.ok()) return;
-    for (size_t k = 0; k < n; ++k)
-      acc[k].assign(reinterpret_cast<const char*>(init[k].data), HostByteSize(out[k].type()));
-    bool empty = false;
-    for (size_t dd = 0; dd < shape.size(); ++dd) {
-      const WindowDim& w = window[dd];
-      hits[dd].clear();
-      // In 128 bits: strides, dilations and pads come from the file and may be near 2^63.
-      __int128 origin = __int128{o[dd]} * w.stride - w.pad_low;  // window element 0 in the dilated input
-      if (w.size <= shape[dd]) {
-        for (int64_t wi = 0; wi < w.size; ++wi) {
-          __int128 p = origin + __int128{wi} * w.window_dilation;
-          if (p >= 0 && p % w.base_dilation == 0 && p / w.base_dilation < shape[dd])
-            hits[dd].push_back(static_cast<int64_t>(p / w.base_dilation));
-        }
-      } else {
-        for (int64_t j = 0; j < shape[dd]; ++j) {
-          __int128 offset = __int128{j} * w.base_dilation - origin;  // = wi * window_dilation
-          if (offset >= 0 && offset % w.window_dilation == 0 && offset / w.window_dilation < w.size)
-            hits[dd].push_back(j);
-        }
-      }
-      empty |= hits[dd].empty();
-    }
-    std::fill(at.begin(), at.end(), 0);
-    for (bool more = !empty; more && failure.ok();) {
-      int64_t src = 0;
-      for (size_t dd = 0; dd < shape.size(); ++dd) src += hits[dd][at[dd]] * in_strides[dd];
-      // The next window element, the last dimension fastest (the order of the window).
-      more = false;
-      for (size_t dd = shape.size(); dd-- > 0;) {
-        if (++at[dd] < hits[dd].size()) {
-          more = true;
-          break;
-        }
-        at[dd] = 0;
-      }
-      if (native && ApplyScalarOp(s.pattern, in[0].type(), reinterpret_cast<uint8_t*>(acc[0].data()),
-                                  in[0].data + src * acc[0].size()))
-        continue;
-      for (size_t k = 0; k < n; ++k) {
-        args[k] = reinterpret_cast<const uint8_t*>(acc[k].data());
-        args[n + k] = in[k].data + src * HostByteSize(in[k].type());
-      }
-      Result<const uint8_t* const*> results = call(args.data());
-      if (!results.ok()) {
-        failure = results.status();
-        return;
-      }
-      TakeResults(*results, acc);
-    }
-    for (size_t k = 0; k < n; ++k) std::memcpy(out[k].data + linear * acc[k].size(), acc[k].data(), acc[k].size());
-  });
-  return failure;
 }
 
 }  // namespace nhlo

@@ -165,6 +165,53 @@ struct ReducePlan {
   PrimitiveType accumulate = PrimitiveType::kInvalid;
 };
 
+/// What a window op's windows meet (reduce-window, select-and-scatter; kernels_window.cc). The
+/// window is separable: along dimension d, the window at position o of the result (reduce-
+/// window) or source (select-and-scatter) meets the input elements offsets[d][first[d][o]] up to
+/// offsets[d][first[d][o + 1]], in window order, each an index times the input's row-major
+/// stride; padding and base-dilation holes meet nothing. A window's elements are the product of
+/// its dimensions' lists, in row-major order: the order XLA's evaluator walks them in.
+struct WindowReach {
+  std::vector<int64_t> positions;  // per dimension, the result's or source's size
+  std::vector<std::vector<int64_t>> first, offsets;
+};
+
+/// Calls f(offset) for each input element the window at position `o` (one index per dimension)
+/// meets, in window order; `at` is scratch. A rank-0 window meets the one element.
+template <typename F>
+void ForEachInWindow(const WindowReach& reach, const int64_t* o, std::vector<int64_t>& at, F&& f) {
+  const size_t rank = reach.first.size();
+  if (rank == 0) return f(int64_t{0});
+  at.resize(rank);
+  for (size_t d = 0; d < rank; ++d) {
+    at[d] = reach.first[d][o[d]];
+    if (at[d] == reach.first[d][o[d] + 1]) return;
+  }
+  const size_t last = rank - 1;
+  const int64_t* last_offsets = reach.offsets[last].data();
+  const int64_t last_begin = at[last], last_end = reach.first[last][o[last] + 1];
+  for (;;) {
+    int64_t base = 0;
+    for (size_t d = 0; d < last; ++d) base += reach.offsets[d][at[d]];
+    for (int64_t j = last_begin; j < last_end; ++j) f(base + last_offsets[j]);
+    size_t d = last;
+    for (;;) {
+      if (d == 0) return;
+      --d;
+      if (++at[d] < reach.first[d][o[d] + 1]) break;
+      at[d] = reach.first[d][o[d]];
+    }
+  }
+}
+
+/// A reduce-window and a select-and-scatter checked against their records, with their reach.
+struct ReduceWindowPlan {
+  WindowReach reach;
+};
+struct SelectAndScatterPlan {
+  WindowReach reach;
+};
+
 /// Checks a broadcast, transpose, slice, reverse or pad step against its records (the pad value
 /// too, for pad) and plans its copy; the error is the one the kernel gives for the same records.
 Result<CopyPlan> PlanCopy(const Step& step, const BufferRecord& in, const BufferRecord* pad_value,
@@ -197,6 +244,17 @@ void RunReshape(const ReshapePlan& plan, const Buf& in, const Buf& out);
 /// (one of each per input) and the reduced dimensions, and its groups.
 Result<ReducePlan> PlanReduce(const std::vector<const BufferRecord*>& in, const std::vector<const BufferRecord*>& init,
                               const std::vector<const BufferRecord*>& out, DimIndexList dims);
+/// A reduce-window's checks (KernelReduceWindow's) on its inputs, init values and results, and
+/// its reach; refused, to walk each window as the run finds it, when the reach would hold more
+/// than kMaxWindowReach offsets (a window far wider than its input, over many positions).
+Result<ReduceWindowPlan> PlanReduceWindow(const Step& step, const std::vector<const BufferRecord*>& in,
+                                          const std::vector<const BufferRecord*>& init,
+                                          const std::vector<const BufferRecord*>& out);
+/// The same for select-and-scatter(operand, source, init) and its result.
+Result<SelectAndScatterPlan> PlanSelectAndScatter(const Step& step, const BufferRecord& operand,
+                                                  const BufferRecord& source, const BufferRecord& init,
+                                                  const BufferRecord& out);
+constexpr int64_t kMaxWindowReach = int64_t{1} << 22;
 Result<ScatterPlan> PlanScatter(const Step& step, const std::vector<const BufferRecord*>& ops, const BufferRecord& out);
 
 /// A dot as [batch, m, k] x [batch, k, n] -> [batch, m, n] (kernels_dot.cc): the permutations that
@@ -247,7 +305,7 @@ struct ConvPlan {
 
 /// What LowerBundle keeps on a step (Step::plan).
 using KernelPlan = std::variant<DotPlan, ConvPlan, CopyPlan, ConcatPlan, IotaPlan, ReshapePlan, GatherPlan,
-                                DynamicSlicePlan, ScatterPlan, ReducePlan>;
+                                DynamicSlicePlan, ScatterPlan, ReducePlan, ReduceWindowPlan, SelectAndScatterPlan>;
 
 Result<ConvPlan> PlanConvolution(const ConvolutionDimensionNumbers& dims, const BufferRecord& lhs,
                                  const BufferRecord& rhs, const BufferRecord& out);

@@ -164,6 +164,11 @@ using ScalarCall = std::function<Result<const uint8_t*>(const uint8_t* a, const 
 /// select-and-scatter(operand, source, init) with its select and scatter computations (kernels_window.cc).
 Status KernelSelectAndScatter(const Step& bundle, const Buf& operand, const Buf& source, const Buf& init,
                               const Buf& out, const ScalarCall& select, const ScalarCall& scatter);
+/// A select-and-scatter planned at load (PlanSelectAndScatter) on buffers of the records it was
+/// planned for: KernelSelectAndScatter without its checks.
+Status RunPlannedSelectAndScatter(const Step& bundle, const SelectAndScatterPlan& plan, const Buf& operand,
+                                  const Buf& source, const Buf& init, const Buf& out, const ScalarCall& select,
+                                  const ScalarCall& scatter);
 
 /// topk / TopK: for each row along the last dimension of `x`, the first k = values' last
 /// dimension elements in `order` and their s32 indices; stable, so ties keep the lower index.

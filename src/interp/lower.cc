@@ -300,14 +300,18 @@ void LowerKernelPlan(const ComputationRecord& comp, Step& s) {
     return records;
   };
   const OpFamily f = s.family;
-  if (f == OpFamily::kReduce) {  // inputs..., inits...; a tuple of results when there are several
+  if (f == OpFamily::kReduce || f == OpFamily::kReduceWindow) {
+    // inputs..., inits...; a tuple of results when there are several
     std::vector<const BufferRecord*> results;
     if (out.type != PrimitiveType::kTuple) results.push_back(&out);
     for (const uint32_t leaf : out.tuple)
       if (leaf < comp.buffers.size()) results.push_back(&comp.buffers[leaf]);
-    const std::vector<int64_t>* dims = IntList(s, AttrId::kDimensions);
-    if (dims && operands % 2 == 0)
-      keep(PlanReduce(operand_records(0, operands / 2), operand_records(operands / 2, operands / 2), results, *dims));
+    if (operands % 2 != 0) return;
+    const std::vector<const BufferRecord*> inputs = operand_records(0, operands / 2);
+    const std::vector<const BufferRecord*> inits = operand_records(operands / 2, operands / 2);
+    if (f == OpFamily::kReduceWindow) return keep(PlanReduceWindow(s, inputs, inits, results));
+    if (const std::vector<int64_t>* dims = IntList(s, AttrId::kDimensions))
+      keep(PlanReduce(inputs, inits, results, *dims));
     return;
   }
   if (out.type == PrimitiveType::kTuple) return;
@@ -327,6 +331,10 @@ void LowerKernelPlan(const ComputationRecord& comp, Step& s) {
     keep(PlanDynamicSlice(f == OpFamily::kDynamicUpdateSlice, operand_records(0, operands), out));
   } else if (f == OpFamily::kGather) {
     if (operands == 2) keep(PlanGather(s, comp.buffers[b.operands[0]], comp.buffers[b.operands[1]], out));
+  } else if (f == OpFamily::kSelectAndScatter) {
+    if (operands == 3)
+      keep(PlanSelectAndScatter(s, comp.buffers[b.operands[0]], comp.buffers[b.operands[1]],
+                                comp.buffers[b.operands[2]], out));
   } else if (f == OpFamily::kScatter) {
     if (operands == 3) keep(PlanScatter(s, operand_records(0, operands), out));
   } else if (f == OpFamily::kDot) {

@@ -36,6 +36,15 @@ Status KernelSort(const CalleePattern& pattern, const std::vector<Buf>& in, cons
 /// reduce-window(in..., init...) with the step's window: `call` takes (accumulators..., elements...).
 Status KernelReduceWindow(const Step& step, const std::vector<Buf>& in, const std::vector<Buf>& init,
                           const std::vector<Buf>& out, const CalleeCall& call);
+/// A reduce-window planned at load (PlanReduceWindow) on buffers of the records it was planned
+/// for: KernelReduceWindow without its checks.
+Status RunPlannedReduceWindow(const Step& step, const ReduceWindowPlan& plan, const std::vector<Buf>& in,
+                              const std::vector<Buf>& init, const std::vector<Buf>& out, const CalleeCall& call);
+/// A one-input reduce-window with the recognised op over the windows of `reach`, in parallel
+/// over the result, with ApplyScalarOp's bits; handled is false, with nothing written, when
+/// the op or type has no native form.
+Status ReduceWindowNative(const CalleePattern& pattern, const WindowReach& reach, const Buf& in, const Buf& init,
+                          const Buf& out, bool& handled);
 /// scatter(in..., indices, updates...) with the step's dimension numbers: `call` takes (current
 /// values..., updates...). A window that does not fit in the operand is skipped, as XLA's
 /// evaluator does.

@@ -381,7 +381,89 @@ Status ReduceDispatch(const Tr& t, const CalleePattern& pattern, const Buf& in, 
   return Status::Error("reduce has no recognised reducer");
 }
 
+// Each result element folds its window's elements in window order, one Step1 at a time: the
+// bits of ApplyScalarOp per element, without its per-element dispatch.
+template <ScalarOp kOp, bool kSwapped, typename Tr>
+void ReduceWindowTyped(const Tr& t, const WindowReach& reach, const Buf& in, const Buf& init, const Buf& out) {
+  using C = typename Tr::Compute;
+  const C init_value = t.Load(init.data, 0);
+  const std::vector<int64_t>& positions = reach.positions;
+  int64_t count = 1, per_window = 1;
+  for (size_t d = 0; d < positions.size(); ++d) {
+    count *= positions[d];
+    const int64_t reached = static_cast<int64_t>(reach.offsets[d].size());
+    per_window *= positions[d] > 0 ? std::max<int64_t>(reached / positions[d], 1) : 1;
+  }
+  ParallelFor(count, ChunkFor(per_window), [&](int64_t begin, int64_t end) {
+    std::vector<int64_t> o(positions.size()), at;
+    for (int64_t rest = begin, d = static_cast<int64_t>(positions.size()) - 1; d >= 0; --d) {
+      o[d] = rest % positions[d];
+      rest /= positions[d];
+    }
+    for (int64_t k = begin; k < end; ++k) {
+      C acc = init_value;
+      ForEachInWindow(reach, o.data(), at,
+                      [&](int64_t src) { acc = Step1<kOp, kSwapped>(t, acc, t.Load(in.data, src)); });
+      t.Store(out.data, k, acc);
+      for (size_t d = positions.size(); d-- > 0;) {
+        if (++o[d] < positions[d]) break;
+        o[d] = 0;
+      }
+    }
+  });
+}
+
+template <typename Tr>
+void ReduceWindowDispatch(const Tr& t, const CalleePattern& pattern, const WindowReach& reach, const Buf& in,
+                          const Buf& init, const Buf& out, bool& handled) {
+  ScalarOp op = pattern.op;
+  if constexpr (std::is_same_v<Tr, PredTraits>) {  // as ApplyScalarOp
+    if (op == ScalarOp::kAdd) op = ScalarOp::kOr;
+    if (op == ScalarOp::kMultiply) op = ScalarOp::kAnd;
+  }
+  constexpr bool kFloat = std::is_floating_point_v<typename Tr::Compute>;
+  handled = true;
+  auto run = [&](auto op_tag) {
+    constexpr ScalarOp kOp = decltype(op_tag)::value;
+    if constexpr (kFloat) {
+      if (pattern.swapped) return ReduceWindowTyped<kOp, true>(t, reach, in, init, out);
+    }
+    ReduceWindowTyped<kOp, false>(t, reach, in, init, out);
+  };
+  switch (op) {
+    case ScalarOp::kAdd: return run(std::integral_constant<ScalarOp, ScalarOp::kAdd>{});
+    case ScalarOp::kMultiply: return run(std::integral_constant<ScalarOp, ScalarOp::kMultiply>{});
+    case ScalarOp::kMaximum: return run(std::integral_constant<ScalarOp, ScalarOp::kMaximum>{});
+    case ScalarOp::kMinimum: return run(std::integral_constant<ScalarOp, ScalarOp::kMinimum>{});
+    case ScalarOp::kAnd:
+      if constexpr (!kFloat) return run(std::integral_constant<ScalarOp, ScalarOp::kAnd>{});
+      break;
+    case ScalarOp::kOr:
+      if constexpr (!kFloat) return run(std::integral_constant<ScalarOp, ScalarOp::kOr>{});
+      break;
+    case ScalarOp::kXor:
+      if constexpr (!kFloat) return run(std::integral_constant<ScalarOp, ScalarOp::kXor>{});
+      break;
+    case ScalarOp::kNone: break;
+  }
+  handled = false;  // no native form (ApplyScalarOp has none either): the computation runs
+}
+
 }  // namespace
+
+Status ReduceWindowNative(const CalleePattern& pattern, const WindowReach& reach, const Buf& in, const Buf& init,
+                          const Buf& out, bool& handled) {
+  handled = false;
+  if (!NativeScalarType(in.type()) || in.type() != out.type() || init.type() != out.type()) return OkStatus();
+  if (in.type() == PrimitiveType::kBF16) {
+    ReduceWindowDispatch(Bf16Traits{}, pattern, reach, in, init, out, handled);
+    return OkStatus();
+  }
+  return DispatchType(in.type(), [&](auto t) {
+    ReduceWindowDispatch(t, pattern, reach, in, init, out, handled);
+    return OkStatus();
+  });
+}
 
 bool NativeScalarType(PrimitiveType t) {
   if (IsComplex(t)) return false;
