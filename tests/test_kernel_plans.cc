@@ -350,6 +350,19 @@ TEST_CASE("kernel plans: a window op's reach, per dimension and position") {
   }
 }
 
+TEST_CASE("kernel plans: a bitcast between layouts is two walks through the physical order") {
+  Lowered l = LowerFirst("  x = f32[2,3]{0,1} parameter(0)\n  ROOT b = f32[3,2]{1,0} bitcast(x)\n", Opcode::kBitcast);
+  const BitcastPlan& plan = PlanOf<BitcastPlan>(l);
+  CHECK(plan.bytes == 24);
+  // Physical order of x is [3][2] (dimension 1 major): a transpose of the row-major operand...
+  CHECK(plan.to_physical.walk.dims == std::vector<int64_t>{3, 2});
+  CHECK(plan.to_physical.walk.src == std::vector<int64_t>{1, 3});
+  CHECK(plan.to_physical.walk.dst == std::vector<int64_t>{2, 1});
+  // ...which is the result's row-major order: the second walk is a plain copy, run not at all.
+  CHECK(plan.from_physical.walk.dims == std::vector<int64_t>{6});
+  CHECK(plan.from_physical.walk.src == std::vector<int64_t>{1});
+}
+
 TEST_CASE("kernel plans: dynamic slices keep only their starts for the run") {
   Lowered l = LowerFirst(
       "  x = f32[8,6] parameter(0)\n  i = s32[] parameter(1)\n  j = s32[] parameter(2)\n"

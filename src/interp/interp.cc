@@ -245,6 +245,10 @@ class Machine : public ControlFlow, private StepMachine {
           RunReshape(*reshape, in[0], out);
           return OkStatus();
         }
+        if (const auto* bitcast = PlanOf<BitcastPlan>(s)) {
+          RunBitcast(*bitcast, in[0], out);
+          return OkStatus();
+        }
         return b.opcode == Opcode::kBitcast ? KernelBitcast(s, in[0], out) : KernelReshape(in[0], out);
       case OpFamily::kTranspose: return copy ? RunCopy(*copy, in[0], nullptr, out) : KernelTranspose(s, in[0], out);
       case OpFamily::kIota:

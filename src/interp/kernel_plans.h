@@ -107,6 +107,15 @@ struct ReshapePlan {
   int64_t bytes = 0;
 };
 
+/// A bitcast between layouts (kernels_shape.cc), as XLA's evaluator runs it: the operand laid
+/// out in its physical order, those bytes read back as the result's physical buffer and laid
+/// out row-major. Two walks through a buffer of `bytes`; one, straight from operand to result,
+/// when either walk is a plain copy.
+struct BitcastPlan {
+  CopyPlan to_physical, from_physical;
+  int64_t bytes = 0;
+};
+
 /// A gather (kernels_gather_conv.cc) as strides over the result's index: result element o reads
 /// the operand at sum(o[d] * src_stride[d]) plus, for each entry k of the index vector, its
 /// clamped start times start_stride[k]; the index vector of o starts at sum(o[d] *
@@ -225,6 +234,9 @@ void RunConcatenate(const ConcatPlan& plan, const Buf* ins, const Buf& out);
 Result<IotaPlan> PlanIota(const Step& step, const BufferRecord& out);
 void RunIota(const IotaPlan& plan, const Buf& out);
 Result<ReshapePlan> PlanReshape(const BufferRecord& in, const BufferRecord& out);
+/// A bitcast with layouts: KernelBitcast's checks and its walks.
+Result<BitcastPlan> PlanBitcast(const Step& step, const BufferRecord& in, const BufferRecord& out);
+void RunBitcast(const BitcastPlan& plan, const Buf& in, const Buf& out);
 /// A gather's checks (those KernelGather makes, with its messages) and its strides; refused
 /// too, to run on KernelGather's general path, when start_index_map repeats an operand dimension
 /// or names a batching one (there a later start overrides an earlier one).
@@ -304,8 +316,9 @@ struct ConvPlan {
 };
 
 /// What LowerBundle keeps on a step (Step::plan).
-using KernelPlan = std::variant<DotPlan, ConvPlan, CopyPlan, ConcatPlan, IotaPlan, ReshapePlan, GatherPlan,
-                                DynamicSlicePlan, ScatterPlan, ReducePlan, ReduceWindowPlan, SelectAndScatterPlan>;
+using KernelPlan =
+    std::variant<DotPlan, ConvPlan, CopyPlan, ConcatPlan, IotaPlan, ReshapePlan, GatherPlan, DynamicSlicePlan,
+                 ScatterPlan, ReducePlan, ReduceWindowPlan, SelectAndScatterPlan, BitcastPlan>;
 
 Result<ConvPlan> PlanConvolution(const ConvolutionDimensionNumbers& dims, const BufferRecord& lhs,
                                  const BufferRecord& rhs, const BufferRecord& out);

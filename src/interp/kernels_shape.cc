@@ -7,6 +7,7 @@
 
 #include "interp/element_traits.h"
 #include "interp/kernels.h"
+#include "interp/scratch.h"
 #include "support/parallel.h"
 #include "types/hlo_attrs.h"
 
@@ -133,11 +134,6 @@ void RunPlannedWalk(const CopyPlan& plan, const uint8_t* src, uint8_t* dst) {
   });
 }
 
-// The kernels that plan a walk and run it at once (bitcast between layouts, dynamic slices).
-void RunWalk(Walk w, const uint8_t* src, int64_t src_base, uint8_t* dst, int64_t dst_base, int size) {
-  RunPlannedWalk(PlanWalk(std::move(w), src_base, dst_base, size), src, dst);
-}
-
 }  // namespace
 
 // Whether the host layout of t is exactly XLA's bytes (no sub-byte type widened to a byte) and
@@ -172,18 +168,6 @@ Status KernelReshape(const Buf& in, const Buf& out) {
 
 namespace {
 
-// dst = the elements of src (row-major `dims`, `size` bytes each) with dimension i of dst being
-// dimension perm[i] of src: a transpose, run as a walk (tiled where that keeps both sides in cache).
-void PermuteBytes(const uint8_t* src, const std::vector<int64_t>& dims, const std::vector<int64_t>& perm, int size,
-                  uint8_t* dst) {
-  std::vector<int64_t> strides = RowMajorStrides(dims), out_dims(perm.size());
-  for (size_t i = 0; i < perm.size(); ++i) out_dims[i] = dims[static_cast<size_t>(perm[i])];
-  std::vector<int64_t> out_strides = RowMajorStrides(out_dims);
-  Walk w;
-  for (size_t i = 0; i < perm.size(); ++i) w.Add(out_dims[i], strides[static_cast<size_t>(perm[i])], out_strides[i]);
-  RunWalk(std::move(w), src, 0, dst, 0, size);
-}
-
 // Whether `order` is a permutation of 0..rank-1.
 bool IsPermutation(const std::vector<int64_t>& order, size_t rank) {
   std::vector<bool> seen(rank, false);
@@ -200,30 +184,79 @@ bool IsPermutation(const std::vector<int64_t>& order, size_t rank) {
 // bitcast between layouts, as XLA's evaluator runs it (HandleBitcast: the operand's bytes in its
 // physical order, read back in the result's): the operand is laid out major to minor, the bytes
 // are taken as the result's physical buffer, and that is laid back out row-major.
-Status KernelBitcast(const Step& bundle, const Buf& in, const Buf& out) {
-  const auto* layouts = IntList(bundle, AttrId::kBitcastLayouts);
-  if (!layouts) return KernelReshape(in, out);
-  size_t in_rank = in.rank(), out_rank = out.rank();
+Result<BitcastPlan> PlanBitcast(const Step& step, const BufferRecord& in, const BufferRecord& out) {
+  const auto* layouts = IntList(step, AttrId::kBitcastLayouts);
+  if (!layouts) return Status::Error("bundle 'bitcast' has no layouts");
+  const size_t in_rank = in.dims.size(), out_rank = out.dims.size();
   if (layouts->size() != in_rank + out_rank) return Status::Error("bundle 'bitcast' has malformed layouts");
   std::vector<int64_t> in_order(layouts->begin(), layouts->begin() + static_cast<std::ptrdiff_t>(in_rank));
   std::vector<int64_t> out_order(layouts->begin() + static_cast<std::ptrdiff_t>(in_rank), layouts->end());
   if (!IsPermutation(in_order, in_rank) || !IsPermutation(out_order, out_rank))
     return Status::Error("bundle 'bitcast' has a layout that is not a permutation");
-  size_t bytes = static_cast<size_t>(out.count()) * HostByteSize(out.type());
-  bool same_bytes = HostBytesAreXlaBytes(in.type()) && HostBytesAreXlaBytes(out.type()) &&
-                    static_cast<size_t>(in.count()) * HostByteSize(in.type()) == bytes;
-  if (!(in.type() == out.type() && in.count() == out.count()) && !same_bytes)
+  const int in_size = HostByteSize(in.type), out_size = HostByteSize(out.type);
+  const int64_t bytes = out.ElementCount() * out_size;
+  const bool same_bytes =
+      HostBytesAreXlaBytes(in.type) && HostBytesAreXlaBytes(out.type) && in.ElementCount() * in_size == bytes;
+  if (!(in.type == out.type && in.ElementCount() == out.ElementCount()) && !same_bytes)
     return Status::Error("bundle 'bitcast' changes the element count or the byte size");
   // Major to minor: the permutation that lays a value out in physical order.
-  std::vector<int64_t> in_major(in_order.rbegin(), in_order.rend()), out_major(out_order.rbegin(), out_order.rend());
-  if (bytes == 0) return OkStatus();
-  std::vector<uint8_t> physical(bytes);
-  PermuteBytes(in.data, Dims(in), in_major, HostByteSize(in.type()), physical.data());
-  // The result's physical buffer has its dimensions in out_major order; back to row-major.
-  std::vector<int64_t> physical_dims(out_rank), inverse(out_rank);
-  for (size_t i = 0; i < out_rank; ++i) physical_dims[i] = Dims(out)[static_cast<size_t>(out_major[i])];
-  for (size_t i = 0; i < out_rank; ++i) inverse[static_cast<size_t>(out_major[i])] = static_cast<int64_t>(i);
-  PermuteBytes(physical.data(), physical_dims, inverse, HostByteSize(out.type()), out.data);
+  const std::vector<int64_t> in_major(in_order.rbegin(), in_order.rend());
+  const std::vector<int64_t> out_major(out_order.rbegin(), out_order.rend());
+  BitcastPlan plan;
+  plan.bytes = bytes;
+  // Operand -> physical: dimension i of the physical buffer is operand dimension in_major[i].
+  {
+    const std::vector<int64_t> strides = RowMajorStrides(in.dims);
+    std::vector<int64_t> physical_dims(in_rank);
+    for (size_t i = 0; i < in_rank; ++i) physical_dims[i] = in.dims[static_cast<size_t>(in_major[i])];
+    const std::vector<int64_t> physical_strides = RowMajorStrides(physical_dims);
+    Walk w;
+    for (size_t i = 0; i < in_rank; ++i)
+      w.Add(physical_dims[i], strides[static_cast<size_t>(in_major[i])], physical_strides[i]);
+    plan.to_physical = PlanWalk(std::move(w), 0, 0, in_size);
+  }
+  // Physical -> result: the physical buffer has the result's dimensions in out_major order.
+  {
+    std::vector<int64_t> physical_dims(out_rank);
+    for (size_t i = 0; i < out_rank; ++i) physical_dims[i] = out.dims[static_cast<size_t>(out_major[i])];
+    const std::vector<int64_t> physical_strides = RowMajorStrides(physical_dims),
+                               out_strides = RowMajorStrides(out.dims);
+    Walk w;  // walks the result row-major, reading each element where the physical buffer holds it
+    std::vector<int64_t> position(out_rank);
+    for (size_t i = 0; i < out_rank; ++i) position[static_cast<size_t>(out_major[i])] = static_cast<int64_t>(i);
+    for (size_t d = 0; d < out_rank; ++d)
+      w.Add(out.dims[d], physical_strides[static_cast<size_t>(position[d])], out_strides[d]);
+    plan.from_physical = PlanWalk(std::move(w), 0, 0, out_size);
+  }
+  return plan;
+}
+
+namespace {
+
+// Whether a walk's plan copies its elements in order, source and destination contiguous.
+bool PlainCopy(const CopyPlan& plan) {
+  const Walk& w = plan.walk;
+  return !plan.copies ||
+         (w.dims.size() == 1 && w.src[0] == 1 && w.dst[0] == 1 && plan.src_base == 0 && plan.dst_base == 0);
+}
+
+}  // namespace
+
+void RunBitcast(const BitcastPlan& plan, const Buf& in, const Buf& out) {
+  if (plan.bytes == 0) return;
+  if (PlainCopy(plan.to_physical)) return RunPlannedWalk(plan.from_physical, in.data, out.data);
+  if (PlainCopy(plan.from_physical)) return RunPlannedWalk(plan.to_physical, in.data, out.data);
+  ScratchVector<uint8_t> physical(static_cast<size_t>(plan.bytes));
+  RunPlannedWalk(plan.to_physical, in.data, physical.data());
+  RunPlannedWalk(plan.from_physical, physical.data(), out.data);
+}
+
+// bitcast between layouts, as XLA's evaluator runs it (HandleBitcast: the operand's bytes in its
+// physical order, read back in the result's); without layouts, a reshape.
+Status KernelBitcast(const Step& bundle, const Buf& in, const Buf& out) {
+  if (!IntList(bundle, AttrId::kBitcastLayouts)) return KernelReshape(in, out);
+  NHLO_ASSIGN_OR_RETURN(BitcastPlan plan, PlanBitcast(bundle, *in.rec, *out.rec));
+  RunBitcast(plan, in, out);
   return OkStatus();
 }
 

@@ -320,9 +320,10 @@ void LowerKernelPlan(const ComputationRecord& comp, Step& s) {
   } else if (f == OpFamily::kPad) {
     if (operands == 2) keep(PlanCopy(s, comp.buffers[b.operands[0]], &comp.buffers[b.operands[1]], out));
   } else if (f == OpFamily::kReshape) {
-    // A bitcast between layouts permutes through a buffer of its own at the run (KernelBitcast).
+    // A bitcast between layouts permutes through a buffer of its own at the run (RunBitcast).
     const bool layouts = b.opcode == Opcode::kBitcast && IntList(s, AttrId::kBitcastLayouts);
     if (operands == 1 && !layouts) keep(PlanReshape(comp.buffers[b.operands[0]], out));
+    if (operands == 1 && layouts) keep(PlanBitcast(s, comp.buffers[b.operands[0]], out));
   } else if (f == OpFamily::kIota) {
     if (operands == 0) keep(PlanIota(s, out));
   } else if (f == OpFamily::kConcatenate) {
