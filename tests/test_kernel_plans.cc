@@ -363,6 +363,21 @@ TEST_CASE("kernel plans: a bitcast between layouts is two walks through the phys
   CHECK(plan.from_physical.walk.src == std::vector<int64_t>{1});
 }
 
+TEST_CASE("kernel plans: a sort, of one operand or several") {
+  const std::string lt =
+      "lt {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  i = s32[] parameter(2)\n"
+      "  j = s32[] parameter(3)\n  ROOT c = pred[] compare(a, b), direction=LT\n}\n";
+  Lowered l = LowerFirst(
+      "  x = f32[4,7,3] parameter(0)\n  i = s32[4,7,3] parameter(1)\n"
+      "  ROOT s = (f32[4,7,3], s32[4,7,3]) sort(x, i), dimensions={1}, to_apply=lt\n",
+      Opcode::kSort, lt);
+  const SortPlan& plan = PlanOf<SortPlan>(l);
+  CHECK(plan.dim == 1);
+  CHECK(plan.len == 7);
+  CHECK(plan.stride == 3);
+  CHECK(plan.total == 84);
+}
+
 TEST_CASE("kernel plans: dynamic slices keep only their starts for the run") {
   Lowered l = LowerFirst(
       "  x = f32[8,6] parameter(0)\n  i = s32[] parameter(1)\n  j = s32[] parameter(2)\n"

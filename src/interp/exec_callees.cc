@@ -110,17 +110,37 @@ Status KernelMap(const CalleePattern& pattern, const std::vector<Buf>& in, const
   return OkStatus();
 }
 
-Status KernelSort(const CalleePattern& pattern, const std::vector<Buf>& in, const std::vector<Buf>& out, int64_t d,
-                  const CalleeCall& less) {
-  size_t n = in.size();
-  const std::vector<int64_t>& shape = Dims(in[0]);
+Result<SortPlan> PlanSort(const std::vector<const BufferRecord*>& in, const std::vector<const BufferRecord*>& out,
+                          int64_t d) {
+  const size_t n = in.size();
+  if (n == 0 || out.size() != n) return Status::Error("sort operands and results must have one shape");
+  const std::vector<int64_t>& shape = in[0]->dims;
   if (d < 0 || d >= static_cast<int64_t>(shape.size())) return Status::Error("sort dimension is out of range");
   for (size_t k = 0; k < n; ++k)
-    if (Dims(in[k]) != shape || Dims(out[k]) != shape || in[k].type() != out[k].type())
+    if (in[k]->dims != shape || out[k]->dims != shape || in[k]->type != out[k]->type)
       return Status::Error("sort operands and results must have one shape");
-  if (pattern.compare_known && shape[d] <= int64_t{UINT32_MAX}) return KernelSortNative(pattern, in, out, d);
-  std::vector<int64_t> strides = RowMajorStrides(shape);
-  int64_t len = shape[d], stride = strides[d], total = in[0].count();
+  SortPlan plan;
+  plan.dim = d;
+  plan.len = shape[d];
+  plan.stride = RowMajorStrides(shape)[d];
+  plan.total = in[0]->ElementCount();
+  return plan;
+}
+
+Status KernelSort(const CalleePattern& pattern, const std::vector<Buf>& in, const std::vector<Buf>& out, int64_t d,
+                  const CalleeCall& less) {
+  std::vector<const BufferRecord*> in_records, out_records;
+  for (const Buf& b : in) in_records.push_back(b.rec);
+  for (const Buf& b : out) out_records.push_back(b.rec);
+  NHLO_ASSIGN_OR_RETURN(SortPlan plan, PlanSort(in_records, out_records, d));
+  return RunPlannedSort(plan, pattern, in, out, less);
+}
+
+Status RunPlannedSort(const SortPlan& plan, const CalleePattern& pattern, const std::vector<Buf>& in,
+                      const std::vector<Buf>& out, const CalleeCall& less) {
+  const size_t n = in.size();
+  if (pattern.compare_known && plan.len <= int64_t{UINT32_MAX}) return KernelSortNative(pattern, in, out, plan.dim);
+  const int64_t len = plan.len, stride = plan.stride, total = plan.total;
   std::vector<int64_t> order(static_cast<size_t>(len));
   std::vector<const uint8_t*> args(2 * n);
   Status failure;

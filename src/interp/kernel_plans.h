@@ -221,6 +221,12 @@ struct SelectAndScatterPlan {
   WindowReach reach;
 };
 
+/// A sort (exec_callees.cc, sort_native.cc) checked against its records: along dimension `dim`
+/// of `len` elements `stride` apart, `total` elements in all.
+struct SortPlan {
+  int64_t dim = 0, len = 0, stride = 1, total = 0;
+};
+
 /// Checks a broadcast, transpose, slice, reverse or pad step against its records (the pad value
 /// too, for pad) and plans its copy; the error is the one the kernel gives for the same records.
 Result<CopyPlan> PlanCopy(const Step& step, const BufferRecord& in, const BufferRecord* pad_value,
@@ -256,6 +262,9 @@ void RunReshape(const ReshapePlan& plan, const Buf& in, const Buf& out);
 /// (one of each per input) and the reduced dimensions, and its groups.
 Result<ReducePlan> PlanReduce(const std::vector<const BufferRecord*>& in, const std::vector<const BufferRecord*>& init,
                               const std::vector<const BufferRecord*>& out, DimIndexList dims);
+/// A sort's checks (KernelSort's) on its operands and results, one of each per operand.
+Result<SortPlan> PlanSort(const std::vector<const BufferRecord*>& in, const std::vector<const BufferRecord*>& out,
+                          int64_t dim);
 /// A reduce-window's checks (KernelReduceWindow's) on its inputs, init values and results, and
 /// its reach; refused, to walk each window as the run finds it, when the reach would hold more
 /// than kMaxWindowReach offsets (a window far wider than its input, over many positions).
@@ -318,7 +327,7 @@ struct ConvPlan {
 /// What LowerBundle keeps on a step (Step::plan).
 using KernelPlan =
     std::variant<DotPlan, ConvPlan, CopyPlan, ConcatPlan, IotaPlan, ReshapePlan, GatherPlan, DynamicSlicePlan,
-                 ScatterPlan, ReducePlan, ReduceWindowPlan, SelectAndScatterPlan, BitcastPlan>;
+                 ScatterPlan, ReducePlan, ReduceWindowPlan, SelectAndScatterPlan, BitcastPlan, SortPlan>;
 
 Result<ConvPlan> PlanConvolution(const ConvolutionDimensionNumbers& dims, const BufferRecord& lhs,
                                  const BufferRecord& rhs, const BufferRecord& out);

@@ -300,12 +300,17 @@ void LowerKernelPlan(const ComputationRecord& comp, Step& s) {
     return records;
   };
   const OpFamily f = s.family;
-  if (f == OpFamily::kReduce || f == OpFamily::kReduceWindow) {
-    // inputs..., inits...; a tuple of results when there are several
+  if (f == OpFamily::kReduce || f == OpFamily::kReduceWindow || f == OpFamily::kSort) {
+    // inputs... (and for reduces, inits...); a tuple of results when there are several
     std::vector<const BufferRecord*> results;
     if (out.type != PrimitiveType::kTuple) results.push_back(&out);
     for (const uint32_t leaf : out.tuple)
       if (leaf < comp.buffers.size()) results.push_back(&comp.buffers[leaf]);
+    if (f == OpFamily::kSort) {
+      const std::vector<int64_t>* dims = IntList(s, AttrId::kDimensions);
+      if (dims && dims->size() == 1) keep(PlanSort(operand_records(0, operands), results, (*dims)[0]));
+      return;
+    }
     if (operands % 2 != 0) return;
     const std::vector<const BufferRecord*> inputs = operand_records(0, operands / 2);
     const std::vector<const BufferRecord*> inits = operand_records(operands / 2, operands / 2);

@@ -33,6 +33,9 @@ Status KernelMap(const CalleePattern& pattern, const std::vector<Buf>& in, const
 /// sort(in...) along `dim`, stable: `less` takes (lhs_0, rhs_0, lhs_1, rhs_1, ...) and returns pred[].
 Status KernelSort(const CalleePattern& pattern, const std::vector<Buf>& in, const std::vector<Buf>& out, int64_t dim,
                   const CalleeCall& less);
+/// A sort planned at load (PlanSort) on buffers of the records it was planned for.
+Status RunPlannedSort(const SortPlan& plan, const CalleePattern& pattern, const std::vector<Buf>& in,
+                      const std::vector<Buf>& out, const CalleeCall& less);
 /// reduce-window(in..., init...) with the step's window: `call` takes (accumulators..., elements...).
 Status KernelReduceWindow(const Step& step, const std::vector<Buf>& in, const std::vector<Buf>& init,
                           const std::vector<Buf>& out, const CalleeCall& call);
