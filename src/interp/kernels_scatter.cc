@@ -171,6 +171,7 @@ Status RunPlannedScatter(const ScatterPlan& plan, const CalleePattern& pattern, 
   const int index_size = HostByteSize(indices.type());
   const PrimitiveType type = out.type();
   const bool native = pattern.op != ScalarOp::kNone;
+  const ScalarApplyFn apply = native ? ScalarApplyFor(pattern, type) : nullptr;  // resolved once, not per element
   std::string cur(element_size, '\0'), val(element_size, '\0');
   const uint8_t* args[2] = {reinterpret_cast<const uint8_t*>(cur.data()), reinterpret_cast<const uint8_t*>(val.data())};
   Status failure;
@@ -190,6 +191,10 @@ Status RunPlannedScatter(const ScatterPlan& plan, const CalleePattern& pattern, 
                for (int64_t i = 0; i < row_length; ++i) {
                  uint8_t* at = out.data + static_cast<size_t>(dst + i * row_stride) * element_size;
                  const uint8_t* x = upd.data + static_cast<size_t>(row_first + i) * element_size;
+                 if (apply) {
+                   apply(at, x);
+                   continue;
+                 }
                  if (native && ApplyScalarOp(pattern, type, at, x)) continue;
                  std::memcpy(cur.data(), at, element_size);
                  std::memcpy(val.data(), x, element_size);

@@ -79,6 +79,10 @@ Status KernelArgReduceNative(const CalleePattern& pattern, const Buf& values, co
 /// acc = op(acc, x) (op(x, acc) when swapped) on one element of type `t`, as the computation
 /// computes it. False when the type has no native form here (the caller then runs the call).
 bool ApplyScalarOp(const CalleePattern& pattern, PrimitiveType t, uint8_t* acc, const uint8_t* x);
+/// ApplyScalarOp for one op and type, resolved once: a function with its bits for f32, f64,
+/// bf16 and 32/64-bit integers, else null (the caller keeps ApplyScalarOp, or the call).
+using ScalarApplyFn = void (*)(uint8_t* acc, const uint8_t* x);
+ScalarApplyFn ScalarApplyFor(const CalleePattern& pattern, PrimitiveType t);
 /// Whether ApplyScalarOp and KernelReduceNative take elements of type `t`.
 bool NativeScalarType(PrimitiveType t);
 

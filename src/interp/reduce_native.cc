@@ -570,6 +570,57 @@ Status KernelArgReduceNative(const CalleePattern& pattern, const Buf& values, co
   });
 }
 
+namespace {
+
+// One element: acc = op(acc, x) (op(x, acc) when swapped), ApplyScalarOp's bits for a traits
+// type without state.
+template <typename Tr, ScalarOp kOp, bool kSwapped>
+void ApplyOne(uint8_t* acc, const uint8_t* x) {
+  const Tr t{};
+  t.Store(acc, 0, Step1<kOp, kSwapped>(t, t.Load(acc, 0), t.Load(x, 0)));
+}
+
+template <typename Tr>
+ScalarApplyFn PickApply(ScalarOp op, bool swapped) {
+  constexpr bool kFloat = std::is_floating_point_v<typename Tr::Compute>;
+  const bool flip = kFloat && swapped;  // integer ops commute bit for bit
+  switch (op) {
+    case ScalarOp::kAdd: return flip ? &ApplyOne<Tr, ScalarOp::kAdd, true> : &ApplyOne<Tr, ScalarOp::kAdd, false>;
+    case ScalarOp::kMultiply:
+      return flip ? &ApplyOne<Tr, ScalarOp::kMultiply, true> : &ApplyOne<Tr, ScalarOp::kMultiply, false>;
+    case ScalarOp::kMaximum:
+      return flip ? &ApplyOne<Tr, ScalarOp::kMaximum, true> : &ApplyOne<Tr, ScalarOp::kMaximum, false>;
+    case ScalarOp::kMinimum:
+      return flip ? &ApplyOne<Tr, ScalarOp::kMinimum, true> : &ApplyOne<Tr, ScalarOp::kMinimum, false>;
+    case ScalarOp::kAnd:
+      if constexpr (!kFloat) return &ApplyOne<Tr, ScalarOp::kAnd, false>;
+      return nullptr;
+    case ScalarOp::kOr:
+      if constexpr (!kFloat) return &ApplyOne<Tr, ScalarOp::kOr, false>;
+      return nullptr;
+    case ScalarOp::kXor:
+      if constexpr (!kFloat) return &ApplyOne<Tr, ScalarOp::kXor, false>;
+      return nullptr;
+    case ScalarOp::kNone: return nullptr;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+ScalarApplyFn ScalarApplyFor(const CalleePattern& pattern, PrimitiveType t) {
+  const ScalarOp op = pattern.op;
+  const bool swapped = pattern.swapped;
+  if (t == PrimitiveType::kF32) return PickApply<NativeTraits<float, float>>(op, swapped);
+  if (t == PrimitiveType::kF64) return PickApply<NativeTraits<double, double>>(op, swapped);
+  if (t == PrimitiveType::kBF16) return PickApply<Bf16Traits>(op, swapped);
+  if (t == PrimitiveType::kS32) return PickApply<NativeTraits<int32_t, int64_t>>(op, swapped);
+  if (t == PrimitiveType::kS64) return PickApply<NativeTraits<int64_t, int64_t>>(op, swapped);
+  if (t == PrimitiveType::kU32) return PickApply<NativeTraits<uint32_t, uint64_t>>(op, swapped);
+  if (t == PrimitiveType::kU64) return PickApply<NativeTraits<uint64_t, uint64_t>>(op, swapped);
+  return nullptr;  // the other types keep ApplyScalarOp
+}
+
 bool ApplyScalarOp(const CalleePattern& pattern, PrimitiveType type, uint8_t* acc, const uint8_t* x) {
   bool done = false;
   Status s = DispatchType(type, [&](auto t) {
