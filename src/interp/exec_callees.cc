@@ -14,22 +14,10 @@
 #include "support/merge_sort.h"
 
 namespace nhlo {
-namespace {
-
-// The result leaves a call returned, copied into `acc` (their sizes checked by the executor).
-void TakeResults(const uint8_t* const* results, std::vector<std::string>& acc) {
-  for (size_t k = 0; k < acc.size(); ++k) std::memmove(acc[k].data(), results[k], acc[k].size());
-}
-
-}  // namespace
 
 Status KernelReduce(const CalleePattern& pattern, const std::vector<Buf>& in, const std::vector<Buf>& init,
                     const std::vector<Buf>& out, const std::vector<int64_t>& reduce_dims, const CalleeCall& call) {
-  std::vector<const BufferRecord*> in_records, init_records, out_records;
-  for (const Buf& b : in) in_records.push_back(b.rec);
-  for (const Buf& b : init) init_records.push_back(b.rec);
-  for (const Buf& b : out) out_records.push_back(b.rec);
-  NHLO_ASSIGN_OR_RETURN(ReducePlan plan, PlanReduce(in_records, init_records, out_records, reduce_dims));
+  NHLO_ASSIGN_OR_RETURN(ReducePlan plan, PlanReduce(RecordsOf(in), RecordsOf(init), RecordsOf(out), reduce_dims));
   return RunPlannedReduce(plan, pattern, in, init, out, call);
 }
 
@@ -129,10 +117,7 @@ Result<SortPlan> PlanSort(const std::vector<const BufferRecord*>& in, const std:
 
 Status KernelSort(const CalleePattern& pattern, const std::vector<Buf>& in, const std::vector<Buf>& out, int64_t d,
                   const CalleeCall& less) {
-  std::vector<const BufferRecord*> in_records, out_records;
-  for (const Buf& b : in) in_records.push_back(b.rec);
-  for (const Buf& b : out) out_records.push_back(b.rec);
-  NHLO_ASSIGN_OR_RETURN(SortPlan plan, PlanSort(in_records, out_records, d));
+  NHLO_ASSIGN_OR_RETURN(SortPlan plan, PlanSort(RecordsOf(in), RecordsOf(out), d));
   return RunPlannedSort(plan, pattern, in, out, less);
 }
 

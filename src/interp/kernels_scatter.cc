@@ -140,13 +140,6 @@ Result<ScatterPlan> PlanCheckedScatter(const ScatterDimensionNumbers& dims, cons
   return plan;
 }
 
-// The records of `bufs`.
-std::vector<const BufferRecord*> Records(const std::vector<Buf>& bufs) {
-  std::vector<const BufferRecord*> records;
-  for (const Buf& b : bufs) records.push_back(b.rec);
-  return records;
-}
-
 }  // namespace
 
 Result<ScatterPlan> PlanScatter(const Step& step, const std::vector<const BufferRecord*>& ops,
@@ -214,7 +207,7 @@ Status KernelScatter(const Step& s, const std::vector<Buf>& in, const Buf& indic
   const size_t n = in.size();
   const ScatterDimensionNumbers& dims = DimsOf<ScatterDimensionNumbers>(s);
   std::vector<int64_t> operand_window;
-  NHLO_TRY(CheckScatter(dims, Records(in), *indices.rec, Records(upd), Records(out), operand_window));
+  NHLO_TRY(CheckScatter(dims, RecordsOf(in), *indices.rec, RecordsOf(upd), RecordsOf(out), operand_window));
   if (n == 1)
     if (Result<ScatterPlan> plan = PlanCheckedScatter(dims, *in[0].rec, *indices.rec, *upd[0].rec, operand_window);
         plan.ok())

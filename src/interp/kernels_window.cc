@@ -156,25 +156,6 @@ class WindowWalk {
   WindowReach one_;
 };
 
-// Advances a row-major index over `dims` by one.
-void Next(const std::vector<int64_t>& dims, std::vector<int64_t>& index) {
-  for (size_t d = dims.size(); d-- > 0;) {
-    if (++index[d] < dims[d]) return;
-    index[d] = 0;
-  }
-}
-
-std::vector<const BufferRecord*> Records(const std::vector<Buf>& bufs) {
-  std::vector<const BufferRecord*> records;
-  for (const Buf& b : bufs) records.push_back(b.rec);
-  return records;
-}
-
-// The result leaves a call returned, copied into `acc` (their sizes checked by the executor).
-void TakeResults(const uint8_t* const* results, std::vector<std::string>& acc) {
-  for (size_t k = 0; k < acc.size(); ++k) std::memmove(acc[k].data(), results[k], acc[k].size());
-}
-
 Status RunReduceWindowWalk(const Step& s, const WindowReach* reach, const std::vector<Buf>& in,
                            const std::vector<Buf>& init, const std::vector<Buf>& out, const CalleeCall& call) {
   const size_t n = in.size();
@@ -189,10 +170,9 @@ Status RunReduceWindowWalk(const Step& s, const WindowReach* reach, const std::v
   const bool native = n == 1 && s.pattern.op != ScalarOp::kNone && in[0].type() == out[0].type();
   std::vector<std::string> acc(n);
   std::vector<const uint8_t*> args(2 * n);
-  std::vector<int64_t> o(positions.size(), 0);
-  const int64_t count = out[0].count();
   Status failure;
-  for (int64_t linear = 0; linear < count && failure.ok(); ++linear, Next(positions, o)) {
+  ForEachIndex(positions, [&](int64_t linear, const std::vector<int64_t>& o) {
+    if (!failure.ok()) return;
     for (size_t k = 0; k < n; ++k)
       acc[k].assign(reinterpret_cast<const char*>(init[k].data), HostByteSize(out[k].type()));
     walk.Visit(o, [&](int64_t src) {
@@ -212,7 +192,7 @@ Status RunReduceWindowWalk(const Step& s, const WindowReach* reach, const std::v
       TakeResults(*results, acc);
     });
     for (size_t k = 0; k < n; ++k) std::memcpy(out[k].data + linear * acc[k].size(), acc[k].data(), acc[k].size());
-  }
+  });
   return failure;
 }
 
@@ -223,10 +203,9 @@ Status RunSelectAndScatterWalk(const Step& s, const WindowReach* reach, const Bu
   const std::vector<int64_t>& positions = Dims(source);
   const std::vector<WindowDim> window = WindowOf(s, Dims(operand).size());
   WindowWalk walk(reach, window, Dims(operand));
-  std::vector<int64_t> o(positions.size(), 0);
-  const int64_t count = source.count();
   Status failure;
-  for (int64_t linear = 0; linear < count && failure.ok(); ++linear, Next(positions, o)) {
+  ForEachIndex(positions, [&](int64_t linear, const std::vector<int64_t>& o) {
+    if (!failure.ok()) return;
     int64_t selected = -1;
     walk.Visit(o, [&](int64_t pos) {
       if (!failure.ok()) return;
@@ -241,11 +220,14 @@ Status RunSelectAndScatterWalk(const Step& s, const WindowReach* reach, const Bu
       }
       if (**keep == 0) selected = pos;
     });
-    if (!failure.ok() || selected < 0) continue;
+    if (!failure.ok() || selected < 0) return;
     Result<const uint8_t*> r = scatter(source.data + linear * size, out.data + selected * size);
-    if (!r.ok()) return r.status();
+    if (!r.ok()) {
+      failure = r.status();
+      return;
+    }
     std::memmove(out.data + selected * size, *r, size);
-  }
+  });
   return failure;
 }
 
@@ -273,7 +255,7 @@ Result<SelectAndScatterPlan> PlanSelectAndScatter(const Step& step, const Buffer
 Status KernelReduceWindow(const Step& s, const std::vector<Buf>& in, const std::vector<Buf>& init,
                           const std::vector<Buf>& out, const CalleeCall& call) {
   if (in.empty()) return Status::Error("reduce-window needs inputs and as many init values");
-  NHLO_TRY(CheckReduceWindow(WindowOf(s, Dims(in[0]).size()), Records(in), Records(init), Records(out)));
+  NHLO_TRY(CheckReduceWindow(WindowOf(s, Dims(in[0]).size()), RecordsOf(in), RecordsOf(init), RecordsOf(out)));
   return RunReduceWindowWalk(s, nullptr, in, init, out, call);
 }
 
