@@ -9,9 +9,12 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <cstdio>
 #include <cstring>
 #include <exception>
 #include <memory>
+#include <mutex>
 #include <new>
 #include <system_error>
 #include <thread>
@@ -627,7 +630,26 @@ Result<std::vector<Value>> ExecuteOnDevices(const BundleProgram& program, Device
   }
   std::vector<Result<Value>> results(n, Status::Error("not run"));
   std::vector<char> stopped(n, 0);  // failed only because another device failed first
+  // Every device thread starts before any runs: a device that allocated its arena while later
+  // threads were still starting would take the address space they need, and which error the run
+  // reports (a thread refused, an arena refused) would depend on timing.
+  enum class Gate { kWaiting, kRun, kAbandon };
+  Gate gate = Gate::kWaiting;
+  std::mutex gate_mutex;
+  std::condition_variable gate_opened;
+  auto open_gate = [&](Gate to) {
+    {
+      std::lock_guard<std::mutex> lock(gate_mutex);
+      gate = to;
+    }
+    gate_opened.notify_all();
+  };
   auto run = [&](uint32_t d) {
+    if (n > 1) {
+      std::unique_lock<std::mutex> lock(gate_mutex);
+      gate_opened.wait(lock, [&] { return gate != Gate::kWaiting; });
+      if (gate == Gate::kAbandon) return;  // the caller records why, once the threads are gone
+    }
     // An exception must not leave a device thread (std::terminate): it becomes the device's error.
     try {
       results[d] = machines[d]->Run(std::move(args[d]));
@@ -643,21 +665,35 @@ Result<std::vector<Value>> ExecuteOnDevices(const BundleProgram& program, Device
     run(0);
   } else {
     std::vector<std::thread> threads;
+    threads.reserve(n);  // so that only starting a thread can fail below
+    // Why a thread was refused, kept without allocating: the address space may be full until the
+    // started threads are joined and their stacks freed.
+    char refusal[160] = {};
     for (uint32_t d = 0; d < n; ++d) {
       try {
         threads.emplace_back(run, d);
       } catch (const std::system_error& e) {
-        // A process or address-space limit refused the thread: the devices not started fail, and
-        // the started ones, finding their groups can never fill, stop at their next collective.
-        for (uint32_t rest = d; rest < n; ++rest) {
-          results[rest] = Status::Error("cannot start a thread for device " + std::to_string(rest) + " of " +
-                                        std::to_string(n) + " (" + e.what() + "; fewer --devices may run)");
-          rendezvous.Finish(rest, true);
-        }
+        std::snprintf(refusal, sizeof refusal, "%s", e.what());
+        break;
+      } catch (const std::bad_alloc&) {
+        std::snprintf(refusal, sizeof refusal, "out of memory");
         break;
       }
     }
+    const uint32_t started = static_cast<uint32_t>(threads.size());
+    open_gate(started == n ? Gate::kRun : Gate::kAbandon);
     for (std::thread& t : threads) t.join();
+    if (started < n) {
+      // A process or address-space limit refused a thread: the devices not started fail, and the
+      // started ones, which waited at the gate, stop without running.
+      for (uint32_t d = 0; d < started; ++d) {
+        results[d] = Status::Error(kStoppedByOtherDevice);
+        stopped[d] = 1;
+      }
+      for (uint32_t rest = started; rest < n; ++rest)
+        results[rest] = Status::Error("cannot start a thread for device " + std::to_string(rest) + " of " +
+                                      std::to_string(n) + " (" + refusal + "; fewer --devices may run)");
+    }
   }
   // Report the lowest device that failed on its own; the others stopped because of it.
   for (int pass = 0; pass < 2; ++pass)
