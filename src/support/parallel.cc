@@ -13,6 +13,7 @@
 #include <condition_variable>
 #include <exception>
 #include <mutex>
+#include <new>
 #include <system_error>
 #include <thread>
 #include <vector>
@@ -43,10 +44,14 @@ class Pool {
     threads_ = threads < 1 ? 1 : threads;
     // A process or address-space limit can refuse a thread: the pool then runs on those it got
     // (SetParallelThreads returns how many; the programs warn).
+    // Starting a thread can also fail for want of memory (its state object), not only a stack.
     for (int i = 1; i < threads_; ++i) {
       try {
         workers_.emplace_back([this] { WorkerLoop(); });
       } catch (const std::system_error&) {
+        threads_ = i;
+        break;
+      } catch (const std::bad_alloc&) {
         threads_ = i;
         break;
       }
