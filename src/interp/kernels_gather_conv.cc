@@ -8,9 +8,11 @@
 #include <algorithm>
 #include <cstring>
 
+#include "interp/dense_operands.h"
 #include "interp/element_traits.h"
 #include "interp/kernel_plans.h"
 #include "interp/kernels.h"
+#include "interp/scratch.h"
 #include "support/parallel.h"
 #include "types/hlo_attrs.h"
 
@@ -364,16 +366,11 @@ Status RunConvolution(const ConvPlan& plan, const Buf& lhs, const Buf& rhs, cons
   int bits = BitWidth(out.type());
   return DispatchType(out.type(), [&](auto ot) -> Status {
     using C = typename decltype(ot)::Compute;
-    std::vector<C> a(static_cast<size_t>(lhs.count())), k(static_cast<size_t>(rhs.count()));
-    // Operands are converted to the result type first, as for dot.
-    for (auto [buf, dst] : {std::pair{&lhs, &a}, std::pair{&rhs, &k}}) {
-      int esize = HostByteSize(buf->type());
-      for (int64_t i = 0; i < buf->count(); ++i) {
-        uint8_t tmp[16] = {};
-        ConvertElement(buf->type(), buf->data + i * esize, out.type(), tmp);
-        (*dst)[i] = ot.Load(tmp, 0);
-      }
-    }
+    // Operands are converted to the result type first, as for dot (read in place when they are
+    // already f32 or f64 of the result type).
+    ScratchVector<C> a_storage, k_storage;
+    NHLO_ASSIGN_OR_RETURN(const C* a, ComputeElements<C>(lhs, out.type(), ot, a_storage));
+    NHLO_ASSIGN_OR_RETURN(const C* k, ComputeElements<C>(rhs, out.type(), ot, k_storage));
     std::vector<int64_t> kernel_spatial_dims(spatial);
     for (size_t s = 0; s < spatial; ++s) kernel_spatial_dims[s] = kd[l.kernel_spatial[s]];
     ForEachIndex(od, [&](int64_t linear, const std::vector<int64_t>& o) {
