@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// batch-norm-training and batch-norm-grad (kernels_quant.cc, kernels_norm.cc): their per-feature
-// sums advance several features side by side, each still adding its terms in index order, so the
-// results must be the bits of a plain row-major loop rounded to f32 at every step, for feature
-// counts above, at and below the number of features summed together.
+// batch-norm-training and batch-norm-grad (kernels_norm.cc): their per-feature sums advance
+// several features side by side, each still adding its terms in index order, and their f32
+// elementwise passes run along each feature's run, so the results must be the bits of a plain
+// row-major loop rounded to f32 at every step, for feature counts above, at and below the number
+// of features summed together, and with the features innermost.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -61,7 +62,10 @@ void CheckSums(int64_t outer, int64_t features, int64_t inner) {
           ") batch-norm-grad(x, scale, mean, var, gy), epsilon=0.001, feature_index=1\n";
   text += "  gscale = " + f + " get-tuple-element(bng), index=1\n";
   text += "  goffset = " + f + " get-tuple-element(bng), index=2\n";
-  text += "  ROOT r = (" + f + ", " + f + ", " + f + ", " + f + ") tuple(mean, var, gscale, goffset)\n}\n";
+  text += "  out = " + t + " get-tuple-element(bnt), index=0\n";
+  text += "  gx = " + t + " get-tuple-element(bng), index=0\n";
+  text += "  ROOT r = (" + f + ", " + f + ", " + f + ", " + f + ", " + t + ", " + t +
+          ") tuple(mean, var, gscale, goffset, out, gx)\n}\n";
   BundleProgram p = LoadText(text);
   const size_t n = static_cast<size_t>(outer * features * inner);
   const std::vector<float> x = Random(n, 1), gy = Random(n, 2), scale = Random(static_cast<size_t>(features), 3),
@@ -69,9 +73,9 @@ void CheckSums(int64_t outer, int64_t features, int64_t inner) {
   auto r = Execute(p, {F32Array({outer, features, inner}, x), F32Array({outer, features, inner}, gy),
                        F32Array({features}, scale), F32Array({features}, offset)});
   REQUIRE(r.ok());
-  REQUIRE(r->tuple.size() == 4);
+  REQUIRE(r->tuple.size() == 6);
   const std::vector<float> mean = Floats(r->tuple[0]), var = Floats(r->tuple[1]), gscale = Floats(r->tuple[2]),
-                           goffset = Floats(r->tuple[3]);
+                           goffset = Floats(r->tuple[3]), out = Floats(r->tuple[4]), gx = Floats(r->tuple[5]);
   const float count = static_cast<float>(outer * inner), eps = 0.001f;
   for (int64_t c = 0; c < features; ++c) {
     float sum = 0, sum_sq = 0;
@@ -92,13 +96,27 @@ void CheckSums(int64_t outer, int64_t features, int64_t inner) {
         gy_sum = gy_sum + gy[i];
       }
     CHECK(goffset[c] == gy_sum);
-    CHECK(gscale[c] == gy_xm * (1.0f / std::sqrt(v + eps)));
+    const float rsqrt = 1.0f / std::sqrt(v + eps);
+    CHECK(gscale[c] == gy_xm * rsqrt);
+    // The elementwise passes, one rounding per step of XLA's expansion.
+    const float scaled_rsqrt = (scale[static_cast<size_t>(c)] * rsqrt) / count;
+    int64_t wrong_out = 0, wrong_gx = 0;
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t j = 0; j < inner; ++j) {
+        const size_t i = static_cast<size_t>((o * features + c) * inner + j);
+        const float centered = x[i] - m;
+        wrong_out += out[i] != ((centered * rsqrt) * scale[static_cast<size_t>(c)]) + offset[static_cast<size_t>(c)];
+        const float i5 = (gy_xm * centered) / (v + eps);
+        wrong_gx += gx[i] != scaled_rsqrt * ((gy[i] * count - gy_sum) - i5);
+      }
+    CHECK(wrong_out == 0);
+    CHECK(wrong_gx == 0);
   }
 }
 
 }  // namespace
 
-TEST_CASE("batch norm: per-feature sums are row-major chains, several features at a time") {
+TEST_CASE("batch norm: per-feature sums are row-major chains; outputs are the expansion's steps") {
   CheckSums(3, 19, 37);  // two groups of 8 features, then 3 alone
   CheckSums(2, 8, 129);
   CheckSums(4, 5, 6);

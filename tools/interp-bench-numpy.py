@@ -86,6 +86,37 @@ for n in (256, 512, 1024):
     rate = 2 * n ** 3 / best(lambda: a @ b) / 1e9
     emit(f"dot f32 {n}", rate)
     emit(f"dot bf16 {n}", rate)
+# batch norm over NCHW, feature axis 1: the same steps as XLA's expansion, in numpy's own sums.
+bx = rng.random((32, 144, 56, 56), dtype=np.float32) * 2 - 1
+bg = rng.random((32, 144, 56, 56), dtype=np.float32) * 2 - 1
+bs, bo = np.ones((144, 1, 1), np.float32), np.zeros((144, 1, 1), np.float32)
+bout = np.empty_like(bx)
+
+
+def bn_training():
+    mean = bx.mean(axis=(0, 2, 3), keepdims=True)
+    var = np.square(bx).mean(axis=(0, 2, 3), keepdims=True) - mean * mean
+    inv = 1 / np.sqrt(var + np.float32(1e-5))
+    np.add((bx - mean) * inv * bs, bo, out=bout)
+
+
+# The mean and variance are operands of batch-norm-grad, computed once outside the timing.
+bmean = bx.mean(axis=(0, 2, 3), keepdims=True)
+bvar = np.square(bx).mean(axis=(0, 2, 3), keepdims=True) - bmean * bmean
+
+
+def bn_grad():
+    mean = bmean
+    var_eps = bvar + np.float32(1e-5)
+    centered = bx - mean
+    sum_gy = bg.sum(axis=(0, 2, 3), keepdims=True)
+    sum_gy_xm = (bg * centered).sum(axis=(0, 2, 3), keepdims=True)
+    count = np.float32(bx.size / 144)
+    np.multiply(bs / np.sqrt(var_eps) / count, (bg * count - sum_gy) - sum_gy_xm * centered / var_eps, out=bout)
+
+
+emit("batch-norm-training f32", bx.size / best(bn_training) / 1e9)
+emit("batch-norm-grad f32", bx.size / best(bn_grad) / 1e9)
 m = rng.random((4096, 4096), dtype=np.float32)
 emit("reduce rows f32", m.size / best(lambda: m.sum(axis=1)) / 1e9)
 emit("reduce cols f32", m.size / best(lambda: m.sum(axis=0)) / 1e9)

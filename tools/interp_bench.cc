@@ -256,6 +256,20 @@ std::vector<KernelCase> Kernels() {
                           "  ROOT r = f32[8,56,56,64] convolution(a, k), window={size=3x3 pad=1_1x1_1}, "
                           "dim_labels=b01f_01io->b01f, feature_group_count=4\n"),
                    2.0 * 8 * 56 * 56 * 64 * 16 * 9, true});
+  // mobilenet_v2's batch norms (NCHW, feature dimension 1): per-feature sums in index order, then
+  // an elementwise pass. Work is the operand's elements.
+  const std::string bn_x = "f32[32,144,56,56]", bn_f = "f32[144]";
+  cases.push_back({"batch-norm-training f32", "32x144x56x56",
+                   Module("", "  x = " + bn_x + " parameter(0)\n  s = " + bn_f + " parameter(1)\n  o = " + bn_f +
+                                  " parameter(2)\n  ROOT r = (" + bn_x + ", " + bn_f + ", " + bn_f +
+                                  ") batch-norm-training(x, s, o), epsilon=1e-05, feature_index=1\n"),
+                   32.0 * 144 * 56 * 56, false});
+  cases.push_back({"batch-norm-grad f32", "32x144x56x56",
+                   Module("", "  x = " + bn_x + " parameter(0)\n  s = " + bn_f + " parameter(1)\n  m = " + bn_f +
+                                  " parameter(2)\n  v0 = " + bn_f + " parameter(3)\n  v = " + bn_f +
+                                  " abs(v0)\n  g = " + bn_x + " parameter(4)\n  ROOT r = (" + bn_x + ", " + bn_f +
+                                  ", " + bn_f + ") batch-norm-grad(x, s, m, v, g), epsilon=1e-05, feature_index=1\n"),
+                   32.0 * 144 * 56 * 56, false});
   for (auto [name, dim, kept] :
        {std::tuple{"reduce rows f32", "1", "4096"}, std::tuple{"reduce cols f32", "0", "4096"}})
     cases.push_back({name, "4096x4096",

@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Kernels for the ops the Neuron passes consume or create: batch-norm-training (as XLA's
-// BatchNormExpander computes it, rounding to the element type after every step), the uniform
+// Kernels for the ops the Neuron passes consume or create: the uniform
 // quantize/dequantize custom calls (the same steps expand-uniform-quantize emits), QuantizeMX in
 // both forms, scaled-dot and ScaledMatmul (which share one dequantize-then-dot path, so the MX
 // legalizations keep results bit-identical).
@@ -28,14 +27,6 @@ float Round(const Traits& t, float v) {
   return static_cast<float>(t.Load(tmp, 0));
 }
 
-// Rounds a compute-domain value (float, or double for f64) to `t` and back.
-template <typename Traits, typename C>
-C RoundTo(const Traits& t, C v) {
-  uint8_t tmp[16] = {};
-  t.Store(tmp, 0, v);
-  return static_cast<C>(t.Load(tmp, 0));
-}
-
 Status NeedFloat(const Buf& b, const char* what) {
   if (!IsFloat(b.type()))
     return Status::Error(std::string(what) + " is implemented for float types, got " +
@@ -44,83 +35,6 @@ Status NeedFloat(const Buf& b, const char* what) {
 }
 
 }  // namespace
-
-Status KernelBatchNormTraining(const Step& bundle, const Buf& x, const Buf& scale, const Buf& offset, const Buf& out,
-                               const Buf& mean, const Buf& var) {
-  const AttrRecord* eps = bundle.Find(AttrId::kEpsilon);
-  const AttrRecord* fi = bundle.Find(AttrId::kFeatureIndex);
-  if (!eps || !fi || fi->i() < 0 || fi->i() >= static_cast<int64_t>(x.rank()))
-    return Status::Error("bundle 'batch-norm-training' needs epsilon and a valid feature_index");
-  NHLO_TRY(NeedFloat(x, "batch-norm-training"));
-  int64_t f = fi->i(), channels = Dims(x)[f];
-  for (const Buf* b : {&scale, &offset, &mean, &var})
-    if (b->count() != channels || b->type() != x.type())
-      return Status::Error("bundle 'batch-norm-training' has mismatched feature shapes");
-  if (out.count() != x.count() || out.type() != x.type())
-    return Status::Error("bundle 'batch-norm-training' has a mismatched output");
-  return DispatchType(x.type(), [&](auto t) -> Status {
-    using C = typename decltype(t)::Compute;
-    if constexpr (!std::is_floating_point_v<C>) {
-      return Status::Error("batch-norm-training: unsupported element type");
-    } else {
-      int64_t n = x.count();
-      C count = RoundTo(t, static_cast<C>(channels ? n / channels : 0));
-      // The elements as [outer, channels, inner] around the feature dimension, visited in index
-      // order without a division per element.
-      int64_t outer = 1, inner = 1;
-      for (int64_t d = 0; d < f; ++d) outer *= Dims(x)[d];
-      for (size_t d = static_cast<size_t>(f) + 1; d < x.rank(); ++d) inner *= Dims(x)[d];
-      // sum and sum of squares per feature, reduced in row-major order in the element type.
-      // Each feature's sums are one chain of dependent adds, so kChains features advance side
-      // by side (each still in its own order): the adds' latency overlaps instead of adding up.
-      std::vector<C> sum(channels, C(0)), sum_sq(channels, C(0));
-      constexpr int64_t kChains = 8;
-      for (int64_t o = 0; o < outer; ++o) {
-        int64_t c = 0;
-        for (; c + kChains <= channels; c += kChains) {
-          C s[kChains], q[kChains];
-          for (int64_t k = 0; k < kChains; ++k) s[k] = sum[c + k], q[k] = sum_sq[c + k];
-          const int64_t base = (o * channels + c) * inner;
-          for (int64_t j = 0; j < inner; ++j)
-            for (int64_t k = 0; k < kChains; ++k) {
-              const C v = t.Load(x.data, base + k * inner + j);
-              s[k] = RoundTo(t, s[k] + v);
-              q[k] = RoundTo(t, q[k] + RoundTo(t, v * v));
-            }
-          for (int64_t k = 0; k < kChains; ++k) sum[c + k] = s[k], sum_sq[c + k] = q[k];
-        }
-        for (; c < channels; ++c)
-          for (int64_t j = 0, i = (o * channels + c) * inner; j < inner; ++j, ++i) {
-            const C v = t.Load(x.data, i);
-            sum[c] = RoundTo(t, sum[c] + v);
-            sum_sq[c] = RoundTo(t, sum_sq[c] + RoundTo(t, v * v));
-          }
-      }
-      std::vector<C> m(channels), inv(channels);
-      C epsilon = RoundTo(t, static_cast<C>(static_cast<float>(eps->f())));  // XLA keeps epsilon as an f32
-      for (int64_t c = 0; c < channels; ++c) {
-        m[c] = RoundTo(t, sum[c] / count);
-        C square_mean = RoundTo(t, sum_sq[c] / count);
-        C mean_square = RoundTo(t, m[c] * m[c]);
-        C v = RoundTo(t, square_mean - mean_square);
-        t.Store(mean.data, c, m[c]);
-        t.Store(var.data, c, v);
-        inv[c] = RoundTo(t, C(1) / std::sqrt(RoundTo(t, v + epsilon)));
-      }
-      for (int64_t o = 0, i = 0; o < outer; ++o)
-        for (int64_t c = 0; c < channels; ++c) {
-          const C scale_c = t.Load(scale.data, c), offset_c = t.Load(offset.data, c);
-          for (int64_t j = 0; j < inner; ++j, ++i) {
-            C centered = RoundTo(t, t.Load(x.data, i) - m[c]);
-            C normalized = RoundTo(t, centered * inv[c]);
-            C scaled = RoundTo(t, normalized * scale_c);
-            t.Store(out.data, i, scaled + offset_c);
-          }
-        }
-      return OkStatus();
-    }
-  });
-}
 
 Status KernelUniformQuantize(const Step& bundle, const Buf& x, const Buf& out, bool quantize) {
   const UniformQuantConfig& c = bundle.config->uniform_quant;
