@@ -318,6 +318,10 @@ void CheckConv(const ConvCase& c) {
   Status st = KernelConvolution(step, in.buf(), k.buf(), out.buf());
   REQUIRE_MESSAGE(st.ok(), st.message());
   const bool depthwise = c.fgc > 1 && c.fgc == c.in_f && c.bgc == 1;
+  // A weight gradient (ConvolutionLargeWindowFits): summed directly in 16 lanes, the same bits
+  // at every ISA level.
+  const bool large_window =
+      c.fgc == 1 && c.kh * c.kw >= 128 && out_sp[0] * out_sp[1] * 16 <= c.kh * c.kw && c.wd.base_dilation == 1;
   {
     // The same bits with 2 and 3 threads.
     Restore restore;
@@ -331,7 +335,7 @@ void CheckConv(const ConvCase& c) {
     // level: it contracts to FMA on purpose, gemm_eigen.cc).
     SetParallelThreads(1);
     for (GemmIsa isa : {GemmIsa::kBaseline, GemmIsa::kAvx2, GemmIsa::kAvx512}) {
-      if (!depthwise || !SetGemmIsa(isa)) continue;
+      if ((!depthwise && !large_window) || !SetGemmIsa(isa)) continue;
       const std::string isa_name = GemmIsaName(isa);
       CAPTURE(isa_name);
       TestBuf again(PrimitiveType::kF32, out.rec.dims);
@@ -340,6 +344,7 @@ void CheckConv(const ConvCase& c) {
     }
   }
   int64_t kin = c.in_f / c.fgc, per_fg = c.out_f / c.fgc, per_bg = c.out_f / c.bgc, bgs = c.batch / c.bgc;
+  auto ib_of = [&](int64_t b, int64_t f) { return b + (f / per_bg) * bgs; };
   for (int64_t b = 0; b < c.batch / c.bgc; ++b)
     for (int64_t y = 0; y < out_sp[0]; ++y)
       for (int64_t x = 0; x < out_sp[1]; ++x)
@@ -368,6 +373,34 @@ void CheckConv(const ConvCase& c) {
             }
           double got = out.Get(c.planes_out ? ((b * c.out_f + f) * out_sp[0] + y) * out_sp[1] + x
                                             : ((b * out_sp[0] + y) * out_sp[1] + x) * c.out_f + f);
+          if (large_window) {
+            // The kernel's order: input feature by input feature, kernel row by kernel row, term
+            // k of a row's in-bounds run into lane k % 16; the lanes folded in halves at the end.
+            float lanes[16] = {};
+            for (int64_t fi = 0; fi < kin; ++fi)
+              for (int64_t ky = 0; ky < c.kh; ++ky) {
+                const int64_t py = y * c.wd.stride + ky * c.wd.window_dilation - c.wd.pad_low;
+                if (py < 0 || py >= c.h) continue;
+                const int64_t ry = c.wd.reversal ? c.kh - 1 - ky : ky;
+                int64_t term = 0;
+                for (int64_t kx = 0; kx < c.kw; ++kx) {
+                  const int64_t px = x * c.wd.stride + kx * c.wd.window_dilation - c.wd.pad_low;
+                  if (px < 0 || px >= c.w) continue;
+                  const int64_t rx = c.wd.reversal ? c.kw - 1 - kx : kx;
+                  const float xv = static_cast<float>(in.Get(((ib_of(b, f) * c.in_f + fi) * c.h + py) * c.w + px));
+                  const float wv = static_cast<float>(k.Get(((f * kin + fi) * c.kh + ry) * c.kw + rx));
+                  lanes[term % 16] = lanes[term % 16] + xv * wv;
+                  ++term;
+                }
+              }
+            for (int half = 8; half >= 1; half /= 2)
+              for (int l = 0; l < half; ++l) lanes[l] = lanes[l] + lanes[l + half];
+            CAPTURE(b);
+            CAPTURE(y);
+            CAPTURE(x);
+            CAPTURE(f);
+            REQUIRE(static_cast<float>(got) == lanes[0]);
+          }
           if (std::isfinite(ref)) REQUIRE(std::fabs(got - ref) <= 1e-5 * (1 + std::fabs(ref)));
           // Depthwise convolutions run directly, with the reference kernel's bits.
           if (depthwise) {
@@ -446,6 +479,9 @@ TEST_CASE("convolution kernel: weight gradients (a window of 128+ taps) summed d
   WindowDim dilated;                                 // rhs_dilate=2x2, as the gradient of a stride-2 convolution
   dilated.pad_low = 1, dilated.window_dilation = 2, dilated.reversal = true;
   CheckConv({2, 1, 2, 70, 69, 32, 33, 1, 1, dilated});
+  dilated.reversal = false;  // every other input column read in one register (AVX-512), with a masked tail
+  CheckConv({2, 1, 2, 70, 69, 32, 33, 1, 1, dilated});
+  CheckConv({4, 1, 4, 34, 35, 17, 17, 1, 4, dilated});  // rows of 17 and 16 terms: one lane past a block
 }
 
 TEST_CASE("convolution kernel: depthwise, directly, bit for bit the reference's order") {

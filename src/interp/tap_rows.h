@@ -74,12 +74,53 @@ inline void SumTapRows(const C* const* sources, const C* weights, int64_t taps, 
 
 /// The widest build of SumTapRows this CPU runs (the GEMM's ISA level, gemm.h) and its granule:
 /// the element count a row's width must be rounded up to.
+// The weight-gradient kernel's inner products (ConvolutionLargeWindow): each output element keeps
+// kDotLanes partial sums, and a run of n terms a[k * a_step] * b[k * b_step] adds term k to lane
+// k % kDotLanes. The kernel folds the lanes in halves at the end (lane i + lane i + 8, then + 4,
+// + 2, + 1). Every lane is a scalar chain in a fixed order, so each build (four SSE2 vectors, two
+// AVX2 or one AVX-512 register) gives the same bits on every machine and thread count.
+inline constexpr int64_t kDotLanes = 16;
+
+template <typename C>
+inline void DotLanesAdd(const C* a, int64_t a_step, const C* b, int64_t b_step, int64_t n, C* lanes) {
+  C lane[kDotLanes];
+  for (int64_t l = 0; l < kDotLanes; ++l) lane[l] = lanes[l];
+  int64_t k = 0;
+  if (a_step == 1 && b_step == 1) {
+    for (; k + kDotLanes <= n; k += kDotLanes)
+      for (int64_t l = 0; l < kDotLanes; ++l) lane[l] = lane[l] + a[k + l] * b[k + l];
+  } else if (a_step == 2 && b_step == 1) {  // a window dilated by 2 (rhs_dilate): every other input
+    for (; k + kDotLanes <= n; k += kDotLanes)
+      for (int64_t l = 0; l < kDotLanes; ++l) lane[l] = lane[l] + a[2 * (k + l)] * b[k + l];
+  } else {
+    for (; k + kDotLanes <= n; k += kDotLanes)
+      for (int64_t l = 0; l < kDotLanes; ++l) lane[l] = lane[l] + a[(k + l) * a_step] * b[(k + l) * b_step];
+  }
+  for (int64_t l = 0; k + l < n; ++l) lane[l] = lane[l] + a[(k + l) * a_step] * b[(k + l) * b_step];
+  for (int64_t l = 0; l < kDotLanes; ++l) lanes[l] = lane[l];
+}
+
+// The lanes' sum: folded in halves, a fixed tree.
+template <typename C>
+inline C FoldLanes(const C* lanes) {
+  C lane[kDotLanes];
+  for (int64_t l = 0; l < kDotLanes; ++l) lane[l] = lanes[l];
+  for (int64_t half = kDotLanes / 2; half >= 1; half /= 2)
+    for (int64_t l = 0; l < half; ++l) lane[l] = lane[l] + lane[l + half];
+  return lane[0];
+}
+
+template <typename C>
+using DotLanesFn = void (*)(const C* a, int64_t a_step, const C* b, int64_t b_step, int64_t n, C* lanes);
+
 struct TapRowsKernel {
   TapRowsFn<float> f32;
   TapRowsFn<double> f64;
   // A memcpy whose whole aligned vectors bypass the caches (non-temporal stores).
   void (*stream_copy)(void* dst, const void* src, int64_t bytes);
   int64_t vector_bytes;
+  DotLanesFn<float> dot_f32;
+  DotLanesFn<double> dot_f64;
 
   template <typename C>
   TapRowsFn<C> For() const {
@@ -87,6 +128,13 @@ struct TapRowsKernel {
       return f32;
     else
       return f64;
+  }
+  template <typename C>
+  DotLanesFn<C> Dot() const {
+    if constexpr (sizeof(C) == sizeof(float))
+      return dot_f32;
+    else
+      return dot_f64;
   }
   template <typename C>
   int64_t Granule() const {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The AVX2 and AVX-512 builds of SumTapRows (tap_rows_isa.cc), one namespace per ISA level.
+// The AVX2 and AVX-512 builds of SumTapRows and DotLanes (tap_rows_isa.cc), one namespace per ISA level.
 // Built only for x86-64 (meson.build, beside the elementwise spans' ISA levels).
 #pragma once
 
@@ -11,6 +11,8 @@
   void SumF64(const double* const* sources, const double* weights, int64_t taps, double* out, int64_t width, \
               int64_t rows, int64_t src_pitch, int64_t dst_pitch);                                           \
   void StreamCopy(void* dst, const void* src, int64_t bytes);                                                \
+  void DotF32(const float* a, int64_t a_step, const float* b, int64_t b_step, int64_t n, float* lanes);      \
+  void DotF64(const double* a, int64_t a_step, const double* b, int64_t b_step, int64_t n, double* lanes);   \
   int VectorBytes();
 
 namespace nhlo::tap_rows_Avx2 {
