@@ -19,12 +19,6 @@
 namespace nhlo {
 namespace {
 
-bool Contains(DimIndexList v, int64_t x) { return std::find(v.begin(), v.end(), x) != v.end(); }
-
-}  // namespace
-
-namespace {
-
 // A gather's checks against its records; window_dims gets the operand dimensions the offset
 // indices walk, in order.
 Status CheckGather(const GatherDimensionNumbers& dims, const BufferRecord& operand, const BufferRecord& indices,

@@ -38,8 +38,6 @@ struct RaggedPlan {
   int64_t batch = 1, m = 1, n = 1, k = 1;
 };
 
-bool Contains(const std::vector<int64_t>& v, int64_t x) { return std::find(v.begin(), v.end(), x) != v.end(); }
-
 std::string Str(const std::vector<int64_t>& dims) {
   std::string s = "[";
   for (size_t i = 0; i < dims.size(); ++i) s += (i ? "," : "") + std::to_string(dims[i]);

@@ -22,8 +22,6 @@
 namespace nhlo {
 namespace {
 
-bool Contains(DimIndexList v, int64_t x) { return std::find(v.begin(), v.end(), x) != v.end(); }
-
 // The checks of a scatter on its records (inputs, indices, updates and results, one of each
 // per input); operand_window gets the operand dimensions the update window covers, in order.
 Status CheckScatter(const ScatterDimensionNumbers& dims, const std::vector<const BufferRecord*>& in,

@@ -10,6 +10,7 @@
 // fills BundleRecord::dims once, and refuses a record that lacks a list XLA requires).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -21,6 +22,9 @@
 namespace nhlo {
 
 using DimIndexList = std::span<const int64_t>;
+
+/// Whether dimension `x` is in the list.
+inline bool Contains(DimIndexList v, int64_t x) { return std::find(v.begin(), v.end(), x) != v.end(); }
 
 struct DotDimensionNumbers {
   DimIndexList lhs_batch, lhs_contracting, rhs_batch, rhs_contracting;  // each may be empty
