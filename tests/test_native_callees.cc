@@ -317,3 +317,61 @@ ENTRY e {
     CHECK(result->tuple[j].bytes == result->tuple[j + 1].bytes);
   }
 }
+
+// A float add reduce sums each result in double, in chunks of 512 elements from +0 (XLA's
+// evaluator); results whose inputs are rows run eight at a time. Each must still be its own
+// chain: checked against that sum computed here, for 19 rows (two groups of eight and three
+// alone) and for rows split across an outer reduced dimension (chunks end mid-run).
+TEST_CASE("reduce: float add sums each result in double chunks, eight results side by side") {
+  auto check = [](const std::string& x_shape, const std::string& out_shape, const std::string& dims,
+                  const std::vector<int64_t>& shape, const std::vector<bool>& reduced) {
+    CAPTURE(x_shape);
+    const std::string text =
+        "HloModule r\nadd { a = f32[] parameter(0)  b = f32[] parameter(1)  ROOT s = f32[] add(a, b) }\n"
+        "ENTRY e {\n  x = f32[" +
+        x_shape +
+        "] parameter(0)\n  z = f32[] constant(0.25)\n"
+        "  ROOT r = f32[" +
+        out_shape + "] reduce(x, z), dimensions={" + dims + "}, to_apply=add\n}\n";
+    BundleProgram p = Load(text);
+    int64_t n = 1;
+    for (int64_t d : shape) n *= d;
+    std::vector<float> x(static_cast<size_t>(n));
+    std::mt19937 rng(7);
+    std::uniform_real_distribution<float> mantissa(-1.0f, 1.0f);
+    std::uniform_int_distribution<int> exponent(-10, 30);
+    for (float& v : x) v = std::ldexp(mantissa(rng), exponent(rng));  // magnitudes far apart: order shows
+    Value in;
+    in.type = PrimitiveType::kF32;
+    in.dims = shape;
+    in.bytes.assign(reinterpret_cast<const char*>(x.data()), x.size() * sizeof(float));
+    auto r = Execute(p, {in});
+    REQUIRE(r.ok());
+    std::vector<float> got(r->bytes.size() / sizeof(float));
+    std::memcpy(got.data(), r->bytes.data(), r->bytes.size());
+    // The reference: results in row-major order of the kept dimensions, each summing its inputs
+    // in row-major order of the reduced ones.
+    std::vector<int64_t> strides(shape.size(), 1);
+    for (size_t d = shape.size() - 1; d-- > 0;) strides[d] = strides[d + 1] * shape[d + 1];
+    std::vector<double> total, chunk;
+    std::vector<int64_t> in_chunk;
+    std::map<int64_t, size_t> result_of;  // kept offset -> result index, in row-major order
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t kept = 0;
+      for (size_t d = 0; d < shape.size(); ++d)
+        if (!reduced[d]) kept += ((i / strides[d]) % shape[d]) * strides[d];
+      auto [it, fresh] = result_of.emplace(kept, total.size());
+      if (fresh) total.push_back(0.25), chunk.push_back(0), in_chunk.push_back(0);
+      const size_t k = it->second;
+      chunk[k] += static_cast<double>(x[static_cast<size_t>(i)]);
+      if (++in_chunk[k] == 512) total[k] += chunk[k], chunk[k] = 0, in_chunk[k] = 0;
+    }
+    REQUIRE(got.size() == total.size());
+    int64_t wrong = 0;
+    for (size_t k = 0; k < total.size(); ++k)
+      wrong += got[k] != static_cast<float>(in_chunk[k] > 0 ? total[k] + chunk[k] : total[k]);
+    CHECK(wrong == 0);
+  };
+  check("19,1300", "19", "1", {19, 1300}, {false, true});
+  check("3,9,4,200", "3,4", "1,3", {3, 9, 4, 200}, {false, true, false, true});
+}

@@ -327,9 +327,31 @@ void ReduceAddInDouble(const Tr& t, const Buf& in, const Buf& init, const Buf& o
   }
   std::vector<Group> outer_reduced(reduced.begin(), reduced.end() - 1);
   int64_t run = reduced.back().size;
+  // Eight results at a time: each is still one chain of adds in its own order (the same bits,
+  // whatever the grouping or thread count), but eight chains overlap their latency.
+  constexpr int64_t kTogether = 8;
   ParallelFor(Product(kept), ChunkFor(reduced_count), [&](int64_t begin, int64_t end) {
     std::vector<int64_t> index;
-    for (int64_t k = begin; k < end; ++k) {
+    int64_t k = begin;
+    for (; k + kTogether <= end; k += kTogether) {
+      int64_t base[kTogether];
+      double total[kTogether], chunk[kTogether] = {};
+      for (int64_t j = 0; j < kTogether; ++j) base[j] = KeptOffset(kept, k + j), total[j] = init_value;
+      int64_t in_chunk = 0;
+      ForEachOffset(outer_reduced, index, [&](int64_t r) {
+        for (int64_t i = 0; i < run; ++i) {
+          for (int64_t j = 0; j < kTogether; ++j) chunk[j] += static_cast<double>(t.Load(in.data, base[j] + r + i));
+          if (++in_chunk < kDoubleChunk) continue;
+          in_chunk = 0;
+          for (int64_t j = 0; j < kTogether; ++j) total[j] += chunk[j], chunk[j] = 0;
+        }
+      });
+      for (int64_t j = 0; j < kTogether; ++j) {
+        if (in_chunk > 0) total[j] += chunk[j];
+        StoreDoubleSum(type, out.data, k + j, total[j]);
+      }
+    }
+    for (; k < end; ++k) {
       int64_t base = KeptOffset(kept, k);
       DoubleSum sum;
       sum.total = init_value;
