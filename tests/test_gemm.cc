@@ -5,6 +5,7 @@
 // integers and on windows with padding, strides, dilations and groups.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -155,6 +156,13 @@ struct TestBuf {
     for (int64_t d : rec.dims) n *= d;
     rec.size = static_cast<uint64_t>(n * HostByteSize(type));
     bytes.assign(rec.size, 0);
+    bytes.resize(rec.size + kGuardBytes, kGuard);  // past the buffer: a kernel must leave it alone
+  }
+  static constexpr size_t kGuardBytes = 256;
+  static constexpr uint8_t kGuard = 0xa5;
+  bool GuardIntact() const {
+    return std::all_of(bytes.begin() + static_cast<std::ptrdiff_t>(rec.size), bytes.end(),
+                       [](uint8_t b) { return b == kGuard; });
   }
   Buf buf() { return Buf{&rec, bytes.data()}; }
   int64_t count() const { return static_cast<int64_t>(rec.size) / HostByteSize(rec.type); }
@@ -317,6 +325,7 @@ void CheckConv(const ConvCase& c) {
   Step step = StepFor(rec);
   Status st = KernelConvolution(step, in.buf(), k.buf(), out.buf());
   REQUIRE_MESSAGE(st.ok(), st.message());
+  REQUIRE(out.GuardIntact());  // nothing written past the output
   const bool depthwise = c.fgc > 1 && c.fgc == c.in_f && c.bgc == 1;
   // A weight gradient (ConvolutionLargeWindowFits): summed directly in 16 lanes, the same bits
   // at every ISA level.
@@ -439,6 +448,20 @@ TEST_CASE("convolution kernel: im2col + GEMM against the reference formula") {
   ConvCase planes{2, 8, 8, 48, 48, 3, 3, 4, 1, same};  // bf01: the transposed product and scatter
   planes.planes_out = true;
   CheckConv(planes);
+}
+
+TEST_CASE("convolution kernel: depthwise rows into bf01 planes stay inside each plane") {
+  // 7x7 planes padded to 9 columns: a row of the padded width (rounded up to the vector) runs
+  // past two output rows of 7, so the plane's last rows must not be written directly: the
+  // output's end (the guard after it) and, with threads, the next plane stay untouched.
+  WindowDim same;
+  same.pad_low = same.pad_high = 1;
+  for (int64_t w : {7, 5, 3, 14}) {
+    CAPTURE(w);
+    ConvCase c{3, 16, 16, w, w, 3, 3, 16, 1, same};
+    c.planes_out = true;
+    CheckConv(c);
+  }
 }
 
 TEST_CASE("convolution kernel: 1x1 convolutions are GEMMs over the operands in place") {

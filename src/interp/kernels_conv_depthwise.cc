@@ -373,21 +373,28 @@ Status ConvolutionDepthwise(const ConvPlan& plan, const Buf& lhs, const Buf& rhs
           const PlaneAxis &ya = layout->y, &xa = layout->x;
           const int64_t stride = layout->sums_stride;
           if (layout->by_rows && target && out_x == 1 && out_y == out_w) {
-            // Rows straight into the output; the last one through `sums` unless the target has
-            // room past the plane for its spill (the staged plane).
+            // Rows straight into the output while a row's spill (row_width past its start) stays
+            // inside the plane; the rest through `sums`, unless the target has room past the plane
+            // for the spill (the staged plane). A spill past the plane would write into the next
+            // plane, which another thread may already have written, or past the output's end.
             const PlaneLayout::Group& g = layout->groups.front();
             const int64_t taps = static_cast<int64_t>(g.taps.size()), rows = ya.residues[0].count;
             for (int64_t t = 0; t < taps; ++t) {
               tap_sources[t] = plane_rows.data() + g.taps[t].second;
               tap_weights[t] = weights[g.taps[t].first];
             }
-            const int64_t direct = may_spill ? rows : rows - 1;
-            tap_rows.For<C>()(tap_sources.data(), tap_weights.data(), taps, target + out_plane, layout->row_width,
-                              direct, xa.len, out_w);
-            if (direct < rows) {
-              for (int64_t t = 0; t < taps; ++t) tap_sources[t] += direct * xa.len;
+            // Row r ends its writes at r * out_w + row_width, within rows * out_w while r is below
+            // rows - ceil(row_width / out_w) + 1.
+            const int64_t past = (layout->row_width + out_w - 1) / out_w - 1;
+            const int64_t direct = may_spill ? rows : std::max<int64_t>(rows - past, 0);
+            if (direct > 0)
+              tap_rows.For<C>()(tap_sources.data(), tap_weights.data(), taps, target + out_plane, layout->row_width,
+                                direct, xa.len, out_w);
+            for (int64_t t = 0; t < taps && direct < rows; ++t) tap_sources[t] += direct * xa.len;
+            for (int64_t r = direct; r < rows; ++r) {
               tap_rows.For<C>()(tap_sources.data(), tap_weights.data(), taps, sums.data(), layout->row_width, 1, 0, 0);
-              std::memcpy(target + out_plane + direct * out_w, sums.data(), static_cast<size_t>(out_w) * sizeof(C));
+              std::memcpy(target + out_plane + r * out_w, sums.data(), static_cast<size_t>(out_w) * sizeof(C));
+              for (int64_t t = 0; t < taps; ++t) tap_sources[t] += xa.len;
             }
             return;
           }
