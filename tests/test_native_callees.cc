@@ -319,12 +319,16 @@ ENTRY e {
 }
 
 // A float add reduce sums each result in double, in chunks of 512 elements from +0 (XLA's
-// evaluator); results whose inputs are rows run eight at a time. Each must still be its own
-// chain: checked against that sum computed here, for 19 rows (two groups of eight and three
-// alone) and for rows split across an outer reduced dimension (chunks end mid-run).
-TEST_CASE("reduce: float add sums each result in double chunks, eight results side by side") {
+// evaluator); results whose inputs are rows run eight at a time, columns add four rows at a
+// time. Each must still be its own chain: checked against that sum computed here, for 19 rows
+// (two groups of eight and three alone), rows split across an outer reduced dimension (chunks
+// end mid-run), and columns with a partial last group of rows.
+TEST_CASE("reduce: float add sums each result in double chunks, rows and columns grouped") {
+  // absorbing: along the first reduced dimension, index 0 is 2^53, the last -2^53, the rest 1. In
+  // double, 2^53 + 1 rounds back to 2^53, so the ones in 2^53's chunk vanish and the result
+  // counts the ones past it: it shows where each chunk ends.
   auto check = [](const std::string& x_shape, const std::string& out_shape, const std::string& dims,
-                  const std::vector<int64_t>& shape, const std::vector<bool>& reduced) {
+                  const std::vector<int64_t>& shape, const std::vector<bool>& reduced, bool absorbing = false) {
     CAPTURE(x_shape);
     const std::string text =
         "HloModule r\nadd { a = f32[] parameter(0)  b = f32[] parameter(1)  ROOT s = f32[] add(a, b) }\n"
@@ -341,6 +345,16 @@ TEST_CASE("reduce: float add sums each result in double chunks, eight results si
     std::uniform_real_distribution<float> mantissa(-1.0f, 1.0f);
     std::uniform_int_distribution<int> exponent(-10, 30);
     for (float& v : x) v = std::ldexp(mantissa(rng), exponent(rng));  // magnitudes far apart: order shows
+    if (absorbing) {                                                  // along the first reduced dimension
+      size_t d = 0;
+      while (!reduced[d]) ++d;
+      int64_t stride = 1;
+      for (size_t e = d + 1; e < shape.size(); ++e) stride *= shape[e];
+      for (int64_t i = 0; i < n; ++i) {
+        const int64_t at = (i / stride) % shape[d];
+        x[static_cast<size_t>(i)] = at == 0 ? 0x1p53f : at == shape[d] - 1 ? -0x1p53f : 1.0f;
+      }
+    }
     Value in;
     in.type = PrimitiveType::kF32;
     in.dims = shape;
@@ -374,4 +388,10 @@ TEST_CASE("reduce: float add sums each result in double chunks, eight results si
   };
   check("19,1300", "19", "1", {19, 1300}, {false, true});
   check("3,9,4,200", "3,4", "1,3", {3, 9, 4, 200}, {false, true, false, true});
+  // Columns (the innermost dimension kept), four rows at a time: 1303 rows end in a partial group.
+  check("1303,19", "19", "0", {1303, 19}, {true, false});
+  check("7,3,150,5", "3,5", "0,2", {7, 3, 150, 5}, {true, false, true, false});
+  check("1303,19", "19", "0", {1303, 19}, {true, false}, true);
+  check("19,1300", "19", "1", {19, 1300}, {false, true}, true);
+  check("1300", "", "0", {1300}, {true}, true);
 }

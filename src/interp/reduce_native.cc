@@ -311,13 +311,34 @@ void ReduceAddInDouble(const Tr& t, const Buf& in, const Buf& init, const Buf& o
                     double* tot = total.data();
                     double* ch = chunk.data();
                     for (int64_t c = 0; c < w; ++c) tot[c] = init_value, ch[c] = 0;
-                    int64_t in_chunk = 0;
-                    ForEachOffset(reduced, index, [&](int64_t r) {
-                      for (int64_t c = 0; c < w; ++c) ch[c] += static_cast<double>(t.Load(in.data, base + r + c));
-                      if (++in_chunk < kDoubleChunk) return;
+                    // Four rows at a time, each column still adding them in order: the chunk
+                    // sums are loaded and stored once per four rows. kDoubleChunk is a multiple
+                    // of four, so a chunk always closes after a whole group.
+                    int64_t in_chunk = 0, rows[4];
+                    int pending = 0;
+                    auto close_chunk = [&] {
+                      if (in_chunk < kDoubleChunk) return;
                       in_chunk = 0;
                       for (int64_t c = 0; c < w; ++c) tot[c] += ch[c], ch[c] = 0;
+                    };
+                    ForEachOffset(reduced, index, [&](int64_t r) {
+                      rows[pending++] = base + r;
+                      if (pending < 4) return;
+                      pending = 0;
+                      for (int64_t c = 0; c < w; ++c) {
+                        double v = ch[c] + static_cast<double>(t.Load(in.data, rows[0] + c));
+                        v += static_cast<double>(t.Load(in.data, rows[1] + c));
+                        v += static_cast<double>(t.Load(in.data, rows[2] + c));
+                        ch[c] = v + static_cast<double>(t.Load(in.data, rows[3] + c));
+                      }
+                      in_chunk += 4;
+                      close_chunk();
                     });
+                    for (int k = 0; k < pending; ++k) {
+                      for (int64_t c = 0; c < w; ++c) ch[c] += static_cast<double>(t.Load(in.data, rows[k] + c));
+                      ++in_chunk;
+                      close_chunk();
+                    }
                     if (in_chunk > 0)
                       for (int64_t c = 0; c < w; ++c) tot[c] += ch[c];
                     for (int64_t c = 0; c < w; ++c) StoreDoubleSum(type, out.data, o * cols + c0 + c, tot[c]);
