@@ -390,7 +390,7 @@ Status ConvolutionDepthwise(const ConvPlan& plan, const Buf& lhs, const Buf& rhs
             if (direct > 0)
               tap_rows.For<C>()(tap_sources.data(), tap_weights.data(), taps, target + out_plane, layout->row_width,
                                 direct, xa.len, out_w);
-            for (int64_t t = 0; t < taps && direct < rows; ++t) tap_sources[t] += direct * xa.len;
+            for (int64_t t = 0; t < taps; ++t) tap_sources[t] += direct * xa.len;
             for (int64_t r = direct; r < rows; ++r) {
               tap_rows.For<C>()(tap_sources.data(), tap_weights.data(), taps, sums.data(), layout->row_width, 1, 0, 0);
               std::memcpy(target + out_plane + r * out_w, sums.data(), static_cast<size_t>(out_w) * sizeof(C));
@@ -551,7 +551,6 @@ Status ConvolutionDepthwise(const ConvPlan& plan, const Buf& lhs, const Buf& rhs
 }  // namespace nhlo
 
 namespace nhlo {
-namespace {}  // namespace
 
 bool ConvolutionLargeWindowFits(const ConvPlan& plan, const BufferRecord& rhs, const BufferRecord& out) {
   const ConvDimLabels& l = *plan.labels;

@@ -64,6 +64,28 @@ FeatureLayout LayoutAround(const Buf& x, int64_t feature) {
   return f;
 }
 
+// Calls add(i, c, a[c], b[c]) for every element i of every feature c, each feature's elements in
+// index order (o, then j): the reductions' order. Each feature's two sums are chains of
+// dependent adds, so kChains features advance side by side, each in its own order, and the adds'
+// latency overlaps instead of adding up.
+template <typename C, typename Add>
+void SumFeatureChains(const FeatureLayout& fl, std::vector<C>& a, std::vector<C>& b, Add add) {
+  constexpr int64_t kChains = 8;
+  for (int64_t o = 0; o < fl.outer; ++o) {
+    int64_t c = 0;
+    for (; c + kChains <= fl.features; c += kChains) {
+      C sa[kChains], sb[kChains];
+      for (int64_t k = 0; k < kChains; ++k) sa[k] = a[c + k], sb[k] = b[c + k];
+      const int64_t base = (o * fl.features + c) * fl.inner;
+      for (int64_t j = 0; j < fl.inner; ++j)
+        for (int64_t k = 0; k < kChains; ++k) add(base + k * fl.inner + j, c + k, sa[k], sb[k]);
+      for (int64_t k = 0; k < kChains; ++k) a[c + k] = sa[k], b[c + k] = sb[k];
+    }
+    for (; c < fl.features; ++c)
+      for (int64_t j = 0, i = (o * fl.features + c) * fl.inner; j < fl.inner; ++j, ++i) add(i, c, a[c], b[c]);
+  }
+}
+
 // ---- f32 loops -----------------------------------------------------------------------------
 // (Sums over an NCHW array keep the generic loops below, eight features' runs read side by side:
 // sixteen features transposed through a tile made batch-norm-training on 32x144x56x56 slower,
@@ -93,7 +115,7 @@ void GradSumsF32(const FeatureLayout& fl, const float* x, const float* gy, const
   }
 }
 
-// The f32 operands of a kernel, aligned for reading as floats; null when any is not.
+// Whether every buffer is f32 and aligned for reading as floats.
 template <size_t N>
 bool AllF32(const std::array<const Buf*, N>& bufs) {
   for (const Buf* b : bufs)
@@ -125,43 +147,21 @@ Status KernelBatchNormTraining(const Step& bundle, const Buf& x, const Buf& scal
     } else {
       int64_t n = x.count();
       C count = RoundTo(t, static_cast<C>(channels ? n / channels : 0));
-      // The elements as [outer, channels, inner] around the feature dimension, visited in index
-      // order without a division per element.
-      int64_t outer = 1, inner = 1;
-      for (int64_t d = 0; d < f; ++d) outer *= Dims(x)[d];
-      for (size_t d = static_cast<size_t>(f) + 1; d < x.rank(); ++d) inner *= Dims(x)[d];
       // sum and sum of squares per feature, reduced in row-major order in the element type.
-      // Each feature's sums are one chain of dependent adds, so kChains features advance side
-      // by side (each still in its own order): the adds' latency overlaps instead of adding up.
+      const FeatureLayout fl = LayoutAround(x, f);
+      const int64_t outer = fl.outer, inner = fl.inner;
       std::vector<C> sum(channels, C(0)), sum_sq(channels, C(0));
-      constexpr int64_t kChains = 8;
-      const FeatureLayout fl{outer, channels, inner};
       bool f32 = false;
-      if constexpr (std::is_same_v<C, float>) f32 = AllF32(std::array{&x, &scale, &offset, &out, &mean, &var});
       if constexpr (std::is_same_v<C, float>) {
+        f32 = AllF32(std::array{&x, &scale, &offset, &out, &mean, &var});
         if (f32 && inner == 1) TrainingSumsF32(fl, reinterpret_cast<const float*>(x.data), sum.data(), sum_sq.data());
       }
-      for (int64_t o = 0; o < (f32 && inner == 1 ? 0 : outer); ++o) {
-        int64_t c = 0;
-        for (; c + kChains <= channels; c += kChains) {
-          C s[kChains], q[kChains];
-          for (int64_t k = 0; k < kChains; ++k) s[k] = sum[c + k], q[k] = sum_sq[c + k];
-          const int64_t base = (o * channels + c) * inner;
-          for (int64_t j = 0; j < inner; ++j)
-            for (int64_t k = 0; k < kChains; ++k) {
-              const C v = t.Load(x.data, base + k * inner + j);
-              s[k] = RoundTo(t, s[k] + v);
-              q[k] = RoundTo(t, q[k] + RoundTo(t, v * v));
-            }
-          for (int64_t k = 0; k < kChains; ++k) sum[c + k] = s[k], sum_sq[c + k] = q[k];
-        }
-        for (; c < channels; ++c)
-          for (int64_t j = 0, i = (o * channels + c) * inner; j < inner; ++j, ++i) {
-            const C v = t.Load(x.data, i);
-            sum[c] = RoundTo(t, sum[c] + v);
-            sum_sq[c] = RoundTo(t, sum_sq[c] + RoundTo(t, v * v));
-          }
-      }
+      if (!(f32 && inner == 1))
+        SumFeatureChains(fl, sum, sum_sq, [&](int64_t i, int64_t, C& s, C& q) {
+          const C v = t.Load(x.data, i);
+          s = RoundTo(t, s + v);
+          q = RoundTo(t, q + RoundTo(t, v * v));
+        });
       std::vector<C> m(channels), inv(channels);
       C epsilon = RoundTo(t, static_cast<C>(static_cast<float>(eps->f())));  // XLA keeps epsilon as an f32
       for (int64_t c = 0; c < channels; ++c) {
@@ -263,15 +263,6 @@ Status KernelBatchNormGrad(const Step& s, const Buf& x, const Buf& scale, const 
       const FeatureLayout fl = LayoutAround(x, f);
       std::vector<C> means(channels);
       for (int64_t c = 0; c < channels; ++c) means[c] = t.Load(mean.data, c);
-      // Each feature's sums are chains of dependent adds in index order; kChains features
-      // advance side by side, each in its own order, so the adds' latency overlaps.
-      constexpr int64_t kChains = 8;
-      auto add_terms = [&](int64_t i, int64_t c, C& gy_xm, C& gy_sum) {
-        const C gy = t.Load(grad_out.data, i);
-        const C centered = RoundTo(t, t.Load(x.data, i) - means[c]);
-        gy_xm = RoundTo(t, gy_xm + RoundTo(t, gy * centered));
-        gy_sum = RoundTo(t, gy_sum + gy);
-      };
       bool f32 = false;
       if constexpr (std::is_same_v<C, float>) {
         f32 = AllF32(std::array{&x, &scale, &mean, &var, &grad_out, &grad_x, &grad_scale, &grad_offset});
@@ -279,20 +270,13 @@ Status KernelBatchNormGrad(const Step& s, const Buf& x, const Buf& scale, const 
           GradSumsF32(fl, reinterpret_cast<const float*>(x.data), reinterpret_cast<const float*>(grad_out.data),
                       means.data(), sum_gy_xm.data(), sum_gy.data());
       }
-      for (int64_t o = 0; o < (f32 && fl.inner == 1 ? 0 : fl.outer); ++o) {
-        int64_t c = 0;
-        for (; c + kChains <= fl.features; c += kChains) {
-          C xm[kChains], sg[kChains];
-          for (int64_t k = 0; k < kChains; ++k) xm[k] = sum_gy_xm[c + k], sg[k] = sum_gy[c + k];
-          const int64_t base = (o * fl.features + c) * fl.inner;
-          for (int64_t j = 0; j < fl.inner; ++j)
-            for (int64_t k = 0; k < kChains; ++k) add_terms(base + k * fl.inner + j, c + k, xm[k], sg[k]);
-          for (int64_t k = 0; k < kChains; ++k) sum_gy_xm[c + k] = xm[k], sum_gy[c + k] = sg[k];
-        }
-        for (; c < fl.features; ++c)
-          for (int64_t j = 0, i = (o * fl.features + c) * fl.inner; j < fl.inner; ++j, ++i)
-            add_terms(i, c, sum_gy_xm[c], sum_gy[c]);
-      }
+      if (!(f32 && fl.inner == 1))
+        SumFeatureChains(fl, sum_gy_xm, sum_gy, [&](int64_t i, int64_t c, C& gy_xm, C& gy_sum) {
+          const C gy = t.Load(grad_out.data, i);
+          const C centered = RoundTo(t, t.Load(x.data, i) - means[c]);
+          gy_xm = RoundTo(t, gy_xm + RoundTo(t, gy * centered));
+          gy_sum = RoundTo(t, gy_sum + gy);
+        });
       for (int64_t c = 0; c < channels; ++c) {
         t.Store(grad_scale.data, c, sum_gy_xm[c] * rsqrt[c]);
         t.Store(grad_offset.data, c, sum_gy[c]);

@@ -72,8 +72,6 @@ inline void SumTapRows(const C* const* sources, const C* weights, int64_t taps, 
     SumTapRow<C, kBytes>(sources, r * src_pitch, weights, taps, out + r * dst_pitch, 0, width);
 }
 
-/// The widest build of SumTapRows this CPU runs (the GEMM's ISA level, gemm.h) and its granule:
-/// the element count a row's width must be rounded up to.
 // The weight-gradient kernel's inner products (ConvolutionLargeWindow): each output element keeps
 // kDotLanes partial sums, and a run of n terms a[k * a_step] * b[k * b_step] adds term k to lane
 // k % kDotLanes. The kernel folds the lanes in halves at the end (lane i + lane i + 8, then + 4,
@@ -113,6 +111,8 @@ inline C FoldLanes(const C* lanes) {
 template <typename C>
 using DotLanesFn = void (*)(const C* a, int64_t a_step, const C* b, int64_t b_step, int64_t n, C* lanes);
 
+/// The widest builds of SumTapRows and DotLanesAdd this CPU runs (the GEMM's ISA level, gemm.h)
+/// and its granule: the element count a row's width must be rounded up to.
 struct TapRowsKernel {
   TapRowsFn<float> f32;
   TapRowsFn<double> f64;

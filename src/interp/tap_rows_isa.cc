@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// SumTapRows and DotLanes (tap_rows.h) compiled for a wider vector ISA: meson builds this file once per level
-// above the baseline, beside the elementwise spans (-DNHLO_SPAN_ISA=Avx2|Avx512 with that
-// level's -m flags), and kernels_conv_depthwise.cc picks one at run time. The entry points are
+// SumTapRows and DotLanesAdd (tap_rows.h) compiled for a wider vector ISA: meson builds this file
+// once per level above the baseline, beside the elementwise spans (-DNHLO_SPAN_ISA=Avx2|Avx512
+// with that level's -m flags), and kernels_conv_depthwise.cc picks one at run time. The entry points are
 // flattened so no inline function from the header is emitted out of line from this file.
 #ifndef NHLO_SPAN_ISA
 #error "compile with -DNHLO_SPAN_ISA=<Avx2|Avx512>"
