@@ -594,6 +594,9 @@ TEST_CASE("convolution kernel: a depthwise output past the caches is streamed, s
   WindowDim same;
   same.pad_low = same.pad_high = 1;
   CheckStreamedDepthwise({1, 2048, 2048, 64, 64, 3, 3, 2048, 1, same, false, true});
+  // Rows streamed a few at a time: 61 rows (not a whole number of those few), 59 columns (each
+  // row's sums spill into the next row, which is summed after them).
+  CheckStreamedDepthwise({1, 2400, 2400, 61, 59, 3, 3, 2400, 1, same, false, true});
   WindowDim gradient;
   gradient.pad_low = 1, gradient.pad_high = 2, gradient.base_dilation = 2, gradient.reversal = true;
   CheckStreamedDepthwise({1, 512, 512, 64, 64, 3, 3, 512, 1, gradient, false, true});

@@ -88,6 +88,13 @@ inline void AddProducts(Lanes<C>* acc, const C* src, C weight) {
 
 // Outputs of at least this many bytes (beyond a core's share of the caches) are streamed out.
 constexpr int64_t kStreamBytes = int64_t{32} << 20;
+// Channels go to threads in chunks of at least this many multiply-adds: each chunk sets up its own
+// padded plane, sums and staged plane (zeroed: 40 KB for a 56x56 plane), which at ChunkFor's
+// default of 2^16 (two such planes a chunk) took a fifth of the kernel's time. A plane's sums do
+// not depend on the chunking.
+constexpr int64_t kChunkWork = int64_t{1} << 20;
+// Rows of a streamed plane summed between two streaming copies.
+constexpr int64_t kStreamRows = 8;
 
 // A memcpy with non-temporal stores where the CPU has them (SSE2, every x86-64): the
 // destination's cache lines are written whole without being read first. The bytes are a
@@ -148,7 +155,8 @@ struct PlaneLayout {
   };
   PlaneAxis y, x;
   // Without lhs dilation there is one class, and its rows can be summed straight into the output
-  // rows, each row_width (x.len rounded up to the granule) wide, spilling into the next row.
+  // rows, each row_width (the output row rounded up to the granule) wide, spilling into the next
+  // row (the columns past the output row are sums no output keeps).
   bool by_rows = false;
   int64_t row_width = 0;
   int64_t plane = 0;          // the padded plane's elements
@@ -221,7 +229,7 @@ std::optional<PlaneLayout> PlanPlane(const WindowDim& wy, const WindowDim& wx, i
       layout.elements = std::max(layout.elements, top + group.width);
       if (y.period == 1 && x.period == 1 && !group.taps.empty()) {
         layout.by_rows = true;
-        layout.row_width = (x.len + granule - 1) / granule * granule;
+        layout.row_width = (res_x.count + granule - 1) / granule * granule;
         layout.elements = std::max(layout.elements, top + (res_y.count - 1) * x.len + layout.row_width);
       }
       layout.sums_stride = std::max({layout.sums_stride, group.width, res_y.count * x.len + res_x.count});
@@ -230,32 +238,35 @@ std::optional<PlaneLayout> PlanPlane(const WindowDim& wy, const WindowDim& wx, i
   return layout;
 }
 
-// Fills the padded plane (layout.plane elements) from one input plane.
+// Fills the padded plane (layout.plane elements) from one input plane. The entries of a column
+// phase that hold input columns are the same in every row, so they are found once per phase.
 template <typename C>
 void FillPlane(const PlaneLayout& layout, const C* in_plane, int64_t in_h, int64_t in_w, int64_t in_y, int64_t in_x,
                C* plane) {
   const PlaneAxis &y = layout.y, &x = layout.x;
-  for (int64_t padded_row = 0; padded_row < y.step * y.len; ++padded_row) {
-    const int64_t p = padded_row - y.pad, hy = padded_row % y.step, py = padded_row / y.step;
-    const C* src = in_plane + p * in_y;
-    for (int64_t hx = 0; hx < x.step; ++hx) {
-      // Entry j is input column hx + step * j - pad.
-      C* dst = plane + ((hy * x.step + hx) * y.len + py) * x.len;
-      if (p < 0 || p >= in_h) {
-        std::fill(dst, dst + x.len, C(0));
-        continue;
+  for (int64_t hx = 0; hx < x.step; ++hx) {
+    // Entry j is input column hx + step * j - pad: in [0, in_w) for j in [begin, end).
+    const int64_t begin = std::clamp<int64_t>(CeilDiv(x.pad - hx, x.step), 0, x.len);
+    const int64_t end = std::clamp<int64_t>(CeilDiv(x.pad + in_w - hx, x.step), begin, x.len);
+    const int64_t column = hx + x.step * begin - x.pad;
+    const bool contiguous = x.step == 1 && in_x == 1;
+    for (int64_t hy = 0; hy < y.step; ++hy) {
+      C* dst = plane + (hy * x.step + hx) * y.len * x.len;
+      int64_t p = hy - y.pad;  // the input row of padded row hy + step * py
+      for (int64_t py = 0; py < y.len; ++py, p += y.step, dst += x.len) {
+        if (p < 0 || p >= in_h || begin == end) {
+          std::fill(dst, dst + x.len, C(0));
+          continue;
+        }
+        const C* src = in_plane + p * in_y + column * in_x;
+        std::fill(dst, dst + begin, C(0));
+        if (contiguous) {
+          std::memcpy(dst + begin, src, static_cast<size_t>(end - begin) * sizeof(C));
+        } else {
+          for (int64_t j = begin; j < end; ++j) dst[j] = src[(j - begin) * x.step * in_x];
+        }
+        std::fill(dst + end, dst + x.len, C(0));
       }
-      const int64_t begin = std::clamp<int64_t>(CeilDiv(x.pad - hx, x.step), 0, x.len);
-      const int64_t end = std::clamp<int64_t>(CeilDiv(x.pad + in_w - hx, x.step), begin, x.len);
-      std::fill(dst, dst + begin, C(0));
-      const int64_t column = hx + x.step * begin - x.pad;  // in [0, in_w) when begin < end
-      if (begin == end) {
-      } else if (x.step == 1 && in_x == 1) {
-        std::memcpy(dst + begin, src + column, static_cast<size_t>(end - begin) * sizeof(C));
-      } else {
-        for (int64_t j = begin; j < end; ++j) dst[j] = src[(column + (j - begin) * x.step) * in_x];
-      }
-      std::fill(dst + end, dst + x.len, C(0));
     }
   }
 }
@@ -344,7 +355,7 @@ Status ConvolutionDepthwise(const ConvPlan& plan, const Buf& lhs, const Buf& rhs
       // no cache line is read before it is overwritten, which halves its memory traffic.
       const bool stream = layout && out_typed && out_x == 1 && out_y == out_w &&
                           out.count() * static_cast<int64_t>(sizeof(C)) >= kStreamBytes;
-      ParallelFor(batches * features, ChunkFor(out_h * out_w * k_h * k_w), [&](int64_t begin, int64_t end) {
+      ParallelFor(batches * features, ChunkFor(out_h * out_w * k_h * k_w, kChunkWork), [&](int64_t begin, int64_t end) {
         std::vector<C> row(static_cast<size_t>(out_w));
         std::vector<std::pair<const C*, int64_t>> rows;  // the input rows in bounds, kernel row (reversed)
         std::vector<C> weights(static_cast<size_t>(k_h * k_w));
@@ -495,6 +506,31 @@ Status ConvolutionDepthwise(const ConvPlan& plan, const Buf& lhs, const Buf& rhs
             edge(m, count);
           }
         };
+        // The streamed plane without lhs dilation: its rows summed into the staged plane a few at a
+        // time, each few streamed out as soon as they are final (a row's spill only reaches the
+        // next row, summed later) and a share of the next input plane asked for, so that the
+        // memory traffic both ways overlaps the sums instead of waiting before and after them.
+        auto stream_by_rows = [&](int64_t out_plane, const C* next_in) {
+          const PlaneLayout::Group& g = layout->groups.front();
+          const int64_t taps = static_cast<int64_t>(g.taps.size()), rows = layout->y.residues[0].count;
+          for (int64_t t = 0; t < taps; ++t) {
+            tap_sources[t] = plane_rows.data() + g.taps[t].second;
+            tap_weights[t] = weights[g.taps[t].first];
+          }
+          const int64_t lines = next_in ? (in_h * in_w * static_cast<int64_t>(sizeof(C)) + 63) / 64 : 0;
+          int64_t asked = 0;
+          for (int64_t r0 = 0; r0 < rows; r0 += kStreamRows) {
+            const int64_t n = std::min(kStreamRows, rows - r0);
+            C* staged_rows = staged.data() + r0 * out_w;
+            tap_rows.For<C>()(tap_sources.data(), tap_weights.data(), taps, staged_rows, layout->row_width, n,
+                              layout->x.len, out_w);
+            for (int64_t t = 0; t < taps; ++t) tap_sources[t] += n * layout->x.len;
+            tap_rows.stream_copy(out_typed + out_plane + r0 * out_w, staged_rows,
+                                 n * out_w * static_cast<int64_t>(sizeof(C)));
+            for (const int64_t until = lines * (r0 + n) / rows; asked < until; ++asked)
+              __builtin_prefetch(reinterpret_cast<const char*>(next_in) + asked * 64);
+          }
+        };
         for (int64_t plane = begin; plane < end; ++plane) {
           const int64_t b = plane / features, o = plane % features;
           const C* in_plane = in + b * ls[l.input_batch] + (o / per_group) * ls[l.input_feature];
@@ -509,19 +545,23 @@ Status ConvolutionDepthwise(const ConvPlan& plan, const Buf& lhs, const Buf& rhs
             }
           const int64_t out_plane = b * os[l.output_batch] + o * os[l.output_feature];
           if (layout && finite) {
+            // The next channel's input plane, asked for while this one is summed: each plane is
+            // one short sequential read, too short for the hardware to run ahead of.
+            const C* next_in = nullptr;
+            if (plane + 1 < end && in_x == 1 && in_y == in_w) {
+              const int64_t next_b = (plane + 1) / features, next_o = (plane + 1) % features;
+              next_in = in + next_b * ls[l.input_batch] + (next_o / per_group) * ls[l.input_feature];
+            }
             if (filled_from != in_plane) {
               FillPlane(*layout, in_plane, in_h, in_w, in_y, in_x, plane_rows.data());
               filled_from = in_plane;
-              // The next channel's input plane, asked for while this one is summed: each plane
-              // is one short sequential read, too short for the hardware to run ahead of.
-              if (plane + 1 < end && in_x == 1 && in_y == in_w) {
-                const int64_t next_b = (plane + 1) / features, next_o = (plane + 1) % features;
-                const C* next = in + next_b * ls[l.input_batch] + (next_o / per_group) * ls[l.input_feature];
+              if (next_in && !(stream && layout->by_rows))
                 for (int64_t e = 0; e < in_h * in_w; e += 64 / static_cast<int64_t>(sizeof(C)))
-                  __builtin_prefetch(next + e);
-              }
+                  __builtin_prefetch(next_in + e);
             }
-            if (stream) {
+            if (stream && layout->by_rows) {
+              stream_by_rows(out_plane, next_in);
+            } else if (stream) {
               plane_from_padded(staged.data(), 0, true);
               tap_rows.stream_copy(out_typed + out_plane, staged.data(),
                                    out_h * out_w * static_cast<int64_t>(sizeof(C)));

@@ -22,46 +22,51 @@ using TapRowsFn = void (*)(const C* const* sources, const C* weights, int64_t ta
 template <typename C, int kBytes>
 using TapVector [[gnu::vector_size(kBytes)]] = C;
 
-// Columns in blocks of four vectors (the sums stay in registers while every tap adds to them),
-// then single vectors, then a half vector: short rows (mobilenet's 7- and 14-wide planes) waste
-// at most a half vector each.
-template <typename C, int kBytes>
-inline void SumTapRow(const C* const* sources, int64_t offset, const C* weights, int64_t taps, C* out, int64_t x,
-                      int64_t width) {
+// kFull vectors and, with kHalf, a half vector after them, from column x: their sums stay in
+// registers while every tap adds to them.
+template <typename C, int kBytes, int kFull, bool kHalf>
+inline void SumTapBlock(const C* const* sources, int64_t offset, const C* weights, int64_t taps, C* out, int64_t x) {
   using V = TapVector<C, kBytes>;
   using H = TapVector<C, kBytes / 2>;
   constexpr int64_t kLanes = kBytes / sizeof(C);
-  constexpr int64_t kUnroll = 4;
-  for (; x + kLanes * kUnroll <= width; x += kLanes * kUnroll) {
-    V acc[kUnroll] = {};
-    for (int64_t t = 0; t < taps; ++t) {
-      const C* src = sources[t] + offset + x;
-      const V w = V{} + weights[t];
-      for (int64_t u = 0; u < kUnroll; ++u) {
-        V v;
-        std::memcpy(&v, src + u * kLanes, sizeof v);
-        acc[u] = acc[u] + v * w;
-      }
-    }
-    for (int64_t u = 0; u < kUnroll; ++u) std::memcpy(out + x + u * kLanes, &acc[u], sizeof(V));
-  }
-  for (; x + kLanes <= width; x += kLanes) {
-    V acc = {};
-    for (int64_t t = 0; t < taps; ++t) {
+  V acc[kFull > 0 ? kFull : 1] = {};
+  H half = {};
+  for (int64_t t = 0; t < taps; ++t) {
+    const C* src = sources[t] + offset + x;
+    const V w = V{} + weights[t];
+    for (int64_t u = 0; u < kFull; ++u) {
       V v;
-      std::memcpy(&v, sources[t] + offset + x, sizeof v);
-      acc = acc + v * (V{} + weights[t]);
+      std::memcpy(&v, src + u * kLanes, sizeof v);
+      acc[u] = acc[u] + v * w;
     }
-    std::memcpy(out + x, &acc, sizeof acc);
-  }
-  for (; x < width; x += kLanes / 2) {
-    H acc = {};
-    for (int64_t t = 0; t < taps; ++t) {
+    if constexpr (kHalf) {
       H v;
-      std::memcpy(&v, sources[t] + offset + x, sizeof v);
-      acc = acc + v * (H{} + weights[t]);
+      std::memcpy(&v, src + kFull * kLanes, sizeof v);
+      half = half + v * (H{} + weights[t]);
     }
-    std::memcpy(out + x, &acc, sizeof acc);
+  }
+  for (int64_t u = 0; u < kFull; ++u) std::memcpy(out + x + u * kLanes, &acc[u], sizeof(V));
+  if constexpr (kHalf) std::memcpy(out + x + kFull * kLanes, &half, sizeof half);
+}
+
+// Columns in blocks of four vectors, then the rest (under four vectors, a whole number of half
+// vectors: width is a multiple of the granule) in one more pass over the taps: a 56-wide row is
+// 3.5 vectors of AVX-512, a 7-wide row of mobilenet's half of one, with no column summed twice.
+template <typename C, int kBytes>
+inline void SumTapRow(const C* const* sources, int64_t offset, const C* weights, int64_t taps, C* out, int64_t x,
+                      int64_t width) {
+  constexpr int64_t kLanes = kBytes / sizeof(C);
+  for (; x + kLanes * 4 <= width; x += kLanes * 4)
+    SumTapBlock<C, kBytes, 4, false>(sources, offset, weights, taps, out, x);
+  switch ((width - x) / (kLanes / 2)) {
+    case 0: return;
+    case 1: return SumTapBlock<C, kBytes, 0, true>(sources, offset, weights, taps, out, x);
+    case 2: return SumTapBlock<C, kBytes, 1, false>(sources, offset, weights, taps, out, x);
+    case 3: return SumTapBlock<C, kBytes, 1, true>(sources, offset, weights, taps, out, x);
+    case 4: return SumTapBlock<C, kBytes, 2, false>(sources, offset, weights, taps, out, x);
+    case 5: return SumTapBlock<C, kBytes, 2, true>(sources, offset, weights, taps, out, x);
+    case 6: return SumTapBlock<C, kBytes, 3, false>(sources, offset, weights, taps, out, x);
+    case 7: return SumTapBlock<C, kBytes, 3, true>(sources, offset, weights, taps, out, x);
   }
 }
 
