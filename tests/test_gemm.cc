@@ -327,6 +327,9 @@ void CheckConv(const ConvCase& c) {
   REQUIRE_MESSAGE(st.ok(), st.message());
   REQUIRE(out.GuardIntact());  // nothing written past the output
   const bool depthwise = c.fgc > 1 && c.fgc == c.in_f && c.bgc == 1;
+  // Narrow groups into b01f (ConvolutionGroupedFits): summed directly in the reference's order.
+  const bool grouped = !depthwise && c.fgc > 1 && c.bgc == 1 && c.wd.base_dilation == 1 && !c.planes_out &&
+                       (c.out_f / c.fgc * 4) % 16 == 0 && c.out_f / c.fgc * 4 <= 256;
   // A weight gradient (ConvolutionLargeWindowFits): summed directly in 16 lanes, the same bits
   // at every ISA level.
   const bool large_window =
@@ -344,7 +347,7 @@ void CheckConv(const ConvCase& c) {
     // level: it contracts to FMA on purpose, gemm_eigen.cc).
     SetParallelThreads(1);
     for (GemmIsa isa : {GemmIsa::kBaseline, GemmIsa::kAvx2, GemmIsa::kAvx512}) {
-      if ((!depthwise && !large_window) || !SetGemmIsa(isa)) continue;
+      if ((!depthwise && !large_window && !grouped) || !SetGemmIsa(isa)) continue;
       const std::string isa_name = GemmIsaName(isa);
       CAPTURE(isa_name);
       TestBuf again(PrimitiveType::kF32, out.rec.dims);
@@ -411,8 +414,8 @@ void CheckConv(const ConvCase& c) {
             REQUIRE(static_cast<float>(got) == lanes[0]);
           }
           if (std::isfinite(ref)) REQUIRE(std::fabs(got - ref) <= 1e-5 * (1 + std::fabs(ref)));
-          // Depthwise convolutions run directly, with the reference kernel's bits.
-          if (depthwise) {
+          // Depthwise and narrow grouped convolutions run directly, with the reference kernel's bits.
+          if (depthwise || grouped) {
             CAPTURE(b);
             CAPTURE(y);
             CAPTURE(x);
@@ -445,6 +448,25 @@ TEST_CASE("convolution kernel: im2col + GEMM against the reference formula") {
   CheckConv({2, 12, 8, 15, 15, 3, 2, 4, 1, odd});
   CheckConv({2, 8, 64, 30, 20, 3, 3, 2, 1, same});
   CheckConv({2, 8, 66, 30, 20, 3, 3, 2, 1, same});
+  // Narrow groups of 4, 8, 12, 16, 32, 48, 64 features summed directly: several vector widths, blocks
+  // of positions and their remainders, edge columns, strides, dilation, reversal, a window
+  // wider than the input, Inf and NaN in the input (and in the weights: im2col, then the
+  // reference).
+  CheckConv({2, 8, 16, 15, 15, 3, 3, 4, 1, same});
+  CheckConv({2, 16, 32, 13, 31, 3, 3, 4, 1, same});
+  CheckConv({1, 12, 48, 9, 29, 3, 3, 4, 1, same});
+  CheckConv({2, 6, 32, 14, 40, 3, 3, 2, 1, same});
+  CheckConv({1, 4, 24, 11, 11, 3, 3, 2, 1, same});
+  CheckConv({1, 8, 96, 7, 26, 3, 3, 2, 1, same});
+  CheckConv({1, 8, 128, 7, 27, 3, 3, 2, 1, same});
+  WindowDim strided;
+  strided.stride = 2, strided.pad_low = 2, strided.pad_high = 1, strided.window_dilation = 2, strided.reversal = true;
+  CheckConv({2, 8, 16, 17, 23, 3, 2, 2, 1, strided});
+  WindowDim wide;
+  wide.pad_low = 4, wide.pad_high = 4;
+  CheckConv({1, 4, 8, 3, 3, 5, 7, 2, 1, wide});
+  ConvCase special{2, 8, 16, 15, 15, 3, 3, 4, 1, same, true};
+  CheckConv(special);
   ConvCase planes{2, 8, 8, 48, 48, 3, 3, 4, 1, same};  // bf01: the transposed product and scatter
   planes.planes_out = true;
   CheckConv(planes);

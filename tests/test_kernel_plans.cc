@@ -73,6 +73,28 @@ TEST_CASE("kernel plans: each convolution form finds the fast kernels its shape 
         Opcode::kConvolution);
     CHECK(PlanOf<ConvPlan>(l).fits == Bits({ConvKernel::kDepthwise, ConvKernel::kViaGemm}));
   }
+  SUBCASE("4 groups of 16 features into b01f: the direct grouped kernel, then im2col") {
+    Lowered l = LowerFirst(
+        "  x = f32[2,9,9,64] parameter(0)\n  w = f32[3,3,16,64] parameter(1)\n"
+        "  ROOT c = f32[2,9,9,64] convolution(x, w), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f, "
+        "feature_group_count=4\n",
+        Opcode::kConvolution);
+    CHECK(PlanOf<ConvPlan>(l).fits == Bits({ConvKernel::kGrouped, ConvKernel::kViaGemm}));
+  }
+  SUBCASE("groups of 3 features, or the features not last in the output: im2col only") {
+    Lowered odd = LowerFirst(
+        "  x = f32[2,9,9,12] parameter(0)\n  w = f32[3,3,3,12] parameter(1)\n"
+        "  ROOT c = f32[2,9,9,12] convolution(x, w), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f, "
+        "feature_group_count=4\n",
+        Opcode::kConvolution);
+    CHECK(PlanOf<ConvPlan>(odd).fits == Bits({ConvKernel::kViaGemm}));
+    Lowered planes = LowerFirst(
+        "  x = f32[2,9,9,64] parameter(0)\n  w = f32[3,3,16,64] parameter(1)\n"
+        "  ROOT c = f32[2,64,9,9] convolution(x, w), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->bf01, "
+        "feature_group_count=4\n",
+        Opcode::kConvolution);
+    CHECK(PlanOf<ConvPlan>(planes).fits == Bits({ConvKernel::kViaGemm}));
+  }
   SUBCASE("1x1 with features first: GEMMs in place, then im2col") {
     Lowered l = LowerFirst(
         "  x = f32[2,16,10,10] parameter(0)\n  w = f32[32,16,1,1] parameter(1)\n"

@@ -301,9 +301,10 @@ enum class ConvKernel : uint8_t {
   kAsDot,        // a window covering the whole input: one dot (kernels_conv_gemm.cc)
   kLargeWindow,  // a weight gradient: thousands of taps, few outputs (kernels_conv_depthwise.cc)
   kPointwise,    // 1x1 with features first or last: GEMMs in place (kernels_conv_gemm.cc)
+  kGrouped,      // narrow feature groups, features last in the output: directly (kernels_conv_grouped.cc)
   kViaGemm,      // im2col and the GEMM (kernels_conv_gemm.cc)
 };
-constexpr int kConvKernelCount = 5;
+constexpr int kConvKernelCount = 6;
 
 /// A convolution checked against its records: labels, window, group counts, sizes, and the
 /// 64-bit range of every window position; `fits` has bit k set when ConvKernel k's shape test

@@ -159,6 +159,12 @@ Status ConvolutionLargeWindow(const ConvPlan& plan, const Buf& lhs, const Buf& r
 bool ConvolutionDepthwiseFits(const ConvPlan& plan, const BufferRecord& rhs, const BufferRecord& out);
 Status ConvolutionDepthwise(const ConvPlan& plan, const Buf& lhs, const Buf& rhs, const Buf& out, bool& handled);
 
+/// Convolutions of narrow feature groups (a multiple of 16 bytes of output features each, up to
+/// 256), two spatial dimensions, no lhs dilation, the output's features innermost: computed
+/// directly in XLA's evaluator's order, so with the reference kernel's bits (kernels_conv_grouped.cc).
+bool ConvolutionGroupedFits(const ConvPlan& plan, const BufferRecord& rhs, const BufferRecord& out);
+Status ConvolutionGrouped(const ConvPlan& plan, const Buf& lhs, const Buf& rhs, const Buf& out, bool& handled);
+
 /// A scalar computation the executor runs for a kernel: binds two scalars, returns the root's bytes.
 using ScalarCall = std::function<Result<const uint8_t*>(const uint8_t* a, const uint8_t* b)>;
 /// select-and-scatter(operand, source, init) with its select and scatter computations (kernels_window.cc).

@@ -274,14 +274,16 @@ void FillPlane(const PlaneLayout& layout, const C* in_plane, int64_t in_h, int64
 }  // namespace
 
 const TapRowsKernel& ActiveTapRows() {
-  static constexpr TapRowsKernel kBaseline = {SumTapRows<float, 16>, SumTapRows<double, 16>, StreamCopyBaseline, 16,
-                                              DotLanesAdd<float>,    DotLanesAdd<double>};
+  static constexpr TapRowsKernel kBaseline = {
+      SumTapRows<float, 16>, SumTapRows<double, 16>, StreamCopyBaseline,     16,
+      DotLanesAdd<float>,    DotLanesAdd<double>,    GroupedRows<float, 16>, GroupedRows<double, 16>};
 #if defined(NHLO_SPAN_X86)
-  static const TapRowsKernel kAvx2 = {tap_rows_Avx2::SumF32,        tap_rows_Avx2::SumF64, tap_rows_Avx2::StreamCopy,
-                                      tap_rows_Avx2::VectorBytes(), tap_rows_Avx2::DotF32, tap_rows_Avx2::DotF64};
-  static const TapRowsKernel kAvx512 = {tap_rows_Avx512::SumF32,     tap_rows_Avx512::SumF64,
-                                        tap_rows_Avx512::StreamCopy, tap_rows_Avx512::VectorBytes(),
-                                        tap_rows_Avx512::DotF32,     tap_rows_Avx512::DotF64};
+  static const TapRowsKernel kAvx2 = {tap_rows_Avx2::SumF32,        tap_rows_Avx2::SumF64,    tap_rows_Avx2::StreamCopy,
+                                      tap_rows_Avx2::VectorBytes(), tap_rows_Avx2::DotF32,    tap_rows_Avx2::DotF64,
+                                      tap_rows_Avx2::GroupedF32,    tap_rows_Avx2::GroupedF64};
+  static const TapRowsKernel kAvx512 = {
+      tap_rows_Avx512::SumF32, tap_rows_Avx512::SumF64, tap_rows_Avx512::StreamCopy, tap_rows_Avx512::VectorBytes(),
+      tap_rows_Avx512::DotF32, tap_rows_Avx512::DotF64, tap_rows_Avx512::GroupedF32, tap_rows_Avx512::GroupedF64};
   switch (ActiveGemmIsa()) {
     case GemmIsa::kAvx512: return kAvx512;
     case GemmIsa::kAvx2: return kAvx2;

@@ -321,6 +321,7 @@ Result<ConvPlan> PlanConvolution(const ConvolutionDimensionNumbers& dims, const 
   NHLO_TRY(PlanConvolutionAsDot(lhs, rhs, out, plan));
   fit(ConvKernel::kLargeWindow, ConvolutionLargeWindowFits(plan, rhs, out));
   PlanConvolutionPointwise(lhs, rhs, out, plan);
+  fit(ConvKernel::kGrouped, ConvolutionGroupedFits(plan, rhs, out));
   fit(ConvKernel::kViaGemm, ConvolutionViaGemmFits(plan, rhs, out));
   return plan;
 }
@@ -343,6 +344,7 @@ Status RunConvolution(const ConvPlan& plan, const Buf& lhs, const Buf& rhs, cons
       case ConvKernel::kAsDot: return ConvolutionAsDot(plan, lhs, rhs, out);
       case ConvKernel::kLargeWindow: NHLO_TRY(ConvolutionLargeWindow(plan, lhs, rhs, out, handled)); break;
       case ConvKernel::kPointwise: NHLO_TRY(ConvolutionPointwise(plan, lhs, rhs, out, handled)); break;
+      case ConvKernel::kGrouped: NHLO_TRY(ConvolutionGrouped(plan, lhs, rhs, out, handled)); break;
       case ConvKernel::kViaGemm: NHLO_TRY(ConvolutionViaGemm(plan, lhs, rhs, out, handled)); break;
     }
     if (handled) return OkStatus();

@@ -88,6 +88,20 @@ __attribute__((flatten)) void DotF64(const double* a, int64_t a_step, const doub
   DotLanesAdd<double>(a, a_step, b, b_step, n, lanes);
 }
 
+__attribute__((flatten)) void GroupedF32(const float* in, int64_t first, int64_t pos_stride, int64_t ci_stride,
+                                         int64_t positions, const GroupTap* taps, int64_t n_taps, int64_t kernel_in,
+                                         const float* weights, int64_t per_group, float* out, int64_t out_stride) {
+  GroupedRows<float, kBytes>(in, first, pos_stride, ci_stride, positions, taps, n_taps, kernel_in, weights, per_group,
+                             out, out_stride);
+}
+
+__attribute__((flatten)) void GroupedF64(const double* in, int64_t first, int64_t pos_stride, int64_t ci_stride,
+                                         int64_t positions, const GroupTap* taps, int64_t n_taps, int64_t kernel_in,
+                                         const double* weights, int64_t per_group, double* out, int64_t out_stride) {
+  GroupedRows<double, kBytes>(in, first, pos_stride, ci_stride, positions, taps, n_taps, kernel_in, weights, per_group,
+                              out, out_stride);
+}
+
 // Whole vectors with non-temporal stores once the destination is aligned to one; the head and
 // the tail (under a vector) with plain stores. The bytes are a memcpy's.
 void StreamCopy(void* dst, const void* src, int64_t bytes) {
