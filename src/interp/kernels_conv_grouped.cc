@@ -15,6 +15,7 @@
 // in parallel; each element's sum is the same for every thread count and ISA level.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <vector>
 
 #include "interp/dense_operands.h"
@@ -22,6 +23,7 @@
 #include "interp/kernels.h"
 #include "interp/scratch.h"
 #include "interp/tap_rows.h"
+#include "support/checked_math.h"
 #include "support/parallel.h"
 
 namespace nhlo {
@@ -103,14 +105,16 @@ Status ConvolutionGrouped(const ConvPlan& plan, const Buf& lhs, const Buf& rhs, 
       // The output columns whose window lies inside the input's width: x * stride - pad >= 0 and
       // x * stride - pad + (k_w - 1) * dilation < in_w. The others are summed one at a time over
       // their taps in bounds.
-      const int64_t reach = (k_w - 1) * wx.window_dilation;
-      int64_t x_lo = (wx.pad_low + wx.stride - 1) / wx.stride;
-      if (wx.pad_low < 0) x_lo = 0;
-      int64_t x_hi = in_w - 1 - reach + wx.pad_low >= 0 ? (in_w - 1 - reach + wx.pad_low) / wx.stride + 1 : 0;
-      x_lo = std::min(x_lo, out_w);
-      x_hi = std::clamp(x_hi, x_lo, out_w);
+      // In 128 bits: a bundle's padding may be anything the plan's 64-bit range check lets through.
+      const __int128 reach = static_cast<__int128>(k_w - 1) * wx.window_dilation;
+      const __int128 lo = wx.pad_low <= 0 ? 0 : (static_cast<__int128>(wx.pad_low) + wx.stride - 1) / wx.stride;
+      const __int128 last = static_cast<__int128>(in_w) - 1 - reach + wx.pad_low;
+      const __int128 hi = last >= 0 ? last / wx.stride + 1 : 0;
+      const int64_t x_lo = static_cast<int64_t>(std::min<__int128>(lo, out_w));
+      const int64_t x_hi = static_cast<int64_t>(std::clamp<__int128>(hi, x_lo, out_w));
       const GroupedRowsFn<C> grouped = ActiveTapRows().Grouped<C>();
-      const int64_t row_work = out_w * per_group * groups * taps * kernel_in;
+      int64_t row_work = 0;  // multiply-adds of one output row: its columns times the kernel's elements
+      if (MulOverflows(out_w, per_group * groups * taps * kernel_in, &row_work)) row_work = INT64_MAX;
       ParallelFor(od[l.output_batch] * out_h, ChunkFor(row_work, kChunkWork), [&](int64_t begin, int64_t end) {
         std::vector<GroupTap> row_taps, edge_taps;
         std::vector<int64_t> row_kx;  // each row tap's kernel column
