@@ -574,6 +574,36 @@ TEST_CASE("convolution kernel: depthwise, directly, bit for bit the reference's 
   CheckConv({2, 3, 3, 7, 10, 3, 3, 3, 1, thirds});
 }
 
+TEST_CASE("convolution kernel: a depthwise plan made at one ISA level runs at another") {
+  // The padded-plane layout is planned at load for the active level's vector granule; a run at
+  // a level with another granule lays its own out, to the same bits.
+  WindowDim same;
+  same.pad_low = same.pad_high = 1;
+  ConvCase c{2, 6, 6, 13, 21, 3, 3, 6, 1, same, false, true};
+  TestBuf in(PrimitiveType::kF32, {c.batch, c.in_f, c.h, c.w});
+  TestBuf k(PrimitiveType::kF32, {c.out_f, 1, c.kh, c.kw});
+  in.Fill(11);
+  k.Fill(12);
+  const BundleRecord rec = ConvRecord(c);
+  const TestBuf out_shape(PrimitiveType::kF32, ConvOutDims(c));
+  Restore restore;
+  for (GemmIsa planned_at : {GemmIsa::kBaseline, GemmIsa::kAvx2, GemmIsa::kAvx512}) {
+    if (!SetGemmIsa(planned_at)) continue;
+    Result<ConvPlan> plan =
+        PlanConvolution(DimsOf<ConvolutionDimensionNumbers>(StepFor(rec)), in.rec, k.rec, out_shape.rec);
+    REQUIRE(plan.ok());
+    REQUIRE(plan->depthwise != nullptr);
+    for (GemmIsa run_at : {GemmIsa::kBaseline, GemmIsa::kAvx2, GemmIsa::kAvx512}) {
+      if (!SetGemmIsa(run_at)) continue;
+      TestBuf fresh(PrimitiveType::kF32, ConvOutDims(c)), planned(PrimitiveType::kF32, ConvOutDims(c));
+      REQUIRE(KernelConvolution(StepFor(rec), in.buf(), k.buf(), fresh.buf()).ok());
+      REQUIRE(RunConvolution(*plan, in.buf(), k.buf(), planned.buf()).ok());
+      CHECK(planned.bytes == fresh.bytes);
+      CHECK(planned.GuardIntact());
+    }
+  }
+}
+
 // A depthwise output of 32 MiB or more leaves the kernel through streaming stores, plane by
 // plane; its elements are those of the same convolution written with features innermost.
 void CheckStreamedDepthwise(const ConvCase& planes) {

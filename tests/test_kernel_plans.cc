@@ -72,6 +72,7 @@ TEST_CASE("kernel plans: each convolution form finds the fast kernels its shape 
         "feature_group_count=8\n",
         Opcode::kConvolution);
     CHECK(PlanOf<ConvPlan>(l).fits == Bits({ConvKernel::kDepthwise, ConvKernel::kViaGemm}));
+    CHECK(PlanOf<ConvPlan>(l).depthwise != nullptr);  // its padded-plane layout, laid out at load
   }
   SUBCASE("4 groups of 16 features into b01f: the direct grouped kernel, then im2col") {
     Lowered l = LowerFirst(

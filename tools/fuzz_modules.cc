@@ -769,7 +769,10 @@ class Generator {
       fgc = Int(1, 3);
     else if (Coin(20))
       bgc = Int(1, 3);
-    int64_t batch = bgc * Int(Coin(10) ? 0 : 1, 2), in_per_group = Int(1, 3), out_per_group = Int(1, 2);
+    // Groups of 4 or 8 output features sometimes: 16 or 32 bytes of f32, what the direct grouped
+    // kernel takes (kernels_conv_grouped.cc).
+    int64_t batch = bgc * Int(Coin(10) ? 0 : 1, 2), in_per_group = Int(1, 3);
+    int64_t out_per_group = fgc > 1 && Coin(30) ? 4 * Int(1, 2) : Int(1, 2);
     int64_t in_features = in_per_group * fgc, out_features = out_per_group * fgc * bgc;
     std::vector<int64_t> base(spatial), kernel(spatial);
     for (size_t i = 0; i < spatial; ++i) {

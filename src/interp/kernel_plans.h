@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <variant>
 #include <vector>
 
@@ -306,6 +307,8 @@ enum class ConvKernel : uint8_t {
 };
 constexpr int kConvKernelCount = 6;
 
+struct DepthwiseLayout;  // kernels_conv_depthwise.cc
+
 /// A convolution checked against its records: labels, window, group counts, sizes, and the
 /// 64-bit range of every window position; `fits` has bit k set when ConvKernel k's shape test
 /// passed. The labels point into the bundle, which outlives the plan.
@@ -321,6 +324,9 @@ struct ConvPlan {
   bool as_dot_swapped = false;
   // kPointwise: features right after the batch (bf01) rather than last (b01f).
   bool pointwise_features_first = false;
+  // kDepthwise: the padded-plane layout and column taps its shape decides (shared: plans are
+  // copied).
+  std::shared_ptr<const DepthwiseLayout> depthwise;
 
   bool Fits(ConvKernel k) const { return (fits >> static_cast<int>(k)) & 1; }
 };

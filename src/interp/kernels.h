@@ -155,8 +155,10 @@ Status ConvolutionAsDot(const ConvPlan& plan, const Buf& lhs, const Buf& rhs, co
 bool ConvolutionLargeWindowFits(const ConvPlan& plan, const BufferRecord& rhs, const BufferRecord& out);
 Status ConvolutionLargeWindow(const ConvPlan& plan, const Buf& lhs, const Buf& rhs, const Buf& out, bool& handled);
 /// Depthwise convolutions (one input feature per group, two spatial dimensions), computed
-/// directly with the reference kernel's bits (kernels_conv_depthwise.cc).
-bool ConvolutionDepthwiseFits(const ConvPlan& plan, const BufferRecord& rhs, const BufferRecord& out);
+/// directly with the reference kernel's bits (kernels_conv_depthwise.cc). Planning one sets its
+/// fits bit and lays out its padded plane and column taps (plan.depthwise).
+void PlanConvolutionDepthwise(const BufferRecord& lhs, const BufferRecord& rhs, const BufferRecord& out,
+                              ConvPlan& plan);
 Status ConvolutionDepthwise(const ConvPlan& plan, const Buf& lhs, const Buf& rhs, const Buf& out, bool& handled);
 
 /// Convolutions of narrow feature groups (a multiple of 16 bytes of output features each, up to

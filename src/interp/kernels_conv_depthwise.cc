@@ -30,6 +30,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <numeric>
 #include <optional>
 #if defined(__SSE2__)
@@ -293,10 +294,83 @@ const TapRowsKernel& ActiveTapRows() {
   return kBaseline;
 }
 
-bool ConvolutionDepthwiseFits(const ConvPlan& plan, const BufferRecord& rhs, const BufferRecord& out) {
+// What a depthwise convolution's shape decides: the row path's padded-plane layout for one
+// granule (null where the plane would be huge) and the residue path's column taps. Built at load
+// for the granule of the ISA the process runs (PlanConvolutionDepthwise); a run at another one (a
+// test switching the ISA level) builds its own.
+struct DepthwiseLayout {
+  int64_t granule = 0;
+  std::optional<PlaneLayout> plane;
+  // Columns x = r + period * m of one residue r read input columns in steps of `step`, and a tap
+  // reads one for all of them or for none (x * stride + k * dilation - pad must be a multiple of
+  // the lhs dilation, which depends only on x mod period).
+  int64_t period = 1, step = 1;
+  // Per residue below the output width: the kernel columns that read an input column for it, in
+  // order, and the columns m where all of them do (the interior, summed in blocks).
+  std::vector<std::vector<ColumnTap>> column_taps;
+  std::vector<std::pair<int64_t, int64_t>> interior;
+};
+
+namespace {
+
+std::shared_ptr<const DepthwiseLayout> BuildDepthwiseLayout(const ConvPlan& plan, const std::vector<int64_t>& ld,
+                                                            const std::vector<int64_t>& kd,
+                                                            const std::vector<int64_t>& od, int64_t granule) {
   const ConvDimLabels& l = *plan.labels;
-  return plan.bgc == 1 && plan.fgc >= 2 && l.input_spatial.size() == 2 && rhs.dims[l.kernel_input_feature] == 1 &&
-         out.ElementCount() != 0 && HasFloatCompute(out.type);
+  const WindowDim &wy = plan.window[0], &wx = plan.window[1];
+  const int64_t out_h = od[l.output_spatial[0]], out_w = od[l.output_spatial[1]];
+  const int64_t in_h = ld[l.input_spatial[0]], in_w = ld[l.input_spatial[1]];
+  const int64_t k_h = kd[l.kernel_spatial[0]], k_w = kd[l.kernel_spatial[1]];
+  const int64_t in_x = RowMajorStrides(ld)[l.input_spatial[1]];
+  auto layout = std::make_shared<DepthwiseLayout>();
+  layout->granule = granule;
+  layout->plane = PlanPlane(wy, wx, in_h, in_w, out_h, out_w, k_h, k_w, granule);
+  const int64_t period = layout->period = wx.base_dilation / std::gcd(wx.stride, wx.base_dilation);
+  const int64_t step = layout->step = period * wx.stride / wx.base_dilation;
+  // Residues from out_w on have no columns (and a bundle's lhs dilation may be far larger).
+  const int64_t residues = std::min(period, out_w);
+  layout->column_taps.resize(static_cast<size_t>(residues));
+  layout->interior.resize(static_cast<size_t>(residues));
+  for (int64_t r = 0; r < residues; ++r) {
+    const int64_t count = (out_w - r + period - 1) / period;
+    int64_t inner_begin = 0, inner_end = count;
+    for (int64_t kx = 0; kx < k_w; ++kx) {
+      int64_t q0 = r * wx.stride + kx * wx.window_dilation - wx.pad_low;
+      if ((q0 % wx.base_dilation + wx.base_dilation) % wx.base_dilation != 0) continue;
+      const int64_t first = FloorDiv(q0, wx.base_dilation);  // first + m * step in [0, in_w):
+      const int64_t m_begin = std::clamp<int64_t>(CeilDiv(-first, step), 0, count);
+      const int64_t m_end = std::clamp<int64_t>(CeilDiv(in_w - first, step), m_begin, count);
+      if (m_begin == m_end) continue;
+      layout->column_taps[r].push_back({kx, first * in_x, m_begin, m_end});
+      inner_begin = std::max(inner_begin, m_begin);
+      inner_end = std::min(inner_end, m_end);
+    }
+    layout->interior[r] = {inner_begin, std::max(inner_end, inner_begin)};
+  }
+  return layout;
+}
+
+// The granule of the active ISA's tap rows for the compute type of `type`.
+int64_t DepthwiseGranule(PrimitiveType type) {
+  int64_t granule = 0;
+  (void)DispatchType(type, [&](auto traits) {
+    using C = typename decltype(traits)::Compute;
+    if constexpr (std::is_floating_point_v<C>) granule = ActiveTapRows().Granule<C>();
+    return OkStatus();
+  });
+  return granule;
+}
+
+}  // namespace
+
+void PlanConvolutionDepthwise(const BufferRecord& lhs, const BufferRecord& rhs, const BufferRecord& out,
+                              ConvPlan& plan) {
+  const ConvDimLabels& l = *plan.labels;
+  if (plan.bgc != 1 || plan.fgc < 2 || l.input_spatial.size() != 2 || rhs.dims[l.kernel_input_feature] != 1 ||
+      out.ElementCount() == 0 || !HasFloatCompute(out.type))
+    return;
+  plan.fits |= 1 << static_cast<int>(ConvKernel::kDepthwise);
+  plan.depthwise = BuildDepthwiseLayout(plan, lhs.dims, rhs.dims, out.dims, DepthwiseGranule(out.type));
 }
 
 Status ConvolutionDepthwise(const ConvPlan& plan, const Buf& lhs, const Buf& rhs, const Buf& out, bool& handled) {
@@ -324,34 +398,15 @@ Status ConvolutionDepthwise(const ConvPlan& plan, const Buf& lhs, const Buf& rhs
       const int64_t in_x = ls[l.input_spatial[1]], in_y = ls[l.input_spatial[0]];
       const int64_t out_x = os[l.output_spatial[1]], out_y = os[l.output_spatial[0]];
       const TapRowsKernel& tap_rows = ActiveTapRows();
-      const std::optional<PlaneLayout> layout =
-          PlanPlane(wy, wx, in_h, in_w, out_h, out_w, k_h, k_w, tap_rows.Granule<C>());
-      // Columns x = r + period * m of one residue r read input columns in steps of `step`, and a
-      // tap reads one for all of them or for none (x * stride + k * dilation - pad must be a
-      // multiple of the lhs dilation, which depends only on x mod period).
-      const int64_t period = wx.base_dilation / std::gcd(wx.stride, wx.base_dilation);
-      const int64_t step = period * wx.stride / wx.base_dilation;
+      // The layout planned at load, unless this run's ISA level has another granule.
+      std::shared_ptr<const DepthwiseLayout> planned = plan.depthwise;
+      if (!planned || planned->granule != tap_rows.Granule<C>())
+        planned = BuildDepthwiseLayout(plan, ld, kd, od, tap_rows.Granule<C>());
+      const PlaneLayout* layout = planned->plane ? &*planned->plane : nullptr;
+      const int64_t period = planned->period, step = planned->step;
+      const std::vector<std::vector<ColumnTap>>& column_taps = planned->column_taps;
+      const std::vector<std::pair<int64_t, int64_t>>& interior = planned->interior;
       C* out_typed = TypedOutput<C>(out);
-      // Per residue: the kernel columns that read an input column for it, in order, and the
-      // columns m where all of them do (the interior, summed in blocks).
-      std::vector<std::vector<ColumnTap>> column_taps(static_cast<size_t>(period));
-      std::vector<std::pair<int64_t, int64_t>> interior(static_cast<size_t>(period));
-      for (int64_t r = 0; r < period; ++r) {
-        const int64_t count = r < out_w ? (out_w - r + period - 1) / period : 0;
-        int64_t inner_begin = 0, inner_end = count;
-        for (int64_t kx = 0; kx < k_w; ++kx) {
-          int64_t q0 = r * wx.stride + kx * wx.window_dilation - wx.pad_low;
-          if ((q0 % wx.base_dilation + wx.base_dilation) % wx.base_dilation != 0) continue;
-          const int64_t first = FloorDiv(q0, wx.base_dilation);  // first + m * step in [0, in_w):
-          const int64_t m_begin = std::clamp<int64_t>(CeilDiv(-first, step), 0, count);
-          const int64_t m_end = std::clamp<int64_t>(CeilDiv(in_w - first, step), m_begin, count);
-          if (m_begin == m_end) continue;
-          column_taps[r].push_back({kx, first * in_x, m_begin, m_end});
-          inner_begin = std::max(inner_begin, m_begin);
-          inner_end = std::min(inner_end, m_end);
-        }
-        interior[r] = {inner_begin, std::max(inner_end, inner_begin)};
-      }
       const int64_t src_step = step * in_x;
       // An output far larger than the caches is written with streaming stores, plane by plane:
       // no cache line is read before it is overwritten, which halves its memory traffic.

@@ -317,7 +317,7 @@ Result<ConvPlan> PlanConvolution(const ConvolutionDimensionNumbers& dims, const 
       return Status::Error("convolution window positions overflow 64 bits (padding " + std::to_string(w.pad_low) + ")");
   }
   auto fit = [&](ConvKernel k, bool fits) { plan.fits |= static_cast<uint8_t>(fits) << static_cast<int>(k); };
-  fit(ConvKernel::kDepthwise, ConvolutionDepthwiseFits(plan, rhs, out));
+  PlanConvolutionDepthwise(lhs, rhs, out, plan);
   NHLO_TRY(PlanConvolutionAsDot(lhs, rhs, out, plan));
   fit(ConvKernel::kLargeWindow, ConvolutionLargeWindowFits(plan, rhs, out));
   PlanConvolutionPointwise(lhs, rhs, out, plan);
