@@ -514,6 +514,32 @@ TEST_CASE("convolution kernel: 1x1 convolutions are GEMMs over the operands in p
     }
 }
 
+TEST_CASE("convolution kernel: narrow groups with a window far off the input give zeros") {
+  // A bundle's window need not match its shapes: padding of 2^40 columns puts every tap of every
+  // output column outside the input, so each output element is an empty sum. The grouped kernel
+  // (b01f, 2 groups of 4 f32 features) sums no tap and writes nothing past the output.
+  const int64_t batch = 2, h = 5, w = 6, in_f = 6, out_f = 8;
+  TestBuf in(PrimitiveType::kF32, {batch, h, w, in_f}), k(PrimitiveType::kF32, {3, 3, in_f / 2, out_f}),
+      out(PrimitiveType::kF32, {batch, h, w, out_f});
+  in.Fill(13);
+  k.Fill(14);
+  for (int64_t i = 0; i < out.count(); ++i) out.Set(i, 7.0);  // every element must be written
+  ConvDimLabels l;
+  l.input_batch = 0, l.input_spatial.push_back(1), l.input_spatial.push_back(2), l.input_feature = 3;
+  l.kernel_spatial.push_back(0), l.kernel_spatial.push_back(1), l.kernel_input_feature = 2, l.kernel_output_feature = 3;
+  l.output_batch = 0, l.output_spatial.push_back(1), l.output_spatial.push_back(2), l.output_feature = 3;
+  l.input_rank = l.kernel_rank = l.output_rank = 4;
+  WindowDim wy, wx;
+  wy.size = wx.size = 3;
+  wy.pad_low = wy.pad_high = 1;
+  wx.pad_low = wx.pad_high = int64_t{1} << 40;
+  const BundleRecord rec = ConvRecordWith(l, wy, wx, 2, 1);
+  const Status st = KernelConvolution(StepFor(rec), in.buf(), k.buf(), out.buf());
+  REQUIRE_MESSAGE(st.ok(), st.message());
+  REQUIRE(out.GuardIntact());
+  for (int64_t i = 0; i < out.count(); ++i) REQUIRE(out.Get(i) == 0.0);
+}
+
 TEST_CASE("convolution kernel: weight gradients (a window of 128+ taps) summed directly") {
   WindowDim same;
   same.pad_low = same.pad_high = 1;

@@ -77,9 +77,20 @@ Status ConvolutionGrouped(const ConvPlan& plan, const Buf& lhs, const Buf& rhs, 
       NHLO_TRY(ToComputeArray<C>(rhs, out.type(), ot, w));
       for (C v : w)
         if (!std::isfinite(v)) return OkStatus();  // 0 * Inf on padding: the reference skips those taps
+      const std::vector<int64_t> ls = RowMajorStrides(ld), ks = RowMajorStrides(kd), os = RowMajorStrides(od);
+      // Input offsets are formed as (x * stride - pad + k * dilation) * stride_of_x for every output
+      // column and tap, in or out of bounds. A bundle's window need not match its shapes, so one
+      // whose offsets could leave 62 bits is left to the kernels after this one.
+      for (size_t s = 0; s < 2; ++s) {
+        const WindowDim& wd = plan.window[s];
+        const __int128 extent = static_cast<__int128>(std::max<int64_t>(od[l.output_spatial[s]] - 1, 0)) * wd.stride +
+                                static_cast<__int128>(kd[l.kernel_spatial[s]] - 1) * wd.window_dilation +
+                                (wd.pad_low < 0 ? -static_cast<__int128>(wd.pad_low) : wd.pad_low);
+        if (extent * std::max<int64_t>(ls[l.input_spatial[s]], 1) >= (static_cast<__int128>(1) << 62))
+          return OkStatus();
+      }
       NHLO_ASSIGN_OR_RETURN(const C* in, ComputeElements<C>(lhs, out.type(), ot, a));
       handled = true;
-      const std::vector<int64_t> ls = RowMajorStrides(ld), ks = RowMajorStrides(kd), os = RowMajorStrides(od);
       const int64_t groups = plan.fgc, kernel_in = kd[l.kernel_input_feature];
       const int64_t per_group = kd[l.kernel_output_feature] / groups;
       const int64_t k_h = kd[l.kernel_spatial[0]], k_w = kd[l.kernel_spatial[1]], taps = k_h * k_w;
