@@ -136,4 +136,15 @@ inline bool HasFloatCompute(PrimitiveType t) {
   return floating;
 }
 
+/// The byte size of the type DispatchType computes elements of `t` in (4 for float, 8 for
+/// double); 0 for a type it does not take.
+inline int64_t ComputeByteSize(PrimitiveType t) {
+  int64_t bytes = 0;
+  (void)DispatchType(t, [&](auto traits) {
+    bytes = static_cast<int64_t>(sizeof(typename decltype(traits)::Compute));
+    return OkStatus();
+  });
+  return bytes;
+}
+
 }  // namespace nhlo

@@ -350,17 +350,6 @@ std::shared_ptr<const DepthwiseLayout> BuildDepthwiseLayout(const ConvPlan& plan
   return layout;
 }
 
-// The granule of the active ISA's tap rows for the compute type of `type`.
-int64_t DepthwiseGranule(PrimitiveType type) {
-  int64_t granule = 0;
-  (void)DispatchType(type, [&](auto traits) {
-    using C = typename decltype(traits)::Compute;
-    if constexpr (std::is_floating_point_v<C>) granule = ActiveTapRows().Granule<C>();
-    return OkStatus();
-  });
-  return granule;
-}
-
 }  // namespace
 
 void PlanConvolutionDepthwise(const BufferRecord& lhs, const BufferRecord& rhs, const BufferRecord& out,
@@ -370,7 +359,8 @@ void PlanConvolutionDepthwise(const BufferRecord& lhs, const BufferRecord& rhs, 
       out.ElementCount() == 0 || !HasFloatCompute(out.type))
     return;
   plan.fits |= 1 << static_cast<int>(ConvKernel::kDepthwise);
-  plan.depthwise = BuildDepthwiseLayout(plan, lhs.dims, rhs.dims, out.dims, DepthwiseGranule(out.type));
+  plan.depthwise =
+      BuildDepthwiseLayout(plan, lhs.dims, rhs.dims, out.dims, ActiveTapRows().GranuleOf(ComputeByteSize(out.type)));
 }
 
 Status ConvolutionDepthwise(const ConvPlan& plan, const Buf& lhs, const Buf& rhs, const Buf& out, bool& handled) {

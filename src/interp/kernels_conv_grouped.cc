@@ -37,16 +37,6 @@ constexpr int64_t kMaxGroupBytes = 256;
 // Output rows go to threads in chunks of at least this many multiply-adds.
 constexpr int64_t kChunkWork = int64_t{1} << 20;
 
-// The size of the type the kernel computes `type` in (element_traits.h).
-int64_t ComputeBytes(PrimitiveType type) {
-  int64_t bytes = 0;
-  (void)DispatchType(type, [&](auto traits) {
-    bytes = static_cast<int64_t>(sizeof(typename decltype(traits)::Compute));
-    return OkStatus();
-  });
-  return bytes;
-}
-
 }  // namespace
 
 bool ConvolutionGroupedFits(const ConvPlan& plan, const BufferRecord& rhs, const BufferRecord& out) {
@@ -58,7 +48,7 @@ bool ConvolutionGroupedFits(const ConvPlan& plan, const BufferRecord& rhs, const
   if (l.output_feature != static_cast<int64_t>(out.dims.size()) - 1) return false;
   for (const WindowDim& w : plan.window)
     if (w.base_dilation != 1) return false;
-  const int64_t group_bytes = rhs.dims[l.kernel_output_feature] / plan.fgc * ComputeBytes(out.type);
+  const int64_t group_bytes = rhs.dims[l.kernel_output_feature] / plan.fgc * ComputeByteSize(out.type);
   return group_bytes % 16 == 0 && group_bytes <= kMaxGroupBytes;
 }
 
@@ -150,26 +140,27 @@ Status ConvolutionGrouped(const ConvPlan& plan, const Buf& lhs, const Buf& rhs, 
           const int64_t n_taps = static_cast<int64_t>(row_taps.size());
           C* out_row = out_typed + b * os[l.output_batch] + y * os[l.output_spatial[0]];
           const int64_t out_x = os[l.output_spatial[1]];
-          for (int64_t g = 0; g < groups; ++g) {
-            const C* in_g = in + b * ls[l.input_batch] + g * kernel_in * lf;
-            const C* w_g = packed.data() + g * taps * tap_weights;
-            C* out_g = out_row + g * per_group;
-            auto edge = [&](int64_t x) {
-              const int64_t left = x * wx.stride - wx.pad_low;
-              edge_taps.clear();
-              for (int64_t t = 0; t < n_taps; ++t) {
-                const int64_t column = left + row_kx[t] * wx.window_dilation;
-                if (column >= 0 && column < in_w) edge_taps.push_back(row_taps[t]);
-              }
-              grouped(in_g, left * lx, 0, lf, 1, edge_taps.data(), static_cast<int64_t>(edge_taps.size()), kernel_in,
-                      w_g, per_group, out_g + x * out_x, 0);
-            };
-            for (int64_t x = 0; x < x_lo; ++x) edge(x);
-            if (x_hi > x_lo)
-              grouped(in_g, (x_lo * wx.stride - wx.pad_low) * lx, wx.stride * lx, lf, x_hi - x_lo, row_taps.data(),
-                      n_taps, kernel_in, w_g, per_group, out_g + x_lo * out_x, out_x);
-            for (int64_t x = x_hi; x < out_w; ++x) edge(x);
-          }
+          const C* in_b = in + b * ls[l.input_batch];
+          // An edge column: the row's taps whose input column is in bounds, found once for every group.
+          auto edge = [&](int64_t x) {
+            const int64_t left = x * wx.stride - wx.pad_low;
+            edge_taps.clear();
+            for (int64_t t = 0; t < n_taps; ++t) {
+              const int64_t column = left + row_kx[t] * wx.window_dilation;
+              if (column >= 0 && column < in_w) edge_taps.push_back(row_taps[t]);
+            }
+            for (int64_t g = 0; g < groups; ++g)
+              grouped(in_b + g * kernel_in * lf, left * lx, 0, lf, 1, edge_taps.data(),
+                      static_cast<int64_t>(edge_taps.size()), kernel_in, packed.data() + g * taps * tap_weights,
+                      per_group, out_row + x * out_x + g * per_group, 0);
+          };
+          for (int64_t x = 0; x < x_lo; ++x) edge(x);
+          if (x_hi > x_lo)
+            for (int64_t g = 0; g < groups; ++g)
+              grouped(in_b + g * kernel_in * lf, (x_lo * wx.stride - wx.pad_low) * lx, wx.stride * lx, lf, x_hi - x_lo,
+                      row_taps.data(), n_taps, kernel_in, packed.data() + g * taps * tap_weights, per_group,
+                      out_row + x_lo * out_x + g * per_group, out_x);
+          for (int64_t x = x_hi; x < out_w; ++x) edge(x);
         }
       });
       return OkStatus();

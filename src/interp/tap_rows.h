@@ -270,8 +270,9 @@ struct TapRowsKernel {
   }
   template <typename C>
   int64_t Granule() const {
-    return vector_bytes / 2 / static_cast<int64_t>(sizeof(C));
+    return GranuleOf(static_cast<int64_t>(sizeof(C)));
   }
+  int64_t GranuleOf(int64_t element_bytes) const { return vector_bytes / 2 / element_bytes; }
 };
 const TapRowsKernel& ActiveTapRows();
 
