@@ -4,9 +4,12 @@
 // plan; a malformed record is refused by the planner with the message the run would give.
 #include <doctest/doctest.h>
 
+#include <cstring>
 #include <string>
+#include <vector>
 
 #include "interp/kernel_plans.h"
+#include "interp/kernels.h"
 #include "interp/lower.h"
 #include "load_program.h"
 
@@ -436,6 +439,108 @@ TEST_CASE("kernel plans: a copy whose records do not match its attributes is ref
   out.dims = {3, 2};
   CHECK(PlanCopy(l.step, in, nullptr, out).ok());
   CHECK(PlanCopy(l.step, in, &in, out).ok());  // a pad value is ignored by a transpose
+}
+
+// The buffers of l's step (operands, then the result) over fresh bytes, operand k's element i
+// being fill(k, i) (bit patterns, NaNs among them).
+struct StepBuffers {
+  std::vector<std::vector<uint8_t>> bytes;
+  std::vector<Buf> bufs;
+  StepBuffers(const Lowered& l, uint32_t (*fill)(size_t, int64_t)) {
+    const ComputationRecord& entry = l.program.computations[l.program.entry];
+    std::vector<uint32_t> ids(l.step.bundle->operands.begin(), l.step.bundle->operands.end());
+    ids.push_back(l.step.bundle->result);
+    bytes.resize(ids.size());
+    for (size_t k = 0; k < ids.size(); ++k) {
+      const BufferRecord& r = entry.buffers[ids[k]];
+      const int64_t size = HostByteSize(r.type);
+      bytes[k].assign(static_cast<size_t>(r.ElementCount() * size), 0);
+      for (int64_t i = 0; k + 1 < ids.size() && i < r.ElementCount(); ++i) {
+        uint32_t v = fill(k, i);
+        std::memcpy(bytes[k].data() + i * size, &v, static_cast<size_t>(std::min<int64_t>(size, 4)));
+      }
+      bufs.push_back(Buf{&r, bytes[k].data()});
+    }
+  }
+  const Buf& out() const { return bufs.back(); }
+};
+
+uint32_t MixedBits(size_t k, int64_t i) {
+  if (i % 97 == 5) return 0x7fc00001u + static_cast<uint32_t>(k);  // NaNs with payloads
+  return static_cast<uint32_t>((i * 2654435761u + k * 40503u) % 2000000u) + 0x3f000000u;
+}
+
+TEST_CASE("kernel plans: an elementwise step is its span, resolved at load, with the kernel's bytes") {
+  SUBCASE("a binary op: the span, operands read element by element") {
+    Lowered l = LowerFirst(
+        "  x = f32[1000] parameter(0)\n  y = f32[1000] parameter(1)\n"
+        "  ROOT a = f32[1000] add(x, y)\n",
+        Opcode::kAdd);
+    const ElementwisePlan& plan = PlanOf<ElementwisePlan>(l);
+    CHECK(plan.count == 1000);
+    CHECK(plan.element[0] == 4);
+    CHECK(plan.element[1] == 4);
+    const SpanFn plain = BinarySpanOp(Opcode::kAdd, PrimitiveType::kF32, PrimitiveType::kF32, PrimitiveType::kF32).fn;
+    CHECK(reinterpret_cast<const void*>(plan.span.fn) == reinterpret_cast<const void*>(plain));
+  }
+  SUBCASE("an add over 8 MiB: the streaming span, the kernel's bytes") {
+    Lowered l = LowerFirst(
+        "  x = f32[2097152] parameter(0)\n  y = f32[2097152] parameter(1)\n"
+        "  ROOT a = f32[2097152] add(x, y)\n",
+        Opcode::kAdd);
+    const ElementwisePlan& plan = PlanOf<ElementwisePlan>(l);
+    const SpanFn plain = BinarySpanOp(Opcode::kAdd, PrimitiveType::kF32, PrimitiveType::kF32, PrimitiveType::kF32).fn;
+    CHECK(reinterpret_cast<const void*>(plan.span.fn) != reinterpret_cast<const void*>(plain));
+    StepBuffers planned(l, MixedBits), kernel(l, MixedBits);
+    RunElementwise(plan, planned.bufs.data(), planned.out());
+    REQUIRE(KernelBinary(Opcode::kAdd, kernel.bufs[0], kernel.bufs[1], kernel.out()).ok());
+    CHECK(planned.bytes.back() == kernel.bytes.back());
+  }
+  SUBCASE("a clamp with scalar bounds reads their one element for every element") {
+    Lowered l = LowerFirst(
+        "  lo = f32[] parameter(0)\n  x = f32[3000] parameter(1)\n  hi = f32[] parameter(2)\n"
+        "  ROOT c = f32[3000] clamp(lo, x, hi)\n",
+        Opcode::kClamp);
+    const ElementwisePlan& plan = PlanOf<ElementwisePlan>(l);
+    CHECK(plan.element[0] == 0);
+    CHECK(plan.element[1] == 4);
+    CHECK(plan.element[2] == 0);
+    StepBuffers planned(l, MixedBits), kernel(l, MixedBits);
+    RunElementwise(plan, planned.bufs.data(), planned.out());
+    REQUIRE(KernelClamp(kernel.bufs[0], kernel.bufs[1], kernel.bufs[2], kernel.out()).ok());
+    CHECK(planned.bytes.back() == kernel.bytes.back());
+    // A clamp to [lo, hi] of these bits moves some elements and keeps others.
+    CHECK(planned.bytes.back() != planned.bytes[1]);
+  }
+  SUBCASE("a compare and a convert") {
+    Lowered c = LowerFirst(
+        "  x = bf16[300] parameter(0)\n  y = bf16[300] parameter(1)\n"
+        "  ROOT c = pred[300] compare(x, y), direction=LT, type=TOTALORDER\n",
+        Opcode::kCompare);
+    CHECK(PlanOf<ElementwisePlan>(c).element[1] == 2);
+    Lowered v = LowerFirst("  x = s32[300] parameter(0)\n  ROOT c = f16[300] convert(x)\n", Opcode::kConvert);
+    const ElementwisePlan& plan = PlanOf<ElementwisePlan>(v);
+    StepBuffers planned(v, MixedBits), kernel(v, MixedBits);
+    RunElementwise(plan, planned.bufs.data(), planned.out());
+    REQUIRE(KernelConvert(kernel.bufs[0], kernel.out()).ok());
+    CHECK(planned.bytes.back() == kernel.bytes.back());
+  }
+  SUBCASE("left to the kernel: complex, is-finite, one predicate for a select, mismatched records") {
+    Lowered c = LowerFirst("  x = c64[8] parameter(0)\n  ROOT n = c64[8] negate(x)\n", Opcode::kNegate);
+    CHECK(!c.step.plan);
+    Lowered f = LowerFirst("  x = f32[8] parameter(0)\n  ROOT n = pred[8] is-finite(x)\n", Opcode::kIsFinite);
+    CHECK(!f.step.plan);
+    Lowered s = LowerFirst(
+        "  p = pred[] parameter(0)\n  x = f32[8] parameter(1)\n"
+        "  ROOT s = f32[8] select(p, x, x)\n",
+        Opcode::kSelect);
+    CHECK(!s.step.plan);
+    Lowered b = LowerFirst("  x = f32[8] parameter(0)\n  ROOT n = f32[8] negate(x)\n", Opcode::kNegate);
+    BufferRecord wrong = b.program.computations[b.program.entry].buffers[b.step.bundle->operands[0]];
+    wrong.dims = {9};
+    b.program.computations[b.program.entry].buffers[b.step.bundle->operands[0]] = wrong;
+    CHECK(!PlanElementwise(b.program.computations[b.program.entry], b.step).ok());
+  }
 }
 
 }  // namespace

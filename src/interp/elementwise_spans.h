@@ -25,6 +25,10 @@ struct SpanOp {
 
 SpanOp UnarySpanOp(Opcode op, PrimitiveType in, PrimitiveType out);
 SpanOp BinarySpanOp(Opcode op, PrimitiveType a, PrimitiveType b, PrimitiveType out);
+/// The binary span the op-by-op kernel runs over `elements` elements of type t: BinarySpanOp's,
+/// except that add, subtract and multiply of f32, f64 and native integers over 8 MiB and more
+/// store past the cache (the same values; only the stores differ).
+SpanOp BinaryKernelSpanOp(Opcode op, PrimitiveType t, int64_t elements);
 /// `code` is KernelCompare's: 0 EQ, 1 NE, 2 LT, 3 LE, 4 GT, 5 GE.
 SpanOp CompareSpanOp(int code, bool total_order, PrimitiveType t);
 /// A select whose predicate has one element per result element.
@@ -37,5 +41,10 @@ SpanOp ClampSpanOp(PrimitiveType t, bool lo_scalar, bool hi_scalar);
 SpanOp FillSpanOp(PrimitiveType t);
 /// The result is the operand's bytes (reshape: the same elements in the same order).
 SpanOp CopySpanOp(PrimitiveType t);
+
+/// Runs `span` over n elements in the op-by-op kernels' parallel chunks (a cut that depends on n
+/// alone): in[k] is operand k's first element, element[k] its bytes per element, 0 for an
+/// operand whose one element every result element reads.
+void RunSpanChunks(const SpanOp& span, const uint8_t* const* in, const int64_t* element, uint8_t* out, int64_t n);
 
 }  // namespace nhlo

@@ -45,12 +45,12 @@ int CompareCode(ComparisonDirection d) {
   return -1;
 }
 
-// The span form of step `s` when it can join a group (its kernel's checks all pass, so running
-// the span is what the kernel would do); fn is null otherwise.
-SpanOp FusibleOp(const ComputationRecord& comp, const Step& s) {
+// The span form of step `s` when its kernel's checks all pass, so that running the span is what
+// the kernel would do; fn is null otherwise.
+SpanOp SpanOpOf(const ComputationRecord& comp, const Step& s) {
   const BundleRecord& b = *s.bundle;
   const BufferRecord& out = comp.buffers[b.result];
-  if (s.dynamic || out.kind != BufferKind::kTemp || !IsArrayType(out.type)) return {};
+  if (s.dynamic || !IsArrayType(out.type)) return {};
   int64_t n = out.ElementCount();
   size_t arity = b.operands.size();
   if (n <= 0) return {};
@@ -147,6 +147,13 @@ SpanOp FusibleOp(const ComputationRecord& comp, const Step& s) {
     case OpFamily::kRecvDone: return {};
   }
   return {};
+}
+
+// The span form of step `s` when it can join a group: SpanOpOf for a result that is a temp (a
+// group stores only into its computation's temps).
+SpanOp FusibleOp(const ComputationRecord& comp, const Step& s) {
+  if (comp.buffers[s.bundle->result].kind != BufferKind::kTemp) return {};
+  return SpanOpOf(comp, s);
 }
 
 // A temp's bytes in its frame.
@@ -415,6 +422,32 @@ Status RunFusedGroup(const ComputationRecord& comp, const FusedGroup& g, uint8_t
     }
   });
   return OkStatus();
+}
+
+Result<ElementwisePlan> PlanElementwise(const ComputationRecord& comp, const Step& s) {
+  const OpFamily f = s.family;
+  if (f != OpFamily::kUnary && f != OpFamily::kBinary && f != OpFamily::kCompare && f != OpFamily::kSelect &&
+      f != OpFamily::kClamp && f != OpFamily::kConvert)
+    return Status::Error("not an elementwise step");
+  ElementwisePlan plan;
+  plan.span = SpanOpOf(comp, s);
+  if (!plan.span.fn) return Status::Error("no span form: the kernel runs it");
+  const BundleRecord& b = *s.bundle;
+  const BufferRecord& out = comp.buffers[b.result];
+  plan.count = out.ElementCount();
+  if (f == OpFamily::kBinary) plan.span = BinaryKernelSpanOp(b.opcode, out.type, plan.count);
+  for (size_t k = 0; k < b.operands.size() && k < 3; ++k) {
+    const BufferRecord& r = comp.buffers[b.operands[k]];
+    // A clamp's bound of one element is read for every element.
+    plan.element[k] = r.ElementCount() == plan.count ? HostByteSize(r.type) : 0;
+  }
+  return plan;
+}
+
+void RunElementwise(const ElementwisePlan& plan, const Buf* in, const Buf& out) {
+  const uint8_t* data[3] = {nullptr, nullptr, nullptr};
+  for (int k = 0; k < plan.span.operands && k < 3; ++k) data[k] = in[k].data;
+  RunSpanChunks(plan.span, data, plan.element, out.data, plan.count);
 }
 
 }  // namespace nhlo

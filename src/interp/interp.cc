@@ -233,6 +233,10 @@ class Machine : public ControlFlow, private StepMachine {
       in.push_back(buf);
     }
     NHLO_ASSIGN_OR_RETURN(Buf out, Array(b.result));
+    if (const auto* elementwise = PlanOf<ElementwisePlan>(s)) {
+      RunElementwise(*elementwise, in.data(), out);
+      return OkStatus();
+    }
     const CopyPlan* copy = PlanOf<CopyPlan>(s);
     switch (s.family) {
       case OpFamily::kUnary: return KernelUnary(b.opcode, in[0], out);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Plans for the kernels whose shape work is more than a size check: dot, convolution, the
+// Plans for the kernels: dot, convolution, the elementwise spans, the
 // data movement of broadcast, transpose, slice, reverse, pad, concatenate, iota and reshape,
 // gather, dynamic slices and scatter. A plan
 // is built once, when the program is loaded (LowerBundle, lower.cc), from the buffer records of
@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "codegen/bundle_format.h"
+#include "interp/elementwise_spans.h"
 #include "support/status.h"
 #include "types/dimension_numbers.h"
 #include "types/hlo_attrs.h"
@@ -331,10 +332,27 @@ struct ConvPlan {
   bool Fits(ConvKernel k) const { return (fits >> static_cast<int>(k)) & 1; }
 };
 
+/// A unary, binary, compare, select, clamp or convert step whose records pass its kernel's checks
+/// (kernels_elementwise.cc) and whose op and types have a span form (elementwise_spans.h),
+/// resolved once: running it is the span over `count` elements in the kernel's chunks. Not
+/// planned, and left to the kernel: complex types, is-finite, a select with one predicate, and
+/// the low-precision float clamp.
+struct ElementwisePlan {
+  SpanOp span;
+  int64_t count = 0;
+  int64_t element[3] = {0, 0, 0};  // bytes per element of each operand; 0: one element read for all
+};
+
+/// Plans an elementwise step (fused_groups.cc, beside the groups' own span forms); an error
+/// when the kernel must run it.
+Result<ElementwisePlan> PlanElementwise(const ComputationRecord& comp, const Step& s);
+/// Runs a plan on buffers whose records are the ones it was made for.
+void RunElementwise(const ElementwisePlan& plan, const Buf* in, const Buf& out);
+
 /// What LowerBundle keeps on a step (Step::plan).
-using KernelPlan =
-    std::variant<DotPlan, ConvPlan, CopyPlan, ConcatPlan, IotaPlan, ReshapePlan, GatherPlan, DynamicSlicePlan,
-                 ScatterPlan, ReducePlan, ReduceWindowPlan, SelectAndScatterPlan, BitcastPlan, SortPlan>;
+using KernelPlan = std::variant<DotPlan, ConvPlan, CopyPlan, ConcatPlan, IotaPlan, ReshapePlan, GatherPlan,
+                                DynamicSlicePlan, ScatterPlan, ReducePlan, ReduceWindowPlan, SelectAndScatterPlan,
+                                BitcastPlan, SortPlan, ElementwisePlan>;
 
 Result<ConvPlan> PlanConvolution(const ConvolutionDimensionNumbers& dims, const BufferRecord& lhs,
                                  const BufferRecord& rhs, const BufferRecord& out);

@@ -347,17 +347,15 @@ struct SpanOperand {
   int64_t element;
 };
 
-// Runs a resolved span over n elements in ForChunks' chunks (the op-by-op form of a span the
-// fused groups run tile by tile).
 void RunSpan(const SpanOp& span, std::initializer_list<SpanOperand> operands, uint8_t* z, int64_t n) {
-  int64_t out_size = HostByteSize(span.out_type);
-  SpanOperand x[3] = {{nullptr, 0}, {nullptr, 0}, {nullptr, 0}};
-  std::copy(operands.begin(), operands.end(), x);
-  ForChunks(n, [&](int64_t s, int64_t e) {
-    const uint8_t* in[3];
-    for (int k = 0; k < 3; ++k) in[k] = x[k].data ? x[k].data + s * x[k].element : nullptr;
-    span.fn(span, in, z + s * out_size, e - s);
-  });
+  const uint8_t* in[3] = {nullptr, nullptr, nullptr};
+  int64_t element[3] = {0, 0, 0};
+  int k = 0;
+  for (const SpanOperand& x : operands) {
+    in[k] = x.data;
+    element[k++] = x.element;
+  }
+  RunSpanChunks(span, in, element, z, n);
 }
 
 }  // namespace
@@ -403,36 +401,9 @@ bool FastUnary(Opcode op, const Buf& in, const Buf& out) {
 bool FastBinary(Opcode op, const Buf& a, const Buf& b, const Buf& out) {
   PrimitiveType t = out.type();
   if (a.type() != t || b.type() != t) return false;
-  int64_t n = out.count();
-  const uint8_t* x = a.data;
-  const uint8_t* y = b.data;
-  uint8_t* z = out.data;
-  bool native = WithNativeNumber(t, [](auto) {});
-  bool streamable = op == Opcode::kAdd || op == Opcode::kSubtract || op == Opcode::kMultiply;
-  if (!native || !streamable || n * HostByteSize(t) < kStreamBytes) {
-    SpanOp span = BinarySpanOp(op, t, t, t);
-    if (!span.fn) return false;
-    RunSpan(span, {{x, HostByteSize(t)}, {y, HostByteSize(t)}}, z, n);
-    return true;
-  }
-  // Large add, subtract and multiply: streaming stores.
-  auto run = [&](auto k, auto v) {
-    constexpr Opcode K = decltype(k)::value;
-    using T = decltype(v);
-    ForChunks(n, [&](int64_t s, int64_t e) {
-      StreamBinary<K, T, std::is_same_v<T, float> && K == Opcode::kAdd>(As<T>(x) + s, As<T>(y) + s, As<T>(z) + s,
-                                                                        e - s);
-    });
-  };
-  auto typed = [&](auto v) {
-    if (op == Opcode::kAdd)
-      run(OpConst<Opcode::kAdd>{}, v);
-    else if (op == Opcode::kSubtract)
-      run(OpConst<Opcode::kSubtract>{}, v);
-    else
-      run(OpConst<Opcode::kMultiply>{}, v);
-  };
-  WithNativeNumber(t, typed);
+  SpanOp span = BinaryKernelSpanOp(op, t, out.count());
+  if (!span.fn) return false;
+  RunSpan(span, {{a.data, HostByteSize(t)}, {b.data, HostByteSize(t)}}, out.data, out.count());
   return true;
 }
 
@@ -601,6 +572,38 @@ SpanFn PredBinary(Opcode op) {
 }
 
 }  // namespace
+
+void RunSpanChunks(const SpanOp& span, const uint8_t* const* in, const int64_t* element, uint8_t* out, int64_t n) {
+  const int64_t out_size = HostByteSize(span.out_type);
+  ForChunks(n, [&](int64_t s, int64_t e) {
+    const uint8_t* at[3];
+    for (int k = 0; k < 3; ++k) at[k] = in[k] ? in[k] + s * element[k] : nullptr;
+    span.fn(span, at, out + s * out_size, e - s);
+  });
+}
+
+SpanOp BinaryKernelSpanOp(Opcode op, PrimitiveType t, int64_t elements) {
+  const bool streamable = op == Opcode::kAdd || op == Opcode::kSubtract || op == Opcode::kMultiply;
+  SpanOp r{nullptr, t, t, 2};
+  if (!streamable || elements < kStreamBytes / std::max(1, HostByteSize(t))) return BinarySpanOp(op, t, t, t);
+  auto pick = [&](auto k, auto v) {
+    constexpr Opcode K = decltype(k)::value;
+    using T = decltype(v);
+    r.fn = [](const SpanOp&, const uint8_t* const* x, uint8_t* z, int64_t m) {
+      StreamBinary<K, T, std::is_same_v<T, float> && K == Opcode::kAdd>(As<T>(x[0]), As<T>(x[1]), As<T>(z), m);
+    };
+  };
+  auto typed = [&](auto v) {
+    if (op == Opcode::kAdd)
+      pick(OpConst<Opcode::kAdd>{}, v);
+    else if (op == Opcode::kSubtract)
+      pick(OpConst<Opcode::kSubtract>{}, v);
+    else
+      pick(OpConst<Opcode::kMultiply>{}, v);
+  };
+  if (!WithNativeNumber(t, typed)) return BinarySpanOp(op, t, t, t);
+  return r;
+}
 
 SpanOp BinarySpanOp(Opcode op, PrimitiveType a, PrimitiveType b, PrimitiveType out) {
   SpanOp r{nullptr, out, out, 2};

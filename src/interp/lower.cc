@@ -320,7 +320,11 @@ void LowerKernelPlan(const ComputationRecord& comp, Step& s) {
     return;
   }
   if (out.type == PrimitiveType::kTuple) return;
-  if (f == OpFamily::kBroadcast || f == OpFamily::kTranspose || f == OpFamily::kSlice || f == OpFamily::kReverse) {
+  if (f == OpFamily::kUnary || f == OpFamily::kBinary || f == OpFamily::kCompare || f == OpFamily::kSelect ||
+      f == OpFamily::kClamp || f == OpFamily::kConvert) {
+    keep(PlanElementwise(comp, s));
+  } else if (f == OpFamily::kBroadcast || f == OpFamily::kTranspose || f == OpFamily::kSlice ||
+             f == OpFamily::kReverse) {
     if (operands == 1) keep(PlanCopy(s, comp.buffers[b.operands[0]], nullptr, out));
   } else if (f == OpFamily::kPad) {
     if (operands == 2) keep(PlanCopy(s, comp.buffers[b.operands[0]], &comp.buffers[b.operands[1]], out));
