@@ -92,6 +92,7 @@ TEST_CASE("kernel plans: each convolution form finds the fast kernels its shape 
         "feature_group_count=4\n",
         Opcode::kConvolution);
     CHECK(PlanOf<ConvPlan>(odd).fits == Bits({ConvKernel::kViaGemm}));
+    CHECK(PlanOf<ConvPlan>(odd).im2col != nullptr);  // its strides and tap offsets, laid out at load
     Lowered planes = LowerFirst(
         "  x = f32[2,9,9,64] parameter(0)\n  w = f32[3,3,16,64] parameter(1)\n"
         "  ROOT c = f32[2,64,9,9] convolution(x, w), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->bf01, "
@@ -124,6 +125,7 @@ TEST_CASE("kernel plans: each convolution form finds the fast kernels its shape 
         "  ROOT c = s32[1,4,4,4] convolution(x, w), window={size=3x3}, dim_labels=bf01_oi01->bf01\n",
         Opcode::kConvolution);
     CHECK(PlanOf<ConvPlan>(l).fits == 0);
+    CHECK(PlanOf<ConvPlan>(l).im2col == nullptr);
   }
 }
 

@@ -309,6 +309,7 @@ enum class ConvKernel : uint8_t {
 constexpr int kConvKernelCount = 6;
 
 struct DepthwiseLayout;  // kernels_conv_depthwise.cc
+struct Im2colLayout;     // kernels_conv_gemm.cc
 
 /// A convolution checked against its records: labels, window, group counts, sizes, and the
 /// 64-bit range of every window position; `fits` has bit k set when ConvKernel k's shape test
@@ -328,6 +329,8 @@ struct ConvPlan {
   // kDepthwise: the padded-plane layout and column taps its shape decides (shared: plans are
   // copied).
   std::shared_ptr<const DepthwiseLayout> depthwise;
+  // kViaGemm: im2col's strides, tap offsets and group offsets, and how jobs share the work.
+  std::shared_ptr<const Im2colLayout> im2col;
 
   bool Fits(ConvKernel k) const { return (fits >> static_cast<int>(k)) & 1; }
 };

@@ -135,7 +135,9 @@ Status KernelConvolution(const Step& bundle, const Buf& lhs, const Buf& rhs, con
 // nothing, when the values rule it out (a weight that is not finite, an output that overlaps an
 // operand or is not aligned), and the next kernel that fits, or the reference, runs instead.
 /// im2col and the GEMM for float results (kernels_conv_gemm.cc).
-bool ConvolutionViaGemmFits(const ConvPlan& plan, const BufferRecord& rhs, const BufferRecord& out);
+/// Sets the im2col kernel's fits bit when the shape suits it and lays out its strides and tap and
+/// group offsets (plan.im2col).
+void PlanConvolutionViaGemm(const BufferRecord& lhs, const BufferRecord& rhs, const BufferRecord& out, ConvPlan& plan);
 Status ConvolutionViaGemm(const ConvPlan& plan, const Buf& lhs, const Buf& rhs, const Buf& out, bool& handled);
 /// A 1x1 convolution (every kernel spatial dimension 1, no stride, padding or lhs dilation, no
 /// groups) whose features come right after the batch (bf01) or last (b01f) in both input and

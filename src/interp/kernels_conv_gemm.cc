@@ -65,38 +65,115 @@ void Unravel(int64_t linear, const std::vector<int64_t>& dims, std::vector<int64
 
 }  // namespace
 
-bool ConvolutionViaGemmFits(const ConvPlan& plan, const BufferRecord& rhs, const BufferRecord& out) {
+// What im2col's shape decides, laid out at load (PlanConvolutionViaGemm): the sizes, every
+// operand's row-major strides, each tap's kernel spatial index, offset in the kernel and
+// distance from its window's first element, each group's offset in the input, how jobs share
+// out groups and blocks, and whether the output stores positions in row-major order with the
+// features innermost (the narrow-group GEMMs then write into it directly).
+struct Im2colLayout {
+  size_t spatial = 0;
+  int64_t groups = 1, kernel_in = 0, per_group = 0, taps = 1, rows = 0, depth = 0, blocks = 0;
+  int64_t group_runs = 1, run_length = 1, in_fs = 0, out_fs = 0, out_features = 0;
+  std::vector<int64_t> tap_dims, out_sp_dims, ls, ks, os;
+  std::vector<int64_t> tap_index, tap_offset, tap_delta, group_offset;
+  bool dense_input = true;  // no lhs dilation: an interior window reads tap t at tap_delta[t]
+  bool positions_in_order = false;
+};
+
+void PlanConvolutionViaGemm(const BufferRecord& lhs, const BufferRecord& rhs, const BufferRecord& out, ConvPlan& plan) {
   const ConvDimLabels& l = *plan.labels;
-  if ((plan.fgc > 1 && plan.bgc > 1) || !HasFloatCompute(out.type) || out.ElementCount() == 0) return false;
+  const int64_t fgc = plan.fgc, bgc = plan.bgc;
+  if ((fgc > 1 && bgc > 1) || !HasFloatCompute(out.type) || out.ElementCount() == 0) return;
   // rows (output positions) x out_features x depth (taps x kernel_in) multiply-adds, which is
   // rows x the kernel's element count; out_features > 0 as the output has elements.
   int64_t work = out.ElementCount() / rhs.dims[l.kernel_output_feature];
-  return MulOverflows(work, rhs.ElementCount(), &work) || work >= kMinWork;
+  if (!MulOverflows(work, rhs.ElementCount(), &work) && work < kMinWork) return;
+  auto layout = std::make_shared<Im2colLayout>();
+  Im2colLayout& L = *layout;
+  const std::vector<WindowDim>& window = plan.window;
+  const std::vector<int64_t>&ld = lhs.dims, &kd = rhs.dims, &od = out.dims;
+  const size_t spatial = L.spatial = l.input_spatial.size();
+  L.groups = fgc * bgc;
+  L.kernel_in = kd[l.kernel_input_feature];
+  L.per_group = kd[l.kernel_output_feature] / L.groups;
+  const int64_t batch_group_size = ld[l.input_batch] / bgc;
+  L.tap_dims.resize(spatial);
+  L.out_sp_dims.resize(1 + spatial);
+  for (size_t s = 0; s < spatial; ++s) L.taps *= L.tap_dims[s] = kd[l.kernel_spatial[s]];
+  L.out_sp_dims[0] = od[l.output_batch];
+  for (size_t s = 0; s < spatial; ++s) L.out_sp_dims[1 + s] = od[l.output_spatial[s]];
+  L.rows = out.ElementCount() / (L.per_group * L.groups > 0 ? L.per_group * L.groups : 1);
+  L.depth = L.taps * L.kernel_in;
+  L.ls = RowMajorStrides(ld);
+  L.ks = RowMajorStrides(kd);
+  L.os = RowMajorStrides(od);
+  // Each tap's kernel spatial index (for the input position) and offset (reversed if asked).
+  L.tap_index.resize(static_cast<size_t>(L.taps) * spatial);
+  L.tap_offset.resize(static_cast<size_t>(L.taps));
+  std::vector<int64_t> idx(spatial);
+  for (int64_t t = 0; t < L.taps; ++t) {
+    Unravel(t, L.tap_dims, idx);
+    int64_t off = 0;
+    for (size_t s = 0; s < spatial; ++s) {
+      L.tap_index[t * spatial + s] = idx[s];
+      off += (window[s].reversal ? L.tap_dims[s] - 1 - idx[s] : idx[s]) * L.ks[l.kernel_spatial[s]];
+    }
+    L.tap_offset[t] = off;
+  }
+  L.blocks = (L.rows + kBlockRows - 1) / kBlockRows;
+  L.in_fs = L.ls[l.input_feature];
+  L.out_fs = L.os[l.output_feature];
+  // Each group reads the same window positions at its own offset (its input features, or its
+  // batches for batch groups), so a job gathers a block's windows once for a run of groups. Runs
+  // of groups are split only when there are too few blocks to share out.
+  L.group_offset.resize(static_cast<size_t>(L.groups));
+  for (int64_t g = 0; g < L.groups; ++g)
+    L.group_offset[g] =
+        (bgc > 1 ? g * batch_group_size * L.ls[l.input_batch] : 0) + (fgc > 1 ? g * L.kernel_in * L.in_fs : 0);
+  L.group_runs = L.blocks >= 8 ? 1 : std::min<int64_t>(L.groups, 8);
+  L.run_length = (L.groups + L.group_runs - 1) / L.group_runs;
+  // A window wholly inside the input (no lhs dilation) reads tap t at a fixed distance from its
+  // first element: most rows skip the per-tap bounds checks.
+  L.tap_delta.assign(static_cast<size_t>(L.taps), 0);
+  for (size_t s = 0; s < spatial; ++s) L.dense_input = L.dense_input && window[s].base_dilation == 1;
+  for (int64_t t = 0; t < L.taps; ++t)
+    for (size_t s = 0; s < spatial; ++s)
+      L.tap_delta[t] += L.tap_index[t * spatial + s] * window[s].window_dilation * L.ls[l.input_spatial[s]];
+  L.out_features = od[l.output_feature];
+  // Narrow groups (at most kNarrowGroup output features each) are computed position-major when
+  // the output stores positions in row-major order with the features innermost, as b01f does:
+  // each GEMM then writes its rows into the output directly. Wider groups keep the transposed
+  // product, whose long dimension suits the GEMM's packing better.
+  bool in_order = L.out_fs == 1 && L.per_group <= kNarrowGroup;
+  int64_t position_stride = L.out_features;  // what each dimension's stride must be, innermost first
+  for (size_t s = spatial; s-- > 0 && in_order; position_stride *= od[l.output_spatial[s]])
+    in_order = L.os[l.output_spatial[s]] == position_stride;
+  L.positions_in_order = in_order && L.os[l.output_batch] == position_stride;
+  plan.im2col = std::move(layout);
+  plan.fits |= 1 << static_cast<int>(ConvKernel::kViaGemm);
 }
 
 Status ConvolutionViaGemm(const ConvPlan& plan, const Buf& lhs, const Buf& rhs, const Buf& out, bool& handled) {
   handled = false;
+  if (!plan.im2col) return OkStatus();  // planned only with its layout
+  const Im2colLayout& L = *plan.im2col;
   const ConvDimLabels& l = *plan.labels;
   const std::vector<WindowDim>& window = plan.window;
-  const int64_t fgc = plan.fgc, bgc = plan.bgc;
   return DispatchType(out.type(), [&](auto ot) -> Status {
     using C = typename decltype(ot)::Compute;
     if constexpr (!std::is_floating_point_v<C>) {
       return OkStatus();
     } else {
-      size_t spatial = l.input_spatial.size();
-      const std::vector<int64_t>&ld = Dims(lhs), &kd = Dims(rhs), &od = Dims(out);
-      int64_t groups = fgc * bgc;
-      int64_t kernel_in = kd[l.kernel_input_feature];
-      int64_t per_group = kd[l.kernel_output_feature] / groups;
-      int64_t batch_group_size = ld[l.input_batch] / bgc;
-      std::vector<int64_t> tap_dims(spatial), out_sp_dims(1 + spatial);
-      int64_t taps = 1;
-      for (size_t s = 0; s < spatial; ++s) taps *= tap_dims[s] = kd[l.kernel_spatial[s]];
-      out_sp_dims[0] = od[l.output_batch];
-      for (size_t s = 0; s < spatial; ++s) out_sp_dims[1 + s] = od[l.output_spatial[s]];
-      int64_t rows = out.count() / (per_group * groups > 0 ? per_group * groups : 1);
-      int64_t depth = taps * kernel_in;
+      const size_t spatial = L.spatial;
+      const std::vector<int64_t>& ld = Dims(lhs);
+      const std::vector<int64_t>&tap_dims = L.tap_dims, &out_sp_dims = L.out_sp_dims;
+      const std::vector<int64_t>&ls = L.ls, &ks = L.ks, &os = L.os;
+      const std::vector<int64_t>&tap_index = L.tap_index, &tap_offset = L.tap_offset;
+      const std::vector<int64_t>&tap_delta = L.tap_delta, &group_offset = L.group_offset;
+      const int64_t groups = L.groups, kernel_in = L.kernel_in, per_group = L.per_group, taps = L.taps;
+      const int64_t rows = L.rows, depth = L.depth, blocks = L.blocks, run_length = L.run_length;
+      const int64_t group_runs = L.group_runs, in_fs = L.in_fs, out_fs = L.out_fs, out_features = L.out_features;
+      const bool dense_input = L.dense_input;
 
       ScratchVector<C> a, w;
       NHLO_TRY(ToComputeArray<C>(rhs, out.type(), ot, w));
@@ -105,20 +182,6 @@ Status ConvolutionViaGemm(const ConvPlan& plan, const Buf& lhs, const Buf& rhs, 
       // The input is read in place when it is already in the compute type.
       NHLO_ASSIGN_OR_RETURN(const C* in, ComputeElements<C>(lhs, out.type(), ot, a));
       handled = true;
-      std::vector<int64_t> ls = RowMajorStrides(ld), ks = RowMajorStrides(kd), os = RowMajorStrides(od);
-
-      // Each tap's kernel spatial index (for the input position) and offset (reversed if asked).
-      std::vector<int64_t> tap_index(taps * spatial), tap_offset(taps);
-      std::vector<int64_t> idx(spatial);
-      for (int64_t t = 0; t < taps; ++t) {
-        Unravel(t, tap_dims, idx);
-        int64_t off = 0;
-        for (size_t s = 0; s < spatial; ++s) {
-          tap_index[t * spatial + s] = idx[s];
-          off += (window[s].reversal ? tap_dims[s] - 1 - idx[s] : idx[s]) * ks[l.kernel_spatial[s]];
-        }
-        tap_offset[t] = off;
-      }
       // The kernel of each group as [per_group, taps * kernel_in]: the GEMM computes the block's
       // result transposed, [per_group, rows] = kmat * cols^T, so that the many output positions
       // run along the GEMM's wide dimension.
@@ -131,38 +194,9 @@ Status ConvolutionViaGemm(const ConvPlan& plan, const Buf& lhs, const Buf& rhs, 
             for (int64_t fi = 0; fi < kernel_in; ++fi)
               dst[t * kernel_in + fi] = w[base + tap_offset[t] + fi * ks[l.kernel_input_feature]];
         }
-
-      int64_t blocks = (rows + kBlockRows - 1) / kBlockRows;
-      int64_t in_fs = ls[l.input_feature], out_fs = os[l.output_feature];
-      // Each group reads the same window positions at its own offset (its input features, or
-      // its batches for batch groups), so a job gathers a block's windows once for a run of
-      // groups. Runs of groups are split only when there are too few blocks to share out.
-      std::vector<int64_t> group_offset(static_cast<size_t>(groups));
-      for (int64_t g = 0; g < groups; ++g)
-        group_offset[g] =
-            (bgc > 1 ? g * batch_group_size * ls[l.input_batch] : 0) + (fgc > 1 ? g * kernel_in * in_fs : 0);
-      const int64_t group_runs = blocks >= 8 ? 1 : std::min<int64_t>(groups, 8);
-      const int64_t run_length = (groups + group_runs - 1) / group_runs;
-      // A window wholly inside the input (no lhs dilation) reads tap t at a fixed distance from
-      // its first element: most rows skip the per-tap bounds checks.
-      bool dense_input = true;
-      std::vector<int64_t> tap_delta(taps, 0);
-      for (size_t s = 0; s < spatial; ++s) dense_input = dense_input && window[s].base_dilation == 1;
-      for (int64_t t = 0; t < taps; ++t)
-        for (size_t s = 0; s < spatial; ++s)
-          tap_delta[t] += tap_index[t * spatial + s] * window[s].window_dilation * ls[l.input_spatial[s]];
       // The result written directly when it is of the compute type (f32, f64).
       C* out_typed = TypedOutput<C>(out);
-      // Narrow groups (at most kNarrowGroup output features each) are computed position-major
-      // when the output stores positions in row-major order with the features innermost, as
-      // b01f does: each GEMM then writes its rows into the output directly. Wider groups keep
-      // the transposed product, whose long dimension suits the GEMM's packing better.
-      const int64_t out_features = od[l.output_feature];
-      bool rows_in_order = out_typed != nullptr && out_fs == 1 && per_group <= kNarrowGroup;
-      int64_t position_stride = out_features;  // what each dimension's stride must be, innermost first
-      for (size_t s = spatial; s-- > 0 && rows_in_order; position_stride *= od[l.output_spatial[s]])
-        rows_in_order = os[l.output_spatial[s]] == position_stride;
-      rows_in_order = rows_in_order && os[l.output_batch] == position_stride;
+      const bool rows_in_order = out_typed != nullptr && L.positions_in_order;
       ParallelFor(group_runs * blocks, 1, [&](int64_t begin, int64_t end) {
         ScratchVector<C> cols, res;
         std::vector<int64_t> o(1 + spatial), out_row(static_cast<size_t>(kBlockRows));

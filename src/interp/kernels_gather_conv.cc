@@ -322,7 +322,7 @@ Result<ConvPlan> PlanConvolution(const ConvolutionDimensionNumbers& dims, const 
   fit(ConvKernel::kLargeWindow, ConvolutionLargeWindowFits(plan, rhs, out));
   PlanConvolutionPointwise(lhs, rhs, out, plan);
   fit(ConvKernel::kGrouped, ConvolutionGroupedFits(plan, rhs, out));
-  fit(ConvKernel::kViaGemm, ConvolutionViaGemmFits(plan, rhs, out));
+  PlanConvolutionViaGemm(lhs, rhs, out, plan);
   return plan;
 }
 
