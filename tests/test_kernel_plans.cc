@@ -404,6 +404,35 @@ TEST_CASE("kernel plans: a sort, of one operand or several") {
   CHECK(plan.len == 7);
   CHECK(plan.stride == 3);
   CHECK(plan.total == 84);
+  // The comparator is a recognised LT on operand 0: the native sort's key, decided at load.
+  CHECK(plan.native);
+  CHECK(plan.key.operand == 0);
+  CHECK(plan.key.kind == SortKeyKind::kFloatPlain);
+  CHECK(!plan.key.descending);
+  CHECK(plan.key.narrow);
+  CHECK(plan.key.fast);
+  CHECK(!plan.key.carry_value);  // two operands: the index travels with the key
+  CHECK(plan.sizes == std::vector<int>{4, 4});
+  const std::string by_index_gt =
+      "gt {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  i = s32[] parameter(2)\n"
+      "  j = s32[] parameter(3)\n  ROOT c = pred[] compare(i, j), direction=GT, type=TOTALORDER\n}\n";
+  Lowered g = LowerFirst(
+      "  x = f32[4,7,3] parameter(0)\n  i = s32[4,7,3] parameter(1)\n"
+      "  ROOT s = (f32[4,7,3], s32[4,7,3]) sort(x, i), dimensions={1}, to_apply=gt\n",
+      Opcode::kSort, by_index_gt);
+  CHECK(PlanOf<SortPlan>(g).native);
+  CHECK(PlanOf<SortPlan>(g).key.operand == 1);
+  CHECK(PlanOf<SortPlan>(g).key.kind == SortKeyKind::kSigned);
+  CHECK(PlanOf<SortPlan>(g).key.descending);
+  const std::string two_keys =
+      "two {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  i = s32[] parameter(2)\n"
+      "  j = s32[] parameter(3)\n  x = pred[] compare(a, b), direction=LT\n"
+      "  y = pred[] compare(i, j), direction=LT\n  ROOT c = pred[] and(x, y)\n}\n";
+  Lowered t = LowerFirst(
+      "  x = f32[4,7,3] parameter(0)\n  i = s32[4,7,3] parameter(1)\n"
+      "  ROOT s = (f32[4,7,3], s32[4,7,3]) sort(x, i), dimensions={1}, to_apply=two\n",
+      Opcode::kSort, two_keys);
+  CHECK(!PlanOf<SortPlan>(t).native);  // a comparator the executor runs
 }
 
 TEST_CASE("kernel plans: dynamic slices keep only their starts for the run") {

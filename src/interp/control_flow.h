@@ -297,7 +297,7 @@ class ControlFlow : public Frames {
     if (f->buffers[f->root].type != PrimitiveType::kPred) return Status::Error("sort comparator must return pred[]");
     Buf pred{&f->buffers[f->root], nullptr};
     NHLO_ASSIGN_OR_RETURN(CalleeCall less, Caller(b, *f, {pred}, "the sort comparator"));
-    if (const auto* plan = PlanOf<SortPlan>(s)) return RunPlannedSort(*plan, s.pattern, in, out, less);
+    if (const auto* plan = PlanOf<SortPlan>(s)) return RunPlannedSort(*plan, in, out, less);
     return KernelSort(s.pattern, in, out, dims->ints()[0], less);
   }
 

@@ -99,7 +99,7 @@ Status KernelMap(const CalleePattern& pattern, const std::vector<Buf>& in, const
 }
 
 Result<SortPlan> PlanSort(const std::vector<const BufferRecord*>& in, const std::vector<const BufferRecord*>& out,
-                          int64_t d) {
+                          int64_t d, const CalleePattern* pattern) {
   const size_t n = in.size();
   if (n == 0 || out.size() != n) return Status::Error("sort operands and results must have one shape");
   const std::vector<int64_t>& shape = in[0]->dims;
@@ -112,19 +112,25 @@ Result<SortPlan> PlanSort(const std::vector<const BufferRecord*>& in, const std:
   plan.len = shape[d];
   plan.stride = RowMajorStrides(shape)[d];
   plan.total = in[0]->ElementCount();
+  for (const BufferRecord* r : in) plan.sizes.push_back(HostByteSize(r->type));
+  if (pattern && pattern->compare_known && plan.len <= int64_t{UINT32_MAX}) {
+    if (pattern->key_operand >= n) return Status::Error("sort comparator names an operand the sort does not have");
+    plan.native = true;
+    plan.key = PlanSortKey(*pattern, in[pattern->key_operand]->type, n, plan.len);
+  }
   return plan;
 }
 
 Status KernelSort(const CalleePattern& pattern, const std::vector<Buf>& in, const std::vector<Buf>& out, int64_t d,
                   const CalleeCall& less) {
-  NHLO_ASSIGN_OR_RETURN(SortPlan plan, PlanSort(RecordsOf(in), RecordsOf(out), d));
-  return RunPlannedSort(plan, pattern, in, out, less);
+  NHLO_ASSIGN_OR_RETURN(SortPlan plan, PlanSort(RecordsOf(in), RecordsOf(out), d, &pattern));
+  return RunPlannedSort(plan, in, out, less);
 }
 
-Status RunPlannedSort(const SortPlan& plan, const CalleePattern& pattern, const std::vector<Buf>& in,
-                      const std::vector<Buf>& out, const CalleeCall& less) {
+Status RunPlannedSort(const SortPlan& plan, const std::vector<Buf>& in, const std::vector<Buf>& out,
+                      const CalleeCall& less) {
   const size_t n = in.size();
-  if (pattern.compare_known && plan.len <= int64_t{UINT32_MAX}) return KernelSortNative(pattern, in, out, plan.dim);
+  if (plan.native) return KernelSortNative(plan, in, out);
   const int64_t len = plan.len, stride = plan.stride, total = plan.total;
   std::vector<int64_t> order(static_cast<size_t>(len));
   std::vector<const uint8_t*> args(2 * n);

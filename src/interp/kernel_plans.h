@@ -223,10 +223,31 @@ struct SelectAndScatterPlan {
   WindowReach reach;
 };
 
+/// How the native sort (sort_native.cc) keys a line's elements: the order of an unsigned image of
+/// operand `operand`'s values is the comparator's (callee_pattern.h: compare(key(p[2k]),
+/// key(p[2k+1])) LT or GT, plain or TOTALORDER, keys canonicalised or not).
+enum class SortKeyKind : uint8_t { kFloatTotal, kFloatPlain, kSigned, kUnsigned };
+struct SortKeySpec {
+  PrimitiveType type = PrimitiveType::kInvalid;
+  int size = 0;  // host bytes per key
+  SortKeyKind kind = SortKeyKind::kUnsigned;
+  bool canonical = false, descending = false;
+  uint64_t nan_bits = 0, zero_bits = 0;
+  double zero_value = 0;  // the canonicalisation's zero, decoded
+  uint32_t operand = 0;
+  bool narrow = false;       // keys fit in 32 bits: each travels with its index in one word
+  bool fast = false;         // f32 or bf16 keys: keyed without the per-element type dispatch
+  bool carry_value = false;  // one operand, long lines: the key word carries the element itself
+};
+
 /// A sort (exec_callees.cc, sort_native.cc) checked against its records: along dimension `dim`
-/// of `len` elements `stride` apart, `total` elements in all.
+/// of `len` elements `stride` apart, `total` elements in all. With a recognised comparator and
+/// lines of at most 2^32 elements, `native` and the key the native sort orders by.
 struct SortPlan {
   int64_t dim = 0, len = 0, stride = 1, total = 0;
+  bool native = false;
+  SortKeySpec key;
+  std::vector<int> sizes;  // host bytes per element of each operand
 };
 
 /// Checks a broadcast, transpose, slice, reverse or pad step against its records (the pad value
@@ -264,9 +285,11 @@ void RunReshape(const ReshapePlan& plan, const Buf& in, const Buf& out);
 /// (one of each per input) and the reduced dimensions, and its groups.
 Result<ReducePlan> PlanReduce(const std::vector<const BufferRecord*>& in, const std::vector<const BufferRecord*>& init,
                               const std::vector<const BufferRecord*>& out, DimIndexList dims);
-/// A sort's checks (KernelSort's) on its operands and results, one of each per operand.
+struct CalleePattern;  // callee_pattern.h
+/// A sort's checks (KernelSort's) on its operands and results, one of each per operand, and with
+/// the comparator's recognised pattern (or null), the native sort's key.
 Result<SortPlan> PlanSort(const std::vector<const BufferRecord*>& in, const std::vector<const BufferRecord*>& out,
-                          int64_t dim);
+                          int64_t dim, const CalleePattern* pattern);
 /// A reduce-window's checks (KernelReduceWindow's) on its inputs, init values and results, and
 /// its reach; refused, to walk each window as the run finds it, when the reach would hold more
 /// than kMaxWindowReach offsets (a window far wider than its input, over many positions).

@@ -308,7 +308,7 @@ void LowerKernelPlan(const ComputationRecord& comp, Step& s) {
       if (leaf < comp.buffers.size()) results.push_back(&comp.buffers[leaf]);
     if (f == OpFamily::kSort) {
       const std::vector<int64_t>* dims = IntList(s, AttrId::kDimensions);
-      if (dims && dims->size() == 1) keep(PlanSort(operand_records(0, operands), results, (*dims)[0]));
+      if (dims && dims->size() == 1) keep(PlanSort(operand_records(0, operands), results, (*dims)[0], &s.pattern));
       return;
     }
     if (operands % 2 != 0) return;
@@ -461,9 +461,9 @@ Result<Step> LowerBundle(const BundleProgram& p, const ComputationRecord& comp, 
   s.dynamic = HasBoundedLeaf(comp, b.result);
   for (uint32_t o : b.operands) s.dynamic = s.dynamic || HasBoundedLeaf(comp, o);
   if (b.opcode == Opcode::kCustomCall) NHLO_TRY(LowerCustomCall(p, comp, s));
-  if (!s.dynamic) LowerKernelPlan(comp, s);
   NHLO_TRY(CheckScalarCallee(p, comp, s));
   LowerCalleePattern(p, comp, s);
+  if (!s.dynamic) LowerKernelPlan(comp, s);  // after the pattern: a sort's native key depends on it
   if (s.family == OpFamily::kFft && b.operands.size() == 1)
     s.scratch_bytes = FftScratchBytes(s, comp.buffers[b.operands[0]], comp.buffers[b.result]);
   if (s.scratch_bytes > options.scratch_limit)

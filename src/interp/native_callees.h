@@ -49,8 +49,8 @@ Status KernelMap(const CalleePattern& pattern, const std::vector<Buf>& in, const
 Status KernelSort(const CalleePattern& pattern, const std::vector<Buf>& in, const std::vector<Buf>& out, int64_t dim,
                   const CalleeCall& less);
 /// A sort planned at load (PlanSort) on buffers of the records it was planned for.
-Status RunPlannedSort(const SortPlan& plan, const CalleePattern& pattern, const std::vector<Buf>& in,
-                      const std::vector<Buf>& out, const CalleeCall& less);
+Status RunPlannedSort(const SortPlan& plan, const std::vector<Buf>& in, const std::vector<Buf>& out,
+                      const CalleeCall& less);
 /// reduce-window(in..., init...) with the step's window: `call` takes (accumulators..., elements...).
 Status KernelReduceWindow(const Step& step, const std::vector<Buf>& in, const std::vector<Buf>& init,
                           const std::vector<Buf>& out, const CalleeCall& call);
@@ -104,9 +104,11 @@ bool NativeScalarType(PrimitiveType t);
 /// compare(a, b) with pattern.direction (and pattern.total_order) on elements of type `t`.
 bool CompareScalar(const CalleePattern& pattern, PrimitiveType t, const uint8_t* a, const uint8_t* b);
 
-/// sort(in...) along `dim` with a recognised comparator: every operand permuted by the stable
-/// order of operand pattern.key_operand's keys. The caller checked shapes and types.
-Status KernelSortNative(const CalleePattern& pattern, const std::vector<Buf>& in, const std::vector<Buf>& out,
-                        int64_t dim);
+/// The native sort's key for a recognised comparator, a key operand of type `key_type`, `operands`
+/// operands and lines of `len` elements (PlanSort calls it, at load).
+SortKeySpec PlanSortKey(const CalleePattern& pattern, PrimitiveType key_type, size_t operands, int64_t len);
+/// A sort planned with a native key (plan.native): every operand permuted by the stable order of
+/// operand plan.key.operand's keys, on buffers of the records it was planned for.
+Status KernelSortNative(const SortPlan& plan, const std::vector<Buf>& in, const std::vector<Buf>& out);
 
 }  // namespace nhlo

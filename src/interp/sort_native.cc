@@ -22,16 +22,8 @@
 namespace nhlo {
 namespace {
 
-enum class KeyKind : uint8_t { kFloatTotal, kFloatPlain, kSigned, kUnsigned };
-
-struct KeySpec {
-  PrimitiveType type;
-  int size;
-  KeyKind kind;
-  bool canonical, descending;
-  uint64_t nan_bits, zero_bits;
-  double zero_value;  // the canonicalisation's Z, decoded
-};
+using KeyKind = SortKeyKind;
+using KeySpec = SortKeySpec;
 
 double Decode(PrimitiveType t, uint64_t bits) {
   if (t == PrimitiveType::kF64) {
@@ -240,14 +232,11 @@ void RadixSort32(std::vector<uint64_t>& a, std::vector<uint64_t>& tmp) {
 
 }  // namespace
 
-Status KernelSortNative(const CalleePattern& pattern, const std::vector<Buf>& in, const std::vector<Buf>& out,
-                        int64_t dim) {
-  if (pattern.key_operand >= in.size() || in.size() != out.size())
-    return Status::Error("sort comparator names an operand the sort does not have");
-  const Buf& key_buf = in[pattern.key_operand];
+SortKeySpec PlanSortKey(const CalleePattern& pattern, PrimitiveType key_type, size_t operands, int64_t len) {
   KeySpec k{};
-  k.type = key_buf.type();
+  k.type = key_type;
   k.size = HostByteSize(k.type);
+  k.operand = pattern.key_operand;
   k.canonical = pattern.canonical;
   k.descending = pattern.descending;
   k.nan_bits = pattern.nan_bits;
@@ -259,20 +248,21 @@ Status KernelSortNative(const CalleePattern& pattern, const std::vector<Buf>& in
     k.kind = IsSignedInt(k.type) ? KeyKind::kSigned : KeyKind::kUnsigned;
     k.canonical = false;
   }
-  const std::vector<int64_t>& shape = Dims(key_buf);
-  int64_t len = shape[static_cast<size_t>(dim)];
-  int64_t stride = RowMajorStrides(shape)[static_cast<size_t>(dim)];
-  int64_t total = key_buf.count();
-  if (total == 0) return OkStatus();
-  if (len > static_cast<int64_t>(std::numeric_limits<uint32_t>::max()))
-    return Status::Error("sort dimension of " + std::to_string(len) + " elements is beyond the native sort");
-  int64_t lines = total / len;
-  std::vector<int> sizes;
-  for (const Buf& b : in) sizes.push_back(HostByteSize(b.type()));
-  bool narrow = k.type != PrimitiveType::kF64 && BitWidth(k.type) <= 32;  // keys fit in 32 bits
-  bool fast = (k.type == PrimitiveType::kF32 || k.type == PrimitiveType::kBF16) && IsFloat(k.type);
+  k.narrow = k.type != PrimitiveType::kF64 && BitWidth(k.type) <= 32;  // keys fit in 32 bits
+  k.fast = k.type == PrimitiveType::kF32 || k.type == PrimitiveType::kBF16;
   // Little-endian hosts: an element's bytes are the low bytes of the word they are copied into.
-  bool carry_value = narrow && in.size() == 1 && len > 256 && (k.size == 1 || k.size == 2 || k.size == 4);
+  k.carry_value = k.narrow && operands == 1 && len > 256 && (k.size == 1 || k.size == 2 || k.size == 4);
+  return k;
+}
+
+Status KernelSortNative(const SortPlan& plan, const std::vector<Buf>& in, const std::vector<Buf>& out) {
+  const KeySpec& k = plan.key;
+  const Buf& key_buf = in[k.operand];
+  const int64_t len = plan.len, stride = plan.stride, total = plan.total;
+  if (total == 0) return OkStatus();
+  const int64_t lines = total / len;
+  const std::vector<int>& sizes = plan.sizes;
+  const bool narrow = k.narrow, fast = k.fast, carry_value = k.carry_value;
   ParallelFor(lines, ChunkFor(len * 8), [&](int64_t begin, int64_t end) {
     // Scratch kept per thread between sorts (a sort in a loop does not fault its pages in again),
     // unless it grew past 64 MiB.
