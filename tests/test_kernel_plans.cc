@@ -576,3 +576,53 @@ TEST_CASE("kernel plans: an elementwise step is its span, resolved at load, with
 
 }  // namespace
 }  // namespace nhlo
+
+namespace nhlo {
+namespace {
+
+TEST_CASE("kernel plans: called computations' signatures are checked at load, reported at the run") {
+  const std::string computations =
+      "cond {\n  p = (s32[], f32[4]) parameter(0)\n  i = s32[] get-tuple-element(p), index=0\n"
+      "  n = s32[] constant(3)\n  ROOT lt = pred[] compare(i, n), direction=LT\n}\n"
+      "body {\n  p = (s32[], f32[4]) parameter(0)\n  ROOT q = (s32[], f32[4]) copy(p)\n}\n"
+      "add {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n";
+  SUBCASE("a while: nothing to report; its condition made to return s32: the run's message") {
+    Lowered l = LowerFirst(
+        "  x = f32[4] parameter(0)\n  z = s32[] constant(0)\n  t = (s32[], f32[4]) tuple(z, x)\n"
+        "  ROOT w = (s32[], f32[4]) while(t), condition=cond, body=body\n",
+        Opcode::kWhile, computations);
+    REQUIRE(l.step.callee);
+    CHECK(l.step.callee->error.ok());
+    ComputationRecord& cond = l.program.computations[l.step.Find(AttrId::kCondition)->computations()[0]];
+    cond.buffers[cond.root].type = PrimitiveType::kS32;
+    const ComputationRecord& entry = l.program.computations[l.program.entry];
+    Result<Step> s = LowerBundle(l.program, entry, *l.step.bundle, ExecuteOptions{});
+    REQUIRE(s.ok());  // the load succeeds: the error is the run's, when it reaches the loop
+    REQUIRE(s->callee);
+    CHECK(s->callee->error.ToString().find("while condition must return pred[]") != std::string::npos);
+  }
+  SUBCASE("a reduce: the reducer's root leaf; a root of another size: the run's message") {
+    Lowered l = LowerFirst(
+        "  x = f32[4,5] parameter(0)\n  z = f32[] constant(0)\n"
+        "  ROOT r = f32[4] reduce(x, z), dimensions={1}, to_apply=add\n",
+        Opcode::kReduce, computations);
+    REQUIRE(l.step.callee);
+    const ComputationRecord& add = l.program.computations[l.step.Find(AttrId::kToApply)->computations()[0]];
+    CHECK(l.step.callee->leaves == std::vector<uint32_t>{add.root});
+    ComputationRecord& mutable_add = l.program.computations[l.step.Find(AttrId::kToApply)->computations()[0]];
+    mutable_add.buffers[mutable_add.root].size = 8;
+    const ComputationRecord& entry = l.program.computations[l.program.entry];
+    Result<Step> s = LowerBundle(l.program, entry, *l.step.bundle, ExecuteOptions{});
+    REQUIRE(s.ok());
+    REQUIRE(s->callee);
+    CHECK(s->callee->leaves.empty());
+    CHECK(s->callee->error.ToString().find("the reducer's result does not match the accumulator") != std::string::npos);
+  }
+  SUBCASE("steps that call nothing per element carry no signature") {
+    Lowered l = LowerFirst("  x = f32[4] parameter(0)\n  ROOT n = f32[4] negate(x)\n", Opcode::kNegate);
+    CHECK(!l.step.callee);
+  }
+}
+
+}  // namespace
+}  // namespace nhlo

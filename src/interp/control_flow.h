@@ -168,10 +168,7 @@ class ControlFlow : public Frames {
     const BundleRecord& b = *s.bundle;  // one operand: Lower checked it
     NHLO_ASSIGN_OR_RETURN(const ComputationRecord* cond, Callee(s, AttrId::kCondition));
     NHLO_ASSIGN_OR_RETURN(const ComputationRecord* body, Callee(s, AttrId::kBody));
-    if (cond->params.size() != 1 || body->params.size() != 1)
-      return Status::Error("while computations take one parameter");
-    const BufferRecord& pred = cond->buffers[cond->root];
-    if (pred.type != PrimitiveType::kPred || pred.size != 1) return Status::Error("while condition must return pred[]");
+    NHLO_TRY(CalleeChecked(s));  // one parameter each, a pred[] condition
     NHLO_TRY(CopyTree(b.operands[0], b.result));
     for (;;) {
       NHLO_TRY(BindTree(*cond, cond->params[0], b.result));
@@ -227,33 +224,30 @@ class ControlFlow : public Frames {
     return CopyTreeFrom(*f, f->root, result);
   }
 
-  // The per-element call of `f` for bundle `b`, whose root gives one scalar leaf per result
-  // (of the results' sizes): checked here, once, not on every call.
-  Result<CalleeCall> Caller(const BundleRecord& b, const ComputationRecord& f, const std::vector<Buf>& results,
-                            const char* what) {
-    const BufferRecord& root = f.buffers[f.root];
-    std::vector<uint32_t> leaves;
-    if (results.size() == 1 && root.type != PrimitiveType::kTuple)
-      leaves.push_back(f.root);
-    else if (root.type == PrimitiveType::kTuple && root.tuple.size() == results.size())
-      leaves = root.tuple;
-    else
-      return Status::Error(std::string(what) + " must return " + std::to_string(results.size()) + " values");
-    for (size_t k = 0; k < leaves.size(); ++k)
-      if (f.buffers[leaves[k]].size != static_cast<uint64_t>(HostByteSize(results[k].type())))
-        return Status::Error(std::string(what) + "'s result does not match the accumulator");
+  // What LowerCalleeSignature found of step s's called computations at load: OK, or the error
+  // the executor reported here when it checked them on every run.
+  static Status CalleeChecked(const Step& s) {
+    if (!s.callee)  // not reached: the load checks every step whose computations a run reaches
+      return Status::Error("bundle '" + std::string(OpcodeName(s.opcode())) + "' has unchecked computations");
+    return s.callee->error;
+  }
+
+  // The per-element call of `f` for step `s`, reading the root's leaves found at load.
+  Result<CalleeCall> Caller(const Step& s, const ComputationRecord& f) {
+    NHLO_TRY(CalleeChecked(s));
+    const BundleRecord& b = *s.bundle;
+    const std::vector<uint32_t>& leaves = s.callee->leaves;
     auto taken = std::make_shared<std::vector<const uint8_t*>>(leaves.size());
-    return CalleeCall(
-        [this, &b, &f, leaves = std::move(leaves), taken](const uint8_t* const* args) -> Result<const uint8_t* const*> {
-          // The loader checked that `f` takes these scalars (CheckScalarCallee).
-          for (size_t i = 0; i < f.params.size(); ++i) P(f, f.params[i]) = const_cast<uint8_t*>(args[i]);
-          NHLO_TRY(Enter(f, CalleeBase(b)));
-          for (size_t k = 0; k < leaves.size(); ++k) {
-            (*taken)[k] = P(f, leaves[k]);
-            if (!(*taken)[k]) return Status::Error("computation '" + std::string(f.name) + "' has no result");
-          }
-          return static_cast<const uint8_t* const*>(taken->data());
-        });
+    return CalleeCall([this, &b, &f, &leaves, taken](const uint8_t* const* args) -> Result<const uint8_t* const*> {
+      // The loader checked that `f` takes these scalars (CheckScalarCallee).
+      for (size_t i = 0; i < f.params.size(); ++i) P(f, f.params[i]) = const_cast<uint8_t*>(args[i]);
+      NHLO_TRY(Enter(f, CalleeBase(b)));
+      for (size_t k = 0; k < leaves.size(); ++k) {
+        (*taken)[k] = P(f, leaves[k]);
+        if (!(*taken)[k]) return Status::Error("computation '" + std::string(f.name) + "' has no result");
+      }
+      return static_cast<const uint8_t* const*>(taken->data());
+    });
   }
 
   // The ops that call a computation per element (exec_callees.cc): their operands and a call.
@@ -268,7 +262,7 @@ class ControlFlow : public Frames {
     NHLO_ASSIGN_OR_RETURN(std::vector<Buf> init, OperandArrays(b, n, n));
     NHLO_ASSIGN_OR_RETURN(std::vector<Buf> out, ResultLeaves(b, n, "reduce"));
     // The accumulators are the init values' types: a mixed-precision result converts after.
-    NHLO_ASSIGN_OR_RETURN(CalleeCall call, Caller(b, *f, init, "the reducer"));
+    NHLO_ASSIGN_OR_RETURN(CalleeCall call, Caller(s, *f));
     if (const auto* plan = PlanOf<ReducePlan>(s)) return RunPlannedReduce(*plan, s.pattern, in, init, out, call);
     return KernelReduce(s.pattern, in, init, out, dims->ints(), call);
   }
@@ -278,9 +272,7 @@ class ControlFlow : public Frames {
     NHLO_ASSIGN_OR_RETURN(const ComputationRecord* f, Callee(s, AttrId::kToApply));
     NHLO_ASSIGN_OR_RETURN(Buf out, Array(b.result));
     NHLO_ASSIGN_OR_RETURN(std::vector<Buf> in, OperandArrays(b, 0, b.operands.size()));
-    if (f->buffers[f->root].type != out.type())
-      return Status::Error("map computation must return a scalar of the result type");
-    NHLO_ASSIGN_OR_RETURN(CalleeCall call, Caller(b, *f, {out}, "the map computation"));
+    NHLO_ASSIGN_OR_RETURN(CalleeCall call, Caller(s, *f));  // its root's type checked at load
     return KernelMap(s.pattern, in, out, call);
   }
 
@@ -294,9 +286,7 @@ class ControlFlow : public Frames {
     if (n == 0 || !dims || dims->ints().size() != 1) return Status::Error("sort needs operands and one dimension");
     NHLO_ASSIGN_OR_RETURN(std::vector<Buf> in, OperandArrays(b, 0, n));
     NHLO_ASSIGN_OR_RETURN(std::vector<Buf> out, ResultLeaves(b, n, "sort"));
-    if (f->buffers[f->root].type != PrimitiveType::kPred) return Status::Error("sort comparator must return pred[]");
-    Buf pred{&f->buffers[f->root], nullptr};
-    NHLO_ASSIGN_OR_RETURN(CalleeCall less, Caller(b, *f, {pred}, "the sort comparator"));
+    NHLO_ASSIGN_OR_RETURN(CalleeCall less, Caller(s, *f));  // a pred[] root, checked at load
     if (const auto* plan = PlanOf<SortPlan>(s)) return RunPlannedSort(*plan, in, out, less);
     return KernelSort(s.pattern, in, out, dims->ints()[0], less);
   }
@@ -312,7 +302,7 @@ class ControlFlow : public Frames {
     NHLO_ASSIGN_OR_RETURN(std::vector<Buf> in, OperandArrays(b, 0, n));
     NHLO_ASSIGN_OR_RETURN(std::vector<Buf> init, OperandArrays(b, n, n));
     NHLO_ASSIGN_OR_RETURN(std::vector<Buf> out, ResultLeaves(b, n, "reduce-window"));
-    NHLO_ASSIGN_OR_RETURN(CalleeCall call, Caller(b, *f, out, "the reducer"));
+    NHLO_ASSIGN_OR_RETURN(CalleeCall call, Caller(s, *f));
     if (const auto* plan = PlanOf<ReduceWindowPlan>(s)) return RunPlannedReduceWindow(s, *plan, in, init, out, call);
     return KernelReduceWindow(s, in, init, out, call);
   }
@@ -329,7 +319,7 @@ class ControlFlow : public Frames {
     NHLO_ASSIGN_OR_RETURN(std::vector<Buf> upd, OperandArrays(b, n + 1, n));
     NHLO_ASSIGN_OR_RETURN(Buf indices, Array(b.operands[n]));
     NHLO_ASSIGN_OR_RETURN(std::vector<Buf> out, ResultLeaves(b, n, "scatter"));
-    NHLO_ASSIGN_OR_RETURN(CalleeCall call, Caller(b, *f, out, "the scatter computation"));
+    NHLO_ASSIGN_OR_RETURN(CalleeCall call, Caller(s, *f));
     if (const auto* plan = PlanOf<ScatterPlan>(s))
       return RunPlannedScatter(*plan, s.pattern, in[0], indices, upd[0], out[0], call);
     return KernelScatter(s, in, indices, upd, out, call);
@@ -356,17 +346,7 @@ class ControlFlow : public Frames {
     NHLO_ASSIGN_OR_RETURN(Buf out, Array(b.result));
     PrimitiveType t = in[0].type();
     uint64_t size = static_cast<uint64_t>(HostByteSize(t));
-    for (const ComputationRecord* f : {select, scatter}) {
-      const BufferRecord& root = f->buffers[f->root];
-      PrimitiveType want = f == select ? PrimitiveType::kPred : t;
-      bool ok = f->params.size() == 2 && root.type == want && root.size == static_cast<uint64_t>(HostByteSize(want));
-      for (size_t i = 0; ok && i < 2; ++i)
-        ok = f->buffers[f->params[i]].type == t && f->buffers[f->params[i]].size == size;
-      if (!ok)
-        return Status::Error("select-and-scatter computation '" + std::string(f->name) + "' must take two " +
-                             std::string(PrimitiveTypeName(t)) + " scalars and return a " +
-                             std::string(PrimitiveTypeName(want)) + " scalar");
-    }
+    NHLO_TRY(CalleeChecked(s));  // select and scatter take two scalars of t, checked at load
     auto call = [&](const ComputationRecord* f) {
       return [this, &b, f](const uint8_t* x, const uint8_t* y) { return CallScalar(b, *f, x, y); };
     };

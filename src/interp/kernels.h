@@ -30,6 +30,16 @@ enum class TopKOrder : uint8_t { kDescending, kAscending, kComparator };
 /// A bundle lowered for execution, once, when the program is loaded: its record, its
 /// attributes by id in O(1), the computations it calls and its custom call's decoded config.
 /// Kernels read attributes through Find and never search or parse.
+/// What the run needs of the computations a step calls, checked at load (LowerCalleeSignature,
+/// lower.cc): for the ops that call a computation per element (reduce, map, sort, reduce-window,
+/// scatter) the root's leaves, one per result; or the error the run reports when it reaches the
+/// step (a root that is not what the op reads, a while's or select-and-scatter's computations
+/// of the wrong signature), at the point where the executor used to find it.
+struct CalleeSignature {
+  std::vector<uint32_t> leaves;
+  Status error;
+};
+
 struct Step {
   const BundleRecord* bundle = nullptr;
   OpFamily family = OpFamily::kNotExecutable;
@@ -56,6 +66,9 @@ struct Step {
   /// for a static step: the run then checks and decides nothing. Null for a step of bounded
   /// dynamic shape, for records the planner refuses, and for the kernels not planned yet.
   std::unique_ptr<const KernelPlan> plan;
+  /// The called computations' signature (reduce, map, sort, reduce-window, scatter, while,
+  /// select-and-scatter); null for the other families.
+  std::unique_ptr<const CalleeSignature> callee;
 
   const AttrRecord* Find(AttrId id) const {
     uint8_t slot = attr_slot[static_cast<int>(id)];

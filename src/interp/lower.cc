@@ -274,6 +274,190 @@ Status CheckScalarCallee(const BundleProgram& p, const ComputationRecord& comp, 
 
 namespace {
 
+// The root leaves a per-element call of `f` reads, one per result of `sizes` bytes (the
+// accumulators, or the results), or the executor's error when the root does not give them.
+CalleeSignature RootLeaves(const ComputationRecord& f, const std::vector<const BufferRecord*>& results,
+                           const char* what) {
+  CalleeSignature sig;
+  const BufferRecord& root = f.buffers[f.root];
+  if (results.size() == 1 && root.type != PrimitiveType::kTuple)
+    sig.leaves.push_back(f.root);
+  else if (root.type == PrimitiveType::kTuple && root.tuple.size() == results.size())
+    sig.leaves = root.tuple;
+  else
+    sig.error = Status::Error(std::string(what) + " must return " + std::to_string(results.size()) + " values");
+  for (size_t k = 0; sig.error.ok() && k < sig.leaves.size(); ++k)
+    if (sig.leaves[k] >= f.buffers.size() ||
+        f.buffers[sig.leaves[k]].size != static_cast<uint64_t>(HostByteSize(results[k]->type)))
+      sig.error = Status::Error(std::string(what) + "'s result does not match the accumulator");
+  if (!sig.error.ok()) sig.leaves.clear();
+  return sig;
+}
+
+// The checks the executor made of a step's called computations on every run (ControlFlow:
+// RunWhile, RunMap, RunSort, RunSelectAndScatter and the per-element Caller), made here once.
+// A step whose computations or records are missing gets none: the run reports that first.
+void LowerCalleeSignature(const BundleProgram& p, const ComputationRecord& comp, Step& s) {
+  const BundleRecord& b = *s.bundle;
+  auto callee = [&](AttrId id) -> const ComputationRecord* {
+    const AttrRecord* a = s.Find(id);
+    if (!a || a->computations().empty() || a->computations()[0] >= p.computations.size()) return nullptr;
+    return &p.computations[a->computations()[0]];
+  };
+  auto record = [&](uint32_t i) { return i < comp.buffers.size() ? &comp.buffers[i] : nullptr; };
+  // The result, or its n leaves (Frames::ResultLeaves), or empty when they are not n.
+  auto result_leaves = [&](size_t n) {
+    std::vector<const BufferRecord*> out;
+    const BufferRecord* r = record(b.result);
+    if (!r) return out;
+    if (n == 1) return std::vector<const BufferRecord*>{r};
+    if (r->type != PrimitiveType::kTuple || r->tuple.size() != n) return out;
+    for (uint32_t e : r->tuple) {
+      if (!record(e)) return std::vector<const BufferRecord*>{};
+      out.push_back(record(e));
+    }
+    return out;
+  };
+  auto operand_records = [&](size_t first, size_t count) {
+    std::vector<const BufferRecord*> out;
+    for (size_t i = first; i < first + count && i < b.operands.size(); ++i) {
+      if (!record(b.operands[i])) return std::vector<const BufferRecord*>{};
+      out.push_back(record(b.operands[i]));
+    }
+    return out;
+  };
+  auto keep = [&](CalleeSignature sig) { s.callee = std::make_unique<const CalleeSignature>(std::move(sig)); };
+  const size_t operands = b.operands.size();
+  switch (s.family) {
+    case OpFamily::kReduce:
+    case OpFamily::kReduceWindow: {
+      const ComputationRecord* f = callee(AttrId::kToApply);
+      const size_t n = operands / 2;
+      if (!f || n == 0 || operands != 2 * n) return;
+      // A reduce's accumulators are its init values; a reduce-window's, its results.
+      const std::vector<const BufferRecord*> acc =
+          s.family == OpFamily::kReduce ? operand_records(n, n) : result_leaves(n);
+      if (acc.size() == n) keep(RootLeaves(*f, acc, "the reducer"));
+      return;
+    }
+    case OpFamily::kScatter: {
+      const ComputationRecord* f = callee(AttrId::kToApply);
+      const size_t n = (operands - 1) / 2;
+      if (!f || n == 0 || operands != 2 * n + 1) return;
+      const std::vector<const BufferRecord*> out = result_leaves(n);
+      if (out.size() == n) keep(RootLeaves(*f, out, "the scatter computation"));
+      return;
+    }
+    case OpFamily::kMap: {
+      const ComputationRecord* f = callee(AttrId::kToApply);
+      const BufferRecord* out = record(b.result);
+      if (!f || !out) return;
+      if (f->buffers[f->root].type != out->type) {
+        CalleeSignature sig;
+        sig.error = Status::Error("map computation must return a scalar of the result type");
+        return keep(std::move(sig));
+      }
+      return keep(RootLeaves(*f, {out}, "the map computation"));
+    }
+    case OpFamily::kSort: {
+      const ComputationRecord* f = callee(AttrId::kToApply);
+      if (!f) return;
+      const BufferRecord& root = f->buffers[f->root];
+      if (root.type != PrimitiveType::kPred) {
+        CalleeSignature sig;
+        sig.error = Status::Error("sort comparator must return pred[]");
+        return keep(std::move(sig));
+      }
+      return keep(RootLeaves(*f, {&root}, "the sort comparator"));
+    }
+    case OpFamily::kWhile: {
+      const ComputationRecord* cond = callee(AttrId::kCondition);
+      const ComputationRecord* body = callee(AttrId::kBody);
+      if (!cond || !body) return;
+      CalleeSignature sig;
+      const BufferRecord& pred = cond->buffers[cond->root];
+      if (cond->params.size() != 1 || body->params.size() != 1)
+        sig.error = Status::Error("while computations take one parameter");
+      else if (pred.type != PrimitiveType::kPred || pred.size != 1)
+        sig.error = Status::Error("while condition must return pred[]");
+      return keep(std::move(sig));
+    }
+    case OpFamily::kSelectAndScatter: {
+      const ComputationRecord* select = callee(AttrId::kSelect);
+      const ComputationRecord* scatter = callee(AttrId::kScatter);
+      const std::vector<const BufferRecord*> in = operand_records(0, 3);
+      if (!select || !scatter || in.size() != 3) return;
+      const PrimitiveType t = in[0]->type;
+      const uint64_t size = static_cast<uint64_t>(HostByteSize(t));
+      CalleeSignature sig;
+      for (const ComputationRecord* f : {select, scatter}) {
+        const BufferRecord& root = f->buffers[f->root];
+        const PrimitiveType want = f == select ? PrimitiveType::kPred : t;
+        bool ok = f->params.size() == 2 && root.type == want && root.size == static_cast<uint64_t>(HostByteSize(want));
+        for (size_t i = 0; ok && i < 2; ++i)
+          ok = f->buffers[f->params[i]].type == t && f->buffers[f->params[i]].size == size;
+        if (!ok && sig.error.ok())
+          sig.error = Status::Error("select-and-scatter computation '" + std::string(f->name) + "' must take two " +
+                                    std::string(PrimitiveTypeName(t)) + " scalars and return a " +
+                                    std::string(PrimitiveTypeName(want)) + " scalar");
+      }
+      return keep(std::move(sig));
+    }
+    case OpFamily::kNotExecutable:
+    case OpFamily::kBound:
+    case OpFamily::kTuple:
+    case OpFamily::kGetTupleElement:
+    case OpFamily::kAfterAll:
+    case OpFamily::kAddDependency:
+    case OpFamily::kCopy:
+    case OpFamily::kTupleResult:
+    case OpFamily::kCall:
+    case OpFamily::kFusion:
+    case OpFamily::kConditional:
+    case OpFamily::kScan:
+    case OpFamily::kUnary:
+    case OpFamily::kBinary:
+    case OpFamily::kCompare:
+    case OpFamily::kSelect:
+    case OpFamily::kClamp:
+    case OpFamily::kConvert:
+    case OpFamily::kBitcastConvert:
+    case OpFamily::kBroadcast:
+    case OpFamily::kReshape:
+    case OpFamily::kTranspose:
+    case OpFamily::kIota:
+    case OpFamily::kSlice:
+    case OpFamily::kConcatenate:
+    case OpFamily::kPad:
+    case OpFamily::kReverse:
+    case OpFamily::kDynamicSlice:
+    case OpFamily::kDynamicUpdateSlice:
+    case OpFamily::kDot:
+    case OpFamily::kGather:
+    case OpFamily::kConvolution:
+    case OpFamily::kScaledDot:
+    case OpFamily::kRaggedDot:
+    case OpFamily::kReducePrecision:
+    case OpFamily::kRng:
+    case OpFamily::kCholesky:
+    case OpFamily::kTriangularSolve:
+    case OpFamily::kFft:
+    case OpFamily::kRngState:
+    case OpFamily::kDynamicShape:
+    case OpFamily::kTransferIn:
+    case OpFamily::kTransferOut:
+    case OpFamily::kSend:
+    case OpFamily::kRecvDone:
+    case OpFamily::kStochasticConvert:
+    case OpFamily::kCollective:
+    case OpFamily::kAsyncStart:
+    case OpFamily::kAsyncUpdate:
+    case OpFamily::kAsyncDone:
+    case OpFamily::kCopyStart:
+    case OpFamily::kCopyDone: return;
+  }
+}
+
 Status Arity(const BundleRecord& b, size_t n) {
   if (b.operands.size() != n)
     return Status::Error("bundle '" + std::string(OpcodeName(b.opcode)) + "' has " + std::to_string(b.operands.size()) +
@@ -463,6 +647,7 @@ Result<Step> LowerBundle(const BundleProgram& p, const ComputationRecord& comp, 
   if (b.opcode == Opcode::kCustomCall) NHLO_TRY(LowerCustomCall(p, comp, s));
   NHLO_TRY(CheckScalarCallee(p, comp, s));
   LowerCalleePattern(p, comp, s);
+  LowerCalleeSignature(p, comp, s);
   if (!s.dynamic) LowerKernelPlan(comp, s);  // after the pattern: a sort's native key depends on it
   if (s.family == OpFamily::kFft && b.operands.size() == 1)
     s.scratch_bytes = FftScratchBytes(s, comp.buffers[b.operands[0]], comp.buffers[b.result]);
