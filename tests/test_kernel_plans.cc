@@ -4,6 +4,7 @@
 // plan; a malformed record is refused by the planner with the message the run would give.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "interp/kernels.h"
 #include "interp/lower.h"
 #include "load_program.h"
+#include "types/float_cast.h"
 
 namespace nhlo {
 namespace {
@@ -556,16 +558,78 @@ TEST_CASE("kernel plans: an elementwise step is its span, resolved at load, with
     REQUIRE(KernelConvert(kernel.bufs[0], kernel.out()).ok());
     CHECK(planned.bytes.back() == kernel.bytes.back());
   }
-  SUBCASE("left to the kernel: complex, is-finite, one predicate for a select, mismatched records") {
+  SUBCASE("is-finite of bf16, and a bf16 clamp: block spans, the evaluator's values") {
+    Lowered f = LowerFirst("  x = bf16[300] parameter(0)\n  ROOT n = pred[300] is-finite(x)\n", Opcode::kIsFinite);
+    StepBuffers finite(f, [](size_t, int64_t i) -> uint32_t {
+      const uint32_t special[4] = {0x7f80, 0xff80, 0x7fc1, 0x0001};  // inf, -inf, NaN, a denormal
+      return i % 7 == 3 ? special[(i / 7) % 4] : static_cast<uint32_t>(0x3f80 + i);
+    });
+    RunElementwise(PlanOf<ElementwisePlan>(f), finite.bufs.data(), finite.out());
+    for (int64_t i = 0; i < 300; ++i) {
+      const bool special = i % 7 == 3 && (i / 7) % 4 != 3;
+      CHECK(finite.bytes.back()[i] == (special ? 0 : 1));
+    }
+    Lowered c = LowerFirst(
+        "  lo = bf16[300] parameter(0)\n  x = bf16[300] parameter(1)\n  hi = bf16[] parameter(2)\n"
+        "  ROOT c = bf16[300] clamp(lo, x, hi)\n",
+        Opcode::kClamp);
+    const ElementwisePlan& plan = PlanOf<ElementwisePlan>(c);
+    CHECK(plan.element[0] == 2);
+    CHECK(plan.element[2] == 0);
+    auto bits = [](size_t k, int64_t i) -> uint32_t {
+      if (k == 2) return 0x4100;                                        // hi = 8
+      if (i % 11 == 4) return k == 0 ? 0x7fc1u : 0x3f80u;               // lo NaN: the result is lo
+      if (i % 13 == 6) return k == 1 ? 0xffc2u : 0x3f80u;               // x NaN: the result is x
+      return k == 0 ? 0x3f80u : static_cast<uint32_t>(0x3e00 + i * 5);  // lo = 1, x from 0.125 up
+    };
+    StepBuffers clamp(c, bits);
+    RunElementwise(plan, clamp.bufs.data(), clamp.out());
+    for (int64_t i = 0; i < 300; ++i) {
+      uint16_t got;
+      std::memcpy(&got, clamp.out().data + 2 * i, 2);
+      const float lo = DecodeToF32(PrimitiveType::kBF16, bits(0, i)), x = DecodeToF32(PrimitiveType::kBF16, bits(1, i));
+      uint32_t want = x < lo ? bits(0, i) : bits(1, i);
+      if (DecodeToF32(PrimitiveType::kBF16, want) > 8.0f) want = 0x4100;
+      // A NaN operand wins, computed in f32 and rounded back as the evaluator's bf16: the quiet
+      // NaN of its sign, the payload dropped (float_cast.h's F32ToBf16, Eigen's rounding).
+      if (std::isnan(x)) want = (bits(1, i) & 0x8000u) | 0x7fc0u;
+      if (std::isnan(lo)) want = (bits(0, i) & 0x8000u) | 0x7fc0u;
+      CHECK(got == want);
+    }
+  }
+  SUBCASE("a select of one predicate copies the operand it picks") {
+    Lowered l = LowerFirst(
+        "  p = pred[] parameter(0)\n  x = s32[8] parameter(1)\n  y = s32[8] parameter(2)\n"
+        "  ROOT s = s32[8] select(p, x, y)\n",
+        Opcode::kSelect);
+    const ElementwisePlan& plan = PlanOf<ElementwisePlan>(l);
+    CHECK(plan.pick_bytes == 32);
+    for (uint32_t p : {0u, 1u, 2u}) {  // any byte other than 0 is true
+      StepBuffers bufs(l, [](size_t k, int64_t i) -> uint32_t { return static_cast<uint32_t>(k * 100 + i); });
+      bufs.bytes[0][0] = static_cast<uint8_t>(p);
+      RunElementwise(plan, bufs.bufs.data(), bufs.out());
+      CHECK(bufs.bytes.back() == bufs.bytes[p != 0 ? 1 : 2]);
+    }
+  }
+  SUBCASE("reduce-precision: the span with its widths, capped at 64") {
+    Lowered l = LowerFirst(
+        "  x = f32[100] parameter(0)\n  ROOT r = f32[100] reduce-precision(x), exponent_bits=5, mantissa_bits=10\n",
+        Opcode::kReducePrecision);
+    const ElementwisePlan& plan = PlanOf<ElementwisePlan>(l);
+    CHECK(plan.span.exponent_bits == 5);
+    CHECK(plan.span.mantissa_bits == 10);
+    StepBuffers bufs(l, [](size_t, int64_t i) -> uint32_t { return 0x3f800001u + static_cast<uint32_t>(i) * 4099u; });
+    RunElementwise(plan, bufs.bufs.data(), bufs.out());
+    for (int64_t i = 0; i < 100; ++i) {  // f16's precision: an f32 of [1, 2) keeps 10 mantissa bits
+      float x, got;
+      std::memcpy(&x, bufs.bytes[0].data() + 4 * i, 4);
+      std::memcpy(&got, bufs.out().data + 4 * i, 4);
+      CHECK(got == DecodeToF32(PrimitiveType::kF16, EncodeFromF32(PrimitiveType::kF16, x)));
+    }
+  }
+  SUBCASE("left to the kernel: complex, mismatched records") {
     Lowered c = LowerFirst("  x = c64[8] parameter(0)\n  ROOT n = c64[8] negate(x)\n", Opcode::kNegate);
     CHECK(!c.step.plan);
-    Lowered f = LowerFirst("  x = f32[8] parameter(0)\n  ROOT n = pred[8] is-finite(x)\n", Opcode::kIsFinite);
-    CHECK(!f.step.plan);
-    Lowered s = LowerFirst(
-        "  p = pred[] parameter(0)\n  x = f32[8] parameter(1)\n"
-        "  ROOT s = f32[8] select(p, x, x)\n",
-        Opcode::kSelect);
-    CHECK(!s.step.plan);
     Lowered b = LowerFirst("  x = f32[8] parameter(0)\n  ROOT n = f32[8] negate(x)\n", Opcode::kNegate);
     BufferRecord wrong = b.program.computations[b.program.entry].buffers[b.step.bundle->operands[0]];
     wrong.dims = {9};

@@ -15,6 +15,33 @@
 
 namespace nhlo {
 
+// reduce-precision of one value in the bit layout of F (float or double), as XLA's evaluator
+// does it: round the mantissa to nearest-even, then flush values below the reduced format's
+// normal range to signed zero (denormals included) and values above it to signed infinity. A
+// NaN stays the input NaN, or becomes +inf when no mantissa bit is left to carry it.
+template <typename F>
+inline F ReducePrecisionValue(F x, int exponent_bits, int mantissa_bits) {
+  using U = std::conditional_t<sizeof(F) == 4, uint32_t, uint64_t>;
+  constexpr int kMantissa = std::numeric_limits<F>::digits - 1;
+  constexpr int kExponent = 8 * sizeof(F) - kMantissa - 1;
+  U bits = std::bit_cast<U>(x);
+  if (mantissa_bits < kMantissa) {
+    U last_bit = U(1) << (kMantissa - mantissa_bits);
+    U bias = (last_bit >> 1) - 1 + ((bits & last_bit) >> (kMantissa - mantissa_bits));
+    bits = (bits + bias) & ~(last_bit - 1);  // a carry into the exponent is the right result
+  }
+  if (exponent_bits < kExponent) {
+    U sign = bits & (U(1) << (8 * sizeof(F) - 1));
+    U exponent_mask = ((U(1) << kExponent) - 1) << kMantissa;
+    U bias = (U(1) << (kExponent - 1)) - 1, reduced_bias = (U(1) << (exponent_bits - 1)) - 1;
+    U exponent = bits & exponent_mask;
+    if (exponent > (bias + reduced_bias) << kMantissa) bits = sign | exponent_mask;
+    if (exponent <= (bias - reduced_bias) << kMantissa) bits = sign;
+  }
+  if (std::isnan(x)) return mantissa_bits > 0 ? x : std::numeric_limits<F>::infinity();
+  return std::bit_cast<F>(bits);
+}
+
 template <typename C>
 inline C UnaryFloat(UnaryOp op, C x, bool* ok) {
   switch (op) {

@@ -21,6 +21,7 @@ struct SpanOp {
   SpanFn fn = nullptr;  // null: the op has no span form for these types (it runs op by op)
   PrimitiveType in_type = PrimitiveType::kInvalid, out_type = PrimitiveType::kInvalid;
   int operands = 0;
+  int exponent_bits = 0, mantissa_bits = 0;  // reduce-precision's widths
 };
 
 SpanOp UnarySpanOp(Opcode op, PrimitiveType in, PrimitiveType out);
@@ -37,6 +38,9 @@ SpanOp ConvertSpanOp(PrimitiveType from, PrimitiveType to);
 /// clamp(lo, x, hi) as KernelClamp computes it, for f32, f64 and native integers; a scalar bound
 /// is in[0] or in[2]'s one element.
 SpanOp ClampSpanOp(PrimitiveType t, bool lo_scalar, bool hi_scalar);
+/// reduce-precision of a float type to `exponent_bits` (>= 1) and `mantissa_bits` (>= 0), each
+/// at most 64, as KernelReducePrecision computes it.
+SpanOp ReducePrecisionSpanOp(PrimitiveType t, int exponent_bits, int mantissa_bits);
 /// Every result element is in[0]'s one element (a broadcast of a scalar).
 SpanOp FillSpanOp(PrimitiveType t);
 /// The result is the operand's bytes (reshape: the same elements in the same order).

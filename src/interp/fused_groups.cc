@@ -10,6 +10,7 @@
 #include "interp/fused_groups.h"
 
 #include <algorithm>
+#include <cstring>
 #include <map>
 #include <memory>
 
@@ -91,6 +92,16 @@ SpanOp SpanOpOf(const ComputationRecord& comp, const Step& s) {
       if (x != n || (lo != 1 && lo != n) || (hi != 1 && hi != n)) return {};
       return ClampSpanOp(out.type, lo == 1 && n != 1, hi == 1 && n != 1);
     }
+    case OpFamily::kReducePrecision: {
+      // KernelReducePrecision's checks; widths past f64's change nothing and are capped.
+      const AttrRecord* e = s.Find(AttrId::kExponentBits);
+      const AttrRecord* m = s.Find(AttrId::kMantissaBits);
+      if (arity != 1 || !SameCountArrays(comp, b, n) || type(0) != out.type || !IsFloat(out.type) || !e || !m ||
+          e->i() < 1 || m->i() < 0)
+        return {};
+      return ReducePrecisionSpanOp(out.type, static_cast<int>(std::min<int64_t>(e->i(), 64)),
+                                   static_cast<int>(std::min<int64_t>(m->i(), 64)));
+    }
     case OpFamily::kReshape:
       if (b.opcode != Opcode::kReshape || arity != 1 || !SameCountArrays(comp, b, n) || type(0) != out.type) return {};
       return CopySpanOp(out.type);
@@ -110,7 +121,6 @@ SpanOp SpanOpOf(const ComputationRecord& comp, const Step& s) {
     case OpFamily::kConvolution:
     case OpFamily::kScaledDot:
     case OpFamily::kRaggedDot:
-    case OpFamily::kReducePrecision:
     case OpFamily::kRng:
     case OpFamily::kCholesky:
     case OpFamily::kTriangularSolve:
@@ -427,14 +437,25 @@ Status RunFusedGroup(const ComputationRecord& comp, const FusedGroup& g, uint8_t
 Result<ElementwisePlan> PlanElementwise(const ComputationRecord& comp, const Step& s) {
   const OpFamily f = s.family;
   if (f != OpFamily::kUnary && f != OpFamily::kBinary && f != OpFamily::kCompare && f != OpFamily::kSelect &&
-      f != OpFamily::kClamp && f != OpFamily::kConvert)
+      f != OpFamily::kClamp && f != OpFamily::kConvert && f != OpFamily::kReducePrecision)
     return Status::Error("not an elementwise step");
   ElementwisePlan plan;
-  plan.span = SpanOpOf(comp, s);
-  if (!plan.span.fn) return Status::Error("no span form: the kernel runs it");
   const BundleRecord& b = *s.bundle;
   const BufferRecord& out = comp.buffers[b.result];
   plan.count = out.ElementCount();
+  plan.span = SpanOpOf(comp, s);
+  if (!plan.span.fn && f == OpFamily::kSelect && b.operands.size() == 3 && !s.dynamic) {
+    // One predicate for every element (KernelSelect's checks): the result is one operand's bytes.
+    const BufferRecord &pred = comp.buffers[b.operands[0]], &on_true = comp.buffers[b.operands[1]],
+                       &on_false = comp.buffers[b.operands[2]];
+    if (pred.type == PrimitiveType::kPred && pred.ElementCount() == 1 && IsArrayType(out.type) &&
+        on_true.type == out.type && on_false.type == out.type && on_true.ElementCount() == plan.count &&
+        on_false.ElementCount() == plan.count) {
+      plan.pick_bytes = plan.count * HostByteSize(out.type);
+      return plan;
+    }
+  }
+  if (!plan.span.fn) return Status::Error("no span form: the kernel runs it");
   if (f == OpFamily::kBinary) plan.span = BinaryKernelSpanOp(b.opcode, out.type, plan.count);
   for (size_t k = 0; k < b.operands.size() && k < 3; ++k) {
     const BufferRecord& r = comp.buffers[b.operands[k]];
@@ -445,6 +466,11 @@ Result<ElementwisePlan> PlanElementwise(const ComputationRecord& comp, const Ste
 }
 
 void RunElementwise(const ElementwisePlan& plan, const Buf* in, const Buf& out) {
+  if (plan.pick_bytes >= 0) {
+    const uint8_t* pick = in[0].data[0] != 0 ? in[1].data : in[2].data;
+    if (pick != out.data && plan.pick_bytes > 0) std::memmove(out.data, pick, static_cast<size_t>(plan.pick_bytes));
+    return;
+  }
   const uint8_t* data[3] = {nullptr, nullptr, nullptr};
   for (int k = 0; k < plan.span.operands && k < 3; ++k) data[k] = in[k].data;
   RunSpanChunks(plan.span, data, plan.element, out.data, plan.count);

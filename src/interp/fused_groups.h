@@ -2,10 +2,10 @@
 // Fused, tiled execution of elementwise chains (issue 32, docs/interpreter.md "Fused groups").
 //
 // At load, each computation's steps are scanned for maximal runs of consecutive elementwise
-// steps over the same element count: unary and binary ops, compares, selects, converts,
-// broadcasts of a scalar and reshapes. Such a run becomes a group that runs tile by tile
-// (kFusedTile elements at a time): each member's span kernel (elementwise_spans.h) runs on the
-// tile, so the tile's intermediates stay in L1 instead of each op writing a whole array that the
+// steps over the same element count: unary and binary ops, compares, selects, converts, clamps,
+// reduce-precision, broadcasts of a scalar and reshapes. Such a run becomes a group that runs
+// tile by tile (kFusedTile elements at a time): each member's span kernel (elementwise_spans.h)
+// runs on the tile, so the tile's intermediates stay in L1 instead of each op writing a whole array that the
 // next reads back. A member's result is stored in its buffer only when something outside the
 // group reads it (a later step, the computation's root); the others live in tile scratch and get
 // no stores. Each member computes exactly what its op-by-op kernel computes for the same

@@ -245,7 +245,12 @@ class Machine : public ControlFlow, private StepMachine {
       case OpFamily::kSelect: return KernelSelect(in[0], in[1], in[2], out);
       case OpFamily::kClamp: return KernelClamp(in[0], in[1], in[2], out);
       case OpFamily::kConvert: return KernelConvert(in[0], out);
-      case OpFamily::kBitcastConvert: return KernelBitcastConvert(in[0], out);
+      case OpFamily::kBitcastConvert:
+        if (const auto* bytes = PlanOf<ReshapePlan>(s)) {
+          RunReshape(*bytes, in[0], out);
+          return OkStatus();
+        }
+        return KernelBitcastConvert(in[0], out);
       case OpFamily::kBroadcast: return copy ? RunCopy(*copy, in[0], nullptr, out) : KernelBroadcast(s, in[0], out);
       case OpFamily::kReshape:
         if (const auto* reshape = PlanOf<ReshapePlan>(s)) {

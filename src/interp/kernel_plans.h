@@ -263,6 +263,10 @@ void RunConcatenate(const ConcatPlan& plan, const Buf* ins, const Buf& out);
 Result<IotaPlan> PlanIota(const Step& step, const BufferRecord& out);
 void RunIota(const IotaPlan& plan, const Buf& out);
 Result<ReshapePlan> PlanReshape(const BufferRecord& in, const BufferRecord& out);
+/// A bitcast-convert between types of whole bytes (kernels_elementwise.cc): KernelBitcastConvert's
+/// checks, and its byte copy as a reshape's; refused for sub-byte types, whose fields the kernel
+/// splits or joins.
+Result<ReshapePlan> PlanBitcastConvert(const BufferRecord& in, const BufferRecord& out);
 /// A bitcast with layouts: KernelBitcast's checks and its walks.
 Result<BitcastPlan> PlanBitcast(const Step& step, const BufferRecord& in, const BufferRecord& out);
 void RunBitcast(const BitcastPlan& plan, const Buf& in, const Buf& out);
@@ -358,15 +362,16 @@ struct ConvPlan {
   bool Fits(ConvKernel k) const { return (fits >> static_cast<int>(k)) & 1; }
 };
 
-/// A unary, binary, compare, select, clamp or convert step whose records pass its kernel's checks
-/// (kernels_elementwise.cc) and whose op and types have a span form (elementwise_spans.h),
-/// resolved once: running it is the span over `count` elements in the kernel's chunks. Not
-/// planned, and left to the kernel: complex types, is-finite, a select with one predicate, and
-/// the low-precision float clamp.
+/// A unary, binary, compare, select, clamp, convert or reduce-precision step whose records pass
+/// its kernel's checks (kernels_elementwise.cc) and whose op and types have a span form
+/// (elementwise_spans.h), resolved once: running it is the span over `count` elements in the
+/// kernel's chunks. A select of one predicate copies `pick_bytes` from the operand it picks.
+/// Complex types are left to their kernels.
 struct ElementwisePlan {
   SpanOp span;
   int64_t count = 0;
   int64_t element[3] = {0, 0, 0};  // bytes per element of each operand; 0: one element read for all
+  int64_t pick_bytes = -1;         // >= 0: a select of one predicate
 };
 
 /// Plans an elementwise step (fused_groups.cc, beside the groups' own span forms); an error

@@ -9,6 +9,7 @@
 
 #include "interp/element_traits.h"
 #include "interp/elementwise_ops.h"
+#include "interp/elementwise_spans.h"
 #include "interp/kernels.h"
 
 namespace nhlo {
@@ -25,33 +26,6 @@ Status CheckSameCount(Opcode op, std::initializer_list<const Buf*> bufs) {
     if (b->count() != n || !IsArrayType(b->type()))
       return Status::Error("bundle '" + std::string(OpcodeName(op)) + "' has operands whose element counts differ");
   return OkStatus();
-}
-
-// reduce-precision of one value in the bit layout of F (float or double), as XLA's evaluator
-// does it: round the mantissa to nearest-even, then flush values below the reduced format's
-// normal range to signed zero (denormals included) and values above it to signed infinity. A
-// NaN stays the input NaN, or becomes +inf when no mantissa bit is left to carry it.
-template <typename F>
-F ReducePrecisionValue(F x, int exponent_bits, int mantissa_bits) {
-  using U = std::conditional_t<sizeof(F) == 4, uint32_t, uint64_t>;
-  constexpr int kMantissa = std::numeric_limits<F>::digits - 1;
-  constexpr int kExponent = 8 * sizeof(F) - kMantissa - 1;
-  U bits = std::bit_cast<U>(x);
-  if (mantissa_bits < kMantissa) {
-    U last_bit = U(1) << (kMantissa - mantissa_bits);
-    U bias = (last_bit >> 1) - 1 + ((bits & last_bit) >> (kMantissa - mantissa_bits));
-    bits = (bits + bias) & ~(last_bit - 1);  // a carry into the exponent is the right result
-  }
-  if (exponent_bits < kExponent) {
-    U sign = bits & (U(1) << (8 * sizeof(F) - 1));
-    U exponent_mask = ((U(1) << kExponent) - 1) << kMantissa;
-    U bias = (U(1) << (kExponent - 1)) - 1, reduced_bias = (U(1) << (exponent_bits - 1)) - 1;
-    U exponent = bits & exponent_mask;
-    if (exponent > (bias + reduced_bias) << kMantissa) bits = sign | exponent_mask;
-    if (exponent <= (bias - reduced_bias) << kMantissa) bits = sign;
-  }
-  if (std::isnan(x)) return mantissa_bits > 0 ? x : std::numeric_limits<F>::infinity();
-  return std::bit_cast<F>(bits);
 }
 
 // XLA's evaluator on pred operands: and/min/multiply are and, or/max/add are or, xor/subtract
@@ -275,6 +249,12 @@ Status KernelReducePrecision(const Step& bundle, const Buf& in, const Buf& out) 
   int exponent_bits = static_cast<int>(std::min<int64_t>(e->i(), 64));
   int mantissa_bits = static_cast<int>(std::min<int64_t>(m->i(), 64));
   int64_t n = in.count();
+  if (SpanOp span = ReducePrecisionSpanOp(in.type(), exponent_bits, mantissa_bits); span.fn) {
+    const uint8_t* data[3] = {in.data, nullptr, nullptr};
+    const int64_t element[3] = {HostByteSize(in.type()), 0, 0};
+    RunSpanChunks(span, data, element, out.data, n);
+    return OkStatus();
+  }
   // Types narrower than f32 are reduced in f32's layout and rounded back once, as XLA computes them.
   return DispatchType(in.type(), [&](auto t) -> Status {
     using C = typename decltype(t)::Compute;
@@ -288,18 +268,30 @@ Status KernelReducePrecision(const Step& bundle, const Buf& in, const Buf& out) 
   });
 }
 
+Result<ReshapePlan> PlanBitcastConvert(const BufferRecord& in, const BufferRecord& out) {
+  const PrimitiveType from = in.type, to = out.type;
+  const int in_bits = BitWidth(from), out_bits = BitWidth(to);
+  if (in_bits == 0 || out_bits == 0 ||
+      static_cast<int64_t>(in_bits) * in.ElementCount() != static_cast<int64_t>(out_bits) * out.ElementCount())
+    return Status::Error("bundle 'bitcast-convert' changes the number of bits");
+  if (IsComplex(from) || IsComplex(to)) return Unimplemented(Opcode::kBitcastConvert, IsComplex(from) ? from : to);
+  if (in_bits % 8 != 0 || out_bits % 8 != 0) return Status::Error("sub-byte fields are split or joined by the kernel");
+  return ReshapePlan{out.ElementCount() * HostByteSize(to)};
+}
+
 Status KernelBitcastConvert(const Buf& in, const Buf& out) {
   PrimitiveType from = in.type(), to = out.type();
   int in_bits = BitWidth(from), out_bits = BitWidth(to);
+  if (in_bits % 8 == 0 && out_bits % 8 == 0) {
+    NHLO_ASSIGN_OR_RETURN(ReshapePlan plan, PlanBitcastConvert(*in.rec, *out.rec));
+    RunReshape(plan, in, out);
+    return OkStatus();
+  }
   if (in_bits == 0 || out_bits == 0 ||
       static_cast<int64_t>(in_bits) * in.count() != static_cast<int64_t>(out_bits) * out.count())
     return Status::Error("bundle 'bitcast-convert' changes the number of bits");
   if (IsComplex(from) || IsComplex(to)) return Unimplemented(Opcode::kBitcastConvert, IsComplex(from) ? from : to);
   int in_size = HostByteSize(from), out_size = HostByteSize(to);
-  if (in_bits % 8 == 0 && out_bits % 8 == 0) {
-    std::memcpy(out.data, in.data, static_cast<size_t>(out.count()) * out_size);
-    return OkStatus();
-  }
   // Sub-byte types: split or join bit fields, lane 0 in the low bits.
   if (in_bits >= out_bits) {
     int ratio = in_bits / out_bits;

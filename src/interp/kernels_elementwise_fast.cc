@@ -361,40 +361,9 @@ void RunSpan(const SpanOp& span, std::initializer_list<SpanOperand> operands, ui
 }  // namespace
 
 bool FastUnary(Opcode op, const Buf& in, const Buf& out) {
-  PrimitiveType t = in.type();
-  int64_t n = in.count();
-  const uint8_t* x = in.data;
-  uint8_t* z = out.data;
-  if (op != Opcode::kIsFinite) {
-    SpanOp span = UnarySpanOp(op, t, out.type());
-    if (!span.fn) return false;
-    RunSpan(span, {{x, HostByteSize(t)}}, z, n);
-    return true;
-  }
-  if (out.type() != PrimitiveType::kPred) return false;
-  auto finite = [&](auto v) {
-    using T = decltype(v);
-    ForChunks(n, [&](int64_t s, int64_t e) {
-      for (int64_t i = s; i < e; ++i) z[i] = std::isfinite(As<T>(x)[i]);
-    });
-  };
-  if (t == PrimitiveType::kF32)
-    finite(float{});
-  else if (t == PrimitiveType::kF64)
-    finite(double{});
-  else if (IsBlockFloat(t)) {
-    int size = HostByteSize(t);
-    ForChunks(n, [&](int64_t s, int64_t e) {
-      alignas(64) float a[kFloatBlock];
-      for (int64_t i = s; i < e; i += kFloatBlock) {
-        int64_t m = std::min(kFloatBlock, e - i);
-        DecodeFloatBlock(t, x + i * size, a, m);
-        for (int64_t j = 0; j < m; ++j) z[i + j] = std::isfinite(a[j]);
-      }
-    });
-  } else {
-    return false;
-  }
+  SpanOp span = UnarySpanOp(op, in.type(), out.type());
+  if (!span.fn) return false;
+  RunSpan(span, {{in.data, HostByteSize(in.type())}}, out.data, in.count());
   return true;
 }
 
@@ -430,35 +399,12 @@ bool FastSelect(const Buf& pred, const Buf& on_true, const Buf& on_false, const 
 }
 
 bool FastClamp(const Buf& lo, const Buf& x, const Buf& hi, const Buf& out) {
-  PrimitiveType t = x.type();
-  int64_t n = out.count();
-  bool lo_scalar = lo.count() == 1, hi_scalar = hi.count() == 1;
-  auto native = [&](auto v) {
-    using T = decltype(v);
-    ForChunks(n, [&](int64_t s, int64_t e) {
-      ClampRange<T>(lo_scalar, hi_scalar, As<T>(lo.data), As<T>(x.data), As<T>(hi.data), As<T>(out.data), s, e);
-    });
-  };
-  if (WithNativeNumber(t, native)) {
-  } else if (IsBlockFloat(t)) {
-    int size = HostByteSize(t);
-    float lo_value = 0, hi_value = 0;
-    if (lo_scalar) DecodeFloatBlock(t, lo.data, &lo_value, 1);
-    if (hi_scalar) DecodeFloatBlock(t, hi.data, &hi_value, 1);
-    ForChunks(n, [&](int64_t s, int64_t e) {
-      alignas(64) float l[kFloatBlock], v[kFloatBlock], h[kFloatBlock], r[kFloatBlock];
-      for (int64_t i = s; i < e; i += kFloatBlock) {
-        int64_t m = std::min(kFloatBlock, e - i);
-        if (!lo_scalar) DecodeFloatBlock(t, lo.data + i * size, l, m);
-        if (!hi_scalar) DecodeFloatBlock(t, hi.data + i * size, h, m);
-        DecodeFloatBlock(t, x.data + i * size, v, m);
-        ClampRange<float>(lo_scalar, hi_scalar, lo_scalar ? &lo_value : l, v, hi_scalar ? &hi_value : h, r, 0, m);
-        EncodeFloatBlock(t, r, out.data + i * size, m);
-      }
-    });
-  } else {
-    return false;
-  }
+  const bool lo_scalar = lo.count() == 1, hi_scalar = hi.count() == 1;
+  SpanOp span = ClampSpanOp(x.type(), lo_scalar, hi_scalar);
+  if (!span.fn) return false;
+  const int64_t size = HostByteSize(x.type());
+  RunSpan(span, {{lo.data, lo_scalar ? 0 : size}, {x.data, size}, {hi.data, hi_scalar ? 0 : size}}, out.data,
+          out.count());
   return true;
 }
 
@@ -501,10 +447,37 @@ const IsaSpans* ActiveIsaSpans() {
 
 }  // namespace
 
+namespace {
+
+template <typename T>
+void IsFiniteFn(const SpanOp&, const uint8_t* const* x, uint8_t* z, int64_t m) {
+  const T* v = As<T>(x[0]);
+  for (int64_t i = 0; i < m; ++i) z[i] = std::isfinite(v[i]);
+}
+
+void BlockIsFiniteFn(const SpanOp& o, const uint8_t* const* x, uint8_t* z, int64_t n) {
+  const int size = HostByteSize(o.in_type);
+  alignas(64) float a[kFloatBlock];
+  for (int64_t i = 0; i < n; i += kFloatBlock) {
+    const int64_t m = std::min(kFloatBlock, n - i);
+    DecodeFloatBlock(o.in_type, x[0] + i * size, a, m);
+    for (int64_t j = 0; j < m; ++j) z[i + j] = std::isfinite(a[j]);
+  }
+}
+
+}  // namespace
+
 // Each lambda is the body the op-by-op kernel above hands to ForChunks for the same op and types.
 
 SpanOp UnarySpanOp(Opcode op, PrimitiveType in, PrimitiveType out) {
   SpanOp r{nullptr, in, out, 1};
+  if (op == Opcode::kIsFinite) {
+    if (out != PrimitiveType::kPred) return r;
+    if (in == PrimitiveType::kF32) r.fn = IsFiniteFn<float>;
+    if (in == PrimitiveType::kF64) r.fn = IsFiniteFn<double>;
+    if (IsBlockFloat(in)) r.fn = BlockIsFiniteFn;
+    return r;
+  }
   if (in != out) return r;
   if (in == PrimitiveType::kF32 || in == PrimitiveType::kF64 || IsBlockFloat(in)) {
     auto pick = [&](auto k) {
@@ -767,6 +740,26 @@ void ClampFn(const SpanOp&, const uint8_t* const* in, uint8_t* out, int64_t m) {
   ClampSpan<T, kLoScalar, kHiScalar>(As<T>(in[0]), As<T>(in[1]), As<T>(in[2]), As<T>(out), m);
 }
 
+// A low-precision float clamp: decoded to f32 a block at a time, clamped as f32 (the same
+// values: every such type widens exactly) and encoded once.
+template <bool kLoScalar, bool kHiScalar>
+void BlockClampFn(const SpanOp& o, const uint8_t* const* in, uint8_t* out, int64_t n) {
+  const PrimitiveType t = o.out_type;
+  const int size = HostByteSize(t);
+  float lo_value = 0, hi_value = 0;
+  if (kLoScalar) DecodeFloatBlock(t, in[0], &lo_value, 1);
+  if (kHiScalar) DecodeFloatBlock(t, in[2], &hi_value, 1);
+  alignas(64) float l[kFloatBlock], v[kFloatBlock], h[kFloatBlock], r[kFloatBlock];
+  for (int64_t i = 0; i < n; i += kFloatBlock) {
+    const int64_t m = std::min(kFloatBlock, n - i);
+    if (!kLoScalar) DecodeFloatBlock(t, in[0] + i * size, l, m);
+    if (!kHiScalar) DecodeFloatBlock(t, in[2] + i * size, h, m);
+    DecodeFloatBlock(t, in[1] + i * size, v, m);
+    ClampRange<float>(kLoScalar, kHiScalar, kLoScalar ? &lo_value : l, v, kHiScalar ? &hi_value : h, r, 0, m);
+    EncodeFloatBlock(t, r, out + i * size, m);
+  }
+}
+
 SpanOp ClampSpanOp(PrimitiveType t, bool lo_scalar, bool hi_scalar) {
   SpanOp r{nullptr, t, t, 3};
   auto pick = [&](auto v) {
@@ -776,7 +769,45 @@ SpanOp ClampSpanOp(PrimitiveType t, bool lo_scalar, bool hi_scalar) {
     else
       r.fn = hi_scalar ? ClampFn<T, false, true> : ClampFn<T, false, false>;
   };
-  WithNativeNumber(t, pick);
+  if (WithNativeNumber(t, pick) || !IsBlockFloat(t)) return r;
+  if (lo_scalar)
+    r.fn = hi_scalar ? BlockClampFn<true, true> : BlockClampFn<true, false>;
+  else
+    r.fn = hi_scalar ? BlockClampFn<false, true> : BlockClampFn<false, false>;
+  return r;
+}
+
+namespace {
+
+template <typename T>
+void ReducePrecisionFn(const SpanOp& o, const uint8_t* const* x, uint8_t* z, int64_t m) {
+  const T* v = As<T>(x[0]);
+  T* r = As<T>(z);
+  for (int64_t i = 0; i < m; ++i) r[i] = ReducePrecisionValue<T>(v[i], o.exponent_bits, o.mantissa_bits);
+}
+
+// Narrower floats are reduced in f32's layout and rounded back once, as XLA computes them.
+void BlockReducePrecisionFn(const SpanOp& o, const uint8_t* const* x, uint8_t* z, int64_t n) {
+  const int size = HostByteSize(o.in_type);
+  alignas(64) float a[kFloatBlock];
+  for (int64_t i = 0; i < n; i += kFloatBlock) {
+    const int64_t m = std::min(kFloatBlock, n - i);
+    DecodeFloatBlock(o.in_type, x[0] + i * size, a, m);
+    for (int64_t j = 0; j < m; ++j) a[j] = ReducePrecisionValue<float>(a[j], o.exponent_bits, o.mantissa_bits);
+    EncodeFloatBlock(o.in_type, a, z + i * size, m);
+  }
+}
+
+}  // namespace
+
+SpanOp ReducePrecisionSpanOp(PrimitiveType t, int exponent_bits, int mantissa_bits) {
+  SpanOp r{nullptr, t, t, 1};
+  r.exponent_bits = exponent_bits;
+  r.mantissa_bits = mantissa_bits;
+  if (exponent_bits < 1 || mantissa_bits < 0) return r;
+  if (t == PrimitiveType::kF32) r.fn = ReducePrecisionFn<float>;
+  if (t == PrimitiveType::kF64) r.fn = ReducePrecisionFn<double>;
+  if (IsBlockFloat(t)) r.fn = BlockReducePrecisionFn;
   return r;
 }
 

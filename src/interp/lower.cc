@@ -505,13 +505,15 @@ void LowerKernelPlan(const ComputationRecord& comp, Step& s) {
   }
   if (out.type == PrimitiveType::kTuple) return;
   if (f == OpFamily::kUnary || f == OpFamily::kBinary || f == OpFamily::kCompare || f == OpFamily::kSelect ||
-      f == OpFamily::kClamp || f == OpFamily::kConvert) {
+      f == OpFamily::kClamp || f == OpFamily::kConvert || f == OpFamily::kReducePrecision) {
     keep(PlanElementwise(comp, s));
   } else if (f == OpFamily::kBroadcast || f == OpFamily::kTranspose || f == OpFamily::kSlice ||
              f == OpFamily::kReverse) {
     if (operands == 1) keep(PlanCopy(s, comp.buffers[b.operands[0]], nullptr, out));
   } else if (f == OpFamily::kPad) {
     if (operands == 2) keep(PlanCopy(s, comp.buffers[b.operands[0]], &comp.buffers[b.operands[1]], out));
+  } else if (f == OpFamily::kBitcastConvert) {
+    if (operands == 1) keep(PlanBitcastConvert(comp.buffers[b.operands[0]], out));
   } else if (f == OpFamily::kReshape) {
     // A bitcast between layouts permutes through a buffer of its own at the run (RunBitcast).
     const bool layouts = b.opcode == Opcode::kBitcast && IntList(s, AttrId::kBitcastLayouts);
