@@ -121,6 +121,14 @@ TEST_CASE("kernel plans: each convolution form finds the fast kernels its shape 
     CHECK(plan.as_dot.k == 6 * 5 * 5);
     CHECK(plan.as_dot_out.dims == std::vector<int64_t>{4, 3});
   }
+  SUBCASE("a kernel of millions of taps: im2col fits, its layout made at the run, not at load") {
+    Lowered l = LowerFirst(
+        "  x = f32[1,1,2097152] parameter(0)\n  w = f32[1,1,2097152] parameter(1)\n"
+        "  ROOT c = f32[1,1,9] convolution(x, w), window={size=2097152 pad=4_4}, dim_labels=bf0_oi0->bf0\n",
+        Opcode::kConvolution);
+    CHECK(PlanOf<ConvPlan>(l).Fits(ConvKernel::kViaGemm));
+    CHECK(PlanOf<ConvPlan>(l).im2col == nullptr);
+  }
   SUBCASE("integers: the reference kernel only") {
     Lowered l = LowerFirst(
         "  x = s32[1,4,6,6] parameter(0)\n  w = s32[4,4,3,3] parameter(1)\n"
@@ -686,6 +694,44 @@ TEST_CASE("kernel plans: called computations' signatures are checked at load, re
     Lowered l = LowerFirst("  x = f32[4] parameter(0)\n  ROOT n = f32[4] negate(x)\n", Opcode::kNegate);
     CHECK(!l.step.callee);
   }
+}
+
+}  // namespace
+}  // namespace nhlo
+
+namespace nhlo {
+namespace {
+
+TEST_CASE("kernel plans: fft, cholesky and triangular-solve are checked and read at load") {
+  Lowered r = LowerFirst("  x = f32[3,16] parameter(0)\n  ROOT f = c64[3,9] fft(x), fft_type=RFFT, fft_length={16}\n",
+                         Opcode::kFft);
+  CHECK(PlanOf<FftPlan>(r).type == FftType::kRfft);
+  CHECK(PlanOf<FftPlan>(r).length == std::vector<int64_t>{16});
+  CHECK(!PlanOf<FftPlan>(r).padded);
+  Lowered p = LowerFirst("  x = c64[3,16] parameter(0)\n  ROOT f = c64[3,16] fft(x), fft_type=FFT, fft_length={8}\n",
+                         Opcode::kFft);
+  CHECK(PlanOf<FftPlan>(p).padded);  // XLA's evaluator: the common part, zeros elsewhere
+  Lowered c =
+      LowerFirst("  a = f32[5,4,4] parameter(0)\n  ROOT l = f32[5,4,4] cholesky(a), lower=false\n", Opcode::kCholesky);
+  CHECK(PlanOf<LinalgPlan>(c).n == 4);
+  CHECK(PlanOf<LinalgPlan>(c).matrices == 5);
+  CHECK(!PlanOf<LinalgPlan>(c).lower);
+  Lowered t = LowerFirst(
+      "  a = f32[2,3,3] parameter(0)\n  b = f32[2,3,7] parameter(1)\n"
+      "  ROOT x = f32[2,3,7] triangular-solve(a, b), left_side=true, lower=true, transpose_a=TRANSPOSE\n",
+      Opcode::kTriangularSolve);
+  const LinalgPlan& plan = PlanOf<LinalgPlan>(t);
+  CHECK(plan.rows == 3);
+  CHECK(plan.cols == 7);
+  CHECK(plan.matrices == 2);
+  CHECK((plan.left && plan.lower && plan.transposed && !plan.unit));
+  // Records the run would refuse are refused here, with its message.
+  BufferRecord a = t.program.computations[t.program.entry].buffers[t.step.bundle->operands[0]];
+  BufferRecord b = t.program.computations[t.program.entry].buffers[t.step.bundle->operands[1]];
+  b.dims = {2, 4, 7};
+  Result<LinalgPlan> refused = PlanTriangularSolve(t.step, a, b, b);
+  REQUIRE(!refused.ok());
+  CHECK(refused.status().ToString().find("a is 3x3 but b's rows number 4") != std::string::npos);
 }
 
 }  // namespace

@@ -450,10 +450,10 @@ Result<ElementwisePlan> PlanElementwise(const ComputationRecord& comp, const Ste
                        &on_false = comp.buffers[b.operands[2]];
     if (pred.type == PrimitiveType::kPred && pred.ElementCount() == 1 && IsArrayType(out.type) &&
         on_true.type == out.type && on_false.type == out.type && on_true.ElementCount() == plan.count &&
-        on_false.ElementCount() == plan.count) {
-      plan.pick_bytes = plan.count * HostByteSize(out.type);
+        on_false.ElementCount() == plan.count &&
+        !MulOverflows(plan.count, int64_t{HostByteSize(out.type)}, &plan.pick_bytes))
       return plan;
-    }
+    plan.pick_bytes = -1;
   }
   if (!plan.span.fn) return Status::Error("no span form: the kernel runs it");
   if (f == OpFamily::kBinary) plan.span = BinaryKernelSpanOp(b.opcode, out.type, plan.count);

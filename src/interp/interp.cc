@@ -302,10 +302,16 @@ class Machine : public ControlFlow, private StepMachine {
       case OpFamily::kRaggedDot: return KernelRaggedDot(s, in[0], in[1], in[2], out);
       case OpFamily::kReducePrecision: return KernelReducePrecision(s, in[0], out);
       case OpFamily::kRng: return KernelRng(s, in[0], in[1], out, rng_engine_);
-      case OpFamily::kCholesky: return KernelCholesky(s, in[0], out);
-      case OpFamily::kTriangularSolve: return KernelTriangularSolve(s, in[0], in[1], out);
+      case OpFamily::kCholesky:
+        if (const auto* plan = PlanOf<LinalgPlan>(s)) return RunCholesky(*plan, in[0], out);
+        return KernelCholesky(s, in[0], out);
+      case OpFamily::kTriangularSolve:
+        if (const auto* plan = PlanOf<LinalgPlan>(s)) return RunTriangularSolve(*plan, in[0], in[1], out);
+        return KernelTriangularSolve(s, in[0], in[1], out);
       case OpFamily::kStochasticConvert: return KernelStochasticConvert(in[0], in[1], out);
-      case OpFamily::kFft: return KernelFft(s, in[0], out);
+      case OpFamily::kFft:
+        if (const auto* plan = PlanOf<FftPlan>(s)) return RunFft(*plan, in[0], out);
+        return KernelFft(s, in[0], out);
       case OpFamily::kNotExecutable:
       case OpFamily::kBound:
       case OpFamily::kTuple:

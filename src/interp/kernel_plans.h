@@ -380,10 +380,36 @@ Result<ElementwisePlan> PlanElementwise(const ComputationRecord& comp, const Ste
 /// Runs a plan on buffers whose records are the ones it was made for.
 void RunElementwise(const ElementwisePlan& plan, const Buf* in, const Buf& out);
 
+/// An fft checked against its records (kernels_fft.cc): its type and lengths, and whether a
+/// complex transform's lengths differ from the operand's dimensions (`padded`: XLA's evaluator
+/// reads and writes the common part, zeros elsewhere).
+struct FftPlan {
+  FftType type = FftType::kFft;
+  std::vector<int64_t> length;
+  bool padded = false;
+};
+/// KernelFft's checks on the records, with its messages.
+Result<FftPlan> PlanFft(const Step& s, const BufferRecord& in, const BufferRecord& out);
+Status RunFft(const FftPlan& plan, const Buf& in, const Buf& out);
+
+/// A cholesky or triangular-solve checked against its records (kernels_linalg.cc): `n` the size
+/// of a's square matrices, `matrices` how many, b's (and the result's) rows and cols, and the
+/// attributes read once.
+struct LinalgPlan {
+  int64_t n = 0, matrices = 0, rows = 0, cols = 0;
+  bool lower = true, left = false, unit = false, transposed = false;
+};
+/// KernelCholesky's and KernelTriangularSolve's checks on the records, with their messages.
+Result<LinalgPlan> PlanCholesky(const Step& s, const BufferRecord& a, const BufferRecord& out);
+Result<LinalgPlan> PlanTriangularSolve(const Step& s, const BufferRecord& a, const BufferRecord& b,
+                                       const BufferRecord& out);
+Status RunCholesky(const LinalgPlan& plan, const Buf& a, const Buf& out);
+Status RunTriangularSolve(const LinalgPlan& plan, const Buf& a, const Buf& b, const Buf& out);
+
 /// What LowerBundle keeps on a step (Step::plan).
 using KernelPlan = std::variant<DotPlan, ConvPlan, CopyPlan, ConcatPlan, IotaPlan, ReshapePlan, GatherPlan,
                                 DynamicSlicePlan, ScatterPlan, ReducePlan, ReduceWindowPlan, SelectAndScatterPlan,
-                                BitcastPlan, SortPlan, ElementwisePlan>;
+                                BitcastPlan, SortPlan, ElementwisePlan, FftPlan, LinalgPlan>;
 
 Result<ConvPlan> PlanConvolution(const ConvolutionDimensionNumbers& dims, const BufferRecord& lhs,
                                  const BufferRecord& rhs, const BufferRecord& out);

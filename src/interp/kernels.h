@@ -27,9 +27,6 @@ namespace nhlo {
 /// comparator computation the executor runs.
 enum class TopKOrder : uint8_t { kDescending, kAscending, kComparator };
 
-/// A bundle lowered for execution, once, when the program is loaded: its record, its
-/// attributes by id in O(1), the computations it calls and its custom call's decoded config.
-/// Kernels read attributes through Find and never search or parse.
 /// What the run needs of the computations a step calls, checked at load (LowerCalleeSignature,
 /// lower.cc): for the ops that call a computation per element (reduce, map, sort, reduce-window,
 /// scatter) the root's leaves, one per result; or the error the run reports when it reaches the
@@ -40,6 +37,9 @@ struct CalleeSignature {
   Status error;
 };
 
+/// A bundle lowered for execution, once, when the program is loaded: its record, its
+/// attributes by id in O(1), the computations it calls and its custom call's decoded config.
+/// Kernels read attributes through Find and never search or parse.
 struct Step {
   const BundleRecord* bundle = nullptr;
   OpFamily family = OpFamily::kNotExecutable;

@@ -80,6 +80,18 @@ struct Im2colLayout {
   bool positions_in_order = false;
 };
 
+namespace {
+
+// Im2colLayout's per-tap tables hold (spatial + 2) words a tap: laid out at load up to this many
+// words; a bigger kernel (a crafted bundle's, as no model has one) has its layout made at the
+// run, once its weights exist, rather than memory spent at load on a step that may never run.
+constexpr int64_t kMaxLoadTapWords = int64_t{1} << 22;
+
+std::shared_ptr<const Im2colLayout> LayOutIm2col(const ConvPlan& plan, const BufferRecord& lhs, const BufferRecord& rhs,
+                                                 const BufferRecord& out);
+
+}  // namespace
+
 void PlanConvolutionViaGemm(const BufferRecord& lhs, const BufferRecord& rhs, const BufferRecord& out, ConvPlan& plan) {
   const ConvDimLabels& l = *plan.labels;
   const int64_t fgc = plan.fgc, bgc = plan.bgc;
@@ -88,6 +100,20 @@ void PlanConvolutionViaGemm(const BufferRecord& lhs, const BufferRecord& rhs, co
   // rows x the kernel's element count; out_features > 0 as the output has elements.
   int64_t work = out.ElementCount() / rhs.dims[l.kernel_output_feature];
   if (!MulOverflows(work, rhs.ElementCount(), &work) && work < kMinWork) return;
+  plan.fits |= 1 << static_cast<int>(ConvKernel::kViaGemm);
+  if (plan.Fits(ConvKernel::kAsDot)) return;  // the dot runs it: im2col never does
+  int64_t tap_words = static_cast<int64_t>(l.kernel_spatial.size()) + 2;
+  for (int64_t s : l.kernel_spatial)
+    if (MulOverflows(tap_words, rhs.dims[s], &tap_words)) return;
+  if (tap_words <= kMaxLoadTapWords) plan.im2col = LayOutIm2col(plan, lhs, rhs, out);
+}
+
+namespace {
+
+std::shared_ptr<const Im2colLayout> LayOutIm2col(const ConvPlan& plan, const BufferRecord& lhs, const BufferRecord& rhs,
+                                                 const BufferRecord& out) {
+  const ConvDimLabels& l = *plan.labels;
+  const int64_t fgc = plan.fgc, bgc = plan.bgc;
   auto layout = std::make_shared<Im2colLayout>();
   Im2colLayout& L = *layout;
   const std::vector<WindowDim>& window = plan.window;
@@ -149,14 +175,17 @@ void PlanConvolutionViaGemm(const BufferRecord& lhs, const BufferRecord& rhs, co
   for (size_t s = spatial; s-- > 0 && in_order; position_stride *= od[l.output_spatial[s]])
     in_order = L.os[l.output_spatial[s]] == position_stride;
   L.positions_in_order = in_order && L.os[l.output_batch] == position_stride;
-  plan.im2col = std::move(layout);
-  plan.fits |= 1 << static_cast<int>(ConvKernel::kViaGemm);
+  return layout;
 }
+
+}  // namespace
 
 Status ConvolutionViaGemm(const ConvPlan& plan, const Buf& lhs, const Buf& rhs, const Buf& out, bool& handled) {
   handled = false;
-  if (!plan.im2col) return OkStatus();  // planned only with its layout
-  const Im2colLayout& L = *plan.im2col;
+  // Laid out at load, but for a kernel of millions of taps (kMaxLoadTapWords).
+  const std::shared_ptr<const Im2colLayout> layout =
+      plan.im2col ? plan.im2col : LayOutIm2col(plan, *lhs.rec, *rhs.rec, *out.rec);
+  const Im2colLayout& L = *layout;
   const ConvDimLabels& l = *plan.labels;
   const std::vector<WindowDim>& window = plan.window;
   return DispatchType(out.type(), [&](auto ot) -> Status {

@@ -152,44 +152,61 @@ uint64_t FftScratchBytes(const Step& s, const BufferRecord& in, const BufferReco
   return SaturatingAdd(bytes, static_cast<uint64_t>(longest) * 4 * 16);
 }
 
-Status KernelFft(const Step& s, const Buf& in, const Buf& out) {
+Result<FftPlan> PlanFft(const Step& s, const BufferRecord& in, const BufferRecord& out) {
   const AttrRecord* type_attr = s.Find(AttrId::kFftType);
   const AttrRecord* length_attr = s.Find(AttrId::kFftLength);
   if (!type_attr || !length_attr) return Status::Error("fft needs fft_type and fft_length");
-  const FftType type = static_cast<FftType>(type_attr->i());
-  const std::vector<int64_t>& length = length_attr->ints();
-  const size_t k = length.size(), rank = in.rank();
-  if (k < 1 || k > 3 || rank < k || out.rank() != rank)
+  FftPlan plan;
+  plan.type = static_cast<FftType>(type_attr->i());
+  plan.length = length_attr->ints();
+  const std::vector<int64_t>& length = plan.length;
+  const size_t k = length.size(), rank = in.dims.size();
+  if (k < 1 || k > 3 || rank < k || out.dims.size() != rank)
     return Status::Error("fft has 1 to 3 fft_length entries and keeps the rank");
-  const bool real_in = type == FftType::kRfft, real_out = type == FftType::kIrfft;
+  const bool real_in = plan.type == FftType::kRfft, real_out = plan.type == FftType::kIrfft;
   auto is_complex = [](PrimitiveType t) { return t == PrimitiveType::kC64 || t == PrimitiveType::kC128; };
   auto is_real = [](PrimitiveType t) { return t == PrimitiveType::kF32 || t == PrimitiveType::kF64; };
-  bool types_ok = (real_in ? is_real(in.type()) : is_complex(in.type())) &&
-                  (real_out ? is_real(out.type()) : is_complex(out.type())) &&
-                  ((in.type() == PrimitiveType::kF64 || in.type() == PrimitiveType::kC128) ==
-                   (out.type() == PrimitiveType::kF64 || out.type() == PrimitiveType::kC128));
+  bool types_ok = (real_in ? is_real(in.type) : is_complex(in.type)) &&
+                  (real_out ? is_real(out.type) : is_complex(out.type)) &&
+                  ((in.type == PrimitiveType::kF64 || in.type == PrimitiveType::kC128) ==
+                   (out.type == PrimitiveType::kF64 || out.type == PrimitiveType::kC128));
   if (!types_ok) return Status::Error("fft types do not fit its fft_type");
   if (!real_in && !real_out) {
-    bool lengths_differ = in.rec->dims != out.rec->dims;
-    for (size_t i = 0; i < k; ++i) lengths_differ |= in.rec->dims[rank - k + i] != length[i];
+    bool lengths_differ = in.dims != out.dims;
+    for (size_t i = 0; i < k; ++i) lengths_differ |= in.dims[rank - k + i] != length[i];
     if (lengths_differ) {
-      if (in.rec->dims != out.rec->dims) return Status::Error("fft result shape differs from its operand's");
-      return PaddedComplexFft(in, out, length, type == FftType::kIfft);
+      if (in.dims != out.dims) return Status::Error("fft result shape differs from its operand's");
+      plan.padded = true;
+      return plan;
     }
   }
-  // The complex domain the transforms work in: the input's shape, but the output's for RFFT.
-  const std::vector<int64_t>& dims = real_in ? out.rec->dims : in.rec->dims;
   for (size_t i = 0; i < rank; ++i) {
-    int64_t want_in = in.rec->dims[i], want_out = out.rec->dims[i];
+    int64_t want_in = in.dims[i], want_out = out.dims[i];
     if (i >= rank - k) {
       int64_t l = length[i - (rank - k)];
       bool last = i == rank - 1;
       want_in = real_out && last ? l / 2 + 1 : l;
       want_out = real_in && last ? l / 2 + 1 : l;
     }
-    if (in.rec->dims[i] != want_in || out.rec->dims[i] != want_out || in.rec->dims[i] < 0)
+    if (in.dims[i] != want_in || out.dims[i] != want_out || in.dims[i] < 0)
       return Status::Error("fft operand and result shapes do not fit fft_length");
   }
+  return plan;
+}
+
+Status KernelFft(const Step& s, const Buf& in, const Buf& out) {
+  NHLO_ASSIGN_OR_RETURN(FftPlan plan, PlanFft(s, *in.rec, *out.rec));
+  return RunFft(plan, in, out);
+}
+
+Status RunFft(const FftPlan& plan, const Buf& in, const Buf& out) {
+  const FftType type = plan.type;
+  const std::vector<int64_t>& length = plan.length;
+  if (plan.padded) return PaddedComplexFft(in, out, length, type == FftType::kIfft);
+  const size_t k = length.size(), rank = in.rank();
+  const bool real_in = type == FftType::kRfft, real_out = type == FftType::kIrfft;
+  // The complex domain the transforms work in: the input's shape, but the output's for RFFT.
+  const std::vector<int64_t>& dims = real_in ? out.rec->dims : in.rec->dims;
   if (out.count() == 0) return OkStatus();
   if (in.count() == 0) {  // a zero-length transform of a non-empty result: zeros
     for (int64_t i = 0; i < out.count(); ++i) StoreAny(out, i, {0, 0});

@@ -24,12 +24,12 @@ namespace nhlo {
 namespace {
 
 // The matrix size of a batch of square matrices [..., n, n], or an error.
-Result<int64_t> SquareSize(const Buf& a, const char* op, bool allow_complex) {
-  const std::vector<int64_t>& d = Dims(a);
+Result<int64_t> SquareSize(const BufferRecord& a, const char* op, bool allow_complex) {
+  const std::vector<int64_t>& d = a.dims;
   if (d.size() < 2 || d[d.size() - 1] != d[d.size() - 2])
     return Status::Error(std::string(op) + " takes batches of square matrices [..., n, n]");
-  if (!IsFloat(a.type()) && !(allow_complex && IsComplex(a.type())))
-    return Status::Error(std::string(op) + " of " + std::string(PrimitiveTypeName(a.type())) + " is not implemented (" +
+  if (!IsFloat(a.type) && !(allow_complex && IsComplex(a.type)))
+    return Status::Error(std::string(op) + " of " + std::string(PrimitiveTypeName(a.type)) + " is not implemented (" +
                          (allow_complex ? "floating-point and complex" : "floating-point") + " element types only)");
   return d.back();
 }
@@ -66,13 +66,24 @@ void CholeskyComplex(const Buf& a, const Buf& out, int64_t n, int64_t batch, boo
 
 }  // namespace
 
+Result<LinalgPlan> PlanCholesky(const Step& s, const BufferRecord& a, const BufferRecord& out) {
+  LinalgPlan plan;
+  NHLO_ASSIGN_OR_RETURN(plan.n, SquareSize(a, "cholesky", /*allow_complex=*/true));
+  if (out.dims != a.dims || out.type != a.type) return Status::Error("cholesky result must have its operand's shape");
+  const AttrRecord* lower_attr = s.Find(AttrId::kLower);
+  plan.lower = !lower_attr || lower_attr->b();
+  plan.matrices = plan.n == 0 ? 0 : a.ElementCount() / (plan.n * plan.n);
+  return plan;
+}
+
 Status KernelCholesky(const Step& bundle, const Buf& a, const Buf& out) {
-  NHLO_ASSIGN_OR_RETURN(int64_t n, SquareSize(a, "cholesky", /*allow_complex=*/true));
-  if (Dims(out) != Dims(a) || out.type() != a.type())
-    return Status::Error("cholesky result must have its operand's shape");
-  const AttrRecord* lower_attr = bundle.Find(AttrId::kLower);
-  bool lower = !lower_attr || lower_attr->b();
-  int64_t batch = n == 0 ? 0 : a.count() / (n * n);
+  NHLO_ASSIGN_OR_RETURN(LinalgPlan plan, PlanCholesky(bundle, *a.rec, *out.rec));
+  return RunCholesky(plan, a, out);
+}
+
+Status RunCholesky(const LinalgPlan& plan, const Buf& a, const Buf& out) {
+  const int64_t n = plan.n, batch = plan.matrices;
+  const bool lower = plan.lower;
   if (a.type() == PrimitiveType::kC64) {
     CholeskyComplex<float>(a, out, n, batch, lower);
     return OkStatus();
@@ -120,24 +131,42 @@ Status KernelCholesky(const Step& bundle, const Buf& a, const Buf& out) {
   });
 }
 
-Status KernelTriangularSolve(const Step& bundle, const Buf& a, const Buf& b, const Buf& out) {
-  NHLO_ASSIGN_OR_RETURN(int64_t k_size, SquareSize(a, "triangular-solve", /*allow_complex=*/false));
-  const AttrRecord* left_attr = bundle.Find(AttrId::kLeftSide);
-  const AttrRecord* lower_attr = bundle.Find(AttrId::kLower);
-  const AttrRecord* unit_attr = bundle.Find(AttrId::kUnitDiagonal);
-  const AttrRecord* transpose_attr = bundle.Find(AttrId::kTransposeA);
-  bool left = left_attr && left_attr->b(), lower = lower_attr && lower_attr->b(), unit = unit_attr && unit_attr->b();
-  bool transposed = transpose_attr && static_cast<TransposeA>(transpose_attr->i()) != TransposeA::kNoTranspose;
-  const std::vector<int64_t>& bd = Dims(b);
-  if (b.type() != a.type() || out.type() != a.type() || Dims(out) != bd || bd.size() != Dims(a).size())
+Result<LinalgPlan> PlanTriangularSolve(const Step& s, const BufferRecord& a, const BufferRecord& b,
+                                       const BufferRecord& out) {
+  LinalgPlan plan;
+  NHLO_ASSIGN_OR_RETURN(plan.n, SquareSize(a, "triangular-solve", /*allow_complex=*/false));
+  const AttrRecord* left_attr = s.Find(AttrId::kLeftSide);
+  const AttrRecord* lower_attr = s.Find(AttrId::kLower);
+  const AttrRecord* unit_attr = s.Find(AttrId::kUnitDiagonal);
+  const AttrRecord* transpose_attr = s.Find(AttrId::kTransposeA);
+  plan.left = left_attr && left_attr->b();
+  plan.lower = lower_attr && lower_attr->b();
+  plan.unit = unit_attr && unit_attr->b();
+  plan.transposed = transpose_attr && static_cast<TransposeA>(transpose_attr->i()) != TransposeA::kNoTranspose;
+  const std::vector<int64_t>& bd = b.dims;
+  if (b.type != a.type || out.type != a.type || out.dims != bd || bd.size() != a.dims.size())
     return Status::Error("triangular-solve takes a and b of one type and rank and returns b's shape");
-  int64_t rows = bd[bd.size() - 2], cols = bd.back();
-  if ((left ? rows : cols) != k_size)
+  plan.rows = bd[bd.size() - 2];
+  plan.cols = bd.back();
+  const int64_t k_size = plan.n, rows = plan.rows, cols = plan.cols;
+  if ((plan.left ? rows : cols) != k_size)
     return Status::Error("triangular-solve: a is " + std::to_string(k_size) + "x" + std::to_string(k_size) +
-                         " but b's " + (left ? "rows" : "columns") + " number " + std::to_string(left ? rows : cols));
+                         " but b's " + (plan.left ? "rows" : "columns") + " number " +
+                         std::to_string(plan.left ? rows : cols));
   for (size_t d = 0; d + 2 < bd.size(); ++d)
-    if (bd[d] != Dims(a)[d]) return Status::Error("triangular-solve: a and b differ in their batch dimensions");
-  int64_t matrices = rows * cols == 0 ? 0 : b.count() / (rows * cols);
+    if (bd[d] != a.dims[d]) return Status::Error("triangular-solve: a and b differ in their batch dimensions");
+  plan.matrices = rows * cols == 0 ? 0 : b.ElementCount() / (rows * cols);
+  return plan;
+}
+
+Status KernelTriangularSolve(const Step& bundle, const Buf& a, const Buf& b, const Buf& out) {
+  NHLO_ASSIGN_OR_RETURN(LinalgPlan plan, PlanTriangularSolve(bundle, *a.rec, *b.rec, *out.rec));
+  return RunTriangularSolve(plan, a, b, out);
+}
+
+Status RunTriangularSolve(const LinalgPlan& plan, const Buf& a, const Buf& b, const Buf& out) {
+  const int64_t k_size = plan.n, rows = plan.rows, cols = plan.cols, matrices = plan.matrices;
+  const bool left = plan.left, lower = plan.lower, unit = plan.unit, transposed = plan.transposed;
   // op(a) is lower triangular when a's used triangle is lower and not transposed, or upper and
   // transposed (ADJOINT of a real matrix is its transpose).
   bool lower_eff = lower != transposed;

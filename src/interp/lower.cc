@@ -512,6 +512,12 @@ void LowerKernelPlan(const ComputationRecord& comp, Step& s) {
     if (operands == 1) keep(PlanCopy(s, comp.buffers[b.operands[0]], nullptr, out));
   } else if (f == OpFamily::kPad) {
     if (operands == 2) keep(PlanCopy(s, comp.buffers[b.operands[0]], &comp.buffers[b.operands[1]], out));
+  } else if (f == OpFamily::kFft) {
+    if (operands == 1) keep(PlanFft(s, comp.buffers[b.operands[0]], out));
+  } else if (f == OpFamily::kCholesky) {
+    if (operands == 1) keep(PlanCholesky(s, comp.buffers[b.operands[0]], out));
+  } else if (f == OpFamily::kTriangularSolve) {
+    if (operands == 2) keep(PlanTriangularSolve(s, comp.buffers[b.operands[0]], comp.buffers[b.operands[1]], out));
   } else if (f == OpFamily::kBitcastConvert) {
     if (operands == 1) keep(PlanBitcastConvert(comp.buffers[b.operands[0]], out));
   } else if (f == OpFamily::kReshape) {
