@@ -540,6 +540,38 @@ TEST_CASE("convolution kernel: narrow groups with a window far off the input giv
   for (int64_t i = 0; i < out.count(); ++i) REQUIRE(out.Get(i) == 0.0);
 }
 
+TEST_CASE("convolution kernel: im2col with a window far off the input gives zeros, no overflow") {
+  // Rows padded by 2^50 low and -2^50 high (a bundle's window need not match its shapes): two
+  // output rows, each window wholly in the padding. Its positions times the input's row stride
+  // (2^14) leave 64 bits; im2col must not form those offsets (UBSan: signed overflow) and must
+  // write an empty sum everywhere.
+  const int64_t h = 4, w = 16384, in_f = 2, out_f = 4;
+  TestBuf in(PrimitiveType::kF32, {1, in_f, h, w}), k(PrimitiveType::kF32, {out_f, in_f, 3, 3}),
+      out(PrimitiveType::kF32, {1, 2, w, out_f});
+  in.Fill(15);
+  k.Fill(16);
+  for (int64_t i = 0; i < out.count(); ++i) out.Set(i, 7.0);
+  ConvDimLabels l;
+  l.input_batch = 0, l.input_feature = 1, l.input_spatial.push_back(2), l.input_spatial.push_back(3);
+  l.kernel_output_feature = 0, l.kernel_input_feature = 1, l.kernel_spatial.push_back(2), l.kernel_spatial.push_back(3);
+  l.output_batch = 0, l.output_spatial.push_back(1), l.output_spatial.push_back(2), l.output_feature = 3;
+  l.input_rank = l.kernel_rank = l.output_rank = 4;
+  WindowDim wy, wx;
+  wy.size = wx.size = 3;
+  wy.pad_low = int64_t{1} << 50;
+  wy.pad_high = -(int64_t{1} << 50);
+  wx.pad_low = wx.pad_high = 1;
+  const BundleRecord rec = ConvRecordWith(l, wy, wx, 1, 1);
+  Result<ConvPlan> plan =
+      PlanConvolution(DimsOf<ConvolutionDimensionNumbers>(StepFor(rec)), *in.buf().rec, *k.buf().rec, *out.buf().rec);
+  REQUIRE(plan.ok());
+  CHECK(plan->fits == 1 << static_cast<int>(ConvKernel::kViaGemm));  // im2col is the kernel run
+  const Status st = KernelConvolution(StepFor(rec), in.buf(), k.buf(), out.buf());
+  REQUIRE_MESSAGE(st.ok(), st.message());
+  REQUIRE(out.GuardIntact());
+  for (int64_t i = 0; i < out.count(); ++i) REQUIRE(out.Get(i) == 0.0);
+}
+
 TEST_CASE("convolution kernel: weight gradients (a window of 128+ taps) summed directly") {
   WindowDim same;
   same.pad_low = same.pad_high = 1;

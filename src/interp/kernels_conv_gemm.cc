@@ -280,7 +280,8 @@ Status ConvolutionViaGemm(const ConvPlan& plan, const Buf& lhs, const Buf& rhs, 
               const WindowDim& wd = window[s];
               const int64_t p = o[1 + s] * wd.stride - wd.pad_low;
               interior = p >= 0 && p + (tap_dims[s] - 1) * wd.window_dilation < ld[l.input_spatial[s]];
-              corner += p * ls[l.input_spatial[s]];
+              // Only a position inside the input is a valid offset: far ones overflow 64 bits.
+              if (interior) corner += p * ls[l.input_spatial[s]];
             }
             if (interior) {
               for (int64_t t = 0; t < taps; ++t) gather(corner + tap_delta[t], r * depth + t * kernel_in);
@@ -297,7 +298,7 @@ Status ConvolutionViaGemm(const ConvPlan& plan, const Buf& lhs, const Buf& rhs, 
                   p /= wd.base_dilation;
                 }
                 if (p < 0 || p >= ld[l.input_spatial[s]]) inside = false;
-                src += p * ls[l.input_spatial[s]];
+                if (inside) src += p * ls[l.input_spatial[s]];
               }
               if (inside)
                 gather(src, r * depth + t * kernel_in);
