@@ -137,6 +137,50 @@ TEST_CASE("fused groups: results are the same bytes with fusion on and off") {
   SetParallelThreads(threads);
 }
 
+// bf16 ops whose spans came later (reduce-precision, a clamp of scalar bounds, is-finite) in one
+// chain with converts, a multiply and a select.
+std::string LowPrecisionChain(int64_t n) {
+  const std::string t = "f32[" + std::to_string(n) + "]", h = "bf16[" + std::to_string(n) + "]",
+                    p = "pred[" + std::to_string(n) + "]";
+  return "HloModule lowp\nENTRY e {\n  x = " + t + " parameter(0)\n  y = " + t +
+         " parameter(1)\n  lo = bf16[] constant(-1.5)\n  hi = bf16[] constant(1.25)\n"
+         "  xh = " +
+         h + " convert(x)\n  yh = " + h + " convert(y)\n  s = " + h +
+         " multiply(xh, yh)\n"
+         "  r = " +
+         h +
+         " reduce-precision(s), exponent_bits=4, mantissa_bits=2\n"
+         "  c = " +
+         h + " clamp(lo, r, hi)\n  f = " + p + " is-finite(r)\n  z = " + h + " select(f, c, s)\n  ROOT out = (" + h +
+         ", " + p + ") tuple(z, f)\n}\n";
+}
+
+TEST_CASE("fused groups: reduce-precision, scalar-bound bf16 clamp and is-finite fuse, same bytes") {
+  BundleProgram p = Load(LowPrecisionChain(5000));
+  std::vector<Step> steps;
+  FusionPlan plan = PlanOfEntry(p, steps);
+  REQUIRE(plan.groups.size() == 1);
+  CHECK(plan.groups[0].step_count == 7);  // xh .. z
+  int threads = ParallelThreads();
+  for (int64_t n : {int64_t{1}, int64_t{5000}, int64_t{3 * 65536 + 123}}) {
+    BundleProgram q = Load(LowPrecisionChain(n));
+    std::vector<Value> args = {F32Arg(n, 3), F32Arg(n, 4)};
+    ExecuteOptions off;
+    off.fusion = false;
+    auto reference = Execute(q, args, off);
+    REQUIRE(reference.ok());
+    for (int t : {1, 2}) {
+      SetParallelThreads(t);
+      auto fused = Execute(q, args);
+      REQUIRE(fused.ok());
+      CAPTURE(n);
+      CAPTURE(t);
+      CheckSameBytes(*fused, *reference);
+    }
+  }
+  SetParallelThreads(threads);
+}
+
 // hardtanh as torch-xla writes it: clamp(broadcast(lo), x, broadcast(hi)), its bounds broadcast
 // from a parameter and a constant long before, a step that cannot join a group (reverse) in
 // between. `keep` adds tuple operands reading the bounds' broadcasts, which must then be stored.
