@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
-// Plans for the kernels: dot, convolution, the elementwise spans, the
-// data movement of broadcast, transpose, slice, reverse, pad, concatenate, iota and reshape,
-// gather, dynamic slices and scatter. A plan
-// is built once, when the program is loaded (LowerBundle, lower.cc), from the buffer records of
-// a static step; it holds every check and decision that depends only on shapes, types and
-// attributes, so running the step does none. What is left to the run depends on values: a
-// weight that is not finite (the GEMM forms would reorder its inf * 0), an operand that is not
-// aligned or overlaps the result. A step of bounded dynamic shape has no plan: its sizes are
-// known only at the run, which plans and runs together (KernelDot, KernelConvolution, and
-// the shape kernels of kernels.h).
+// Plans for the kernels: dot and convolution; the elementwise spans; the data movement of
+// broadcast, transpose, slice, reverse, pad, concatenate, iota, reshape and bitcast; gather,
+// dynamic slices and scatter; reduce, reduce-window, select-and-scatter and sort; fft, cholesky
+// and triangular-solve. A plan is built once, when the program is loaded (LowerBundle,
+// lower.cc), from the buffer records of a static step; it holds every check and decision that
+// depends only on shapes, types and attributes, so running the step does none. What is left to
+// the run depends on values: a weight that is not finite (the GEMM forms would reorder its
+// inf * 0), an operand that is not aligned or overlaps the result. A step of bounded dynamic
+// shape has no plan: its sizes are known only at the run, which plans and runs together
+// (KernelDot, KernelConvolution, and the shape kernels of kernels.h).
 #pragma once
 
 #include <cstdint>
