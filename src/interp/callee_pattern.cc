@@ -267,13 +267,13 @@ CalleePattern SelectPattern(const ComputationRecord& f, PrimitiveType t) {
   return p;
 }
 
+}  // namespace
+
 const ComputationRecord* Called(const BundleProgram& p, const Step& s, AttrId id) {
   const AttrRecord* a = s.Find(id);
   if (!a || a->computations().empty() || a->computations()[0] >= p.computations.size()) return nullptr;
   return &p.computations[a->computations()[0]];
 }
-
-}  // namespace
 
 Opcode ScalarOpcode(ScalarOp op) {
   for (auto [opcode, scalar] : kScalarOps)

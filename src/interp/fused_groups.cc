@@ -92,15 +92,12 @@ SpanOp SpanOpOf(const ComputationRecord& comp, const Step& s) {
       if (x != n || (lo != 1 && lo != n) || (hi != 1 && hi != n)) return {};
       return ClampSpanOp(out.type, lo == 1 && n != 1, hi == 1 && n != 1);
     }
-    case OpFamily::kReducePrecision: {
-      // KernelReducePrecision's checks; widths past f64's change nothing and are capped.
-      const AttrRecord* e = s.Find(AttrId::kExponentBits);
-      const AttrRecord* m = s.Find(AttrId::kMantissaBits);
-      if (arity != 1 || !SameCountArrays(comp, b, n) || type(0) != out.type || !IsFloat(out.type) || !e || !m ||
-          e->i() < 1 || m->i() < 0)
+    case OpFamily::kReducePrecision: {  // KernelReducePrecision's checks
+      int exponent_bits = 0, mantissa_bits = 0;
+      if (arity != 1 || !SameCountArrays(comp, b, n) || type(0) != out.type || !IsFloat(out.type) ||
+          !ReducePrecisionWidths(s, &exponent_bits, &mantissa_bits))
         return {};
-      return ReducePrecisionSpanOp(out.type, static_cast<int>(std::min<int64_t>(e->i(), 64)),
-                                   static_cast<int>(std::min<int64_t>(m->i(), 64)));
+      return ReducePrecisionSpanOp(out.type, exponent_bits, mantissa_bits);
     }
     case OpFamily::kReshape:
       if (b.opcode != Opcode::kReshape || arity != 1 || !SameCountArrays(comp, b, n) || type(0) != out.type) return {};

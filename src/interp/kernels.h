@@ -117,6 +117,9 @@ Status KernelComplexConvert(const Buf& in, const Buf& out);
 Status KernelBitcastConvert(const Buf& in, const Buf& out);
 /// reduce-precision(x), exponent_bits, mantissa_bits: XLA's evaluator rounding (kernels_elementwise.cc).
 Status KernelReducePrecision(const Step& bundle, const Buf& in, const Buf& out);
+/// reduce-precision's exponent_bits and mantissa_bits, capped at 64 (widths past f64's change
+/// nothing); false when either is absent, exponent_bits < 1 or mantissa_bits < 0.
+bool ReducePrecisionWidths(const Step& step, int* exponent_bits, int* mantissa_bits);
 
 Status KernelBroadcast(const Step& bundle, const Buf& in, const Buf& out);
 /// bitcast: a reshape, or with layouts (AttrId::kBitcastLayouts) XLA's physical reinterpretation.

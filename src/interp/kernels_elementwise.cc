@@ -238,16 +238,21 @@ Status KernelConvert(const Buf& in, const Buf& out) {
   return OkStatus();
 }
 
+bool ReducePrecisionWidths(const Step& step, int* exponent_bits, int* mantissa_bits) {
+  const AttrRecord* e = step.Find(AttrId::kExponentBits);
+  const AttrRecord* m = step.Find(AttrId::kMantissaBits);
+  if (!e || !m || e->i() < 1 || m->i() < 0) return false;
+  *exponent_bits = static_cast<int>(std::min<int64_t>(e->i(), 64));
+  *mantissa_bits = static_cast<int>(std::min<int64_t>(m->i(), 64));
+  return true;
+}
+
 Status KernelReducePrecision(const Step& bundle, const Buf& in, const Buf& out) {
   NHLO_TRY(CheckSameCount(Opcode::kReducePrecision, {&in, &out}));
-  const AttrRecord* e = bundle.Find(AttrId::kExponentBits);
-  const AttrRecord* m = bundle.Find(AttrId::kMantissaBits);
-  if (!e || !m || e->i() < 1 || m->i() < 0)
+  int exponent_bits = 0, mantissa_bits = 0;
+  if (!ReducePrecisionWidths(bundle, &exponent_bits, &mantissa_bits))
     return Status::Error("bundle 'reduce-precision' needs exponent_bits >= 1 and mantissa_bits >= 0");
   if (in.type() != out.type() || !IsFloat(in.type())) return Unimplemented(Opcode::kReducePrecision, in.type());
-  // Widths past f64's change nothing; capped so they fit an int.
-  int exponent_bits = static_cast<int>(std::min<int64_t>(e->i(), 64));
-  int mantissa_bits = static_cast<int>(std::min<int64_t>(m->i(), 64));
   int64_t n = in.count();
   if (SpanOp span = ReducePrecisionSpanOp(in.type(), exponent_bits, mantissa_bits); span.fn) {
     const uint8_t* data[3] = {in.data, nullptr, nullptr};
@@ -268,29 +273,37 @@ Status KernelReducePrecision(const Step& bundle, const Buf& in, const Buf& out) 
   });
 }
 
-Result<ReshapePlan> PlanBitcastConvert(const BufferRecord& in, const BufferRecord& out) {
+namespace {
+
+// KernelBitcastConvert's checks on the records, shared by its plan and the kernel.
+Status CheckBitcastConvert(const BufferRecord& in, const BufferRecord& out) {
   const PrimitiveType from = in.type, to = out.type;
   const int in_bits = BitWidth(from), out_bits = BitWidth(to);
   if (in_bits == 0 || out_bits == 0 ||
       static_cast<int64_t>(in_bits) * in.ElementCount() != static_cast<int64_t>(out_bits) * out.ElementCount())
     return Status::Error("bundle 'bitcast-convert' changes the number of bits");
   if (IsComplex(from) || IsComplex(to)) return Unimplemented(Opcode::kBitcastConvert, IsComplex(from) ? from : to);
-  if (in_bits % 8 != 0 || out_bits % 8 != 0) return Status::Error("sub-byte fields are split or joined by the kernel");
-  return ReshapePlan{out.ElementCount() * HostByteSize(to)};
+  return OkStatus();
+}
+
+bool WholeBytes(PrimitiveType from, PrimitiveType to) { return BitWidth(from) % 8 == 0 && BitWidth(to) % 8 == 0; }
+
+}  // namespace
+
+Result<ReshapePlan> PlanBitcastConvert(const BufferRecord& in, const BufferRecord& out) {
+  NHLO_TRY(CheckBitcastConvert(in, out));
+  if (!WholeBytes(in.type, out.type)) return Status::Error("sub-byte fields are split or joined by the kernel");
+  return ReshapePlan{out.ElementCount() * HostByteSize(out.type)};
 }
 
 Status KernelBitcastConvert(const Buf& in, const Buf& out) {
-  PrimitiveType from = in.type(), to = out.type();
-  int in_bits = BitWidth(from), out_bits = BitWidth(to);
-  if (in_bits % 8 == 0 && out_bits % 8 == 0) {
-    NHLO_ASSIGN_OR_RETURN(ReshapePlan plan, PlanBitcastConvert(*in.rec, *out.rec));
-    RunReshape(plan, in, out);
+  NHLO_TRY(CheckBitcastConvert(*in.rec, *out.rec));
+  const PrimitiveType from = in.type(), to = out.type();
+  if (WholeBytes(from, to)) {
+    RunReshape(ReshapePlan{out.count() * HostByteSize(to)}, in, out);
     return OkStatus();
   }
-  if (in_bits == 0 || out_bits == 0 ||
-      static_cast<int64_t>(in_bits) * in.count() != static_cast<int64_t>(out_bits) * out.count())
-    return Status::Error("bundle 'bitcast-convert' changes the number of bits");
-  if (IsComplex(from) || IsComplex(to)) return Unimplemented(Opcode::kBitcastConvert, IsComplex(from) ? from : to);
+  const int in_bits = BitWidth(from), out_bits = BitWidth(to);
   int in_size = HostByteSize(from), out_size = HostByteSize(to);
   // Sub-byte types: split or join bit fields, lane 0 in the low bits.
   if (in_bits >= out_bits) {

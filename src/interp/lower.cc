@@ -299,11 +299,7 @@ CalleeSignature RootLeaves(const ComputationRecord& f, const std::vector<const B
 // A step whose computations or records are missing gets none: the run reports that first.
 void LowerCalleeSignature(const BundleProgram& p, const ComputationRecord& comp, Step& s) {
   const BundleRecord& b = *s.bundle;
-  auto callee = [&](AttrId id) -> const ComputationRecord* {
-    const AttrRecord* a = s.Find(id);
-    if (!a || a->computations().empty() || a->computations()[0] >= p.computations.size()) return nullptr;
-    return &p.computations[a->computations()[0]];
-  };
+  auto callee = [&](AttrId id) { return Called(p, s, id); };
   auto record = [&](uint32_t i) { return i < comp.buffers.size() ? &comp.buffers[i] : nullptr; };
   // The result, or its n leaves (Frames::ResultLeaves), or empty when they are not n.
   auto result_leaves = [&](size_t n) {

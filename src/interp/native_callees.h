@@ -77,6 +77,8 @@ Status RunPlannedScatter(const ScatterPlan& plan, const CalleePattern& pattern, 
 /// select-and-scatter) and fills step.pattern; leaves it empty for anything else. Never fails:
 /// a computation it does not recognise runs as written.
 void LowerCalleePattern(const BundleProgram& program, const ComputationRecord& comp, Step& step);
+/// The first computation the step's attribute `id` names, or null (absent, or out of range).
+const ComputationRecord* Called(const BundleProgram& program, const Step& step, AttrId id);
 
 /// The opcode of a recognised scalar op (kAdd for ScalarOp::kAdd, ...).
 Opcode ScalarOpcode(ScalarOp op);
