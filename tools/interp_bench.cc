@@ -7,18 +7,26 @@
 // `nhlo-run FILE --random-args=1 --print-values=none` (parse, passes, bundles, arguments, run)
 // in a child process under --model-timeout. With --numpy, tools/interp-bench-numpy.py
 // measures the same shapes with numpy in the same run and a ratio column compares them
-// (numpy is a measuring stick only; nothing else needs it).
+// (numpy is a measuring stick only; nothing else needs it). The script stays running and runs
+// a case when asked: a round of numpy's runs, a round of nhlo's, again both, each side's best
+// taken, so a drift of this VM's speed (it moves within seconds) reaches both sides.
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <iostream>
-#include <map>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 
@@ -310,15 +318,16 @@ struct Row {
   std::string note;
 };
 
-void PrintRow(const Row& row, const std::map<std::string, double>& numpy) {
+// `numpy`: the script's rate for the row, nullopt without --numpy, NaN when it has none.
+void PrintRow(const Row& row, std::optional<double> numpy) {
   char line[256];
   std::snprintf(line, sizeof(line), "%-22s %-20s %10.2f ms %9.4g %-8s", row.name.c_str(), row.shape.c_str(),
                 row.seconds * 1e3, row.rate, row.unit);
   std::cout << line;
-  if (auto it = numpy.find(row.name); it != numpy.end() && row.rate > 0) {
-    std::snprintf(line, sizeof(line), "  numpy %9.4g  %6.3gx", it->second, row.rate / it->second);
+  if (numpy && !std::isnan(*numpy) && row.rate > 0) {
+    std::snprintf(line, sizeof(line), "  numpy %9.4g  %6.3gx", *numpy, row.rate / *numpy);
     std::cout << line;
-  } else if (!numpy.empty()) {
+  } else if (numpy) {
     std::cout << "  numpy         -         ";
   }
   if (!row.note.empty()) std::cout << "  " << row.note;
@@ -345,26 +354,33 @@ nhlo::Result<Prepared> Prepare(const KernelCase& k) {
 }
 
 // A case's time is the sum of its bundles' own times (a chain's every op, or its fused group),
-// best of `repeat` runs (at least the case's min_runs) after one untimed run, as numpy's figure is
-// taken after one untimed call: the first run of a loaded program faults its arena in.
-nhlo::Result<Row> RunKernel(const KernelCase& k, int repeat, bool fusion) {
+// best of `repeat` runs (at least the case's min_runs) in each of `rounds` rounds, each round
+// after one untimed run, as numpy's figure is taken after one untimed call: the first run of a
+// loaded program faults its arena in, and the untimed run pays for what the previous round left
+// in the cache (a numpy round leaves its output's dirty lines there to be written back; runs of
+// one side after the other's would pay for them). `before_round` is called before each round.
+nhlo::Result<Row> RunKernel(const KernelCase& k, int repeat, bool fusion, int rounds,
+                            const std::function<void()>& before_round) {
   NHLO_ASSIGN_OR_RETURN(Prepared p, Prepare(k));
   // Loaded once and run `repeat` times, as a program that is called repeatedly runs: the arena,
   // the plans and the arguments (read in place, as numpy's arrays are) are the same every run.
   NHLO_ASSIGN_OR_RETURN(std::unique_ptr<nhlo::Executable> executable, nhlo::Executable::Load(p.program));
   double best = 1e30;
   const int runs = std::max(repeat, k.min_runs);
-  for (int r = -1; r < runs; ++r) {
-    nhlo::ExecutionProfile profile;
-    nhlo::ExecuteOptions options;
-    options.profile = &profile;
-    options.fusion = fusion;
-    executable->set_options(options);
-    NHLO_ASSIGN_OR_RETURN(nhlo::Value result, executable->RunBorrowed(p.args));
-    double seconds = 0;
-    for (const nhlo::BundleProfile& b : profile.bundles)
-      if (b.computation == "e") seconds += b.seconds;
-    if (r >= 0) best = std::min(best, seconds);
+  for (int round = 0; round < rounds; ++round) {
+    before_round();
+    for (int r = -1; r < runs; ++r) {
+      nhlo::ExecutionProfile profile;
+      nhlo::ExecuteOptions options;
+      options.profile = &profile;
+      options.fusion = fusion;
+      executable->set_options(options);
+      NHLO_ASSIGN_OR_RETURN(nhlo::Value result, executable->RunBorrowed(p.args));
+      double seconds = 0;
+      for (const nhlo::BundleProfile& b : profile.bundles)
+        if (b.computation == "e") seconds += b.seconds;
+      if (r >= 0) best = std::min(best, seconds);
+    }
   }
   Row row{k.name, k.shape, best, k.work / best / 1e9, k.flops ? "GFLOP/s" : "Gelem/s", ""};
   return row;
@@ -444,24 +460,76 @@ double RunModel(const std::string& path, int threads, int timeout, std::string& 
   return std::nan("");
 }
 
-// Runs the numpy script; its lines are `name<TAB>rate`.
-std::map<std::string, double> RunNumpy(const std::string& python) {
-  std::map<std::string, double> rates;
-  std::string command =
-      "OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 " + python + " " NHLO_SOURCE_ROOT "/tools/interp-bench-numpy.py";
-  std::cout << "measuring numpy (" << command << ") ..." << std::endl;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (!pipe) return rates;
-  char line[512];
-  while (std::fgets(line, sizeof(line), pipe)) {
-    std::string s(line);
-    size_t tab = s.find('\t');
-    if (tab == std::string::npos) continue;
-    rates[s.substr(0, tab)] = std::atof(s.c_str() + tab + 1);
+// The numpy script in its --serve mode: a case name written to its stdin, a line
+// `name<TAB>rate` (or `name<TAB>-`) read back. When the script cannot start or dies, Ask gives
+// NaN and the warning is printed once.
+class NumpyServer {
+ public:
+  explicit NumpyServer(const std::string& python) {
+    const std::string command = "OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 exec " + python +
+                                " " NHLO_SOURCE_ROOT "/tools/interp-bench-numpy.py --serve";
+    std::cout << "numpy measured beside each case (" << command << ")" << std::endl;
+    int to_child[2], from_child[2];
+    if (pipe(to_child) != 0) return;
+    if (pipe(from_child) != 0) {
+      close(to_child[0]);
+      close(to_child[1]);
+      return;
+    }
+    std::fflush(nullptr);
+    pid_ = fork();
+    if (pid_ == 0) {
+      dup2(to_child[0], 0);
+      dup2(from_child[1], 1);
+      for (int fd : {to_child[0], to_child[1], from_child[0], from_child[1]}) close(fd);
+      execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    close(to_child[0]);
+    close(from_child[1]);
+    if (pid_ < 0) {
+      close(to_child[1]);
+      close(from_child[0]);
+      return;
+    }
+    to_ = fdopen(to_child[1], "w");
+    from_ = fdopen(from_child[0], "r");
   }
-  if (pclose(pipe) != 0) std::cerr << "nhlo-interp-bench: warning: the numpy script failed; no numpy column\n";
-  return rates;
-}
+  ~NumpyServer() {
+    if (to_) std::fclose(to_);  // the script's stdin ends: it exits
+    if (from_) std::fclose(from_);
+    if (pid_ > 0) waitpid(pid_, nullptr, 0);
+  }
+  NumpyServer(const NumpyServer&) = delete;
+  NumpyServer& operator=(const NumpyServer&) = delete;
+
+  /// numpy's rate for the case, the best of at least `runs` timed runs (each after an untimed one).
+  double Ask(const std::string& name, int runs) {
+    if (to_ && from_ && std::fprintf(to_, "%s\t%d\n", name.c_str(), runs) > 0 && std::fflush(to_) == 0) {
+      char line[512];
+      if (std::fgets(line, sizeof(line), from_)) {
+        const std::string answer(line);
+        const size_t tab = answer.find('\t');
+        if (tab != std::string::npos && answer.compare(0, tab, name) == 0) {
+          if (answer.compare(tab + 1, 1, "-") == 0) return std::nan("");
+          return std::atof(answer.c_str() + tab + 1);
+        }
+      }
+    }
+    if (!warned_) std::cerr << "nhlo-interp-bench: warning: the numpy script failed; no numpy figures\n";
+    warned_ = true;
+    return std::nan("");
+  }
+
+ private:
+  pid_t pid_ = -1;
+  FILE* to_ = nullptr;
+  FILE* from_ = nullptr;
+  bool warned_ = false;
+};
+
+// The better of two rates, NaN only when both are.
+double Faster(double a, double b) { return std::isnan(a) ? b : std::isnan(b) ? a : std::max(a, b); }
 
 }  // namespace
 
@@ -501,20 +569,28 @@ int main(int argc, char** argv) {
   }
   nhlo::SetParallelThreads(threads);
   if (numpy_python.empty()) numpy_python = std::filesystem::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
-  std::map<std::string, double> numpy;
-  if (with_numpy) numpy = RunNumpy(numpy_python);
+  std::optional<NumpyServer> numpy;
+  if (with_numpy) numpy.emplace(numpy_python);
   std::cout << "threads " << nhlo::ParallelThreads() << ", best of " << repeat << "\n";
   auto wanted = [&](const std::string& name) { return filter.empty() || name.find(filter) != std::string::npos; };
   for (const KernelCase& k : Kernels()) {
     if (!wanted(k.name)) continue;
-    nhlo::Result<Row> row = RunKernel(k, repeat, fusion == "on");
+    // Rounds of numpy's runs and nhlo's in turn (numpy, nhlo, numpy, nhlo), as many runs in
+    // each, each side's best: the machine's speed drifts within seconds, and both sides see it.
+    const int runs = std::max(repeat, k.min_runs);
+    std::optional<double> theirs;
+    if (numpy) theirs = std::nan("");
+    nhlo::Result<Row> row = RunKernel(k, repeat, fusion == "on", numpy ? 2 : 1, [&] {
+      if (numpy) theirs = Faster(*theirs, numpy->Ask(k.name, runs));
+    });
     if (!row.ok()) {
       std::cout << k.name << ": " << row.status().ToString();
       continue;
     }
-    PrintRow(*row, numpy);
+    PrintRow(*row, theirs);
   }
-  for (const Row& row : RunIo(repeat, wanted)) PrintRow(row, numpy);
+  for (const Row& row : RunIo(repeat, wanted))
+    PrintRow(row, numpy ? std::optional<double>(numpy->Ask(row.name, repeat)) : std::nullopt);
   if (models == "none") return 0;
   std::vector<std::string> files;
   std::error_code ec;
