@@ -734,5 +734,45 @@ TEST_CASE("kernel plans: fft, cholesky and triangular-solve are checked and read
   CHECK(refused.status().ToString().find("a is 3x3 but b's rows number 4") != std::string::npos);
 }
 
+TEST_CASE("kernel plans: batch norm is its feature layout, counts and epsilon, checked at load") {
+  Lowered t = LowerFirst(
+      "  x = f32[2,3,4,5] parameter(0)\n  s = f32[3] parameter(1)\n  o = f32[3] parameter(2)\n"
+      "  ROOT t = (f32[2,3,4,5], f32[3], f32[3]) batch-norm-training(x, s, o), epsilon=0.1, feature_index=1\n",
+      Opcode::kBatchNormTraining);
+  const BatchNormPlan& plan = PlanOf<BatchNormPlan>(t);
+  CHECK(plan.op == Opcode::kBatchNormTraining);
+  CHECK((plan.outer == 2 && plan.features == 3 && plan.inner == 20));
+  CHECK(plan.per_feature == 40);
+  CHECK(plan.epsilon == static_cast<double>(0.1f));  // an f32, as XLA keeps it
+  Lowered g = LowerFirst(
+      "  x = f32[6,4] parameter(0)\n  s = f32[4] parameter(1)\n  m = f32[4] parameter(2)\n  v = f32[4] parameter(3)\n"
+      "  gy = f32[6,4] parameter(4)\n"
+      "  ROOT g = (f32[6,4], f32[4], f32[4]) batch-norm-grad(x, s, m, v, gy), epsilon=0.001, feature_index=1\n",
+      Opcode::kBatchNormGrad);
+  CHECK((PlanOf<BatchNormPlan>(g).outer == 6 && PlanOf<BatchNormPlan>(g).inner == 1));
+  CHECK(PlanOf<BatchNormPlan>(g).grad_count == 6);
+  // An empty operand: no element loop (its other dimensions may multiply past 64 bits).
+  Lowered e = LowerFirst(
+      "  x = f32[7,0,4] parameter(0)\n  s = f32[0] parameter(1)\n  o = f32[0] parameter(2)\n"
+      "  m = f32[0] parameter(3)\n  v = f32[0] parameter(4)\n"
+      "  ROOT y = f32[7,0,4] batch-norm-inference(x, s, o, m, v), epsilon=0.1, feature_index=1\n",
+      Opcode::kBatchNormInference);
+  CHECK((PlanOf<BatchNormPlan>(e).outer == 0 && PlanOf<BatchNormPlan>(e).inner == 0));
+  // The run's checks, made here with its messages: the arity, and a feature operand of another size.
+  const ComputationRecord& entry = g.program.computations[g.program.entry];
+  std::vector<const BufferRecord*> in, out;
+  for (uint32_t o : g.step.bundle->operands) in.push_back(&entry.buffers[o]);
+  for (uint32_t leaf : entry.buffers[g.step.bundle->result].tuple) out.push_back(&entry.buffers[leaf]);
+  Result<BatchNormPlan> arity = PlanBatchNorm(g.step, in, {out[0]});
+  REQUIRE(!arity.ok());
+  CHECK(arity.status().ToString().find("'batch-norm-grad' has 5 operands and 1 results") != std::string::npos);
+  BufferRecord wide = *in[1];
+  wide.dims = {5};
+  in[1] = &wide;
+  Result<BatchNormPlan> mismatched = PlanBatchNorm(g.step, in, out);
+  REQUIRE(!mismatched.ok());
+  CHECK(mismatched.status().ToString().find("'batch-norm-grad' has mismatched feature shapes") != std::string::npos);
+}
+
 }  // namespace
 }  // namespace nhlo

@@ -394,6 +394,21 @@ class Machine : public ControlFlow, private StepMachine {
       case CustomCallKind::kNeuronArgMax:
       case CustomCallKind::kNeuronArgMin: break;
     }
+    if (const auto* batch_norm = PlanOf<BatchNormPlan>(s)) {
+      SmallVec<Buf, 5> in;
+      SmallVec<Buf, 3> out;
+      for (uint32_t o : b.operands) {
+        NHLO_ASSIGN_OR_RETURN(Buf buf, Array(o));
+        in.push_back(buf);
+      }
+      const BufferRecord& r = B(b.result);
+      const size_t leaves = r.type == PrimitiveType::kTuple ? r.tuple.size() : 1;
+      for (size_t k = 0; k < leaves; ++k) {
+        NHLO_ASSIGN_OR_RETURN(Buf buf, Array(r.type == PrimitiveType::kTuple ? r.tuple[k] : b.result));
+        out.push_back(buf);
+      }
+      return RunBatchNorm(*batch_norm, in.data(), out.data());
+    }
     std::vector<Buf> in, out;
     for (uint32_t o : b.operands) {
       NHLO_ASSIGN_OR_RETURN(Buf buf, Array(o));
@@ -426,16 +441,7 @@ class Machine : public ControlFlow, private StepMachine {
           if (in.size() != 1 || out.empty() || out.size() > 2) return shape_error("rng-bit-generator");
           return KernelRngBitGenerator(s, in[0], out.size() == 2 ? &out[0] : nullptr, out.back());
         }
-        if (b.opcode == Opcode::kBatchNormInference) {
-          if (in.size() != 5 || out.size() != 1) return shape_error("batch-norm-inference");
-          return KernelBatchNormInference(s, in[0], in[1], in[2], in[3], in[4], out[0]);
-        }
-        if (b.opcode == Opcode::kBatchNormGrad) {
-          if (in.size() != 5 || out.size() != 3) return shape_error("batch-norm-grad");
-          return KernelBatchNormGrad(s, in[0], in[1], in[2], in[3], in[4], out[0], out[1], out[2]);
-        }
-        if (in.size() != 3 || out.size() != 3) return shape_error("batch-norm-training");
-        return KernelBatchNormTraining(s, in[0], in[1], in[2], out[0], out[1], out[2]);
+        return KernelBatchNorm(s, in, out);  // batch-norm-training, -inference, -grad
       case CustomCallKind::kUniformQuantize:
       case CustomCallKind::kUniformDequantize:
         if (in.size() != 1 || out.size() != 1) return shape_error("uniform quantize");

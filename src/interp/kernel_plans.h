@@ -406,10 +406,26 @@ Result<LinalgPlan> PlanTriangularSolve(const Step& s, const BufferRecord& a, con
 Status RunCholesky(const LinalgPlan& plan, const Buf& a, const Buf& out);
 Status RunTriangularSolve(const LinalgPlan& plan, const Buf& a, const Buf& b, const Buf& out);
 
+/// A batch-norm-training, -inference or -grad step (kernels_norm.cc), its operand and result
+/// leaves checked: the operand as [outer, features, inner] around its feature dimension (outer
+/// and inner 0 for an empty operand), the element count per feature (training's, and grad's s32
+/// product), and epsilon as XLA keeps it (an f32).
+struct BatchNormPlan {
+  Opcode op = Opcode::kBatchNormTraining;
+  int64_t outer = 1, features = 1, inner = 1;
+  int64_t per_feature = 0;
+  int32_t grad_count = 0;
+  double epsilon = 0;
+};
+/// `in` are the operands, `out` the result's leaves.
+Result<BatchNormPlan> PlanBatchNorm(const Step& s, const std::vector<const BufferRecord*>& in,
+                                    const std::vector<const BufferRecord*>& out);
+Status RunBatchNorm(const BatchNormPlan& plan, const Buf* in, const Buf* out);
+
 /// What LowerBundle keeps on a step (Step::plan).
 using KernelPlan = std::variant<DotPlan, ConvPlan, CopyPlan, ConcatPlan, IotaPlan, ReshapePlan, GatherPlan,
                                 DynamicSlicePlan, ScatterPlan, ReducePlan, ReduceWindowPlan, SelectAndScatterPlan,
-                                BitcastPlan, SortPlan, ElementwisePlan, FftPlan, LinalgPlan>;
+                                BitcastPlan, SortPlan, ElementwisePlan, FftPlan, LinalgPlan, BatchNormPlan>;
 
 Result<ConvPlan> PlanConvolution(const ConvolutionDimensionNumbers& dims, const BufferRecord& lhs,
                                  const BufferRecord& rhs, const BufferRecord& out);

@@ -271,14 +271,11 @@ Status KernelStochasticConvert(const Buf& x, const Buf& random, const Buf& out);
 Status KernelCholesky(const Step& bundle, const Buf& a, const Buf& out);
 Status KernelTriangularSolve(const Step& bundle, const Buf& a, const Buf& b, const Buf& out);
 
-Status KernelBatchNormTraining(const Step& bundle, const Buf& x, const Buf& scale, const Buf& offset, const Buf& out,
-                               const Buf& mean, const Buf& var);
-/// batch-norm-inference(x, scale, offset, mean, variance) and batch-norm-grad(x, scale, mean,
-/// variance, grad_output) -> (grad_x, grad_scale, grad_offset), as XLA's BatchNormExpander.
-Status KernelBatchNormInference(const Step& bundle, const Buf& x, const Buf& scale, const Buf& offset, const Buf& mean,
-                                const Buf& var, const Buf& out);
-Status KernelBatchNormGrad(const Step& bundle, const Buf& x, const Buf& scale, const Buf& mean, const Buf& var,
-                           const Buf& grad_out, const Buf& grad_x, const Buf& grad_scale, const Buf& grad_offset);
+/// batch-norm-training(x, scale, offset) -> (y, mean, variance), batch-norm-inference(x, scale,
+/// offset, mean, variance) and batch-norm-grad(x, scale, mean, variance, grad_output) ->
+/// (grad_x, grad_scale, grad_offset), as XLA's BatchNormExpander (kernels_norm.cc): planned
+/// (PlanBatchNorm) and run at once, for a step without a plan. `out` holds the result's leaves.
+Status KernelBatchNorm(const Step& bundle, const std::vector<Buf>& in, const std::vector<Buf>& out);
 /// uniform_quantize (quantize = true) and uniform_dequantize custom calls.
 Status KernelUniformQuantize(const Step& bundle, const Buf& x, const Buf& out, bool quantize);
 Status KernelQuantizeMx(const Step& bundle, const Buf& x, const Buf& data, const Buf& scales);

@@ -27,42 +27,10 @@ C RoundTo(const Traits& t, C v) {
   return static_cast<C>(t.Load(tmp, 0));
 }
 
-// The checks both kernels share: a float operand, a valid feature_index, feature-sized
-// operands of the operand's type. Sets `feature` and `epsilon`.
-Status CheckBatchNorm(const Step& s, const char* op, const Buf& x, std::initializer_list<const Buf*> features,
-                      int64_t* feature, double* epsilon) {
-  const AttrRecord* eps = s.Find(AttrId::kEpsilon);
-  const AttrRecord* fi = s.Find(AttrId::kFeatureIndex);
-  if (!eps || !fi || fi->i() < 0 || fi->i() >= static_cast<int64_t>(x.rank()))
-    return Status::Error(std::string("bundle '") + op + "' needs epsilon and a valid feature_index");
-  if (!IsFloat(x.type()))
-    return Status::Error(std::string(op) + " is implemented for float types, got " +
-                         std::string(PrimitiveTypeName(x.type())));
-  int64_t channels = Dims(x)[fi->i()];
-  for (const Buf* b : features)
-    if (b->count() != channels || b->rank() != 1 || b->type() != x.type())
-      return Status::Error(std::string("bundle '") + op + "' has mismatched feature shapes");
-  *feature = fi->i();
-  // XLA keeps epsilon as an f32 and converts it to the element type.
-  *epsilon = static_cast<double>(static_cast<float>(eps->f()));
-  return OkStatus();
-}
-
-// A row-major array as [outer, features, inner] around its feature dimension: element
-// (o, c, j) is at (o * features + c) * inner + j, so loops in that order visit the elements in
-// index order (the reductions' order) without dividing per element.
-struct FeatureLayout {
-  int64_t outer = 1, features = 1, inner = 1;
-};
-
-FeatureLayout LayoutAround(const Buf& x, int64_t feature) {
-  FeatureLayout f;
-  const std::vector<int64_t>& dims = Dims(x);
-  for (int64_t d = 0; d < feature; ++d) f.outer *= dims[d];
-  f.features = dims[feature];
-  for (size_t d = static_cast<size_t>(feature) + 1; d < dims.size(); ++d) f.inner *= dims[d];
-  return f;
-}
+// The [outer, features, inner] view of the plan: a row-major array around its feature dimension,
+// element (o, c, j) at (o * features + c) * inner + j, so loops in that order visit the
+// elements in index order (the reductions' order) without dividing per element.
+using FeatureLayout = BatchNormPlan;
 
 // Calls add(i, c, a[c], b[c]) for every element i of every feature c, each feature's elements in
 // index order (o, then j): the reductions' order. Each feature's two sums are chains of
@@ -123,32 +91,17 @@ bool AllF32(const std::array<const Buf*, N>& bufs) {
   return true;
 }
 
-}  // namespace
-
-Status KernelBatchNormTraining(const Step& bundle, const Buf& x, const Buf& scale, const Buf& offset, const Buf& out,
-                               const Buf& mean, const Buf& var) {
-  const AttrRecord* eps = bundle.Find(AttrId::kEpsilon);
-  const AttrRecord* fi = bundle.Find(AttrId::kFeatureIndex);
-  if (!eps || !fi || fi->i() < 0 || fi->i() >= static_cast<int64_t>(x.rank()))
-    return Status::Error("bundle 'batch-norm-training' needs epsilon and a valid feature_index");
-  if (!IsFloat(x.type()))
-    return Status::Error("batch-norm-training is implemented for float types, got " +
-                         std::string(PrimitiveTypeName(x.type())));
-  int64_t f = fi->i(), channels = Dims(x)[f];
-  for (const Buf* b : {&scale, &offset, &mean, &var})
-    if (b->count() != channels || b->type() != x.type())
-      return Status::Error("bundle 'batch-norm-training' has mismatched feature shapes");
-  if (out.count() != x.count() || out.type() != x.type())
-    return Status::Error("bundle 'batch-norm-training' has a mismatched output");
+Status RunTraining(const BatchNormPlan& plan, const Buf& x, const Buf& scale, const Buf& offset, const Buf& out,
+                   const Buf& mean, const Buf& var) {
+  const int64_t channels = plan.features;
   return DispatchType(x.type(), [&](auto t) -> Status {
     using C = typename decltype(t)::Compute;
     if constexpr (!std::is_floating_point_v<C>) {
       return Status::Error("batch-norm-training: unsupported element type");
     } else {
-      int64_t n = x.count();
-      C count = RoundTo(t, static_cast<C>(channels ? n / channels : 0));
+      C count = RoundTo(t, static_cast<C>(plan.per_feature));
       // sum and sum of squares per feature, reduced in row-major order in the element type.
-      const FeatureLayout fl = LayoutAround(x, f);
+      const FeatureLayout& fl = plan;
       const int64_t outer = fl.outer, inner = fl.inner;
       std::vector<C> sum(channels, C(0)), sum_sq(channels, C(0));
       bool f32 = false;
@@ -163,7 +116,7 @@ Status KernelBatchNormTraining(const Step& bundle, const Buf& x, const Buf& scal
           q = RoundTo(t, q + RoundTo(t, v * v));
         });
       std::vector<C> m(channels), inv(channels);
-      C epsilon = RoundTo(t, static_cast<C>(static_cast<float>(eps->f())));  // XLA keeps epsilon as an f32
+      C epsilon = RoundTo(t, static_cast<C>(plan.epsilon));
       for (int64_t c = 0; c < channels; ++c) {
         m[c] = RoundTo(t, sum[c] / count);
         C square_mean = RoundTo(t, sum_sq[c] / count);
@@ -202,27 +155,22 @@ Status KernelBatchNormTraining(const Step& bundle, const Buf& x, const Buf& scal
   });
 }
 
-Status KernelBatchNormInference(const Step& s, const Buf& x, const Buf& scale, const Buf& offset, const Buf& mean,
-                                const Buf& var, const Buf& out) {
-  int64_t f;
-  double epsilon;
-  NHLO_TRY(CheckBatchNorm(s, "batch-norm-inference", x, {&scale, &offset, &mean, &var}, &f, &epsilon));
-  if (out.count() != x.count() || out.type() != x.type() || Dims(out) != Dims(x))
-    return Status::Error("bundle 'batch-norm-inference' has a mismatched output");
+Status RunInference(const BatchNormPlan& plan, const Buf& x, const Buf& scale, const Buf& offset, const Buf& mean,
+                    const Buf& var, const Buf& out) {
   return DispatchType(x.type(), [&](auto t) -> Status {
     using C = typename decltype(t)::Compute;
     if constexpr (!std::is_floating_point_v<C>) {
       return Status::Error("batch-norm-inference: unsupported element type");
     } else {
-      int64_t channels = scale.count();
-      C eps = RoundTo(t, static_cast<C>(epsilon));
+      const int64_t channels = plan.features;
+      C eps = RoundTo(t, static_cast<C>(plan.epsilon));
       std::vector<C> true_scale(channels), true_shift(channels);
       for (int64_t c = 0; c < channels; ++c) {
         C rsqrt = RoundTo(t, C(1) / std::sqrt(RoundTo(t, t.Load(var.data, c) + eps)));
         true_scale[c] = RoundTo(t, t.Load(scale.data, c) * rsqrt);
         true_shift[c] = RoundTo(t, t.Load(offset.data, c) - RoundTo(t, t.Load(mean.data, c) * true_scale[c]));
       }
-      const FeatureLayout fl = LayoutAround(x, f);
+      const FeatureLayout& fl = plan;
       for (int64_t o = 0, i = 0; o < fl.outer; ++o)
         for (int64_t c = 0; c < fl.features; ++c)
           for (int64_t j = 0; j < fl.inner; ++j, ++i)
@@ -232,26 +180,16 @@ Status KernelBatchNormInference(const Step& s, const Buf& x, const Buf& scale, c
   });
 }
 
-Status KernelBatchNormGrad(const Step& s, const Buf& x, const Buf& scale, const Buf& mean, const Buf& var,
-                           const Buf& grad_out, const Buf& grad_x, const Buf& grad_scale, const Buf& grad_offset) {
-  int64_t f;
-  double epsilon;
-  NHLO_TRY(CheckBatchNorm(s, "batch-norm-grad", x, {&scale, &mean, &var, &grad_scale, &grad_offset}, &f, &epsilon));
-  for (const Buf* b : {&grad_out, &grad_x})
-    if (b->type() != x.type() || Dims(*b) != Dims(x))
-      return Status::Error("bundle 'batch-norm-grad' has a mismatched gradient shape");
+Status RunGrad(const BatchNormPlan& plan, const Buf& x, const Buf& scale, const Buf& mean, const Buf& var,
+               const Buf& grad_out, const Buf& grad_x, const Buf& grad_scale, const Buf& grad_offset) {
   return DispatchType(x.type(), [&](auto t) -> Status {
     using C = typename decltype(t)::Compute;
     if constexpr (!std::is_floating_point_v<C>) {
       return Status::Error("batch-norm-grad: unsupported element type");
     } else {
-      int64_t channels = scale.count();
-      // Elements per feature: an s32 product converted to the element type.
-      int64_t per_feature = 1;
-      for (size_t d = 0; d < x.rank(); ++d)
-        if (static_cast<int64_t>(d) != f) per_feature *= Dims(x)[d];
-      C count = RoundTo(t, static_cast<C>(static_cast<int32_t>(static_cast<uint32_t>(per_feature))));
-      C eps = RoundTo(t, static_cast<C>(epsilon));
+      const int64_t channels = plan.features;
+      C count = RoundTo(t, static_cast<C>(plan.grad_count));
+      C eps = RoundTo(t, static_cast<C>(plan.epsilon));
       std::vector<C> var_eps(channels), rsqrt(channels), sum_gy(channels, C(0)), sum_gy_xm(channels, C(0));
       std::vector<C> scaled_rsqrt(channels);
       for (int64_t c = 0; c < channels; ++c) {
@@ -260,7 +198,7 @@ Status KernelBatchNormGrad(const Step& s, const Buf& x, const Buf& scale, const 
         // scale * rsqrt(var + epsilon) / N
         scaled_rsqrt[c] = RoundTo(t, RoundTo(t, t.Load(scale.data, c) * rsqrt[c]) / count);
       }
-      const FeatureLayout fl = LayoutAround(x, f);
+      const FeatureLayout& fl = plan;
       std::vector<C> means(channels);
       for (int64_t c = 0; c < channels; ++c) means[c] = t.Load(mean.data, c);
       bool f32 = false;
@@ -308,6 +246,93 @@ Status KernelBatchNormGrad(const Step& s, const Buf& x, const Buf& scale, const 
       return OkStatus();
     }
   });
+}
+
+const char* BatchNormName(Opcode op) {
+  if (op == Opcode::kBatchNormInference) return "batch-norm-inference";
+  if (op == Opcode::kBatchNormGrad) return "batch-norm-grad";
+  return "batch-norm-training";
+}
+
+// The checks the three kernels share: epsilon and a valid feature_index, a float operand, and
+// feature-sized operands of its type (rank 1 unless `any_rank`, as batch-norm-training's check
+// has always allowed).
+Status CheckFeatures(const Step& s, const char* op, const BufferRecord& x,
+                     std::initializer_list<const BufferRecord*> features, bool any_rank) {
+  const AttrRecord* eps = s.Find(AttrId::kEpsilon);
+  const AttrRecord* fi = s.Find(AttrId::kFeatureIndex);
+  if (!eps || !fi || fi->i() < 0 || fi->i() >= static_cast<int64_t>(x.dims.size()))
+    return Status::Error(std::string("bundle '") + op + "' needs epsilon and a valid feature_index");
+  if (!IsFloat(x.type))
+    return Status::Error(std::string(op) + " is implemented for float types, got " +
+                         std::string(PrimitiveTypeName(x.type)));
+  const int64_t channels = x.dims[static_cast<size_t>(fi->i())];
+  for (const BufferRecord* b : features)
+    if (b->ElementCount() != channels || (!any_rank && b->dims.size() != 1) || b->type != x.type)
+      return Status::Error(std::string("bundle '") + op + "' has mismatched feature shapes");
+  return OkStatus();
+}
+
+}  // namespace
+
+Result<BatchNormPlan> PlanBatchNorm(const Step& s, const std::vector<const BufferRecord*>& in,
+                                    const std::vector<const BufferRecord*>& out) {
+  const Opcode op = s.opcode();
+  const char* name = BatchNormName(op);
+  const size_t operands = op == Opcode::kBatchNormTraining ? 3 : 5, results = op == Opcode::kBatchNormInference ? 1 : 3;
+  if (in.size() != operands || out.size() != results)
+    return Status::Error(std::string("bundle '") + name + "' has " + std::to_string(in.size()) + " operands and " +
+                         std::to_string(out.size()) + " results, which its kernel does not take");
+  const BufferRecord& x = *in[0];
+  if (op == Opcode::kBatchNormInference) {
+    NHLO_TRY(CheckFeatures(s, name, x, {in[1], in[2], in[3], in[4]}, false));
+    if (out[0]->ElementCount() != x.ElementCount() || out[0]->type != x.type || out[0]->dims != x.dims)
+      return Status::Error("bundle 'batch-norm-inference' has a mismatched output");
+  } else if (op == Opcode::kBatchNormGrad) {
+    NHLO_TRY(CheckFeatures(s, name, x, {in[1], in[2], in[3], out[1], out[2]}, false));
+    for (const BufferRecord* b : {in[4], out[0]})
+      if (b->type != x.type || b->dims != x.dims)
+        return Status::Error("bundle 'batch-norm-grad' has a mismatched gradient shape");
+  } else {  // batch-norm-training
+    NHLO_TRY(CheckFeatures(s, name, x, {in[1], in[2], out[1], out[2]}, true));
+    if (out[0]->ElementCount() != x.ElementCount() || out[0]->type != x.type)
+      return Status::Error("bundle 'batch-norm-training' has a mismatched output");
+  }
+  BatchNormPlan plan;
+  plan.op = op;
+  const size_t feature = static_cast<size_t>(s.Find(AttrId::kFeatureIndex)->i());
+  plan.features = x.dims[feature];
+  const int64_t n = x.ElementCount();
+  // Every product below divides n when n > 0; an empty operand runs no element loop (its other
+  // dimensions may multiply past 64 bits, and would only count empty iterations).
+  plan.outer = plan.inner = n > 0 ? 1 : 0;
+  uint64_t others = 1;  // wraps: only its low 32 bits are read
+  for (size_t d = 0; d < x.dims.size(); ++d) {
+    if (d != feature) others *= static_cast<uint64_t>(x.dims[d]);
+    if (n > 0 && d < feature) plan.outer *= x.dims[d];
+    if (n > 0 && d > feature) plan.inner *= x.dims[d];
+  }
+  plan.per_feature = plan.features ? n / plan.features : 0;
+  // batch-norm-grad's element count per feature is an s32 product (XLA's expander).
+  plan.grad_count = static_cast<int32_t>(static_cast<uint32_t>(others));
+  // XLA keeps epsilon as an f32 and converts it to the element type.
+  plan.epsilon = static_cast<double>(static_cast<float>(s.Find(AttrId::kEpsilon)->f()));
+  return plan;
+}
+
+Status RunBatchNorm(const BatchNormPlan& plan, const Buf* in, const Buf* out) {
+  if (plan.op == Opcode::kBatchNormInference) return RunInference(plan, in[0], in[1], in[2], in[3], in[4], out[0]);
+  if (plan.op == Opcode::kBatchNormGrad)
+    return RunGrad(plan, in[0], in[1], in[2], in[3], in[4], out[0], out[1], out[2]);
+  return RunTraining(plan, in[0], in[1], in[2], out[0], out[1], out[2]);
+}
+
+Status KernelBatchNorm(const Step& s, const std::vector<Buf>& in, const std::vector<Buf>& out) {
+  std::vector<const BufferRecord*> in_records, out_records;
+  for (const Buf& b : in) in_records.push_back(b.rec);
+  for (const Buf& b : out) out_records.push_back(b.rec);
+  NHLO_ASSIGN_OR_RETURN(BatchNormPlan plan, PlanBatchNorm(s, in_records, out_records));
+  return RunBatchNorm(plan, in.data(), out.data());
 }
 
 }  // namespace nhlo

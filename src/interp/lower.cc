@@ -499,6 +499,14 @@ void LowerKernelPlan(const ComputationRecord& comp, Step& s) {
       keep(PlanReduce(inputs, inits, results, *dims));
     return;
   }
+  if (b.opcode == Opcode::kBatchNormTraining || b.opcode == Opcode::kBatchNormInference ||
+      b.opcode == Opcode::kBatchNormGrad) {
+    std::vector<const BufferRecord*> results;  // the result's leaves, as RunTupleResult reads them
+    if (out.type != PrimitiveType::kTuple) results.push_back(&out);
+    for (const uint32_t leaf : out.tuple)
+      if (leaf < comp.buffers.size()) results.push_back(&comp.buffers[leaf]);
+    return keep(PlanBatchNorm(s, operand_records(0, operands), results));
+  }
   if (out.type == PrimitiveType::kTuple) return;
   if (f == OpFamily::kUnary || f == OpFamily::kBinary || f == OpFamily::kCompare || f == OpFamily::kSelect ||
       f == OpFamily::kClamp || f == OpFamily::kConvert || f == OpFamily::kReducePrecision) {
