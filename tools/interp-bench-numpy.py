@@ -7,9 +7,9 @@
 #
 # With no argument every case is measured in order. With --serve the script reads requests from
 # stdin, one per line, `name<TAB>runs`, and answers each with its line (`name<TAB>-` for a case it
-# does not have), taking the best of at least `runs` runs: nhlo-interp-bench asks just before and
-# just after it times its own runs of the case, as many as it takes, so the two sides are measured
-# seconds apart, not minutes (this VM's memory bandwidth drifts by half over a minute).
+# does not have), the best of exactly `runs` timed runs after an untimed one: nhlo-interp-bench
+# asks before each of its own rounds of the case, as many runs in each, so the two sides are
+# measured seconds apart, not minutes (this VM's memory bandwidth drifts by half over a minute).
 import io
 import sys
 import time
@@ -17,13 +17,13 @@ import time
 import numpy as np
 
 
-AT_LEAST = 1  # timed runs per case at least: nhlo-interp-bench's count for it, in --serve mode
+RUNS = 0  # in --serve mode, the timed runs nhlo-interp-bench asks for (its own count); else 0
 
 
 def best(f, repeat=3):
     f()
     t = 1e30
-    for _ in range(max(repeat, AT_LEAST)):
+    for _ in range(RUNS or repeat):
         s = time.perf_counter()
         f()
         t = min(t, time.perf_counter() - s)
@@ -97,6 +97,7 @@ for name, op in [("add", np.add), ("multiply", np.multiply)]:
 for n in (256, 512, 1024):
     a = rng.random((n, n), dtype=np.float32)
     b = rng.random((n, n), dtype=np.float32)
+
     def dot_rate(a=a, b=b, n=n):
         return 2 * n ** 3 / best(lambda: a @ b) / 1e9
 
@@ -151,7 +152,8 @@ emit("print summary f32", lambda: n16m / best(lambda: (x.min(), x.max(), x.mean(
                                                      np.isinf(x).sum(), repr(x[:8]))) / 1e9)
 emit("write npy f32", lambda: n16m / best(lambda: np.save(io.BytesIO(), x)) / 1e9)
 # numpy's full repr slows as arrays grow (about 25K elements/s on 64K, 5K on 1M, where it took
-# minutes): 64K keeps this row to seconds, and favours numpy.
+# minutes): 64K keeps each run to seconds (in --serve mode the row takes as many runs as nhlo's
+# does, --repeat of them), and favours numpy.
 n64k = 1 << 16
 small = x[:n64k]
 
@@ -172,7 +174,7 @@ def answer(name):
 if "--serve" in sys.argv[1:]:
     for request in sys.stdin:
         name, _, runs = request.rstrip("\n").partition("\t")
-        AT_LEAST = int(runs) if runs.isdigit() else 1
+        RUNS = int(runs) if runs.isdigit() and int(runs) > 0 else 1
         answer(name)
 else:
     for case in CASES:

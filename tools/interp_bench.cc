@@ -14,6 +14,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -24,7 +25,7 @@
 #include <string>
 #include <vector>
 
-#include <signal.h>
+#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -460,18 +461,21 @@ double RunModel(const std::string& path, int threads, int timeout, std::string& 
   return std::nan("");
 }
 
-// The numpy script in its --serve mode: a case name written to its stdin, a line
-// `name<TAB>rate` (or `name<TAB>-`) read back. When the script cannot start or dies, Ask gives
-// NaN and the warning is printed once.
+// The numpy script in its --serve mode: a case name and a run count written to its stdin, a line
+// `name<TAB>rate` (or `name<TAB>-`) read back. When the script cannot start or dies (no python3,
+// no numpy, a case that raises), Ask gives NaN from then on, the warning printed once; SIGPIPE is
+// ignored so that writing to a dead script is an error to handle, not the end of the benchmark.
 class NumpyServer {
  public:
   explicit NumpyServer(const std::string& python) {
     const std::string command = "OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 exec " + python +
                                 " " NHLO_SOURCE_ROOT "/tools/interp-bench-numpy.py --serve";
     std::cout << "numpy measured beside each case (" << command << ")" << std::endl;
+    std::signal(SIGPIPE, SIG_IGN);
+    // Close-on-exec: the model runs' children never hold the script's pipes.
     int to_child[2], from_child[2];
-    if (pipe(to_child) != 0) return;
-    if (pipe(from_child) != 0) {
+    if (pipe2(to_child, O_CLOEXEC) != 0) return;
+    if (pipe2(from_child, O_CLOEXEC) != 0) {
       close(to_child[0]);
       close(to_child[1]);
       return;
@@ -479,31 +483,28 @@ class NumpyServer {
     std::fflush(nullptr);
     pid_ = fork();
     if (pid_ == 0) {
-      dup2(to_child[0], 0);
-      dup2(from_child[1], 1);
-      for (int fd : {to_child[0], to_child[1], from_child[0], from_child[1]}) close(fd);
+      // Copies numbered 3 and up first: a pipe end that is already 0 or 1 (the benchmark started
+      // with stdin or stdout closed) must not be closed by the dup2 onto the other.
+      const int in = fcntl(to_child[0], F_DUPFD, 3), out = fcntl(from_child[1], F_DUPFD, 3);
+      if (in < 0 || out < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0) _exit(127);
+      close(in);
+      close(out);
       execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
       _exit(127);
     }
     close(to_child[0]);
     close(from_child[1]);
-    if (pid_ < 0) {
-      close(to_child[1]);
-      close(from_child[0]);
-      return;
-    }
-    to_ = fdopen(to_child[1], "w");
-    from_ = fdopen(from_child[0], "r");
+    to_ = pid_ > 0 ? fdopen(to_child[1], "w") : nullptr;
+    from_ = pid_ > 0 ? fdopen(from_child[0], "r") : nullptr;
+    if (!to_) close(to_child[1]);
+    if (!from_) close(from_child[0]);
+    if (!to_ || !from_) Stop();
   }
-  ~NumpyServer() {
-    if (to_) std::fclose(to_);  // the script's stdin ends: it exits
-    if (from_) std::fclose(from_);
-    if (pid_ > 0) waitpid(pid_, nullptr, 0);
-  }
+  ~NumpyServer() { Stop(); }
   NumpyServer(const NumpyServer&) = delete;
   NumpyServer& operator=(const NumpyServer&) = delete;
 
-  /// numpy's rate for the case, the best of at least `runs` timed runs (each after an untimed one).
+  /// numpy's rate for the case, the best of `runs` timed runs after an untimed one.
   double Ask(const std::string& name, int runs) {
     if (to_ && from_ && std::fprintf(to_, "%s\t%d\n", name.c_str(), runs) > 0 && std::fflush(to_) == 0) {
       char line[512];
@@ -518,7 +519,18 @@ class NumpyServer {
     }
     if (!warned_) std::cerr << "nhlo-interp-bench: warning: the numpy script failed; no numpy figures\n";
     warned_ = true;
+    Stop();
     return std::nan("");
+  }
+
+  /// Ends the script (its stdin closes: it exits) and waits for it.
+  void Stop() {
+    if (to_) std::fclose(to_);
+    if (from_) std::fclose(from_);
+    to_ = from_ = nullptr;
+    while (pid_ > 0 && waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {
+    }
+    pid_ = -1;
   }
 
  private:
@@ -589,8 +601,10 @@ int main(int argc, char** argv) {
     }
     PrintRow(*row, theirs);
   }
+  // The I/O rows: nhlo's figures first, then numpy's, one round each, as many runs.
   for (const Row& row : RunIo(repeat, wanted))
     PrintRow(row, numpy ? std::optional<double>(numpy->Ask(row.name, repeat)) : std::nullopt);
+  numpy.reset();  // its arrays (about 600 MB) are not held through the model runs
   if (models == "none") return 0;
   std::vector<std::string> files;
   std::error_code ec;
