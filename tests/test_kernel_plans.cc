@@ -743,7 +743,7 @@ TEST_CASE("kernel plans: batch norm is its feature layout, counts and epsilon, c
   CHECK(plan.op == Opcode::kBatchNormTraining);
   CHECK((plan.outer == 2 && plan.features == 3 && plan.inner == 20));
   CHECK(plan.per_feature == 40);
-  CHECK(plan.epsilon == static_cast<double>(0.1f));  // an f32, as XLA keeps it
+  CHECK(plan.epsilon == 0.1f);  // an f32, as XLA keeps it
   Lowered g = LowerFirst(
       "  x = f32[6,4] parameter(0)\n  s = f32[4] parameter(1)\n  m = f32[4] parameter(2)\n  v = f32[4] parameter(3)\n"
       "  gy = f32[6,4] parameter(4)\n"
@@ -772,6 +772,80 @@ TEST_CASE("kernel plans: batch norm is its feature layout, counts and epsilon, c
   Result<BatchNormPlan> mismatched = PlanBatchNorm(g.step, in, out);
   REQUIRE(!mismatched.ok());
   CHECK(mismatched.status().ToString().find("'batch-norm-grad' has mismatched feature shapes") != std::string::npos);
+}
+
+TEST_CASE("kernel plans: rng, rng-bit-generator and stochastic-convert are checked at load") {
+  Lowered n = LowerFirst(
+      "  m = f32[] parameter(0)\n  d = f32[] parameter(1)\n"
+      "  ROOT r = f32[8] rng(m, d), distribution=rng_normal\n",
+      Opcode::kRng);
+  CHECK(PlanOf<RngPlan>(n).normal);
+  // An integer rng_normal (the verifier refuses it; a bundle file may hold it) is refused with
+  // the run's message: XLA defines none.
+  const ComputationRecord& ne = n.program.computations[n.program.entry];
+  BufferRecord a = ne.buffers[n.step.bundle->operands[0]], b = ne.buffers[n.step.bundle->operands[1]],
+               out = ne.buffers[n.step.bundle->result];
+  a.type = b.type = out.type = PrimitiveType::kS32;
+  Result<RngPlan> refused = PlanRng(n.step, a, b, out);
+  REQUIRE(!refused.ok());
+  CHECK(refused.status().ToString().find("normal distribution is not defined for integer types") != std::string::npos);
+
+  Lowered t = LowerFirst(
+      "  s = u64[2] parameter(0)\n"
+      "  ROOT r = (u64[2], u32[5]) rng-bit-generator(s), algorithm=rng_three_fry\n",
+      Opcode::kRngBitGenerator);
+  CHECK(PlanOf<RngBitsPlan>(t).three_fry);
+  CHECK(PlanOf<RngBitsPlan>(t).words == 2);
+  Lowered p = LowerFirst("  s = u64[3] parameter(0)\n  ROOT r = u8[7] rng-bit-generator(s), algorithm=rng_default\n",
+                         Opcode::kRngBitGenerator);
+  CHECK(!PlanOf<RngBitsPlan>(p).three_fry);  // rng_default is PHILOX, as on XLA's CPU and GPU
+  CHECK(PlanOf<RngBitsPlan>(p).words == 3);
+
+  Lowered c = LowerFirst(
+      "  x = f32[4] parameter(0)\n  r = u32[4] parameter(1)\n"
+      "  ROOT y = s8[4] stochastic-convert(x, r)\n",
+      Opcode::kStochasticConvert);
+  const StochasticConvertPlan& convert = PlanOf<StochasticConvertPlan>(c);
+  CHECK((convert.min == -128.0 && convert.max == 127.0));
+  CHECK((convert.type_min == -128 && convert.type_max == 127));
+  CHECK(convert.scale == 4294967296.0);
+  // s64's bounds as f32 holds them: 2^63 - 1 rounds to 2^63.
+  Lowered w = LowerFirst(
+      "  x = f32[4] parameter(0)\n  r = u32[4] parameter(1)\n"
+      "  ROOT y = s64[4] stochastic-convert(x, r)\n",
+      Opcode::kStochasticConvert);
+  CHECK(PlanOf<StochasticConvertPlan>(w).max == 9223372036854775808.0);
+}
+
+TEST_CASE("kernel plans: a scaled-dot is its sides' scale forms and the dot of their f32 values") {
+  Lowered mx = LowerFirst(
+      "  da = f8e4m3fn[3,64] parameter(0)\n  db = f8e5m2[64,4] parameter(1)\n"
+      "  sa = f8e8m0fnu[3,2] parameter(2)\n  sb = f8e8m0fnu[2,4] parameter(3)\n"
+      "  ROOT d = f32[3,4] scaled-dot(da, db, sa, sb), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n",
+      Opcode::kScaledDot);
+  const ScaledDotPlan& plan = PlanOf<ScaledDotPlan>(mx);
+  CHECK((plan.side[0].mx && plan.side[0].contracting == 1 && plan.side[0].block == 32));
+  CHECK((plan.side[1].mx && plan.side[1].contracting == 0 && plan.side[1].block == 32));
+  CHECK(plan.side[0].values.type == PrimitiveType::kF32);
+  CHECK(plan.side[0].values.dims == std::vector<int64_t>{3, 64});
+  CHECK(plan.side[0].values.size == 3 * 64 * 4);
+  CHECK((plan.dot.m == 3 && plan.dot.n == 4 && plan.dot.k == 64));
+  // bf16 data with a scalar scale on one side: not an MX pair.
+  Lowered any = LowerFirst(
+      "  a = bf16[2,8] parameter(0)\n  b = bf16[8,3] parameter(1)\n  sa = bf16[] parameter(2)\n"
+      "  sb = bf16[4,3] parameter(3)\n"
+      "  ROOT d = bf16[2,3] scaled-dot(a, b, sa, sb), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n",
+      Opcode::kScaledDot);
+  CHECK((!PlanOf<ScaledDotPlan>(any).side[0].mx && !PlanOf<ScaledDotPlan>(any).side[1].mx));
+  // A scale that does not divide its operand is refused with the run's message.
+  const ComputationRecord& entry = any.program.computations[any.program.entry];
+  auto record = [&](size_t k) { return entry.buffers[any.step.bundle->operands[k]]; };
+  BufferRecord odd = record(3);
+  odd.dims = {3, 3};
+  Result<ScaledDotPlan> refused =
+      PlanScaledDot(any.step, record(0), record(1), record(2), odd, entry.buffers[any.step.bundle->result]);
+  REQUIRE(!refused.ok());
+  CHECK(refused.status().ToString().find("scaled-dot scale shape does not divide its operand's") != std::string::npos);
 }
 
 }  // namespace

@@ -298,17 +298,27 @@ class Machine : public ControlFlow, private StepMachine {
       case OpFamily::kConvolution:
         if (s.plan) return RunConvolution(std::get<ConvPlan>(*s.plan), in[0], in[1], out);
         return KernelConvolution(s, in[0], in[1], out);
-      case OpFamily::kScaledDot: return KernelScaledDot(s, in[0], in[1], in[2], in[3], out);
+      case OpFamily::kScaledDot:
+        if (const auto* scaled = PlanOf<ScaledDotPlan>(s))
+          return RunScaledDot(*scaled, in[0], in[1], in[2], in[3], out);
+        return KernelScaledDot(s, in[0], in[1], in[2], in[3], out);
       case OpFamily::kRaggedDot: return KernelRaggedDot(s, in[0], in[1], in[2], out);
       case OpFamily::kReducePrecision: return KernelReducePrecision(s, in[0], out);
-      case OpFamily::kRng: return KernelRng(s, in[0], in[1], out, rng_engine_);
+      case OpFamily::kRng:
+        if (const auto* rng = PlanOf<RngPlan>(s)) return RunRng(*rng, in[0], in[1], out, rng_engine_);
+        return KernelRng(s, in[0], in[1], out, rng_engine_);
       case OpFamily::kCholesky:
         if (const auto* plan = PlanOf<LinalgPlan>(s)) return RunCholesky(*plan, in[0], out);
         return KernelCholesky(s, in[0], out);
       case OpFamily::kTriangularSolve:
         if (const auto* plan = PlanOf<LinalgPlan>(s)) return RunTriangularSolve(*plan, in[0], in[1], out);
         return KernelTriangularSolve(s, in[0], in[1], out);
-      case OpFamily::kStochasticConvert: return KernelStochasticConvert(in[0], in[1], out);
+      case OpFamily::kStochasticConvert:
+        if (const auto* convert = PlanOf<StochasticConvertPlan>(s)) {
+          RunStochasticConvert(*convert, in[0], in[1], out);
+          return OkStatus();
+        }
+        return KernelStochasticConvert(in[0], in[1], out);
       case OpFamily::kFft:
         if (const auto* plan = PlanOf<FftPlan>(s)) return RunFft(*plan, in[0], out);
         return KernelFft(s, in[0], out);
@@ -393,6 +403,23 @@ class Machine : public ControlFlow, private StepMachine {
       case CustomCallKind::kNeuronRmsNorm:
       case CustomCallKind::kNeuronArgMax:
       case CustomCallKind::kNeuronArgMin: break;
+    }
+    if (const auto* bits = PlanOf<RngBitsPlan>(s)) {  // (new state, bits) or bits alone
+      const BufferRecord& r = B(b.result);
+      NHLO_ASSIGN_OR_RETURN(Buf state, Array(b.operands[0]));
+      if (r.type != PrimitiveType::kTuple) {
+        NHLO_ASSIGN_OR_RETURN(Buf out, Array(b.result));
+        RunRngBitGenerator(*bits, state, nullptr, out);
+        return OkStatus();
+      }
+      NHLO_ASSIGN_OR_RETURN(Buf out, Array(r.tuple.back()));
+      if (r.tuple.size() == 1) {
+        RunRngBitGenerator(*bits, state, nullptr, out);
+        return OkStatus();
+      }
+      NHLO_ASSIGN_OR_RETURN(Buf new_state, Array(r.tuple[0]));
+      RunRngBitGenerator(*bits, state, &new_state, out);
+      return OkStatus();
     }
     if (const auto* batch_norm = PlanOf<BatchNormPlan>(s)) {
       SmallVec<Buf, 5> in;

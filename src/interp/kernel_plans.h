@@ -2,13 +2,14 @@
 // Plans for the kernels: dot and convolution; the elementwise spans; the data movement of
 // broadcast, transpose, slice, reverse, pad, concatenate, iota, reshape and bitcast; gather,
 // dynamic slices and scatter; reduce, reduce-window, select-and-scatter and sort; fft, cholesky
-// and triangular-solve. A plan is built once, when the program is loaded (LowerBundle,
-// lower.cc), from the buffer records of a static step; it holds every check and decision that
-// depends only on shapes, types and attributes, so running the step does none. What is left to
+// and triangular-solve; batch norm; rng, rng-bit-generator and stochastic-convert; scaled-dot.
+// A plan is built once, when the program is loaded (LowerBundle, lower.cc), from the buffer
+// records of a static step; it holds every check and decision that depends only on shapes,
+// types and attributes, so running the step does none. What is left to
 // the run depends on values: a weight that is not finite (the GEMM forms would reorder its
 // inf * 0), an operand that is not aligned or overlaps the result. A step of bounded dynamic
 // shape has no plan: its sizes are known only at the run, which plans and runs together
-// (KernelDot, KernelConvolution, and the shape kernels of kernels.h).
+// (KernelDot, KernelConvolution, KernelBatchNorm, and the other kernels of kernels.h).
 #pragma once
 
 #include <cstdint>
@@ -415,17 +416,65 @@ struct BatchNormPlan {
   int64_t outer = 1, features = 1, inner = 1;
   int64_t per_feature = 0;
   int32_t grad_count = 0;
-  double epsilon = 0;
+  float epsilon = 0;
 };
 /// `in` are the operands, `out` the result's leaves.
 Result<BatchNormPlan> PlanBatchNorm(const Step& s, const std::vector<const BufferRecord*>& in,
                                     const std::vector<const BufferRecord*>& out);
 Status RunBatchNorm(const BatchNormPlan& plan, const Buf* in, const Buf* out);
 
+/// rng-bit-generator (kernels_rng.cc), its state and results checked: THREE_FRY or PHILOX
+/// (rng_default), and the state's words.
+struct RngBitsPlan {
+  bool three_fry = false;
+  int64_t words = 0;
+};
+/// `new_state` is null when the step gives the bits alone.
+Result<RngBitsPlan> PlanRngBitGenerator(const Step& s, const BufferRecord& state, const BufferRecord* new_state,
+                                        const BufferRecord& bits);
+void RunRngBitGenerator(const RngBitsPlan& plan, const Buf& state, const Buf* new_state, const Buf& bits);
+
+/// rng (kernels_rng.cc), its distribution read and its operands' and result's types checked;
+/// that low < high is a check on values, made at the run (RunRng, kernels.h).
+struct RngPlan {
+  bool normal = false;
+};
+Result<RngPlan> PlanRng(const Step& s, const BufferRecord& a, const BufferRecord& b, const BufferRecord& out);
+
+/// stochastic-convert (kernels_rng.cc), its types checked: the result type's bounds as the
+/// operand's type holds them, the type's own, and 2^bits of the random operand.
+struct StochasticConvertPlan {
+  double min = 0, max = 0, scale = 0;
+  int64_t type_min = 0, type_max = 0;
+};
+Result<StochasticConvertPlan> PlanStochasticConvert(const BufferRecord& x, const BufferRecord& random,
+                                                    const BufferRecord& out);
+void RunStochasticConvert(const StochasticConvertPlan& plan, const Buf& x, const Buf& random, const Buf& out);
+
+/// scaled-dot (kernels_quant.cc), its records checked: per side whether it is an MX pair (f8
+/// data, f8e8m0fnu block scales along the contracting dimension, `block` elements each) or any
+/// float data with float block scales, the f32 record of its dequantized values, and the dot of
+/// those values, planned.
+struct ScaledDotPlan {
+  struct Side {
+    bool mx = false;
+    int64_t contracting = 0, block = 1;
+    BufferRecord values;
+  };
+  Side side[2];
+  DotPlan dot;
+};
+Result<ScaledDotPlan> PlanScaledDot(const Step& s, const BufferRecord& lhs, const BufferRecord& rhs,
+                                    const BufferRecord& lhs_scale, const BufferRecord& rhs_scale,
+                                    const BufferRecord& out);
+Status RunScaledDot(const ScaledDotPlan& plan, const Buf& lhs, const Buf& rhs, const Buf& lhs_scale,
+                    const Buf& rhs_scale, const Buf& out);
+
 /// What LowerBundle keeps on a step (Step::plan).
 using KernelPlan = std::variant<DotPlan, ConvPlan, CopyPlan, ConcatPlan, IotaPlan, ReshapePlan, GatherPlan,
                                 DynamicSlicePlan, ScatterPlan, ReducePlan, ReduceWindowPlan, SelectAndScatterPlan,
-                                BitcastPlan, SortPlan, ElementwisePlan, FftPlan, LinalgPlan, BatchNormPlan>;
+                                BitcastPlan, SortPlan, ElementwisePlan, FftPlan, LinalgPlan, BatchNormPlan, RngBitsPlan,
+                                RngPlan, StochasticConvertPlan, ScaledDotPlan>;
 
 Result<ConvPlan> PlanConvolution(const ConvolutionDimensionNumbers& dims, const BufferRecord& lhs,
                                  const BufferRecord& rhs, const BufferRecord& out);

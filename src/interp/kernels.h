@@ -264,6 +264,9 @@ void CollectiveTake(const std::vector<Buf>* from, const std::vector<Buf>& out);
 /// rng(a, b), distribution=rng_uniform ([a, b)) or rng_normal (mean a, deviation b), drawn from
 /// `engine` with the std:: distributions XLA's evaluator uses.
 Status KernelRng(const Step& bundle, const Buf& a, const Buf& b, const Buf& out, std::minstd_rand0& engine);
+/// rng as planned at load (PlanRng, kernel_plans.h); refuses low >= high for the uniform
+/// distribution, the one check that reads values.
+Status RunRng(const RngPlan& plan, const Buf& a, const Buf& b, const Buf& out, std::minstd_rand0& engine);
 /// stochastic-convert(x, random) to a signed integer type, as XLA's StochasticConvertDecomposer.
 Status KernelStochasticConvert(const Buf& x, const Buf& random, const Buf& out);
 /// cholesky(a), lower=true|false, and triangular-solve(a, b) with left_side, lower,

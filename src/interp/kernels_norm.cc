@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <limits>
+#include <string>
 #include <type_traits>
 
 #include "interp/dense_operands.h"
@@ -248,10 +250,12 @@ Status RunGrad(const BatchNormPlan& plan, const Buf& x, const Buf& scale, const 
   });
 }
 
-const char* BatchNormName(Opcode op) {
-  if (op == Opcode::kBatchNormInference) return "batch-norm-inference";
-  if (op == Opcode::kBatchNormGrad) return "batch-norm-grad";
-  return "batch-norm-training";
+// A double attribute as the f32 XLA keeps it, rounded to nearest; a magnitude at or past the
+// midpoint between FLT_MAX and 2^128 rounds to infinity (a cast of it would be undefined).
+float ToF32(double v) {
+  if (std::fabs(v) >= 0x1.ffffffp127)
+    return v > 0 ? std::numeric_limits<float>::infinity() : -std::numeric_limits<float>::infinity();
+  return static_cast<float>(v);
 }
 
 // The checks the three kernels share: epsilon and a valid feature_index, a float operand, and
@@ -278,7 +282,10 @@ Status CheckFeatures(const Step& s, const char* op, const BufferRecord& x,
 Result<BatchNormPlan> PlanBatchNorm(const Step& s, const std::vector<const BufferRecord*>& in,
                                     const std::vector<const BufferRecord*>& out) {
   const Opcode op = s.opcode();
-  const char* name = BatchNormName(op);
+  if (op != Opcode::kBatchNormTraining && op != Opcode::kBatchNormInference && op != Opcode::kBatchNormGrad)
+    return Status::Error("bundle '" + std::string(OpcodeName(op)) + "' is not a batch norm");
+  const std::string op_name(OpcodeName(op));
+  const char* name = op_name.c_str();
   const size_t operands = op == Opcode::kBatchNormTraining ? 3 : 5, results = op == Opcode::kBatchNormInference ? 1 : 3;
   if (in.size() != operands || out.size() != results)
     return Status::Error(std::string("bundle '") + name + "' has " + std::to_string(in.size()) + " operands and " +
@@ -316,7 +323,7 @@ Result<BatchNormPlan> PlanBatchNorm(const Step& s, const std::vector<const Buffe
   // batch-norm-grad's element count per feature is an s32 product (XLA's expander).
   plan.grad_count = static_cast<int32_t>(static_cast<uint32_t>(others));
   // XLA keeps epsilon as an f32 and converts it to the element type.
-  plan.epsilon = static_cast<double>(static_cast<float>(s.Find(AttrId::kEpsilon)->f()));
+  plan.epsilon = ToF32(s.Find(AttrId::kEpsilon)->f());
   return plan;
 }
 

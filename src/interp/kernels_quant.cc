@@ -183,40 +183,71 @@ Status DotOfValues(std::vector<float>& lhs, const std::vector<int64_t>& lhs_dims
 
 // scaled-dot(lhs, rhs, lhs_scale, rhs_scale) (XLA's operand order): each operand dequantized
 // with its block scales (block = contracting size / scale contracting size), then an
-// f32-accumulated dot.
-Status KernelScaledDot(const Step& bundle, const Buf& lhs, const Buf& rhs, const Buf& lhs_scale, const Buf& rhs_scale,
-                       const Buf& out) {
+// f32-accumulated dot. The plan checks every record and plans that dot on the dequantized
+// operands' f32 records; the run dequantizes and runs it.
+Result<ScaledDotPlan> PlanScaledDot(const Step& bundle, const BufferRecord& lhs, const BufferRecord& rhs,
+                                    const BufferRecord& lhs_scale, const BufferRecord& rhs_scale,
+                                    const BufferRecord& out) {
   const DotDimensionNumbers& dims = DotDims(bundle);
   if (dims.lhs_contracting.size() != 1 || dims.rhs_contracting.size() != 1)
     return Status::Error("the interpreter implements scaled-dot with exactly one contracting dimension per side");
+  ScaledDotPlan plan;
+  const BufferRecord* ops[2][2] = {{&lhs, &lhs_scale}, {&rhs, &rhs_scale}};
+  for (int side = 0; side < 2; ++side) {
+    const BufferRecord& data = *ops[side][0];
+    const BufferRecord& scale = *ops[side][1];
+    const size_t rank = data.dims.size();
+    const int64_t cd = side ? dims.rhs_contracting[0] : dims.lhs_contracting[0];
+    if (cd < 0 || cd >= static_cast<int64_t>(rank) || (scale.dims.size() != rank && !scale.dims.empty()) ||
+        !IsFloat(data.type) || !IsFloat(scale.type))
+      return Status::Error(
+          "scaled-dot operands must be float data with float scales of the same rank, or a scalar scale");
+    ScaledDotPlan::Side& planned = plan.side[side];
+    planned.values.type = PrimitiveType::kF32;
+    planned.values.dims = data.dims;
+    planned.values.size = static_cast<uint64_t>(data.ElementCount()) * 4;  // the reader bounds the count
+    planned.mx = scale.type == PrimitiveType::kF8E8M0FNU && scale.dims.size() == rank &&
+                 (data.type == PrimitiveType::kF8E4M3FN || data.type == PrimitiveType::kF8E5M2);
+    if (!planned.mx) {
+      for (size_t d = 0; d < scale.dims.size(); ++d)
+        if (scale.dims[d] == 0 ? data.dims[d] != 0 : data.dims[d] % scale.dims[d] != 0)
+          return Status::Error("scaled-dot scale shape does not divide its operand's");
+      continue;
+    }
+    const int64_t scale_k = scale.dims[static_cast<size_t>(cd)];
+    if (scale_k == 0 || data.dims[static_cast<size_t>(cd)] % scale_k != 0)
+      return Status::Error("scaled-dot scale does not divide the contracting dimension");
+    for (size_t d = 0; d < rank; ++d)
+      if (static_cast<int64_t>(d) != cd && scale.dims[d] != data.dims[d])
+        return Status::Error("scaled-dot scale shape does not match its operand");
+    planned.contracting = cd;
+    planned.block = data.dims[static_cast<size_t>(cd)] / scale_k;
+  }
+  NHLO_ASSIGN_OR_RETURN(plan.dot, PlanDot(dims, plan.side[0].values, plan.side[1].values, out));
+  return plan;
+}
+
+Status RunScaledDot(const ScaledDotPlan& plan, const Buf& lhs, const Buf& rhs, const Buf& lhs_scale,
+                    const Buf& rhs_scale, const Buf& out) {
   std::vector<float> values[2];
   const Buf* ops[2][2] = {{&lhs, &lhs_scale}, {&rhs, &rhs_scale}};
   for (int side = 0; side < 2; ++side) {
     const Buf& data = *ops[side][0];
     const Buf& scale = *ops[side][1];
-    int64_t cd = side ? dims.rhs_contracting[0] : dims.lhs_contracting[0];
-    if (cd < 0 || cd >= static_cast<int64_t>(data.rank()) || (scale.rank() != data.rank() && scale.rank() != 0) ||
-        !IsFloat(data.type()) || !IsFloat(scale.type()))
-      return Status::Error(
-          "scaled-dot operands must be float data with float scales of the same rank, or a scalar scale");
-    const bool mx = scale.type() == PrimitiveType::kF8E8M0FNU && scale.rank() == data.rank() &&
-                    (data.type() == PrimitiveType::kF8E4M3FN || data.type() == PrimitiveType::kF8E5M2);
-    if (!mx) {
-      for (size_t d = 0; d < scale.rank(); ++d)
-        if (Dims(scale)[d] == 0 ? Dims(data)[d] != 0 : Dims(data)[d] % Dims(scale)[d] != 0)
-          return Status::Error("scaled-dot scale shape does not divide its operand's");
-      values[side] = ScaleOperand(data, scale);
-      continue;
-    }
-    int64_t scale_k = Dims(scale)[cd];
-    if (scale_k == 0 || Dims(data)[cd] % scale_k != 0)
-      return Status::Error("scaled-dot scale does not divide the contracting dimension");
-    for (size_t d = 0; d < data.rank(); ++d)
-      if (static_cast<int64_t>(d) != cd && Dims(scale)[d] != Dims(data)[d])
-        return Status::Error("scaled-dot scale shape does not match its operand");
-    values[side] = DequantizeOperand(data.type(), data.data, Dims(data), scale.data, cd, Dims(data)[cd] / scale_k);
+    const ScaledDotPlan::Side& planned = plan.side[side];
+    values[side] = planned.mx ? DequantizeOperand(data.type(), data.data, Dims(data), scale.data, planned.contracting,
+                                                  planned.block)
+                              : ScaleOperand(data, scale);
   }
-  return DotOfValues(values[0], Dims(lhs), values[1], Dims(rhs), dims, out);
+  return RunDot(plan.dot, Buf{&plan.side[0].values, reinterpret_cast<uint8_t*>(values[0].data())},
+                Buf{&plan.side[1].values, reinterpret_cast<uint8_t*>(values[1].data())}, out);
+}
+
+Status KernelScaledDot(const Step& bundle, const Buf& lhs, const Buf& rhs, const Buf& lhs_scale, const Buf& rhs_scale,
+                       const Buf& out) {
+  NHLO_ASSIGN_OR_RETURN(ScaledDotPlan plan,
+                        PlanScaledDot(bundle, *lhs.rec, *rhs.rec, *lhs_scale.rec, *rhs_scale.rec, *out.rec));
+  return RunScaledDot(plan, lhs, rhs, lhs_scale, rhs_scale, out);
 }
 
 // ScaledMatmul(lhs_u32, rhs_u32, lhs_scale, rhs_scale): unpack four lanes per u32 along the

@@ -121,28 +121,41 @@ std::array<uint64_t, 2> PhiloxBits(uint64_t key, std::array<uint64_t, 2> counter
 
 }  // namespace
 
-Status KernelRngBitGenerator(const Step& bundle, const Buf& state, const Buf* new_state, const Buf& bits) {
+Result<RngBitsPlan> PlanRngBitGenerator(const Step& bundle, const BufferRecord& state, const BufferRecord* new_state,
+                                        const BufferRecord& bits) {
   const AttrRecord* algorithm = bundle.Find(AttrId::kAlgorithm);
   auto a = algorithm ? static_cast<Algorithm>(algorithm->i()) : Algorithm::kRngDefault;
   if (a == Algorithm::kRngDefault) a = Algorithm::kRngPhilox;  // XLA's CPU and GPU compilers
   if (a != Algorithm::kRngThreeFry && a != Algorithm::kRngPhilox)
     return Status::Error("rng-bit-generator has no RNG algorithm");
-  if (state.type() != PrimitiveType::kU64 || state.rank() != 1)
+  if (state.type != PrimitiveType::kU64 || state.dims.size() != 1)
     return Status::Error("rng-bit-generator state must be u64[N]");
-  int64_t n = state.count();
+  const int64_t n = state.ElementCount();
   // Words past the ones the algorithm reads (THREE_FRY: 2, PHILOX: 3) pass through unchanged;
   // XLA's expander leaves such a state ill-typed (its computation returns the short state).
   if (n < 2) return Status::Error("rng-bit-generator state u64[" + std::to_string(n) + "] has no counter");
-  if (new_state && (new_state->type() != PrimitiveType::kU64 || new_state->count() != n))
+  if (new_state && (new_state->type != PrimitiveType::kU64 || new_state->ElementCount() != n))
     return Status::Error("rng-bit-generator new state must have the state's shape");
-  PrimitiveType t = bits.type();
+  const PrimitiveType t = bits.type;
   if (!IsInteger(t) || BitWidth(t) < 8)
     return Status::Error("rng-bit-generator produces integers of 8 to 64 bits, not " +
                          std::string(PrimitiveTypeName(t)));
+  return RngBitsPlan{a == Algorithm::kRngThreeFry, n};
+}
+
+Status KernelRngBitGenerator(const Step& bundle, const Buf& state, const Buf* new_state, const Buf& bits) {
+  NHLO_ASSIGN_OR_RETURN(RngBitsPlan plan,
+                        PlanRngBitGenerator(bundle, *state.rec, new_state ? new_state->rec : nullptr, *bits.rec));
+  RunRngBitGenerator(plan, state, new_state, bits);
+  return OkStatus();
+}
+
+void RunRngBitGenerator(const RngBitsPlan& plan, const Buf& state, const Buf* new_state, const Buf& bits) {
+  const int64_t n = plan.words;
   std::vector<uint64_t> s(static_cast<size_t>(std::max<int64_t>(n, 3)), 0);
   std::memcpy(s.data(), state.data, static_cast<size_t>(n) * 8);
   std::vector<uint64_t> next = s;
-  if (a == Algorithm::kRngThreeFry) {
+  if (plan.three_fry) {
     next[1] = s[1] + ThreeFryBits(s[0], s[1], bits);
   } else {
     // u64[3] and longer: the counter is (s[1], s[2]); u64[2]: XLA reverses the state, so the
@@ -153,7 +166,6 @@ Status KernelRngBitGenerator(const Step& bundle, const Buf& state, const Buf* ne
     if (n >= 3) next[2] = advanced[1];
   }
   if (new_state) std::memcpy(new_state->data, next.data(), static_cast<size_t>(n) * 8);
-  return OkStatus();
 }
 
 }  // namespace nhlo
@@ -182,13 +194,28 @@ Status KernelThreefry2x32(const std::vector<Buf>& in, const std::vector<Buf>& ou
   return OkStatus();
 }
 
-Status KernelRng(const Step& bundle, const Buf& a, const Buf& b, const Buf& out, std::minstd_rand0& engine) {
+Result<RngPlan> PlanRng(const Step& bundle, const BufferRecord& a, const BufferRecord& b, const BufferRecord& out) {
   const AttrRecord* dist = bundle.Find(AttrId::kDistribution);
   if (!dist) return Status::Error("rng needs distribution=");
-  bool normal = static_cast<Distribution>(dist->i()) == Distribution::kNormal;
-  PrimitiveType t = out.type();
-  if (a.count() != 1 || b.count() != 1 || a.type() != t || b.type() != t)
+  const bool normal = static_cast<Distribution>(dist->i()) == Distribution::kNormal;
+  const PrimitiveType t = out.type;
+  if (a.ElementCount() != 1 || b.ElementCount() != 1 || a.type != t || b.type != t)
     return Status::Error("rng takes two scalars of its result's type");
+  if (!IsFloat(t) && !IsInteger(t))
+    return Status::Error("rng produces floats or integers, not " + std::string(PrimitiveTypeName(t)));
+  if (!IsFloat(t) && normal)
+    return Status::Error("rng: the normal distribution is not defined for integer types (as in XLA)");
+  return RngPlan{normal};
+}
+
+Status KernelRng(const Step& bundle, const Buf& a, const Buf& b, const Buf& out, std::minstd_rand0& engine) {
+  NHLO_ASSIGN_OR_RETURN(RngPlan plan, PlanRng(bundle, *a.rec, *b.rec, *out.rec));
+  return RunRng(plan, a, b, out, engine);
+}
+
+Status RunRng(const RngPlan& plan, const Buf& a, const Buf& b, const Buf& out, std::minstd_rand0& engine) {
+  const bool normal = plan.normal;
+  const PrimitiveType t = out.type();
   if (IsFloat(t)) {
     return DispatchType(t, [&](auto tr) -> Status {
       using C = typename decltype(tr)::Compute;
@@ -212,9 +239,7 @@ Status KernelRng(const Step& bundle, const Buf& a, const Buf& b, const Buf& out,
       }
     });
   }
-  if (!IsInteger(t)) return Status::Error("rng produces floats or integers, not " + std::string(PrimitiveTypeName(t)));
-  if (normal) return Status::Error("rng: the normal distribution is not defined for integer types (as in XLA)");
-  int64_t lo = LoadIndex(t, a.data), hi = LoadIndex(t, b.data);
+  int64_t lo = LoadIndex(t, a.data), hi = LoadIndex(t, b.data);  // an integer type: the plan checked
   if (!(lo < hi)) return Status::Error("rng uniform needs low < high");
   std::uniform_int_distribution<int64_t> gen(lo, hi - 1);
   for (int64_t i = 0; i < out.count(); ++i) StoreFromInt(t, out.data + i * HostByteSize(t), gen(engine));
@@ -230,27 +255,45 @@ namespace nhlo {
 // random type, rounds the magnitude up when random is below it; the sign is put back; x at or
 // beyond the type's min or max (as the operand type holds them) gives min or max. Every step
 // is exact in double, so one double computation gives the expansion's result.
-Status KernelStochasticConvert(const Buf& x, const Buf& random, const Buf& out) {
-  PrimitiveType from = x.type(), rt = random.type(), to = out.type();
-  if (!IsFloat(from) || !IsUnsignedInt(rt) || BitWidth(rt) != BitWidth(from) || Dims(random) != Dims(x) ||
-      Dims(out) != Dims(x))
+Result<StochasticConvertPlan> PlanStochasticConvert(const BufferRecord& x, const BufferRecord& random,
+                                                    const BufferRecord& out) {
+  const PrimitiveType from = x.type, rt = random.type, to = out.type;
+  if (!IsFloat(from) || !IsUnsignedInt(rt) || BitWidth(rt) != BitWidth(from) || random.dims != x.dims ||
+      out.dims != x.dims)
     return Status::Error("stochastic-convert takes a float operand and unsigned random bits of its width and shape");
   if (!IsSignedInt(to) || BitWidth(to) < 8)
     return Status::Error("stochastic-convert to " + std::string(PrimitiveTypeName(to)) +
                          " is not implemented (XLA's decomposer converts to signed integers only)");
-  int bits = BitWidth(to);
+  const int bits = BitWidth(to);
   auto as_operand = [&](double v) {  // a bound as MakeScalarLike(operand, bound) holds it
     uint8_t tmp[8];
     StoreFromDouble(from, tmp, v);
     return LoadAsDouble(from, tmp);
   };
-  const double min = as_operand(-std::ldexp(1.0, bits - 1)), max = as_operand(std::ldexp(1.0, bits - 1) - 1);
-  const int64_t tmin = -(int64_t{1} << (bits - 1)), tmax = (int64_t{1} << (bits - 1)) - 1;
-  int xs = HostByteSize(from), rs = HostByteSize(rt), os = HostByteSize(to);
+  StochasticConvertPlan plan;
+  plan.min = as_operand(-std::ldexp(1.0, bits - 1));
+  plan.max = as_operand(std::ldexp(1.0, bits - 1) - 1);
+  plan.type_min = -(int64_t{1} << (bits - 1));
+  plan.type_max = (int64_t{1} << (bits - 1)) - 1;
+  plan.scale = std::ldexp(1.0, BitWidth(rt));
+  return plan;
+}
+
+Status KernelStochasticConvert(const Buf& x, const Buf& random, const Buf& out) {
+  NHLO_ASSIGN_OR_RETURN(StochasticConvertPlan plan, PlanStochasticConvert(*x.rec, *random.rec, *out.rec));
+  RunStochasticConvert(plan, x, random, out);
+  return OkStatus();
+}
+
+void RunStochasticConvert(const StochasticConvertPlan& plan, const Buf& x, const Buf& random, const Buf& out) {
+  const PrimitiveType from = x.type(), rt = random.type(), to = out.type();
+  const double min = plan.min, max = plan.max;
+  const int64_t tmin = plan.type_min, tmax = plan.type_max;
+  const int xs = HostByteSize(from), rs = HostByteSize(rt), os = HostByteSize(to);
   for (int64_t i = 0; i < x.count(); ++i) {
     double v = LoadAsDouble(from, x.data + i * xs);
     double magnitude = std::fabs(v), whole = std::floor(magnitude);
-    double fixed = (magnitude - whole) * std::ldexp(1.0, BitWidth(rt));
+    double fixed = (magnitude - whole) * plan.scale;
     uint8_t f64_bits[8], fixed_bits[8], whole_bits[8];
     std::memcpy(f64_bits, &fixed, 8);
     ConvertElement(PrimitiveType::kF64, f64_bits, rt, fixed_bits);  // XLA's convert: NaN -> 0
@@ -264,7 +307,6 @@ Status KernelStochasticConvert(const Buf& x, const Buf& random, const Buf& out) 
     if (v <= min) StoreFromInt(to, o, tmin);
     if (v >= max) StoreFromInt(to, o, tmax);
   }
-  return OkStatus();
 }
 
 }  // namespace nhlo

@@ -507,7 +507,25 @@ void LowerKernelPlan(const ComputationRecord& comp, Step& s) {
       if (leaf < comp.buffers.size()) results.push_back(&comp.buffers[leaf]);
     return keep(PlanBatchNorm(s, operand_records(0, operands), results));
   }
+  if (b.opcode == Opcode::kRngBitGenerator) {
+    // (new state, bits), or bits alone: as a tuple of one or as the array itself.
+    const size_t leaves = out.type == PrimitiveType::kTuple ? out.tuple.size() : 1;
+    if (operands != 1 || leaves < 1 || leaves > 2) return;
+    for (size_t k = 0; k < out.tuple.size(); ++k)
+      if (out.tuple[k] >= comp.buffers.size()) return;
+    const BufferRecord& bits = out.type == PrimitiveType::kTuple ? comp.buffers[out.tuple.back()] : out;
+    const BufferRecord* new_state = leaves == 2 ? &comp.buffers[out.tuple[0]] : nullptr;
+    return keep(PlanRngBitGenerator(s, comp.buffers[b.operands[0]], new_state, bits));
+  }
   if (out.type == PrimitiveType::kTuple) return;
+  if (f == OpFamily::kRng) {
+    if (operands >= 2) keep(PlanRng(s, comp.buffers[b.operands[0]], comp.buffers[b.operands[1]], out));
+    return;
+  }
+  if (f == OpFamily::kStochasticConvert) {
+    if (operands == 2) keep(PlanStochasticConvert(comp.buffers[b.operands[0]], comp.buffers[b.operands[1]], out));
+    return;
+  }
   if (f == OpFamily::kUnary || f == OpFamily::kBinary || f == OpFamily::kCompare || f == OpFamily::kSelect ||
       f == OpFamily::kClamp || f == OpFamily::kConvert || f == OpFamily::kReducePrecision) {
     keep(PlanElementwise(comp, s));
@@ -543,6 +561,10 @@ void LowerKernelPlan(const ComputationRecord& comp, Step& s) {
                                 comp.buffers[b.operands[2]], out));
   } else if (f == OpFamily::kScatter) {
     if (operands == 3) keep(PlanScatter(s, operand_records(0, operands), out));
+  } else if (f == OpFamily::kScaledDot) {
+    if (operands == 4)
+      keep(PlanScaledDot(s, comp.buffers[b.operands[0]], comp.buffers[b.operands[1]], comp.buffers[b.operands[2]],
+                         comp.buffers[b.operands[3]], out));
   } else if (f == OpFamily::kDot) {
     if (operands == 2) keep(PlanDot(DotDims(s), comp.buffers[b.operands[0]], comp.buffers[b.operands[1]], out));
   } else if (f == OpFamily::kConvolution) {
