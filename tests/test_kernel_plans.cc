@@ -817,6 +817,33 @@ TEST_CASE("kernel plans: rng, rng-bit-generator and stochastic-convert are check
   CHECK(PlanOf<StochasticConvertPlan>(w).max == 9223372036854775808.0);
 }
 
+TEST_CASE("kernel plans: a sub-byte bitcast-convert is its split or join, run lane 0 low") {
+  const std::string text =
+      "HloModule m\nENTRY e {\n  x = u8[3] parameter(0)\n  s = u4[3,2] bitcast-convert(x)\n"
+      "  j = u8[3] bitcast-convert(s)\n  ROOT t = (u4[3,2], u8[3]) tuple(s, j)\n}\n";
+  BundleProgram p = testing::LoadProgram(text, "fields");
+  const ComputationRecord& entry = p.computations[p.entry];
+  int planned = 0;
+  for (const BundleRecord& b : entry.bundles) {
+    if (b.opcode != Opcode::kBitcastConvert) continue;
+    Result<Step> step = LowerBundle(p, entry, b, ExecuteOptions{});
+    REQUIRE(step.ok());
+    REQUIRE(step->plan);
+    REQUIRE(std::holds_alternative<BitFieldPlan>(*step->plan));
+    const BitFieldPlan& plan = std::get<BitFieldPlan>(*step->plan);
+    CHECK(plan.ratio == 2);
+    CHECK(plan.count == 3);  // u8 elements, split or joined
+    CHECK(plan.split == (entry.buffers[b.result].type == PrimitiveType::kU4));
+    ++planned;
+  }
+  CHECK(planned == 2);
+  Value x{PrimitiveType::kU8, {3}, std::string("\xab\x07\xf0", 3), {}, {}};
+  Result<Value> result = Execute(p, {x});
+  REQUIRE(result.ok());
+  CHECK(result->tuple[0].bytes == std::string("\x0b\x0a\x07\x00\x00\x0f", 6));  // one u4 per byte, lane 0 low
+  CHECK(result->tuple[1].bytes == x.bytes);
+}
+
 TEST_CASE("kernel plans: a scaled-dot is its sides' scale forms and the dot of their f32 values") {
   Lowered mx = LowerFirst(
       "  da = f8e4m3fn[3,64] parameter(0)\n  db = f8e5m2[64,4] parameter(1)\n"

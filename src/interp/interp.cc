@@ -250,6 +250,10 @@ class Machine : public ControlFlow, private StepMachine {
           RunReshape(*bytes, in[0], out);
           return OkStatus();
         }
+        if (const auto* fields = PlanOf<BitFieldPlan>(s)) {
+          RunBitFields(*fields, in[0], out);
+          return OkStatus();
+        }
         return KernelBitcastConvert(in[0], out);
       case OpFamily::kBroadcast: return copy ? RunCopy(*copy, in[0], nullptr, out) : KernelBroadcast(s, in[0], out);
       case OpFamily::kReshape:

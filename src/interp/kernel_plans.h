@@ -268,6 +268,16 @@ Result<ReshapePlan> PlanReshape(const BufferRecord& in, const BufferRecord& out)
 /// checks, and its byte copy as a reshape's; refused for sub-byte types, whose fields the kernel
 /// splits or joins.
 Result<ReshapePlan> PlanBitcastConvert(const BufferRecord& in, const BufferRecord& out);
+/// A bitcast-convert to or from a type narrower than a byte (kernels_elementwise.cc): each of
+/// `count` wider elements split into `ratio` narrower ones (`split`), or `ratio` narrower ones
+/// joined into each of `count` wider ones, lane 0 in the low bits.
+struct BitFieldPlan {
+  bool split = true;
+  int ratio = 1;
+  int64_t count = 0;
+};
+Result<BitFieldPlan> PlanBitFields(const BufferRecord& in, const BufferRecord& out);
+void RunBitFields(const BitFieldPlan& plan, const Buf& in, const Buf& out);
 /// A bitcast with layouts: KernelBitcast's checks and its walks.
 Result<BitcastPlan> PlanBitcast(const Step& step, const BufferRecord& in, const BufferRecord& out);
 void RunBitcast(const BitcastPlan& plan, const Buf& in, const Buf& out);
@@ -474,7 +484,7 @@ Status RunScaledDot(const ScaledDotPlan& plan, const Buf& lhs, const Buf& rhs, c
 using KernelPlan = std::variant<DotPlan, ConvPlan, CopyPlan, ConcatPlan, IotaPlan, ReshapePlan, GatherPlan,
                                 DynamicSlicePlan, ScatterPlan, ReducePlan, ReduceWindowPlan, SelectAndScatterPlan,
                                 BitcastPlan, SortPlan, ElementwisePlan, FftPlan, LinalgPlan, BatchNormPlan, RngBitsPlan,
-                                RngPlan, StochasticConvertPlan, ScaledDotPlan>;
+                                RngPlan, StochasticConvertPlan, ScaledDotPlan, BitFieldPlan>;
 
 Result<ConvPlan> PlanConvolution(const ConvolutionDimensionNumbers& dims, const BufferRecord& lhs,
                                  const BufferRecord& rhs, const BufferRecord& out);

@@ -296,33 +296,47 @@ Result<ReshapePlan> PlanBitcastConvert(const BufferRecord& in, const BufferRecor
   return ReshapePlan{out.ElementCount() * HostByteSize(out.type)};
 }
 
-Status KernelBitcastConvert(const Buf& in, const Buf& out) {
-  NHLO_TRY(CheckBitcastConvert(*in.rec, *out.rec));
+Result<BitFieldPlan> PlanBitFields(const BufferRecord& in, const BufferRecord& out) {
+  NHLO_TRY(CheckBitcastConvert(in, out));
+  if (WholeBytes(in.type, out.type)) return Status::Error("whole bytes are copied as a reshape");
+  const int in_bits = BitWidth(in.type), out_bits = BitWidth(out.type);
+  BitFieldPlan plan;
+  plan.split = in_bits >= out_bits;
+  plan.ratio = plan.split ? in_bits / out_bits : out_bits / in_bits;
+  plan.count = plan.split ? in.ElementCount() : out.ElementCount();
+  return plan;
+}
+
+void RunBitFields(const BitFieldPlan& plan, const Buf& in, const Buf& out) {
   const PrimitiveType from = in.type(), to = out.type();
-  if (WholeBytes(from, to)) {
-    RunReshape(ReshapePlan{out.count() * HostByteSize(to)}, in, out);
-    return OkStatus();
-  }
   const int in_bits = BitWidth(from), out_bits = BitWidth(to);
-  int in_size = HostByteSize(from), out_size = HostByteSize(to);
+  const int in_size = HostByteSize(from), out_size = HostByteSize(to), ratio = plan.ratio;
   // Sub-byte types: split or join bit fields, lane 0 in the low bits.
-  if (in_bits >= out_bits) {
-    int ratio = in_bits / out_bits;
-    for (int64_t i = 0; i < in.count(); ++i) {
+  if (plan.split) {
+    for (int64_t i = 0; i < plan.count; ++i) {
       uint64_t bits = LoadBits(from, in.data + i * in_size);
       for (int j = 0; j < ratio; ++j)
         StoreBits(to, out.data + (i * ratio + j) * out_size,
                   (bits >> (j * out_bits)) & ((uint64_t(1) << out_bits) - 1));
     }
-  } else {
-    int ratio = out_bits / in_bits;
-    for (int64_t i = 0; i < out.count(); ++i) {
-      uint64_t bits = 0;
-      for (int j = 0; j < ratio; ++j)
-        bits |= (LoadBits(from, in.data + (i * ratio + j) * in_size) & ((uint64_t(1) << in_bits) - 1)) << (j * in_bits);
-      StoreBits(to, out.data + i * out_size, bits);
-    }
+    return;
   }
+  for (int64_t i = 0; i < plan.count; ++i) {
+    uint64_t bits = 0;
+    for (int j = 0; j < ratio; ++j)
+      bits |= (LoadBits(from, in.data + (i * ratio + j) * in_size) & ((uint64_t(1) << in_bits) - 1)) << (j * in_bits);
+    StoreBits(to, out.data + i * out_size, bits);
+  }
+}
+
+Status KernelBitcastConvert(const Buf& in, const Buf& out) {
+  if (WholeBytes(in.type(), out.type())) {
+    NHLO_ASSIGN_OR_RETURN(ReshapePlan bytes, PlanBitcastConvert(*in.rec, *out.rec));
+    RunReshape(bytes, in, out);
+    return OkStatus();
+  }
+  NHLO_ASSIGN_OR_RETURN(BitFieldPlan fields, PlanBitFields(*in.rec, *out.rec));
+  RunBitFields(fields, in, out);
   return OkStatus();
 }
 

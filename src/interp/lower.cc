@@ -542,6 +542,7 @@ void LowerKernelPlan(const ComputationRecord& comp, Step& s) {
     if (operands == 2) keep(PlanTriangularSolve(s, comp.buffers[b.operands[0]], comp.buffers[b.operands[1]], out));
   } else if (f == OpFamily::kBitcastConvert) {
     if (operands == 1) keep(PlanBitcastConvert(comp.buffers[b.operands[0]], out));
+    if (operands == 1 && !s.plan) keep(PlanBitFields(comp.buffers[b.operands[0]], out));
   } else if (f == OpFamily::kReshape) {
     // A bitcast between layouts permutes through a buffer of its own at the run (RunBitcast).
     const bool layouts = b.opcode == Opcode::kBitcast && IntList(s, AttrId::kBitcastLayouts);
