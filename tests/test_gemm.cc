@@ -572,6 +572,44 @@ TEST_CASE("convolution kernel: im2col with a window far off the input gives zero
   for (int64_t i = 0; i < out.count(); ++i) REQUIRE(out.Get(i) == 0.0);
 }
 
+TEST_CASE("convolution kernel: im2col with a window dilated past 64-bit offsets uses tap row 0 only") {
+  // Rows dilated by 2^59: tap rows 1 and 2 are 2^59 and 2^60 rows down, far outside the input,
+  // and their distances times the row stride (2^14) leave 64 bits. Found by tools/fuzz-bundle
+  // (UBSan: signed overflow where im2col's layout formed those distances at load). No window is
+  // interior; each output row is tap row 0's sum.
+  const int64_t h = 4, w = 16384, in_f = 2, out_f = 4;
+  TestBuf in(PrimitiveType::kF32, {1, in_f, h, w}), k(PrimitiveType::kF32, {out_f, in_f, 3, 3}),
+      out(PrimitiveType::kF32, {1, 2, w, out_f});
+  in.Fill(15);
+  k.Fill(16);
+  ConvDimLabels l;
+  l.input_batch = 0, l.input_feature = 1, l.input_spatial.push_back(2), l.input_spatial.push_back(3);
+  l.kernel_output_feature = 0, l.kernel_input_feature = 1, l.kernel_spatial.push_back(2), l.kernel_spatial.push_back(3);
+  l.output_batch = 0, l.output_spatial.push_back(1), l.output_spatial.push_back(2), l.output_feature = 3;
+  l.input_rank = l.kernel_rank = l.output_rank = 4;
+  WindowDim wy, wx;
+  wy.size = wx.size = 3;
+  wy.window_dilation = int64_t{1} << 59;
+  wx.pad_low = wx.pad_high = 1;
+  const BundleRecord rec = ConvRecordWith(l, wy, wx, 1, 1);
+  const Status st = KernelConvolution(StepFor(rec), in.buf(), k.buf(), out.buf());
+  REQUIRE_MESSAGE(st.ok(), st.message());
+  REQUIRE(out.GuardIntact());
+  for (int64_t r = 0; r < 2; ++r)
+    for (int64_t x = 0; x < w; x += 4093)
+      for (int64_t f = 0; f < out_f; ++f) {
+        double want = 0;
+        for (int64_t c = 0; c < in_f; ++c)
+          for (int64_t kx = 0; kx < 3; ++kx) {
+            const int64_t ix = x + kx - 1;
+            if (ix >= 0 && ix < w) want += in.Get((c * h + r) * w + ix) * k.Get(((f * in_f + c) * 3 + 0) * 3 + kx);
+          }
+        CAPTURE(r);
+        CAPTURE(x);
+        CHECK(out.Get((r * w + x) * out_f + f) == doctest::Approx(want).epsilon(1e-5));
+      }
+}
+
 TEST_CASE("convolution kernel: weight gradients (a window of 128+ taps) summed directly") {
   WindowDim same;
   same.pad_low = same.pad_high = 1;

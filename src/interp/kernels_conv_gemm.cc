@@ -160,9 +160,17 @@ std::shared_ptr<const Im2colLayout> LayOutIm2col(const ConvPlan& plan, const Buf
   L.run_length = (L.groups + L.group_runs - 1) / L.group_runs;
   // A window wholly inside the input (no lhs dilation) reads tap t at a fixed distance from its
   // first element: most rows skip the per-tap bounds checks.
+  // A window that spans more than the input along a dimension is never interior, and its
+  // distances need not fit 64 bits (a dilation of 2^59 times a stride of 16 does not): such a
+  // convolution has no interior rows, and no distances are formed.
   L.tap_delta.assign(static_cast<size_t>(L.taps), 0);
-  for (size_t s = 0; s < spatial; ++s) L.dense_input = L.dense_input && window[s].base_dilation == 1;
-  for (int64_t t = 0; t < L.taps; ++t)
+  for (size_t s = 0; s < spatial; ++s) {
+    int64_t reach = 0;
+    L.dense_input = L.dense_input && window[s].base_dilation == 1 &&
+                    !MulOverflows(L.tap_dims[s] - 1, window[s].window_dilation, &reach) &&
+                    reach < ld[l.input_spatial[s]];
+  }
+  for (int64_t t = 0; t < L.taps && L.dense_input; ++t)
     for (size_t s = 0; s < spatial; ++s)
       L.tap_delta[t] += L.tap_index[t * spatial + s] * window[s].window_dilation * L.ls[l.input_spatial[s]];
   L.out_features = od[l.output_feature];
