@@ -815,6 +815,8 @@ TEST_CASE("kernel plans: rng, rng-bit-generator and stochastic-convert are check
       "  ROOT y = s64[4] stochastic-convert(x, r)\n",
       Opcode::kStochasticConvert);
   CHECK(PlanOf<StochasticConvertPlan>(w).max == 9223372036854775808.0);
+  CHECK(PlanOf<StochasticConvertPlan>(w).type_max == INT64_MAX);  // formed with no signed overflow
+  CHECK(PlanOf<StochasticConvertPlan>(w).type_min == INT64_MIN);
 }
 
 TEST_CASE("kernel plans: a sub-byte bitcast-convert is its split or join, run lane 0 low") {
@@ -832,7 +834,7 @@ TEST_CASE("kernel plans: a sub-byte bitcast-convert is its split or join, run la
     REQUIRE(std::holds_alternative<BitFieldPlan>(*step->plan));
     const BitFieldPlan& plan = std::get<BitFieldPlan>(*step->plan);
     CHECK(plan.ratio == 2);
-    CHECK(plan.count == 3);  // u8 elements, split or joined
+    CHECK(plan.wide_count == 3);  // u8 elements, split or joined
     CHECK(plan.split == (entry.buffers[b.result].type == PrimitiveType::kU4));
     ++planned;
   }
@@ -853,9 +855,9 @@ TEST_CASE("kernel plans: a scaled-dot is its sides' scale forms and the dot of t
   const ScaledDotPlan& plan = PlanOf<ScaledDotPlan>(mx);
   CHECK((plan.side[0].mx && plan.side[0].contracting == 1 && plan.side[0].block == 32));
   CHECK((plan.side[1].mx && plan.side[1].contracting == 0 && plan.side[1].block == 32));
-  CHECK(plan.side[0].values.type == PrimitiveType::kF32);
-  CHECK(plan.side[0].values.dims == std::vector<int64_t>{3, 64});
-  CHECK(plan.side[0].values.size == 3 * 64 * 4);
+  CHECK(plan.side[0].f32_record.type == PrimitiveType::kF32);
+  CHECK(plan.side[0].f32_record.dims == std::vector<int64_t>{3, 64});
+  CHECK(plan.side[0].f32_record.size == 3 * 64 * 4);
   CHECK((plan.dot.m == 3 && plan.dot.n == 4 && plan.dot.k == 64));
   // bf16 data with a scalar scale on one side: not an MX pair.
   Lowered any = LowerFirst(

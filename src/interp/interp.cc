@@ -416,13 +416,13 @@ class Machine : public ControlFlow, private StepMachine {
         RunRngBitGenerator(*bits, state, nullptr, out);
         return OkStatus();
       }
-      NHLO_ASSIGN_OR_RETURN(Buf out, Array(r.tuple.back()));
+      NHLO_ASSIGN_OR_RETURN(Buf first, Array(r.tuple[0]));  // the leaves in order, as the run reads them
       if (r.tuple.size() == 1) {
-        RunRngBitGenerator(*bits, state, nullptr, out);
+        RunRngBitGenerator(*bits, state, nullptr, first);
         return OkStatus();
       }
-      NHLO_ASSIGN_OR_RETURN(Buf new_state, Array(r.tuple[0]));
-      RunRngBitGenerator(*bits, state, &new_state, out);
+      NHLO_ASSIGN_OR_RETURN(Buf out, Array(r.tuple[1]));
+      RunRngBitGenerator(*bits, state, &first, out);
       return OkStatus();
     }
     if (const auto* batch_norm = PlanOf<BatchNormPlan>(s)) {

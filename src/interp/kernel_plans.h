@@ -269,12 +269,12 @@ Result<ReshapePlan> PlanReshape(const BufferRecord& in, const BufferRecord& out)
 /// splits or joins.
 Result<ReshapePlan> PlanBitcastConvert(const BufferRecord& in, const BufferRecord& out);
 /// A bitcast-convert to or from a type narrower than a byte (kernels_elementwise.cc): each of
-/// `count` wider elements split into `ratio` narrower ones (`split`), or `ratio` narrower ones
-/// joined into each of `count` wider ones, lane 0 in the low bits.
+/// `wide_count` wider elements split into `ratio` narrower ones (`split`), or `ratio` narrower
+/// ones joined into each of `wide_count` wider ones, lane 0 in the low bits.
 struct BitFieldPlan {
   bool split = true;
   int ratio = 1;
-  int64_t count = 0;
+  int64_t wide_count = 0;
 };
 Result<BitFieldPlan> PlanBitFields(const BufferRecord& in, const BufferRecord& out);
 void RunBitFields(const BitFieldPlan& plan, const Buf& in, const Buf& out);
@@ -469,7 +469,7 @@ struct ScaledDotPlan {
   struct Side {
     bool mx = false;
     int64_t contracting = 0, block = 1;
-    BufferRecord values;
+    BufferRecord f32_record;  // the dequantized operand: f32 in the operand's dims
   };
   Side side[2];
   DotPlan dot;

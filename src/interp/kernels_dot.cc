@@ -72,25 +72,29 @@ Result<DotPlan> PlanDot(const DotDimensionNumbers& dims, const BufferRecord& lhs
       }
     order.assign(batch.begin(), batch.end());
     free_count = 1;
+    // Products are checked: an operand with a zero dimension holds no bytes whatever its other
+    // dimensions multiply to, so a record's dimensions may overflow 64 bits together.
     for (size_t d = 0; d < b.dims.size(); ++d)
-      if (!used[d]) order.push_back(static_cast<int64_t>(d)), free_count *= b.dims[d];
+      if (!used[d]) {
+        order.push_back(static_cast<int64_t>(d));
+        if (MulOverflows(free_count, b.dims[d], &free_count)) return false;
+      }
     return true;
   };
   DotPlan plan;
   std::vector<int64_t> lorder, rorder;
   if (!split(lhs, lb, lc, lorder, plan.m) || !split(rhs, rb, rc, rorder, plan.n)) return bad();
   for (size_t i = 0; i < lb.size(); ++i) {
-    if (lhs.dims[lb[i]] != rhs.dims[rb[i]]) return bad();
-    plan.batch *= lhs.dims[lb[i]];
+    if (lhs.dims[lb[i]] != rhs.dims[rb[i]] || MulOverflows(plan.batch, lhs.dims[lb[i]], &plan.batch)) return bad();
   }
   for (size_t i = 0; i < lc.size(); ++i) {
-    if (lhs.dims[lc[i]] != rhs.dims[rc[i]]) return bad();
-    plan.k *= lhs.dims[lc[i]];
+    if (lhs.dims[lc[i]] != rhs.dims[rc[i]] || MulOverflows(plan.k, lhs.dims[lc[i]], &plan.k)) return bad();
   }
   int64_t total = 0;
   if (MulOverflows(plan.batch, plan.m, &total) || MulOverflows(total, plan.n, &total) || total != out.ElementCount())
     return bad();
-  if (MulOverflows(plan.m * plan.n, plan.k, &plan.work)) plan.work = INT64_MAX;  // m * n <= total
+  int64_t mn = 0;  // m * n may pass 64 bits when the batch is empty
+  if (MulOverflows(plan.m, plan.n, &mn) || MulOverflows(mn, plan.k, &plan.work)) plan.work = INT64_MAX;
   // lhs as [batch, m, k] or, transposed, [batch, k, m]; rhs as [batch, k, n] or [batch, n, k].
   auto concat = [](DimIndexList batch_dims, auto first_begin, auto first_end, auto second_begin, auto second_end) {
     std::vector<int64_t> order(batch_dims.begin(), batch_dims.end());

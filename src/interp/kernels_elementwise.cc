@@ -279,8 +279,9 @@ namespace {
 Status CheckBitcastConvert(const BufferRecord& in, const BufferRecord& out) {
   const PrimitiveType from = in.type, to = out.type;
   const int in_bits = BitWidth(from), out_bits = BitWidth(to);
+  // Bit counts in 128 bits: a record's element count times 64 may pass 64 bits.
   if (in_bits == 0 || out_bits == 0 ||
-      static_cast<int64_t>(in_bits) * in.ElementCount() != static_cast<int64_t>(out_bits) * out.ElementCount())
+      static_cast<__int128>(in_bits) * in.ElementCount() != static_cast<__int128>(out_bits) * out.ElementCount())
     return Status::Error("bundle 'bitcast-convert' changes the number of bits");
   if (IsComplex(from) || IsComplex(to)) return Unimplemented(Opcode::kBitcastConvert, IsComplex(from) ? from : to);
   return OkStatus();
@@ -300,10 +301,16 @@ Result<BitFieldPlan> PlanBitFields(const BufferRecord& in, const BufferRecord& o
   NHLO_TRY(CheckBitcastConvert(in, out));
   if (WholeBytes(in.type, out.type)) return Status::Error("whole bytes are copied as a reshape");
   const int in_bits = BitWidth(in.type), out_bits = BitWidth(out.type);
+  // Fields are split or joined whole: a 6-bit type against 8 bits is neither (ratio 1 would copy
+  // 3 of 4 elements and leave the last unwritten).
+  if (std::max(in_bits, out_bits) % std::min(in_bits, out_bits) != 0)
+    return Status::Error("bitcast-convert between " + std::string(PrimitiveTypeName(in.type)) + " and " +
+                         std::string(PrimitiveTypeName(out.type)) +
+                         " is not implemented: neither bit width divides the other");
   BitFieldPlan plan;
   plan.split = in_bits >= out_bits;
   plan.ratio = plan.split ? in_bits / out_bits : out_bits / in_bits;
-  plan.count = plan.split ? in.ElementCount() : out.ElementCount();
+  plan.wide_count = plan.split ? in.ElementCount() : out.ElementCount();
   return plan;
 }
 
@@ -313,7 +320,7 @@ void RunBitFields(const BitFieldPlan& plan, const Buf& in, const Buf& out) {
   const int in_size = HostByteSize(from), out_size = HostByteSize(to), ratio = plan.ratio;
   // Sub-byte types: split or join bit fields, lane 0 in the low bits.
   if (plan.split) {
-    for (int64_t i = 0; i < plan.count; ++i) {
+    for (int64_t i = 0; i < plan.wide_count; ++i) {
       uint64_t bits = LoadBits(from, in.data + i * in_size);
       for (int j = 0; j < ratio; ++j)
         StoreBits(to, out.data + (i * ratio + j) * out_size,
@@ -321,7 +328,7 @@ void RunBitFields(const BitFieldPlan& plan, const Buf& in, const Buf& out) {
     }
     return;
   }
-  for (int64_t i = 0; i < plan.count; ++i) {
+  for (int64_t i = 0; i < plan.wide_count; ++i) {
     uint64_t bits = 0;
     for (int j = 0; j < ratio; ++j)
       bits |= (LoadBits(from, in.data + (i * ratio + j) * in_size) & ((uint64_t(1) << in_bits) - 1)) << (j * in_bits);

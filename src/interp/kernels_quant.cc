@@ -3,6 +3,7 @@
 // quantize/dequantize custom calls (the same steps expand-uniform-quantize emits), QuantizeMX in
 // both forms, scaled-dot and ScaledMatmul (which share one dequantize-then-dot path, so the MX
 // legalizations keep results bit-identical).
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -203,9 +204,9 @@ Result<ScaledDotPlan> PlanScaledDot(const Step& bundle, const BufferRecord& lhs,
       return Status::Error(
           "scaled-dot operands must be float data with float scales of the same rank, or a scalar scale");
     ScaledDotPlan::Side& planned = plan.side[side];
-    planned.values.type = PrimitiveType::kF32;
-    planned.values.dims = data.dims;
-    planned.values.size = static_cast<uint64_t>(data.ElementCount()) * 4;  // the reader bounds the count
+    planned.f32_record.type = PrimitiveType::kF32;
+    planned.f32_record.dims = data.dims;
+    planned.f32_record.size = static_cast<uint64_t>(data.ElementCount()) * 4;  // the reader bounds the count
     planned.mx = scale.type == PrimitiveType::kF8E8M0FNU && scale.dims.size() == rank &&
                  (data.type == PrimitiveType::kF8E4M3FN || data.type == PrimitiveType::kF8E5M2);
     if (!planned.mx) {
@@ -221,9 +222,11 @@ Result<ScaledDotPlan> PlanScaledDot(const Step& bundle, const BufferRecord& lhs,
       if (static_cast<int64_t>(d) != cd && scale.dims[d] != data.dims[d])
         return Status::Error("scaled-dot scale shape does not match its operand");
     planned.contracting = cd;
-    planned.block = data.dims[static_cast<size_t>(cd)] / scale_k;
+    // An empty contracting dimension (0 / scale_k) has no element to find a block for; a block of
+    // 1 keeps the run from dividing by zero.
+    planned.block = std::max<int64_t>(1, data.dims[static_cast<size_t>(cd)] / scale_k);
   }
-  NHLO_ASSIGN_OR_RETURN(plan.dot, PlanDot(dims, plan.side[0].values, plan.side[1].values, out));
+  NHLO_ASSIGN_OR_RETURN(plan.dot, PlanDot(dims, plan.side[0].f32_record, plan.side[1].f32_record, out));
   return plan;
 }
 
@@ -239,8 +242,8 @@ Status RunScaledDot(const ScaledDotPlan& plan, const Buf& lhs, const Buf& rhs, c
                                                   planned.block)
                               : ScaleOperand(data, scale);
   }
-  return RunDot(plan.dot, Buf{&plan.side[0].values, reinterpret_cast<uint8_t*>(values[0].data())},
-                Buf{&plan.side[1].values, reinterpret_cast<uint8_t*>(values[1].data())}, out);
+  return RunDot(plan.dot, Buf{&plan.side[0].f32_record, reinterpret_cast<uint8_t*>(values[0].data())},
+                Buf{&plan.side[1].f32_record, reinterpret_cast<uint8_t*>(values[1].data())}, out);
 }
 
 Status KernelScaledDot(const Step& bundle, const Buf& lhs, const Buf& rhs, const Buf& lhs_scale, const Buf& rhs_scale,

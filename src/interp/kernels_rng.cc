@@ -273,8 +273,8 @@ Result<StochasticConvertPlan> PlanStochasticConvert(const BufferRecord& x, const
   StochasticConvertPlan plan;
   plan.min = as_operand(-std::ldexp(1.0, bits - 1));
   plan.max = as_operand(std::ldexp(1.0, bits - 1) - 1);
-  plan.type_min = -(int64_t{1} << (bits - 1));
-  plan.type_max = (int64_t{1} << (bits - 1)) - 1;
+  plan.type_max = static_cast<int64_t>((uint64_t{1} << (bits - 1)) - 1);  // no signed overflow at 64 bits
+  plan.type_min = -plan.type_max - 1;
   plan.scale = std::ldexp(1.0, BitWidth(rt));
   return plan;
 }

@@ -461,8 +461,8 @@ Status Arity(const BundleRecord& b, size_t n) {
   return OkStatus();
 }
 
-// A static step's plan (kernel_plans.h): dot, convolution, and the data-movement kernels (a
-// bitcast between layouts excepted). One that fails its checks gets none: the run then reports
+// A static step's plan (kernel_plans.h: every kernel it lists, from dot and convolution to batch
+// norm, rng, scaled-dot and sub-byte bitcast-convert). One that fails its checks gets none: the run then reports
 // the failure (KernelDot, KernelConvolution, KernelSlice...), as it would, for a step a program
 // never reaches only if it reaches it.
 void LowerKernelPlan(const ComputationRecord& comp, Step& s) {
