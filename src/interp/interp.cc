@@ -408,38 +408,6 @@ class Machine : public ControlFlow, private StepMachine {
       case CustomCallKind::kNeuronArgMax:
       case CustomCallKind::kNeuronArgMin: break;
     }
-    if (const auto* bits = PlanOf<RngBitsPlan>(s)) {  // (new state, bits) or bits alone
-      const BufferRecord& r = B(b.result);
-      NHLO_ASSIGN_OR_RETURN(Buf state, Array(b.operands[0]));
-      if (r.type != PrimitiveType::kTuple) {
-        NHLO_ASSIGN_OR_RETURN(Buf out, Array(b.result));
-        RunRngBitGenerator(*bits, state, nullptr, out);
-        return OkStatus();
-      }
-      NHLO_ASSIGN_OR_RETURN(Buf first, Array(r.tuple[0]));  // the leaves in order, as the run reads them
-      if (r.tuple.size() == 1) {
-        RunRngBitGenerator(*bits, state, nullptr, first);
-        return OkStatus();
-      }
-      NHLO_ASSIGN_OR_RETURN(Buf out, Array(r.tuple[1]));
-      RunRngBitGenerator(*bits, state, &first, out);
-      return OkStatus();
-    }
-    if (const auto* batch_norm = PlanOf<BatchNormPlan>(s)) {
-      SmallVec<Buf, 5> in;
-      SmallVec<Buf, 3> out;
-      for (uint32_t o : b.operands) {
-        NHLO_ASSIGN_OR_RETURN(Buf buf, Array(o));
-        in.push_back(buf);
-      }
-      const BufferRecord& r = B(b.result);
-      const size_t leaves = r.type == PrimitiveType::kTuple ? r.tuple.size() : 1;
-      for (size_t k = 0; k < leaves; ++k) {
-        NHLO_ASSIGN_OR_RETURN(Buf buf, Array(r.type == PrimitiveType::kTuple ? r.tuple[k] : b.result));
-        out.push_back(buf);
-      }
-      return RunBatchNorm(*batch_norm, in.data(), out.data());
-    }
     std::vector<Buf> in, out;
     for (uint32_t o : b.operands) {
       NHLO_ASSIGN_OR_RETURN(Buf buf, Array(o));
@@ -469,10 +437,16 @@ class Machine : public ControlFlow, private StepMachine {
           return RunTopK(s, in[0], out[0], out[1]);
         }
         if (b.opcode == Opcode::kRngBitGenerator) {
+          if (const auto* bits = PlanOf<RngBitsPlan>(s)) {  // its plan checked the leaves at load
+            RunRngBitGenerator(*bits, in[0], out.size() == 2 ? &out[0] : nullptr, out.back());
+            return OkStatus();
+          }
           if (in.size() != 1 || out.empty() || out.size() > 2) return shape_error("rng-bit-generator");
           return KernelRngBitGenerator(s, in[0], out.size() == 2 ? &out[0] : nullptr, out.back());
         }
-        return KernelBatchNorm(s, in, out);  // batch-norm-training, -inference, -grad
+        // batch-norm-training, -inference, -grad
+        if (const auto* batch_norm = PlanOf<BatchNormPlan>(s)) return RunBatchNorm(*batch_norm, in.data(), out.data());
+        return KernelBatchNorm(s, in, out);
       case CustomCallKind::kUniformQuantize:
       case CustomCallKind::kUniformDequantize:
         if (in.size() != 1 || out.size() != 1) return shape_error("uniform quantize");

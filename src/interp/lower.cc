@@ -462,9 +462,9 @@ Status Arity(const BundleRecord& b, size_t n) {
 }
 
 // A static step's plan (kernel_plans.h: every kernel it lists, from dot and convolution to batch
-// norm, rng, scaled-dot and sub-byte bitcast-convert). One that fails its checks gets none: the run then reports
-// the failure (KernelDot, KernelConvolution, KernelSlice...), as it would, for a step a program
-// never reaches only if it reaches it.
+// norm, rng, scaled-dot and sub-byte bitcast-convert). One that fails its checks gets none: the
+// run then reports the failure (KernelDot, KernelConvolution, KernelSlice...), as it would, for
+// a step a program never reaches only if it reaches it.
 void LowerKernelPlan(const ComputationRecord& comp, Step& s) {
   const BundleRecord& b = *s.bundle;
   for (const uint32_t i : b.operands)
@@ -479,13 +479,18 @@ void LowerKernelPlan(const ComputationRecord& comp, Step& s) {
     for (size_t k = first; k < first + count && k < operands; ++k) records.push_back(&comp.buffers[b.operands[k]]);
     return records;
   };
+  // The result's leaves, as the run reads them: the result itself, or each element of its tuple.
+  auto result_leaves = [&] {
+    std::vector<const BufferRecord*> leaves;
+    if (out.type != PrimitiveType::kTuple) leaves.push_back(&out);
+    for (const uint32_t leaf : out.tuple)
+      if (leaf < comp.buffers.size()) leaves.push_back(&comp.buffers[leaf]);
+    return leaves;
+  };
   const OpFamily f = s.family;
   if (f == OpFamily::kReduce || f == OpFamily::kReduceWindow || f == OpFamily::kSort) {
     // inputs... (and for reduces, inits...); a tuple of results when there are several
-    std::vector<const BufferRecord*> results;
-    if (out.type != PrimitiveType::kTuple) results.push_back(&out);
-    for (const uint32_t leaf : out.tuple)
-      if (leaf < comp.buffers.size()) results.push_back(&comp.buffers[leaf]);
+    const std::vector<const BufferRecord*> results = result_leaves();
     if (f == OpFamily::kSort) {
       const std::vector<int64_t>* dims = IntList(s, AttrId::kDimensions);
       if (dims && dims->size() == 1) keep(PlanSort(operand_records(0, operands), results, (*dims)[0], &s.pattern));
@@ -500,22 +505,14 @@ void LowerKernelPlan(const ComputationRecord& comp, Step& s) {
     return;
   }
   if (b.opcode == Opcode::kBatchNormTraining || b.opcode == Opcode::kBatchNormInference ||
-      b.opcode == Opcode::kBatchNormGrad) {
-    std::vector<const BufferRecord*> results;  // the result's leaves, as RunTupleResult reads them
-    if (out.type != PrimitiveType::kTuple) results.push_back(&out);
-    for (const uint32_t leaf : out.tuple)
-      if (leaf < comp.buffers.size()) results.push_back(&comp.buffers[leaf]);
-    return keep(PlanBatchNorm(s, operand_records(0, operands), results));
-  }
+      b.opcode == Opcode::kBatchNormGrad)
+    return keep(PlanBatchNorm(s, operand_records(0, operands), result_leaves()));
   if (b.opcode == Opcode::kRngBitGenerator) {
     // (new state, bits), or bits alone: as a tuple of one or as the array itself.
-    const size_t leaves = out.type == PrimitiveType::kTuple ? out.tuple.size() : 1;
-    if (operands != 1 || leaves < 1 || leaves > 2) return;
-    for (size_t k = 0; k < out.tuple.size(); ++k)
-      if (out.tuple[k] >= comp.buffers.size()) return;
-    const BufferRecord& bits = out.type == PrimitiveType::kTuple ? comp.buffers[out.tuple.back()] : out;
-    const BufferRecord* new_state = leaves == 2 ? &comp.buffers[out.tuple[0]] : nullptr;
-    return keep(PlanRngBitGenerator(s, comp.buffers[b.operands[0]], new_state, bits));
+    const std::vector<const BufferRecord*> leaves = result_leaves();
+    if (operands != 1 || leaves.empty() || leaves.size() > 2) return;
+    return keep(
+        PlanRngBitGenerator(s, comp.buffers[b.operands[0]], leaves.size() == 2 ? leaves[0] : nullptr, *leaves.back()));
   }
   if (out.type == PrimitiveType::kTuple) return;
   if (f == OpFamily::kRng) {
