@@ -4,7 +4,9 @@
 // plan; a malformed record is refused by the planner with the message the run would give.
 #include <doctest/doctest.h>
 
+#include <bit>
 #include <cmath>
+#include <complex>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -635,9 +637,69 @@ TEST_CASE("kernel plans: an elementwise step is its span, resolved at load, with
       CHECK(got == DecodeToF32(PrimitiveType::kF16, EncodeFromF32(PrimitiveType::kF16, x)));
     }
   }
-  SUBCASE("left to the kernel: complex, mismatched records") {
-    Lowered c = LowerFirst("  x = c64[8] parameter(0)\n  ROOT n = c64[8] negate(x)\n", Opcode::kNegate);
-    CHECK(!c.step.plan);
+  SUBCASE("complex: planned at load, std::complex's values as the evaluator's") {
+    Lowered c = LowerFirst("  x = c64[300] parameter(0)\n  ROOT e = c64[300] exponential(x)\n", Opcode::kExp);
+    const ElementwisePlan& plan = PlanOf<ElementwisePlan>(c);
+    CHECK(plan.element[0] == 8);
+    StepBuffers bufs(c, [](size_t, int64_t) -> uint32_t { return 0; });
+    auto value = [](int64_t i) {
+      return std::complex<float>(0.01f * static_cast<float>(i), -0.03f * static_cast<float>(i));
+    };
+    for (int64_t i = 0; i < 300; ++i) {
+      const std::complex<float> v = value(i);
+      std::memcpy(bufs.bytes[0].data() + 8 * i, &v, 8);
+    }
+    RunElementwise(plan, bufs.bufs.data(), bufs.out());
+    for (int64_t i = 0; i < 300; ++i) {
+      std::complex<float> got;
+      std::memcpy(&got, bufs.out().data + 8 * i, 8);
+      const std::complex<float> want = std::exp(value(i));
+      CHECK(std::memcmp(&got, &want, 8) == 0);
+    }
+    // abs (a real result), complex() from two f32 operands, NE: planned too
+    CHECK(PlanOf<ElementwisePlan>(LowerFirst("  x = c128[4] parameter(0)\n  ROOT a = f64[4] abs(x)\n", Opcode::kAbs))
+              .element[0] == 16);
+    Lowered build = LowerFirst(
+        "  x = f32[4] parameter(0)\n  y = f32[4] parameter(1)\n  ROOT c = c64[4] complex(x, y)\n", Opcode::kComplex);
+    StepBuffers parts(build,
+                      [](size_t k, int64_t i) -> uint32_t { return 0x3f800000u + static_cast<uint32_t>(k + i); });
+    RunElementwise(PlanOf<ElementwisePlan>(build), parts.bufs.data(), parts.out());
+    CHECK(std::memcmp(parts.out().data + 8, parts.bytes[0].data() + 4, 4) == 0);  // element 1: (x[1], y[1])
+    CHECK(std::memcmp(parts.out().data + 12, parts.bytes[1].data() + 4, 4) == 0);
+    CHECK(PlanOf<ElementwisePlan>(LowerFirst("  x = c64[4] parameter(0)\n  y = c64[4] parameter(1)\n"
+                                             "  ROOT c = pred[4] compare(x, y), direction=NE\n",
+                                             Opcode::kCompare))
+              .span.code == 1);
+  }
+  SUBCASE("sub-byte integers: planned at load, wrapping in their width") {
+    Lowered l =
+        LowerFirst("  x = s4[64] parameter(0)\n  y = s4[64] parameter(1)\n  ROOT a = s4[64] add(x, y)\n", Opcode::kAdd);
+    const ElementwisePlan& plan = PlanOf<ElementwisePlan>(l);
+    StepBuffers bufs(l, [](size_t k, int64_t i) -> uint32_t {
+      return k == 0 ? static_cast<uint8_t>(static_cast<int8_t>(i % 16 - 8)) : 5u;  // s4 is one sign-extended byte
+    });
+    RunElementwise(plan, bufs.bufs.data(), bufs.out());
+    for (int64_t i = 0; i < 64; ++i) {
+      const int sum = static_cast<int>(i % 16) - 8 + 5;
+      const int wrapped = sum > 7 ? sum - 16 : sum;
+      CHECK(static_cast<int8_t>(bufs.out().data[i]) == wrapped);
+    }
+    Lowered pop = LowerFirst("  x = u4[8] parameter(0)\n  ROOT p = u4[8] popcnt(x)\n", Opcode::kPopulationCount);
+    StepBuffers counts(pop, [](size_t, int64_t i) -> uint32_t { return static_cast<uint32_t>(i * 2 + 1) & 15u; });
+    RunElementwise(PlanOf<ElementwisePlan>(pop), counts.bufs.data(), counts.out());
+    for (int64_t i = 0; i < 8; ++i)
+      CHECK(counts.out().data[i] == std::popcount(static_cast<unsigned>(i * 2 + 1) & 15u));
+  }
+  SUBCASE("an op the kernel does not implement on the type: refused at load with the run's message") {
+    Lowered l = LowerFirst("  x = s32[8] parameter(0)\n  ROOT c = s32[8] count-leading-zeros(x)\n", Opcode::kClz);
+    ComputationRecord& entry = l.program.computations[l.program.entry];
+    entry.buffers[l.step.bundle->operands[0]].type = PrimitiveType::kF32;
+    entry.buffers[l.step.bundle->result].type = PrimitiveType::kF32;
+    Result<ElementwisePlan> plan = PlanElementwise(entry, l.step);
+    REQUIRE(!plan.ok());
+    CHECK(plan.status().message().find("does not implement 'count-leading-zeros' on f32") != std::string::npos);
+  }
+  SUBCASE("left to the kernel: mismatched records") {
     Lowered b = LowerFirst("  x = f32[8] parameter(0)\n  ROOT n = f32[8] negate(x)\n", Opcode::kNegate);
     BufferRecord wrong = b.program.computations[b.program.entry].buffers[b.step.bundle->operands[0]];
     wrong.dims = {9};
@@ -875,6 +937,29 @@ TEST_CASE("kernel plans: a scaled-dot is its sides' scale forms and the dot of t
       PlanScaledDot(any.step, record(0), record(1), record(2), odd, entry.buffers[any.step.bundle->result]);
   REQUIRE(!refused.ok());
   CHECK(refused.status().ToString().find("scaled-dot scale shape does not divide its operand's") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace nhlo
+
+namespace nhlo {
+namespace {
+
+TEST_CASE("kernel plans: a kernel's operand and result counts are checked at load, with the run's message") {
+  Lowered l = LowerFirst(
+      "  x = f32[4,8] parameter(0)\n"
+      "  ROOT s = f32[4,8] custom-call(x), custom_call_target=\"AwsNeuronSoftmax\", backend_config=\"1\"\n",
+      Opcode::kCustomCall);
+  CHECK(l.step.custom_call == CustomCallKind::kNeuronSoftmax);
+  ComputationRecord& entry = l.program.computations[l.program.entry];
+  BundleRecord& softmax = entry.bundles[static_cast<size_t>(l.step.bundle - entry.bundles.data())];
+  softmax.operands.push_back(softmax.operands[0]);  // a second operand, which the kernel does not take
+  Result<Step> s = LowerBundle(l.program, entry, softmax, ExecuteOptions{});
+  REQUIRE(!s.ok());
+  CHECK(s.status().message() ==
+        "bundle 'AwsNeuronSoftmax' has 2 operands and 1 results, which its kernel does not take");
+  softmax.operands.pop_back();
+  CHECK(LowerBundle(l.program, entry, softmax, ExecuteOptions{}).ok());
 }
 
 }  // namespace

@@ -286,14 +286,4 @@ inline constexpr BinaryOp kBinaryOf = *AsBinaryOp(K);
 template <Opcode K>
 using OpConst = std::integral_constant<Opcode, K>;
 
-/// Fast forms of the elementwise kernels (kernels_elementwise_fast.cc): each returns false,
-/// touching nothing, when it has no fast loop for the op and types; the caller then runs the
-/// generic per-element loop. The shape checks are the caller's, done before.
-bool FastUnary(Opcode op, const Buf& in, const Buf& out);
-bool FastBinary(Opcode op, const Buf& a, const Buf& b, const Buf& out);
-bool FastCompare(int code, bool total_order, const Buf& a, const Buf& b, const Buf& out);
-bool FastSelect(const Buf& pred, const Buf& on_true, const Buf& on_false, const Buf& out);
-bool FastClamp(const Buf& lo, const Buf& x, const Buf& hi, const Buf& out);
-bool FastConvert(const Buf& in, const Buf& out);
-
 }  // namespace nhlo

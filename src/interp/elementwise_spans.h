@@ -22,6 +22,10 @@ struct SpanOp {
   PrimitiveType in_type = PrimitiveType::kInvalid, out_type = PrimitiveType::kInvalid;
   int operands = 0;
   int exponent_bits = 0, mantissa_bits = 0;  // reduce-precision's widths
+  // For the spans that read them (the element-at-a-time and complex forms, kernels.h): the op,
+  // and a compare's direction as KernelCompare codes it.
+  Opcode opcode = Opcode::kAbs;
+  int code = 0;
 };
 
 SpanOp UnarySpanOp(Opcode op, PrimitiveType in, PrimitiveType out);

@@ -440,20 +440,20 @@ Result<ElementwisePlan> PlanElementwise(const ComputationRecord& comp, const Ste
   const BundleRecord& b = *s.bundle;
   const BufferRecord& out = comp.buffers[b.result];
   plan.count = out.ElementCount();
-  plan.span = SpanOpOf(comp, s);
-  if (!plan.span.fn && f == OpFamily::kSelect && b.operands.size() == 3 && !s.dynamic) {
+  if (s.dynamic) return Status::Error("a bounded dynamic step's counts are the run's");
+  if (f == OpFamily::kSelect && b.operands.size() == 3) {
     // One predicate for every element (KernelSelect's checks): the result is one operand's bytes.
     const BufferRecord &pred = comp.buffers[b.operands[0]], &on_true = comp.buffers[b.operands[1]],
                        &on_false = comp.buffers[b.operands[2]];
-    if (pred.type == PrimitiveType::kPred && pred.ElementCount() == 1 && IsArrayType(out.type) &&
+    if (pred.type == PrimitiveType::kPred && pred.ElementCount() == 1 && plan.count != 1 && IsArrayType(out.type) &&
         on_true.type == out.type && on_false.type == out.type && on_true.ElementCount() == plan.count &&
         on_false.ElementCount() == plan.count &&
         !MulOverflows(plan.count, int64_t{HostByteSize(out.type)}, &plan.pick_bytes))
       return plan;
     plan.pick_bytes = -1;
   }
-  if (!plan.span.fn) return Status::Error("no span form: the kernel runs it");
-  if (f == OpFamily::kBinary) plan.span = BinaryKernelSpanOp(b.opcode, out.type, plan.count);
+  // The span the kernel would run, with its checks passed here.
+  NHLO_ASSIGN_OR_RETURN(plan.span, ElementwiseStepSpan(comp, s));
   for (size_t k = 0; k < b.operands.size() && k < 3; ++k) {
     const BufferRecord& r = comp.buffers[b.operands[k]];
     // A clamp's bound of one element is read for every element.

@@ -423,25 +423,16 @@ class Machine : public ControlFlow, private StepMachine {
       NHLO_ASSIGN_OR_RETURN(Buf buf, Array(b.result));
       out.push_back(buf);
     }
-    auto shape_error = [&](const char* what) {
-      return Status::Error(std::string("bundle '") + what + "' has " + std::to_string(in.size()) + " operands and " +
-                           std::to_string(out.size()) + " results, which its kernel does not take");
-    };
+    // LowerBundle checked the operand and leaf counts of every kernel below (CheckKernelLeaves).
     switch (s.custom_call) {
-      case CustomCallKind::kTopK:
-        if (in.size() != 1 || out.size() != 2) return shape_error("TopK");
-        return RunTopK(s, in[0], out[0], out[1]);
+      case CustomCallKind::kTopK: return RunTopK(s, in[0], out[0], out[1]);
       case CustomCallKind::kNone:
-        if (b.opcode == Opcode::kTopK) {
-          if (in.size() != 1 || out.size() != 2) return shape_error("topk");
-          return RunTopK(s, in[0], out[0], out[1]);
-        }
+        if (b.opcode == Opcode::kTopK) return RunTopK(s, in[0], out[0], out[1]);
         if (b.opcode == Opcode::kRngBitGenerator) {
-          if (const auto* bits = PlanOf<RngBitsPlan>(s)) {  // its plan checked the leaves at load
+          if (const auto* bits = PlanOf<RngBitsPlan>(s)) {
             RunRngBitGenerator(*bits, in[0], out.size() == 2 ? &out[0] : nullptr, out.back());
             return OkStatus();
           }
-          if (in.size() != 1 || out.empty() || out.size() > 2) return shape_error("rng-bit-generator");
           return KernelRngBitGenerator(s, in[0], out.size() == 2 ? &out[0] : nullptr, out.back());
         }
         // batch-norm-training, -inference, -grad
@@ -449,29 +440,14 @@ class Machine : public ControlFlow, private StepMachine {
         return KernelBatchNorm(s, in, out);
       case CustomCallKind::kUniformQuantize:
       case CustomCallKind::kUniformDequantize:
-        if (in.size() != 1 || out.size() != 1) return shape_error("uniform quantize");
         return KernelUniformQuantize(s, in[0], out[0], s.custom_call == CustomCallKind::kUniformQuantize);
-      case CustomCallKind::kQuantizeMx:
-        if (in.size() != 1 || out.size() != 2) return shape_error("QuantizeMX");
-        return KernelQuantizeMx(s, in[0], out[0], out[1]);
-      case CustomCallKind::kScaledMatmul:
-        if (in.size() != 4 || out.size() != 1) return shape_error("ScaledMatmul");
-        return KernelScaledMatmul(s, in[0], in[1], in[2], in[3], out[0]);
-      case CustomCallKind::kBuilderMath:
-        if (out.size() != 1) return shape_error("builder math");
-        return KernelBuilderMath(s.builder_math, in, out[0]);
-      case CustomCallKind::kEinsum:
-        if (in.size() != 2 || out.size() != 1) return shape_error("Einsum");
-        return KernelEinsum(s.config->einsum, in[0], in[1], out[0]);
-      case CustomCallKind::kMatrixDiagonal:
-        if (in.size() != 1 || out.size() != 1) return shape_error("GetMatrixDiagonalViaGather");
-        return KernelMatrixDiagonal(in[0], out[0]);
-      case CustomCallKind::kScramblePhiloxKey:
-        if (in.size() != 1 || out.size() != 1) return shape_error("ScramblePhiloxKey");
-        return KernelScramblePhiloxKey(in[0], out[0]);
-      case CustomCallKind::kTridiagonalSolve:
-        if (out.size() != 1) return shape_error("TridiagonalSolver");
-        return KernelTridiagonalSolve(in, out[0]);
+      case CustomCallKind::kQuantizeMx: return KernelQuantizeMx(s, in[0], out[0], out[1]);
+      case CustomCallKind::kScaledMatmul: return KernelScaledMatmul(s, in[0], in[1], in[2], in[3], out[0]);
+      case CustomCallKind::kBuilderMath: return KernelBuilderMath(s.builder_math, in, out[0]);
+      case CustomCallKind::kEinsum: return KernelEinsum(s.config->einsum, in[0], in[1], out[0]);
+      case CustomCallKind::kMatrixDiagonal: return KernelMatrixDiagonal(in[0], out[0]);
+      case CustomCallKind::kScramblePhiloxKey: return KernelScramblePhiloxKey(in[0], out[0]);
+      case CustomCallKind::kTridiagonalSolve: return KernelTridiagonalSolve(in, out[0]);
       case CustomCallKind::kThreefry2x32: return KernelThreefry2x32(in, out);
       case CustomCallKind::kLu:
       case CustomCallKind::kCholesky:
@@ -480,18 +456,13 @@ class Machine : public ControlFlow, private StepMachine {
       case CustomCallKind::kPivotsToPermutation:
       case CustomCallKind::kTriangularSolve:
       case CustomCallKind::kEigh: return KernelSolver(s.config->solver, in, out);
-      case CustomCallKind::kNeuronSoftmax:
-        if (in.size() != 1 || out.size() != 1) return shape_error("AwsNeuronSoftmax");
-        return KernelNeuronSoftmax(s.config->neuron_dim, in[0], out[0]);
+      case CustomCallKind::kNeuronSoftmax: return KernelNeuronSoftmax(s.config->neuron_dim, in[0], out[0]);
       case CustomCallKind::kNeuronSoftmaxBackward:
-        if (in.size() != 2 || out.size() != 1) return shape_error("AwsNeuronSoftmaxBackward");
         return KernelNeuronSoftmaxBackward(s.config->neuron_dim, in[0], in[1], out[0]);
       case CustomCallKind::kNeuronRmsNorm:
-        if (in.size() != 3 || out.size() != 1) return shape_error("AwsNeuronRmsNorm");
         return KernelNeuronRmsNorm(s.config->neuron_dim, in[0], in[1], in[2], out[0]);
       case CustomCallKind::kNeuronArgMax:
       case CustomCallKind::kNeuronArgMin:
-        if (in.size() != 1 || out.size() != 1) return shape_error("AwsNeuronArgMax/ArgMin");
         return KernelNeuronArgReduce(s.config->neuron_dim, s.custom_call == CustomCallKind::kNeuronArgMax, in[0],
                                      out[0]);
       case CustomCallKind::kIdentity:

@@ -374,10 +374,10 @@ struct ConvPlan {
 };
 
 /// A unary, binary, compare, select, clamp, convert or reduce-precision step whose records pass
-/// its kernel's checks (kernels_elementwise.cc) and whose op and types have a span form
-/// (elementwise_spans.h), resolved once: running it is the span over `count` elements in the
-/// kernel's chunks. A select of one predicate copies `pick_bytes` from the operand it picks.
-/// Complex types are left to their kernels.
+/// its kernel's checks (kernels_elementwise.cc), resolved once to the span that kernel runs
+/// (ElementwiseStepSpan: the fast, complex or element-at-a-time form): running it is the span
+/// over `count` elements in the kernel's chunks. A select of one predicate copies `pick_bytes`
+/// from the operand it picks.
 struct ElementwisePlan {
   SpanOp span;
   int64_t count = 0;
@@ -385,8 +385,8 @@ struct ElementwisePlan {
   int64_t pick_bytes = -1;         // >= 0: a select of one predicate
 };
 
-/// Plans an elementwise step (fused_groups.cc, beside the groups' own span forms); an error
-/// when the kernel must run it.
+/// Plans an elementwise step (fused_groups.cc, beside the groups' own span forms); the kernel's
+/// error when its checks fail (the run then reports it), or an error for a dynamic step.
 Result<ElementwisePlan> PlanElementwise(const ComputationRecord& comp, const Step& s);
 /// Runs a plan on buffers whose records are the ones it was made for.
 void RunElementwise(const ElementwisePlan& plan, const Buf* in, const Buf& out);

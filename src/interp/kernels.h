@@ -108,12 +108,31 @@ Status KernelCompare(const Step& bundle, const Buf& a, const Buf& b, const Buf& 
 Status KernelSelect(const Buf& pred, const Buf& on_true, const Buf& on_false, const Buf& out);
 Status KernelClamp(const Buf& lo, const Buf& x, const Buf& hi, const Buf& out);
 Status KernelConvert(const Buf& in, const Buf& out);
-/// The c64/c128 forms of the elementwise kernels above (kernels_complex.cc); KernelUnary,
-/// KernelBinary, KernelCompare and KernelConvert hand complex operands to them.
-Status KernelComplexUnary(Opcode op, const Buf& in, const Buf& out);
-Status KernelComplexBinary(Opcode op, const Buf& a, const Buf& b, const Buf& out);
-Status KernelComplexCompare(bool equal, const Buf& a, const Buf& b, const Buf& out);
-Status KernelComplexConvert(const Buf& in, const Buf& out);
+/// The span an elementwise kernel runs on these records once its checks pass (element counts,
+/// types, attributes, and that it implements the op on those types), or the kernel's error: the
+/// fast form of elementwise_spans.h where there is one, else the complex form or the
+/// element-at-a-time form (kernels_elementwise.cc). The kernels above run it at once;
+/// PlanElementwise keeps it on a static step at load.
+Result<SpanOp> UnaryStepSpan(Opcode op, const BufferRecord& in, const BufferRecord& out);
+Result<SpanOp> BinaryStepSpan(Opcode op, const BufferRecord& a, const BufferRecord& b, const BufferRecord& out);
+Result<SpanOp> CompareStepSpan(const Step& s, const BufferRecord& a, const BufferRecord& b, const BufferRecord& out);
+/// A select with a predicate per element (one predicate picks an operand: no span).
+Result<SpanOp> SelectStepSpan(const BufferRecord& pred, const BufferRecord& on_true, const BufferRecord& on_false,
+                              const BufferRecord& out);
+Result<SpanOp> ClampStepSpan(const BufferRecord& lo, const BufferRecord& x, const BufferRecord& hi,
+                             const BufferRecord& out);
+Result<SpanOp> ConvertStepSpan(const BufferRecord& in, const BufferRecord& out);
+Result<SpanOp> ReducePrecisionStepSpan(const Step& s, const BufferRecord& in, const BufferRecord& out);
+/// The span of a unary, binary, compare, select, clamp, convert or reduce-precision step, from
+/// its records in `comp`.
+Result<SpanOp> ElementwiseStepSpan(const ComputationRecord& comp, const Step& s);
+/// The c64/c128 spans (kernels_complex.cc) the step spans above give for complex operands.
+Result<SpanOp> ComplexUnarySpan(Opcode op, PrimitiveType in, PrimitiveType out);
+Result<SpanOp> ComplexBinarySpan(Opcode op, PrimitiveType a, PrimitiveType b, PrimitiveType out);
+/// EQ (`equal`) or NE of c64 or c128 values.
+SpanOp ComplexCompareSpan(bool equal, PrimitiveType t);
+/// real -> complex (imaginary part 0) or complex -> complex; complex -> real is refused.
+Result<SpanOp> ComplexConvertSpan(PrimitiveType from, PrimitiveType to);
 Status KernelBitcastConvert(const Buf& in, const Buf& out);
 /// reduce-precision(x), exponent_bits, mantissa_bits: XLA's evaluator rounding (kernels_elementwise.cc).
 Status KernelReducePrecision(const Step& bundle, const Buf& in, const Buf& out);

@@ -111,96 +111,117 @@ bool BinaryC(BinaryOp op, std::complex<R> a, std::complex<R> b, std::complex<R>*
   return false;
 }
 
+// The spans (elementwise_spans.h). ComplexUnarySpan / ComplexBinarySpan checked the op, so
+// UnaryC / BinaryC return true here.
 template <typename R>
-Status UnaryTyped(Opcode op, const Buf& in, const Buf& out) {
-  int64_t n = in.count();
-  PrimitiveType part = PartType(in.type());
-  if (op == Opcode::kAbs || op == Opcode::kReal || op == Opcode::kImag) {
-    if (out.type() != part) return Unsupported(op, in.type());
-    for (int64_t i = 0; i < n; ++i) {
-      std::complex<R> x = LoadComplex<R>(in.data, i);
-      StoreR<R>(out.data, i, op == Opcode::kAbs ? std::abs(x) : op == Opcode::kReal ? x.real() : x.imag());
-    }
-    return OkStatus();
-  }
-  const std::optional<UnaryOp> unary = AsUnaryOp(op);
-  if (out.type() != in.type() || !unary) return Unsupported(op, in.type());
-  for (int64_t i = 0; i < n; ++i) {
+void UnaryLoop(const SpanOp& o, const uint8_t* const* x, uint8_t* z, int64_t m) {
+  const UnaryOp unary = *AsUnaryOp(o.opcode);
+  for (int64_t i = 0; i < m; ++i) {
     std::complex<R> y;
-    if (!UnaryC<R>(*unary, LoadComplex<R>(in.data, i), &y)) return Unsupported(op, in.type());
-    StoreComplex<R>(out.data, i, y);
+    (void)UnaryC<R>(unary, LoadComplex<R>(x[0], i), &y);
+    StoreComplex<R>(z, i, y);
   }
-  return OkStatus();
+}
+
+// abs, real and imag: a result of the part type.
+template <typename R>
+void PartLoop(const SpanOp& o, const uint8_t* const* x, uint8_t* z, int64_t m) {
+  for (int64_t i = 0; i < m; ++i) {
+    std::complex<R> v = LoadComplex<R>(x[0], i);
+    StoreR<R>(z, i, o.opcode == Opcode::kAbs ? std::abs(v) : o.opcode == Opcode::kReal ? v.real() : v.imag());
+  }
 }
 
 template <typename R>
-Status BinaryTyped(Opcode op, const Buf& a, const Buf& b, const Buf& out) {
-  int64_t n = out.count();
-  if (op == Opcode::kComplex) {
-    if (a.type() != PartType(out.type()) || b.type() != a.type()) return Unsupported(op, a.type());
-    for (int64_t i = 0; i < n; ++i) StoreComplex<R>(out.data, i, {LoadR<R>(a.data, i), LoadR<R>(b.data, i)});
-    return OkStatus();
-  }
-  const std::optional<BinaryOp> binary = AsBinaryOp(op);
-  if (a.type() != out.type() || b.type() != out.type() || !binary) return Unsupported(op, a.type());
-  for (int64_t i = 0; i < n; ++i) {
+void BinaryLoop(const SpanOp& o, const uint8_t* const* x, uint8_t* z, int64_t m) {
+  const BinaryOp binary = *AsBinaryOp(o.opcode);
+  for (int64_t i = 0; i < m; ++i) {
     std::complex<R> y;
-    if (!BinaryC<R>(*binary, LoadComplex<R>(a.data, i), LoadComplex<R>(b.data, i), &y))
-      return Unsupported(op, a.type());
-    StoreComplex<R>(out.data, i, y);
+    (void)BinaryC<R>(binary, LoadComplex<R>(x[0], i), LoadComplex<R>(x[1], i), &y);
+    StoreComplex<R>(z, i, y);
   }
-  return OkStatus();
 }
 
-}  // namespace
-
-Status KernelComplexUnary(Opcode op, const Buf& in, const Buf& out) {
-  if (in.count() != out.count()) return Status::Error("bundle '" + std::string(OpcodeName(op)) + "' changes the size");
-  if (in.type() == PrimitiveType::kC64) return UnaryTyped<float>(op, in, out);
-  if (in.type() == PrimitiveType::kC128) return UnaryTyped<double>(op, in, out);
-  return Unsupported(op, in.type());
+// complex(re, im): two operands of the part type.
+template <typename R>
+void BuildLoop(const SpanOp&, const uint8_t* const* x, uint8_t* z, int64_t m) {
+  for (int64_t i = 0; i < m; ++i) StoreComplex<R>(z, i, {LoadR<R>(x[0], i), LoadR<R>(x[1], i)});
 }
 
-Status KernelComplexBinary(Opcode op, const Buf& a, const Buf& b, const Buf& out) {
-  if (a.count() != out.count() || b.count() != out.count())
-    return Status::Error("bundle '" + std::string(OpcodeName(op)) + "' has operands whose element counts differ");
-  if (out.type() == PrimitiveType::kC64) return BinaryTyped<float>(op, a, b, out);
-  if (out.type() == PrimitiveType::kC128) return BinaryTyped<double>(op, a, b, out);
-  return Unsupported(op, out.type());
+// EQ (code 0) or NE (code 1).
+template <typename R>
+void CompareLoop(const SpanOp& o, const uint8_t* const* x, uint8_t* z, int64_t m) {
+  for (int64_t i = 0; i < m; ++i) z[i] = (LoadComplex<R>(x[0], i) == LoadComplex<R>(x[1], i)) == (o.code == 0);
 }
 
-Status KernelComplexCompare(bool equal, const Buf& a, const Buf& b, const Buf& out) {
-  int64_t n = out.count();
-  for (int64_t i = 0; i < n; ++i) {
-    bool same = a.type() == PrimitiveType::kC64 ? LoadComplex<float>(a.data, i) == LoadComplex<float>(b.data, i)
-                                                : LoadComplex<double>(a.data, i) == LoadComplex<double>(b.data, i);
-    out.data[i] = same == equal;
-  }
-  return OkStatus();
-}
-
-Status KernelComplexConvert(const Buf& in, const Buf& out) {
-  int64_t n = out.count();
-  if (!IsComplex(out.type())) return Unsupported(Opcode::kConvert, in.type());  // complex -> real
-  bool wide = out.type() == PrimitiveType::kC128;
-  for (int64_t i = 0; i < n; ++i) {
+void ConvertLoop(const SpanOp& o, const uint8_t* const* x, uint8_t* z, int64_t m) {
+  const PrimitiveType from = o.in_type;
+  const bool wide = o.out_type == PrimitiveType::kC128;
+  for (int64_t i = 0; i < m; ++i) {
     std::complex<double> v;
-    if (IsComplex(in.type())) {
-      v = in.type() == PrimitiveType::kC64 ? std::complex<double>(LoadComplex<float>(in.data, i))
-                                           : LoadComplex<double>(in.data, i);
+    if (IsComplex(from)) {
+      v = from == PrimitiveType::kC64 ? std::complex<double>(LoadComplex<float>(x[0], i))
+                                      : LoadComplex<double>(x[0], i);
     } else {
       // The real part as XLA converts a real value to the part type; the imaginary part is 0.
       uint8_t part[8];
       PrimitiveType pt = wide ? PrimitiveType::kF64 : PrimitiveType::kF32;
-      ConvertElement(in.type(), in.data + i * HostByteSize(in.type()), pt, part);
+      ConvertElement(from, x[0] + i * HostByteSize(from), pt, part);
       v = wide ? LoadR<double>(part, 0) : LoadR<float>(part, 0);
     }
     if (wide)
-      StoreComplex<double>(out.data, i, v);
+      StoreComplex<double>(z, i, v);
     else
-      StoreComplex<float>(out.data, i, {static_cast<float>(v.real()), static_cast<float>(v.imag())});
+      StoreComplex<float>(z, i, {static_cast<float>(v.real()), static_cast<float>(v.imag())});
   }
-  return OkStatus();
+}
+
+SpanOp Span(SpanFn fn, Opcode op, PrimitiveType in, PrimitiveType out, int operands) {
+  SpanOp span{fn, in, out, operands};
+  span.opcode = op;
+  return span;
+}
+
+}  // namespace
+
+Result<SpanOp> ComplexUnarySpan(Opcode op, PrimitiveType in, PrimitiveType out) {
+  const bool wide = in == PrimitiveType::kC128;
+  if (!IsComplex(in)) return Unsupported(op, in);
+  if (op == Opcode::kAbs || op == Opcode::kReal || op == Opcode::kImag) {
+    if (out != PartType(in)) return Unsupported(op, in);
+    return Span(wide ? PartLoop<double> : PartLoop<float>, op, in, out, 1);
+  }
+  const std::optional<UnaryOp> unary = AsUnaryOp(op);
+  std::complex<double> probe;
+  // Whether UnaryC has the op depends on the op alone.
+  if (out != in || !unary || !UnaryC<double>(*unary, {0, 0}, &probe)) return Unsupported(op, in);
+  return Span(wide ? UnaryLoop<double> : UnaryLoop<float>, op, in, out, 1);
+}
+
+Result<SpanOp> ComplexBinarySpan(Opcode op, PrimitiveType a, PrimitiveType b, PrimitiveType out) {
+  const bool wide = out == PrimitiveType::kC128;
+  if (!IsComplex(out)) return Unsupported(op, out);
+  if (op == Opcode::kComplex) {
+    if (a != PartType(out) || b != a) return Unsupported(op, a);
+    return Span(wide ? BuildLoop<double> : BuildLoop<float>, op, a, out, 2);
+  }
+  const std::optional<BinaryOp> binary = AsBinaryOp(op);
+  std::complex<double> probe;
+  // Whether BinaryC has the op depends on the op alone.
+  if (a != out || b != out || !binary || !BinaryC<double>(*binary, {0, 0}, {0, 0}, &probe)) return Unsupported(op, a);
+  return Span(wide ? BinaryLoop<double> : BinaryLoop<float>, op, out, out, 2);
+}
+
+SpanOp ComplexCompareSpan(bool equal, PrimitiveType t) {
+  SpanOp span = Span(t == PrimitiveType::kC128 ? CompareLoop<double> : CompareLoop<float>, Opcode::kCompare, t,
+                     PrimitiveType::kPred, 2);
+  span.code = equal ? 0 : 1;
+  return span;
+}
+
+Result<SpanOp> ComplexConvertSpan(PrimitiveType from, PrimitiveType to) {
+  if (!IsComplex(to)) return Unsupported(Opcode::kConvert, from);  // complex -> real
+  return Span(ConvertLoop, Opcode::kConvert, from, to, 1);
 }
 
 }  // namespace nhlo

@@ -1,9 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 // Elementwise kernels: unary, binary, compare, select, clamp, convert and bitcast-convert, with
 // XLA's HloEvaluator rules (shared/reference/HLO_SEMANTICS.md, "General" and "convert").
+//
+// Each kernel is its checks on the records, which pick the span it runs (XStepSpan), then the
+// span. A span is the fast form of elementwise_spans.h where the op and types have one, the
+// complex form (kernels_complex.cc) for c64/c128, or else the element-at-a-time form below: the
+// evaluator's scalar rules (elementwise_ops.h) over DispatchType's traits, for the types with no
+// native array form (sub-byte integers, pred's unary ops). The checks decide everything the run
+// could refuse, so PlanElementwise keeps the span at load and the run only runs it.
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <optional>
 
@@ -20,12 +28,40 @@ Status Unimplemented(Opcode op, PrimitiveType t) {
                        std::string(PrimitiveTypeName(t)));
 }
 
-Status CheckSameCount(Opcode op, std::initializer_list<const Buf*> bufs) {
-  int64_t n = (*bufs.begin())->count();
-  for (const Buf* b : bufs)
-    if (b->count() != n || !IsArrayType(b->type()))
+Status CheckSameCount(Opcode op, std::initializer_list<const BufferRecord*> records) {
+  int64_t n = (*records.begin())->ElementCount();
+  for (const BufferRecord* r : records)
+    if (r->ElementCount() != n || !IsArrayType(r->type))
       return Status::Error("bundle '" + std::string(OpcodeName(op)) + "' has operands whose element counts differ");
   return OkStatus();
+}
+
+// DispatchType's refusal of a type it has no traits for, or OK.
+Status CheckDispatchable(PrimitiveType t) {
+  return DispatchType(t, [](auto) { return OkStatus(); });
+}
+
+// Whether UnaryFloat / UnaryInt / BinaryFloat / BinaryInt implement `op` (their X-macro lists,
+// which name exactly the cases of their switches that return a value).
+bool InUnaryFloatOps(Opcode op) {
+#define NHLO_X(name) op == Opcode::name ||
+  return NHLO_UNARY_FLOAT_OPS(NHLO_X) false;
+#undef NHLO_X
+}
+bool InUnaryIntOps(Opcode op) {
+#define NHLO_X(name) op == Opcode::name ||
+  return NHLO_UNARY_INT_OPS(NHLO_X) false;
+#undef NHLO_X
+}
+bool InBinaryFloatOps(Opcode op) {
+#define NHLO_X(name) op == Opcode::name ||
+  return NHLO_BINARY_FLOAT_OPS(NHLO_X) false;
+#undef NHLO_X
+}
+bool InBinaryIntOps(Opcode op) {
+#define NHLO_X(name) op == Opcode::name ||
+  return NHLO_BINARY_INT_OPS(NHLO_X) false;
+#undef NHLO_X
 }
 
 // XLA's evaluator on pred operands: and/min/multiply are and, or/max/add are or, xor/subtract
@@ -55,80 +91,195 @@ C BinaryPred(BinaryOp op, C x, C y, bool* ok) {
   return x;
 }
 
+bool InBinaryPredOps(BinaryOp op) {
+  bool ok = true;
+  (void)BinaryPred<bool>(op, false, false, &ok);  // `ok` depends on the op alone
+  return ok;
+}
+
+// ---- the element-at-a-time spans: one DispatchType per call, the checked op per element ----
+
+void IsFiniteLoop(const SpanOp& o, const uint8_t* const* x, uint8_t* z, int64_t m) {
+  (void)DispatchType(o.in_type, [&](auto t) -> Status {
+    using C = typename decltype(t)::Compute;
+    if constexpr (std::is_floating_point_v<C>)
+      for (int64_t i = 0; i < m; ++i) z[i] = std::isfinite(t.Load(x[0], i));
+    return OkStatus();
+  });
+}
+
+void UnaryLoop(const SpanOp& o, const uint8_t* const* x, uint8_t* z, int64_t m) {
+  const UnaryOp unary = *AsUnaryOp(o.opcode);
+  const int bits = BitWidth(o.in_type);
+  (void)DispatchType(o.in_type, [&](auto t) -> Status {
+    using C = typename decltype(t)::Compute;
+    bool ok = true;  // UnaryStepSpan checked the op: `ok` stays true
+    for (int64_t i = 0; i < m; ++i) {
+      C v = t.Load(x[0], i);
+      if constexpr (std::is_floating_point_v<C>)
+        t.Store(z, i, UnaryFloat<C>(unary, v, &ok));
+      else if (o.in_type == PrimitiveType::kPred)
+        t.Store(z, i, unary == UnaryOp::kNot ? C(!v) : v);
+      else
+        t.Store(z, i, UnaryInt<C>(unary, v, bits, &ok));
+    }
+    return OkStatus();
+  });
+}
+
+void BinaryLoop(const SpanOp& o, const uint8_t* const* x, uint8_t* z, int64_t m) {
+  const BinaryOp binary = *AsBinaryOp(o.opcode);
+  const int bits = BitWidth(o.out_type);
+  (void)DispatchType(o.out_type, [&](auto t) -> Status {
+    using C = typename decltype(t)::Compute;
+    bool ok = true;  // BinaryStepSpan checked the op: `ok` stays true
+    for (int64_t i = 0; i < m; ++i) {
+      C a = t.Load(x[0], i), b = t.Load(x[1], i);
+      if constexpr (std::is_floating_point_v<C>)
+        t.Store(z, i, BinaryFloat<C>(binary, a, b, &ok));
+      else if (o.out_type == PrimitiveType::kPred)
+        t.Store(z, i, BinaryPred(binary, a, b, &ok));
+      else
+        t.Store(z, i, BinaryInt<C>(binary, a, b, bits, &ok));
+    }
+    return OkStatus();
+  });
+}
+
+template <typename X>
+bool CompareBy(int code, X x, X y) {
+  switch (code) {
+    case 0: return x == y;
+    case 1: return x != y;
+    case 2: return x < y;
+    case 3: return x <= y;
+    case 4: return x > y;
+    case 5: return x >= y;
+  }
+  return false;
+}
+
+// Sign-magnitude image of a float's bits: -NaN < -inf < ... < -0 < +0 < ... < +inf < +NaN.
+void TotalOrderLoop(const SpanOp& o, const uint8_t* const* x, uint8_t* z, int64_t m) {
+  const PrimitiveType t = o.in_type;
+  const int width = BitWidth(t), size = HostByteSize(t);
+  const uint64_t sign = uint64_t(1) << (width - 1);
+  auto key = [&](const uint8_t* p) {
+    uint64_t bits = LoadBits(t, p);
+    int64_t mag = static_cast<int64_t>(bits & (sign - 1));
+    return (bits & sign) ? -mag - 1 : mag;
+  };
+  for (int64_t i = 0; i < m; ++i) z[i] = CompareBy(o.code, key(x[0] + i * size), key(x[1] + i * size));
+}
+
+void CompareLoop(const SpanOp& o, const uint8_t* const* x, uint8_t* z, int64_t m) {
+  (void)DispatchType(o.in_type, [&](auto t) -> Status {
+    for (int64_t i = 0; i < m; ++i) z[i] = CompareBy(o.code, t.Load(x[0], i), t.Load(x[1], i));
+    return OkStatus();
+  });
+}
+
+void SelectLoop(const SpanOp& o, const uint8_t* const* x, uint8_t* z, int64_t m) {
+  const size_t size = static_cast<size_t>(HostByteSize(o.out_type));
+  for (int64_t i = 0; i < m; ++i) std::memcpy(z + i * size, (x[0][i] != 0 ? x[1] : x[2]) + i * size, size);
+}
+
+// A bound of one element is read for every element (its span operand has a stride of 0 bytes,
+// but the traits index by element, so the loop reads element 0 itself).
+template <bool kLoScalar, bool kHiScalar>
+void ClampLoop(const SpanOp& o, const uint8_t* const* x, uint8_t* z, int64_t m) {
+  (void)DispatchType(o.out_type, [&](auto t) -> Status {
+    using C = typename decltype(t)::Compute;
+    for (int64_t i = 0; i < m; ++i) {
+      C l = t.Load(x[0], kLoScalar ? 0 : i), v = t.Load(x[1], i), h = t.Load(x[2], kHiScalar ? 0 : i);
+      if constexpr (std::is_floating_point_v<C>) {
+        if (std::isnan(l) || std::isnan(v) || std::isnan(h)) {
+          t.Store(z, i, std::isnan(l) ? l : std::isnan(v) ? v : h);
+          continue;
+        }
+      }
+      C r = v < l ? l : v;  // std::max(value, low) as XLA writes it: value when they compare equal (-0 vs +0)
+      t.Store(z, i, r < h ? r : h);
+    }
+    return OkStatus();
+  });
+}
+
+void ConvertLoop(const SpanOp& o, const uint8_t* const* x, uint8_t* z, int64_t m) {
+  const int in_size = HostByteSize(o.in_type), out_size = HostByteSize(o.out_type);
+  for (int64_t i = 0; i < m; ++i) ConvertElement(o.in_type, x[0] + i * in_size, o.out_type, z + i * out_size);
+}
+
+// Types narrower than f32 are reduced in f32's layout and rounded back once, as XLA computes them.
+void ReducePrecisionLoop(const SpanOp& o, const uint8_t* const* x, uint8_t* z, int64_t m) {
+  (void)DispatchType(o.in_type, [&](auto t) -> Status {
+    using C = typename decltype(t)::Compute;
+    if constexpr (std::is_floating_point_v<C>)
+      for (int64_t i = 0; i < m; ++i)
+        t.Store(z, i, ReducePrecisionValue<C>(t.Load(x[0], i), o.exponent_bits, o.mantissa_bits));
+    return OkStatus();
+  });
+}
+
+SpanOp Loop(SpanFn fn, Opcode op, PrimitiveType in, PrimitiveType out, int operands) {
+  SpanOp span{fn, in, out, operands};
+  span.opcode = op;
+  return span;
+}
+
+// Runs a step's span over its Bufs: an operand with the result's count is read element by
+// element, one of another count (a clamp's scalar bound) as one element for all.
+void RunStepSpan(const SpanOp& span, std::initializer_list<const Buf*> in, const Buf& out) {
+  const uint8_t* data[3] = {nullptr, nullptr, nullptr};
+  int64_t element[3] = {0, 0, 0};
+  const int64_t n = out.count();
+  int k = 0;
+  for (const Buf* b : in) {
+    data[k] = b->data;
+    element[k++] = b->count() == n ? HostByteSize(b->type()) : 0;
+  }
+  RunSpanChunks(span, data, element, out.data, n);
+}
+
 }  // namespace
 
-Status KernelUnary(Opcode op, const Buf& in, const Buf& out) {
+Result<SpanOp> UnaryStepSpan(Opcode op, const BufferRecord& in, const BufferRecord& out) {
   NHLO_TRY(CheckSameCount(op, {&in, &out}));
-  if (IsComplex(in.type())) return KernelComplexUnary(op, in, out);
-  if (FastUnary(op, in, out)) return OkStatus();
-  int64_t n = in.count();
+  if (IsComplex(in.type)) return ComplexUnarySpan(op, in.type, out.type);
+  if (SpanOp fast = UnarySpanOp(op, in.type, out.type); fast.fn) return fast;
+  NHLO_TRY(CheckDispatchable(in.type));
+  const bool floating = HasFloatCompute(in.type);
   if (op == Opcode::kIsFinite) {
-    return DispatchType(in.type(), [&](auto t) -> Status {
-      using C = typename decltype(t)::Compute;
-      if constexpr (!std::is_floating_point_v<C>)
-        return Unimplemented(op, in.type());
-      else {
-        for (int64_t i = 0; i < n; ++i) out.data[i] = std::isfinite(t.Load(in.data, i));
-        return OkStatus();
-      }
-    });
+    if (!floating || out.type != PrimitiveType::kPred) return Unimplemented(op, in.type);
+    return Loop(IsFiniteLoop, op, in.type, out.type, 1);
   }
-  const std::optional<UnaryOp> unary = AsUnaryOp(op);
-  if (in.type() != out.type() || !unary) return Unimplemented(op, in.type());
-  int bits = BitWidth(in.type());
-  return DispatchType(in.type(), [&](auto t) -> Status {
-    using C = typename decltype(t)::Compute;
-    bool ok = true;
-    for (int64_t i = 0; i < n && ok; ++i) {
-      C x = t.Load(in.data, i);
-      if constexpr (std::is_floating_point_v<C>)
-        t.Store(out.data, i, UnaryFloat<C>(*unary, x, &ok));
-      else if (in.type() == PrimitiveType::kPred) {
-        if (op == Opcode::kNot)
-          t.Store(out.data, i, !x);
-        else if (op == Opcode::kCopy)
-          t.Store(out.data, i, x);
-        else
-          ok = false;
-      } else {
-        t.Store(out.data, i, UnaryInt<C>(*unary, x, bits, &ok));
-      }
-    }
-    return ok ? OkStatus() : Unimplemented(op, in.type());
-  });
+  const bool implemented = floating                          ? InUnaryFloatOps(op)
+                           : in.type == PrimitiveType::kPred ? op == Opcode::kNot || op == Opcode::kCopy
+                                                             : InUnaryIntOps(op);
+  if (in.type != out.type || !AsUnaryOp(op) || !implemented) return Unimplemented(op, in.type);
+  return Loop(UnaryLoop, op, in.type, out.type, 1);
 }
 
-Status KernelBinary(Opcode op, const Buf& a, const Buf& b, const Buf& out) {
+Result<SpanOp> BinaryStepSpan(Opcode op, const BufferRecord& a, const BufferRecord& b, const BufferRecord& out) {
   NHLO_TRY(CheckSameCount(op, {&a, &b, &out}));
-  if (IsComplex(out.type())) return KernelComplexBinary(op, a, b, out);
+  if (IsComplex(out.type)) return ComplexBinarySpan(op, a.type, b.type, out.type);
   const std::optional<BinaryOp> binary = AsBinaryOp(op);
-  if (a.type() != b.type() || a.type() != out.type() || !binary) return Unimplemented(op, a.type());
-  int64_t n = out.count();
-  int bits = BitWidth(a.type());
-  if (FastBinary(op, a, b, out)) return OkStatus();
-  return DispatchType(a.type(), [&](auto t) -> Status {
-    using C = typename decltype(t)::Compute;
-    bool ok = true;
-    for (int64_t i = 0; i < n && ok; ++i) {
-      C x = t.Load(a.data, i), y = t.Load(b.data, i);
-      if constexpr (std::is_floating_point_v<C>) {
-        t.Store(out.data, i, BinaryFloat<C>(*binary, x, y, &ok));
-      } else if (a.type() == PrimitiveType::kPred) {
-        t.Store(out.data, i, BinaryPred(*binary, x, y, &ok));
-      } else {
-        t.Store(out.data, i, BinaryInt<C>(*binary, x, y, bits, &ok));
-      }
-    }
-    return ok ? OkStatus() : Unimplemented(op, a.type());
-  });
+  if (a.type != b.type || a.type != out.type || !binary) return Unimplemented(op, a.type);
+  if (SpanOp fast = BinaryKernelSpanOp(op, out.type, out.ElementCount()); fast.fn) return fast;
+  NHLO_TRY(CheckDispatchable(out.type));
+  const bool implemented = HasFloatCompute(out.type)          ? InBinaryFloatOps(op)
+                           : out.type == PrimitiveType::kPred ? InBinaryPredOps(*binary)
+                                                              : InBinaryIntOps(op);
+  if (!implemented) return Unimplemented(op, a.type);
+  return Loop(BinaryLoop, op, out.type, out.type, 2);
 }
 
-Status KernelCompare(const Step& bundle, const Buf& a, const Buf& b, const Buf& out) {
+Result<SpanOp> CompareStepSpan(const Step& s, const BufferRecord& a, const BufferRecord& b, const BufferRecord& out) {
   NHLO_TRY(CheckSameCount(Opcode::kCompare, {&a, &b, &out}));
-  if (a.type() != b.type() || out.type() != PrimitiveType::kPred)
+  if (a.type != b.type || out.type != PrimitiveType::kPred)
     return Status::Error("bundle 'compare' has mismatched operand or result types");
-  const AttrRecord* dir = bundle.Find(AttrId::kDirection);
-  const AttrRecord* type = bundle.Find(AttrId::kType);
+  const AttrRecord* dir = s.Find(AttrId::kDirection);
+  const AttrRecord* type = s.Find(AttrId::kType);
   if (!dir) return Status::Error("bundle 'compare' has no direction");
   int code = -1;
   switch (static_cast<ComparisonDirection>(dir->i())) {
@@ -140,102 +291,65 @@ Status KernelCompare(const Step& bundle, const Buf& a, const Buf& b, const Buf& 
     case ComparisonDirection::kGe: code = 5; break;
   }
   if (code < 0) return Status::Error("unknown comparison direction code " + std::to_string(dir->i()));
-  if (IsComplex(a.type())) {
+  if (IsComplex(a.type)) {
     if (code > 1) return Status::Error("complex values compare only with EQ and NE");
-    return KernelComplexCompare(code == 0, a, b, out);
+    return ComplexCompareSpan(code == 0, a.type);
   }
-  bool total_order = type && type->i() == static_cast<int64_t>(ComparisonType::kTotalOrder);
-  if (FastCompare(code, total_order, a, b, out)) return OkStatus();
-  int64_t n = out.count();
-  auto cmp = [code](auto x, auto y) {
-    switch (code) {
-      case 0: return x == y;
-      case 1: return x != y;
-      case 2: return x < y;
-      case 3: return x <= y;
-      case 4: return x > y;
-      default: return x >= y;
-    }
-  };
-  if (total_order && IsFloat(a.type())) {
-    // Sign-magnitude image of the bits: -NaN < -inf < ... < -0 < +0 < ... < +inf < +NaN.
-    int width = BitWidth(a.type());
-    for (int64_t i = 0; i < n; ++i) {
-      auto key = [&](const uint8_t* p) {
-        uint64_t bits = LoadBits(a.type(), p + i * HostByteSize(a.type()));
-        uint64_t sign = uint64_t(1) << (width - 1);
-        int64_t mag = static_cast<int64_t>(bits & (sign - 1));
-        return (bits & sign) ? -mag - 1 : mag;
-      };
-      out.data[i] = cmp(key(a.data), key(b.data));
-    }
-    return OkStatus();
+  const bool total_order = type && type->i() == static_cast<int64_t>(ComparisonType::kTotalOrder);
+  if (SpanOp fast = CompareSpanOp(code, total_order, a.type); fast.fn) return fast;
+  SpanOp span{nullptr, a.type, PrimitiveType::kPred, 2};
+  span.code = code;
+  if (total_order && IsFloat(a.type)) {
+    span.fn = TotalOrderLoop;
+    return span;
   }
-  return DispatchType(a.type(), [&](auto t) -> Status {
-    for (int64_t i = 0; i < n; ++i) out.data[i] = cmp(t.Load(a.data, i), t.Load(b.data, i));
-    return OkStatus();
-  });
+  NHLO_TRY(CheckDispatchable(a.type));
+  span.fn = CompareLoop;
+  return span;
 }
 
-Status KernelSelect(const Buf& pred, const Buf& on_true, const Buf& on_false, const Buf& out) {
+namespace {
+
+Status CheckSelect(const BufferRecord& pred, const BufferRecord& on_true, const BufferRecord& on_false,
+                   const BufferRecord& out) {
   NHLO_TRY(CheckSameCount(Opcode::kSelect, {&on_true, &on_false, &out}));
-  if (pred.type() != PrimitiveType::kPred || (pred.count() != 1 && pred.count() != out.count()) ||
-      on_true.type() != out.type() || on_false.type() != out.type())
+  if (pred.type != PrimitiveType::kPred || (pred.ElementCount() != 1 && pred.ElementCount() != out.ElementCount()) ||
+      on_true.type != out.type || on_false.type != out.type)
     return Status::Error("bundle 'select' has mismatched operands");
-  if (FastSelect(pred, on_true, on_false, out)) return OkStatus();
-  int64_t n = out.count();
-  int size = HostByteSize(out.type());
-  bool scalar = pred.count() != out.count();  // a scalar predicate (checked above: one element)
-  for (int64_t i = 0; i < n; ++i) {
-    bool p = pred.data[scalar ? 0 : i] != 0;
-    std::memcpy(out.data + i * size, (p ? on_true.data : on_false.data) + i * size, size);
-  }
   return OkStatus();
 }
 
-Status KernelClamp(const Buf& lo, const Buf& x, const Buf& hi, const Buf& out) {
+}  // namespace
+
+Result<SpanOp> SelectStepSpan(const BufferRecord& pred, const BufferRecord& on_true, const BufferRecord& on_false,
+                              const BufferRecord& out) {
+  NHLO_TRY(CheckSelect(pred, on_true, on_false, out));
+  if (pred.ElementCount() != out.ElementCount())
+    return Status::Error("a select of one predicate picks an operand: it has no span");
+  if (SpanOp fast = SelectSpanOp(out.type); fast.fn) return fast;
+  return Loop(SelectLoop, Opcode::kSelect, out.type, out.type, 3);
+}
+
+Result<SpanOp> ClampStepSpan(const BufferRecord& lo, const BufferRecord& x, const BufferRecord& hi,
+                             const BufferRecord& out) {
   NHLO_TRY(CheckSameCount(Opcode::kClamp, {&x, &out}));
-  for (const Buf* bound : {&lo, &hi})
-    if (bound->type() != x.type() || (bound->count() != 1 && bound->count() != x.count()))
+  for (const BufferRecord* bound : {&lo, &hi})
+    if (bound->type != x.type || (bound->ElementCount() != 1 && bound->ElementCount() != x.ElementCount()))
       return Status::Error("bundle 'clamp' has mismatched operands");
-  if (x.type() != out.type()) return Status::Error("bundle 'clamp' has mismatched operands");
-  if (FastClamp(lo, x, hi, out)) return OkStatus();
-  int64_t n = out.count();
-  return DispatchType(x.type(), [&](auto t) -> Status {
-    using C = typename decltype(t)::Compute;
-    for (int64_t i = 0; i < n; ++i) {
-      C l = t.Load(lo.data, lo.count() == 1 ? 0 : i), v = t.Load(x.data, i),
-        h = t.Load(hi.data, hi.count() == 1 ? 0 : i);
-      if constexpr (std::is_floating_point_v<C>) {
-        if (std::isnan(l)) {
-          t.Store(out.data, i, l);
-          continue;
-        }
-        if (std::isnan(v)) {
-          t.Store(out.data, i, v);
-          continue;
-        }
-        if (std::isnan(h)) {
-          t.Store(out.data, i, h);
-          continue;
-        }
-      }
-      C m = v < l ? l : v;  // std::max(value, low) as XLA writes it: value when they compare equal (-0 vs +0)
-      t.Store(out.data, i, m < h ? m : h);
-    }
-    return OkStatus();
-  });
+  if (x.type != out.type) return Status::Error("bundle 'clamp' has mismatched operands");
+  const bool lo_scalar = lo.ElementCount() == 1, hi_scalar = hi.ElementCount() == 1;
+  if (SpanOp fast = ClampSpanOp(x.type, lo_scalar, hi_scalar); fast.fn) return fast;
+  NHLO_TRY(CheckDispatchable(x.type));
+  const SpanFn fn = lo_scalar ? (hi_scalar ? ClampLoop<true, true> : ClampLoop<true, false>)
+                              : (hi_scalar ? ClampLoop<false, true> : ClampLoop<false, false>);
+  return Loop(fn, Opcode::kClamp, x.type, x.type, 3);
 }
 
-Status KernelConvert(const Buf& in, const Buf& out) {
+Result<SpanOp> ConvertStepSpan(const BufferRecord& in, const BufferRecord& out) {
   NHLO_TRY(CheckSameCount(Opcode::kConvert, {&in, &out}));
-  PrimitiveType from = in.type(), to = out.type();
-  if (IsComplex(from) || IsComplex(to)) return KernelComplexConvert(in, out);
-  if (FastConvert(in, out)) return OkStatus();
-  int64_t n = out.count();
-  int in_size = HostByteSize(from), out_size = HostByteSize(to);
-  for (int64_t i = 0; i < n; ++i) ConvertElement(from, in.data + i * in_size, to, out.data + i * out_size);
-  return OkStatus();
+  if (IsComplex(in.type) || IsComplex(out.type)) return ComplexConvertSpan(in.type, out.type);
+  if (SpanOp fast = ConvertSpanOp(in.type, out.type); fast.fn) return fast;
+  return Loop(ConvertLoop, Opcode::kConvert, in.type, out.type, 1);
 }
 
 bool ReducePrecisionWidths(const Step& step, int* exponent_bits, int* mantissa_bits) {
@@ -247,30 +361,83 @@ bool ReducePrecisionWidths(const Step& step, int* exponent_bits, int* mantissa_b
   return true;
 }
 
-Status KernelReducePrecision(const Step& bundle, const Buf& in, const Buf& out) {
+Result<SpanOp> ReducePrecisionStepSpan(const Step& s, const BufferRecord& in, const BufferRecord& out) {
   NHLO_TRY(CheckSameCount(Opcode::kReducePrecision, {&in, &out}));
   int exponent_bits = 0, mantissa_bits = 0;
-  if (!ReducePrecisionWidths(bundle, &exponent_bits, &mantissa_bits))
+  if (!ReducePrecisionWidths(s, &exponent_bits, &mantissa_bits))
     return Status::Error("bundle 'reduce-precision' needs exponent_bits >= 1 and mantissa_bits >= 0");
-  if (in.type() != out.type() || !IsFloat(in.type())) return Unimplemented(Opcode::kReducePrecision, in.type());
-  int64_t n = in.count();
-  if (SpanOp span = ReducePrecisionSpanOp(in.type(), exponent_bits, mantissa_bits); span.fn) {
-    const uint8_t* data[3] = {in.data, nullptr, nullptr};
-    const int64_t element[3] = {HostByteSize(in.type()), 0, 0};
-    RunSpanChunks(span, data, element, out.data, n);
+  if (in.type != out.type || !IsFloat(in.type)) return Unimplemented(Opcode::kReducePrecision, in.type);
+  if (SpanOp fast = ReducePrecisionSpanOp(in.type, exponent_bits, mantissa_bits); fast.fn) return fast;
+  NHLO_TRY(CheckDispatchable(in.type));
+  SpanOp span = Loop(ReducePrecisionLoop, Opcode::kReducePrecision, in.type, out.type, 1);
+  span.exponent_bits = exponent_bits;
+  span.mantissa_bits = mantissa_bits;
+  return span;
+}
+
+Result<SpanOp> ElementwiseStepSpan(const ComputationRecord& comp, const Step& s) {
+  const BundleRecord& b = *s.bundle;
+  const size_t arity = b.operands.size();
+  auto rec = [&](size_t i) -> const BufferRecord& { return comp.buffers[b.operands[i]]; };
+  const BufferRecord& out = comp.buffers[b.result];
+  const OpFamily f = s.family;
+  if (f == OpFamily::kUnary && arity == 1) return UnaryStepSpan(b.opcode, rec(0), out);
+  if (f == OpFamily::kBinary && arity == 2) return BinaryStepSpan(b.opcode, rec(0), rec(1), out);
+  if (f == OpFamily::kCompare && arity == 2) return CompareStepSpan(s, rec(0), rec(1), out);
+  if (f == OpFamily::kSelect && arity == 3) return SelectStepSpan(rec(0), rec(1), rec(2), out);
+  if (f == OpFamily::kClamp && arity == 3) return ClampStepSpan(rec(0), rec(1), rec(2), out);
+  if (f == OpFamily::kConvert && arity == 1) return ConvertStepSpan(rec(0), out);
+  if (f == OpFamily::kReducePrecision && arity == 1) return ReducePrecisionStepSpan(s, rec(0), out);
+  return Status::Error("not an elementwise step of its family's arity");
+}
+
+Status KernelUnary(Opcode op, const Buf& in, const Buf& out) {
+  NHLO_ASSIGN_OR_RETURN(SpanOp span, UnaryStepSpan(op, *in.rec, *out.rec));
+  RunStepSpan(span, {&in}, out);
+  return OkStatus();
+}
+
+Status KernelBinary(Opcode op, const Buf& a, const Buf& b, const Buf& out) {
+  NHLO_ASSIGN_OR_RETURN(SpanOp span, BinaryStepSpan(op, *a.rec, *b.rec, *out.rec));
+  RunStepSpan(span, {&a, &b}, out);
+  return OkStatus();
+}
+
+Status KernelCompare(const Step& bundle, const Buf& a, const Buf& b, const Buf& out) {
+  NHLO_ASSIGN_OR_RETURN(SpanOp span, CompareStepSpan(bundle, *a.rec, *b.rec, *out.rec));
+  RunStepSpan(span, {&a, &b}, out);
+  return OkStatus();
+}
+
+Status KernelSelect(const Buf& pred, const Buf& on_true, const Buf& on_false, const Buf& out) {
+  NHLO_TRY(CheckSelect(*pred.rec, *on_true.rec, *on_false.rec, *out.rec));
+  if (pred.count() != out.count()) {  // one predicate: the result is the operand it picks
+    const Buf& pick = pred.data[0] != 0 ? on_true : on_false;
+    const size_t bytes = static_cast<size_t>(out.count()) * HostByteSize(out.type());
+    if (pick.data != out.data && bytes > 0) std::memmove(out.data, pick.data, bytes);
     return OkStatus();
   }
-  // Types narrower than f32 are reduced in f32's layout and rounded back once, as XLA computes them.
-  return DispatchType(in.type(), [&](auto t) -> Status {
-    using C = typename decltype(t)::Compute;
-    if constexpr (!std::is_floating_point_v<C>) {
-      return Unimplemented(Opcode::kReducePrecision, in.type());
-    } else {
-      for (int64_t i = 0; i < n; ++i)
-        t.Store(out.data, i, ReducePrecisionValue<C>(t.Load(in.data, i), exponent_bits, mantissa_bits));
-      return OkStatus();
-    }
-  });
+  NHLO_ASSIGN_OR_RETURN(SpanOp span, SelectStepSpan(*pred.rec, *on_true.rec, *on_false.rec, *out.rec));
+  RunStepSpan(span, {&pred, &on_true, &on_false}, out);
+  return OkStatus();
+}
+
+Status KernelClamp(const Buf& lo, const Buf& x, const Buf& hi, const Buf& out) {
+  NHLO_ASSIGN_OR_RETURN(SpanOp span, ClampStepSpan(*lo.rec, *x.rec, *hi.rec, *out.rec));
+  RunStepSpan(span, {&lo, &x, &hi}, out);
+  return OkStatus();
+}
+
+Status KernelConvert(const Buf& in, const Buf& out) {
+  NHLO_ASSIGN_OR_RETURN(SpanOp span, ConvertStepSpan(*in.rec, *out.rec));
+  RunStepSpan(span, {&in}, out);
+  return OkStatus();
+}
+
+Status KernelReducePrecision(const Step& bundle, const Buf& in, const Buf& out) {
+  NHLO_ASSIGN_OR_RETURN(SpanOp span, ReducePrecisionStepSpan(bundle, *in.rec, *out.rec));
+  RunStepSpan(span, {&in}, out);
+  return OkStatus();
 }
 
 namespace {

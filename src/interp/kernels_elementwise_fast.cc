@@ -341,79 +341,7 @@ bool IsConvertible(PrimitiveType t) {
   return t == PrimitiveType::kPred || IsBlockFloat(t) || WithNativeNumber(t, [](auto) {});
 }
 
-// One operand of RunSpan: its first element and the bytes of one element.
-struct SpanOperand {
-  const uint8_t* data;
-  int64_t element;
-};
-
-void RunSpan(const SpanOp& span, std::initializer_list<SpanOperand> operands, uint8_t* z, int64_t n) {
-  const uint8_t* in[3] = {nullptr, nullptr, nullptr};
-  int64_t element[3] = {0, 0, 0};
-  int k = 0;
-  for (const SpanOperand& x : operands) {
-    in[k] = x.data;
-    element[k++] = x.element;
-  }
-  RunSpanChunks(span, in, element, z, n);
-}
-
 }  // namespace
-
-bool FastUnary(Opcode op, const Buf& in, const Buf& out) {
-  SpanOp span = UnarySpanOp(op, in.type(), out.type());
-  if (!span.fn) return false;
-  RunSpan(span, {{in.data, HostByteSize(in.type())}}, out.data, in.count());
-  return true;
-}
-
-bool FastBinary(Opcode op, const Buf& a, const Buf& b, const Buf& out) {
-  PrimitiveType t = out.type();
-  if (a.type() != t || b.type() != t) return false;
-  SpanOp span = BinaryKernelSpanOp(op, t, out.count());
-  if (!span.fn) return false;
-  RunSpan(span, {{a.data, HostByteSize(t)}, {b.data, HostByteSize(t)}}, out.data, out.count());
-  return true;
-}
-
-bool FastCompare(int code, bool total_order, const Buf& a, const Buf& b, const Buf& out) {
-  SpanOp span = CompareSpanOp(code, total_order, a.type());
-  if (!span.fn) return false;
-  RunSpan(span, {{a.data, HostByteSize(a.type())}, {b.data, HostByteSize(b.type())}}, out.data, out.count());
-  return true;
-}
-
-bool FastSelect(const Buf& pred, const Buf& on_true, const Buf& on_false, const Buf& out) {
-  int64_t n = out.count();
-  size_t size = static_cast<size_t>(HostByteSize(out.type()));
-  if (pred.count() != n) {  // a scalar predicate (the caller checked: one element)
-    const Buf& pick = pred.data[0] != 0 ? on_true : on_false;
-    if (pick.data != out.data && n > 0) std::memmove(out.data, pick.data, static_cast<size_t>(n) * size);
-    return true;
-  }
-  SpanOp span = SelectSpanOp(out.type());
-  if (!span.fn) return false;
-  int64_t element = static_cast<int64_t>(size);
-  RunSpan(span, {{pred.data, 1}, {on_true.data, element}, {on_false.data, element}}, out.data, n);
-  return true;
-}
-
-bool FastClamp(const Buf& lo, const Buf& x, const Buf& hi, const Buf& out) {
-  const bool lo_scalar = lo.count() == 1, hi_scalar = hi.count() == 1;
-  SpanOp span = ClampSpanOp(x.type(), lo_scalar, hi_scalar);
-  if (!span.fn) return false;
-  const int64_t size = HostByteSize(x.type());
-  RunSpan(span, {{lo.data, lo_scalar ? 0 : size}, {x.data, size}, {hi.data, hi_scalar ? 0 : size}}, out.data,
-          out.count());
-  return true;
-}
-
-bool FastConvert(const Buf& in, const Buf& out) {
-  SpanOp span = ConvertSpanOp(in.type(), out.type());
-  if (!span.fn) return false;
-  RunSpan(span, {{in.data, HostByteSize(in.type())}}, out.data, out.count());
-  return true;
-}
 
 // ---- span forms, resolved once (elementwise_spans.h) ----
 

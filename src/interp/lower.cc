@@ -461,6 +461,69 @@ Status Arity(const BundleRecord& b, size_t n) {
   return OkStatus();
 }
 
+// The operand and result-leaf counts the kernel of a tuple-result step takes, as RunTupleResult
+// hands them over (one Buf per operand, one per leaf of the result), checked here once. `name`
+// null: the kernel takes any counts or checks its own (batch norm's planner and kernel, the
+// solvers, threefry), or the step runs no kernel (identity, a called computation, a probe).
+struct KernelLeaves {
+  const char* name = nullptr;
+  int operands = -1;  // -1: any
+  size_t min_results = 1, max_results = 1;
+};
+
+KernelLeaves KernelLeavesOf(const Step& s) {
+  switch (s.custom_call) {
+    case CustomCallKind::kNone:
+      if (s.opcode() == Opcode::kTopK) return {"topk", 1, 2, 2};
+      if (s.opcode() == Opcode::kRngBitGenerator) return {"rng-bit-generator", 1, 1, 2};
+      return {};
+    case CustomCallKind::kTopK: return {"TopK", 1, 2, 2};
+    case CustomCallKind::kUniformQuantize:
+    case CustomCallKind::kUniformDequantize: return {"uniform quantize", 1, 1, 1};
+    case CustomCallKind::kQuantizeMx: return {"QuantizeMX", 1, 2, 2};
+    case CustomCallKind::kScaledMatmul: return {"ScaledMatmul", 4, 1, 1};
+    case CustomCallKind::kBuilderMath: return {"builder math", -1, 1, 1};
+    case CustomCallKind::kEinsum: return {"Einsum", 2, 1, 1};
+    case CustomCallKind::kMatrixDiagonal: return {"GetMatrixDiagonalViaGather", 1, 1, 1};
+    case CustomCallKind::kScramblePhiloxKey: return {"ScramblePhiloxKey", 1, 1, 1};
+    case CustomCallKind::kTridiagonalSolve: return {"TridiagonalSolver", -1, 1, 1};
+    case CustomCallKind::kNeuronSoftmax: return {"AwsNeuronSoftmax", 1, 1, 1};
+    case CustomCallKind::kNeuronSoftmaxBackward: return {"AwsNeuronSoftmaxBackward", 2, 1, 1};
+    case CustomCallKind::kNeuronRmsNorm: return {"AwsNeuronRmsNorm", 3, 1, 1};
+    case CustomCallKind::kNeuronArgMax:
+    case CustomCallKind::kNeuronArgMin: return {"AwsNeuronArgMax/ArgMin", 1, 1, 1};
+    case CustomCallKind::kUnknown:
+    case CustomCallKind::kIdentity:
+    case CustomCallKind::kShardShape:
+    case CustomCallKind::kCallComputation:
+    case CustomCallKind::kSliceToDynamic:
+    case CustomCallKind::kPadToStatic:
+    case CustomCallKind::kThreefry2x32:
+    case CustomCallKind::kLu:
+    case CustomCallKind::kCholesky:
+    case CustomCallKind::kQr:
+    case CustomCallKind::kQrQ:
+    case CustomCallKind::kPivotsToPermutation:
+    case CustomCallKind::kTriangularSolve:
+    case CustomCallKind::kEigh:
+    case CustomCallKind::kShadowProbe: return {};
+  }
+  return {};
+}
+
+Status CheckKernelLeaves(const ComputationRecord& comp, const Step& s) {
+  const KernelLeaves want = KernelLeavesOf(s);
+  if (!want.name) return OkStatus();
+  const BundleRecord& b = *s.bundle;
+  const BufferRecord& out = comp.buffers[b.result];
+  const size_t results = out.type == PrimitiveType::kTuple ? out.tuple.size() : 1;
+  if ((want.operands >= 0 && b.operands.size() != static_cast<size_t>(want.operands)) || results < want.min_results ||
+      results > want.max_results)
+    return Status::Error(std::string("bundle '") + want.name + "' has " + std::to_string(b.operands.size()) +
+                         " operands and " + std::to_string(results) + " results, which its kernel does not take");
+  return OkStatus();
+}
+
 // A static step's plan (kernel_plans.h: every kernel it lists, from dot and convolution to batch
 // norm, rng, scaled-dot and sub-byte bitcast-convert). One that fails its checks gets none: the
 // run then reports the failure (KernelDot, KernelConvolution, KernelSlice...), as it would, for
@@ -677,6 +740,7 @@ Result<Step> LowerBundle(const BundleProgram& p, const ComputationRecord& comp, 
   s.dynamic = HasBoundedLeaf(comp, b.result);
   for (uint32_t o : b.operands) s.dynamic = s.dynamic || HasBoundedLeaf(comp, o);
   if (b.opcode == Opcode::kCustomCall) NHLO_TRY(LowerCustomCall(p, comp, s));
+  if (s.family == OpFamily::kTupleResult) NHLO_TRY(CheckKernelLeaves(comp, s));
   NHLO_TRY(CheckScalarCallee(p, comp, s));
   LowerCalleePattern(p, comp, s);
   LowerCalleeSignature(p, comp, s);
