@@ -964,3 +964,75 @@ TEST_CASE("kernel plans: a kernel's operand and result counts are checked at loa
 
 }  // namespace
 }  // namespace nhlo
+
+namespace nhlo {
+namespace {
+
+TEST_CASE("kernel plans: topk and the Neuron custom calls, checked at load") {
+  SUBCASE("topk: rows, n and k; largest=false fixed at load") {
+    Lowered l = LowerFirst(
+        "  x = f32[3,10] parameter(0)\n  ROOT t = (f32[3,4], s32[3,4]) topk(x), k=4, largest=false\n", Opcode::kTopK);
+    const TopKPlan& plan = PlanOf<TopKPlan>(l);
+    CHECK(plan.rows == 3);
+    CHECK(plan.n == 10);
+    CHECK(plan.k == 4);
+    CHECK(l.step.topk_order == TopKOrder::kAscending);
+    const ComputationRecord& entry = l.program.computations[l.program.entry];
+    const BufferRecord& result = entry.buffers[l.step.bundle->result];
+    const BufferRecord &x = entry.buffers[l.step.bundle->operands[0]], &values = entry.buffers[result.tuple[0]],
+                       &indices = entry.buffers[result.tuple[1]];
+    std::vector<float> xs(30), vs(12);
+    std::vector<int32_t> is(12);
+    for (int i = 0; i < 30; ++i) xs[i] = static_cast<float>((i * 7) % 10);  // row r: a permutation of 0..9
+    REQUIRE(RunTopK(plan, Buf{&x, reinterpret_cast<uint8_t*>(xs.data())},
+                    Buf{&values, reinterpret_cast<uint8_t*>(vs.data())},
+                    Buf{&indices, reinterpret_cast<uint8_t*>(is.data())}, TopKOrder::kAscending, {})
+                .ok());
+    for (int r = 0; r < 3; ++r)
+      for (int i = 0; i < 4; ++i) {
+        CHECK(vs[r * 4 + i] == static_cast<float>(i));  // the four smallest, in order
+        CHECK(xs[r * 10 + is[r * 4 + i]] == static_cast<float>(i));
+      }
+  }
+  SUBCASE("AwsNeuronSoftmax along dimension 0: the lines, and the values in double") {
+    Lowered l = LowerFirst(
+        "  x = f32[3,4] parameter(0)\n"
+        "  ROOT s = f32[3,4] custom-call(x), custom_call_target=\"AwsNeuronSoftmax\", backend_config=\"0\"\n",
+        Opcode::kCustomCall);
+    const NeuronPlan& plan = PlanOf<NeuronPlan>(l);
+    CHECK(plan.outer == 1);
+    CHECK(plan.len == 3);
+    CHECK(plan.inner == 4);
+    CHECK(plan.lines == 4);
+    StepBuffers bufs(
+        l, [](size_t, int64_t i) -> uint32_t { return std::bit_cast<uint32_t>(0.25f * static_cast<float>(i)); });
+    RunNeuron(plan, bufs.bufs.data(), bufs.out());
+    for (int j = 0; j < 4; ++j) {
+      double sum = 0;
+      for (int i = 0; i < 3; ++i) sum += std::exp(0.25 * (i * 4 + j) - 0.25 * (8 + j));
+      for (int i = 0; i < 3; ++i) {
+        float got;
+        std::memcpy(&got, bufs.out().data + 4 * (i * 4 + j), 4);
+        CHECK(got == static_cast<float>(std::exp(0.25 * (i * 4 + j) - 0.25 * (8 + j)) / sum));
+      }
+    }
+  }
+  SUBCASE("AwsNeuronArgMax with a result of the wrong shape: no plan, the run's message") {
+    Lowered l = LowerFirst(
+        "  x = f32[3,4] parameter(0)\n"
+        "  ROOT a = s32[3] custom-call(x), custom_call_target=\"AwsNeuronArgMax\", backend_config=\"1\"\n",
+        Opcode::kCustomCall);
+    CHECK(PlanOf<NeuronPlan>(l).lines == 3);
+    const ComputationRecord& entry = l.program.computations[l.program.entry];
+    BufferRecord wrong = entry.buffers[l.step.bundle->result];
+    wrong.dims = {4};
+    Result<NeuronPlan> plan =
+        PlanNeuron(CustomCallKind::kNeuronArgMax, 1, {&entry.buffers[l.step.bundle->operands[0]]}, wrong);
+    REQUIRE(!plan.ok());
+    CHECK(plan.status().message().find("give integer indices of the operand's shape without the dimension") !=
+          std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace nhlo

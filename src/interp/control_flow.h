@@ -369,19 +369,17 @@ class ControlFlow : public Frames {
     return KernelSelectAndScatter(s, in[0], in[1], in[2], out, select_call, scatter_call);
   }
 
-  // topk(x), largest=true|false, and the TopK custom call (order fixed at load from its comparator).
+  // topk(x), largest=true|false, and the TopK custom call: the order fixed at load (LowerBundle),
+  // from `largest` or the comparator, whose signature was checked there too.
   Status RunTopK(const Step& s, const Buf& x, const Buf& values, const Buf& indices) {
     const BundleRecord& b = *s.bundle;
-    TopKOrder order = s.topk_order;
-    if (b.opcode == Opcode::kTopK) {
-      const AttrRecord* largest = s.Find(AttrId::kLargest);
-      order = !largest || largest->b() ? TopKOrder::kDescending : TopKOrder::kAscending;
+    ScalarCall less;
+    if (s.topk_order == TopKOrder::kComparator) {
+      NHLO_ASSIGN_OR_RETURN(const ComputationRecord* f, Callee(s, AttrId::kCalledComputations));
+      less = [this, &b, f](const uint8_t* x0, const uint8_t* x1) { return CallScalar(b, *f, x0, x1); };
     }
-    if (order != TopKOrder::kComparator) return KernelTopK(x, values, indices, order, {});
-    // The comparator's signature was checked at load (LowerCustomCall).
-    NHLO_ASSIGN_OR_RETURN(const ComputationRecord* f, Callee(s, AttrId::kCalledComputations));
-    return KernelTopK(x, values, indices, order,
-                      [this, &b, f](const uint8_t* x0, const uint8_t* x1) { return CallScalar(b, *f, x0, x1); });
+    if (const auto* plan = PlanOf<TopKPlan>(s)) return ::nhlo::RunTopK(*plan, x, values, indices, s.topk_order, less);
+    return KernelTopK(x, values, indices, s.topk_order, less);
   }
 
   std::vector<std::vector<Step>> steps_;  // per computation: its bundles lowered

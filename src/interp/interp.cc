@@ -456,15 +456,16 @@ class Machine : public ControlFlow, private StepMachine {
       case CustomCallKind::kPivotsToPermutation:
       case CustomCallKind::kTriangularSolve:
       case CustomCallKind::kEigh: return KernelSolver(s.config->solver, in, out);
-      case CustomCallKind::kNeuronSoftmax: return KernelNeuronSoftmax(s.config->neuron_dim, in[0], out[0]);
+      case CustomCallKind::kNeuronSoftmax:
       case CustomCallKind::kNeuronSoftmaxBackward:
-        return KernelNeuronSoftmaxBackward(s.config->neuron_dim, in[0], in[1], out[0]);
       case CustomCallKind::kNeuronRmsNorm:
-        return KernelNeuronRmsNorm(s.config->neuron_dim, in[0], in[1], in[2], out[0]);
       case CustomCallKind::kNeuronArgMax:
       case CustomCallKind::kNeuronArgMin:
-        return KernelNeuronArgReduce(s.config->neuron_dim, s.custom_call == CustomCallKind::kNeuronArgMax, in[0],
-                                     out[0]);
+        if (const auto* neuron = PlanOf<NeuronPlan>(s)) {
+          RunNeuron(*neuron, in.data(), out[0]);
+          return OkStatus();
+        }
+        return KernelNeuron(s.custom_call, s.config->neuron_dim, in, out[0]);
       case CustomCallKind::kIdentity:
       case CustomCallKind::kShardShape:
       case CustomCallKind::kCallComputation:

@@ -480,11 +480,26 @@ Result<ScaledDotPlan> PlanScaledDot(const Step& s, const BufferRecord& lhs, cons
 Status RunScaledDot(const ScaledDotPlan& plan, const Buf& lhs, const Buf& rhs, const Buf& lhs_scale,
                     const Buf& rhs_scale, const Buf& out);
 
+/// topk and the TopK custom call (kernels_sort.cc), their records checked: each of `rows` rows
+/// of `n` elements gives its first `k` in the order (k <= n).
+struct TopKPlan {
+  int64_t rows = 0, n = 0, k = 0;
+};
+
+/// A Neuron custom call (kernels_neuron.cc), its records checked: the lines along the
+/// backend_config's dimension, element (o, i, j) at o * len * inner + i * inner + j, and how
+/// many lines there are to compute.
+enum class NeuronOp : uint8_t { kSoftmax, kSoftmaxBackward, kRmsNorm, kArgMax, kArgMin };
+struct NeuronPlan {
+  NeuronOp op = NeuronOp::kSoftmax;
+  int64_t outer = 1, len = 1, inner = 1, lines = 0;
+};
+
 /// What LowerBundle keeps on a step (Step::plan).
 using KernelPlan = std::variant<DotPlan, ConvPlan, CopyPlan, ConcatPlan, IotaPlan, ReshapePlan, GatherPlan,
                                 DynamicSlicePlan, ScatterPlan, ReducePlan, ReduceWindowPlan, SelectAndScatterPlan,
                                 BitcastPlan, SortPlan, ElementwisePlan, FftPlan, LinalgPlan, BatchNormPlan, RngBitsPlan,
-                                RngPlan, StochasticConvertPlan, ScaledDotPlan, BitFieldPlan>;
+                                RngPlan, StochasticConvertPlan, ScaledDotPlan, BitFieldPlan, TopKPlan, NeuronPlan>;
 
 Result<ConvPlan> PlanConvolution(const ConvolutionDimensionNumbers& dims, const BufferRecord& lhs,
                                  const BufferRecord& rhs, const BufferRecord& out);

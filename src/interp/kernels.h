@@ -146,10 +146,12 @@ Status KernelBitcast(const Step& bundle, const Buf& in, const Buf& out);
 /// The linear-algebra custom calls (kernels_solver.cc): all operands and every result leaf.
 Status KernelSolver(const SolverConfig& config, const std::vector<Buf>& in, const std::vector<Buf>& out);
 /// torch-neuronx's native custom calls (kernels_neuron.cc).
-Status KernelNeuronSoftmax(int64_t dim, const Buf& x, const Buf& out);
-Status KernelNeuronSoftmaxBackward(int64_t dim, const Buf& grad, const Buf& output, const Buf& out);
-Status KernelNeuronRmsNorm(int64_t dim, const Buf& x, const Buf& weight, const Buf& eps, const Buf& out);
-Status KernelNeuronArgReduce(int64_t dim, bool largest, const Buf& x, const Buf& out);
+/// The Neuron custom calls (kernels_neuron.cc) with the backend_config's dimension: their checks
+/// on the records as a plan, its run, and the two together.
+Result<NeuronPlan> PlanNeuron(CustomCallKind kind, int64_t dim, const std::vector<const BufferRecord*>& in,
+                              const BufferRecord& out);
+void RunNeuron(const NeuronPlan& plan, const Buf* in, const Buf& out);
+Status KernelNeuron(CustomCallKind kind, int64_t dim, const std::vector<Buf>& in, const Buf& out);
 /// JAX's GPU threefry2x32 custom call (kernels_rng.cc).
 Status KernelThreefry2x32(const std::vector<Buf>& in, const std::vector<Buf>& out);
 Status KernelReshape(const Buf& in, const Buf& out);
@@ -219,6 +221,10 @@ Status RunPlannedSelectAndScatter(const Step& bundle, const SelectAndScatterPlan
 /// dimension elements in `order` and their s32 indices; stable, so ties keep the lower index.
 /// `less(a, b)` runs the comparator for TopKOrder::kComparator (kernels_sort.cc).
 Status KernelTopK(const Buf& x, const Buf& values, const Buf& indices, TopKOrder order, const ScalarCall& less);
+/// KernelTopK's checks on the records (kernel_plans.h's TopKPlan), and its run on a plan.
+Result<TopKPlan> PlanTopK(const BufferRecord& x, const BufferRecord& values, const BufferRecord& indices);
+Status RunTopK(const TopKPlan& plan, const Buf& x, const Buf& values, const Buf& indices, TopKOrder order,
+               const ScalarCall& less);
 
 /// Load-time lowering of a custom call (lower.cc): its kind, decoded config and, for
 /// TopK, the order its comparator computation gives.

@@ -11,109 +11,169 @@
 namespace nhlo {
 namespace {
 
-// The lines of `dims` along `dim`: element (o, i, j) is at o * len * inner + i * inner + j.
-struct Lines {
-  int64_t outer = 1, len = 1, inner = 1;
-  Lines(const std::vector<int64_t>& dims, int64_t dim) {
-    for (size_t d = 0; d < dims.size(); ++d) {
-      int64_t e = dims[d];
-      if (static_cast<int64_t>(d) < dim)
-        outer *= e;
-      else if (static_cast<int64_t>(d) == dim)
-        len = e;
-      else
-        inner *= e;
-    }
-  }
-  int64_t count() const { return outer * inner; }
-  int64_t at(int64_t line, int64_t i) const { return (line / inner) * len * inner + i * inner + line % inner; }
-};
+// Element (o, i, j) of the plan's lines is at o * len * inner + i * inner + j.
+int64_t At(const NeuronPlan& p, int64_t line, int64_t i) {
+  return (line / p.inner) * p.len * p.inner + i * p.inner + line % p.inner;
+}
 
 double Get(const Buf& b, int64_t i) { return LoadAsDouble(b.type(), b.data + i * HostByteSize(b.type())); }
 void Put(const Buf& b, int64_t i, double v) { StoreFromDouble(b.type(), b.data + i * HostByteSize(b.type()), v); }
 
-Status SameFloatShape(const Buf& a, const Buf& b, const char* what) {
-  if (!IsFloat(a.type()) || !IsFloat(b.type()) || Dims(a) != Dims(b))
+Status SameFloatShape(const BufferRecord& a, const BufferRecord& b, const char* what) {
+  if (!IsFloat(a.type) || !IsFloat(b.type) || a.dims != b.dims)
     return Status::Error(std::string(what) + " takes and gives floats of one shape");
   return OkStatus();
 }
 
-}  // namespace
-
-Status KernelNeuronSoftmax(int64_t dim, const Buf& x, const Buf& out) {
-  NHLO_TRY(SameFloatShape(x, out, "AwsNeuronSoftmax"));
-  Lines lines(Dims(x), dim);
-  for (int64_t l = 0; l < lines.count(); ++l) {
+void Softmax(const NeuronPlan& p, const Buf& x, const Buf& out) {
+  for (int64_t l = 0; l < p.lines; ++l) {
     double max = -INFINITY;
-    for (int64_t i = 0; i < lines.len; ++i) {
-      double v = Get(x, lines.at(l, i));
+    for (int64_t i = 0; i < p.len; ++i) {
+      double v = Get(x, At(p, l, i));
       if (std::isnan(v) || v > max) max = v;
       if (std::isnan(v)) break;
     }
     double sum = 0;
-    for (int64_t i = 0; i < lines.len; ++i) sum += std::exp(Get(x, lines.at(l, i)) - max);
-    for (int64_t i = 0; i < lines.len; ++i) Put(out, lines.at(l, i), std::exp(Get(x, lines.at(l, i)) - max) / sum);
+    for (int64_t i = 0; i < p.len; ++i) sum += std::exp(Get(x, At(p, l, i)) - max);
+    for (int64_t i = 0; i < p.len; ++i) Put(out, At(p, l, i), std::exp(Get(x, At(p, l, i)) - max) / sum);
   }
-  return OkStatus();
 }
 
-Status KernelNeuronSoftmaxBackward(int64_t dim, const Buf& grad, const Buf& output, const Buf& out) {
-  NHLO_TRY(SameFloatShape(grad, out, "AwsNeuronSoftmaxBackward"));
-  NHLO_TRY(SameFloatShape(output, out, "AwsNeuronSoftmaxBackward"));
-  Lines lines(Dims(grad), dim);
-  for (int64_t l = 0; l < lines.count(); ++l) {
+void SoftmaxBackward(const NeuronPlan& p, const Buf& grad, const Buf& output, const Buf& out) {
+  for (int64_t l = 0; l < p.lines; ++l) {
     double dot = 0;
-    for (int64_t i = 0; i < lines.len; ++i) dot += Get(grad, lines.at(l, i)) * Get(output, lines.at(l, i));
-    for (int64_t i = 0; i < lines.len; ++i) {
-      int64_t at = lines.at(l, i);
+    for (int64_t i = 0; i < p.len; ++i) dot += Get(grad, At(p, l, i)) * Get(output, At(p, l, i));
+    for (int64_t i = 0; i < p.len; ++i) {
+      int64_t at = At(p, l, i);
       Put(out, at, Get(output, at) * (Get(grad, at) - dot));
     }
   }
-  return OkStatus();
 }
 
-Status KernelNeuronRmsNorm(int64_t dim, const Buf& x, const Buf& weight, const Buf& eps, const Buf& out) {
-  NHLO_TRY(SameFloatShape(x, out, "AwsNeuronRmsNorm"));
-  const std::vector<int64_t>& dims = Dims(x);
-  if (!IsFloat(weight.type()) || weight.rank() != 1 || Dims(weight)[0] != dims[static_cast<size_t>(dim)] ||
-      !IsFloat(eps.type()) || eps.count() != 1)
-    return Status::Error("AwsNeuronRmsNorm takes (x, weight of x's extent along the dimension, a scalar eps)");
-  Lines lines(dims, dim);
+void RmsNorm(const NeuronPlan& p, const Buf& x, const Buf& weight, const Buf& eps, const Buf& out) {
   const double epsilon = Get(eps, 0);
-  for (int64_t l = 0; l < lines.count(); ++l) {
+  for (int64_t l = 0; l < p.lines; ++l) {
     double squares = 0;
-    for (int64_t i = 0; i < lines.len; ++i) {
-      double v = Get(x, lines.at(l, i));
+    for (int64_t i = 0; i < p.len; ++i) {
+      double v = Get(x, At(p, l, i));
       squares += v * v;
     }
-    double scale = 1 / std::sqrt(squares / static_cast<double>(lines.len) + epsilon);
-    for (int64_t i = 0; i < lines.len; ++i) {
-      int64_t at = lines.at(l, i);
+    double scale = 1 / std::sqrt(squares / static_cast<double>(p.len) + epsilon);
+    for (int64_t i = 0; i < p.len; ++i) {
+      int64_t at = At(p, l, i);
       Put(out, at, Get(x, at) * scale * Get(weight, i));
     }
   }
-  return OkStatus();
 }
 
-Status KernelNeuronArgReduce(int64_t dim, bool largest, const Buf& x, const Buf& out) {
-  std::vector<int64_t> want = Dims(x);
-  if (want.empty()) return Status::Error("AwsNeuronArgMax and AwsNeuronArgMin need an operand of rank 1 or more");
-  want.erase(want.begin() + dim);
-  if (Dims(out) != want || !(IsSignedInt(out.type()) || IsUnsignedInt(out.type())) || IsComplex(x.type()))
-    return Status::Error(
-        "AwsNeuronArgMax and AwsNeuronArgMin give integer indices of the operand's shape without "
-        "the dimension");
-  Lines lines(Dims(x), dim);
+void ArgReduce(const NeuronPlan& p, bool largest, const Buf& x, const Buf& out) {
   const int size = HostByteSize(out.type());
-  for (int64_t l = 0; l < lines.count(); ++l) {
+  for (int64_t l = 0; l < p.lines; ++l) {
     int64_t best = 0;
-    double best_value = lines.len > 0 ? Get(x, lines.at(l, 0)) : 0;
-    for (int64_t i = 1; i < lines.len && !std::isnan(best_value); ++i) {
-      double v = Get(x, lines.at(l, i));
+    double best_value = p.len > 0 ? Get(x, At(p, l, 0)) : 0;
+    for (int64_t i = 1; i < p.len && !std::isnan(best_value); ++i) {
+      double v = Get(x, At(p, l, i));
       if (std::isnan(v) || (largest ? v > best_value : v < best_value)) best = i, best_value = v;
     }
     StoreFromInt(out.type(), out.data + l * size, best);
   }
+}
+
+}  // namespace
+
+Result<NeuronPlan> PlanNeuron(CustomCallKind kind, int64_t dim, const std::vector<const BufferRecord*>& in,
+                              const BufferRecord& out) {
+  const BufferRecord& x = *in[0];
+  const std::vector<int64_t>& dims = x.dims;
+  switch (kind) {
+    case CustomCallKind::kNeuronSoftmax: NHLO_TRY(SameFloatShape(x, out, "AwsNeuronSoftmax")); break;
+    case CustomCallKind::kNeuronSoftmaxBackward:
+      NHLO_TRY(SameFloatShape(x, out, "AwsNeuronSoftmaxBackward"));
+      NHLO_TRY(SameFloatShape(*in[1], out, "AwsNeuronSoftmaxBackward"));
+      break;
+    case CustomCallKind::kNeuronRmsNorm: {
+      NHLO_TRY(SameFloatShape(x, out, "AwsNeuronRmsNorm"));
+      const BufferRecord &weight = *in[1], &eps = *in[2];
+      if (!IsFloat(weight.type) || weight.dims.size() != 1 || weight.dims[0] != dims[static_cast<size_t>(dim)] ||
+          !IsFloat(eps.type) || eps.ElementCount() != 1)
+        return Status::Error("AwsNeuronRmsNorm takes (x, weight of x's extent along the dimension, a scalar eps)");
+      break;
+    }
+    case CustomCallKind::kNeuronArgMax:
+    case CustomCallKind::kNeuronArgMin: {
+      std::vector<int64_t> want = dims;
+      if (want.empty()) return Status::Error("AwsNeuronArgMax and AwsNeuronArgMin need an operand of rank 1 or more");
+      want.erase(want.begin() + dim);
+      if (out.dims != want || !(IsSignedInt(out.type) || IsUnsignedInt(out.type)) || IsComplex(x.type))
+        return Status::Error(
+            "AwsNeuronArgMax and AwsNeuronArgMin give integer indices of the operand's shape without "
+            "the dimension");
+      break;
+    }
+    case CustomCallKind::kNone:
+    case CustomCallKind::kUnknown:
+    case CustomCallKind::kUniformQuantize:
+    case CustomCallKind::kUniformDequantize:
+    case CustomCallKind::kQuantizeMx:
+    case CustomCallKind::kScaledMatmul:
+    case CustomCallKind::kIdentity:
+    case CustomCallKind::kShardShape:
+    case CustomCallKind::kTopK:
+    case CustomCallKind::kCallComputation:
+    case CustomCallKind::kBuilderMath:
+    case CustomCallKind::kEinsum:
+    case CustomCallKind::kMatrixDiagonal:
+    case CustomCallKind::kScramblePhiloxKey:
+    case CustomCallKind::kTridiagonalSolve:
+    case CustomCallKind::kSliceToDynamic:
+    case CustomCallKind::kPadToStatic:
+    case CustomCallKind::kThreefry2x32:
+    case CustomCallKind::kLu:
+    case CustomCallKind::kCholesky:
+    case CustomCallKind::kQr:
+    case CustomCallKind::kQrQ:
+    case CustomCallKind::kPivotsToPermutation:
+    case CustomCallKind::kTriangularSolve:
+    case CustomCallKind::kEigh:
+    case CustomCallKind::kShadowProbe: return Status::Error("not a Neuron custom call");
+  }
+  NeuronPlan plan;
+  plan.op = kind == CustomCallKind::kNeuronSoftmax           ? NeuronOp::kSoftmax
+            : kind == CustomCallKind::kNeuronSoftmaxBackward ? NeuronOp::kSoftmaxBackward
+            : kind == CustomCallKind::kNeuronRmsNorm         ? NeuronOp::kRmsNorm
+            : kind == CustomCallKind::kNeuronArgMax          ? NeuronOp::kArgMax
+                                                             : NeuronOp::kArgMin;
+  for (size_t d = 0; d < dims.size(); ++d) {
+    const int64_t e = dims[d];
+    if (static_cast<int64_t>(d) < dim)
+      plan.outer *= e;
+    else if (static_cast<int64_t>(d) == dim)
+      plan.len = e;
+    else
+      plan.inner *= e;
+  }
+  // The operand holds outer * len * inner elements, so outer * inner fits when len > 0. Lines of
+  // no elements leave nothing to compute, except argmax/argmin's index 0 for each.
+  const bool arg = plan.op == NeuronOp::kArgMax || plan.op == NeuronOp::kArgMin;
+  plan.lines = plan.len > 0 ? plan.outer * plan.inner : arg ? out.ElementCount() : 0;
+  return plan;
+}
+
+void RunNeuron(const NeuronPlan& plan, const Buf* in, const Buf& out) {
+  switch (plan.op) {
+    case NeuronOp::kSoftmax: return Softmax(plan, in[0], out);
+    case NeuronOp::kSoftmaxBackward: return SoftmaxBackward(plan, in[0], in[1], out);
+    case NeuronOp::kRmsNorm: return RmsNorm(plan, in[0], in[1], in[2], out);
+    case NeuronOp::kArgMax: return ArgReduce(plan, true, in[0], out);
+    case NeuronOp::kArgMin: return ArgReduce(plan, false, in[0], out);
+  }
+}
+
+Status KernelNeuron(CustomCallKind kind, int64_t dim, const std::vector<Buf>& in, const Buf& out) {
+  std::vector<const BufferRecord*> records;
+  for (const Buf& b : in) records.push_back(b.rec);
+  NHLO_ASSIGN_OR_RETURN(NeuronPlan plan, PlanNeuron(kind, dim, records, *out.rec));
+  RunNeuron(plan, in.data(), out);
   return OkStatus();
 }
 

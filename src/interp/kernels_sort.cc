@@ -31,21 +31,36 @@ int64_t TotalOrderKey(PrimitiveType t, const uint8_t* p) {
 
 }  // namespace
 
-Status KernelTopK(const Buf& x, const Buf& values, const Buf& indices, TopKOrder order, const ScalarCall& less) {
-  const std::vector<int64_t>& dims = Dims(x);
+Result<TopKPlan> PlanTopK(const BufferRecord& x, const BufferRecord& values, const BufferRecord& indices) {
+  const std::vector<int64_t>& dims = x.dims;
   // s32 for topk and XLA's TopK; Neuron's AwsNeuronTopK gives u32 (transformers-neuronx) or s64.
-  if (dims.empty() || values.type() != x.type() || !IsInteger(indices.type()) || Dims(values) != Dims(indices) ||
-      Dims(values).size() != dims.size())
+  if (dims.empty() || values.type != x.type || !IsInteger(indices.type) || values.dims != indices.dims ||
+      values.dims.size() != dims.size())
     return Status::Error("topk takes an array of rank >= 1 and returns (values, integer indices) of its rank");
   size_t last = dims.size() - 1;
-  int64_t n = dims[last], k = Dims(values)[last];
-  const int index_size = HostByteSize(indices.type());
+  TopKPlan plan;
+  plan.n = dims[last];
+  plan.k = values.dims[last];
   for (size_t d = 0; d < last; ++d)
-    if (Dims(values)[d] != dims[d]) return Status::Error("topk results must keep the operand's leading dimensions");
-  if (k > n) return Status::Error("topk asks for " + std::to_string(k) + " of " + std::to_string(n) + " elements");
-  if (IsComplex(x.type())) return Status::Error("topk does not order complex elements");
+    if (values.dims[d] != dims[d]) return Status::Error("topk results must keep the operand's leading dimensions");
+  if (plan.k > plan.n)
+    return Status::Error("topk asks for " + std::to_string(plan.k) + " of " + std::to_string(plan.n) + " elements");
+  if (IsComplex(x.type)) return Status::Error("topk does not order complex elements");
+  plan.rows = plan.n > 0 ? x.ElementCount() / plan.n : 0;
+  return plan;
+}
+
+Status KernelTopK(const Buf& x, const Buf& values, const Buf& indices, TopKOrder order, const ScalarCall& less) {
+  NHLO_ASSIGN_OR_RETURN(TopKPlan plan, PlanTopK(*x.rec, *values.rec, *indices.rec));
+  return RunTopK(plan, x, values, indices, order, less);
+}
+
+Status RunTopK(const TopKPlan& plan, const Buf& x, const Buf& values, const Buf& indices, TopKOrder order,
+               const ScalarCall& less) {
+  const int64_t n = plan.n, k = plan.k;
   if (k == 0) return OkStatus();  // k <= n, so n > 0 from here
-  int64_t rows = x.count() / n;
+  const int index_size = HostByteSize(indices.type());
+  const int64_t rows = plan.rows;
   int size = HostByteSize(x.type());
   std::vector<int64_t> order_of(static_cast<size_t>(n)), key(static_cast<size_t>(n));
   Status failure;

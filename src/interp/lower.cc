@@ -577,6 +577,49 @@ void LowerKernelPlan(const ComputationRecord& comp, Step& s) {
     return keep(
         PlanRngBitGenerator(s, comp.buffers[b.operands[0]], leaves.size() == 2 ? leaves[0] : nullptr, *leaves.back()));
   }
+  if (b.opcode == Opcode::kTopK || s.custom_call == CustomCallKind::kTopK) {
+    const std::vector<const BufferRecord*> leaves = result_leaves();
+    if (operands == 1 && leaves.size() == 2) keep(PlanTopK(comp.buffers[b.operands[0]], *leaves[0], *leaves[1]));
+    return;
+  }
+  switch (s.custom_call) {
+    case CustomCallKind::kNeuronSoftmax:
+    case CustomCallKind::kNeuronSoftmaxBackward:
+    case CustomCallKind::kNeuronRmsNorm:
+    case CustomCallKind::kNeuronArgMax:
+    case CustomCallKind::kNeuronArgMin: {
+      const std::vector<const BufferRecord*> leaves = result_leaves();
+      if (s.config && operands >= 1 && leaves.size() == 1)
+        keep(PlanNeuron(s.custom_call, s.config->neuron_dim, operand_records(0, operands), *leaves[0]));
+      return;
+    }
+    case CustomCallKind::kNone:
+    case CustomCallKind::kUnknown:
+    case CustomCallKind::kUniformQuantize:
+    case CustomCallKind::kUniformDequantize:
+    case CustomCallKind::kQuantizeMx:
+    case CustomCallKind::kScaledMatmul:
+    case CustomCallKind::kIdentity:
+    case CustomCallKind::kShardShape:
+    case CustomCallKind::kTopK:
+    case CustomCallKind::kCallComputation:
+    case CustomCallKind::kBuilderMath:
+    case CustomCallKind::kEinsum:
+    case CustomCallKind::kMatrixDiagonal:
+    case CustomCallKind::kScramblePhiloxKey:
+    case CustomCallKind::kTridiagonalSolve:
+    case CustomCallKind::kSliceToDynamic:
+    case CustomCallKind::kPadToStatic:
+    case CustomCallKind::kThreefry2x32:
+    case CustomCallKind::kLu:
+    case CustomCallKind::kCholesky:
+    case CustomCallKind::kQr:
+    case CustomCallKind::kQrQ:
+    case CustomCallKind::kPivotsToPermutation:
+    case CustomCallKind::kTriangularSolve:
+    case CustomCallKind::kEigh:
+    case CustomCallKind::kShadowProbe: break;
+  }
   if (out.type == PrimitiveType::kTuple) return;
   if (f == OpFamily::kRng) {
     if (operands >= 2) keep(PlanRng(s, comp.buffers[b.operands[0]], comp.buffers[b.operands[1]], out));
@@ -741,6 +784,10 @@ Result<Step> LowerBundle(const BundleProgram& p, const ComputationRecord& comp, 
   for (uint32_t o : b.operands) s.dynamic = s.dynamic || HasBoundedLeaf(comp, o);
   if (b.opcode == Opcode::kCustomCall) NHLO_TRY(LowerCustomCall(p, comp, s));
   if (s.family == OpFamily::kTupleResult) NHLO_TRY(CheckKernelLeaves(comp, s));
+  if (b.opcode == Opcode::kTopK) {
+    const AttrRecord* largest = s.Find(AttrId::kLargest);
+    s.topk_order = !largest || largest->b() ? TopKOrder::kDescending : TopKOrder::kAscending;
+  }
   NHLO_TRY(CheckScalarCallee(p, comp, s));
   LowerCalleePattern(p, comp, s);
   LowerCalleeSignature(p, comp, s);
