@@ -1036,3 +1036,43 @@ TEST_CASE("kernel plans: topk and the Neuron custom calls, checked at load") {
 
 }  // namespace
 }  // namespace nhlo
+
+namespace nhlo {
+namespace {
+
+TEST_CASE("kernel plans: the quantization custom calls, checked against their configs at load") {
+  SUBCASE("QuantizeMX: blocks along dimension 1 between outer and inner") {
+    Lowered l = LowerFirst(
+        "  a = bf16[2,64,4] parameter(0)\n"
+        "  ROOT q = (f8e5m2[2,64,4], f8e8m0fnu[2,2,4]) custom-call(a), custom_call_target=\"QuantizeMX\", "
+        "backend_config={\"dtype\": \"float8_e5m2\", \"dim\": 1, \"block_size\": 32, \"scale_method\": \"EMAX\"}\n",
+        Opcode::kCustomCall);
+    const QuantizeMxPlan& plan = PlanOf<QuantizeMxPlan>(l);
+    CHECK(plan.outer == 2);
+    CHECK(plan.k == 64);
+    CHECK(plan.inner == 4);
+    CHECK(!plan.packed);
+    QuantizeMxConfig wrong = l.step.config->quantize_mx;
+    wrong.dim = 3;
+    const ComputationRecord& entry = l.program.computations[l.program.entry];
+    const BufferRecord& result = entry.buffers[l.step.bundle->result];
+    Result<QuantizeMxPlan> refused = PlanQuantizeMx(wrong, entry.buffers[l.step.bundle->operands[0]],
+                                                    entry.buffers[result.tuple[0]], entry.buffers[result.tuple[1]]);
+    REQUIRE(!refused.ok());
+    CHECK(refused.status().message() == "QuantizeMX dim is out of range");
+  }
+  SUBCASE("uniform_quantize: the real side's strides") {
+    Lowered l = LowerFirst(
+        "  x = f32[4,3] parameter(0)\n"
+        "  ROOT q = u8[4,3] custom-call(x), custom_call_target=\"uniform_quantize\", backend_config={\"scale\": "
+        "[0.003, 0.007, 0.5], \"zero_point\": [128, 100, 3], \"quantization_dimension\": 1, \"storage_min\": 0, "
+        "\"storage_max\": 255, \"storage_type\": \"u8\", \"expressed_type\": \"f32\"}\n",
+        Opcode::kCustomCall);
+    const UniformQuantPlan& plan = PlanOf<UniformQuantPlan>(l);
+    CHECK(plan.quantize);
+    CHECK(plan.strides == std::vector<int64_t>{3, 1});
+  }
+}
+
+}  // namespace
+}  // namespace nhlo

@@ -440,9 +440,21 @@ class Machine : public ControlFlow, private StepMachine {
         return KernelBatchNorm(s, in, out);
       case CustomCallKind::kUniformQuantize:
       case CustomCallKind::kUniformDequantize:
+        if (const auto* quant = PlanOf<UniformQuantPlan>(s)) {
+          RunUniformQuantize(*quant, s.config->uniform_quant, in[0], out[0]);
+          return OkStatus();
+        }
         return KernelUniformQuantize(s, in[0], out[0], s.custom_call == CustomCallKind::kUniformQuantize);
-      case CustomCallKind::kQuantizeMx: return KernelQuantizeMx(s, in[0], out[0], out[1]);
-      case CustomCallKind::kScaledMatmul: return KernelScaledMatmul(s, in[0], in[1], in[2], in[3], out[0]);
+      case CustomCallKind::kQuantizeMx:
+        if (const auto* mx = PlanOf<QuantizeMxPlan>(s)) {
+          RunQuantizeMx(*mx, s.config->quantize_mx, in[0], out[0], out[1]);
+          return OkStatus();
+        }
+        return KernelQuantizeMx(s, in[0], out[0], out[1]);
+      case CustomCallKind::kScaledMatmul:
+        if (const auto* matmul = PlanOf<ScaledMatmulPlan>(s))
+          return RunScaledMatmul(*matmul, s.config->scaled_matmul, in[0], in[1], in[2], in[3], out[0]);
+        return KernelScaledMatmul(s, in[0], in[1], in[2], in[3], out[0]);
       case CustomCallKind::kBuilderMath: return KernelBuilderMath(s.builder_math, in, out[0]);
       case CustomCallKind::kEinsum: return KernelEinsum(s.config->einsum, in[0], in[1], out[0]);
       case CustomCallKind::kMatrixDiagonal: return KernelMatrixDiagonal(in[0], out[0]);

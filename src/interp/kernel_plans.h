@@ -495,11 +495,40 @@ struct NeuronPlan {
   int64_t outer = 1, len = 1, inner = 1, lines = 0;
 };
 
+/// The uniform_quantize / uniform_dequantize custom calls (kernels_quant.cc), their records
+/// checked against the config: which way, and the real-valued side's row-major strides.
+struct UniformQuantPlan {
+  bool quantize = true;
+  std::vector<int64_t> strides;
+};
+
+/// QuantizeMX (kernels_quant.cc), its records checked against the config: the blocks of 32
+/// along the config's dimension (k elements long) between `outer` and `inner`, and whether the
+/// data is packed four lanes to a u32.
+struct QuantizeMxPlan {
+  int64_t outer = 1, inner = 1, k = 0;
+  bool packed = false;
+};
+
+/// ScaledMatmul (kernels_quant.cc), its records checked against the config: per side the
+/// contracting dimension, the codes its u32 words unpack to and their f32 record in the
+/// logical (unpacked) shape; and the f32 dot of the dequantized values, planned.
+struct ScaledMatmulPlan {
+  struct Side {
+    int64_t contracting = 0, codes = 0;
+    std::vector<int64_t> packed_strides;
+    BufferRecord f32_record;
+  };
+  Side side[2];
+  DotPlan dot;
+};
+
 /// What LowerBundle keeps on a step (Step::plan).
-using KernelPlan = std::variant<DotPlan, ConvPlan, CopyPlan, ConcatPlan, IotaPlan, ReshapePlan, GatherPlan,
-                                DynamicSlicePlan, ScatterPlan, ReducePlan, ReduceWindowPlan, SelectAndScatterPlan,
-                                BitcastPlan, SortPlan, ElementwisePlan, FftPlan, LinalgPlan, BatchNormPlan, RngBitsPlan,
-                                RngPlan, StochasticConvertPlan, ScaledDotPlan, BitFieldPlan, TopKPlan, NeuronPlan>;
+using KernelPlan =
+    std::variant<DotPlan, ConvPlan, CopyPlan, ConcatPlan, IotaPlan, ReshapePlan, GatherPlan, DynamicSlicePlan,
+                 ScatterPlan, ReducePlan, ReduceWindowPlan, SelectAndScatterPlan, BitcastPlan, SortPlan,
+                 ElementwisePlan, FftPlan, LinalgPlan, BatchNormPlan, RngBitsPlan, RngPlan, StochasticConvertPlan,
+                 ScaledDotPlan, BitFieldPlan, TopKPlan, NeuronPlan, UniformQuantPlan, QuantizeMxPlan, ScaledMatmulPlan>;
 
 Result<ConvPlan> PlanConvolution(const ConvolutionDimensionNumbers& dims, const BufferRecord& lhs,
                                  const BufferRecord& rhs, const BufferRecord& out);

@@ -306,12 +306,25 @@ Status KernelTriangularSolve(const Step& bundle, const Buf& a, const Buf& b, con
 Status KernelBatchNorm(const Step& bundle, const std::vector<Buf>& in, const std::vector<Buf>& out);
 /// uniform_quantize (quantize = true) and uniform_dequantize custom calls.
 Status KernelUniformQuantize(const Step& bundle, const Buf& x, const Buf& out, bool quantize);
+/// KernelUniformQuantize's checks on the records as a plan, and its run.
+Result<UniformQuantPlan> PlanUniformQuantize(const UniformQuantConfig& c, const BufferRecord& x,
+                                             const BufferRecord& out, bool quantize);
+void RunUniformQuantize(const UniformQuantPlan& plan, const UniformQuantConfig& c, const Buf& x, const Buf& out);
 Status KernelQuantizeMx(const Step& bundle, const Buf& x, const Buf& data, const Buf& scales);
+Result<QuantizeMxPlan> PlanQuantizeMx(const QuantizeMxConfig& c, const BufferRecord& x, const BufferRecord& data,
+                                      const BufferRecord& scales);
+void RunQuantizeMx(const QuantizeMxPlan& plan, const QuantizeMxConfig& c, const Buf& x, const Buf& data,
+                   const Buf& scales);
 /// scaled-dot(lhs, rhs, lhs_scale, rhs_scale), XLA's operand order.
 Status KernelScaledDot(const Step& bundle, const Buf& lhs, const Buf& rhs, const Buf& lhs_scale, const Buf& rhs_scale,
                        const Buf& out);
 Status KernelScaledMatmul(const Step& bundle, const Buf& lhs, const Buf& rhs, const Buf& lhs_scale,
                           const Buf& rhs_scale, const Buf& out);
+Result<ScaledMatmulPlan> PlanScaledMatmul(const ScaledMatmulConfig& c, const BufferRecord& lhs, const BufferRecord& rhs,
+                                          const BufferRecord& lhs_scale, const BufferRecord& rhs_scale,
+                                          const BufferRecord& out);
+Status RunScaledMatmul(const ScaledMatmulPlan& plan, const ScaledMatmulConfig& c, const Buf& lhs, const Buf& rhs,
+                       const Buf& lhs_scale, const Buf& rhs_scale, const Buf& out);
 
 /// Dims of a buffer record as a vector (helper shared by the kernel files).
 inline const std::vector<int64_t>& Dims(const Buf& b) { return b.rec->dims; }

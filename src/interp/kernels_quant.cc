@@ -28,31 +28,34 @@ float Round(const Traits& t, float v) {
   return static_cast<float>(t.Load(tmp, 0));
 }
 
-Status NeedFloat(const Buf& b, const char* what) {
-  if (!IsFloat(b.type()))
-    return Status::Error(std::string(what) + " is implemented for float types, got " +
-                         std::string(PrimitiveTypeName(b.type())));
-  return OkStatus();
-}
-
 }  // namespace
 
-Status KernelUniformQuantize(const Step& bundle, const Buf& x, const Buf& out, bool quantize) {
-  const UniformQuantConfig& c = bundle.config->uniform_quant;
+Result<UniformQuantPlan> PlanUniformQuantize(const UniformQuantConfig& c, const BufferRecord& x,
+                                             const BufferRecord& out, bool quantize) {
+  const BufferRecord& real = quantize ? x : out;
+  const BufferRecord& stored = quantize ? out : x;
+  if (real.ElementCount() != stored.ElementCount() || real.type != c.expressed_type || stored.type != c.storage_type)
+    return Status::Error("uniform quantize custom call does not match its config's types");
+  if (c.quantization_dimension >= static_cast<int64_t>(real.dims.size()) ||
+      (c.quantization_dimension >= 0 && static_cast<int64_t>(c.scale.size()) != real.dims[c.quantization_dimension]))
+    return Status::Error("uniform quantize config does not match the tensor shape");
+  if (!HasFloatCompute(real.type) || ComputeByteSize(real.type) != 4)
+    return Status::Error("uniform quantize: expressed type must be a float up to f32");
+  UniformQuantPlan plan;
+  plan.quantize = quantize;
+  plan.strides = RowMajorStrides(real.dims);
+  return plan;
+}
+
+void RunUniformQuantize(const UniformQuantPlan& plan, const UniformQuantConfig& c, const Buf& x, const Buf& out) {
+  const bool quantize = plan.quantize;
   const Buf& real = quantize ? x : out;
   const Buf& stored = quantize ? out : x;
-  if (real.count() != stored.count() || real.type() != c.expressed_type || stored.type() != c.storage_type)
-    return Status::Error("uniform quantize custom call does not match its config's types");
-  if (c.quantization_dimension >= static_cast<int64_t>(real.rank()) ||
-      (c.quantization_dimension >= 0 && static_cast<int64_t>(c.scale.size()) != Dims(real)[c.quantization_dimension]))
-    return Status::Error("uniform quantize config does not match the tensor shape");
-  std::vector<int64_t> strides = RowMajorStrides(Dims(real));
-  int64_t n = real.count();
-  int stored_size = HostByteSize(stored.type());
-  return DispatchType(real.type(), [&](auto t) -> Status {
-    if constexpr (!std::is_same_v<typename decltype(t)::Compute, float>) {
-      return Status::Error("uniform quantize: expressed type must be a float up to f32");
-    } else {
+  const std::vector<int64_t>& strides = plan.strides;
+  const int64_t n = real.count();
+  const int stored_size = HostByteSize(stored.type());
+  (void)DispatchType(real.type(), [&](auto t) -> Status {
+    if constexpr (std::is_same_v<typename decltype(t)::Compute, float>) {  // the plan checked
       for (int64_t i = 0; i < n; ++i) {
         int64_t ch = c.quantization_dimension < 0 ? 0 : IndexAlong(i, Dims(real), strides, c.quantization_dimension);
         float zp = Round(t, static_cast<float>(c.ZeroPointFor(ch)));
@@ -73,29 +76,49 @@ Status KernelUniformQuantize(const Step& bundle, const Buf& x, const Buf& out, b
           t.Store(out.data, i, centered * Round(t, static_cast<float>(c.ScaleFor(ch))));
         }
       }
-      return OkStatus();
     }
+    return OkStatus();
   });
 }
 
-Status KernelQuantizeMx(const Step& bundle, const Buf& x, const Buf& data, const Buf& scales) {
-  const QuantizeMxConfig& c = bundle.config->quantize_mx;
-  if (c.dim < 0 || c.dim >= static_cast<int64_t>(x.rank())) return Status::Error("QuantizeMX dim is out of range");
-  NHLO_TRY(NeedFloat(x, "QuantizeMX"));
-  if (x.type() == PrimitiveType::kF64)
+Status KernelUniformQuantize(const Step& bundle, const Buf& x, const Buf& out, bool quantize) {
+  const UniformQuantConfig& c = bundle.config->uniform_quant;
+  NHLO_ASSIGN_OR_RETURN(UniformQuantPlan plan, PlanUniformQuantize(c, *x.rec, *out.rec, quantize));
+  RunUniformQuantize(plan, c, x, out);
+  return OkStatus();
+}
+
+Result<QuantizeMxPlan> PlanQuantizeMx(const QuantizeMxConfig& c, const BufferRecord& x, const BufferRecord& data,
+                                      const BufferRecord& scales) {
+  if (c.dim < 0 || c.dim >= static_cast<int64_t>(x.dims.size())) return Status::Error("QuantizeMX dim is out of range");
+  if (!IsFloat(x.type))
+    return Status::Error(std::string("QuantizeMX is implemented for float types, got ") +
+                         std::string(PrimitiveTypeName(x.type)));
+  if (x.type == PrimitiveType::kF64)
     return Status::Error("QuantizeMX is implemented for float types up to f32, got f64");
-  bool packed = data.type() == PrimitiveType::kU32;
-  int64_t k = Dims(x)[c.dim];
-  if (k % 32 != 0 || (packed ? data.count() * 4 : data.count()) != x.count() || scales.count() * 32 != x.count() ||
-      (!packed && data.type() != c.element) || scales.type() != PrimitiveType::kF8E8M0FNU)
+  QuantizeMxPlan plan;
+  plan.packed = data.type == PrimitiveType::kU32;
+  plan.k = x.dims[static_cast<size_t>(c.dim)];
+  const int64_t count = x.ElementCount();
+  if (plan.k % 32 != 0 || (plan.packed ? data.ElementCount() * 4 : data.ElementCount()) != count ||
+      scales.ElementCount() * 32 != count || (!plan.packed && data.type != c.element) ||
+      scales.type != PrimitiveType::kF8E8M0FNU)
     return Status::Error("QuantizeMX custom call does not match its config");
-  // Walk blocks: outer = dims before `dim`, inner = dims after it.
-  int64_t inner = 1, outer = 1;
-  for (size_t d = 0; d < x.rank(); ++d) {
-    if (static_cast<int64_t>(d) < c.dim) outer *= Dims(x)[d];
-    if (static_cast<int64_t>(d) > c.dim) inner *= Dims(x)[d];
+  // Walk blocks: outer = dims before `dim`, inner = dims after it. With k > 0 their product with
+  // k is the element count, so they fit; with k == 0 there is no block to walk.
+  for (size_t d = 0; d < x.dims.size() && plan.k > 0; ++d) {
+    if (static_cast<int64_t>(d) < c.dim) plan.outer *= x.dims[d];
+    if (static_cast<int64_t>(d) > c.dim) plan.inner *= x.dims[d];
   }
-  return DispatchType(x.type(), [&](auto t) -> Status {
+  if (plan.k == 0) plan.outer = plan.inner = 0;
+  return plan;
+}
+
+void RunQuantizeMx(const QuantizeMxPlan& plan, const QuantizeMxConfig& c, const Buf& x, const Buf& data,
+                   const Buf& scales) {
+  const int64_t k = plan.k, outer = plan.outer, inner = plan.inner;
+  const bool packed = plan.packed;
+  (void)DispatchType(x.type(), [&](auto t) -> Status {
     float block[32];
     uint8_t codes[32];
     for (int64_t o = 0; o < outer; ++o)
@@ -115,6 +138,13 @@ Status KernelQuantizeMx(const Step& bundle, const Buf& x, const Buf& data, const
         }
     return OkStatus();
   });
+}
+
+Status KernelQuantizeMx(const Step& bundle, const Buf& x, const Buf& data, const Buf& scales) {
+  const QuantizeMxConfig& c = bundle.config->quantize_mx;
+  NHLO_ASSIGN_OR_RETURN(QuantizeMxPlan plan, PlanQuantizeMx(c, *x.rec, *data.rec, *scales.rec));
+  RunQuantizeMx(plan, c, x, data, scales);
+  return OkStatus();
 }
 
 namespace {
@@ -166,18 +196,6 @@ std::vector<float> ScaleOperand(const Buf& data, const Buf& scale) {
     out[i] = value(data.type(), data.data + i * data_size) * value(scale.type(), scale.data + at * scale_size);
   }
   return out;
-}
-
-Status DotOfValues(std::vector<float>& lhs, const std::vector<int64_t>& lhs_dims, std::vector<float>& rhs,
-                   const std::vector<int64_t>& rhs_dims, const DotDimensionNumbers& dnums, const Buf& out) {
-  BufferRecord lrec, rrec;
-  lrec.type = rrec.type = PrimitiveType::kF32;
-  lrec.dims = lhs_dims;
-  rrec.dims = rhs_dims;
-  lrec.size = lhs.size() * 4;
-  rrec.size = rhs.size() * 4;
-  return KernelDot(dnums, Buf{&lrec, reinterpret_cast<uint8_t*>(lhs.data())},
-                   Buf{&rrec, reinterpret_cast<uint8_t*>(rhs.data())}, out);
 }
 
 }  // namespace
@@ -254,47 +272,82 @@ Status KernelScaledDot(const Step& bundle, const Buf& lhs, const Buf& rhs, const
 }
 
 // ScaledMatmul(lhs_u32, rhs_u32, lhs_scale, rhs_scale): unpack four lanes per u32 along the
-// contracting dimension, then exactly the scaled-dot computation.
-Status KernelScaledMatmul(const Step& bundle, const Buf& lhs, const Buf& rhs, const Buf& lhs_scale,
-                          const Buf& rhs_scale, const Buf& out) {
-  const ScaledMatmulConfig& c = bundle.config->scaled_matmul;
+// contracting dimension, then exactly the scaled-dot computation. The plan checks the records,
+// finds each side's logical (unpacked) shape and plans the f32 dot of the dequantized values.
+Result<ScaledMatmulPlan> PlanScaledMatmul(const ScaledMatmulConfig& c, const BufferRecord& lhs, const BufferRecord& rhs,
+                                          const BufferRecord& lhs_scale, const BufferRecord& rhs_scale,
+                                          const BufferRecord& out) {
   if (c.lhs_contracting.size() != 1 || c.rhs_contracting.size() != 1)
     return Status::Error("ScaledMatmul needs one contracting dimension per side");
+  if (c.block_size <= 0) return Status::Error("ScaledMatmul block_size must be 32");
+  ScaledMatmulPlan plan;
+  const BufferRecord* ops[2][2] = {{&lhs, &lhs_scale}, {&rhs, &rhs_scale}};
+  for (int side = 0; side < 2; ++side) {
+    const BufferRecord& data = *ops[side][0];
+    const BufferRecord& scale = *ops[side][1];
+    const int64_t cd = side ? c.rhs_contracting[0] : c.lhs_contracting[0];
+    const size_t rank = data.dims.size();
+    if (data.type != PrimitiveType::kU32 || cd < 0 || cd >= static_cast<int64_t>(rank) || scale.dims.size() != rank ||
+        scale.type != PrimitiveType::kF8E8M0FNU)
+      return Status::Error("ScaledMatmul operands must be packed u32 data with f8e8m0fnu scales of the same rank");
+    std::vector<int64_t> logical = data.dims;
+    int64_t codes = 0;
+    if (MulOverflows(logical[static_cast<size_t>(cd)], int64_t{4}, &logical[static_cast<size_t>(cd)]) ||
+        MulOverflows(data.ElementCount(), int64_t{4}, &codes))
+      return Status::Error("ScaledMatmul operand is too large");
+    for (size_t d = 0; d < rank; ++d) {
+      int64_t want = static_cast<int64_t>(d) == cd ? logical[d] / c.block_size : logical[d];
+      if (scale.dims[d] != want) return Status::Error("ScaledMatmul scale shape does not match its operand");
+    }
+    ScaledMatmulPlan::Side& planned = plan.side[side];
+    planned.contracting = cd;
+    planned.codes = codes;
+    planned.f32_record.type = PrimitiveType::kF32;
+    planned.f32_record.dims = logical;
+    planned.f32_record.size = static_cast<uint64_t>(codes) * 4;  // the reader bounds the data's bytes
+    planned.packed_strides = RowMajorStrides(data.dims);
+  }
+  const DotDimensionNumbers dnums{c.lhs_batch, c.lhs_contracting, c.rhs_batch, c.rhs_contracting};
+  NHLO_ASSIGN_OR_RETURN(plan.dot, PlanDot(dnums, plan.side[0].f32_record, plan.side[1].f32_record, out));
+  return plan;
+}
+
+Status RunScaledMatmul(const ScaledMatmulPlan& plan, const ScaledMatmulConfig& c, const Buf& lhs, const Buf& rhs,
+                       const Buf& lhs_scale, const Buf& rhs_scale, const Buf& out) {
   std::vector<float> values[2];
-  std::vector<int64_t> logical[2];
   const Buf* ops[2][2] = {{&lhs, &lhs_scale}, {&rhs, &rhs_scale}};
   for (int side = 0; side < 2; ++side) {
     const Buf& data = *ops[side][0];
     const Buf& scale = *ops[side][1];
-    int64_t cd = side ? c.rhs_contracting[0] : c.lhs_contracting[0];
-    if (data.type() != PrimitiveType::kU32 || cd < 0 || cd >= static_cast<int64_t>(data.rank()) ||
-        scale.rank() != data.rank() || scale.type() != PrimitiveType::kF8E8M0FNU)
-      return Status::Error("ScaledMatmul operands must be packed u32 data with f8e8m0fnu scales of the same rank");
-    logical[side] = Dims(data);
-    logical[side][cd] *= 4;
-    for (size_t d = 0; d < data.rank(); ++d) {
-      int64_t want = static_cast<int64_t>(d) == cd ? logical[side][d] / c.block_size : logical[side][d];
-      if (Dims(scale)[d] != want) return Status::Error("ScaledMatmul scale shape does not match its operand");
-    }
+    const ScaledMatmulPlan::Side& planned = plan.side[side];
+    const std::vector<int64_t>& logical = planned.f32_record.dims;
+    const int64_t cd = planned.contracting;
     // Unpack lanes into one code per logical element (row-major in the logical shape).
-    std::vector<int64_t> strides = RowMajorStrides(logical[side]);
-    std::vector<int64_t> packed_strides = RowMajorStrides(Dims(data));
-    std::vector<uint8_t> codes(static_cast<size_t>(data.count() * 4));
-    for (int64_t i = 0; i < static_cast<int64_t>(codes.size()); ++i) {
+    std::vector<int64_t> strides = RowMajorStrides(logical);
+    std::vector<uint8_t> codes(static_cast<size_t>(planned.codes));
+    for (int64_t i = 0; i < planned.codes; ++i) {
       int64_t word = 0;
-      for (size_t d = 0; d < data.rank(); ++d) {
-        int64_t idx = IndexAlong(i, logical[side], strides, static_cast<int64_t>(d));
+      for (size_t d = 0; d < logical.size(); ++d) {
+        int64_t idx = IndexAlong(i, logical, strides, static_cast<int64_t>(d));
         if (static_cast<int64_t>(d) == cd) idx /= 4;
-        word += idx * packed_strides[d];
+        word += idx * planned.packed_strides[d];
       }
-      int64_t lane = IndexAlong(i, logical[side], strides, cd) % 4;
+      int64_t lane = IndexAlong(i, logical, strides, cd) % 4;
       codes[i] = data.data[word * 4 + lane];
     }
-    values[side] = DequantizeOperand(side ? c.rhs_element : c.lhs_element, codes.data(), logical[side], scale.data, cd,
-                                     c.block_size);
+    values[side] =
+        DequantizeOperand(side ? c.rhs_element : c.lhs_element, codes.data(), logical, scale.data, cd, c.block_size);
   }
-  const DotDimensionNumbers dnums{c.lhs_batch, c.lhs_contracting, c.rhs_batch, c.rhs_contracting};
-  return DotOfValues(values[0], logical[0], values[1], logical[1], dnums, out);
+  return RunDot(plan.dot, Buf{&plan.side[0].f32_record, reinterpret_cast<uint8_t*>(values[0].data())},
+                Buf{&plan.side[1].f32_record, reinterpret_cast<uint8_t*>(values[1].data())}, out);
+}
+
+Status KernelScaledMatmul(const Step& bundle, const Buf& lhs, const Buf& rhs, const Buf& lhs_scale,
+                          const Buf& rhs_scale, const Buf& out) {
+  const ScaledMatmulConfig& c = bundle.config->scaled_matmul;
+  NHLO_ASSIGN_OR_RETURN(ScaledMatmulPlan plan,
+                        PlanScaledMatmul(c, *lhs.rec, *rhs.rec, *lhs_scale.rec, *rhs_scale.rec, *out.rec));
+  return RunScaledMatmul(plan, c, lhs, rhs, lhs_scale, rhs_scale, out);
 }
 
 }  // namespace nhlo

@@ -593,12 +593,29 @@ void LowerKernelPlan(const ComputationRecord& comp, Step& s) {
         keep(PlanNeuron(s.custom_call, s.config->neuron_dim, operand_records(0, operands), *leaves[0]));
       return;
     }
+    case CustomCallKind::kUniformQuantize:
+    case CustomCallKind::kUniformDequantize: {
+      const std::vector<const BufferRecord*> leaves = result_leaves();
+      if (s.config && operands == 1 && leaves.size() == 1)
+        keep(PlanUniformQuantize(s.config->uniform_quant, comp.buffers[b.operands[0]], *leaves[0],
+                                 s.custom_call == CustomCallKind::kUniformQuantize));
+      return;
+    }
+    case CustomCallKind::kQuantizeMx: {
+      const std::vector<const BufferRecord*> leaves = result_leaves();
+      if (s.config && operands == 1 && leaves.size() == 2)
+        keep(PlanQuantizeMx(s.config->quantize_mx, comp.buffers[b.operands[0]], *leaves[0], *leaves[1]));
+      return;
+    }
+    case CustomCallKind::kScaledMatmul: {
+      const std::vector<const BufferRecord*> leaves = result_leaves();
+      if (s.config && operands == 4 && leaves.size() == 1)
+        keep(PlanScaledMatmul(s.config->scaled_matmul, comp.buffers[b.operands[0]], comp.buffers[b.operands[1]],
+                              comp.buffers[b.operands[2]], comp.buffers[b.operands[3]], *leaves[0]));
+      return;
+    }
     case CustomCallKind::kNone:
     case CustomCallKind::kUnknown:
-    case CustomCallKind::kUniformQuantize:
-    case CustomCallKind::kUniformDequantize:
-    case CustomCallKind::kQuantizeMx:
-    case CustomCallKind::kScaledMatmul:
     case CustomCallKind::kIdentity:
     case CustomCallKind::kShardShape:
     case CustomCallKind::kTopK:
