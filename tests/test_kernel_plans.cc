@@ -1076,3 +1076,28 @@ TEST_CASE("kernel plans: the quantization custom calls, checked against their co
 
 }  // namespace
 }  // namespace nhlo
+
+namespace nhlo {
+namespace {
+
+TEST_CASE("kernel plans: custom calls with only checks to make carry their verdict from load") {
+  Lowered l = LowerFirst(
+      "  k = u64[4] parameter(0)\n"
+      "  ROOT s = u64[4] custom-call(k), custom_call_target=\"xla_builder.prng.ScramblePhiloxKey\"\n",
+      Opcode::kCustomCall);
+  (void)PlanOf<CheckedCallPlan>(l);
+  const ComputationRecord& entry = l.program.computations[l.program.entry];
+  BufferRecord wrong = entry.buffers[l.step.bundle->result];
+  wrong.type = PrimitiveType::kU32;
+  const Status refused = CheckScramblePhiloxKey(entry.buffers[l.step.bundle->operands[0]], wrong);
+  REQUIRE(!refused.ok());
+  CHECK(refused.message() == "ScramblePhiloxKey takes and gives u64 keys");
+  Lowered t = LowerFirst(
+      "  d = f32[3,3] parameter(0)\n  r = f32[3,3] parameter(1)\n"
+      "  ROOT x = f32[3,3] custom-call(d, r), custom_call_target=\"xla_builder.tridiagonal.TridiagonalSolver\"\n",
+      Opcode::kCustomCall);
+  (void)PlanOf<CheckedCallPlan>(t);
+}
+
+}  // namespace
+}  // namespace nhlo

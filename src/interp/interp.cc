@@ -424,6 +424,7 @@ class Machine : public ControlFlow, private StepMachine {
       out.push_back(buf);
     }
     // LowerBundle checked the operand and leaf counts of every kernel below (CheckKernelLeaves).
+    const bool checked = PlanOf<CheckedCallPlan>(s) != nullptr;  // and these kernels' records
     switch (s.custom_call) {
       case CustomCallKind::kTopK: return RunTopK(s, in[0], out[0], out[1]);
       case CustomCallKind::kNone:
@@ -455,12 +456,27 @@ class Machine : public ControlFlow, private StepMachine {
         if (const auto* matmul = PlanOf<ScaledMatmulPlan>(s))
           return RunScaledMatmul(*matmul, s.config->scaled_matmul, in[0], in[1], in[2], in[3], out[0]);
         return KernelScaledMatmul(s, in[0], in[1], in[2], in[3], out[0]);
-      case CustomCallKind::kBuilderMath: return KernelBuilderMath(s.builder_math, in, out[0]);
+      case CustomCallKind::kBuilderMath:
+        if (!checked) return KernelBuilderMath(s.builder_math, in, out[0]);
+        RunBuilderMath(s.builder_math, in, out[0]);
+        return OkStatus();
       case CustomCallKind::kEinsum: return KernelEinsum(s.config->einsum, in[0], in[1], out[0]);
-      case CustomCallKind::kMatrixDiagonal: return KernelMatrixDiagonal(in[0], out[0]);
-      case CustomCallKind::kScramblePhiloxKey: return KernelScramblePhiloxKey(in[0], out[0]);
-      case CustomCallKind::kTridiagonalSolve: return KernelTridiagonalSolve(in, out[0]);
-      case CustomCallKind::kThreefry2x32: return KernelThreefry2x32(in, out);
+      case CustomCallKind::kMatrixDiagonal:
+        if (!checked) return KernelMatrixDiagonal(in[0], out[0]);
+        RunMatrixDiagonal(in[0], out[0]);
+        return OkStatus();
+      case CustomCallKind::kScramblePhiloxKey:
+        if (!checked) return KernelScramblePhiloxKey(in[0], out[0]);
+        RunScramblePhiloxKey(in[0], out[0]);
+        return OkStatus();
+      case CustomCallKind::kTridiagonalSolve:
+        if (!checked) return KernelTridiagonalSolve(in, out[0]);
+        RunTridiagonalSolve(in, out[0]);
+        return OkStatus();
+      case CustomCallKind::kThreefry2x32:
+        if (!checked) return KernelThreefry2x32(in, out);
+        RunThreefry2x32(in, out);
+        return OkStatus();
       case CustomCallKind::kLu:
       case CustomCallKind::kCholesky:
       case CustomCallKind::kQr:

@@ -523,12 +523,17 @@ struct ScaledMatmulPlan {
   DotPlan dot;
 };
 
+/// A custom call whose kernel has nothing to lay out, only checks to make on its records
+/// (GetMatrixDiagonalViaGather, ScramblePhiloxKey, TridiagonalSolver, the builder math
+/// functions, threefry2x32): they passed at load, and the run makes none.
+struct CheckedCallPlan {};
+
 /// What LowerBundle keeps on a step (Step::plan).
-using KernelPlan =
-    std::variant<DotPlan, ConvPlan, CopyPlan, ConcatPlan, IotaPlan, ReshapePlan, GatherPlan, DynamicSlicePlan,
-                 ScatterPlan, ReducePlan, ReduceWindowPlan, SelectAndScatterPlan, BitcastPlan, SortPlan,
-                 ElementwisePlan, FftPlan, LinalgPlan, BatchNormPlan, RngBitsPlan, RngPlan, StochasticConvertPlan,
-                 ScaledDotPlan, BitFieldPlan, TopKPlan, NeuronPlan, UniformQuantPlan, QuantizeMxPlan, ScaledMatmulPlan>;
+using KernelPlan = std::variant<DotPlan, ConvPlan, CopyPlan, ConcatPlan, IotaPlan, ReshapePlan, GatherPlan,
+                                DynamicSlicePlan, ScatterPlan, ReducePlan, ReduceWindowPlan, SelectAndScatterPlan,
+                                BitcastPlan, SortPlan, ElementwisePlan, FftPlan, LinalgPlan, BatchNormPlan, RngBitsPlan,
+                                RngPlan, StochasticConvertPlan, ScaledDotPlan, BitFieldPlan, TopKPlan, NeuronPlan,
+                                UniformQuantPlan, QuantizeMxPlan, ScaledMatmulPlan, CheckedCallPlan>;
 
 Result<ConvPlan> PlanConvolution(const ConvolutionDimensionNumbers& dims, const BufferRecord& lhs,
                                  const BufferRecord& rhs, const BufferRecord& out);

@@ -154,6 +154,8 @@ void RunNeuron(const NeuronPlan& plan, const Buf* in, const Buf& out);
 Status KernelNeuron(CustomCallKind kind, int64_t dim, const std::vector<Buf>& in, const Buf& out);
 /// JAX's GPU threefry2x32 custom call (kernels_rng.cc).
 Status KernelThreefry2x32(const std::vector<Buf>& in, const std::vector<Buf>& out);
+Status CheckThreefry2x32(const std::vector<const BufferRecord*>& in, const std::vector<const BufferRecord*>& out);
+void RunThreefry2x32(const std::vector<Buf>& in, const std::vector<Buf>& out);
 Status KernelReshape(const Buf& in, const Buf& out);
 Status KernelTranspose(const Step& bundle, const Buf& in, const Buf& out);
 Status KernelIota(const Step& bundle, const Buf& out);
@@ -238,6 +240,8 @@ Status CheckScalarCallee(const BundleProgram& program, const ComputationRecord& 
 Status KernelRngBitGenerator(const Step& bundle, const Buf& state, const Buf* new_state, const Buf& bits);
 /// The builder-library math functions of builder_math.def, elementwise (kernels_builder_math.cc).
 Status KernelBuilderMath(BuilderMathFn fn, const std::vector<Buf>& in, const Buf& out);
+Status CheckBuilderMath(BuilderMathFn fn, const std::vector<const BufferRecord*>& in, const BufferRecord& out);
+void RunBuilderMath(BuilderMathFn fn, const std::vector<Buf>& in, const Buf& out);
 /// ragged-dot in XLA's three modes (kernels_ragged_dot.cc); the shape check runs at load too.
 Status CheckRaggedDotShapes(const Step& step, const BufferRecord& lhs, const BufferRecord& rhs,
                             const BufferRecord& sizes, const BufferRecord& out);
@@ -258,6 +262,14 @@ uint64_t EinsumScratchBytes(const EinsumConfig& config, const std::vector<int64_
 Status KernelMatrixDiagonal(const Buf& x, const Buf& out);
 Status KernelScramblePhiloxKey(const Buf& keys, const Buf& out);
 Status KernelTridiagonalSolve(const std::vector<Buf>& in, const Buf& out);
+/// The checks of the three kernels above on their records (a CheckedCallPlan at load), and
+/// their runs without them.
+Status CheckMatrixDiagonal(const BufferRecord& x, const BufferRecord& out);
+void RunMatrixDiagonal(const Buf& x, const Buf& out);
+Status CheckScramblePhiloxKey(const BufferRecord& keys, const BufferRecord& out);
+void RunScramblePhiloxKey(const Buf& keys, const Buf& out);
+Status CheckTridiagonalSolve(const std::vector<const BufferRecord*>& in, const BufferRecord& out);
+void RunTridiagonalSolve(const std::vector<Buf>& in, const Buf& out);
 /// fft in its four types over the last 1-3 dimensions (kernels_fft.cc).
 Status KernelFft(const Step& bundle, const Buf& in, const Buf& out);
 /// The bytes KernelFft allocates besides operand and result (its complex working set), at most;

@@ -302,51 +302,84 @@ uint64_t EinsumScratchBytes(const EinsumConfig& config, const std::vector<int64_
   return total;
 }
 
-Status KernelMatrixDiagonal(const Buf& x, const Buf& out) {
-  const auto& dims = Dims(x);
-  if (dims.size() < 2 || x.type() != out.type())
+Status CheckMatrixDiagonal(const BufferRecord& x, const BufferRecord& out) {
+  const auto& dims = x.dims;
+  if (dims.size() < 2 || x.type != out.type)
     return Status::Error("GetMatrixDiagonalViaGather needs a matrix of its result's element type");
-  if (x.count() == 0) return OkStatus();  // no diagonal elements to move
+  if (x.ElementCount() == 0) return OkStatus();  // no diagonal elements to move
   int64_t m = dims[dims.size() - 2], n = dims.back(), len = std::min(m, n);
-  int64_t batches = m * n == 0 ? 0 : x.count() / (m * n);
-  if (batches * len != out.count()) return Status::Error("GetMatrixDiagonalViaGather result does not fit its buffer");
-  int size = HostByteSize(x.type());
-  for (int64_t b = 0; b < batches; ++b)
-    for (int64_t i = 0; i < len; ++i)
-      std::memcpy(out.data + (b * len + i) * size, x.data + ((b * m + i) * n + i) * size, static_cast<size_t>(size));
+  int64_t batches = x.ElementCount() / (m * n);  // m * n divides the nonzero count
+  if (batches * len != out.ElementCount())
+    return Status::Error("GetMatrixDiagonalViaGather result does not fit its buffer");
   return OkStatus();
 }
 
-Status KernelScramblePhiloxKey(const Buf& keys, const Buf& out) {
-  if (keys.type() != PrimitiveType::kU64 || out.type() != PrimitiveType::kU64 || keys.count() != out.count())
+void RunMatrixDiagonal(const Buf& x, const Buf& out) {
+  if (x.count() == 0) return;
+  const auto& dims = Dims(x);
+  const int64_t m = dims[dims.size() - 2], n = dims.back(), len = std::min(m, n), batches = x.count() / (m * n);
+  const int size = HostByteSize(x.type());
+  for (int64_t b = 0; b < batches; ++b)
+    for (int64_t i = 0; i < len; ++i)
+      std::memcpy(out.data + (b * len + i) * size, x.data + ((b * m + i) * n + i) * size, static_cast<size_t>(size));
+}
+
+Status KernelMatrixDiagonal(const Buf& x, const Buf& out) {
+  NHLO_TRY(CheckMatrixDiagonal(*x.rec, *out.rec));
+  RunMatrixDiagonal(x, out);
+  return OkStatus();
+}
+
+Status CheckScramblePhiloxKey(const BufferRecord& keys, const BufferRecord& out) {
+  if (keys.type != PrimitiveType::kU64 || out.type != PrimitiveType::kU64 || keys.ElementCount() != out.ElementCount())
     return Status::Error("ScramblePhiloxKey takes and gives u64 keys");
+  return OkStatus();
+}
+
+void RunScramblePhiloxKey(const Buf& keys, const Buf& out) {
   for (int64_t i = 0; i < keys.count(); ++i) {
     uint64_t k;
     std::memcpy(&k, keys.data + 8 * i, 8);
     k = ScramblePhiloxKey(k);
     std::memcpy(out.data + 8 * i, &k, 8);
   }
+}
+
+Status KernelScramblePhiloxKey(const Buf& keys, const Buf& out) {
+  NHLO_TRY(CheckScramblePhiloxKey(*keys.rec, *out.rec));
+  RunScramblePhiloxKey(keys, out);
   return OkStatus();
 }
 
-Status KernelTridiagonalSolve(const std::vector<Buf>& in, const Buf& out) {
-  if ((in.size() != 2 && in.size() != 4) || in.back().count() != out.count() || in.back().rank() < 2 ||
-      in.back().type() != out.type())
+Status CheckTridiagonalSolve(const std::vector<const BufferRecord*>& in, const BufferRecord& out) {
+  if ((in.size() != 2 && in.size() != 4) || in.back()->ElementCount() != out.ElementCount() ||
+      in.back()->dims.size() < 2 || in.back()->type != out.type)
     return Status::Error("TridiagonalSolver takes (diagonals, rhs) or (lower, main, upper, rhs)");
-  const auto& rd = Dims(in.back());
+  const auto& rd = in.back()->dims;
   const size_t rank = rd.size();
   const int64_t m = in.size() == 2 ? rd[rank - 2] : rd[rank - 1];
   const int64_t rows = in.size() == 2 ? 3 : 1;
   for (size_t i = 0; i + 1 < in.size(); ++i)
-    if (in[i].type() != out.type() || in[i].rank() != rank || Dims(in[i])[rank - 1] != m ||
-        Dims(in[i])[rank - 2] != rows || !std::equal(rd.begin(), rd.end() - 2, Dims(in[i]).begin()))
+    if (in[i]->type != out.type || in[i]->dims.size() != rank || in[i]->dims[rank - 1] != m ||
+        in[i]->dims[rank - 2] != rows || !std::equal(rd.begin(), rd.end() - 2, in[i]->dims.begin()))
       return Status::Error("TridiagonalSolver diagonals do not fit the right-hand side");
+  if (out.type != PrimitiveType::kF32 && out.type != PrimitiveType::kF64)
+    return Status::Error("TridiagonalSolver solves f32 or f64 systems");
+  return OkStatus();
+}
+
+void RunTridiagonalSolve(const std::vector<Buf>& in, const Buf& out) {
   if (out.type() == PrimitiveType::kF32)
     SolveTridiagonal<float>(in, out);
-  else if (out.type() == PrimitiveType::kF64)
-    SolveTridiagonal<double>(in, out);
   else
-    return Status::Error("TridiagonalSolver solves f32 or f64 systems");
+    SolveTridiagonal<double>(in, out);
+}
+
+Status KernelTridiagonalSolve(const std::vector<Buf>& in, const Buf& out) {
+  std::vector<const BufferRecord*> records;
+  for (const Buf& b : in) records.push_back(b.rec);
+  NHLO_TRY(CheckTridiagonalSolve(records, *out.rec));
+  RunTridiagonalSolve(in, out);
   return OkStatus();
 }
 

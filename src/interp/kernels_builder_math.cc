@@ -55,12 +55,11 @@ void StoreCode(const Buf& b, int64_t i, uint64_t code) {
   std::memcpy(b.data + i * HostByteSize(b.type()), &code, static_cast<size_t>(HostByteSize(b.type())));
 }
 
-// XLA's NextAfter on the codes of `t` (width bits, the sign in the top one).
-Status NextAfter(const Buf& from, const Buf& to, const Buf& out) {
+// XLA's NextAfter on the codes of `t` (width bits, the sign in the top one); CheckBuilderMath
+// checked the type.
+void NextAfter(const Buf& from, const Buf& to, const Buf& out) {
   const PrimitiveType t = out.type();
   const int width = BitWidth(t);
-  if (t == PrimitiveType::kF8E8M0FNU || width < 2 || width > 64)
-    return Status::Error("NextAfter needs a signed floating-point type, not " + std::string(PrimitiveTypeName(t)));
   const uint64_t mask = width == 64 ? ~uint64_t{0} : (uint64_t{1} << width) - 1;
   const uint64_t sign = uint64_t{1} << (width - 1);
   const uint64_t nan = t == PrimitiveType::kF64   ? std::bit_cast<uint64_t>(std::numeric_limits<double>::quiet_NaN())
@@ -80,7 +79,6 @@ Status NextAfter(const Buf& from, const Buf& to, const Buf& out) {
       r = (x_abs > y_abs || x_sign != y_sign) ? x - 1 : x + 1;
     StoreCode(out, i, r & mask);
   }
-  return OkStatus();
 }
 
 double Real(BuilderMathFn fn, const double* x) {
@@ -119,17 +117,30 @@ std::complex<double> Complex(BuilderMathFn fn, std::complex<double> x) {
 
 }  // namespace
 
-Status KernelBuilderMath(BuilderMathFn fn, const std::vector<Buf>& in, const Buf& out) {
-  const PrimitiveType t = out.type();
-  for (const Buf& x : in)
-    if (x.type() != t || x.count() != out.count())
+Status CheckBuilderMath(BuilderMathFn fn, const std::vector<const BufferRecord*>& in, const BufferRecord& out) {
+  const PrimitiveType t = out.type;
+  for (const BufferRecord* x : in)
+    if (x->type != t || x->ElementCount() != out.ElementCount())
       return Status::Error("builder math operands must have the result's shape");
   if (fn == BuilderMathFn::kNextAfter) {
     if (in.size() != 2) return Status::Error("NextAfter takes two operands");
-    return NextAfter(in[0], in[1], out);
+    const int width = BitWidth(t);
+    if (t == PrimitiveType::kF8E8M0FNU || width < 2 || width > 64 || !IsFloat(t))
+      return Status::Error("NextAfter needs a signed floating-point type, not " + std::string(PrimitiveTypeName(t)));
+    return OkStatus();
   }
   if (IsComplex(t)) {
     if (in.size() != 1) return Status::Error("builder math on complex values takes one operand");
+    return OkStatus();
+  }
+  if (!IsFloat(t) || in.empty() || in.size() > 3) return Status::Error("builder math takes 1 to 3 float operands");
+  return OkStatus();
+}
+
+void RunBuilderMath(BuilderMathFn fn, const std::vector<Buf>& in, const Buf& out) {
+  const PrimitiveType t = out.type();
+  if (fn == BuilderMathFn::kNextAfter) return NextAfter(in[0], in[1], out);
+  if (IsComplex(t)) {
     for (int64_t i = 0; i < out.count(); ++i) {
       if (t == PrimitiveType::kC64) {
         std::complex<float> x = LoadComplex<float>(in[0].data, i);
@@ -139,14 +150,20 @@ Status KernelBuilderMath(BuilderMathFn fn, const std::vector<Buf>& in, const Buf
         StoreComplex<double>(out.data, i, Complex(fn, LoadComplex<double>(in[0].data, i)));
       }
     }
-    return OkStatus();
+    return;
   }
-  if (!IsFloat(t) || in.empty() || in.size() > 3) return Status::Error("builder math takes 1 to 3 float operands");
   double x[3] = {0, 0, 0};
   for (int64_t i = 0; i < out.count(); ++i) {
     for (size_t k = 0; k < in.size(); ++k) x[k] = LoadReal(in[k], i);
     StoreReal(out, i, Real(fn, x));
   }
+}
+
+Status KernelBuilderMath(BuilderMathFn fn, const std::vector<Buf>& in, const Buf& out) {
+  std::vector<const BufferRecord*> records;
+  for (const Buf& b : in) records.push_back(b.rec);
+  NHLO_TRY(CheckBuilderMath(fn, records, *out.rec));
+  RunBuilderMath(fn, in, out);
   return OkStatus();
 }
 

@@ -175,12 +175,16 @@ namespace nhlo {
 // JAX's threefry2x32 custom call (jax/_src/random/threefry2x32.py; jaxlib's CUDA kernel computes
 // the same): the Threefry-2x32 above on each element's key pair and counter pair. A fifth
 // operand (the shape-polymorphic form's s64[1] length) is not needed: the shapes give it.
-Status KernelThreefry2x32(const std::vector<Buf>& in, const std::vector<Buf>& out) {
+Status CheckThreefry2x32(const std::vector<const BufferRecord*>& in, const std::vector<const BufferRecord*>& out) {
   if ((in.size() != 4 && in.size() != 5) || out.size() != 2)
     return Status::Error("threefry2x32 takes (key0, key1, x0, x1) and gives (out0, out1)");
-  for (const Buf* b : {&in[0], &in[1], &in[2], &in[3], &out[0], &out[1]})
-    if (b->type() != PrimitiveType::kU32 || Dims(*b) != Dims(out[0]))
+  for (const BufferRecord* b : {in[0], in[1], in[2], in[3], out[0], out[1]})
+    if (b->type != PrimitiveType::kU32 || b->dims != out[0]->dims)
       return Status::Error("threefry2x32's operands and results are u32 arrays of one shape");
+  return OkStatus();
+}
+
+void RunThreefry2x32(const std::vector<Buf>& in, const std::vector<Buf>& out) {
   auto word = [](const Buf& b, int64_t i) {
     uint32_t v;
     std::memcpy(&v, b.data + i * 4, 4);
@@ -191,6 +195,14 @@ Status KernelThreefry2x32(const std::vector<Buf>& in, const std::vector<Buf>& ou
     std::memcpy(out[0].data + i * 4, &x[0], 4);
     std::memcpy(out[1].data + i * 4, &x[1], 4);
   }
+}
+
+Status KernelThreefry2x32(const std::vector<Buf>& in, const std::vector<Buf>& out) {
+  std::vector<const BufferRecord*> in_records, out_records;
+  for (const Buf& b : in) in_records.push_back(b.rec);
+  for (const Buf& b : out) out_records.push_back(b.rec);
+  NHLO_TRY(CheckThreefry2x32(in_records, out_records));
+  RunThreefry2x32(in, out);
   return OkStatus();
 }
 

@@ -582,52 +582,59 @@ void LowerKernelPlan(const ComputationRecord& comp, Step& s) {
     if (operands == 1 && leaves.size() == 2) keep(PlanTopK(comp.buffers[b.operands[0]], *leaves[0], *leaves[1]));
     return;
   }
+  // A kernel with only checks to make: their verdict.
+  auto checked = [](const Status& checks) -> Result<CheckedCallPlan> {
+    NHLO_TRY(checks);
+    return CheckedCallPlan{};
+  };
+  const std::vector<const BufferRecord*> leaves = result_leaves();
+  const bool single = leaves.size() == 1;
   switch (s.custom_call) {
     case CustomCallKind::kNeuronSoftmax:
     case CustomCallKind::kNeuronSoftmaxBackward:
     case CustomCallKind::kNeuronRmsNorm:
     case CustomCallKind::kNeuronArgMax:
-    case CustomCallKind::kNeuronArgMin: {
-      const std::vector<const BufferRecord*> leaves = result_leaves();
-      if (s.config && operands >= 1 && leaves.size() == 1)
+    case CustomCallKind::kNeuronArgMin:
+      if (s.config && operands >= 1 && single)
         keep(PlanNeuron(s.custom_call, s.config->neuron_dim, operand_records(0, operands), *leaves[0]));
       return;
-    }
     case CustomCallKind::kUniformQuantize:
-    case CustomCallKind::kUniformDequantize: {
-      const std::vector<const BufferRecord*> leaves = result_leaves();
-      if (s.config && operands == 1 && leaves.size() == 1)
+    case CustomCallKind::kUniformDequantize:
+      if (s.config && operands == 1 && single)
         keep(PlanUniformQuantize(s.config->uniform_quant, comp.buffers[b.operands[0]], *leaves[0],
                                  s.custom_call == CustomCallKind::kUniformQuantize));
       return;
-    }
-    case CustomCallKind::kQuantizeMx: {
-      const std::vector<const BufferRecord*> leaves = result_leaves();
+    case CustomCallKind::kQuantizeMx:
       if (s.config && operands == 1 && leaves.size() == 2)
         keep(PlanQuantizeMx(s.config->quantize_mx, comp.buffers[b.operands[0]], *leaves[0], *leaves[1]));
       return;
-    }
-    case CustomCallKind::kScaledMatmul: {
-      const std::vector<const BufferRecord*> leaves = result_leaves();
-      if (s.config && operands == 4 && leaves.size() == 1)
+    case CustomCallKind::kScaledMatmul:
+      if (s.config && operands == 4 && single)
         keep(PlanScaledMatmul(s.config->scaled_matmul, comp.buffers[b.operands[0]], comp.buffers[b.operands[1]],
                               comp.buffers[b.operands[2]], comp.buffers[b.operands[3]], *leaves[0]));
       return;
-    }
+    case CustomCallKind::kMatrixDiagonal:
+      if (operands == 1 && single) keep(checked(CheckMatrixDiagonal(comp.buffers[b.operands[0]], *leaves[0])));
+      return;
+    case CustomCallKind::kScramblePhiloxKey:
+      if (operands == 1 && single) keep(checked(CheckScramblePhiloxKey(comp.buffers[b.operands[0]], *leaves[0])));
+      return;
+    case CustomCallKind::kTridiagonalSolve:
+      if (operands >= 1 && single) keep(checked(CheckTridiagonalSolve(operand_records(0, operands), *leaves[0])));
+      return;
+    case CustomCallKind::kBuilderMath:
+      if (single) keep(checked(CheckBuilderMath(s.builder_math, operand_records(0, operands), *leaves[0])));
+      return;
+    case CustomCallKind::kThreefry2x32: keep(checked(CheckThreefry2x32(operand_records(0, operands), leaves))); return;
     case CustomCallKind::kNone:
     case CustomCallKind::kUnknown:
     case CustomCallKind::kIdentity:
     case CustomCallKind::kShardShape:
     case CustomCallKind::kTopK:
     case CustomCallKind::kCallComputation:
-    case CustomCallKind::kBuilderMath:
     case CustomCallKind::kEinsum:
-    case CustomCallKind::kMatrixDiagonal:
-    case CustomCallKind::kScramblePhiloxKey:
-    case CustomCallKind::kTridiagonalSolve:
     case CustomCallKind::kSliceToDynamic:
     case CustomCallKind::kPadToStatic:
-    case CustomCallKind::kThreefry2x32:
     case CustomCallKind::kLu:
     case CustomCallKind::kCholesky:
     case CustomCallKind::kQr:
