@@ -1101,3 +1101,33 @@ TEST_CASE("kernel plans: custom calls with only checks to make carry their verdi
 
 }  // namespace
 }  // namespace nhlo
+
+namespace nhlo {
+namespace {
+
+TEST_CASE("kernel plans: a solver call's records are checked at load, a flag operand must hold a value") {
+  auto record = [](PrimitiveType t, std::vector<int64_t> dims) {
+    BufferRecord r;
+    r.type = t;
+    r.dims = std::move(dims);
+    r.size = static_cast<uint64_t>(r.ElementCount() * HostByteSize(t));
+    return r;
+  };
+  SolverConfig c;
+  c.op = SolverOp::kCholesky;
+  c.first_data = 1;
+  c.lower.operand = 0;  // the legacy form's uplo operand
+  const BufferRecord flag = record(PrimitiveType::kS32, {}), empty_flag = record(PrimitiveType::kS32, {0}),
+                     a = record(PrimitiveType::kF32, {3, 4, 4}), factor = record(PrimitiveType::kF32, {3, 4, 4}),
+                     info = record(PrimitiveType::kS32, {3}), bad_info = record(PrimitiveType::kS32, {4});
+  CHECK(CheckSolver(c, {&flag, &a}, {&factor, &info}).ok());
+  const Status no_value = CheckSolver(c, {&empty_flag, &a}, {&factor, &info});
+  REQUIRE(!no_value.ok());
+  CHECK(no_value.message() == "the solver custom call's flag operand must hold an integer");
+  const Status wrong_info = CheckSolver(c, {&flag, &a}, {&factor, &bad_info});
+  REQUIRE(!wrong_info.ok());
+  CHECK(wrong_info.message() == "the custom call's result 1 is not its s32 info");
+}
+
+}  // namespace
+}  // namespace nhlo

@@ -483,7 +483,8 @@ class Machine : public ControlFlow, private StepMachine {
       case CustomCallKind::kQrQ:
       case CustomCallKind::kPivotsToPermutation:
       case CustomCallKind::kTriangularSolve:
-      case CustomCallKind::kEigh: return KernelSolver(s.config->solver, in, out);
+      case CustomCallKind::kEigh:
+        return checked ? RunSolver(s.config->solver, in, out) : KernelSolver(s.config->solver, in, out);
       case CustomCallKind::kNeuronSoftmax:
       case CustomCallKind::kNeuronSoftmaxBackward:
       case CustomCallKind::kNeuronRmsNorm:

@@ -145,6 +145,11 @@ Status KernelBroadcast(const Step& bundle, const Buf& in, const Buf& out);
 Status KernelBitcast(const Step& bundle, const Buf& in, const Buf& out);
 /// The linear-algebra custom calls (kernels_solver.cc): all operands and every result leaf.
 Status KernelSolver(const SolverConfig& config, const std::vector<Buf>& in, const std::vector<Buf>& out);
+/// KernelSolver's checks on the records (every one that does not read a flag operand's value),
+/// and its run after them.
+Status CheckSolver(const SolverConfig& c, const std::vector<const BufferRecord*>& in,
+                   const std::vector<const BufferRecord*>& out);
+Status RunSolver(const SolverConfig& c, const std::vector<Buf>& in, const std::vector<Buf>& out);
 /// torch-neuronx's native custom calls (kernels_neuron.cc).
 /// The Neuron custom calls (kernels_neuron.cc) with the backend_config's dimension: their checks
 /// on the records as a plan, its run, and the two together.

@@ -296,22 +296,10 @@ Status Run(const SolverConfig& c, const std::vector<Buf>& in, const std::vector<
   const size_t rank = dims.size();
   const int64_t rows = dims[rank - 2], cols = dims[rank - 1];
   const int64_t batches = rows * cols == 0 ? 0 : data.count() / (rows * cols);
-  auto check = [&](size_t i, PrimitiveType type, int64_t count, const char* what) -> Status {
-    if (i >= out.size() || out[i].type() != type || out[i].count() != count)
-      return Status::Error(std::string("the custom call's result ") + std::to_string(i) + " is not its " + what);
-    return OkStatus();
-  };
-  const PrimitiveType t = data.type(), s32 = PrimitiveType::kS32;
-  const PrimitiveType real_type = t == PrimitiveType::kC64    ? PrimitiveType::kF32
-                                  : t == PrimitiveType::kC128 ? PrimitiveType::kF64
-                                                              : t;
   const int64_t k = std::min(rows, cols);
   size_t written = 0;  // results the kernel writes; the rest (workspaces) are zeros
   switch (c.op) {
     case SolverOp::kLu: {
-      NHLO_TRY(check(0, t, data.count(), "factor"));
-      NHLO_TRY(check(1, s32, batches * k, "s32 pivots"));
-      NHLO_TRY(check(2, s32, batches, "s32 info"));
       std::vector<int64_t> ipiv;
       for (int64_t b = 0; b < batches; ++b) {
         Matrix<T> m = LoadMatrix<T>(data, b, rows, cols);
@@ -324,9 +312,6 @@ Status Run(const SolverConfig& c, const std::vector<Buf>& in, const std::vector<
       break;
     }
     case SolverOp::kCholesky: {
-      if (rows != cols) return Status::Error("potrf needs square matrices");
-      NHLO_TRY(check(0, t, data.count(), "factor"));
-      NHLO_TRY(check(1, s32, batches, "s32 info"));
       bool lower = Flag(c.lower, in) != 0;
       for (int64_t b = 0; b < batches; ++b) {
         Matrix<T> m = LoadMatrix<T>(data, b, rows, cols);
@@ -337,8 +322,6 @@ Status Run(const SolverConfig& c, const std::vector<Buf>& in, const std::vector<
       break;
     }
     case SolverOp::kQr: {
-      NHLO_TRY(check(0, t, data.count(), "factor"));
-      NHLO_TRY(check(1, t, batches * k, "tau"));
       std::vector<T> tau;
       for (int64_t b = 0; b < batches; ++b) {
         Matrix<T> m = LoadMatrix<T>(data, b, rows, cols);
@@ -352,9 +335,6 @@ Status Run(const SolverConfig& c, const std::vector<Buf>& in, const std::vector<
     case SolverOp::kQrQ: {
       const Buf& tau_buf = in[static_cast<size_t>(c.first_data) + 1];
       const int64_t reflectors = Dims(tau_buf).empty() ? 0 : Dims(tau_buf).back();
-      if (tau_buf.type() != t || reflectors > cols || cols > rows || tau_buf.count() != batches * reflectors)
-        return Status::Error("orgqr needs rows >= columns >= reflectors, and tau of the matrix's type per batch");
-      NHLO_TRY(check(0, t, data.count(), "Q"));
       std::vector<T> tau(static_cast<size_t>(reflectors));
       for (int64_t b = 0; b < batches; ++b) {
         Matrix<T> m = LoadMatrix<T>(data, b, rows, cols);
@@ -366,10 +346,6 @@ Status Run(const SolverConfig& c, const std::vector<Buf>& in, const std::vector<
       break;
     }
     case SolverOp::kEigh: {
-      if (rows != cols) return Status::Error("syevd needs square matrices");
-      NHLO_TRY(check(0, t, data.count(), "eigenvectors"));
-      NHLO_TRY(check(1, real_type, batches * rows, "eigenvalues"));
-      NHLO_TRY(check(2, s32, batches, "s32 info"));
       bool lower = Flag(c.lower, in) != 0;
       std::vector<Real<T>> w;
       for (int64_t b = 0; b < batches; ++b) {
@@ -384,23 +360,17 @@ Status Run(const SolverConfig& c, const std::vector<Buf>& in, const std::vector<
     case SolverOp::kTriangularSolve: {
       const Buf& rhs = in[static_cast<size_t>(c.first_data) + 1];
       const std::vector<int64_t>& bd = Dims(rhs);
-      if (rhs.type() != t || bd.size() != rank) return Status::Error("trsm needs a and b of one type and rank");
       const bool left = Flag(c.left_side, in) != 0;
       const int64_t brows = bd[rank - 2], bcols = bd[rank - 1];
-      const int64_t b_batches = brows * bcols == 0 ? 0 : rhs.count() / (brows * bcols);
-      if (rows != cols || (left ? brows : bcols) != rows || b_batches != batches)
+      // The side is a value when an operand gives it (legacy blas_?trsm); CheckSolver checked
+      // it when the config fixes it.
+      if ((left ? brows : bcols) != rows)
         return Status::Error("trsm's a must be square, match b's side and have b's batch");
-      NHLO_TRY(check(0, t, rhs.count(), "solution"));
       T alpha = T(1);
-      if (c.alpha_operand >= 0) {
-        const Buf& a = in[static_cast<size_t>(c.alpha_operand)];
-        if (a.type() != t || a.count() != 1)
-          return Status::Error("trsm's alpha must be a scalar of the matrices' type");
-        alpha = Load<T>(a, 0);
-      }
+      if (c.alpha_operand >= 0) alpha = Load<T>(in[static_cast<size_t>(c.alpha_operand)], 0);
       const bool lower = Flag(c.lower, in) != 0, unit = Flag(c.unit_diagonal, in) != 0;
       const int transpose = static_cast<int>(Flag(c.transpose, in));
-      for (int64_t b = 0; b < b_batches; ++b) {
+      for (int64_t b = 0; b < batches; ++b) {
         Matrix<T> a = LoadMatrix<T>(data, b, rows, cols);
         Matrix<T> x = LoadMatrix<T>(rhs, b, brows, bcols);
         TriangularSolve(a, x, left, lower, transpose, unit, alpha);
@@ -416,13 +386,19 @@ Status Run(const SolverConfig& c, const std::vector<Buf>& in, const std::vector<
   return OkStatus();
 }
 
-Status PivotsToPermutation(const Buf& pivots, const Buf& out) {
-  const std::vector<int64_t>& pd = Dims(pivots);
-  const std::vector<int64_t>& od = Dims(out);
-  if (pd.empty() || od.size() != pd.size() || pivots.type() != PrimitiveType::kS32 || out.type() != PrimitiveType::kS32)
+Status CheckPivotsToPermutation(const BufferRecord& pivots, const BufferRecord& out) {
+  const std::vector<int64_t>& pd = pivots.dims;
+  const std::vector<int64_t>& od = out.dims;
+  if (pd.empty() || od.size() != pd.size() || pivots.type != PrimitiveType::kS32 || out.type != PrimitiveType::kS32)
     return Status::Error("lu_pivots_to_permutation takes s32[..., k] and gives s32[..., n] of the same batch");
   for (size_t d = 0; d + 1 < pd.size(); ++d)
     if (pd[d] != od[d]) return Status::Error("lu_pivots_to_permutation keeps the batch dimensions");
+  return OkStatus();
+}
+
+void PivotsToPermutation(const Buf& pivots, const Buf& out) {
+  const std::vector<int64_t>& pd = Dims(pivots);
+  const std::vector<int64_t>& od = Dims(out);
   const int64_t k = pd.back(), n = od.back();
   const int64_t batches = n == 0 ? 0 : out.count() / n;
   std::vector<int32_t> perm(static_cast<size_t>(n));
@@ -435,23 +411,108 @@ Status PivotsToPermutation(const Buf& pivots, const Buf& out) {
     }
     std::memcpy(out.data + b * n * 4, perm.data(), static_cast<size_t>(n) * 4);
   }
-  return OkStatus();
 }
 
 }  // namespace
 
-Status KernelSolver(const SolverConfig& c, const std::vector<Buf>& in, const std::vector<Buf>& out) {
+Status CheckSolver(const SolverConfig& c, const std::vector<const BufferRecord*>& in,
+                   const std::vector<const BufferRecord*>& out) {
   if (out.empty() || static_cast<size_t>(c.first_data) >= in.size())
     return Status::Error("the solver custom call has too few operands or results");
-  if (c.op == SolverOp::kPivotsToPermutation) return PivotsToPermutation(in[0], out[0]);
+  // A flag or alpha read from an operand at the run needs an element to read.
+  for (const SolverFlag* flag : {&c.lower, &c.left_side, &c.transpose, &c.unit_diagonal})
+    if (flag->operand >= 0 &&
+        (static_cast<size_t>(flag->operand) >= in.size() || !IsInteger(in[static_cast<size_t>(flag->operand)]->type) ||
+         in[static_cast<size_t>(flag->operand)]->ElementCount() < 1))
+      return Status::Error("the solver custom call's flag operand must hold an integer");
+  if (c.op == SolverOp::kPivotsToPermutation) return CheckPivotsToPermutation(*in[0], *out[0]);
+  const BufferRecord& data = *in[static_cast<size_t>(c.first_data)];
+  const PrimitiveType t = data.type, s32 = PrimitiveType::kS32;
+  if (data.dims.size() < 2) return Status::Error("the solver custom call's matrix operand needs rank 2 or more");
+  if (t != PrimitiveType::kF32 && t != PrimitiveType::kF64 && t != PrimitiveType::kC64 && t != PrimitiveType::kC128)
+    return Status::Error("the solver custom call's matrix must be f32, f64, c64 or c128, not " +
+                         std::string(PrimitiveTypeName(t)));
+  const std::vector<int64_t>& dims = data.dims;
+  const size_t rank = dims.size();
+  const int64_t rows = dims[rank - 2], cols = dims[rank - 1];
+  const int64_t count = data.ElementCount();
+  const int64_t batches = rows * cols == 0 ? 0 : count / (rows * cols);
+  const int64_t k = std::min(rows, cols);
+  const PrimitiveType real_type = t == PrimitiveType::kC64    ? PrimitiveType::kF32
+                                  : t == PrimitiveType::kC128 ? PrimitiveType::kF64
+                                                              : t;
+  auto check = [&](size_t i, PrimitiveType type, int64_t want, const char* what) -> Status {
+    if (i >= out.size() || out[i]->type != type || out[i]->ElementCount() != want)
+      return Status::Error(std::string("the custom call's result ") + std::to_string(i) + " is not its " + what);
+    return OkStatus();
+  };
+  switch (c.op) {
+    case SolverOp::kLu:
+      NHLO_TRY(check(0, t, count, "factor"));
+      NHLO_TRY(check(1, s32, batches * k, "s32 pivots"));
+      return check(2, s32, batches, "s32 info");
+    case SolverOp::kCholesky:
+      if (rows != cols) return Status::Error("potrf needs square matrices");
+      NHLO_TRY(check(0, t, count, "factor"));
+      return check(1, s32, batches, "s32 info");
+    case SolverOp::kQr: NHLO_TRY(check(0, t, count, "factor")); return check(1, t, batches * k, "tau");
+    case SolverOp::kQrQ: {
+      if (static_cast<size_t>(c.first_data) + 1 >= in.size())
+        return Status::Error("the solver custom call has too few operands or results");
+      const BufferRecord& tau = *in[static_cast<size_t>(c.first_data) + 1];
+      const int64_t reflectors = tau.dims.empty() ? 0 : tau.dims.back();
+      if (tau.type != t || reflectors > cols || cols > rows || tau.ElementCount() != batches * reflectors)
+        return Status::Error("orgqr needs rows >= columns >= reflectors, and tau of the matrix's type per batch");
+      return check(0, t, count, "Q");
+    }
+    case SolverOp::kEigh:
+      if (rows != cols) return Status::Error("syevd needs square matrices");
+      NHLO_TRY(check(0, t, count, "eigenvectors"));
+      NHLO_TRY(check(1, real_type, batches * rows, "eigenvalues"));
+      return check(2, s32, batches, "s32 info");
+    case SolverOp::kTriangularSolve: {
+      if (static_cast<size_t>(c.first_data) + 1 >= in.size())
+        return Status::Error("the solver custom call has too few operands or results");
+      const BufferRecord& rhs = *in[static_cast<size_t>(c.first_data) + 1];
+      const std::vector<int64_t>& bd = rhs.dims;
+      if (rhs.type != t || bd.size() != rank) return Status::Error("trsm needs a and b of one type and rank");
+      const int64_t brows = bd[rank - 2], bcols = bd[rank - 1];
+      const int64_t b_batches = brows * bcols == 0 ? 0 : rhs.ElementCount() / (brows * bcols);
+      const bool side_known = c.left_side.operand < 0;
+      const bool left = c.left_side.value != 0;
+      if (rows != cols || (side_known && (left ? brows : bcols) != rows) || b_batches != batches)
+        return Status::Error("trsm's a must be square, match b's side and have b's batch");
+      NHLO_TRY(check(0, t, rhs.ElementCount(), "solution"));
+      if (c.alpha_operand >= 0) {
+        if (static_cast<size_t>(c.alpha_operand) >= in.size() || in[static_cast<size_t>(c.alpha_operand)]->type != t ||
+            in[static_cast<size_t>(c.alpha_operand)]->ElementCount() != 1)
+          return Status::Error("trsm's alpha must be a scalar of the matrices' type");
+      }
+      return OkStatus();
+    }
+    case SolverOp::kPivotsToPermutation: break;
+  }
+  return OkStatus();
+}
+
+Status RunSolver(const SolverConfig& c, const std::vector<Buf>& in, const std::vector<Buf>& out) {
+  if (c.op == SolverOp::kPivotsToPermutation) {
+    PivotsToPermutation(in[0], out[0]);
+    return OkStatus();
+  }
   const Buf& data = in[static_cast<size_t>(c.first_data)];
-  if (data.rank() < 2) return Status::Error("the solver custom call's matrix operand needs rank 2 or more");
   if (data.type() == PrimitiveType::kF32) return Run<float>(c, in, out);
   if (data.type() == PrimitiveType::kF64) return Run<double>(c, in, out);
   if (data.type() == PrimitiveType::kC64) return Run<std::complex<float>>(c, in, out);
-  if (data.type() == PrimitiveType::kC128) return Run<std::complex<double>>(c, in, out);
-  return Status::Error("the solver custom call's matrix must be f32, f64, c64 or c128, not " +
-                       std::string(PrimitiveTypeName(data.type())));
+  return Run<std::complex<double>>(c, in, out);  // CheckSolver: c128
+}
+
+Status KernelSolver(const SolverConfig& c, const std::vector<Buf>& in, const std::vector<Buf>& out) {
+  std::vector<const BufferRecord*> in_records, out_records;
+  for (const Buf& b : in) in_records.push_back(b.rec);
+  for (const Buf& b : out) out_records.push_back(b.rec);
+  NHLO_TRY(CheckSolver(c, in_records, out_records));
+  return RunSolver(c, in, out);
 }
 
 }  // namespace nhlo

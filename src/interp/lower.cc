@@ -626,6 +626,15 @@ void LowerKernelPlan(const ComputationRecord& comp, Step& s) {
       if (single) keep(checked(CheckBuilderMath(s.builder_math, operand_records(0, operands), *leaves[0])));
       return;
     case CustomCallKind::kThreefry2x32: keep(checked(CheckThreefry2x32(operand_records(0, operands), leaves))); return;
+    case CustomCallKind::kLu:
+    case CustomCallKind::kCholesky:
+    case CustomCallKind::kQr:
+    case CustomCallKind::kQrQ:
+    case CustomCallKind::kPivotsToPermutation:
+    case CustomCallKind::kTriangularSolve:
+    case CustomCallKind::kEigh:
+      if (s.config) keep(checked(CheckSolver(s.config->solver, operand_records(0, operands), leaves)));
+      return;
     case CustomCallKind::kNone:
     case CustomCallKind::kUnknown:
     case CustomCallKind::kIdentity:
@@ -635,13 +644,6 @@ void LowerKernelPlan(const ComputationRecord& comp, Step& s) {
     case CustomCallKind::kEinsum:
     case CustomCallKind::kSliceToDynamic:
     case CustomCallKind::kPadToStatic:
-    case CustomCallKind::kLu:
-    case CustomCallKind::kCholesky:
-    case CustomCallKind::kQr:
-    case CustomCallKind::kQrQ:
-    case CustomCallKind::kPivotsToPermutation:
-    case CustomCallKind::kTriangularSolve:
-    case CustomCallKind::kEigh:
     case CustomCallKind::kShadowProbe: break;
   }
   if (out.type == PrimitiveType::kTuple) return;
