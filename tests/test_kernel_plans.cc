@@ -1131,3 +1131,33 @@ TEST_CASE("kernel plans: a solver call's records are checked at load, a flag ope
 
 }  // namespace
 }  // namespace nhlo
+
+namespace nhlo {
+namespace {
+
+TEST_CASE("kernel plans: an einsum's labels are resolved at load") {
+  Lowered l = LowerFirst(
+      "  x = f32[2,3] parameter(0)\n  y = f32[4] parameter(1)\n"
+      "  ROOT e = f32[2] custom-call(x, y), custom_call_target=\"xla_builder.matrix.Einsum\", "
+      "backend_config=\"ij,k->i\"\n",
+      Opcode::kCustomCall);
+  const EinsumPlan& plan = PlanOf<EinsumPlan>(l);
+  CHECK(plan.x.sums);  // j is summed inside x, k inside y
+  CHECK(plan.x.kept_dims == std::vector<int64_t>{2});
+  CHECK(plan.x.summed_dims == std::vector<int64_t>{3});
+  CHECK(plan.y.sums);
+  CHECK(plan.y.kept_count == 1);
+  CHECK(plan.cdims.empty());
+  CHECK(plan.dims == std::vector<int64_t>{2});
+  StepBuffers bufs(l, [](size_t k, int64_t i) -> uint32_t {
+    return std::bit_cast<uint32_t>(k == 0 ? static_cast<float>(i + 1) : 0.5f);  // x = 1..6, y = 0.5 each
+  });
+  RunEinsum(plan, bufs.bufs[0], bufs.bufs[1], bufs.out());
+  float got[2];
+  std::memcpy(got, bufs.out().data, 8);
+  CHECK(got[0] == (1.0f + 2.0f + 3.0f) * 2.0f);  // (sum_j x[0, j]) * (sum_k y[k])
+  CHECK(got[1] == (4.0f + 5.0f + 6.0f) * 2.0f);
+}
+
+}  // namespace
+}  // namespace nhlo

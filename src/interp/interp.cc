@@ -460,7 +460,12 @@ class Machine : public ControlFlow, private StepMachine {
         if (!checked) return KernelBuilderMath(s.builder_math, in, out[0]);
         RunBuilderMath(s.builder_math, in, out[0]);
         return OkStatus();
-      case CustomCallKind::kEinsum: return KernelEinsum(s.config->einsum, in[0], in[1], out[0]);
+      case CustomCallKind::kEinsum:
+        if (const auto* einsum = PlanOf<EinsumPlan>(s)) {
+          RunEinsum(*einsum, in[0], in[1], out[0]);
+          return OkStatus();
+        }
+        return KernelEinsum(s.config->einsum, in[0], in[1], out[0]);
       case CustomCallKind::kMatrixDiagonal:
         if (!checked) return KernelMatrixDiagonal(in[0], out[0]);
         RunMatrixDiagonal(in[0], out[0]);

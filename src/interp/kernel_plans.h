@@ -523,6 +523,24 @@ struct ScaledMatmulPlan {
   DotPlan dot;
 };
 
+/// xla_builder.matrix.Einsum (kernels_builder_lib.cc), its labels resolved on its records: for
+/// each operand, whether its diagonal adds zero and the labels it sums away inside itself
+/// (kept and summed extents and strides); the contracting labels' extents and strides into
+/// x and y; per result dimension its extent, its strides into x and y and the first result
+/// dimension with its label (a repeated label holds the value on its diagonal).
+struct EinsumPlan {
+  struct Side {
+    bool add_zero = false, sums = false;
+    int64_t kept_count = 0, summed_count = 0;
+    std::vector<int64_t> kept_dims, kept_strides, summed_dims, summed_strides;
+  };
+  bool zeros = false;  // an operand has no elements: every sum is empty
+  Side x, y;
+  std::vector<int64_t> cdims, cx, cy, dims, ox, oy;
+  std::vector<size_t> first;
+  int64_t count = 0, contract_count = 0;
+};
+
 /// A custom call whose kernel has nothing to lay out, only checks to make on its records
 /// (GetMatrixDiagonalViaGather, ScramblePhiloxKey, TridiagonalSolver, the builder math
 /// functions, threefry2x32): they passed at load, and the run makes none.
@@ -533,7 +551,7 @@ using KernelPlan = std::variant<DotPlan, ConvPlan, CopyPlan, ConcatPlan, IotaPla
                                 DynamicSlicePlan, ScatterPlan, ReducePlan, ReduceWindowPlan, SelectAndScatterPlan,
                                 BitcastPlan, SortPlan, ElementwisePlan, FftPlan, LinalgPlan, BatchNormPlan, RngBitsPlan,
                                 RngPlan, StochasticConvertPlan, ScaledDotPlan, BitFieldPlan, TopKPlan, NeuronPlan,
-                                UniformQuantPlan, QuantizeMxPlan, ScaledMatmulPlan, CheckedCallPlan>;
+                                UniformQuantPlan, QuantizeMxPlan, ScaledMatmulPlan, CheckedCallPlan, EinsumPlan>;
 
 Result<ConvPlan> PlanConvolution(const ConvolutionDimensionNumbers& dims, const BufferRecord& lhs,
                                  const BufferRecord& rhs, const BufferRecord& out);

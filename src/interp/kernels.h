@@ -260,6 +260,10 @@ Status KernelDynamicReshape(const Buf& x, const std::vector<int64_t>& x_sizes, c
                             const Buf& out);
 /// The builder-library calls computed natively (kernels_builder_lib.cc).
 Status KernelEinsum(const EinsumConfig& config, const Buf& x, const Buf& y, const Buf& out);
+/// KernelEinsum's labels resolved on the records (its checks included), and its run on them.
+Result<EinsumPlan> PlanEinsum(const EinsumConfig& config, const BufferRecord& x, const BufferRecord& y,
+                              const BufferRecord& out);
+void RunEinsum(const EinsumPlan& plan, const Buf& x, const Buf& y, const Buf& out);
 /// The bytes KernelEinsum allocates besides its operands and result (partial sums of labels
 /// summed inside one operand), UINT64_MAX when that does not fit; checked at load.
 uint64_t EinsumScratchBytes(const EinsumConfig& config, const std::vector<int64_t>& x, const std::vector<int64_t>& y,

@@ -42,38 +42,25 @@ C MulAdd(C acc, C a, C b) {
 // offset sum(i[d] * strides[d]). A repeated label is its diagonal, which is only a stride (the
 // sum of the repeated dimensions' strides), so no operand is copied; XLA selects the diagonal
 // under an iota mask and sums the dimension away from 0, which turns -0 into +0 (add_zero).
-// Only a label summed inside one operand materialises values: the partial sums, row-major, in
-// the operand's own element type (exact: einsum takes f32, f64 and integers, and integer sums
-// wrap to the result's width in the end anyway), so they take at most the operand's bytes.
-template <typename Traits>
-struct EinsumOperand {
-  using C = typename Traits::Compute;
+struct EinsumLayout {
   std::vector<int> labels;
   std::vector<int64_t> dims, strides;
-  const uint8_t* data = nullptr;  // the operand's elements, or `sums`
-  std::vector<uint8_t> sums;
   bool add_zero = false;
 
-  C At(const Traits& traits, int64_t offset) const {
-    C v = traits.Load(data, offset);
-    return add_zero ? AddZero(v) : v;
-  }
   int64_t StrideOf(int label) const {
     int at = Position(labels, label);
     return at < 0 ? 0 : strides[static_cast<size_t>(at)];
   }
 };
 
-template <typename Traits>
-EinsumOperand<Traits> DiagonalView(const Traits&, const std::vector<int>& labels, const Buf& b) {
-  EinsumOperand<Traits> u;
-  u.data = b.data;
-  const std::vector<int64_t> ts = RowMajorStrides(Dims(b));
-  for (size_t d = 0; d < labels.size(); ++d) {
+EinsumLayout DiagonalLayout(const std::vector<int>& labels, const std::vector<int64_t>& dims) {
+  EinsumLayout u;
+  const std::vector<int64_t> ts = RowMajorStrides(dims);
+  for (size_t d = 0; d < labels.size() && d < dims.size(); ++d) {
     int at = Position(u.labels, labels[d]);
     if (at < 0) {
       u.labels.push_back(labels[d]);
-      u.dims.push_back(Dims(b)[d]);
+      u.dims.push_back(dims[d]);
       u.strides.push_back(ts[d]);
     } else {
       u.strides[static_cast<size_t>(at)] += ts[d];
@@ -81,6 +68,37 @@ EinsumOperand<Traits> DiagonalView(const Traits&, const std::vector<int>& labels
     }
   }
   return u;
+}
+
+// The dimensions whose labels `keep` rejects are summed away inside the operand: a reduce from 0
+// over them in row-major order, into row-major partial sums in the operand's own element type
+// (exact: einsum takes f32, f64 and integers, and integer sums wrap to the result's width in
+// the end anyway), so they take at most the operand's bytes. Plans `side` and gives the layout
+// of the sums; nothing when no label is summed.
+template <typename Keep>
+void PlanSumOut(EinsumLayout& t, EinsumPlan::Side& side, Keep keep) {
+  EinsumLayout u;
+  std::vector<int64_t> kept_strides, summed_dims, summed_strides;
+  for (size_t d = 0; d < t.labels.size(); ++d) {
+    if (keep(t.labels[d])) {
+      u.labels.push_back(t.labels[d]);
+      u.dims.push_back(t.dims[d]);
+      kept_strides.push_back(t.strides[d]);
+    } else {
+      summed_dims.push_back(t.dims[d]);
+      summed_strides.push_back(t.strides[d]);
+    }
+  }
+  if (summed_dims.empty()) return;
+  u.strides = RowMajorStrides(u.dims);
+  side.sums = true;
+  side.kept_count = CheckedElementCount(u.dims);
+  side.summed_count = CheckedElementCount(summed_dims);
+  side.kept_dims = u.dims;
+  side.kept_strides = std::move(kept_strides);
+  side.summed_dims = std::move(summed_dims);
+  side.summed_strides = std::move(summed_strides);
+  t = std::move(u);
 }
 
 // Advances a row-major index over `dims` and its offsets along two stride sets; false after the
@@ -96,42 +114,41 @@ inline bool NextIndex(std::vector<int64_t>& index, const std::vector<int64_t>& d
   return false;
 }
 
-// Sums away the dimensions whose labels `keep` rejects: a reduce from 0 over them in row-major
-// order, into row-major partial sums.
-template <typename Traits, typename Keep>
-void SumOut(const Traits& traits, int element_bytes, EinsumOperand<Traits>& t, Keep keep) {
+// One operand as the main loop reads it: its elements or its partial sums.
+struct EinsumData {
+  const uint8_t* data;
+  bool add_zero;
+  std::vector<uint8_t> sums;
+};
+
+template <typename Traits>
+typename Traits::Compute At(const Traits& traits, const EinsumData& t, int64_t offset) {
+  typename Traits::Compute v = traits.Load(t.data, offset);
+  return t.add_zero ? AddZero(v) : v;
+}
+
+template <typename Traits>
+EinsumData SumOut(const Traits& traits, int element_bytes, const EinsumPlan::Side& side, const uint8_t* data) {
   using C = typename Traits::Compute;
-  EinsumOperand<Traits> u;
-  std::vector<int64_t> kept_strides, summed_dims, summed_strides;
-  for (size_t d = 0; d < t.labels.size(); ++d) {
-    if (keep(t.labels[d])) {
-      u.labels.push_back(t.labels[d]);
-      u.dims.push_back(t.dims[d]);
-      kept_strides.push_back(t.strides[d]);
-    } else {
-      summed_dims.push_back(t.dims[d]);
-      summed_strides.push_back(t.strides[d]);
-    }
-  }
-  if (summed_dims.empty()) return;
-  u.strides = RowMajorStrides(u.dims);
-  const int64_t kept_count = CheckedElementCount(u.dims), summed_count = CheckedElementCount(summed_dims);
-  u.sums.resize(static_cast<size_t>(kept_count) * static_cast<size_t>(element_bytes));
-  std::vector<int64_t> kept_index(u.dims.size(), 0), summed_index(summed_dims.size(), 0);
-  const std::vector<int64_t> none_kept(kept_strides.size(), 0), none_summed(summed_strides.size(), 0);
+  EinsumData t{data, side.add_zero, {}};
+  if (!side.sums) return t;
+  EinsumData u{nullptr, false, {}};
+  u.sums.resize(static_cast<size_t>(side.kept_count) * static_cast<size_t>(element_bytes));
+  std::vector<int64_t> kept_index(side.kept_dims.size(), 0), summed_index(side.summed_dims.size(), 0);
+  const std::vector<int64_t> none_kept(side.kept_strides.size(), 0), none_summed(side.summed_strides.size(), 0);
   int64_t base = 0, unused = 0;
-  for (int64_t i = 0; i < kept_count; ++i) {
+  for (int64_t i = 0; i < side.kept_count; ++i) {
     C acc = C(0);
     int64_t at = base;
-    for (int64_t j = 0; j < summed_count; ++j) {
-      acc = MulAdd(acc, t.At(traits, at), C(1));  // integers wrap, as XLA's add does
-      NextIndex(summed_index, summed_dims, summed_strides, none_summed, at, unused);
+    for (int64_t j = 0; j < side.summed_count; ++j) {
+      acc = MulAdd(acc, At(traits, t, at), C(1));  // integers wrap, as XLA's add does
+      NextIndex(summed_index, side.summed_dims, side.summed_strides, none_summed, at, unused);
     }
     traits.Store(u.sums.data(), i, acc);
-    NextIndex(kept_index, u.dims, kept_strides, none_kept, base, unused);
+    NextIndex(kept_index, side.kept_dims, side.kept_strides, none_kept, base, unused);
   }
-  t = std::move(u);
-  t.data = t.sums.data();
+  u.data = u.sums.data();
+  return u;
 }
 
 // XLA's Einsum (matrix.cc): diagonals of x, then of y; every label unique: sums inside one
@@ -140,54 +157,27 @@ void SumOut(const Traits& traits, int element_bytes, EinsumOperand<Traits>& t, K
 // that diagonal with zeros elsewhere. The dot's elements are computed straight into the
 // result's order (each in its own accumulator, so the order of the result loop is free).
 template <typename Traits>
-Status Einsum(const Traits& traits, const EinsumConfig& config, const Buf& xb, const Buf& yb, const Buf& out) {
+void RunEinsumTyped(const Traits& traits, const EinsumPlan& plan, const Buf& xb, const Buf& yb, const Buf& out) {
   using C = typename Traits::Compute;
-  EinsumOperand<Traits> x = DiagonalView(traits, config.x, xb), y = DiagonalView(traits, config.y, yb);
-  const std::vector<int>& out_labels = config.out;
-  auto in_out = [&](int l) { return Position(out_labels, l) >= 0; };
   const int element_bytes = HostByteSize(out.type());
-  SumOut(traits, element_bytes, x, [&](int l) { return in_out(l) || Position(y.labels, l) >= 0; });
-  SumOut(traits, element_bytes, y, [&](int l) { return in_out(l) || Position(x.labels, l) >= 0; });
-  std::vector<int64_t> cdims, cx, cy;  // contracting labels (in x order): extents and strides
-  for (size_t d = 0; d < x.labels.size(); ++d) {
-    if (in_out(x.labels[d]) || Position(y.labels, x.labels[d]) < 0) continue;
-    cdims.push_back(x.dims[d]);
-    cx.push_back(x.strides[d]);
-    cy.push_back(y.StrideOf(x.labels[d]));
-  }
-  // The result: a label of neither operand is a dimension of 1; a repeated one holds the value
-  // on its diagonal. Strides into x and y per result dimension, its first occurrence only.
-  std::vector<int64_t> dims, ox, oy;
-  std::vector<size_t> first;
-  for (size_t d = 0; d < out_labels.size(); ++d) {
-    const int l = out_labels[d];
-    int at_x = Position(x.labels, l), at_y = Position(y.labels, l);
-    dims.push_back(at_x >= 0 ? x.dims[static_cast<size_t>(at_x)] : at_y >= 0 ? y.dims[static_cast<size_t>(at_y)] : 1);
-    first.push_back(static_cast<size_t>(Position(out_labels, l)));
-    const bool repeat = first.back() != d;
-    ox.push_back(repeat ? 0 : x.StrideOf(l));
-    oy.push_back(repeat ? 0 : y.StrideOf(l));
-  }
-  const int64_t count = CheckedElementCount(dims);
-  if (count != out.count()) return Status::Error("einsum result does not fit its buffer");
-  const int64_t contract_count = CheckedElementCount(cdims);
-  std::vector<int64_t> index(dims.size(), 0), k(cdims.size(), 0);
+  const EinsumData x = SumOut(traits, element_bytes, plan.x, xb.data);
+  const EinsumData y = SumOut(traits, element_bytes, plan.y, yb.data);
+  std::vector<int64_t> index(plan.dims.size(), 0), k(plan.cdims.size(), 0);
   int64_t xa = 0, ya = 0;
-  for (int64_t i = 0; i < count; ++i) {
+  for (int64_t i = 0; i < plan.count; ++i) {
     bool on_diagonal = true;
-    for (size_t d = 0; d < dims.size(); ++d) on_diagonal = on_diagonal && index[d] == index[first[d]];
+    for (size_t d = 0; d < plan.dims.size(); ++d) on_diagonal = on_diagonal && index[d] == index[plan.first[d]];
     C acc = C(0);
     if (on_diagonal) {
       int64_t xk = xa, yk = ya;
-      for (int64_t j = 0; j < contract_count; ++j) {
-        acc = MulAdd(acc, x.At(traits, xk), y.At(traits, yk));
-        NextIndex(k, cdims, cx, cy, xk, yk);
+      for (int64_t j = 0; j < plan.contract_count; ++j) {
+        acc = MulAdd(acc, At(traits, x, xk), At(traits, y, yk));
+        NextIndex(k, plan.cdims, plan.cx, plan.cy, xk, yk);
       }
     }
     traits.Store(out.data, i, acc);
-    NextIndex(index, dims, ox, oy, xa, ya);
+    NextIndex(index, plan.dims, plan.ox, plan.oy, xa, ya);
   }
-  return OkStatus();
 }
 
 // Philox4x32-10 on the state {lo, 0, hi, 0} with XLA's fixed key (prng.cc ScramblePhiloxKey);
@@ -258,14 +248,64 @@ void SolveTridiagonal(const std::vector<Buf>& in, const Buf& out) {
 
 }  // namespace
 
-Status KernelEinsum(const EinsumConfig& config, const Buf& x, const Buf& y, const Buf& out) {
-  if (x.type() != out.type() || y.type() != out.type())
+Result<EinsumPlan> PlanEinsum(const EinsumConfig& config, const BufferRecord& xr, const BufferRecord& yr,
+                              const BufferRecord& out) {
+  if (xr.type != out.type || yr.type != out.type)
     return Status::Error("Einsum operands and result must have one element type");
-  if (x.count() == 0 || y.count() == 0) {  // every sum is empty: zeros (or no elements at all)
-    if (out.rec->size) std::memset(out.data, 0, out.rec->size);
-    return OkStatus();
+  EinsumPlan plan;
+  if (xr.ElementCount() == 0 || yr.ElementCount() == 0) {  // every sum is empty: zeros (or no elements at all)
+    plan.zeros = true;
+    return plan;
   }
-  return DispatchType(out.type(), [&](auto traits) -> Status { return Einsum(traits, config, x, y, out); });
+  NHLO_TRY(DispatchType(out.type, [](auto) { return OkStatus(); }));
+  EinsumLayout x = DiagonalLayout(config.x, xr.dims), y = DiagonalLayout(config.y, yr.dims);
+  plan.x.add_zero = x.add_zero;
+  plan.y.add_zero = y.add_zero;
+  const std::vector<int>& out_labels = config.out;
+  auto in_out = [&](int l) { return Position(out_labels, l) >= 0; };
+  PlanSumOut(x, plan.x, [&](int l) { return in_out(l) || Position(y.labels, l) >= 0; });
+  PlanSumOut(y, plan.y, [&](int l) { return in_out(l) || Position(x.labels, l) >= 0; });
+  // contracting labels (in x order): extents and strides
+  for (size_t d = 0; d < x.labels.size(); ++d) {
+    if (in_out(x.labels[d]) || Position(y.labels, x.labels[d]) < 0) continue;
+    plan.cdims.push_back(x.dims[d]);
+    plan.cx.push_back(x.strides[d]);
+    plan.cy.push_back(y.StrideOf(x.labels[d]));
+  }
+  // The result: a label of neither operand is a dimension of 1; a repeated one holds the value
+  // on its diagonal. Strides into x and y per result dimension, its first occurrence only.
+  for (size_t d = 0; d < out_labels.size(); ++d) {
+    const int l = out_labels[d];
+    int at_x = Position(x.labels, l), at_y = Position(y.labels, l);
+    plan.dims.push_back(at_x >= 0   ? x.dims[static_cast<size_t>(at_x)]
+                        : at_y >= 0 ? y.dims[static_cast<size_t>(at_y)]
+                                    : 1);
+    plan.first.push_back(static_cast<size_t>(Position(out_labels, l)));
+    const bool repeat = plan.first.back() != d;
+    plan.ox.push_back(repeat ? 0 : x.StrideOf(l));
+    plan.oy.push_back(repeat ? 0 : y.StrideOf(l));
+  }
+  plan.count = CheckedElementCount(plan.dims);
+  if (plan.count != out.ElementCount()) return Status::Error("einsum result does not fit its buffer");
+  plan.contract_count = CheckedElementCount(plan.cdims);
+  return plan;
+}
+
+void RunEinsum(const EinsumPlan& plan, const Buf& x, const Buf& y, const Buf& out) {
+  if (plan.zeros) {
+    if (out.rec->size) std::memset(out.data, 0, out.rec->size);
+    return;
+  }
+  (void)DispatchType(out.type(), [&](auto traits) -> Status {  // PlanEinsum checked the type
+    RunEinsumTyped(traits, plan, x, y, out);
+    return OkStatus();
+  });
+}
+
+Status KernelEinsum(const EinsumConfig& config, const Buf& x, const Buf& y, const Buf& out) {
+  NHLO_ASSIGN_OR_RETURN(EinsumPlan plan, PlanEinsum(config, *x.rec, *y.rec, *out.rec));
+  RunEinsum(plan, x, y, out);
+  return OkStatus();
 }
 
 uint64_t EinsumScratchBytes(const EinsumConfig& config, const std::vector<int64_t>& x, const std::vector<int64_t>& y,

@@ -626,6 +626,10 @@ void LowerKernelPlan(const ComputationRecord& comp, Step& s) {
       if (single) keep(checked(CheckBuilderMath(s.builder_math, operand_records(0, operands), *leaves[0])));
       return;
     case CustomCallKind::kThreefry2x32: keep(checked(CheckThreefry2x32(operand_records(0, operands), leaves))); return;
+    case CustomCallKind::kEinsum:
+      if (s.config && operands == 2 && single)
+        keep(PlanEinsum(s.config->einsum, comp.buffers[b.operands[0]], comp.buffers[b.operands[1]], *leaves[0]));
+      return;
     case CustomCallKind::kLu:
     case CustomCallKind::kCholesky:
     case CustomCallKind::kQr:
@@ -641,7 +645,6 @@ void LowerKernelPlan(const ComputationRecord& comp, Step& s) {
     case CustomCallKind::kShardShape:
     case CustomCallKind::kTopK:
     case CustomCallKind::kCallComputation:
-    case CustomCallKind::kEinsum:
     case CustomCallKind::kSliceToDynamic:
     case CustomCallKind::kPadToStatic:
     case CustomCallKind::kShadowProbe: break;
