@@ -68,7 +68,7 @@ class Machine : public ControlFlow, private StepMachine {
         Result<Step> step = LowerBundle(p_, comp, b, options_);
         if (!step.ok()) return Annotate(comp, b, step.status());
         if (step->family == OpFamily::kCollective)
-          if (Status loaded = collectives_.Load(comp, *step); !loaded.ok()) return Annotate(comp, b, loaded);
+          if (Status loaded = collectives_.Load(p_, comp, *step); !loaded.ok()) return Annotate(comp, b, loaded);
         if (Status placed = CheckBundlePlacement(p_, comp, b, step->family); !placed.ok())
           return Annotate(comp, b, placed);
         Result<uint64_t> callee_need = CheckCalleeFrameAlignment(b, frame_alignment);
