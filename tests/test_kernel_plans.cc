@@ -1161,3 +1161,38 @@ TEST_CASE("kernel plans: an einsum's labels are resolved at load") {
 
 }  // namespace
 }  // namespace nhlo
+
+namespace nhlo {
+namespace {
+
+TEST_CASE("kernel plans: a variadic scatter's walk is planned at load") {
+  Lowered l = LowerFirst(
+      "  a = s32[3,3,2] parameter(0)\n  b = f32[3,3,2] parameter(1)\n  i = s32[2,2] parameter(2)\n"
+      "  u = s32[2,2] parameter(3)\n  v = f32[2,2] parameter(4)\n"
+      "  ROOT s = (s32[3,3,2], f32[3,3,2]) scatter(a, b, i, u, v), to_apply=update, update_window_dims={1}, "
+      "inserted_window_dims={0,1}, scatter_dims_to_operand_dims={0,1}, index_vector_dim=1\n",
+      Opcode::kScatter,
+      "update {\n  p0 = s32[] parameter(0)\n  p1 = f32[] parameter(1)\n  q0 = s32[] parameter(2)\n"
+      "  q1 = f32[] parameter(3)\n  ROOT t = (s32[], f32[]) tuple(q0, q1)\n}\n");
+  const ScatterWalkPlan& plan = PlanOf<ScatterWalkPlan>(l);
+  CHECK(plan.operand_window == std::vector<int64_t>{2});
+  CHECK(plan.window_size == std::vector<int64_t>{1, 1, 2});
+  CHECK(plan.index_len == 2);
+  CHECK(plan.is_window == std::vector<bool>{false, true});
+  CHECK(plan.strides == std::vector<int64_t>{6, 2, 1});
+  // The updates made to disagree with the inputs: no plan, and KernelScatter's message.
+  const ComputationRecord& entry = l.program.computations[l.program.entry];
+  std::vector<const BufferRecord*> ops;
+  for (uint32_t o : l.step.bundle->operands) ops.push_back(&entry.buffers[o]);
+  BufferRecord wrong = *ops[4];
+  wrong.type = PrimitiveType::kS32;
+  ops[4] = &wrong;
+  const BufferRecord& result = entry.buffers[l.step.bundle->result];
+  Result<ScatterWalkPlan> refused =
+      PlanScatterWalk(l.step, ops, {&entry.buffers[result.tuple[0]], &entry.buffers[result.tuple[1]]});
+  REQUIRE(!refused.ok());
+  CHECK(refused.status().message() == "scatter inputs, updates and results do not match");
+}
+
+}  // namespace
+}  // namespace nhlo

@@ -322,6 +322,7 @@ class ControlFlow : public Frames {
     NHLO_ASSIGN_OR_RETURN(CalleeCall call, Caller(s, *f));
     if (const auto* plan = PlanOf<ScatterPlan>(s))
       return RunPlannedScatter(*plan, s.pattern, in[0], indices, upd[0], out[0], call);
+    if (const auto* walk = PlanOf<ScatterWalkPlan>(s)) return RunScatterWalk(s, *walk, in, indices, upd, out, call);
     return KernelScatter(s, in, indices, upd, out, call);
   }
 

@@ -160,6 +160,17 @@ struct ScatterPlan {
   bool skips_all = false;  // a window wider than the operand: the result is the operand
 };
 
+/// A scatter that walks every update element as the evaluator does (a variadic scatter, or one
+/// whose start dimensions repeat or name a batching dimension), its records checked: the
+/// operand dimensions the window covers and each one's extent, which update dimensions are
+/// window dimensions, the operand's and the indices' row-major strides, and the index vector's
+/// length.
+struct ScatterWalkPlan {
+  std::vector<int64_t> operand_window, window_size, strides, istrides;
+  std::vector<bool> is_window;
+  int64_t index_len = 1;
+};
+
 /// Adjacent dimensions of one kind merged: `size` elements `stride` elements apart.
 struct StridedGroup {
   int64_t size, stride;
@@ -317,6 +328,10 @@ Result<SelectAndScatterPlan> PlanSelectAndScatter(const Step& step, const Buffer
                                                   const BufferRecord& out);
 constexpr int64_t kMaxWindowReach = int64_t{1} << 22;
 Result<ScatterPlan> PlanScatter(const Step& step, const std::vector<const BufferRecord*>& ops, const BufferRecord& out);
+/// The checks of any scatter on (inputs..., indices, updates...) and its result leaves, and its
+/// walk.
+Result<ScatterWalkPlan> PlanScatterWalk(const Step& step, const std::vector<const BufferRecord*>& ops,
+                                        const std::vector<const BufferRecord*>& out);
 
 /// A dot as [batch, m, k] x [batch, k, n] -> [batch, m, n] (kernels_dot.cc): the permutations that
 /// bring each operand into that order, or into [batch, k, m] and [batch, n, k], which the GEMM
@@ -547,11 +562,12 @@ struct EinsumPlan {
 struct CheckedCallPlan {};
 
 /// What LowerBundle keeps on a step (Step::plan).
-using KernelPlan = std::variant<DotPlan, ConvPlan, CopyPlan, ConcatPlan, IotaPlan, ReshapePlan, GatherPlan,
-                                DynamicSlicePlan, ScatterPlan, ReducePlan, ReduceWindowPlan, SelectAndScatterPlan,
-                                BitcastPlan, SortPlan, ElementwisePlan, FftPlan, LinalgPlan, BatchNormPlan, RngBitsPlan,
-                                RngPlan, StochasticConvertPlan, ScaledDotPlan, BitFieldPlan, TopKPlan, NeuronPlan,
-                                UniformQuantPlan, QuantizeMxPlan, ScaledMatmulPlan, CheckedCallPlan, EinsumPlan>;
+using KernelPlan =
+    std::variant<DotPlan, ConvPlan, CopyPlan, ConcatPlan, IotaPlan, ReshapePlan, GatherPlan, DynamicSlicePlan,
+                 ScatterPlan, ReducePlan, ReduceWindowPlan, SelectAndScatterPlan, BitcastPlan, SortPlan,
+                 ElementwisePlan, FftPlan, LinalgPlan, BatchNormPlan, RngBitsPlan, RngPlan, StochasticConvertPlan,
+                 ScaledDotPlan, BitFieldPlan, TopKPlan, NeuronPlan, UniformQuantPlan, QuantizeMxPlan, ScaledMatmulPlan,
+                 CheckedCallPlan, EinsumPlan, ScatterWalkPlan>;
 
 Result<ConvPlan> PlanConvolution(const ConvolutionDimensionNumbers& dims, const BufferRecord& lhs,
                                  const BufferRecord& rhs, const BufferRecord& out);

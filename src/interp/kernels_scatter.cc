@@ -138,6 +138,27 @@ Result<ScatterPlan> PlanCheckedScatter(const ScatterDimensionNumbers& dims, cons
   return plan;
 }
 
+// The walk of a scatter that passed CheckScatter.
+Result<ScatterWalkPlan> WalkOfChecked(const ScatterDimensionNumbers& dims, const BufferRecord& in,
+                                      const BufferRecord& indices, const BufferRecord& upd,
+                                      const std::vector<int64_t>& operand_window) {
+  const DimIndexList window_dims = dims.update_window_dims;
+  const std::vector<int64_t>& shape = in.dims;
+  const std::vector<int64_t>& udims = upd.dims;
+  const std::vector<int64_t>& idims = indices.dims;
+  const int64_t ivd = dims.index_vector_dim;
+  ScatterWalkPlan plan;
+  plan.operand_window = operand_window;
+  plan.index_len = ivd == static_cast<int64_t>(idims.size()) ? 1 : idims[ivd];
+  plan.is_window.assign(udims.size(), false);
+  for (int64_t d : window_dims) plan.is_window[d] = true;
+  plan.strides = RowMajorStrides(shape);
+  plan.istrides = RowMajorStrides(idims);
+  plan.window_size.assign(shape.size(), 1);
+  for (size_t k = 0; k < operand_window.size(); ++k) plan.window_size[operand_window[k]] = udims[window_dims[k]];
+  return plan;
+}
+
 }  // namespace
 
 Result<ScatterPlan> PlanScatter(const Step& step, const std::vector<const BufferRecord*>& ops,
@@ -210,8 +231,30 @@ Status KernelScatter(const Step& s, const std::vector<Buf>& in, const Buf& indic
     if (Result<ScatterPlan> plan = PlanCheckedScatter(dims, *in[0].rec, *indices.rec, *upd[0].rec, operand_window);
         plan.ok())
       return RunPlannedScatter(*plan, s.pattern, in[0], indices, upd[0], out[0], call);
-  // The general walk: every update element's start vector built in full, the later entries of a
-  // repeated dimension overriding the earlier ones, the batching dimensions last.
+  NHLO_ASSIGN_OR_RETURN(ScatterWalkPlan walk,
+                        WalkOfChecked(dims, *in[0].rec, *indices.rec, *upd[0].rec, operand_window));
+  return RunScatterWalk(s, walk, in, indices, upd, out, call);
+}
+
+Result<ScatterWalkPlan> PlanScatterWalk(const Step& step, const std::vector<const BufferRecord*>& ops,
+                                        const std::vector<const BufferRecord*>& out) {
+  const size_t n = (ops.size() - 1) / 2;
+  if (n == 0 || ops.size() != 2 * n + 1 || out.size() != n)
+    return Status::Error("scatter takes inputs, indices and as many updates");
+  const ScatterDimensionNumbers& dims = DimsOf<ScatterDimensionNumbers>(step);
+  const std::vector<const BufferRecord*> in(ops.begin(), ops.begin() + static_cast<std::ptrdiff_t>(n)),
+      upd(ops.begin() + static_cast<std::ptrdiff_t>(n) + 1, ops.end());
+  std::vector<int64_t> operand_window;
+  NHLO_TRY(CheckScatter(dims, in, *ops[n], upd, out, operand_window));
+  return WalkOfChecked(dims, *in[0], *ops[n], *upd[0], operand_window);
+}
+
+// The general walk: every update element's start vector built in full, the later entries of a
+// repeated dimension overriding the earlier ones, the batching dimensions last.
+Status RunScatterWalk(const Step& s, const ScatterWalkPlan& plan, const std::vector<Buf>& in, const Buf& indices,
+                      const std::vector<Buf>& upd, const std::vector<Buf>& out, const CalleeCall& call) {
+  const size_t n = in.size();
+  const ScatterDimensionNumbers& dims = DimsOf<ScatterDimensionNumbers>(s);
   const DimIndexList window_dims = dims.update_window_dims;
   const DimIndexList to_operand = dims.scatter_dims_to_operand_dims;
   const DimIndexList input_batching = dims.input_batching_dims;
@@ -220,14 +263,14 @@ Status KernelScatter(const Step& s, const std::vector<Buf>& in, const Buf& indic
   const std::vector<int64_t>& udims = Dims(upd[0]);
   const std::vector<int64_t>& idims = Dims(indices);
   const int64_t ivd = dims.index_vector_dim;
-  const int64_t index_len = ivd == static_cast<int64_t>(idims.size()) ? 1 : idims[ivd];
-  std::vector<bool> is_window(udims.size(), false);
-  for (int64_t d : window_dims) is_window[d] = true;
+  const int64_t index_len = plan.index_len;
+  const std::vector<bool>& is_window = plan.is_window;
+  const std::vector<int64_t>& operand_window = plan.operand_window;
+  const std::vector<int64_t>& window_size = plan.window_size;
+  const std::vector<int64_t>& strides = plan.strides;
+  const std::vector<int64_t>& istrides = plan.istrides;
   for (size_t i = 0; i < n; ++i)
     if (out[i].data != in[i].data) std::memmove(out[i].data, in[i].data, in[i].rec->size);
-  std::vector<int64_t> strides = RowMajorStrides(shape), istrides = RowMajorStrides(idims);
-  std::vector<int64_t> window_size(shape.size(), 1);
-  for (size_t k = 0; k < operand_window.size(); ++k) window_size[operand_window[k]] = udims[window_dims[k]];
   std::vector<int64_t> batch(idims.size()), start(shape.size());
   std::vector<const uint8_t*> args(2 * n);
   std::vector<std::string> cur(n), val(n);

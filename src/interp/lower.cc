@@ -567,6 +567,14 @@ void LowerKernelPlan(const ComputationRecord& comp, Step& s) {
       keep(PlanReduce(inputs, inits, results, *dims));
     return;
   }
+  if (f == OpFamily::kScatter) {
+    // One input with strides when its start dimensions allow; otherwise the evaluator's walk.
+    if (operands == 3 && out.type != PrimitiveType::kTuple) {
+      Result<ScatterPlan> strided = PlanScatter(s, operand_records(0, operands), out);
+      if (strided.ok()) return keep(std::move(strided));
+    }
+    return keep(PlanScatterWalk(s, operand_records(0, operands), result_leaves()));
+  }
   if (b.opcode == Opcode::kBatchNormTraining || b.opcode == Opcode::kBatchNormInference ||
       b.opcode == Opcode::kBatchNormGrad)
     return keep(PlanBatchNorm(s, operand_records(0, operands), result_leaves()));
@@ -692,8 +700,6 @@ void LowerKernelPlan(const ComputationRecord& comp, Step& s) {
     if (operands == 3)
       keep(PlanSelectAndScatter(s, comp.buffers[b.operands[0]], comp.buffers[b.operands[1]],
                                 comp.buffers[b.operands[2]], out));
-  } else if (f == OpFamily::kScatter) {
-    if (operands == 3) keep(PlanScatter(s, operand_records(0, operands), out));
   } else if (f == OpFamily::kScaledDot) {
     if (operands == 4)
       keep(PlanScaledDot(s, comp.buffers[b.operands[0]], comp.buffers[b.operands[1]], comp.buffers[b.operands[2]],

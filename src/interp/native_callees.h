@@ -72,6 +72,10 @@ Status KernelScatter(const Step& step, const std::vector<Buf>& in, const Buf& in
 /// it was planned for: the same result as KernelScatter, without its checks.
 Status RunPlannedScatter(const ScatterPlan& plan, const CalleePattern& pattern, const Buf& in, const Buf& indices,
                          const Buf& updates, const Buf& out, const CalleeCall& call);
+/// A scatter planned at load to walk every update element (PlanScatterWalk): the same result as
+/// KernelScatter's general walk, without its checks.
+Status RunScatterWalk(const Step& step, const ScatterWalkPlan& plan, const std::vector<Buf>& in, const Buf& indices,
+                      const std::vector<Buf>& upd, const std::vector<Buf>& out, const CalleeCall& call);
 
 /// Recognises the computation `step` calls (reduce, reduce-window, scatter, map, sort,
 /// select-and-scatter) and fills step.pattern; leaves it empty for anything else. Never fails:
