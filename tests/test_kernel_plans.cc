@@ -14,6 +14,7 @@
 #include "interp/kernel_plans.h"
 #include "interp/kernels.h"
 #include "interp/lower.h"
+#include "interp/native_callees.h"
 #include "load_program.h"
 #include "types/float_cast.h"
 
@@ -1192,6 +1193,52 @@ TEST_CASE("kernel plans: a variadic scatter's walk is planned at load") {
       PlanScatterWalk(l.step, ops, {&entry.buffers[result.tuple[0]], &entry.buffers[result.tuple[1]]});
   REQUIRE(!refused.ok());
   CHECK(refused.status().message() == "scatter inputs, updates and results do not match");
+}
+
+}  // namespace
+}  // namespace nhlo
+
+namespace nhlo {
+namespace {
+
+TEST_CASE("kernel plans: map, a reduce's accumulator convert and a converting copy are planned at load") {
+  const std::string maximum =
+      "maximum {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT d = f32[] maximum(b, a)\n}\n";
+  SUBCASE("a map of one binary op: its span, the operands in the computation's order") {
+    Lowered l = LowerFirst(
+        "  x = f32[5] parameter(0)\n  y = f32[5] parameter(1)\n  ROOT m = f32[5] map(x, y), dimensions={0}, "
+        "to_apply=maximum\n",
+        Opcode::kMap, maximum);
+    const MapPlan& plan = PlanOf<MapPlan>(l);
+    REQUIRE(static_cast<bool>(plan.native.fn));
+    CHECK(plan.swapped);  // maximum(b, a): max(y, x)
+    StepBuffers bufs(l, [](size_t k, int64_t i) -> uint32_t {
+      return std::bit_cast<uint32_t>(static_cast<float>(k == 0 ? i : 10 * i - 20));
+    });
+    REQUIRE(RunMap(plan, {bufs.bufs[0], bufs.bufs[1]}, bufs.out(), {}).ok());
+    for (int64_t i = 0; i < 5; ++i) {
+      float got;
+      std::memcpy(&got, bufs.out().data + 4 * i, 4);
+      CHECK(got == static_cast<float>(std::max<int64_t>(i, 10 * i - 20)));
+    }
+  }
+  SUBCASE("a bf16 reduce of an f32 reducer: the convert's span kept on the plan") {
+    Lowered l = LowerFirst(
+        "  x = f32[4,6] parameter(0)\n  z = f32[] constant(0)\n"
+        "  ROOT r = bf16[4] reduce(x, z), dimensions={1}, to_apply=add\n",
+        Opcode::kReduce, "add {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n");
+    const ReducePlan& plan = PlanOf<ReducePlan>(l);
+    CHECK(plan.accumulate == PrimitiveType::kF32);
+    CHECK(static_cast<bool>(plan.convert.fn));
+    CHECK(plan.convert.in_type == PrimitiveType::kF32);
+    CHECK(plan.convert.out_type == PrimitiveType::kBF16);
+  }
+  SUBCASE("a copy from f32 to bf16: the convert") {
+    Lowered l = LowerFirst("  x = f32[3] parameter(0)\n  ROOT c = bf16[3] copy(x)\n", Opcode::kCopy);
+    const ElementwisePlan& plan = PlanOf<ElementwisePlan>(l);
+    CHECK(plan.count == 3);
+    CHECK(plan.span.out_type == PrimitiveType::kBF16);
+  }
 }
 
 }  // namespace

@@ -273,6 +273,7 @@ class ControlFlow : public Frames {
     NHLO_ASSIGN_OR_RETURN(Buf out, Array(b.result));
     NHLO_ASSIGN_OR_RETURN(std::vector<Buf> in, OperandArrays(b, 0, b.operands.size()));
     NHLO_ASSIGN_OR_RETURN(CalleeCall call, Caller(s, *f));  // its root's type checked at load
+    if (const auto* plan = PlanOf<MapPlan>(s)) return ::nhlo::RunMap(*plan, in, out, call);
     return KernelMap(s.pattern, in, out, call);
   }
 

@@ -35,7 +35,10 @@ Status RunPlannedReduce(const ReducePlan& plan, const CalleePattern& pattern, co
     ReducePlan same_type = plan;
     same_type.accumulate = PrimitiveType::kInvalid;
     NHLO_TRY(RunPlannedReduce(same_type, pattern, in, init, {reduced}, call));
-    return KernelConvert(reduced, out[0]);
+    const uint8_t* from[3] = {reduced.data, nullptr, nullptr};
+    const int64_t element[3] = {HostByteSize(plan.accumulate), 0, 0};
+    RunSpanChunks(plan.convert, from, element, out[0].data, out[0].count());
+    return OkStatus();
   }
   if (n == 1 && pattern.op != ScalarOp::kNone) return KernelReduceNative(pattern, in[0], init[0], out[0], plan);
   if (n == 2 && pattern.arg_reduce)
@@ -77,11 +80,27 @@ Status RunPlannedReduce(const ReducePlan& plan, const CalleePattern& pattern, co
   return OkStatus();
 }
 
-Status KernelMap(const CalleePattern& pattern, const std::vector<Buf>& in, const Buf& out, const CalleeCall& call) {
-  for (const Buf& x : in)
-    if (x.count() != out.count()) return Status::Error("map operands and result differ in size");
-  if (pattern.op != ScalarOp::kNone && in.size() == 2)  // root = op(p0, p1): the elementwise kernel
-    return KernelBinary(ScalarOpcode(pattern.op), in[pattern.swapped], in[!pattern.swapped], out);
+Result<MapPlan> PlanMap(const CalleePattern& pattern, const std::vector<const BufferRecord*>& in,
+                        const BufferRecord& out) {
+  for (const BufferRecord* x : in)
+    if (x->ElementCount() != out.ElementCount()) return Status::Error("map operands and result differ in size");
+  MapPlan plan;
+  if (pattern.op != ScalarOp::kNone && in.size() == 2) {  // root = op(p0, p1): the elementwise kernel
+    plan.swapped = pattern.swapped;
+    NHLO_ASSIGN_OR_RETURN(plan.native,
+                          BinaryStepSpan(ScalarOpcode(pattern.op), *in[plan.swapped], *in[!plan.swapped], out));
+  }
+  return plan;
+}
+
+Status RunMap(const MapPlan& plan, const std::vector<Buf>& in, const Buf& out, const CalleeCall& call) {
+  if (plan.native.fn) {
+    const Buf &a = in[plan.swapped], &b = in[!plan.swapped];
+    const uint8_t* data[3] = {a.data, b.data, nullptr};
+    const int64_t element[3] = {HostByteSize(a.type()), HostByteSize(b.type()), 0};
+    RunSpanChunks(plan.native, data, element, out.data, out.count());
+    return OkStatus();
+  }
   std::vector<std::string> elems(in.size());
   std::vector<const uint8_t*> args(in.size());
   for (size_t k = 0; k < in.size(); ++k) {
@@ -96,6 +115,11 @@ Status KernelMap(const CalleePattern& pattern, const std::vector<Buf>& in, const
     std::memmove(out.data + i * out_size, results[0], out_size);
   }
   return OkStatus();
+}
+
+Status KernelMap(const CalleePattern& pattern, const std::vector<Buf>& in, const Buf& out, const CalleeCall& call) {
+  NHLO_ASSIGN_OR_RETURN(MapPlan plan, PlanMap(pattern, RecordsOf(in), *out.rec));
+  return RunMap(plan, in, out, call);
 }
 
 Result<SortPlan> PlanSort(const std::vector<const BufferRecord*>& in, const std::vector<const BufferRecord*>& out,

@@ -462,6 +462,14 @@ Result<ElementwisePlan> PlanElementwise(const ComputationRecord& comp, const Ste
   return plan;
 }
 
+Result<ElementwisePlan> PlanConvertingCopy(const BufferRecord& in, const BufferRecord& out) {
+  ElementwisePlan plan;
+  NHLO_ASSIGN_OR_RETURN(plan.span, ConvertStepSpan(in, out));
+  plan.count = out.ElementCount();
+  plan.element[0] = HostByteSize(in.type);
+  return plan;
+}
+
 void RunElementwise(const ElementwisePlan& plan, const Buf* in, const Buf& out) {
   if (plan.pick_bytes >= 0) {
     const uint8_t* pick = in[0].data[0] != 0 ? in[1].data : in[2].data;

@@ -164,6 +164,10 @@ class Machine : public ControlFlow, private StepMachine {
         if (b.opcode == Opcode::kCopy && from.type != to.type && IsFloat(from.type) && IsFloat(to.type)) {
           NHLO_ASSIGN_OR_RETURN(Buf in, Array(b.operands[0]));
           NHLO_ASSIGN_OR_RETURN(Buf out, Array(b.result));
+          if (const auto* convert = PlanOf<ElementwisePlan>(s)) {
+            RunElementwise(*convert, &in, out);
+            return OkStatus();
+          }
           return KernelConvert(in, out);
         }
         return CopyTree(b.operands[0], b.result);

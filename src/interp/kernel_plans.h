@@ -186,6 +186,16 @@ struct ReducePlan {
   std::vector<StridedGroup> kept, reduced;
   bool inner_kept = true;
   PrimitiveType accumulate = PrimitiveType::kInvalid;
+  SpanOp convert;  // with accumulate: the convert from it to the result's type
+};
+
+/// A map (exec_callees.cc) checked against its records: operands of the result's size, and for
+/// a map whose computation is one binary op of its two parameters, that op's span (the
+/// elementwise kernel's, operands in the computation's order); fn null: the computation runs
+/// per element.
+struct MapPlan {
+  SpanOp native;
+  bool swapped = false;
 };
 
 /// What a window op's windows meet (reduce-window, select-and-scatter; kernels_window.cc). The
@@ -403,6 +413,8 @@ struct ElementwisePlan {
 /// Plans an elementwise step (fused_groups.cc, beside the groups' own span forms); the kernel's
 /// error when its checks fail (the run then reports it), or an error for a dynamic step.
 Result<ElementwisePlan> PlanElementwise(const ComputationRecord& comp, const Step& s);
+/// A copy between float types (XLA's mixed-precision verifier allows it) as the convert it is.
+Result<ElementwisePlan> PlanConvertingCopy(const BufferRecord& in, const BufferRecord& out);
 /// Runs a plan on buffers whose records are the ones it was made for.
 void RunElementwise(const ElementwisePlan& plan, const Buf* in, const Buf& out);
 
@@ -567,7 +579,7 @@ using KernelPlan =
                  ScatterPlan, ReducePlan, ReduceWindowPlan, SelectAndScatterPlan, BitcastPlan, SortPlan,
                  ElementwisePlan, FftPlan, LinalgPlan, BatchNormPlan, RngBitsPlan, RngPlan, StochasticConvertPlan,
                  ScaledDotPlan, BitFieldPlan, TopKPlan, NeuronPlan, UniformQuantPlan, QuantizeMxPlan, ScaledMatmulPlan,
-                 CheckedCallPlan, EinsumPlan, ScatterWalkPlan>;
+                 CheckedCallPlan, EinsumPlan, ScatterWalkPlan, MapPlan>;
 
 Result<ConvPlan> PlanConvolution(const ConvolutionDimensionNumbers& dims, const BufferRecord& lhs,
                                  const BufferRecord& rhs, const BufferRecord& out);

@@ -674,6 +674,12 @@ void LowerKernelPlan(const ComputationRecord& comp, Step& s) {
     if (operands == 1) keep(PlanCopy(s, comp.buffers[b.operands[0]], nullptr, out));
   } else if (f == OpFamily::kPad) {
     if (operands == 2) keep(PlanCopy(s, comp.buffers[b.operands[0]], &comp.buffers[b.operands[1]], out));
+  } else if (f == OpFamily::kCopy) {
+    if (operands == 1 && b.opcode == Opcode::kCopy && comp.buffers[b.operands[0]].type != out.type &&
+        IsFloat(comp.buffers[b.operands[0]].type) && IsFloat(out.type))
+      keep(PlanConvertingCopy(comp.buffers[b.operands[0]], out));
+  } else if (f == OpFamily::kMap) {
+    keep(PlanMap(s.pattern, operand_records(0, operands), out));
   } else if (f == OpFamily::kFft) {
     if (operands == 1) keep(PlanFft(s, comp.buffers[b.operands[0]], out));
   } else if (f == OpFamily::kCholesky) {

@@ -45,6 +45,10 @@ Status RunPlannedReduce(const ReducePlan& plan, const CalleePattern& pattern, co
                         const std::vector<Buf>& init, const std::vector<Buf>& out, const CalleeCall& call);
 /// map(in...): `call` takes one element of each operand.
 Status KernelMap(const CalleePattern& pattern, const std::vector<Buf>& in, const Buf& out, const CalleeCall& call);
+/// KernelMap's checks on the records and its native span (MapPlan, kernel_plans.h), and its run.
+Result<MapPlan> PlanMap(const CalleePattern& pattern, const std::vector<const BufferRecord*>& in,
+                        const BufferRecord& out);
+Status RunMap(const MapPlan& plan, const std::vector<Buf>& in, const Buf& out, const CalleeCall& call);
 /// sort(in...) along `dim`, stable: `less` takes (lhs_0, rhs_0, lhs_1, rhs_1, ...) and returns pred[].
 Status KernelSort(const CalleePattern& pattern, const std::vector<Buf>& in, const std::vector<Buf>& out, int64_t dim,
                   const CalleeCall& less);

@@ -534,7 +534,12 @@ Result<ReducePlan> PlanReduce(const std::vector<const BufferRecord*>& in, const 
       return Status::Error("reduce operands, init values, result and reducer do not match");
   ReducePlan plan;
   plan.inner_kept = MergeGroups(dims, reduced, plan.kept, plan.reduced);
-  if (n == 1 && init[0]->type != out[0]->type) plan.accumulate = init[0]->type;
+  if (n == 1 && init[0]->type != out[0]->type) {
+    plan.accumulate = init[0]->type;
+    BufferRecord accumulated = *out[0];
+    accumulated.type = plan.accumulate;
+    NHLO_ASSIGN_OR_RETURN(plan.convert, ConvertStepSpan(accumulated, *out[0]));
+  }
   return plan;
 }
 
