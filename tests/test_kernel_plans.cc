@@ -1243,3 +1243,36 @@ TEST_CASE("kernel plans: map, a reduce's accumulator convert and a converting co
 
 }  // namespace
 }  // namespace nhlo
+
+namespace nhlo {
+namespace {
+
+TEST_CASE("kernel plans: a ragged-dot's mode and rows are resolved at load") {
+  Lowered l = LowerFirst(
+      "  a = f32[7,3] parameter(0)\n  b = f32[2,3,4] parameter(1)\n  g = s32[2] parameter(2)\n"
+      "  ROOT d = f32[7,4] ragged-dot(a, b, g), lhs_contracting_dims={1}, rhs_contracting_dims={1}, "
+      "lhs_ragged_dims={0}, rhs_group_dims={0}\n",
+      Opcode::kRaggedDot);
+  const RaggedDotPlan& plan = PlanOf<RaggedDotPlan>(l);
+  CHECK(plan.mode == RaggedMode::kNonContracting);
+  CHECK(plan.m == 7);
+  CHECK(plan.k == 3);
+  CHECK(plan.n == 4);
+  CHECK(plan.groups == 2);
+  CHECK(plan.place == std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6});  // row i sits at i on the ragged dimension
+  CHECK(plan.rorder == std::vector<int64_t>{0, 1, 2});             // [group, k, n]
+  // Group sizes {2, 3}: rows 0-1 use group 0, rows 2-4 group 1, rows 5-6 none (zeros).
+  StepBuffers bufs(l, [](size_t k, int64_t i) -> uint32_t {
+    if (k == 2) return i == 0 ? 2u : 3u;
+    return std::bit_cast<uint32_t>(k == 0 ? 1.0f : static_cast<float>(i / 12 + 1));  // b: group j is all j + 1
+  });
+  REQUIRE(RunRaggedDot(plan, bufs.bufs[0], bufs.bufs[1], bufs.bufs[2], bufs.out()).ok());
+  for (int64_t i = 0; i < 7; ++i) {
+    float got;
+    std::memcpy(&got, bufs.out().data + 4 * (i * 4), 4);
+    CHECK(got == (i < 2 ? 3.0f : i < 5 ? 6.0f : 0.0f));  // a row of ones times k = 3 entries of j + 1
+  }
+}
+
+}  // namespace
+}  // namespace nhlo

@@ -310,7 +310,9 @@ class Machine : public ControlFlow, private StepMachine {
         if (const auto* scaled = PlanOf<ScaledDotPlan>(s))
           return RunScaledDot(*scaled, in[0], in[1], in[2], in[3], out);
         return KernelScaledDot(s, in[0], in[1], in[2], in[3], out);
-      case OpFamily::kRaggedDot: return KernelRaggedDot(s, in[0], in[1], in[2], out);
+      case OpFamily::kRaggedDot:
+        if (const auto* ragged = PlanOf<RaggedDotPlan>(s)) return RunRaggedDot(*ragged, in[0], in[1], in[2], out);
+        return KernelRaggedDot(s, in[0], in[1], in[2], out);
       case OpFamily::kReducePrecision: return KernelReducePrecision(s, in[0], out);
       case OpFamily::kRng:
         if (const auto* rng = PlanOf<RngPlan>(s)) return RunRng(*rng, in[0], in[1], out, rng_engine_);

@@ -573,13 +573,43 @@ struct EinsumPlan {
 /// functions, threefry2x32): they passed at load, and the run makes none.
 struct CheckedCallPlan {};
 
+/// ragged-dot's mode: the kind of its lhs ragged dimension (kernels_ragged_dot.cc).
+enum class RaggedMode : uint8_t { kNonContracting, kContracting, kBatch };
+
+/// A ragged-dot checked against its records (kernels_ragged_dot.cc): its dimension numbers,
+/// mode, sizes and group-sizes form; for batch mode the dot it runs first and how a batch index
+/// finds its group row, for the others the operands' orders into [batch, m, k] and
+/// [batch, group, k, n] and, per m (or k) coordinate, its place on the ragged dimension and its
+/// group-sizes row.
+struct RaggedDotPlan {
+  RaggedMode mode = RaggedMode::kNonContracting;
+  std::vector<int64_t> lb, lc, rb, rc;
+  int64_t ragged = 0;                 // lhs dimension
+  int64_t rhs_group = -1;             // rhs dimension, non-contracting mode only
+  std::vector<int64_t> lfree, rfree;  // free dimensions, ascending
+  std::vector<int64_t> x_dims;        // lhs dimensions of the ragged kind before the ragged one
+  int64_t groups = 0;
+  bool broadcast_sizes = false;  // group_sizes is [g]
+  int64_t batch = 1, m = 1, n = 1, k = 1;
+  bool empty = false;  // the result has no elements
+  bool zeros = false;  // an operand has none: every sum is empty
+  // batch mode
+  DotPlan dot;
+  std::vector<int64_t> batch_sizes, x_pos, x_sizes;
+  size_t ragged_pos = 0;
+  int64_t block = 0;  // bytes of one batch index's [m, n] block
+  // non-contracting and contracting modes
+  std::vector<int64_t> lorder, rorder, place, xrow;
+  int64_t x_count = 1;
+};
+
 /// What LowerBundle keeps on a step (Step::plan).
 using KernelPlan =
     std::variant<DotPlan, ConvPlan, CopyPlan, ConcatPlan, IotaPlan, ReshapePlan, GatherPlan, DynamicSlicePlan,
                  ScatterPlan, ReducePlan, ReduceWindowPlan, SelectAndScatterPlan, BitcastPlan, SortPlan,
                  ElementwisePlan, FftPlan, LinalgPlan, BatchNormPlan, RngBitsPlan, RngPlan, StochasticConvertPlan,
                  ScaledDotPlan, BitFieldPlan, TopKPlan, NeuronPlan, UniformQuantPlan, QuantizeMxPlan, ScaledMatmulPlan,
-                 CheckedCallPlan, EinsumPlan, ScatterWalkPlan, MapPlan>;
+                 CheckedCallPlan, EinsumPlan, ScatterWalkPlan, MapPlan, RaggedDotPlan>;
 
 Result<ConvPlan> PlanConvolution(const ConvolutionDimensionNumbers& dims, const BufferRecord& lhs,
                                  const BufferRecord& rhs, const BufferRecord& out);

@@ -24,31 +24,16 @@
 namespace nhlo {
 namespace {
 
-enum class RaggedMode : uint8_t { kNonContracting, kContracting, kBatch };
-
-struct RaggedPlan {
-  RaggedMode mode = RaggedMode::kNonContracting;
-  std::vector<int64_t> lb, lc, rb, rc;
-  int64_t ragged = 0;                 // lhs dimension
-  int64_t rhs_group = -1;             // rhs dimension, non-contracting mode only
-  std::vector<int64_t> lfree, rfree;  // free dimensions, ascending
-  std::vector<int64_t> x_dims;        // lhs dimensions of the ragged kind before the ragged one
-  int64_t groups = 0;
-  bool broadcast_sizes = false;  // group_sizes is [g]
-  int64_t batch = 1, m = 1, n = 1, k = 1;
-};
-
 std::string Str(const std::vector<int64_t>& dims) {
   std::string s = "[";
   for (size_t i = 0; i < dims.size(); ++i) s += (i ? "," : "") + std::to_string(dims[i]);
   return s + "]";
 }
 
-// Everything about the operands' shapes that the kernel relies on, checked once (at load and
-// again at run, on the same records).
-Result<RaggedPlan> PlanRaggedDot(const Step& s, const BufferRecord& lhs, const BufferRecord& rhs,
-                                 const BufferRecord& sizes, const BufferRecord& out) {
-  RaggedPlan p;
+// Everything about the operands' shapes that the kernel relies on, checked.
+Result<RaggedDotPlan> CheckRaggedDot(const Step& s, const BufferRecord& lhs, const BufferRecord& rhs,
+                                     const BufferRecord& sizes, const BufferRecord& out) {
+  RaggedDotPlan p;
   const RaggedDotDimensionNumbers& dims = DimsOf<RaggedDotDimensionNumbers>(s);
   p.lb.assign(dims.dot.lhs_batch.begin(), dims.dot.lhs_batch.end());
   p.lc.assign(dims.dot.lhs_contracting.begin(), dims.dot.lhs_contracting.end());
@@ -183,81 +168,101 @@ void MulAddRow(C x, const C* brow, C* row, int64_t n) {
 
 Status CheckRaggedDotShapes(const Step& step, const BufferRecord& lhs, const BufferRecord& rhs,
                             const BufferRecord& sizes, const BufferRecord& out) {
-  return PlanRaggedDot(step, lhs, rhs, sizes, out).status();
+  return CheckRaggedDot(step, lhs, rhs, sizes, out).status();
+}
+
+Result<RaggedDotPlan> PlanRaggedDot(const Step& s, const BufferRecord& lhs, const BufferRecord& rhs,
+                                    const BufferRecord& sizes, const BufferRecord& out) {
+  NHLO_ASSIGN_OR_RETURN(RaggedDotPlan p, CheckRaggedDot(s, lhs, rhs, sizes, out));
+  const auto& L = lhs.dims;
+  p.empty = out.ElementCount() == 0;
+  if (p.mode == RaggedMode::kBatch) {
+    NHLO_ASSIGN_OR_RETURN(p.dot, PlanDot(DimsOf<RaggedDotDimensionNumbers>(s).dot, lhs, rhs, out));
+    for (size_t i = 0; i < p.lb.size(); ++i) {
+      p.batch_sizes.push_back(L[p.lb[i]]);
+      if (p.lb[i] == p.ragged) p.ragged_pos = i;
+    }
+    for (int64_t d : p.x_dims) {
+      p.x_pos.push_back(static_cast<int64_t>(std::find(p.lb.begin(), p.lb.end(), d) - p.lb.begin()));
+      p.x_sizes.push_back(L[d]);
+    }
+    p.block = p.m * p.n * HostByteSize(out.type);
+    return p;
+  }
+  p.zeros = lhs.ElementCount() == 0 || rhs.ElementCount() == 0;  // every sum is empty
+  if (p.empty || p.zeros) return p;
+  // lhs as [batch, m, k] (free dims ascending, contracting in lc order); rhs as
+  // [batch, group, k, n] (group of extent 1 in contracting mode).
+  p.lorder = p.lb;
+  p.lorder.insert(p.lorder.end(), p.lfree.begin(), p.lfree.end());
+  p.lorder.insert(p.lorder.end(), p.lc.begin(), p.lc.end());
+  p.rorder = p.rb;
+  if (p.rhs_group >= 0) p.rorder.push_back(p.rhs_group);
+  p.rorder.insert(p.rorder.end(), p.rc.begin(), p.rc.end());
+  p.rorder.insert(p.rorder.end(), p.rfree.begin(), p.rfree.end());
+  // Where the ragged dimension and the x dimensions sit in the m (or k) coordinates.
+  const std::vector<int64_t>& axis_dims = p.mode == RaggedMode::kContracting ? p.lc : p.lfree;
+  std::vector<int64_t> axis_sizes, x_pos, x_sizes;
+  size_t ragged_pos = 0;
+  for (size_t i = 0; i < axis_dims.size(); ++i) {
+    axis_sizes.push_back(L[axis_dims[i]]);
+    if (axis_dims[i] == p.ragged) ragged_pos = i;
+  }
+  for (int64_t d : p.x_dims) {
+    x_pos.push_back(std::find(axis_dims.begin(), axis_dims.end(), d) - axis_dims.begin());
+    x_sizes.push_back(L[d]);
+  }
+  p.x_count = CheckedElementCount(x_sizes);
+  // For each m (or k) coordinate: its place on the ragged dimension and its x row. The lhs has
+  // elements, so m (or k) is at most its count.
+  const int64_t axis_count = p.mode == RaggedMode::kContracting ? p.k : p.m;
+  p.place.resize(static_cast<size_t>(axis_count));
+  p.xrow.resize(static_cast<size_t>(axis_count));
+  ForEachIndex(axis_sizes, [&](int64_t i, const std::vector<int64_t>& coord) {
+    p.place[i] = coord[ragged_pos];
+    int64_t x = 0;
+    for (size_t t = 0; t < x_pos.size(); ++t) x = x * x_sizes[t] + coord[x_pos[t]];
+    p.xrow[i] = x;
+  });
+  return p;
 }
 
 Status KernelRaggedDot(const Step& s, const Buf& lhs, const Buf& rhs, const Buf& sizes, const Buf& out) {
-  NHLO_ASSIGN_OR_RETURN(RaggedPlan p, PlanRaggedDot(s, *lhs.rec, *rhs.rec, *sizes.rec, *out.rec));
+  NHLO_ASSIGN_OR_RETURN(RaggedDotPlan p, PlanRaggedDot(s, *lhs.rec, *rhs.rec, *sizes.rec, *out.rec));
+  return RunRaggedDot(p, lhs, rhs, sizes, out);
+}
+
+Status RunRaggedDot(const RaggedDotPlan& p, const Buf& lhs, const Buf& rhs, const Buf& sizes, const Buf& out) {
   if (p.mode == RaggedMode::kBatch) {
     // A plain dot, then the batch rows no group holds are zeros (XLA's evaluator: a batch index
     // outside every group contributes nothing).
-    NHLO_TRY(KernelDot(DimsOf<RaggedDotDimensionNumbers>(s).dot, lhs, rhs, out));
-    if (out.count() == 0) return OkStatus();
+    NHLO_TRY(RunDot(p.dot, lhs, rhs, out));
+    if (p.empty) return OkStatus();
     GroupRows rows = ReadGroups(sizes, p.groups);
-    const auto& L = Dims(lhs);
-    std::vector<int64_t> batch_sizes;
-    size_t ragged_pos = 0;
-    std::vector<size_t> x_pos;
-    std::vector<int64_t> x_sizes;
-    for (size_t i = 0; i < p.lb.size(); ++i) {
-      batch_sizes.push_back(L[p.lb[i]]);
-      if (p.lb[i] == p.ragged) ragged_pos = i;
-    }
-    for (int64_t d : p.x_dims) {
-      x_pos.push_back(static_cast<size_t>(std::find(p.lb.begin(), p.lb.end(), d) - p.lb.begin()));
-      x_sizes.push_back(L[d]);
-    }
-    const int64_t block = p.m * p.n * HostByteSize(out.type());
-    ForEachIndex(batch_sizes, [&](int64_t bi, const std::vector<int64_t>& coord) {
+    ForEachIndex(p.batch_sizes, [&](int64_t bi, const std::vector<int64_t>& coord) {
       int64_t x = 0;
-      for (size_t t = 0; t < x_pos.size(); ++t) x = x * x_sizes[t] + coord[x_pos[t]];
+      for (size_t t = 0; t < p.x_pos.size(); ++t) x = x * p.x_sizes[t] + coord[static_cast<size_t>(p.x_pos[t])];
       int64_t row = p.broadcast_sizes ? 0 : x;
       for (int64_t j = 0; j < p.groups; ++j)
-        if (rows.Holds(row, j, coord[ragged_pos])) return;
-      std::memset(out.data + bi * block, 0, static_cast<size_t>(block));
+        if (rows.Holds(row, j, coord[p.ragged_pos])) return;
+      std::memset(out.data + bi * p.block, 0, static_cast<size_t>(p.block));
     });
     return OkStatus();
   }
-  if (out.count() == 0) return OkStatus();
-  if (lhs.count() == 0 || rhs.count() == 0) {  // every sum is empty
+  if (p.empty) return OkStatus();
+  if (p.zeros) {
     std::memset(out.data, 0, out.rec->size);
     return OkStatus();
   }
   GroupRows rows = ReadGroups(sizes, p.groups);
   const auto& L = Dims(lhs);
   const auto& R = Dims(rhs);
-  // lhs as [batch, m, k] (free dims ascending, contracting in lc order); rhs as
-  // [batch, group, k, n] (group of extent 1 in contracting mode).
-  std::vector<int64_t> lorder = p.lb, rorder = p.rb;
-  lorder.insert(lorder.end(), p.lfree.begin(), p.lfree.end());
-  lorder.insert(lorder.end(), p.lc.begin(), p.lc.end());
-  if (p.rhs_group >= 0) rorder.push_back(p.rhs_group);
-  rorder.insert(rorder.end(), p.rc.begin(), p.rc.end());
-  rorder.insert(rorder.end(), p.rfree.begin(), p.rfree.end());
+  const std::vector<int64_t>& lorder = p.lorder;
+  const std::vector<int64_t>& rorder = p.rorder;
+  const std::vector<int64_t>& place = p.place;
+  const std::vector<int64_t>& xrow = p.xrow;
   const int64_t rgroups = p.rhs_group >= 0 ? p.groups : 1;
-  // Where the ragged dimension and the x dimensions sit in the m (or k) coordinates.
-  const std::vector<int64_t>& axis_dims = p.mode == RaggedMode::kContracting ? p.lc : p.lfree;
-  std::vector<int64_t> axis_sizes, x_pos;
-  size_t ragged_pos = 0;
-  for (size_t i = 0; i < axis_dims.size(); ++i) {
-    axis_sizes.push_back(L[axis_dims[i]]);
-    if (axis_dims[i] == p.ragged) ragged_pos = i;
-  }
-  std::vector<int64_t> x_sizes;
-  for (int64_t d : p.x_dims) {
-    x_pos.push_back(std::find(axis_dims.begin(), axis_dims.end(), d) - axis_dims.begin());
-    x_sizes.push_back(L[d]);
-  }
-  int64_t x_count = CheckedElementCount(x_sizes);
-  // For each m (or k) coordinate: its place on the ragged dimension and its x row.
-  int64_t axis_count = p.mode == RaggedMode::kContracting ? p.k : p.m;
-  std::vector<int64_t> place(static_cast<size_t>(axis_count)), xrow(static_cast<size_t>(axis_count));
-  ForEachIndex(axis_sizes, [&](int64_t i, const std::vector<int64_t>& coord) {
-    place[i] = coord[ragged_pos];
-    int64_t x = 0;
-    for (size_t t = 0; t < x_pos.size(); ++t) x = x * x_sizes[t] + coord[x_pos[t]];
-    xrow[i] = x;
-  });
+  const int64_t x_count = p.x_count;
   auto row_of = [&](int64_t bi, int64_t x) { return p.broadcast_sizes ? 0 : bi * x_count + x; };
   return DispatchType(out.type(), [&](auto out_traits) -> Status {
     using C = typename decltype(out_traits)::Compute;

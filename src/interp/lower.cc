@@ -680,6 +680,10 @@ void LowerKernelPlan(const ComputationRecord& comp, Step& s) {
       keep(PlanConvertingCopy(comp.buffers[b.operands[0]], out));
   } else if (f == OpFamily::kMap) {
     keep(PlanMap(s.pattern, operand_records(0, operands), out));
+  } else if (f == OpFamily::kRaggedDot) {
+    if (operands == 3)
+      keep(
+          PlanRaggedDot(s, comp.buffers[b.operands[0]], comp.buffers[b.operands[1]], comp.buffers[b.operands[2]], out));
   } else if (f == OpFamily::kFft) {
     if (operands == 1) keep(PlanFft(s, comp.buffers[b.operands[0]], out));
   } else if (f == OpFamily::kCholesky) {
