@@ -1276,3 +1276,29 @@ TEST_CASE("kernel plans: a ragged-dot's mode and rows are resolved at load") {
 
 }  // namespace
 }  // namespace nhlo
+
+namespace nhlo {
+namespace {
+
+TEST_CASE("kernel plans: a scan's leaves and blocks are resolved at load") {
+  Lowered l = LowerFirst(
+      "  input = f32[3,4] parameter(0)\n  init = f32[3] parameter(1)\n"
+      "  ROOT scan = (f32[3,4], f32[3]) scan(input, init), dimensions={1}, is_reverse=true, num_carries=1, "
+      "to_apply=scan_add\n",
+      Opcode::kScan,
+      "scan_add {\n  x = f32[3] parameter(0)\n  y = f32[3] parameter(1)\n  add = f32[3] add(x, y)\n"
+      "  ROOT t = (f32[3], f32[3]) tuple(add, add)\n}\n");
+  const ScanPlan& plan = PlanOf<ScanPlan>(l);
+  CHECK(plan.inputs == 1);
+  CHECK(plan.carries == 1);
+  CHECK(plan.outputs == 1);
+  CHECK(plan.length == 4);
+  CHECK(plan.reverse);
+  REQUIRE(plan.in_along.size() == 1);
+  CHECK(plan.in_along[0].outer == 3);  // rows of 4 along dimension 1: 3 blocks of one f32 each
+  CHECK(plan.in_along[0].inner == 4);
+  CHECK(plan.out_along[0].length == 4);
+}
+
+}  // namespace
+}  // namespace nhlo

@@ -603,13 +603,27 @@ struct RaggedDotPlan {
   int64_t x_count = 1;
 };
 
+/// scan (scan_step.cc) checked against its records and computation: the counts of inputs,
+/// carries and outputs, the result's and the callee root's leaves, each input's and output's
+/// blocks along the scanned dimension (outer x length x inner bytes), the length and the order.
+struct ScanPlan {
+  struct Along {
+    int64_t outer = 1, length = 0, inner = 0;
+  };
+  size_t inputs = 0, carries = 0, outputs = 0;
+  std::vector<uint32_t> result_leaves, root_leaves;
+  std::vector<Along> in_along, out_along;
+  int64_t length = -1;
+  bool reverse = false;
+};
+
 /// What LowerBundle keeps on a step (Step::plan).
 using KernelPlan =
     std::variant<DotPlan, ConvPlan, CopyPlan, ConcatPlan, IotaPlan, ReshapePlan, GatherPlan, DynamicSlicePlan,
                  ScatterPlan, ReducePlan, ReduceWindowPlan, SelectAndScatterPlan, BitcastPlan, SortPlan,
                  ElementwisePlan, FftPlan, LinalgPlan, BatchNormPlan, RngBitsPlan, RngPlan, StochasticConvertPlan,
                  ScaledDotPlan, BitFieldPlan, TopKPlan, NeuronPlan, UniformQuantPlan, QuantizeMxPlan, ScaledMatmulPlan,
-                 CheckedCallPlan, EinsumPlan, ScatterWalkPlan, MapPlan, RaggedDotPlan>;
+                 CheckedCallPlan, EinsumPlan, ScatterWalkPlan, MapPlan, RaggedDotPlan, ScanPlan>;
 
 Result<ConvPlan> PlanConvolution(const ConvolutionDimensionNumbers& dims, const BufferRecord& lhs,
                                  const BufferRecord& rhs, const BufferRecord& out);

@@ -10,6 +10,7 @@
 #include "interp/kernels.h"
 #include "interp/native_callees.h"
 #include "interp/op_table.h"
+#include "interp/scan_step.h"
 
 namespace nhlo {
 namespace {
@@ -837,6 +838,12 @@ Result<Step> LowerBundle(const BundleProgram& p, const ComputationRecord& comp, 
   LowerCalleePattern(p, comp, s);
   LowerCalleeSignature(p, comp, s);
   if (!s.dynamic) LowerKernelPlan(comp, s);  // after the pattern: a sort's native key depends on it
+  if (s.family == OpFamily::kScan && !s.dynamic) {
+    const AttrRecord* to_apply = s.Find(AttrId::kToApply);
+    if (to_apply && !to_apply->computations().empty() && to_apply->computations()[0] < p.computations.size())
+      if (Result<ScanPlan> scan = PlanScan(comp, p.computations[to_apply->computations()[0]], s); scan.ok())
+        s.plan = std::make_unique<const KernelPlan>(std::move(*scan));
+  }
   if (s.family == OpFamily::kFft && b.operands.size() == 1)
     s.scratch_bytes = FftScratchBytes(s, comp.buffers[b.operands[0]], comp.buffers[b.result]);
   if (s.scratch_bytes > options.scratch_limit)

@@ -14,10 +14,7 @@
 namespace nhlo {
 namespace {
 
-// Row-major blocks of an array along one dimension: outer x length x inner bytes.
-struct Along {
-  int64_t outer = 1, length = 0, inner = 0;
-};
+using Along = ScanPlan::Along;
 
 // `whole` is `slice` with dimension `dim` inserted; its bytes, as blocks along `dim`.
 Result<Along> BlocksAlong(const BufferRecord& whole, const BufferRecord& slice, int64_t dim) {
@@ -41,61 +38,88 @@ Result<Along> BlocksAlong(const BufferRecord& whole, const BufferRecord& slice, 
 
 }  // namespace
 
-Status RunScan(const Step& s, StepMachine& m) {
+Result<ScanPlan> PlanScan(const ComputationRecord& comp, const ComputationRecord& f, const Step& s) {
   const BundleRecord& b = *s.bundle;
-  const ComputationRecord& comp = m.Running();
-  NHLO_ASSIGN_OR_RETURN(const ComputationRecord* f, m.CalledComputation(s, AttrId::kToApply));
   const AttrRecord* dims = s.Find(AttrId::kDimensions);
   const AttrRecord* carries_attr = s.Find(AttrId::kNumCarries);
   const size_t n = b.operands.size();
   if (!dims || dims->ints().size() != 1 || !carries_attr || carries_attr->i() < 0 ||
       static_cast<uint64_t>(carries_attr->i()) > n)
     return Status::Error("scan needs one dimension and num_carries within its operands");
-  const size_t carries = static_cast<size_t>(carries_attr->i()), inputs = n - carries;
+  ScanPlan plan;
+  plan.carries = static_cast<size_t>(carries_attr->i());
+  plan.inputs = n - plan.carries;
   const int64_t dim = dims->ints()[0];
   const BufferRecord& r = comp.buffers[b.result];
-  const BufferRecord& root = f->buffers[f->root];
+  const BufferRecord& root = f.buffers[f.root];
   // The result's leaves and the callee root's, in order: a tuple's elements, or the one array.
-  std::vector<uint32_t> result_leaves = r.type == PrimitiveType::kTuple ? r.tuple : std::vector<uint32_t>{b.result};
-  std::vector<uint32_t> root_leaves = root.type == PrimitiveType::kTuple ? root.tuple : std::vector<uint32_t>{f->root};
-  if (f->params.size() != n || root_leaves.size() != result_leaves.size() || result_leaves.size() < carries)
-    return Status::Error("scan computation '" + std::string(f->name) + "' does not fit the scan");
-  const size_t outputs = result_leaves.size() - carries;
-  std::vector<Along> in_along(inputs), out_along(outputs);
-  std::vector<std::vector<uint64_t>> scratch(n);  // 8-byte aligned
-  std::vector<uint8_t*> params(n);
+  plan.result_leaves = r.type == PrimitiveType::kTuple ? r.tuple : std::vector<uint32_t>{b.result};
+  plan.root_leaves = root.type == PrimitiveType::kTuple ? root.tuple : std::vector<uint32_t>{f.root};
+  if (f.params.size() != n || plan.root_leaves.size() != plan.result_leaves.size() ||
+      plan.result_leaves.size() < plan.carries)
+    return Status::Error("scan computation '" + std::string(f.name) + "' does not fit the scan");
+  plan.outputs = plan.result_leaves.size() - plan.carries;
+  plan.in_along.resize(plan.inputs);
+  plan.out_along.resize(plan.outputs);
   int64_t length = -1;
   for (size_t i = 0; i < n; ++i) {
-    const BufferRecord& pb = f->buffers[f->params[i]];
+    const BufferRecord& pb = f.buffers[f.params[i]];
     const BufferRecord& ob = comp.buffers[b.operands[i]];
     if (!IsArrayType(pb.type)) return Status::Error("scan over tuple or token operands is not supported");
-    if (i < inputs) {
-      NHLO_ASSIGN_OR_RETURN(in_along[i], BlocksAlong(ob, pb, dim));
-      if (length >= 0 && in_along[i].length != length) return Status::Error("scan inputs differ in length");
-      length = in_along[i].length;
+    if (i < plan.inputs) {
+      NHLO_ASSIGN_OR_RETURN(plan.in_along[i], BlocksAlong(ob, pb, dim));
+      if (length >= 0 && plan.in_along[i].length != length) return Status::Error("scan inputs differ in length");
+      length = plan.in_along[i].length;
     } else if (ob.type != pb.type || ob.dims != pb.dims) {
       return Status::Error("scan init '" + std::string(ob.name) + "' does not match parameter '" +
                            std::string(pb.name) + "'");
     }
-    scratch[i].assign(pb.size / 8 + 1, 0);
-    params[i] = reinterpret_cast<uint8_t*>(scratch[i].data());
   }
-  for (size_t k = 0; k < result_leaves.size(); ++k) {
-    const BufferRecord& leaf = f->buffers[root_leaves[k]];
-    const BufferRecord& rb = comp.buffers[result_leaves[k]];
-    if (k < outputs) {
-      NHLO_ASSIGN_OR_RETURN(out_along[k], BlocksAlong(rb, leaf, dim));
-      if (length >= 0 && out_along[k].length != length)
+  for (size_t k = 0; k < plan.result_leaves.size(); ++k) {
+    const BufferRecord& leaf = f.buffers[plan.root_leaves[k]];
+    const BufferRecord& rb = comp.buffers[plan.result_leaves[k]];
+    if (k < plan.outputs) {
+      NHLO_ASSIGN_OR_RETURN(plan.out_along[k], BlocksAlong(rb, leaf, dim));
+      if (length >= 0 && plan.out_along[k].length != length)
         return Status::Error("scan outputs differ in length from the inputs");
-      length = out_along[k].length;
+      length = plan.out_along[k].length;
       continue;
     }
     // A carry: result, callee result and parameter are all the init's shape.
-    const BufferRecord& pb = f->buffers[f->params[inputs + k - outputs]];
+    const BufferRecord& pb = f.buffers[f.params[plan.inputs + k - plan.outputs]];
     if (!IsArrayType(rb.type) || rb.type != leaf.type || rb.dims != leaf.dims || rb.type != pb.type ||
         rb.dims != pb.dims)
       return Status::Error("scan carry result '" + std::string(leaf.name) + "' does not match its parameter '" +
                            std::string(pb.name) + "'");
+  }
+  plan.length = length;
+  const AttrRecord* reverse_attr = s.Find(AttrId::kIsReverse);
+  plan.reverse = reverse_attr && reverse_attr->kind == AttrKind::Bool && reverse_attr->b();
+  return plan;
+}
+
+Status RunScan(const Step& s, StepMachine& m) {
+  NHLO_ASSIGN_OR_RETURN(const ComputationRecord* f, m.CalledComputation(s, AttrId::kToApply));
+  if (const auto* plan = PlanOf<ScanPlan>(s)) return RunPlannedScan(s, *plan, *f, m);
+  NHLO_ASSIGN_OR_RETURN(ScanPlan plan, PlanScan(m.Running(), *f, s));
+  return RunPlannedScan(s, plan, *f, m);
+}
+
+Status RunPlannedScan(const Step& s, const ScanPlan& plan, const ComputationRecord& callee, StepMachine& m) {
+  const BundleRecord& b = *s.bundle;
+  const ComputationRecord* f = &callee;
+  const size_t n = b.operands.size(), inputs = plan.inputs, carries = plan.carries, outputs = plan.outputs;
+  const std::vector<uint32_t>& result_leaves = plan.result_leaves;
+  const std::vector<uint32_t>& root_leaves = plan.root_leaves;
+  const std::vector<Along>& in_along = plan.in_along;
+  const std::vector<Along>& out_along = plan.out_along;
+  const int64_t length = plan.length;
+  const bool reverse = plan.reverse;
+  std::vector<std::vector<uint64_t>> scratch(n);  // 8-byte aligned
+  std::vector<uint8_t*> params(n);
+  for (size_t i = 0; i < n; ++i) {
+    scratch[i].assign(f->buffers[f->params[i]].size / 8 + 1, 0);
+    params[i] = reinterpret_cast<uint8_t*>(scratch[i].data());
   }
   for (size_t c = 0; c < carries; ++c) {
     NHLO_ASSIGN_OR_RETURN(Buf init, m.ArrayOf(b.operands[inputs + c]));
@@ -108,8 +132,6 @@ Status RunScan(const Step& s, StepMachine& m) {
   for (size_t k = 0; k < result_leaves.size(); ++k) {
     NHLO_ASSIGN_OR_RETURN(out[k], m.ArrayOf(result_leaves[k]));
   }
-  const AttrRecord* reverse_attr = s.Find(AttrId::kIsReverse);
-  const bool reverse = reverse_attr && reverse_attr->kind == AttrKind::Bool && reverse_attr->b();
   std::vector<const uint8_t*> got;
   for (int64_t step = 0; step < std::max<int64_t>(length, 0); ++step) {
     const int64_t at = reverse ? length - 1 - step : step;
