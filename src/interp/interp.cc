@@ -533,9 +533,7 @@ class Machine : public ControlFlow, private StepMachine {
   // device) at 0, so runs repeat.
   Status RunRngState(const Step& s) {
     NHLO_ASSIGN_OR_RETURN(Buf out, Array(s.bundle->result));
-    const AttrRecord* delta = s.Find(AttrId::kDelta);
-    if (out.type() != PrimitiveType::kU64 || out.count() != 2 || !delta)
-      return Status::Error("rng-get-and-update-state returns u64[2] and needs delta=");
+    const AttrRecord* delta = s.Find(AttrId::kDelta);  // LowerBundle checked it and the u64[2] result
     uint64_t words[2] = {static_cast<uint64_t>(rng_state_), static_cast<uint64_t>(rng_state_ >> 64)};
     std::memcpy(out.data, words, 16);
     rng_state_ += static_cast<unsigned __int128>(static_cast<uint64_t>(delta->i()));

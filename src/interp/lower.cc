@@ -813,6 +813,11 @@ Result<Step> LowerBundle(const BundleProgram& p, const ComputationRecord& comp, 
       break;
   }
   if (arity >= 0) NHLO_TRY(Arity(b, static_cast<size_t>(arity)));
+  if (s.family == OpFamily::kRngState) {
+    const BufferRecord& out = comp.buffers[b.result];
+    if (out.type != PrimitiveType::kU64 || out.ElementCount() != 2 || !s.Find(AttrId::kDelta))
+      return Status::Error("rng-get-and-update-state returns u64[2] and needs delta=");
+  }
   if (b.opcode == Opcode::kRngBitGenerator) {
     // XLA's builder takes only a u64 state; refused before the run rather than at it.
     const BufferRecord* state = b.operands.size() == 1 ? &comp.buffers[b.operands[0]] : nullptr;
