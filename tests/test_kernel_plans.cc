@@ -1302,3 +1302,42 @@ TEST_CASE("kernel plans: a scan's leaves and blocks are resolved at load") {
 
 }  // namespace
 }  // namespace nhlo
+
+namespace nhlo {
+namespace {
+
+TEST_CASE("kernel plans: planners that run at load on any records stay in range") {
+  SUBCASE("QuantizeMX: a scales record of 2^59 elements is refused, counts compared without overflow") {
+    Lowered l = LowerFirst(
+        "  a = f32[2,64] parameter(0)\n"
+        "  ROOT q = (f8e4m3fn[2,64], f8e8m0fnu[2,2]) custom-call(a), custom_call_target=\"QuantizeMX\", "
+        "backend_config={\"dtype\": \"float8_e4m3fn\", \"dim\": 1, \"block_size\": 32, \"scale_method\": \"EMAX\"}\n",
+        Opcode::kCustomCall);
+    const ComputationRecord& entry = l.program.computations[l.program.entry];
+    const BufferRecord& result = entry.buffers[l.step.bundle->result];
+    BufferRecord scales = entry.buffers[result.tuple[1]];
+    scales.dims = {int64_t{1} << 29, int64_t{1} << 30};
+    Result<QuantizeMxPlan> plan = PlanQuantizeMx(l.step.config->quantize_mx, entry.buffers[l.step.bundle->operands[0]],
+                                                 entry.buffers[result.tuple[0]], scales);
+    REQUIRE(!plan.ok());
+    CHECK(plan.status().message() == "QuantizeMX custom call does not match its config");
+  }
+  SUBCASE("ragged-dot: more rows than the load lays out are left to the run") {
+    Lowered l = LowerFirst(
+        "  a = f32[7,3] parameter(0)\n  b = f32[2,3,4] parameter(1)\n  g = s32[2] parameter(2)\n"
+        "  ROOT d = f32[7,4] ragged-dot(a, b, g), lhs_contracting_dims={1}, rhs_contracting_dims={1}, "
+        "lhs_ragged_dims={0}, rhs_group_dims={0}\n",
+        Opcode::kRaggedDot);
+    const ComputationRecord& entry = l.program.computations[l.program.entry];
+    BufferRecord lhs = entry.buffers[l.step.bundle->operands[0]], out = entry.buffers[l.step.bundle->result];
+    lhs.dims = {kMaxWindowReach + 1, 3};
+    out.dims = {kMaxWindowReach + 1, 4};
+    Result<RaggedDotPlan> plan = PlanRaggedDot(l.step, lhs, entry.buffers[l.step.bundle->operands[1]],
+                                               entry.buffers[l.step.bundle->operands[2]], out);
+    REQUIRE(!plan.ok());
+    CHECK(plan.status().message() == "ragged-dot rows are laid out at the run");
+  }
+}
+
+}  // namespace
+}  // namespace nhlo

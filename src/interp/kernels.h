@@ -251,9 +251,11 @@ void RunBuilderMath(BuilderMathFn fn, const std::vector<Buf>& in, const Buf& out
 Status CheckRaggedDotShapes(const Step& step, const BufferRecord& lhs, const BufferRecord& rhs,
                             const BufferRecord& sizes, const BufferRecord& out);
 Status KernelRaggedDot(const Step& s, const Buf& lhs, const Buf& rhs, const Buf& sizes, const Buf& out);
-/// KernelRaggedDot's checks and layout on the records (RaggedDotPlan), and its run.
+/// KernelRaggedDot's checks and layout on the records (RaggedDotPlan), and its run. The load
+/// lays out at most `max_rows` m (or k) coordinates; past that the run plans the step.
 Result<RaggedDotPlan> PlanRaggedDot(const Step& s, const BufferRecord& lhs, const BufferRecord& rhs,
-                                    const BufferRecord& sizes, const BufferRecord& out);
+                                    const BufferRecord& sizes, const BufferRecord& out,
+                                    int64_t max_rows = kMaxWindowReach);
 Status RunRaggedDot(const RaggedDotPlan& plan, const Buf& lhs, const Buf& rhs, const Buf& sizes, const Buf& out);
 /// Copies the elements of the box [0, box) between two row-major layouts (kernels_dynamic.cc).
 void CopyBox(const uint8_t* src, const std::vector<int64_t>& src_dims, uint8_t* dst,

@@ -100,8 +100,9 @@ Result<QuantizeMxPlan> PlanQuantizeMx(const QuantizeMxConfig& c, const BufferRec
   plan.packed = data.type == PrimitiveType::kU32;
   plan.k = x.dims[static_cast<size_t>(c.dim)];
   const int64_t count = x.ElementCount();
-  if (plan.k % 32 != 0 || (plan.packed ? data.ElementCount() * 4 : data.ElementCount()) != count ||
-      scales.ElementCount() * 32 != count || (!plan.packed && data.type != c.element) ||
+  // Counts compared by division: the records' counts times 4 or 32 could pass 64 bits.
+  if (plan.k % 32 != 0 || count % 32 != 0 || data.ElementCount() != (plan.packed ? count / 4 : count) ||
+      scales.ElementCount() != count / 32 || (!plan.packed && data.type != c.element) ||
       scales.type != PrimitiveType::kF8E8M0FNU)
     return Status::Error("QuantizeMX custom call does not match its config");
   // Walk blocks: outer = dims before `dim`, inner = dims after it. With k > 0 their product with
@@ -292,8 +293,10 @@ Result<ScaledMatmulPlan> PlanScaledMatmul(const ScaledMatmulConfig& c, const Buf
       return Status::Error("ScaledMatmul operands must be packed u32 data with f8e8m0fnu scales of the same rank");
     std::vector<int64_t> logical = data.dims;
     int64_t codes = 0;
+    // The unpacked shape must keep the records' rule: its nonzero dimensions multiply within
+    // range (the run's strides and the dot rely on it), not only its element count.
     if (MulOverflows(logical[static_cast<size_t>(cd)], int64_t{4}, &logical[static_cast<size_t>(cd)]) ||
-        MulOverflows(data.ElementCount(), int64_t{4}, &codes))
+        MulOverflows(data.ElementCount(), int64_t{4}, &codes) || CheckedElementCount(logical) < 0)
       return Status::Error("ScaledMatmul operand is too large");
     for (size_t d = 0; d < rank; ++d) {
       int64_t want = static_cast<int64_t>(d) == cd ? logical[d] / c.block_size : logical[d];

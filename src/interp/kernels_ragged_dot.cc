@@ -16,6 +16,7 @@
 // Each result element sums its products in increasing k order in the result's compute type.
 #include <algorithm>
 #include <cstring>
+#include <limits>
 
 #include "interp/dense_operands.h"
 #include "interp/element_traits.h"
@@ -172,7 +173,7 @@ Status CheckRaggedDotShapes(const Step& step, const BufferRecord& lhs, const Buf
 }
 
 Result<RaggedDotPlan> PlanRaggedDot(const Step& s, const BufferRecord& lhs, const BufferRecord& rhs,
-                                    const BufferRecord& sizes, const BufferRecord& out) {
+                                    const BufferRecord& sizes, const BufferRecord& out, int64_t max_rows) {
   NHLO_ASSIGN_OR_RETURN(RaggedDotPlan p, CheckRaggedDot(s, lhs, rhs, sizes, out));
   const auto& L = lhs.dims;
   p.empty = out.ElementCount() == 0;
@@ -186,7 +187,9 @@ Result<RaggedDotPlan> PlanRaggedDot(const Step& s, const BufferRecord& lhs, cons
       p.x_pos.push_back(static_cast<int64_t>(std::find(p.lb.begin(), p.lb.end(), d) - p.lb.begin()));
       p.x_sizes.push_back(L[d]);
     }
-    p.block = p.m * p.n * HostByteSize(out.type);
+    // Only a result with elements is zeroed by blocks: then batch * m * n is its count, so this fits
+    // (an empty one may have m * n past 64 bits).
+    if (!p.empty) p.block = p.m * p.n * HostByteSize(out.type);
     return p;
   }
   p.zeros = lhs.ElementCount() == 0 || rhs.ElementCount() == 0;  // every sum is empty
@@ -214,8 +217,11 @@ Result<RaggedDotPlan> PlanRaggedDot(const Step& s, const BufferRecord& lhs, cons
   }
   p.x_count = CheckedElementCount(x_sizes);
   // For each m (or k) coordinate: its place on the ragged dimension and its x row. The lhs has
-  // elements, so m (or k) is at most its count.
+  // elements, so m (or k) is at most its count; but the load plans every static step, run or
+  // not, from records whose buffers may not exist yet, so past `max_rows` coordinates (16 bytes
+  // each) the run lays them out instead, on buffers that do.
   const int64_t axis_count = p.mode == RaggedMode::kContracting ? p.k : p.m;
+  if (axis_count > max_rows) return Status::Error("ragged-dot rows are laid out at the run");
   p.place.resize(static_cast<size_t>(axis_count));
   p.xrow.resize(static_cast<size_t>(axis_count));
   ForEachIndex(axis_sizes, [&](int64_t i, const std::vector<int64_t>& coord) {
@@ -228,7 +234,8 @@ Result<RaggedDotPlan> PlanRaggedDot(const Step& s, const BufferRecord& lhs, cons
 }
 
 Status KernelRaggedDot(const Step& s, const Buf& lhs, const Buf& rhs, const Buf& sizes, const Buf& out) {
-  NHLO_ASSIGN_OR_RETURN(RaggedDotPlan p, PlanRaggedDot(s, *lhs.rec, *rhs.rec, *sizes.rec, *out.rec));
+  NHLO_ASSIGN_OR_RETURN(
+      RaggedDotPlan p, PlanRaggedDot(s, *lhs.rec, *rhs.rec, *sizes.rec, *out.rec, std::numeric_limits<int64_t>::max()));
   return RunRaggedDot(p, lhs, rhs, sizes, out);
 }
 
