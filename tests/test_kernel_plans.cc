@@ -1001,6 +1001,7 @@ TEST_CASE("kernel plans: topk and the Neuron custom calls, checked at load") {
         "  ROOT s = f32[3,4] custom-call(x), custom_call_target=\"AwsNeuronSoftmax\", backend_config=\"0\"\n",
         Opcode::kCustomCall);
     const NeuronPlan& plan = PlanOf<NeuronPlan>(l);
+    CHECK(l.step.config->neuron_op == NeuronOp::kSoftmax);
     CHECK(plan.outer == 1);
     CHECK(plan.len == 3);
     CHECK(plan.inner == 4);
@@ -1027,8 +1028,7 @@ TEST_CASE("kernel plans: topk and the Neuron custom calls, checked at load") {
     const ComputationRecord& entry = l.program.computations[l.program.entry];
     BufferRecord wrong = entry.buffers[l.step.bundle->result];
     wrong.dims = {4};
-    Result<NeuronPlan> plan =
-        PlanNeuron(CustomCallKind::kNeuronArgMax, 1, {&entry.buffers[l.step.bundle->operands[0]]}, wrong);
+    Result<NeuronPlan> plan = PlanNeuron(NeuronOp::kArgMax, 1, {&entry.buffers[l.step.bundle->operands[0]]}, wrong);
     REQUIRE(!plan.ok());
     CHECK(plan.status().message().find("give integer indices of the operand's shape without the dimension") !=
           std::string::npos);

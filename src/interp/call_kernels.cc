@@ -83,7 +83,7 @@ Status RunLeafKernel(const Step& s, const std::vector<Buf>& in, const std::vecto
         RunNeuron(*neuron, in.data(), out[0]);
         return OkStatus();
       }
-      return KernelNeuron(s.custom_call, s.config->neuron_dim, in, out[0]);
+      return KernelNeuron(s.config->neuron_op, s.config->neuron_dim, in, out[0]);
     case CustomCallKind::kIdentity:
     case CustomCallKind::kShardShape:
     case CustomCallKind::kCallComputation:

@@ -296,9 +296,7 @@ Status CollectiveSteps::Reduce(const Step& s, const Plan& plan, const MemberLeav
     for (size_t j = 1; j < members.size(); ++j) {
       const Buf& x = (*members[j])[i];
       if (span.fn) {
-        const uint8_t* in[3] = {s.pattern.swapped ? x.data : acc.data, s.pattern.swapped ? acc.data : x.data, nullptr};
-        const int64_t element[3] = {size, size, 0};
-        RunSpanChunks(span, in, element, acc.data, acc.count());
+        RunStepSpan(span, {s.pattern.swapped ? &x : &acc, s.pattern.swapped ? &acc : &x}, acc);
         continue;
       }
       for (int64_t e = 0; e < acc.count(); ++e) {

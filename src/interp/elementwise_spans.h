@@ -28,6 +28,13 @@ struct SpanOp {
   int code = 0;
 };
 
+/// A span that reads its op from the SpanOp (the element-at-a-time and complex forms).
+inline SpanOp OpSpan(SpanFn fn, Opcode op, PrimitiveType in, PrimitiveType out, int operands) {
+  SpanOp span{fn, in, out, operands};
+  span.opcode = op;
+  return span;
+}
+
 SpanOp UnarySpanOp(Opcode op, PrimitiveType in, PrimitiveType out);
 SpanOp BinarySpanOp(Opcode op, PrimitiveType a, PrimitiveType b, PrimitiveType out);
 /// The binary span the op-by-op kernel runs over `elements` elements of type t: BinarySpanOp's,

@@ -35,9 +35,7 @@ Status RunPlannedReduce(const ReducePlan& plan, const CalleePattern& pattern, co
     ReducePlan same_type = plan;
     same_type.accumulate = PrimitiveType::kInvalid;
     NHLO_TRY(RunPlannedReduce(same_type, pattern, in, init, {reduced}, call));
-    const uint8_t* from[3] = {reduced.data, nullptr, nullptr};
-    const int64_t element[3] = {HostByteSize(plan.accumulate), 0, 0};
-    RunSpanChunks(plan.convert, from, element, out[0].data, out[0].count());
+    RunStepSpan(plan.convert, {&reduced}, out[0]);
     return OkStatus();
   }
   if (n == 1 && pattern.op != ScalarOp::kNone) return KernelReduceNative(pattern, in[0], init[0], out[0], plan);
@@ -95,10 +93,7 @@ Result<MapPlan> PlanMap(const CalleePattern& pattern, const std::vector<const Bu
 
 Status RunMap(const MapPlan& plan, const std::vector<Buf>& in, const Buf& out, const CalleeCall& call) {
   if (plan.native.fn) {
-    const Buf &a = in[plan.swapped], &b = in[!plan.swapped];
-    const uint8_t* data[3] = {a.data, b.data, nullptr};
-    const int64_t element[3] = {HostByteSize(a.type()), HostByteSize(b.type()), 0};
-    RunSpanChunks(plan.native, data, element, out.data, out.count());
+    RunStepSpan(plan.native, {&in[plan.swapped], &in[!plan.swapped]}, out);
     return OkStatus();
   }
   std::vector<std::string> elems(in.size());

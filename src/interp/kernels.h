@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <random>
 #include <vector>
@@ -54,12 +55,13 @@ struct Step {
   /// The decoded backend_config of a custom call the interpreter knows (null otherwise); kept
   /// out of line so a step stays small.
   struct Configs {
-    UniformQuantConfig uniform_quant;  // kUniformQuantize / kUniformDequantize
-    QuantizeMxConfig quantize_mx;      // kQuantizeMx
-    ScaledMatmulConfig scaled_matmul;  // kScaledMatmul
-    EinsumConfig einsum;               // kEinsum
-    SolverConfig solver;               // kLu ... kEigh
-    int64_t neuron_dim = 0;            // kNeuronSoftmax ... kNeuronArgMin: the backend_config's dimension
+    UniformQuantConfig uniform_quant;         // kUniformQuantize / kUniformDequantize
+    QuantizeMxConfig quantize_mx;             // kQuantizeMx
+    ScaledMatmulConfig scaled_matmul;         // kScaledMatmul
+    EinsumConfig einsum;                      // kEinsum
+    SolverConfig solver;                      // kLu ... kEigh
+    int64_t neuron_dim = 0;                   // kNeuronSoftmax ... kNeuronArgMin: the backend_config's dimension
+    NeuronOp neuron_op = NeuronOp::kSoftmax;  // and which of them
   };
   std::unique_ptr<const Configs> config;
   /// A dot's, convolution's or data-movement copy's plan (kernel_plans.h), built by LowerBundle
@@ -102,12 +104,24 @@ struct Buf {
   size_t rank() const { return rec->dims.size(); }
 };
 
+/// The records of `bufs`: what the planners take when a step without a plan runs its kernel.
+inline std::vector<const BufferRecord*> RecordsOf(const std::vector<Buf>& bufs) {
+  std::vector<const BufferRecord*> records;
+  records.reserve(bufs.size());
+  for (const Buf& b : bufs) records.push_back(b.rec);
+  return records;
+}
+
 Status KernelUnary(Opcode op, const Buf& in, const Buf& out);
 Status KernelBinary(Opcode op, const Buf& a, const Buf& b, const Buf& out);
 Status KernelCompare(const Step& bundle, const Buf& a, const Buf& b, const Buf& out);
 Status KernelSelect(const Buf& pred, const Buf& on_true, const Buf& on_false, const Buf& out);
 Status KernelClamp(const Buf& lo, const Buf& x, const Buf& hi, const Buf& out);
 Status KernelConvert(const Buf& in, const Buf& out);
+/// Runs `span` on Bufs of its step's records in the kernels' chunks: an operand with the
+/// result's count is read element by element, one of another count (a clamp's scalar bound)
+/// as one element for all.
+void RunStepSpan(const SpanOp& span, std::initializer_list<const Buf*> in, const Buf& out);
 /// The span an elementwise kernel runs on these records once its checks pass (element counts,
 /// types, attributes, and that it implements the op on those types), or the kernel's error: the
 /// fast form of elementwise_spans.h where there is one, else the complex form or the
@@ -153,10 +167,10 @@ Status RunSolver(const SolverConfig& c, const std::vector<Buf>& in, const std::v
 /// torch-neuronx's native custom calls (kernels_neuron.cc).
 /// The Neuron custom calls (kernels_neuron.cc) with the backend_config's dimension: their checks
 /// on the records as a plan, its run, and the two together.
-Result<NeuronPlan> PlanNeuron(CustomCallKind kind, int64_t dim, const std::vector<const BufferRecord*>& in,
+Result<NeuronPlan> PlanNeuron(NeuronOp op, int64_t dim, const std::vector<const BufferRecord*>& in,
                               const BufferRecord& out);
 void RunNeuron(const NeuronPlan& plan, const Buf* in, const Buf& out);
-Status KernelNeuron(CustomCallKind kind, int64_t dim, const std::vector<Buf>& in, const Buf& out);
+Status KernelNeuron(NeuronOp op, int64_t dim, const std::vector<Buf>& in, const Buf& out);
 /// JAX's GPU threefry2x32 custom call (kernels_rng.cc).
 Status KernelThreefry2x32(const std::vector<Buf>& in, const std::vector<Buf>& out);
 Status CheckThreefry2x32(const std::vector<const BufferRecord*>& in, const std::vector<const BufferRecord*>& out);

@@ -416,9 +416,7 @@ void RunTridiagonalSolve(const std::vector<Buf>& in, const Buf& out) {
 }
 
 Status KernelTridiagonalSolve(const std::vector<Buf>& in, const Buf& out) {
-  std::vector<const BufferRecord*> records;
-  for (const Buf& b : in) records.push_back(b.rec);
-  NHLO_TRY(CheckTridiagonalSolve(records, *out.rec));
+  NHLO_TRY(CheckTridiagonalSolve(RecordsOf(in), *out.rec));
   RunTridiagonalSolve(in, out);
   return OkStatus();
 }

@@ -160,9 +160,7 @@ void RunBuilderMath(BuilderMathFn fn, const std::vector<Buf>& in, const Buf& out
 }
 
 Status KernelBuilderMath(BuilderMathFn fn, const std::vector<Buf>& in, const Buf& out) {
-  std::vector<const BufferRecord*> records;
-  for (const Buf& b : in) records.push_back(b.rec);
-  NHLO_TRY(CheckBuilderMath(fn, records, *out.rec));
+  NHLO_TRY(CheckBuilderMath(fn, RecordsOf(in), *out.rec));
   RunBuilderMath(fn, in, out);
   return OkStatus();
 }

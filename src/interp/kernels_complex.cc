@@ -176,12 +176,6 @@ void ConvertLoop(const SpanOp& o, const uint8_t* const* x, uint8_t* z, int64_t m
   }
 }
 
-SpanOp Span(SpanFn fn, Opcode op, PrimitiveType in, PrimitiveType out, int operands) {
-  SpanOp span{fn, in, out, operands};
-  span.opcode = op;
-  return span;
-}
-
 }  // namespace
 
 Result<SpanOp> ComplexUnarySpan(Opcode op, PrimitiveType in, PrimitiveType out) {
@@ -189,13 +183,13 @@ Result<SpanOp> ComplexUnarySpan(Opcode op, PrimitiveType in, PrimitiveType out) 
   if (!IsComplex(in)) return Unsupported(op, in);
   if (op == Opcode::kAbs || op == Opcode::kReal || op == Opcode::kImag) {
     if (out != PartType(in)) return Unsupported(op, in);
-    return Span(wide ? PartLoop<double> : PartLoop<float>, op, in, out, 1);
+    return OpSpan(wide ? PartLoop<double> : PartLoop<float>, op, in, out, 1);
   }
   const std::optional<UnaryOp> unary = AsUnaryOp(op);
   std::complex<double> probe;
   // Whether UnaryC has the op depends on the op alone.
   if (out != in || !unary || !UnaryC<double>(*unary, {0, 0}, &probe)) return Unsupported(op, in);
-  return Span(wide ? UnaryLoop<double> : UnaryLoop<float>, op, in, out, 1);
+  return OpSpan(wide ? UnaryLoop<double> : UnaryLoop<float>, op, in, out, 1);
 }
 
 Result<SpanOp> ComplexBinarySpan(Opcode op, PrimitiveType a, PrimitiveType b, PrimitiveType out) {
@@ -203,25 +197,25 @@ Result<SpanOp> ComplexBinarySpan(Opcode op, PrimitiveType a, PrimitiveType b, Pr
   if (!IsComplex(out)) return Unsupported(op, out);
   if (op == Opcode::kComplex) {
     if (a != PartType(out) || b != a) return Unsupported(op, a);
-    return Span(wide ? BuildLoop<double> : BuildLoop<float>, op, a, out, 2);
+    return OpSpan(wide ? BuildLoop<double> : BuildLoop<float>, op, a, out, 2);
   }
   const std::optional<BinaryOp> binary = AsBinaryOp(op);
   std::complex<double> probe;
   // Whether BinaryC has the op depends on the op alone.
   if (a != out || b != out || !binary || !BinaryC<double>(*binary, {0, 0}, {0, 0}, &probe)) return Unsupported(op, a);
-  return Span(wide ? BinaryLoop<double> : BinaryLoop<float>, op, out, out, 2);
+  return OpSpan(wide ? BinaryLoop<double> : BinaryLoop<float>, op, out, out, 2);
 }
 
 SpanOp ComplexCompareSpan(bool equal, PrimitiveType t) {
-  SpanOp span = Span(t == PrimitiveType::kC128 ? CompareLoop<double> : CompareLoop<float>, Opcode::kCompare, t,
-                     PrimitiveType::kPred, 2);
+  SpanOp span = OpSpan(t == PrimitiveType::kC128 ? CompareLoop<double> : CompareLoop<float>, Opcode::kCompare, t,
+                       PrimitiveType::kPred, 2);
   span.code = equal ? 0 : 1;
   return span;
 }
 
 Result<SpanOp> ComplexConvertSpan(PrimitiveType from, PrimitiveType to) {
   if (!IsComplex(to)) return Unsupported(Opcode::kConvert, from);  // complex -> real
-  return Span(ConvertLoop, Opcode::kConvert, from, to, 1);
+  return OpSpan(ConvertLoop, Opcode::kConvert, from, to, 1);
 }
 
 }  // namespace nhlo

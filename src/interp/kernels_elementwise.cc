@@ -221,11 +221,7 @@ void ReducePrecisionLoop(const SpanOp& o, const uint8_t* const* x, uint8_t* z, i
   });
 }
 
-SpanOp Loop(SpanFn fn, Opcode op, PrimitiveType in, PrimitiveType out, int operands) {
-  SpanOp span{fn, in, out, operands};
-  span.opcode = op;
-  return span;
-}
+}  // namespace
 
 // Runs a step's span over its Bufs: an operand with the result's count is read element by
 // element, one of another count (a clamp's scalar bound) as one element for all.
@@ -241,8 +237,6 @@ void RunStepSpan(const SpanOp& span, std::initializer_list<const Buf*> in, const
   RunSpanChunks(span, data, element, out.data, n);
 }
 
-}  // namespace
-
 Result<SpanOp> UnaryStepSpan(Opcode op, const BufferRecord& in, const BufferRecord& out) {
   NHLO_TRY(CheckSameCount(op, {&in, &out}));
   if (IsComplex(in.type)) return ComplexUnarySpan(op, in.type, out.type);
@@ -251,13 +245,13 @@ Result<SpanOp> UnaryStepSpan(Opcode op, const BufferRecord& in, const BufferReco
   const bool floating = HasFloatCompute(in.type);
   if (op == Opcode::kIsFinite) {
     if (!floating || out.type != PrimitiveType::kPred) return Unimplemented(op, in.type);
-    return Loop(IsFiniteLoop, op, in.type, out.type, 1);
+    return OpSpan(IsFiniteLoop, op, in.type, out.type, 1);
   }
   const bool implemented = floating                          ? InUnaryFloatOps(op)
                            : in.type == PrimitiveType::kPred ? op == Opcode::kNot || op == Opcode::kCopy
                                                              : InUnaryIntOps(op);
   if (in.type != out.type || !AsUnaryOp(op) || !implemented) return Unimplemented(op, in.type);
-  return Loop(UnaryLoop, op, in.type, out.type, 1);
+  return OpSpan(UnaryLoop, op, in.type, out.type, 1);
 }
 
 Result<SpanOp> BinaryStepSpan(Opcode op, const BufferRecord& a, const BufferRecord& b, const BufferRecord& out) {
@@ -271,7 +265,7 @@ Result<SpanOp> BinaryStepSpan(Opcode op, const BufferRecord& a, const BufferReco
                            : out.type == PrimitiveType::kPred ? InBinaryPredOps(*binary)
                                                               : InBinaryIntOps(op);
   if (!implemented) return Unimplemented(op, a.type);
-  return Loop(BinaryLoop, op, out.type, out.type, 2);
+  return OpSpan(BinaryLoop, op, out.type, out.type, 2);
 }
 
 Result<SpanOp> CompareStepSpan(const Step& s, const BufferRecord& a, const BufferRecord& b, const BufferRecord& out) {
@@ -327,7 +321,7 @@ Result<SpanOp> SelectStepSpan(const BufferRecord& pred, const BufferRecord& on_t
   if (pred.ElementCount() != out.ElementCount())
     return Status::Error("a select of one predicate picks an operand: it has no span");
   if (SpanOp fast = SelectSpanOp(out.type); fast.fn) return fast;
-  return Loop(SelectLoop, Opcode::kSelect, out.type, out.type, 3);
+  return OpSpan(SelectLoop, Opcode::kSelect, out.type, out.type, 3);
 }
 
 Result<SpanOp> ClampStepSpan(const BufferRecord& lo, const BufferRecord& x, const BufferRecord& hi,
@@ -342,14 +336,14 @@ Result<SpanOp> ClampStepSpan(const BufferRecord& lo, const BufferRecord& x, cons
   NHLO_TRY(CheckDispatchable(x.type));
   const SpanFn fn = lo_scalar ? (hi_scalar ? ClampLoop<true, true> : ClampLoop<true, false>)
                               : (hi_scalar ? ClampLoop<false, true> : ClampLoop<false, false>);
-  return Loop(fn, Opcode::kClamp, x.type, x.type, 3);
+  return OpSpan(fn, Opcode::kClamp, x.type, x.type, 3);
 }
 
 Result<SpanOp> ConvertStepSpan(const BufferRecord& in, const BufferRecord& out) {
   NHLO_TRY(CheckSameCount(Opcode::kConvert, {&in, &out}));
   if (IsComplex(in.type) || IsComplex(out.type)) return ComplexConvertSpan(in.type, out.type);
   if (SpanOp fast = ConvertSpanOp(in.type, out.type); fast.fn) return fast;
-  return Loop(ConvertLoop, Opcode::kConvert, in.type, out.type, 1);
+  return OpSpan(ConvertLoop, Opcode::kConvert, in.type, out.type, 1);
 }
 
 bool ReducePrecisionWidths(const Step& step, int* exponent_bits, int* mantissa_bits) {
@@ -369,7 +363,7 @@ Result<SpanOp> ReducePrecisionStepSpan(const Step& s, const BufferRecord& in, co
   if (in.type != out.type || !IsFloat(in.type)) return Unimplemented(Opcode::kReducePrecision, in.type);
   if (SpanOp fast = ReducePrecisionSpanOp(in.type, exponent_bits, mantissa_bits); fast.fn) return fast;
   NHLO_TRY(CheckDispatchable(in.type));
-  SpanOp span = Loop(ReducePrecisionLoop, Opcode::kReducePrecision, in.type, out.type, 1);
+  SpanOp span = OpSpan(ReducePrecisionLoop, Opcode::kReducePrecision, in.type, out.type, 1);
   span.exponent_bits = exponent_bits;
   span.mantissa_bits = mantissa_bits;
   return span;

@@ -81,17 +81,17 @@ void ArgReduce(const NeuronPlan& p, bool largest, const Buf& x, const Buf& out) 
 
 }  // namespace
 
-Result<NeuronPlan> PlanNeuron(CustomCallKind kind, int64_t dim, const std::vector<const BufferRecord*>& in,
+Result<NeuronPlan> PlanNeuron(NeuronOp op, int64_t dim, const std::vector<const BufferRecord*>& in,
                               const BufferRecord& out) {
   const BufferRecord& x = *in[0];
   const std::vector<int64_t>& dims = x.dims;
-  switch (kind) {
-    case CustomCallKind::kNeuronSoftmax: NHLO_TRY(SameFloatShape(x, out, "AwsNeuronSoftmax")); break;
-    case CustomCallKind::kNeuronSoftmaxBackward:
+  switch (op) {
+    case NeuronOp::kSoftmax: NHLO_TRY(SameFloatShape(x, out, "AwsNeuronSoftmax")); break;
+    case NeuronOp::kSoftmaxBackward:
       NHLO_TRY(SameFloatShape(x, out, "AwsNeuronSoftmaxBackward"));
       NHLO_TRY(SameFloatShape(*in[1], out, "AwsNeuronSoftmaxBackward"));
       break;
-    case CustomCallKind::kNeuronRmsNorm: {
+    case NeuronOp::kRmsNorm: {
       NHLO_TRY(SameFloatShape(x, out, "AwsNeuronRmsNorm"));
       const BufferRecord &weight = *in[1], &eps = *in[2];
       if (!IsFloat(weight.type) || weight.dims.size() != 1 || weight.dims[0] != dims[static_cast<size_t>(dim)] ||
@@ -99,8 +99,8 @@ Result<NeuronPlan> PlanNeuron(CustomCallKind kind, int64_t dim, const std::vecto
         return Status::Error("AwsNeuronRmsNorm takes (x, weight of x's extent along the dimension, a scalar eps)");
       break;
     }
-    case CustomCallKind::kNeuronArgMax:
-    case CustomCallKind::kNeuronArgMin: {
+    case NeuronOp::kArgMax:
+    case NeuronOp::kArgMin: {
       std::vector<int64_t> want = dims;
       if (want.empty()) return Status::Error("AwsNeuronArgMax and AwsNeuronArgMin need an operand of rank 1 or more");
       want.erase(want.begin() + dim);
@@ -110,39 +110,9 @@ Result<NeuronPlan> PlanNeuron(CustomCallKind kind, int64_t dim, const std::vecto
             "the dimension");
       break;
     }
-    case CustomCallKind::kNone:
-    case CustomCallKind::kUnknown:
-    case CustomCallKind::kUniformQuantize:
-    case CustomCallKind::kUniformDequantize:
-    case CustomCallKind::kQuantizeMx:
-    case CustomCallKind::kScaledMatmul:
-    case CustomCallKind::kIdentity:
-    case CustomCallKind::kShardShape:
-    case CustomCallKind::kTopK:
-    case CustomCallKind::kCallComputation:
-    case CustomCallKind::kBuilderMath:
-    case CustomCallKind::kEinsum:
-    case CustomCallKind::kMatrixDiagonal:
-    case CustomCallKind::kScramblePhiloxKey:
-    case CustomCallKind::kTridiagonalSolve:
-    case CustomCallKind::kSliceToDynamic:
-    case CustomCallKind::kPadToStatic:
-    case CustomCallKind::kThreefry2x32:
-    case CustomCallKind::kLu:
-    case CustomCallKind::kCholesky:
-    case CustomCallKind::kQr:
-    case CustomCallKind::kQrQ:
-    case CustomCallKind::kPivotsToPermutation:
-    case CustomCallKind::kTriangularSolve:
-    case CustomCallKind::kEigh:
-    case CustomCallKind::kShadowProbe: return Status::Error("not a Neuron custom call");
   }
   NeuronPlan plan;
-  plan.op = kind == CustomCallKind::kNeuronSoftmax           ? NeuronOp::kSoftmax
-            : kind == CustomCallKind::kNeuronSoftmaxBackward ? NeuronOp::kSoftmaxBackward
-            : kind == CustomCallKind::kNeuronRmsNorm         ? NeuronOp::kRmsNorm
-            : kind == CustomCallKind::kNeuronArgMax          ? NeuronOp::kArgMax
-                                                             : NeuronOp::kArgMin;
+  plan.op = op;
   for (size_t d = 0; d < dims.size(); ++d) {
     const int64_t e = dims[d];
     if (static_cast<int64_t>(d) < dim)
@@ -169,10 +139,8 @@ void RunNeuron(const NeuronPlan& plan, const Buf* in, const Buf& out) {
   }
 }
 
-Status KernelNeuron(CustomCallKind kind, int64_t dim, const std::vector<Buf>& in, const Buf& out) {
-  std::vector<const BufferRecord*> records;
-  for (const Buf& b : in) records.push_back(b.rec);
-  NHLO_ASSIGN_OR_RETURN(NeuronPlan plan, PlanNeuron(kind, dim, records, *out.rec));
+Status KernelNeuron(NeuronOp op, int64_t dim, const std::vector<Buf>& in, const Buf& out) {
+  NHLO_ASSIGN_OR_RETURN(NeuronPlan plan, PlanNeuron(op, dim, RecordsOf(in), *out.rec));
   RunNeuron(plan, in.data(), out);
   return OkStatus();
 }

@@ -335,10 +335,7 @@ Status RunBatchNorm(const BatchNormPlan& plan, const Buf* in, const Buf* out) {
 }
 
 Status KernelBatchNorm(const Step& s, const std::vector<Buf>& in, const std::vector<Buf>& out) {
-  std::vector<const BufferRecord*> in_records, out_records;
-  for (const Buf& b : in) in_records.push_back(b.rec);
-  for (const Buf& b : out) out_records.push_back(b.rec);
-  NHLO_ASSIGN_OR_RETURN(BatchNormPlan plan, PlanBatchNorm(s, in_records, out_records));
+  NHLO_ASSIGN_OR_RETURN(BatchNormPlan plan, PlanBatchNorm(s, RecordsOf(in), RecordsOf(out)));
   return RunBatchNorm(plan, in.data(), out.data());
 }
 

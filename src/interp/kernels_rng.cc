@@ -198,10 +198,7 @@ void RunThreefry2x32(const std::vector<Buf>& in, const std::vector<Buf>& out) {
 }
 
 Status KernelThreefry2x32(const std::vector<Buf>& in, const std::vector<Buf>& out) {
-  std::vector<const BufferRecord*> in_records, out_records;
-  for (const Buf& b : in) in_records.push_back(b.rec);
-  for (const Buf& b : out) out_records.push_back(b.rec);
-  NHLO_TRY(CheckThreefry2x32(in_records, out_records));
+  NHLO_TRY(CheckThreefry2x32(RecordsOf(in), RecordsOf(out)));
   RunThreefry2x32(in, out);
   return OkStatus();
 }

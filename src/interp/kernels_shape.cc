@@ -337,9 +337,7 @@ void RunConcatenate(const ConcatPlan& plan, const Buf* ins, const Buf& out) {
 }
 
 Status KernelConcatenate(const Step& bundle, const std::vector<Buf>& ins, const Buf& out) {
-  std::vector<const BufferRecord*> records;
-  for (const Buf& b : ins) records.push_back(b.rec);
-  NHLO_ASSIGN_OR_RETURN(ConcatPlan plan, PlanConcatenate(bundle, records, *out.rec));
+  NHLO_ASSIGN_OR_RETURN(ConcatPlan plan, PlanConcatenate(bundle, RecordsOf(ins), *out.rec));
   RunConcatenate(plan, ins.data(), out);
   return OkStatus();
 }
@@ -599,9 +597,7 @@ void RunDynamicSlice(const DynamicSlicePlan& plan, const Buf* ops, const Buf& ou
 namespace {
 
 Status RunDynamicSliceKernel(bool update, const std::vector<Buf>& ops, const Buf& out) {
-  std::vector<const BufferRecord*> records;
-  for (const Buf& b : ops) records.push_back(b.rec);
-  NHLO_ASSIGN_OR_RETURN(DynamicSlicePlan plan, PlanDynamicSlice(update, records, *out.rec));
+  NHLO_ASSIGN_OR_RETURN(DynamicSlicePlan plan, PlanDynamicSlice(update, RecordsOf(ops), *out.rec));
   RunDynamicSlice(plan, ops.data(), out);
   return OkStatus();
 }

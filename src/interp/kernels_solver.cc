@@ -508,10 +508,7 @@ Status RunSolver(const SolverConfig& c, const std::vector<Buf>& in, const std::v
 }
 
 Status KernelSolver(const SolverConfig& c, const std::vector<Buf>& in, const std::vector<Buf>& out) {
-  std::vector<const BufferRecord*> in_records, out_records;
-  for (const Buf& b : in) in_records.push_back(b.rec);
-  for (const Buf& b : out) out_records.push_back(b.rec);
-  NHLO_TRY(CheckSolver(c, in_records, out_records));
+  NHLO_TRY(CheckSolver(c, RecordsOf(in), RecordsOf(out)));
   return RunSolver(c, in, out);
 }
 

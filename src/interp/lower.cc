@@ -164,6 +164,11 @@ Status LowerCustomCall(const BundleProgram& p, const ComputationRecord& comp, St
         return Status::Error("custom_call_target \"" + std::string(name) + "\" needs an operand");
       NHLO_ASSIGN_OR_RETURN(const NeuronDimension* dim, DecodedConfig(*s.bundle)->As<NeuronDimension>());
       configs->neuron_dim = dim->dim;
+      configs->neuron_op = s.custom_call == CustomCallKind::kNeuronSoftmax           ? NeuronOp::kSoftmax
+                           : s.custom_call == CustomCallKind::kNeuronSoftmaxBackward ? NeuronOp::kSoftmaxBackward
+                           : s.custom_call == CustomCallKind::kNeuronRmsNorm         ? NeuronOp::kRmsNorm
+                           : s.custom_call == CustomCallKind::kNeuronArgMax          ? NeuronOp::kArgMax
+                                                                                     : NeuronOp::kArgMin;
       break;
     }
     case CustomCallKind::kThreefry2x32: return OkStatus();  // its shapes are checked when it runs
@@ -544,28 +549,25 @@ void LowerKernelPlan(const ComputationRecord& comp, Step& s) {
     return records;
   };
   // The result's leaves, as the run reads them: the result itself, or each element of its tuple.
-  auto result_leaves = [&] {
-    std::vector<const BufferRecord*> leaves;
-    if (out.type != PrimitiveType::kTuple) leaves.push_back(&out);
-    for (const uint32_t leaf : out.tuple)
-      if (leaf < comp.buffers.size()) leaves.push_back(&comp.buffers[leaf]);
-    return leaves;
-  };
+  std::vector<const BufferRecord*> leaves;
+  if (out.type != PrimitiveType::kTuple) leaves.push_back(&out);
+  for (const uint32_t leaf : out.tuple)
+    if (leaf < comp.buffers.size()) leaves.push_back(&comp.buffers[leaf]);
+  const bool single = leaves.size() == 1;
   const OpFamily f = s.family;
   if (f == OpFamily::kReduce || f == OpFamily::kReduceWindow || f == OpFamily::kSort) {
     // inputs... (and for reduces, inits...); a tuple of results when there are several
-    const std::vector<const BufferRecord*> results = result_leaves();
     if (f == OpFamily::kSort) {
       const std::vector<int64_t>* dims = IntList(s, AttrId::kDimensions);
-      if (dims && dims->size() == 1) keep(PlanSort(operand_records(0, operands), results, (*dims)[0], &s.pattern));
+      if (dims && dims->size() == 1) keep(PlanSort(operand_records(0, operands), leaves, (*dims)[0], &s.pattern));
       return;
     }
     if (operands % 2 != 0) return;
     const std::vector<const BufferRecord*> inputs = operand_records(0, operands / 2);
     const std::vector<const BufferRecord*> inits = operand_records(operands / 2, operands / 2);
-    if (f == OpFamily::kReduceWindow) return keep(PlanReduceWindow(s, inputs, inits, results));
+    if (f == OpFamily::kReduceWindow) return keep(PlanReduceWindow(s, inputs, inits, leaves));
     if (const std::vector<int64_t>* dims = IntList(s, AttrId::kDimensions))
-      keep(PlanReduce(inputs, inits, results, *dims));
+      keep(PlanReduce(inputs, inits, leaves, *dims));
     return;
   }
   if (f == OpFamily::kScatter) {
@@ -574,20 +576,18 @@ void LowerKernelPlan(const ComputationRecord& comp, Step& s) {
       Result<ScatterPlan> strided = PlanScatter(s, operand_records(0, operands), out);
       if (strided.ok()) return keep(std::move(strided));
     }
-    return keep(PlanScatterWalk(s, operand_records(0, operands), result_leaves()));
+    return keep(PlanScatterWalk(s, operand_records(0, operands), leaves));
   }
   if (b.opcode == Opcode::kBatchNormTraining || b.opcode == Opcode::kBatchNormInference ||
       b.opcode == Opcode::kBatchNormGrad)
-    return keep(PlanBatchNorm(s, operand_records(0, operands), result_leaves()));
+    return keep(PlanBatchNorm(s, operand_records(0, operands), leaves));
   if (b.opcode == Opcode::kRngBitGenerator) {
     // (new state, bits), or bits alone: as a tuple of one or as the array itself.
-    const std::vector<const BufferRecord*> leaves = result_leaves();
     if (operands != 1 || leaves.empty() || leaves.size() > 2) return;
     return keep(
         PlanRngBitGenerator(s, comp.buffers[b.operands[0]], leaves.size() == 2 ? leaves[0] : nullptr, *leaves.back()));
   }
   if (b.opcode == Opcode::kTopK || s.custom_call == CustomCallKind::kTopK) {
-    const std::vector<const BufferRecord*> leaves = result_leaves();
     if (operands == 1 && leaves.size() == 2) keep(PlanTopK(comp.buffers[b.operands[0]], *leaves[0], *leaves[1]));
     return;
   }
@@ -596,8 +596,6 @@ void LowerKernelPlan(const ComputationRecord& comp, Step& s) {
     NHLO_TRY(checks);
     return CheckedCallPlan{};
   };
-  const std::vector<const BufferRecord*> leaves = result_leaves();
-  const bool single = leaves.size() == 1;
   switch (s.custom_call) {
     case CustomCallKind::kNeuronSoftmax:
     case CustomCallKind::kNeuronSoftmaxBackward:
@@ -605,7 +603,7 @@ void LowerKernelPlan(const ComputationRecord& comp, Step& s) {
     case CustomCallKind::kNeuronArgMax:
     case CustomCallKind::kNeuronArgMin:
       if (s.config && operands >= 1 && single)
-        keep(PlanNeuron(s.custom_call, s.config->neuron_dim, operand_records(0, operands), *leaves[0]));
+        keep(PlanNeuron(s.config->neuron_op, s.config->neuron_dim, operand_records(0, operands), *leaves[0]));
       return;
     case CustomCallKind::kUniformQuantize:
     case CustomCallKind::kUniformDequantize:

@@ -23,14 +23,6 @@ namespace nhlo {
 /// leaves, one per result, each of the size the executor checked when it made the call.
 using CalleeCall = std::function<Result<const uint8_t* const*>(const uint8_t* const* args)>;
 
-/// The records of `bufs`: what the planners take when a step without a plan runs its kernel.
-inline std::vector<const BufferRecord*> RecordsOf(const std::vector<Buf>& bufs) {
-  std::vector<const BufferRecord*> records;
-  records.reserve(bufs.size());
-  for (const Buf& b : bufs) records.push_back(b.rec);
-  return records;
-}
-
 /// The result leaves a call returned, copied into `acc` (their sizes checked by the executor).
 inline void TakeResults(const uint8_t* const* results, std::vector<std::string>& acc) {
   for (size_t k = 0; k < acc.size(); ++k) std::memmove(acc[k].data(), results[k], acc[k].size());
