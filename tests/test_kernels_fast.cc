@@ -96,7 +96,8 @@ TEST_CASE("one-byte float encoding by table matches EncodeFromF32") {
 
 TEST_CASE("add and multiply keep the NaN the per-element kernels returned") {
   // Both operands NaN: f32 add returns the second (quieted), everything else the first.
-  for (int64_t n : {int64_t{3}, int64_t{1} << 21}) {  // the plain and the streaming loop
+  // The scalar tail, the vector loop (with a tail) and the streaming loop.
+  for (int64_t n : {int64_t{3}, int64_t{1003}, int64_t{1} << 21}) {
     Tensor a(P::kF32, {n}), b(P::kF32, {n}), out(P::kF32, {n});
     for (int64_t i = 0; i < n; ++i) {
       uint32_t x = 0x7f800001u, y = 0xffc00002u;  // signaling +NaN, quiet -NaN
@@ -109,6 +110,29 @@ TEST_CASE("add and multiply keep the NaN the per-element kernels returned") {
     REQUIRE(KernelBinary(Opcode::kMultiply, a.buf(), b.buf(), out.buf()).ok());
     CHECK(out.At(0) == 0x7fc00001u);
     CHECK(out.At(n - 1) == 0x7fc00001u);
+    // One NaN: that NaN, quieted, whichever side it is on.
+    uint32_t one = 0x3f800000u;
+    std::memcpy(a.bytes.data() + 4, &one, 4);
+    REQUIRE(KernelBinary(Opcode::kAdd, a.buf(), b.buf(), out.buf()).ok());
+    CHECK(out.At(1) == 0xffc00002u);
+    REQUIRE(KernelBinary(Opcode::kMultiply, b.buf(), a.buf(), out.buf()).ok());
+    CHECK(out.At(1) == 0xffc00002u);
+  }
+  for (int64_t n : {int64_t{3}, int64_t{1003}}) {  // f64: the first operand's NaN, for both ops
+    Tensor a(P::kF64, {n}), b(P::kF64, {n}), out(P::kF64, {n});
+    for (int64_t i = 0; i < n; ++i) {
+      uint64_t x = 0x7ff0000000000001u, y = 0xfff8000000000002u;
+      std::memcpy(a.bytes.data() + i * 8, &x, 8);
+      std::memcpy(b.bytes.data() + i * 8, &y, 8);
+    }
+    for (Opcode op : {Opcode::kAdd, Opcode::kMultiply}) {
+      REQUIRE(KernelBinary(op, a.buf(), b.buf(), out.buf()).ok());
+      uint64_t first = 0, last = 0;
+      std::memcpy(&first, out.bytes.data(), 8);
+      std::memcpy(&last, out.bytes.data() + (n - 1) * 8, 8);
+      CHECK(first == 0x7ff8000000000001u);
+      CHECK(last == 0x7ff8000000000001u);
+    }
   }
 }
 
