@@ -15,7 +15,7 @@
 #include "interp/dynamic_steps.h"
 #include "interp/kernels.h"
 #include "interp/value.h"
-#include "support/zeroed_memory.h"
+#include "support/mapped_arena.h"
 
 namespace nhlo::machine_internal {
 
@@ -263,9 +263,10 @@ class Frames {
   const ComputationRecord* cur_ = nullptr;                // the running computation
   uint8_t** ptr_ = nullptr;                               // its pointer table
   uint8_t* base_ = nullptr;                               // its frame
-  ZeroedMemory arena_;
+  MappedArena arena_;
   std::vector<Value> args_;              // arguments taken over by Run
   std::deque<std::string> padded_args_;  // bounded parameters' padded copies (stable addresses)
+  bool has_result_ = false;              // the last run completed: its root is there to read
 };
 
 }  // namespace nhlo::machine_internal

@@ -33,8 +33,8 @@
 #include "interp/native_callees.h"
 #include "interp/op_table.h"
 #include "interp/scan_step.h"
+#include "support/mapped_arena.h"
 #include "support/small_vec.h"
-#include "support/zeroed_memory.h"
 #include "types/custom_call_configs.h"
 #include "types/element.h"
 
@@ -102,10 +102,17 @@ class Machine : public ControlFlow, private StepMachine {
     return RunBorrowed(args_);
   }
 
-  // Binds the entry parameters to `args`' bytes, which must stay unchanged until the run ends.
-  // May run again: every run starts from the same state (its own rng stream, progress and
-  // profile entries, no runtime sizes); what Load built stays.
   Result<Value> RunBorrowed(const std::vector<Value>& args) {
+    NHLO_TRY(RunInPlace(args));
+    return ReadResult();
+  }
+
+  // Binds the entry parameters to `args`' bytes, which must stay unchanged until the result is
+  // read. May run again: every run starts from the same state (its own rng stream, progress and
+  // profile entries, no runtime sizes); what Load built stays. The arena is not cleared between
+  // runs: every kernel writes all of its result (docs/interpreter.md, "Memory a run touches").
+  Status RunInPlace(const std::vector<Value>& args) {
+    has_result_ = false;
     progress_ = {};
     annotated_ = false;
     profile_index_.clear();
@@ -124,7 +131,14 @@ class Machine : public ControlFlow, private StepMachine {
     for (size_t i = 0; i < args.size(); ++i)
       NHLO_TRY(BindArgument(entry.params[i], args[i], "argument " + std::to_string(i + 1)));
     NHLO_TRY(RunComputation(entry));
-    return ReadValue(entry.root);
+    has_result_ = true;
+    return OkStatus();
+  }
+
+  // The last run's result, copied out of the arena (and the arguments it may be bound to).
+  Result<Value> ReadResult() const {
+    if (!has_result_) return Status::Error("no run has completed, so there is no result to read");
+    return ReadValue(p_.computations[p_.entry].root);
   }
 
  private:
@@ -537,6 +551,10 @@ void Executable::set_options(const ExecuteOptions& options) { impl_->machine.set
 Result<Value> Executable::Run(std::vector<Value> args) { return impl_->machine.Run(std::move(args)); }
 
 Result<Value> Executable::RunBorrowed(const std::vector<Value>& args) { return impl_->machine.RunBorrowed(args); }
+
+Status Executable::RunInPlace(const std::vector<Value>& args) { return impl_->machine.RunInPlace(args); }
+
+Result<Value> Executable::ReadResult() const { return impl_->machine.ReadResult(); }
 
 Result<std::vector<Value>> ExecuteOnDevices(const BundleProgram& program, DeviceGrid grid,
                                             std::vector<std::vector<Value>> args, const ExecuteOptions& options) {

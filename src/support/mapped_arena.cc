@@ -1,28 +1,24 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "support/zeroed_memory.h"
+#include "support/mapped_arena.h"
 
 #include <sys/mman.h>
-
-#include <cstring>
 
 #include "support/large_alloc.h"
 
 namespace nhlo {
-namespace {}  // namespace
 
-ZeroedMemory::~ZeroedMemory() { Release(); }
+MappedArena::~MappedArena() { Release(); }
 
-void ZeroedMemory::Release() {
+void MappedArena::Release() {
   if (mapped_ != 0) munmap(data_, mapped_);
   data_ = nullptr;
   size_ = mapped_ = 0;
 }
 
-bool ZeroedMemory::Reset(size_t bytes) {
+bool MappedArena::Reset(size_t bytes) {
   if (mapped_ != 0 && bytes <= mapped_) {
-    // Zeroed in place: the pages stay mapped, so the next run's kernels do not fault them in
+    // Kept as it is: the pages stay mapped, so the next run's kernels do not fault them in
     // again (handing them back with MADV_DONTNEED made a 16M-element add 1.6x slower per run).
-    std::memset(data_, 0, size_ > bytes ? size_ : bytes);
     size_ = bytes;
     return true;
   }
