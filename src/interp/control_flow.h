@@ -147,81 +147,76 @@ class ControlFlow : public Frames {
     return s;
   }
 
-  Status CallWithBuffers(const BundleRecord& b, const ComputationRecord& f, const std::vector<uint32_t>& args) {
-    if (args.size() != f.params.size())
-      return Status::Error("computation '" + std::string(f.name) + "' takes " + std::to_string(f.params.size()) +
-                           " arguments");
-    for (size_t i = 0; i < args.size(); ++i) NHLO_TRY(BindTree(f, f.params[i], args[i]));
+  // Binds `f`'s parameters to `args` and runs it: the load matched them (lower_control.cc).
+  Status CallMatched(const BundleRecord& b, const ComputationRecord& f, const std::vector<uint32_t>& args) {
+    for (size_t i = 0; i < args.size(); ++i) NHLO_TRY(BindMatched(f, f.params[i], args[i]));
     return Enter(f, CalleeBase(b));
   }
 
-  Status RunCall(const Step& s, AttrId computation) {
+  // call, fusion and a custom call of a computation.
+  Status RunCall(const Step& s) {
     const BundleRecord& b = *s.bundle;
-    NHLO_ASSIGN_OR_RETURN(const ComputationRecord* f, Callee(s, computation));
-    NHLO_TRY(CallWithBuffers(b, *f, b.operands));
-    return CopyTreeFrom(*f, f->root, b.result);
+    NHLO_TRY(CalleeChecked(s));
+    const ComputationRecord& f = *s.callee->computations[0];
+    NHLO_TRY(CallMatched(b, f, b.operands));
+    return CopyMatchedFrom(f, f.root, b.result);
   }
 
   // The loop state lives in the result buffer: it starts as the operand, each condition and
   // body run reads it through their parameter, and the body's root is copied back into it.
   Status RunWhile(const Step& s) {
-    const BundleRecord& b = *s.bundle;  // one operand: Lower checked it
-    NHLO_ASSIGN_OR_RETURN(const ComputationRecord* cond, Callee(s, AttrId::kCondition));
-    NHLO_ASSIGN_OR_RETURN(const ComputationRecord* body, Callee(s, AttrId::kBody));
-    NHLO_TRY(CalleeChecked(s));  // one parameter each, a pred[] condition
-    NHLO_TRY(CopyTree(b.operands[0], b.result));
+    const BundleRecord& b = *s.bundle;
+    NHLO_TRY(CalleeChecked(s));  // one parameter each, a pred[] condition, matching trees
+    const ComputationRecord& cond = *s.callee->computations[0];
+    const ComputationRecord& body = *s.callee->computations[1];
+    NHLO_TRY(CopyMatchedFrom(*cur_, b.operands[0], b.result));
     for (;;) {
-      NHLO_TRY(BindTree(*cond, cond->params[0], b.result));
-      NHLO_TRY(Enter(*cond, CalleeBase(b)));
-      const uint8_t* go = P(*cond, cond->root);
+      NHLO_TRY(BindMatched(cond, cond.params[0], b.result));
+      NHLO_TRY(Enter(cond, CalleeBase(b)));
+      const uint8_t* go = P(cond, cond.root);
       if (!go || go[0] == 0) break;
-      NHLO_TRY(BindTree(*body, body->params[0], b.result));
-      NHLO_TRY(Enter(*body, CalleeBase(b)));
-      NHLO_TRY(CopyTreeFrom(*body, body->root, b.result));
+      NHLO_TRY(BindMatched(body, body.params[0], b.result));
+      NHLO_TRY(Enter(body, CalleeBase(b)));
+      NHLO_TRY(CopyMatchedFrom(body, body.root, b.result));
       // Every 256th iteration: a report costs a clock read, as much as a small loop body.
       if ((++progress_.loop_iterations & 255) == 0 && options_.progress) options_.progress(progress_);
     }
     return OkStatus();
   }
 
+  // The selector's value picks the branch; the load checked its type and each branch's trees.
   Status RunConditional(const Step& s) {
     const BundleRecord& b = *s.bundle;
-    if (b.operands.empty()) return Status::Error("conditional needs a selector");
-    const BufferRecord& sel = B(b.operands[0]);
-    if (!ptr_[b.operands[0]] || sel.size == 0) return Status::Error("conditional selector is unbound");
+    NHLO_TRY(CalleeChecked(s));
+    const uint8_t* selector = ptr_[b.operands[0]];
+    if (!selector) return Status::Error("conditional selector is unbound");
+    const std::vector<const ComputationRecord*>& branches = s.callee->computations;
     size_t branch;
-    const ComputationRecord* f;
-    if (sel.type == PrimitiveType::kPred) {
-      branch = ptr_[b.operands[0]][0] ? 0 : 1;
-      NHLO_ASSIGN_OR_RETURN(f, Callee(s, branch == 0 ? AttrId::kTrueComputation : AttrId::kFalseComputation));
-    } else if (sel.type == PrimitiveType::kS32) {
-      const AttrRecord* list = s.Find(AttrId::kBranchComputations);
-      if (!list || list->computations().empty()) return Status::Error("conditional has no branch_computations");
+    if (B(b.operands[0]).type == PrimitiveType::kPred) {
+      branch = selector[0] ? 0 : 1;
+    } else {  // s32, as the load checked
       int32_t index;
-      std::memcpy(&index, ptr_[b.operands[0]], 4);
+      std::memcpy(&index, selector, 4);
       // XLA: an out-of-range index runs the last branch.
-      branch = index < 0 || static_cast<size_t>(index) >= list->computations().size() ? list->computations().size() - 1
-                                                                                      : static_cast<size_t>(index);
-      NHLO_ASSIGN_OR_RETURN(f, Callee(s, AttrId::kBranchComputations, branch));
-    } else {
-      return Status::Error("conditional selector must be pred or s32");
+      branch =
+          index < 0 || static_cast<size_t>(index) >= branches.size() ? branches.size() - 1 : static_cast<size_t>(index);
     }
-    if (branch + 1 >= b.operands.size())
-      return Status::Error("conditional has no operand for branch " + std::to_string(branch));
-    NHLO_TRY(CallWithBuffers(b, *f, {b.operands[branch + 1]}));
-    return CopyTreeFrom(*f, f->root, b.result);
+    NHLO_TRY(s.callee->computation_errors[branch]);
+    const ComputationRecord& f = *branches[branch];
+    NHLO_TRY(CallMatched(b, f, {b.operands[branch + 1]}));
+    return CopyMatchedFrom(f, f.root, b.result);
   }
+
   Status RunAsyncStart(const Step& s) {
     const BundleRecord& b = *s.bundle;
-    NHLO_ASSIGN_OR_RETURN(uint32_t held, HeldElement(b, b.result, 0));
-    NHLO_ASSIGN_OR_RETURN(uint32_t result, HeldElement(b, b.result, 1));
-    if (B(held).type != PrimitiveType::kTuple || B(held).tuple.size() != b.operands.size())
-      return Status::Error("'async-start' must hold a tuple of its " + std::to_string(b.operands.size()) + " operands");
+    NHLO_TRY(CalleeChecked(s));  // the held tuple's shape, the computation's trees
+    const BufferRecord& r = B(b.result);
+    const BufferRecord& held = B(r.tuple[0]);
     ZeroTree(b.result);
-    for (size_t i = 0; i < b.operands.size(); ++i) NHLO_TRY(CopyTree(b.operands[i], B(held).tuple[i]));
-    NHLO_ASSIGN_OR_RETURN(const ComputationRecord* f, Callee(s, AttrId::kCalls));
-    NHLO_TRY(CallWithBuffers(b, *f, b.operands));
-    return CopyTreeFrom(*f, f->root, result);
+    for (size_t i = 0; i < b.operands.size(); ++i) NHLO_TRY(CopyMatchedFrom(*cur_, b.operands[i], held.tuple[i]));
+    const ComputationRecord& f = *s.callee->computations[0];
+    NHLO_TRY(CallMatched(b, f, b.operands));
+    return CopyMatchedFrom(f, f.root, r.tuple[1]);
   }
 
   // What LowerCalleeSignature found of step s's called computations at load: OK, or the error

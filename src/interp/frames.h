@@ -107,7 +107,24 @@ class Frames {
       for (size_t i = 0; i < a.tuple.size(); ++i) NHLO_TRY(CopyTreeFrom(src, a.tuple[i], b.tuple[i]));
       return OkStatus();
     }
-    NHLO_TRY(CarrySizes(SizesOf(src, from), b, SizesOf(*cur_, to)));
+    return CopyLeaf(src, from, to);
+  }
+  Status CopyTree(uint32_t from, uint32_t to) { return CopyTreeFrom(*cur_, from, to); }
+  // CopyTreeFrom for a pair the load compared (lower_control.cc): the same copies, no records
+  // compared.
+  Status CopyMatchedFrom(const ComputationRecord& src, uint32_t from, uint32_t to) {
+    const BufferRecord& a = src.buffers[from];
+    if (a.type == PrimitiveType::kTuple) {
+      const BufferRecord& b = B(to);
+      for (size_t i = 0; i < a.tuple.size(); ++i) NHLO_TRY(CopyMatchedFrom(src, a.tuple[i], b.tuple[i]));
+      return OkStatus();
+    }
+    return CopyLeaf(src, from, to);
+  }
+  // One array (or token) of `src` into buffer `to` of the running computation, with its sizes.
+  Status CopyLeaf(const ComputationRecord& src, uint32_t from, uint32_t to) {
+    const BufferRecord& a = src.buffers[from];
+    NHLO_TRY(CarrySizes(SizesOf(src, from), B(to), SizesOf(*cur_, to)));
     uint8_t* source = P(src, from);
     if (a.size > 0) {
       if (!source || !ptr_[to]) return Status::Error("bundle reads an unbound buffer '" + std::string(a.name) + "'");
@@ -115,7 +132,6 @@ class Frames {
     }
     return OkStatus();
   }
-  Status CopyTree(uint32_t from, uint32_t to) { return CopyTreeFrom(*cur_, from, to); }
 
   Result<Buf> Array(uint32_t buffer) const {
     const BufferRecord& b = B(buffer);
@@ -165,20 +181,17 @@ class Frames {
     return OkStatus();
   }
 
-  // Binds parameter buffer `param` of callee `f` to buffer `arg` of the running computation.
-  Status BindTree(const ComputationRecord& f, uint32_t param, uint32_t arg) {
+  // Binds parameter buffer `param` of callee `f` to buffer `arg` of the running computation,
+  // a pair whose trees the load compared (lower_control.cc).
+  Status BindMatched(const ComputationRecord& f, uint32_t param, uint32_t arg) {
     const BufferRecord& pb = f.buffers[param];
-    const BufferRecord& ab = B(arg);
-    if (pb.type != ab.type || pb.tuple.size() != ab.tuple.size() || pb.size != ab.size)
-      return Status::Error("argument '" + std::string(ab.name) + "' does not match parameter '" + std::string(pb.name) +
-                           "'");
     if (pb.type == PrimitiveType::kTuple) {
-      for (size_t i = 0; i < pb.tuple.size(); ++i) NHLO_TRY(BindTree(f, pb.tuple[i], ab.tuple[i]));
+      const BufferRecord& ab = B(arg);
+      for (size_t i = 0; i < pb.tuple.size(); ++i) NHLO_TRY(BindMatched(f, pb.tuple[i], ab.tuple[i]));
       return OkStatus();
     }
     P(f, param) = ptr_[arg];
-    NHLO_TRY(CarrySizes(SizesOf(*cur_, arg), pb, SizesOf(f, param)));
-    return OkStatus();
+    return CarrySizes(SizesOf(*cur_, arg), pb, SizesOf(f, param));
   }
 
   // The result buffers of an op that returns one array for n == 1 and an n-tuple otherwise

@@ -188,8 +188,8 @@ class Machine : public ControlFlow, private StepMachine {
         return CopyTree(b.operands[0], b.result);
       }
       case OpFamily::kTupleResult: return RunTupleResult(s);
-      case OpFamily::kCall: return RunCall(s, AttrId::kToApply);
-      case OpFamily::kFusion: return RunCall(s, AttrId::kCalls);  // a fusion computes its fused computation
+      case OpFamily::kCall: return RunCall(s);
+      case OpFamily::kFusion: return RunCall(s);  // a fusion computes its fused computation
       case OpFamily::kWhile: return RunWhile(s);
       case OpFamily::kConditional: return RunConditional(s);
       case OpFamily::kScan: return RunScan(s, *this);
@@ -391,8 +391,7 @@ class Machine : public ControlFlow, private StepMachine {
       case CustomCallKind::kShardShape: return CopyTree(b.operands[0], b.result);
       case CustomCallKind::kSliceToDynamic: return RunSliceToDynamic(s, *this);
       case CustomCallKind::kPadToStatic: return RunPadToStatic(s, *this);
-      case CustomCallKind::kCallComputation:
-        return RunCall(s, s.Find(AttrId::kCalledComputations) ? AttrId::kCalledComputations : AttrId::kToApply);
+      case CustomCallKind::kCallComputation: return RunCall(s);
       case CustomCallKind::kShadowProbe: {
         if (!options_.probe) return OkStatus();
         std::vector<ArrayView> views;

@@ -36,6 +36,14 @@ enum class TopKOrder : uint8_t { kDescending, kAscending, kComparator };
 struct CalleeSignature {
   std::vector<uint32_t> leaves;
   Status error;
+  /// The computations a step runs whole (lower_control.cc), resolved: call, fusion and a custom
+  /// call's one, a while's {condition, body}, a conditional's branches in index order ({true,
+  /// false} for a pred selector), async-start's one. Every tree the run binds or copies was
+  /// compared at load, so the run compares no records. Empty when `error` is set.
+  std::vector<const ComputationRecord*> computations;
+  /// A conditional's error per branch (a missing or mismatched branch), reported only by a run
+  /// that takes it; empty for the other steps.
+  std::vector<Status> computation_errors;
 };
 
 /// A bundle lowered for execution, once, when the program is loaded: its record, its
@@ -68,8 +76,8 @@ struct Step {
   /// for a static step: the run then checks and decides nothing. Null for a step of bounded
   /// dynamic shape, for records the planner refuses, and for the kernels not planned yet.
   std::unique_ptr<const KernelPlan> plan;
-  /// The called computations' signature (reduce, map, sort, reduce-window, scatter, while,
-  /// select-and-scatter); null for the other families.
+  /// The called computations' signature (reduce, map, sort, reduce-window, scatter,
+  /// select-and-scatter, and the steps that run computations whole); null for the other families.
   std::unique_ptr<const CalleeSignature> callee;
 
   const AttrRecord* Find(AttrId id) const {

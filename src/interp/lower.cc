@@ -8,6 +8,7 @@
 #include "interp/dynamic_steps.h"
 #include "interp/interp.h"
 #include "interp/kernels.h"
+#include "interp/lower.h"
 #include "interp/native_callees.h"
 #include "interp/op_table.h"
 #include "interp/scan_step.h"
@@ -301,8 +302,9 @@ CalleeSignature RootLeaves(const ComputationRecord& f, const std::vector<const B
 }
 
 // The checks the executor made of a step's called computations on every run (ControlFlow:
-// RunWhile, RunMap, RunSort, RunSelectAndScatter and the per-element Caller), made here once.
-// A step whose computations or records are missing gets none: the run reports that first.
+// RunMap, RunSort, RunSelectAndScatter and the per-element Caller; the steps that run a
+// computation whole, in lower_control.cc), made here once. A per-element step whose
+// computations or records are missing gets none: the run reports that first.
 void LowerCalleeSignature(const BundleProgram& p, const ComputationRecord& comp, Step& s) {
   const BundleRecord& b = *s.bundle;
   auto callee = [&](AttrId id) { return Called(p, s, id); };
@@ -372,18 +374,16 @@ void LowerCalleeSignature(const BundleProgram& p, const ComputationRecord& comp,
       }
       return keep(RootLeaves(*f, {&root}, "the sort comparator"));
     }
-    case OpFamily::kWhile: {
-      const ComputationRecord* cond = callee(AttrId::kCondition);
-      const ComputationRecord* body = callee(AttrId::kBody);
-      if (!cond || !body) return;
-      CalleeSignature sig;
-      const BufferRecord& pred = cond->buffers[cond->root];
-      if (cond->params.size() != 1 || body->params.size() != 1)
-        sig.error = Status::Error("while computations take one parameter");
-      else if (pred.type != PrimitiveType::kPred || pred.size != 1)
-        sig.error = Status::Error("while condition must return pred[]");
-      return keep(std::move(sig));
-    }
+    case OpFamily::kWhile: return keep(WhileSignature(p, comp, s));
+    case OpFamily::kCall: return keep(CallSignature(p, comp, s, AttrId::kToApply));
+    case OpFamily::kFusion: return keep(CallSignature(p, comp, s, AttrId::kCalls));
+    case OpFamily::kConditional: return keep(ConditionalSignature(p, comp, s));
+    case OpFamily::kAsyncStart: return keep(AsyncStartSignature(p, comp, s));
+    case OpFamily::kTupleResult:
+      if (s.custom_call == CustomCallKind::kCallComputation)
+        keep(CallSignature(p, comp, s,
+                           s.Find(AttrId::kCalledComputations) ? AttrId::kCalledComputations : AttrId::kToApply));
+      return;
     case OpFamily::kSelectAndScatter: {
       const ComputationRecord* select = callee(AttrId::kSelect);
       const ComputationRecord* scatter = callee(AttrId::kScatter);
@@ -412,10 +412,6 @@ void LowerCalleeSignature(const BundleProgram& p, const ComputationRecord& comp,
     case OpFamily::kAfterAll:
     case OpFamily::kAddDependency:
     case OpFamily::kCopy:
-    case OpFamily::kTupleResult:
-    case OpFamily::kCall:
-    case OpFamily::kFusion:
-    case OpFamily::kConditional:
     case OpFamily::kScan:
     case OpFamily::kUnary:
     case OpFamily::kBinary:
@@ -452,7 +448,6 @@ void LowerCalleeSignature(const BundleProgram& p, const ComputationRecord& comp,
     case OpFamily::kRecvDone:
     case OpFamily::kStochasticConvert:
     case OpFamily::kCollective:
-    case OpFamily::kAsyncStart:
     case OpFamily::kAsyncUpdate:
     case OpFamily::kAsyncDone:
     case OpFamily::kCopyStart:

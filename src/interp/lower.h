@@ -15,4 +15,12 @@ namespace nhlo {
 Result<Step> LowerBundle(const BundleProgram& p, const ComputationRecord& comp, const BundleRecord& b,
                          const ExecuteOptions& options);
 
+/// The computations a step runs whole, resolved, and every buffer tree its run binds or copies
+/// compared with its counterpart (lower_control.cc): call, fusion and a custom call of a
+/// computation (attribute `id`), while, conditional (one error per branch) and async-start.
+CalleeSignature CallSignature(const BundleProgram& p, const ComputationRecord& comp, const Step& s, AttrId id);
+CalleeSignature WhileSignature(const BundleProgram& p, const ComputationRecord& comp, const Step& s);
+CalleeSignature ConditionalSignature(const BundleProgram& p, const ComputationRecord& comp, const Step& s);
+CalleeSignature AsyncStartSignature(const BundleProgram& p, const ComputationRecord& comp, const Step& s);
+
 }  // namespace nhlo
