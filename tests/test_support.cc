@@ -22,6 +22,7 @@
 #include "passes/pass_manager.h"
 #include "support/diff.h"
 #include "support/escape.h"
+#include "support/large_alloc.h"
 #include "support/merge_sort.h"
 #include "support/parallel.h"
 #include "support/status.h"
@@ -294,4 +295,23 @@ TEST_CASE("WriteFileAtomically: a writer killed mid-write leaves the old file wh
     if (got.size() == big.size()) CHECK(got == big);
   }
   fs::remove_all(dir);
+}
+
+TEST_CASE("AssignZeros, AssignBytes and ReserveHugeBacked: the bytes asked for, at every size") {
+  for (size_t n : {size_t{0}, size_t{100}, kLargeValueBytes - 1, kLargeValueBytes, kLargeValueBytes * 3 + 17}) {
+    CAPTURE(n);
+    std::string s = "left over";
+    AssignZeros(s, n);
+    REQUIRE(s.size() == n);
+    CHECK(std::count(s.begin(), s.end(), '\0') == static_cast<std::ptrdiff_t>(n));
+    std::string source(n, 'x');
+    for (size_t i = 0; i < n; i += 4099) source[i] = static_cast<char>(i % 251);
+    std::string copy = "old";
+    AssignBytes(copy, source.data(), source.size());
+    CHECK(copy == source);
+    std::string kept = "prefix";
+    ReserveHugeBacked(kept, n + 6);
+    CHECK(kept == "prefix");  // the contents stay, the room is there
+    CHECK(kept.capacity() >= n + 6);
+  }
 }

@@ -14,6 +14,7 @@
 #include "driver/common.h"
 #include "driver/values.h"
 #include "support/checked_math.h"
+#include "support/large_alloc.h"
 #include "types/element.h"
 
 namespace nhlo {
@@ -325,7 +326,7 @@ Result<Value> ReadNpy(std::string_view bytes, std::string_view file, const Tenso
   Value v;
   v.type = spec.type;
   v.dims = h.shape;  // below a bounded dimension's bound, the caller lays it out at the bound
-  v.bytes.resize(static_cast<size_t>(size));
+  AssignZeros(v.bytes, static_cast<size_t>(size));
   const char* src = bytes.data() + h.data_offset;
   if (h.fortran_order && h.shape.size() > 1)
     FortranToC(src, v.bytes.data(), h.shape, static_cast<size_t>(elem));
@@ -369,7 +370,9 @@ Result<std::string> WriteNpy(const Value& value) {
   size_t length = padded(v2 ? 12 : 10);
   dict.append(length - dict.size() - 1, ' ');
   dict += '\n';
-  std::string out(kNpyMagic);
+  std::string out;
+  ReserveHugeBacked(out, kNpyMagic.size() + 6 + dict.size() + value.bytes.size());
+  out += kNpyMagic;
   out += static_cast<char>(v2 ? 2 : 1);
   out += '\0';
   if (v2)
@@ -398,7 +401,7 @@ constexpr uint32_t kLocalSig = 0x04034b50, kCentralSig = 0x02014b50, kEndSig = 0
 constexpr uint32_t kZip64EndSig = 0x06064b50, kZip64LocatorSig = 0x07064b50;
 
 Status Inflate(std::string_view in, uint64_t out_size, std::string* out) {
-  out->resize(static_cast<size_t>(out_size));
+  AssignZeros(*out, static_cast<size_t>(out_size));
   z_stream z{};
   if (inflateInit2(&z, -MAX_WBITS) != Z_OK) return Status::Error("cannot start zlib");
   int rc = Z_OK;
@@ -516,7 +519,7 @@ Result<std::vector<ZipEntry>> ReadZip(std::string_view b, std::string_view file,
     entry.name = std::move(name);
     if (method == 0) {
       if (csize != usize) return bad("stored member " + member + " has different sizes");
-      entry.bytes = std::string(raw);
+      AssignBytes(entry.bytes, raw.data(), raw.size());
     } else {
       // Deflate expands at most 1032:1, so a larger claimed size is a lie (or a bomb).
       uint64_t most = 0;
@@ -538,6 +541,9 @@ Result<std::string> WriteZip(const std::vector<ZipEntry>& entries) {
   // 1980-01-01 00:00:00 in MS-DOS form: the earliest a zip can say, and the same every run.
   constexpr uint32_t kTime = 0, kDate = (0 << 9) | (1 << 5) | 1;
   std::string out, dir;
+  size_t local_bytes = 0;  // the members with their local headers, in one block
+  for (const ZipEntry& e : entries) local_bytes += 30 + e.name.size() + e.bytes.size();
+  ReserveHugeBacked(out, local_bytes);
   for (const ZipEntry& e : entries) {
     if (out.size() + e.bytes.size() + e.name.size() + 30 > 0xffffffffull || e.name.size() > 0xffff)
       return Status::Error("the archive would be larger than 4 GiB (write a directory of .npy files instead)");
@@ -604,6 +610,9 @@ Result<std::string> ReadTensorFile(const std::string& path, uint64_t limit, cons
   // As every program reports a file it cannot open: `nhlo-run: error: cannot open 'PATH': REASON`.
   if (!f) return Status::Error("cannot open '" + path + "': " + std::strerror(errno));
   std::string bytes;
+  // One block for the whole file, in huge pages when large, rather than doubling as it is read.
+  if (uintmax_t size = std::filesystem::file_size(path, ec); !ec && size > 0)
+    ReserveHugeBacked(bytes, static_cast<size_t>(std::min<uintmax_t>(size, limit)));
   char block[1 << 16];
   while (f.read(block, sizeof(block)) || f.gcount() > 0) {
     if (bytes.size() + static_cast<uint64_t>(f.gcount()) > limit)

@@ -8,6 +8,7 @@
 
 #include "ir/literal.h"
 #include "parser/parser.h"
+#include "support/large_alloc.h"
 #include "support/parallel.h"
 #include "types/element.h"
 #include "types/float_cast.h"
@@ -112,7 +113,7 @@ void FillRandom(Value& v, const Shape& shape, uint64_t& state, const std::option
   }
   v.dims.assign(shape.dims.begin(), shape.dims.end());
   int64_t bytes = HostBytes(shape);
-  v.bytes.assign(bytes > 0 ? static_cast<size_t>(bytes) : 0, '\0');
+  AssignZeros(v.bytes, bytes > 0 ? static_cast<size_t>(bytes) : 0);
   int size = HostByteSize(shape.type);
   // Each element takes exactly one draw whatever its type, so a type's distribution never
   // shifts the values of the arguments after it.

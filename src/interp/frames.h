@@ -15,6 +15,7 @@
 #include "interp/dynamic_steps.h"
 #include "interp/kernels.h"
 #include "interp/value.h"
+#include "support/large_alloc.h"
 #include "support/mapped_arena.h"
 
 namespace nhlo::machine_internal {
@@ -83,14 +84,14 @@ class Frames {
     }
     v.dims = b.dims;
     if (!IsBounded(b)) {
-      if (ptr_[buffer]) v.bytes.assign(reinterpret_cast<const char*>(ptr_[buffer]), b.size);
+      if (ptr_[buffer]) AssignBytes(v.bytes, reinterpret_cast<const char*>(ptr_[buffer]), b.size);
       return v;
     }
     // A bounded dynamic value: its runtime sizes and only the elements inside them.
     for (size_t d = 0; d < b.dims.size(); ++d) v.bounds.push_back(b.dim_kinds[d] != 0 ? b.dims[d] : -1);
     if (!sizes_[IndexOf(*cur_)][buffer].empty()) v.dims = sizes_[IndexOf(*cur_)][buffer];
     int size = HostByteSize(b.type);
-    v.bytes.assign(static_cast<size_t>(CheckedElementCount(v.dims)) * static_cast<size_t>(size), '\0');
+    AssignZeros(v.bytes, static_cast<size_t>(CheckedElementCount(v.dims)) * static_cast<size_t>(size));
     if (ptr_[buffer]) CopyBox(ptr_[buffer], b.dims, reinterpret_cast<uint8_t*>(v.bytes.data()), v.dims, v.dims, size);
     return v;
   }

@@ -4,6 +4,9 @@
 #include <sys/mman.h>
 
 #include <mutex>
+#include <string>
+
+#include "support/large_alloc.h"
 
 namespace nhlo {
 
@@ -20,6 +23,28 @@ void AdviseHugePages(void* block, size_t size) {
   (void)block;
   (void)size;
 #endif
+}
+
+// The fresh block is advised before anything touches it (malloc maps a block this large
+// afresh, or reuses a freed one whose pages stay as they are).
+void ReserveHugeBacked(std::string& s, size_t n) {
+  if (s.capacity() >= n) return;
+  if (n < kLargeValueBytes) return s.reserve(n);
+  std::string fresh;
+  fresh.reserve(n);
+  AdviseHugePages(fresh.data(), n);
+  fresh.assign(s);
+  s.swap(fresh);
+}
+
+void AssignZeros(std::string& s, size_t n) {
+  ReserveHugeBacked(s, n);
+  s.assign(n, '\0');
+}
+
+void AssignBytes(std::string& s, const char* data, size_t n) {
+  ReserveHugeBacked(s, n);
+  s.assign(data, n);
 }
 
 namespace {
