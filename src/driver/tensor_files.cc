@@ -541,9 +541,11 @@ Result<std::string> WriteZip(const std::vector<ZipEntry>& entries) {
   // 1980-01-01 00:00:00 in MS-DOS form: the earliest a zip can say, and the same every run.
   constexpr uint32_t kTime = 0, kDate = (0 << 9) | (1 << 5) | 1;
   std::string out, dir;
-  size_t local_bytes = 0;  // the members with their local headers, in one block
-  for (const ZipEntry& e : entries) local_bytes += 30 + e.name.size() + e.bytes.size();
-  ReserveHugeBacked(out, local_bytes);
+  // The whole archive in one block: the members with their local headers, the central directory
+  // and its end record. One past 4 GiB is refused below, before anything is copied.
+  uint64_t total = 22;
+  for (const ZipEntry& e : entries) total += 30 + 46 + 2 * e.name.size() + e.bytes.size();
+  if (total <= 0xffffffffull) ReserveHugeBacked(out, static_cast<size_t>(total));
   for (const ZipEntry& e : entries) {
     if (out.size() + e.bytes.size() + e.name.size() + 30 > 0xffffffffull || e.name.size() > 0xffff)
       return Status::Error("the archive would be larger than 4 GiB (write a directory of .npy files instead)");
@@ -601,6 +603,9 @@ uint64_t SpecBytes(const TensorSpec& spec) {
   return n;
 }
 
+// The largest file ReadTensorFile reads into one block reserved up front (1 TiB).
+constexpr uintmax_t kMaxReserve = uintmax_t(1) << 40;
+
 }  // namespace
 
 Result<std::string> ReadTensorFile(const std::string& path, uint64_t limit, const std::string& why) {
@@ -611,8 +616,10 @@ Result<std::string> ReadTensorFile(const std::string& path, uint64_t limit, cons
   if (!f) return Status::Error("cannot open '" + path + "': " + std::strerror(errno));
   std::string bytes;
   // One block for the whole file, in huge pages when large, rather than doubling as it is read.
-  if (uintmax_t size = std::filesystem::file_size(path, ec); !ec && size > 0)
-    ReserveHugeBacked(bytes, static_cast<size_t>(std::min<uintmax_t>(size, limit)));
+  // Only for a size the read may reach and memory could hold: a larger claim (a sparse file, a
+  // special file) is read as before, and refused by the limit or by the memory it really takes.
+  if (uintmax_t size = std::filesystem::file_size(path, ec); !ec && size > 0 && size <= limit && size < kMaxReserve)
+    ReserveHugeBacked(bytes, static_cast<size_t>(size));
   char block[1 << 16];
   while (f.read(block, sizeof(block)) || f.gcount() > 0) {
     if (bytes.size() + static_cast<uint64_t>(f.gcount()) > limit)

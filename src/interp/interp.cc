@@ -154,8 +154,10 @@ class Machine : public ControlFlow, private StepMachine {
     switch (s.family) {
       case OpFamily::kNotExecutable:
         return Status::Error("the interpreter cannot execute '" + std::string(OpcodeName(b.opcode)) + "'");
-      case OpFamily::kBound: return OkStatus();     // bound before the run
-      case OpFamily::kAfterAll: return OkStatus();  // a token holds no data
+      case OpFamily::kBound: return OkStatus();  // bound before the run
+      case OpFamily::kAfterAll:                  // a token holds no data; a file that gives it some gets zeros
+        ZeroTree(b.result);
+        return OkStatus();
       case OpFamily::kAddDependency: return CopyTree(b.operands[0], b.result);
       case OpFamily::kTuple: {
         const BufferRecord& r = B(b.result);
@@ -393,6 +395,7 @@ class Machine : public ControlFlow, private StepMachine {
       case CustomCallKind::kPadToStatic: return RunPadToStatic(s, *this);
       case CustomCallKind::kCallComputation: return RunCall(s);
       case CustomCallKind::kShadowProbe: {
+        ZeroTree(b.result);  // a token or () from nhlo's own pass; zeros for whatever a file gives it
         if (!options_.probe) return OkStatus();
         std::vector<ArrayView> views;
         for (uint32_t o : b.operands) {
