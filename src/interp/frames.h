@@ -14,6 +14,7 @@
 #include "codegen/bundle_format.h"
 #include "interp/dynamic_steps.h"
 #include "interp/kernels.h"
+#include "interp/lower.h"
 #include "interp/value.h"
 #include "support/large_alloc.h"
 #include "support/mapped_arena.h"
@@ -97,22 +98,13 @@ class Frames {
   }
 
   // Copies the value tree of buffer `from` of computation `src` into buffer `to` of the running
-  // computation (same structure).
+  // computation, after comparing the two trees as the load compares control flow's (MatchTree).
   Status CopyTreeFrom(const ComputationRecord& src, uint32_t from, uint32_t to) {
-    const BufferRecord& a = src.buffers[from];
-    const BufferRecord& b = B(to);
-    if (a.type != b.type || a.tuple.size() != b.tuple.size() || a.size != b.size)
-      return Status::Error("bundle copies between buffers '" + std::string(a.name) + "' and '" + std::string(b.name) +
-                           "' of different shapes");
-    if (a.type == PrimitiveType::kTuple) {
-      for (size_t i = 0; i < a.tuple.size(); ++i) NHLO_TRY(CopyTreeFrom(src, a.tuple[i], b.tuple[i]));
-      return OkStatus();
-    }
-    return CopyLeaf(src, from, to);
+    NHLO_TRY(MatchTree(src, from, *cur_, to, TreeUse::kCopy));
+    return CopyMatchedFrom(src, from, to);
   }
   Status CopyTree(uint32_t from, uint32_t to) { return CopyTreeFrom(*cur_, from, to); }
-  // CopyTreeFrom for a pair the load compared (lower_control.cc): the same copies, no records
-  // compared.
+  // CopyTreeFrom for a pair already compared (at load, lower_control.cc): the copies only.
   Status CopyMatchedFrom(const ComputationRecord& src, uint32_t from, uint32_t to) {
     const BufferRecord& a = src.buffers[from];
     if (a.type == PrimitiveType::kTuple) {

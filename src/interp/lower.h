@@ -15,6 +15,15 @@ namespace nhlo {
 Result<Step> LowerBundle(const BundleProgram& p, const ComputationRecord& comp, const BundleRecord& b,
                          const ExecuteOptions& options);
 
+/// How a pair of buffer trees is used, for MatchTree's message.
+enum class TreeUse : uint8_t { kBind, kCopy };
+
+/// Buffer `from` of `fa` against `to` of `fb`: the same type, tuple size and bytes at every node
+/// (a binding's `from` is the argument, `to` the parameter; a copy's `from` is the source). The
+/// error names the first node that differs. The load compares control flow's pairs with it
+/// (lower_control.cc); the run's other copies (Frames::CopyTreeFrom) call it before they copy.
+Status MatchTree(const ComputationRecord& fa, uint32_t from, const ComputationRecord& fb, uint32_t to, TreeUse use);
+
 /// The computations a step runs whole, resolved, and every buffer tree its run binds or copies
 /// compared with its counterpart (lower_control.cc): call, fusion and a custom call of a
 /// computation (attribute `id`), while, conditional (one error per branch) and async-start.

@@ -3,7 +3,7 @@
 // computation, while, conditional and async-start. Each gets its computations resolved and every
 // pair of buffer trees its run binds or copies (arguments to parameters, a root to the result,
 // a while's state to its condition's and body's parameters) compared once, here; the run then
-// binds and copies without comparing records (Frames::BindMatched, CopyMatched). A mismatch is
+// binds and copies without comparing records (Frames::BindMatched, CopyMatchedFrom). A mismatch is
 // kept as the error the run reports when it reaches the step (or, for a conditional, the branch
 // it takes), with the message and at the point the executor gave it when it compared on every
 // run, so a program whose bad branch is never taken still runs.
@@ -14,14 +14,7 @@
 #include "interp/native_callees.h"
 
 namespace nhlo {
-namespace {
 
-// Which use a pair is for, for the message the executor gave when it compared on every run.
-enum class TreeUse : uint8_t { kBind, kCopy };
-
-// Buffer `from` of `fa` against `to` of `fb`: the same type, tuple size and bytes at every node
-// (a binding's `from` is the argument, `to` the parameter; a copy's `from` is the source). The
-// error names the first node that differs.
 Status MatchTree(const ComputationRecord& fa, uint32_t from, const ComputationRecord& fb, uint32_t to, TreeUse use) {
   if (from >= fa.buffers.size() || to >= fb.buffers.size()) return Status::Error("a bundle names a missing buffer");
   const BufferRecord& a = fa.buffers[from];
@@ -36,6 +29,8 @@ Status MatchTree(const ComputationRecord& fa, uint32_t from, const ComputationRe
   for (size_t i = 0; i < a.tuple.size(); ++i) NHLO_TRY(MatchTree(fa, a.tuple[i], fb, b.tuple[i], use));
   return OkStatus();
 }
+
+namespace {
 
 // Call `f` with `args` of `comp` and copy its root into `result`: the argument count, each
 // argument against its parameter, then the root against the result.
