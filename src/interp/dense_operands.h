@@ -5,6 +5,7 @@
 // the innermost dimension stays innermost and transposes in cache-sized blocks otherwise.
 #pragma once
 
+#include <complex>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
@@ -180,6 +181,28 @@ Result<const C*> ComputeElements(const Buf& buf, PrimitiveType result, ResultTra
   if (const C* in_place = InPlaceElements<C>(buf, result)) return in_place;
   NHLO_TRY(ToComputeArray<C>(buf, result, rt, storage));
   return static_cast<const C*>(storage.data());
+}
+
+/// The elements of `buf` as std::complex<R> in `storage`, as the evaluator converts every
+/// operand of a complex dot or convolution to the result type first: a complex operand of the
+/// other width is converted, a real one becomes (value, 0).
+template <typename R, typename Alloc>
+Status ComplexElements(const Buf& buf, std::vector<std::complex<R>, Alloc>& storage) {
+  using C = std::complex<R>;
+  const int64_t count = buf.count();
+  storage.resize(static_cast<size_t>(count));
+  if (buf.type() == PrimitiveType::kC64) {
+    for (int64_t i = 0; i < count; ++i) storage[i] = C(LoadComplex<float>(buf.data, i));
+    return OkStatus();
+  }
+  if (buf.type() == PrimitiveType::kC128) {
+    for (int64_t i = 0; i < count; ++i) storage[i] = C(LoadComplex<double>(buf.data, i));
+    return OkStatus();
+  }
+  return DispatchType(buf.type(), [&](auto traits) -> Status {
+    for (int64_t i = 0; i < count; ++i) storage[i] = C(static_cast<R>(traits.Load(buf.data, i)), R(0));
+    return OkStatus();
+  });
 }
 
 /// The result's bytes as C, for kernels that write it directly, when `out` is f32 or f64 of

@@ -78,6 +78,22 @@ void StoreComplex(uint8_t* p, int64_t i, std::complex<R> v) {
   std::memcpy(p + i * sizeof(parts), parts, sizeof(parts));
 }
 
+/// Whether C is std::complex<R>.
+template <typename C>
+struct IsComplexCompute : std::false_type {};
+template <typename R>
+struct IsComplexCompute<std::complex<R>> : std::true_type {};
+
+/// The traits of c64 (R = float) and c128 (R = double), for kernels whose loops take complex
+/// elements too (dot, convolution): DispatchType leaves complex types to their own loops.
+template <typename R>
+struct ComplexTraits {
+  using Compute = std::complex<R>;
+  static constexpr bool kIsFloat = false;
+  std::complex<R> Load(const uint8_t* p, int64_t i) const { return LoadComplex<R>(p, i); }
+  void Store(uint8_t* p, int64_t i, std::complex<R> v) const { StoreComplex<R>(p, i, v); }
+};
+
 /// Calls f(traits) for element type t; an error for types without a compute domain here.
 template <typename F>
 Status DispatchType(PrimitiveType t, F&& f) {

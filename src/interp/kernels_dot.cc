@@ -2,9 +2,12 @@
 // dot with any dimension numbers. Operands are converted to the compute type and permuted into
 // [batch, free, contract] order (skipped when they already are), then float dots above a small
 // size run through Eigen's GEMM (gemm.h: FMA, blocked, so the last bits differ from a plain
-// k-order sum); integer and tiny dots keep the exact i-k-j loop.
+// k-order sum); integer and tiny dots keep the exact i-k-j loop, and so do complex ones (c64 and
+// c128), whose elements XLA's evaluator sums as `result += lhs * rhs` in std::complex.
 #include <algorithm>
+#include <complex>
 #include <cstring>
+#include <type_traits>
 
 #include "interp/dense_operands.h"
 #include "interp/element_traits.h"
@@ -21,7 +24,9 @@ namespace {
 constexpr int64_t kGemmMinWork = 4096;
 
 // c (batch x m x n) = a (batch x m x k) * b (batch x k n): each output row accumulates over k in
-// increasing order with an i-k-j loop; integers wrap (two's complement), as XLA's do.
+// increasing order with an i-k-j loop; integers wrap (two's complement), as XLA's do. Complex
+// products are std::complex's (C99 Annex G: an infinite operand gives an infinite product, not
+// NaN), as the evaluator's are.
 template <typename C>
 void PlainDot(int64_t batch, int64_t m, int64_t n, int64_t k, const C* a, const C* b, C* c) {
   for (int64_t bi = 0; bi < batch; ++bi) {
@@ -33,7 +38,7 @@ void PlainDot(int64_t batch, int64_t m, int64_t n, int64_t k, const C* a, const 
       for (int64_t kk = 0; kk < k; ++kk) {
         C x = ab[i * k + kk];
         const C* brow = bb + kk * n;
-        if constexpr (std::is_floating_point_v<C>) {
+        if constexpr (std::is_floating_point_v<C> || IsComplexCompute<C>::value) {
           for (int64_t j = 0; j < n; ++j) row[j] += x * brow[j];
         } else {
           using U = std::make_unsigned_t<C>;
@@ -48,6 +53,28 @@ bool IsIdentity(const std::vector<int64_t>& order) {
   for (size_t i = 0; i < order.size(); ++i)
     if (order[i] != static_cast<int64_t>(i)) return false;
   return true;
+}
+
+// An operand of a complex dot as std::complex<R> in [batch, free, contract] order (`order`).
+template <typename R>
+Result<ScratchVector<std::complex<R>>> ComplexOperand(const Buf& buf, const std::vector<int64_t>& order) {
+  ScratchVector<std::complex<R>> dense;
+  NHLO_TRY(ComplexElements<R>(buf, dense));
+  if (IsIdentity(order)) return dense;
+  ScratchVector<std::complex<R>> permuted(dense.size());
+  PermuteDims(dense.data(), Dims(buf), order, permuted.data());
+  return permuted;
+}
+
+template <typename R>
+Status RunComplexDot(const DotPlan& plan, const Buf& lhs, const Buf& rhs, const Buf& out) {
+  NHLO_ASSIGN_OR_RETURN(ScratchVector<std::complex<R>> a, ComplexOperand<R>(lhs, plan.l_mk));
+  NHLO_ASSIGN_OR_RETURN(ScratchVector<std::complex<R>> b, ComplexOperand<R>(rhs, plan.r_kn));
+  const int64_t total = plan.batch * plan.m * plan.n;
+  ScratchVector<std::complex<R>> c(static_cast<size_t>(total));
+  PlainDot(plan.batch, plan.m, plan.n, plan.k, a.data(), b.data(), c.data());
+  for (int64_t i = 0; i < total; ++i) StoreComplex<R>(out.data, i, c[i]);
+  return OkStatus();
 }
 
 }  // namespace
@@ -117,6 +144,8 @@ Status KernelDot(const DotDimensionNumbers& dims, const Buf& lhs, const Buf& rhs
 }
 
 Status RunDot(const DotPlan& plan, const Buf& lhs, const Buf& rhs, const Buf& out) {
+  if (out.type() == PrimitiveType::kC64) return RunComplexDot<float>(plan, lhs, rhs, out);
+  if (out.type() == PrimitiveType::kC128) return RunComplexDot<double>(plan, lhs, rhs, out);
   const int64_t batch = plan.batch, m = plan.m, n = plan.n, k = plan.k;
   // Accumulate in the result's compute domain, as the evaluator does. An operand of another
   // element type is first converted to the result type (the evaluator's rule), so f32 operands

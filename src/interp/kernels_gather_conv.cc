@@ -360,13 +360,20 @@ Status RunConvolution(const ConvPlan& plan, const Buf& lhs, const Buf& rhs, cons
   int64_t batch_group_size = ld[l.input_batch] / bgc;
   // Integer results are clamped to the result type's range, not wrapped (unlike dot).
   int bits = BitWidth(out.type());
-  return DispatchType(out.type(), [&](auto ot) -> Status {
+  auto convolve = [&](auto ot) -> Status {
     using C = typename decltype(ot)::Compute;
     // Operands are converted to the result type first, as for dot (read in place when they are
     // already f32 or f64 of the result type).
     ScratchVector<C> a_storage, k_storage;
-    NHLO_ASSIGN_OR_RETURN(const C* a, ComputeElements<C>(lhs, out.type(), ot, a_storage));
-    NHLO_ASSIGN_OR_RETURN(const C* k, ComputeElements<C>(rhs, out.type(), ot, k_storage));
+    const C *a = nullptr, *k = nullptr;
+    if constexpr (IsComplexCompute<C>::value) {
+      NHLO_TRY(ComplexElements<typename C::value_type>(lhs, a_storage));
+      NHLO_TRY(ComplexElements<typename C::value_type>(rhs, k_storage));
+      a = a_storage.data(), k = k_storage.data();
+    } else {
+      NHLO_ASSIGN_OR_RETURN(a, ComputeElements<C>(lhs, out.type(), ot, a_storage));
+      NHLO_ASSIGN_OR_RETURN(k, ComputeElements<C>(rhs, out.type(), ot, k_storage));
+    }
     std::vector<int64_t> kernel_spatial_dims(spatial);
     for (size_t s = 0; s < spatial; ++s) kernel_spatial_dims[s] = kd[l.kernel_spatial[s]];
     ForEachIndex(od, [&](int64_t linear, const std::vector<int64_t>& o) {
@@ -389,7 +396,7 @@ Status RunConvolution(const ConvPlan& plan, const Buf& lhs, const Buf& rhs, cons
         for (int64_t f = 0; f < kernel_in; ++f) {
           C x = a[lhs_base + (group * kernel_in + f) * ls[l.input_feature]];
           C w = k[rhs_base + f * ks[l.kernel_input_feature]];
-          if constexpr (std::is_floating_point_v<C>)
+          if constexpr (std::is_floating_point_v<C> || IsComplexCompute<C>::value)
             acc += x * w;
           else
             acc = C(static_cast<std::make_unsigned_t<C>>(acc) +
@@ -410,7 +417,12 @@ Status RunConvolution(const ConvPlan& plan, const Buf& lhs, const Buf& rhs, cons
       ot.Store(out.data, linear, acc);
     });
     return OkStatus();
-  });
+  };
+  // Complex convolutions run this loop too: each output element sums x * w over its taps in
+  // std::complex, as the evaluator's does.
+  if (out.type() == PrimitiveType::kC64) return convolve(ComplexTraits<float>{});
+  if (out.type() == PrimitiveType::kC128) return convolve(ComplexTraits<double>{});
+  return DispatchType(out.type(), convolve);
 }
 
 }  // namespace nhlo
