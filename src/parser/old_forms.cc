@@ -385,4 +385,89 @@ Status Parser::LowerOldInstruction(Instruction* inst, std::string_view opcode_wo
   return OkStatus();
 }
 
+// operand_precision={packed_nibble, packed_nibble} on a dot or convolution of 8-bit integers:
+// each operand element holds two 4-bit numbers, and the result sums the products of the low
+// nibbles and those of the high ones. XLA's compilers lowered it (operand_upcaster.cc) to what
+// is built here: each nibble shifted out in the operand's own type (arithmetic shifts for s8,
+// logical for u8), converted to the result's element type, one dot or convolution per nibble
+// with the default precision, and their sum. The instruction keeps its name as that add. XLA's
+// verifier refused one packed operand, and operands that are not 8-bit integers, with the
+// messages below; its evaluator computed the same sums (for u8 operands of a signed result it
+// sign-extended the low nibble instead: a deviation of the reference, not of the compilers).
+Status Parser::LowerPackedNibbles(Instruction* inst, uint32_t offset, bool has_shape) {
+  const Attribute* precision = inst->FindAttr(AttrId::kOperandPrecision);
+  int packed = 0;
+  for (int64_t code : precision->ints) packed += code == static_cast<int64_t>(Precision::kPackedNibble);
+  const bool dot = inst->opcode == Opcode::kDot;
+  const std::string what = dot ? "Dot" : "Convolution";
+  if (inst->operands.size() != 2 || packed != 2 || precision->ints.size() != 2)
+    return ErrorAt(offset, what + " cannot have a single packed nibble argument");
+  for (size_t k = 0; k < 2; ++k) {
+    const Shape& s = inst->operands[k]->shape;
+    if (!s.IsArray() || (s.type != PrimitiveType::kS8 && s.type != PrimitiveType::kU8))
+      return ErrorAt(offset, std::string("Packed nibble precision can only apply to 8 bit integers. ") +
+                                 (k == 0 ? "LHS" : "RHS") + " is " + ShapeToString(s, false) + ".");
+  }
+  if (!dot) {
+    for (AttrId id : {AttrId::kFeatureGroupCount, AttrId::kBatchGroupCount})
+      if (const Attribute* a = inst->FindAttr(id); a && a->i != 1)
+        return ErrorAt(
+            offset, "packed nibble precision needs " + std::string(AttrName(id)) + "=1, got " + std::to_string(a->i));
+  }
+  if (!has_shape || !inst->shape.IsArray())
+    return ErrorAt(offset,
+                   "a packed nibble " + std::string(OpcodeName(inst->opcode)) + " needs its result shape written");
+  Computation* comp = inst->parent;
+  const std::string name(inst->name.empty() ? "anon" : inst->name);
+  const PrimitiveType result_type = inst->shape.type;
+  // The two nibbles of operand k, in the result's element type.
+  auto nibbles = [&](Instruction* x, Instruction* out[2]) {
+    const PrimitiveType t = x->shape.type;
+    Literal* four = module_.arena.New<Literal>();
+    four->shape = module_.MakeArrayShape(t, {});
+    four->data = module_.arena.NewArray<uint8_t>(1);
+    four->data[0] = 4;
+    Instruction* c = NewGeneratedInstruction(comp, Opcode::kConstant, four->shape, {}, name + ".constant", offset);
+    c->literal = four;
+    Attribute none;
+    none.id = AttrId::kDimensions;
+    none.kind = AttrKind::IntList;
+    Instruction* shift = NewGeneratedInstruction(comp, Opcode::kBroadcast, x->shape, {c}, name + ".broadcast", offset);
+    shift->attrs = module_.arena.Copy(&none, 1);
+    const Opcode right = t == PrimitiveType::kS8 ? Opcode::kShiftRightArithmetic : Opcode::kShiftRightLogical;
+    Instruction* up =
+        NewGeneratedInstruction(comp, Opcode::kShiftLeft, x->shape, {x, shift}, name + ".shift-left", offset);
+    Instruction* low = NewGeneratedInstruction(comp, right, x->shape, {up, shift}, name + ".nibble0", offset);
+    Instruction* high = NewGeneratedInstruction(comp, right, x->shape, {x, shift}, name + ".nibble1", offset);
+    Shape wide = x->shape;  // the operand's dimensions and layout
+    wide.type = result_type;
+    out[0] = NewGeneratedInstruction(comp, Opcode::kConvert, wide, {low}, name + ".convert", offset);
+    out[1] = NewGeneratedInstruction(comp, Opcode::kConvert, wide, {high}, name + ".convert", offset);
+  };
+  Instruction *lhs[2], *rhs[2];
+  nibbles(inst->operands[0], lhs);
+  nibbles(inst->operands[1], rhs);
+  // The op's attributes without operand_precision (the default); the add keeps the metadata.
+  std::vector<Attribute> kept, add_attrs;
+  for (const Attribute& a : inst->attrs) {
+    if (a.id != AttrId::kOperandPrecision) kept.push_back(a);
+    if (a.id == AttrId::kMetadata) add_attrs.push_back(a);
+  }
+  const Span<Attribute> op_attrs = module_.arena.Copy(kept.data(), kept.size());
+  Instruction* parts[2];
+  for (int n = 0; n < 2; ++n) {
+    parts[n] = NewGeneratedInstruction(comp, inst->opcode, inst->shape, {lhs[n], rhs[n]},
+                                       name + (dot ? ".dot" : ".convolution"), offset);
+    parts[n]->attrs = op_attrs;
+  }
+  inst->opcode = Opcode::kAdd;
+  inst->operands = module_.arena.Copy(parts, 2);
+  inst->attrs = module_.arena.Copy(add_attrs.data(), add_attrs.size());
+  NoteOldForm(offset,
+              "operand_precision=packed_nibble (no longer in XLA's Precision enum; its compilers lowered it "
+              "in operand_upcaster.cc), read as the sum of a " +
+                  std::string(dot ? "dot" : "convolution") + " of the low nibbles and one of the high nibbles");
+  return OkStatus();
+}
+
 }  // namespace nhlo::parser_internal

@@ -143,6 +143,7 @@ class Parser {
   void NoteOldOpcode(std::string_view opcode_word, uint32_t offset);
   Status RewriteOldOpcode(std::string_view opcode_word, uint32_t offset, SmallVec<Attribute, 8>& attrs);
   Status LowerOldInstruction(Instruction* inst, std::string_view opcode_word, uint32_t offset, bool has_shape);
+  Status LowerPackedNibbles(Instruction* inst, uint32_t offset, bool has_shape);
   /// An operand written with the shape an old form had before it was read in today's form.
   bool WrittenWithOldShape(const Instruction* operand, const Shape& written) const {
     if (old_shapes_.empty()) return false;

@@ -296,7 +296,7 @@ enum class ComparisonType : uint8_t { kFloat = 0, kTotalOrder = 1, kSigned = 2, 
 enum class FftType : uint8_t { kFft = 0, kIfft = 1, kRfft = 2, kIrfft = 3 };
 enum class Distribution : uint8_t { kUniform = 0, kNormal = 1 };
 enum class TransposeA : uint8_t { kNoTranspose = 0, kTranspose = 1, kAdjoint = 2 };
-enum class Precision : uint8_t { kDefault = 0, kHigh = 1, kHighest = 2 };
+enum class Precision : uint8_t { kDefault = 0, kHigh = 1, kHighest = 2, kPackedNibble = 3 };
 enum class Algorithm : uint8_t {
   kRngDefault = 0,
   kRngThreeFry = 1,
