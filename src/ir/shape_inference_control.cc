@@ -58,7 +58,13 @@ std::string CheckCollectiveReducer(const Instruction& inst) {
 // The result of a *-done: the second element of a (operand, result, ...) start tuple, or the
 // start's own shape when it is an array (older dumps write array-shaped starts).
 Inference DoneOf(const Instruction& inst) {
-  const Shape& start = inst.operands[0]->shape;
+  const Instruction& start_inst = *inst.operands[0];
+  const Shape& start = start_inst.shape;
+  // An all-reduce-start of several operands is the tuple of their results, and its done gives
+  // that tuple (XLA's InferAllReduceDoneShape); only the old one-operand form is (operand, result).
+  if (inst.opcode == Opcode::kAllReduceDone && start_inst.opcode == Opcode::kAllReduceStart &&
+      start_inst.operands.size() > 1)
+    return Inferred(start);
   if (start.IsTuple()) {
     if (start.tuple.size() < 2) return Error(Op(inst) + " operand must be a start tuple, got " + Str(start));
     return Inferred(start.tuple[1]);
