@@ -163,7 +163,7 @@ TEST_CASE("bundle wire codes are pinned") {
       "parameter_replication=78 async_execution_thread=79 condition=80 body=81 select=82 scatter=83 "
       "true_computation=84 false_computation=85 branch_computations=86 to_apply=87 called_computations=88 "
       "calls=89 sharding=90 frontend_attributes=91 control-predecessors=92 statistics=93 "
-      "result_accuracy=94 origin=95 metadata=96 backend_config=97 nhlo_bitcast_layouts=98 ";
+      "result_accuracy=94 origin=95 metadata=96 backend_config=97 nhlo_bitcast_layouts=98 nhlo_send_recv_pairs=99 ";
   CHECK(attrs == kAttrCodes);
 
   // Attribute kinds and enum values travel as codes too.
@@ -175,6 +175,7 @@ TEST_CASE("bundle wire codes are pinned") {
   CHECK(EnumValueName(EnumSet::kAlgorithm, 2) == "rng_philox");
   CHECK(EnumValueName(EnumSet::kAlgorithm, 28) == "dot_f64_f64_f64");
   CHECK(EnumValueName(EnumSet::kPrecision, 2) == "highest");
+  CHECK(EnumValueName(EnumSet::kPrecision, 3) == "packed_nibble");  // read only: lowered by the parser
   CHECK(!OpcodeFromWireCode(60000).has_value());
 }
 

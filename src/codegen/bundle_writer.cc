@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <unordered_map>
 
 #include "codegen/alias_bound.h"
@@ -17,6 +18,7 @@
 #include "ir/custom_calls.h"
 #include "ir/literal.h"
 #include "ir/verifier.h"
+#include "parser/attr_values.h"
 #include "support/name_table.h"
 
 namespace nhlo {
@@ -481,6 +483,26 @@ class Writer {
     return OkStatus();
   }
 
+  // The devices a send or recv connects: its frontend attribute
+  // _xla_send_recv_source_target_pairs (XLA's GPU send/recv between devices), `{{0,1},{1,2}}`
+  // written bare or as a string; none for a transfer to or from the host.
+  Result<std::optional<std::vector<int64_t>>> SendRecvPairs(const Instruction& inst) {
+    const Attribute* frontend = inst.FindAttr(AttrId::kFrontendAttributes);
+    if (!frontend) return std::optional<std::vector<int64_t>>();
+    for (const KeyValue& kv : frontend->entries) {
+      if (kv.key != "_xla_send_recv_source_target_pairs") continue;
+      Result<std::vector<int64_t>> pairs =
+          kv.kind == KeyValueKind::kInt ? Status::Error("an integer") : ReadPairList(kv.text);
+      bool ids = pairs.ok();
+      for (size_t i = 0; ids && i < pairs->size(); ++i) ids = (*pairs)[i] >= 0;
+      if (!ids)
+        return Status::FromDiagnostic(
+            DiagnosticFor(m_, inst, "_xla_send_recv_source_target_pairs is not a list of {source,target} device ids"));
+      return std::optional<std::vector<int64_t>>(std::move(*pairs));
+    }
+    return std::optional<std::vector<int64_t>>();
+  }
+
   Status EmitBundle(ByteWriter& code, const CompOut& out, const Instruction& inst, const std::vector<uint32_t>& value,
                     const std::unordered_map<const Instruction*, uint32_t>& position, uint64_t callee_frame) {
     size_t start = code.size();
@@ -517,6 +539,17 @@ class Writer {
       a.ints = Span<int64_t>(layouts.data(), layouts.size());
       EncodeAttr(code, a);
       ++attr_count;
+    }
+    if (inst.opcode == Opcode::kSend || inst.opcode == Opcode::kRecv) {
+      NHLO_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> pairs, SendRecvPairs(inst));
+      if (pairs) {
+        Attribute a;
+        a.id = AttrId::kSendRecvPairs;
+        a.kind = AttrKind::PairList;
+        a.ints = Span<int64_t>(pairs->data(), pairs->size());
+        EncodeAttr(code, a);
+        ++attr_count;
+      }
     }
     code.PatchU32(attr_count_at, attr_count);
     size_t size = code.size() - start;

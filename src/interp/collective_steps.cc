@@ -85,6 +85,8 @@ CollectiveSteps::CollectiveSteps(DeviceGrid grid, uint32_t device, Rendezvous* r
 // writes or copies, and its reducer.
 Status CollectiveSteps::Load(const BundleProgram& p, const ComputationRecord& comp, const Step& s) {
   const BundleRecord& b = *s.bundle;
+  if (b.opcode == Opcode::kSend || b.opcode == Opcode::kRecv || b.opcode == Opcode::kRecvDone)
+    return LoadTransfer(comp, s);
   const AttrRecord* groups = s.Find(AttrId::kReplicaGroups);
   const AttrRecord* pairs = s.Find(AttrId::kSourceTargetPairs);
   Plan plan;
@@ -172,6 +174,7 @@ Status CollectiveSteps::Load(const BundleProgram& p, const ComputationRecord& co
 
 Status CollectiveSteps::Run(const Step& s, StepMachine& m) {
   const BundleRecord& b = *s.bundle;
+  if (b.opcode == Opcode::kSend || b.opcode == Opcode::kRecv || b.opcode == Opcode::kRecvDone) return RunTransfer(s, m);
   auto found = plans_.find(&b);
   if (found == plans_.end()) return Status::Error("collective has no resolved group (an interpreter bug)");
   const Plan& plan = found->second;
@@ -306,6 +309,144 @@ Status CollectiveSteps::Reduce(const Step& s, const Plan& plan, const MemberLeav
       }
     }
   }
+  return OkStatus();
+}
+
+// XLA's GPU send and recv between devices (docs/multi-device-semantics.md): the frontend
+// attribute _xla_send_recv_source_target_pairs names {source, target} pairs of device ids
+// (replica x partitions + partition, every device of the run being one group, as XLA's NCCL
+// send/recv take them). The k-th send on a channel from s to t meets the k-th recv on that
+// channel on t from s; a device no pair targets receives zeros.
+namespace {
+
+int64_t ChannelOf(const BundleRecord& b) {
+  const AttrRecord* channel = b.Find(AttrId::kChannelId);
+  return channel ? channel->i() : 0;
+}
+
+}  // namespace
+
+void CollectiveSteps::ScanTransfers(const BundleProgram& p) {
+  for (const ComputationRecord& comp : p.computations)
+    for (const BundleRecord& b : comp.bundles) {
+      if ((b.opcode == Opcode::kSend || b.opcode == Opcode::kRecv) && b.Find(AttrId::kSendRecvPairs))
+        transfer_channels_.insert(ChannelOf(b));
+      if (b.opcode == Opcode::kRecvDone) done_channels_.insert(ChannelOf(b));
+    }
+}
+
+bool CollectiveSteps::CompletesTransfer(const BundleRecord& b) const {
+  return b.opcode == Opcode::kRecvDone && transfer_channels_.count(ChannelOf(b)) > 0;
+}
+
+Status CollectiveSteps::LoadTransfer(const ComputationRecord& comp, const Step& s) {
+  const BundleRecord& b = *s.bundle;
+  const std::string op(OpcodeName(b.opcode));
+  TransferPlan plan;
+  plan.channel = ChannelOf(b);
+  const BufferRecord& result = comp.buffers[b.result];
+  if (b.opcode == Opcode::kRecvDone) {  // (data, token): the data the recv it completes takes
+    if (result.type != PrimitiveType::kTuple || result.tuple.empty() ||
+        comp.buffers[result.tuple[0]].type == PrimitiveType::kTuple)
+      return Status::Error("'recv-done' of a recv between devices returns (data, token)");
+    plan.data = result.tuple[0];
+    transfers_[&b] = std::move(plan);
+    return OkStatus();
+  }
+  const AttrRecord* pairs = s.Find(AttrId::kSendRecvPairs);
+  if (!pairs || pairs->ints().size() % 2 != 0)
+    return Status::Error("'" + op + "' between devices needs its {source,target} pairs");
+  plan.at_done = b.opcode == Opcode::kRecv && done_channels_.count(plan.channel) > 0;
+  if (result.type != PrimitiveType::kTuple || result.tuple.empty())
+    return Status::Error("'" + op + "' returns (data, context, token)");
+  if (b.opcode == Opcode::kSend) {
+    if (b.operands.empty()) return Status::Error("'send' has no operand");
+    plan.data = b.operands[0];
+  } else {
+    plan.data = result.tuple[0];
+  }
+  if (comp.buffers[plan.data].type == PrimitiveType::kTuple)
+    return Status::Error("'" + op + "' of a tuple between devices is not executed yet");
+  const std::vector<int64_t>& ids = pairs->ints();
+  std::vector<bool> targeted(grid_.count(), false);
+  for (size_t i = 0; i < ids.size(); i += 2) {
+    for (int64_t id : {ids[i], ids[i + 1]})
+      if (id < 0 || static_cast<uint64_t>(id) >= grid_.count())
+        return Status::Error("_xla_send_recv_source_target_pairs names device " + std::to_string(id) +
+                             ", but the program has " + std::to_string(grid_.count()) +
+                             " devices (replica_count x num_partitions; nhlo-run --devices sets them)");
+    const auto source = static_cast<uint32_t>(ids[i]), target = static_cast<uint32_t>(ids[i + 1]);
+    if (targeted[target])
+      return Status::Error("_xla_send_recv_source_target_pairs names device " + std::to_string(target) +
+                           " as the target of two pairs");
+    targeted[target] = true;
+    if (b.opcode == Opcode::kSend && source == device_) plan.targets.push_back(target);
+    if (b.opcode == Opcode::kRecv && target == device_) plan.source = source;
+  }
+  transfers_[&b] = std::move(plan);
+  return OkStatus();
+}
+
+Status CollectiveSteps::RunTransfer(const Step& s, StepMachine& m) {
+  const BundleRecord& b = *s.bundle;
+  auto it = transfers_.find(&b);
+  if (it == transfers_.end()) return Status::Error("a send/recv without its plan (an interpreter bug)");
+  const TransferPlan& plan = it->second;
+  NHLO_ASSIGN_OR_RETURN(Buf data, m.ArrayOf(plan.data));
+  const size_t bytes = data.rec->size;
+  if (b.opcode == Opcode::kSend) {
+    // The send's own result holds its operand, as a send to the host does (Frames::RunSend).
+    m.ZeroBuffer(b.result);
+    NHLO_TRY(m.CopyBuffer(b.operands[0], m.Running().buffers[b.result].tuple[0]));
+    for (uint32_t target : plan.targets) {
+      Rendezvous::MailKey key{plan.channel, device_, target, sent_[{plan.channel, target}]++};
+      std::string letter(reinterpret_cast<const char*>(data.data), bytes);
+      if (rendezvous_) {
+        NHLO_TRY(rendezvous_->Post(key, std::move(letter)));
+      } else {
+        own_mail_[key] = std::move(letter);
+      }
+    }
+    return OkStatus();
+  }
+  m.ZeroBuffer(b.result);
+  const std::string what(m.Running().buffers[b.result].name);
+  if (b.opcode == Opcode::kRecvDone) {
+    std::deque<int64_t>& recvs = pending_[plan.channel];
+    if (recvs.empty())
+      return Status::Error("'recv-done' on channel " + std::to_string(plan.channel) + " completes no recv");
+    const int64_t source = recvs.front();
+    recvs.pop_front();
+    return Receive(plan.channel, source, data, what);
+  }
+  if (plan.at_done) {  // the recv-done receives; its data reads as zeros until then
+    pending_[plan.channel].push_back(plan.source);
+    return OkStatus();
+  }
+  return Receive(plan.channel, plan.source, data, what);
+}
+
+Status CollectiveSteps::Receive(int64_t channel, int64_t from, const Buf& data, const std::string& what) {
+  const size_t bytes = data.rec->size;
+  if (from < 0) return OkStatus();  // no pair targets this device: zeros
+  const auto source = static_cast<uint32_t>(from);
+  Rendezvous::MailKey key{channel, source, device_, received_[{channel, source}]++};
+  std::string letter;
+  if (rendezvous_) {
+    NHLO_TRY(rendezvous_->Take(key, device_, what, letter));
+  } else {
+    auto mail = own_mail_.find(key);
+    if (mail == own_mail_.end())
+      return Status::Error("'" + what + "' on channel " + std::to_string(channel) +
+                           " waits for a send that has not run (one device: it would wait forever)");
+    letter = std::move(mail->second);
+    own_mail_.erase(mail);
+  }
+  if (letter.size() != bytes)
+    return Status::Error("device " + std::to_string(source) + " sent " + std::to_string(letter.size()) +
+                         " bytes on channel " + std::to_string(channel) + ", but '" + what + "' takes " +
+                         std::to_string(bytes));
+  if (bytes > 0) std::memcpy(data.data, letter.data(), bytes);
   return OkStatus();
 }
 

@@ -5,7 +5,12 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
+#include <map>
+#include <set>
+#include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "interp/devices.h"
@@ -26,6 +31,19 @@ class CollectiveSteps {
   /// Runs collective `s` (and partition-id, replica-id, the -done ops).
   Status Run(const Step& s, StepMachine& m);
 
+  /// A send or recv between devices (the bundle carries AttrId::kSendRecvPairs): at load, the
+  /// devices this one sends to or receives from; at the run, a send leaves its operand for each
+  /// target and a recv takes what its source sent (zeros when no pair targets this device).
+  Status LoadTransfer(const ComputationRecord& comp, const Step& s);
+  Status RunTransfer(const Step& s, StepMachine& m);
+  /// Before any Load: the channels of `p`'s sends and recvs between devices, and those its
+  /// recv-dones complete. A recv whose channel has recv-dones receives there (XLA's recv only
+  /// starts the transfer: every device may post its recv before its send); one without (a recv
+  /// in an async computation whose done ends the group) receives at the recv.
+  void ScanTransfers(const BundleProgram& p);
+  /// Whether recv-done `b` completes a recv between devices (it then runs with the collectives).
+  bool CompletesTransfer(const BundleRecord& b) const;
+
  private:
   /// What Load resolves for one collective.
   struct Plan {
@@ -43,11 +61,29 @@ class CollectiveSteps {
   Status Reduce(const Step& s, const Plan& plan, const MemberLeaves& members, const std::vector<Buf>& out,
                 StepMachine& m);
 
+  /// What LoadTransfer resolves for one send or recv.
+  struct TransferPlan {
+    int64_t channel = 0;
+    std::vector<uint32_t> targets;  // send: the devices this one sends to, in pair order
+    int64_t source = -1;            // recv: the device this one receives from, or -1
+    uint32_t data = 0;              // the buffer the data goes to or comes from
+    bool at_done = false;           // recv: the transfer completes at a recv-done of the channel
+  };
+
+  /// Takes the `source`'s next transfer to this device on `channel` into `data` (zeros when
+  /// `source` is -1).
+  Status Receive(int64_t channel, int64_t source, const Buf& data, const std::string& what);
+
   const DeviceGrid grid_;
-  const uint32_t device_;                                          // r·P + p
-  Rendezvous* const rendezvous_;                                   // null for a one-device run
-  std::unordered_map<const BundleRecord*, Plan> plans_;            // per collective, resolved at load
-  std::unordered_map<const BundleRecord*, uint64_t> occurrences_;  // runs of each collective so far
+  const uint32_t device_;                                             // r·P + p
+  Rendezvous* const rendezvous_;                                      // null for a one-device run
+  std::unordered_map<const BundleRecord*, Plan> plans_;               // per collective, resolved at load
+  std::unordered_map<const BundleRecord*, uint64_t> occurrences_;     // runs of each collective so far
+  std::unordered_map<const BundleRecord*, TransferPlan> transfers_;   // per send/recv between devices
+  std::map<std::pair<int64_t, uint32_t>, uint64_t> sent_, received_;  // per (channel, peer): transfers so far
+  std::map<Rendezvous::MailKey, std::string> own_mail_;               // a one-device run's sends to itself
+  std::set<int64_t> transfer_channels_, done_channels_;               // ScanTransfers
+  std::map<int64_t, std::deque<int64_t>> pending_;  // per channel: the sources of recvs its recv-dones complete
 };
 
 }  // namespace nhlo

@@ -231,7 +231,11 @@ Status Rendezvous::Stopped() const {
 
 void Rendezvous::CheckDeadlock() {
   if (failed_ || !deadlock_.empty() || waiting_ == 0 || waiting_ + finished_ < devices_) return;
-  deadlock_ = "the devices cannot go on: each waits at a collective that not all of its group reach";
+  bool recv_waits = false;
+  for (const auto& entry : mail_) recv_waits |= entry.second.waited_for;
+  deadlock_ = recv_waits ? "the devices cannot go on: each waits at a collective that not all of its group reach, or "
+                           "at a recv whose send does not come"
+                         : "the devices cannot go on: each waits at a collective that not all of its group reach";
   int listed = 0;
   for (const auto& [key, m] : meetings_) {
     if (m.arrived >= m.size) continue;
@@ -244,6 +248,16 @@ void Rendezvous::CheckDeadlock() {
     for (size_t i = 0; i < m.waiting_devices.size() && i < 8; ++i)
       deadlock_ += (i ? ", " : " ") + std::to_string(m.waiting_devices[i]);
     deadlock_ += m.waiting_devices.size() > 8 ? ", ...)" : ")";
+  }
+  for (const auto& [key, letter] : mail_) {
+    if (!letter.waited_for) continue;
+    if (listed++ == 3) {
+      deadlock_ += "; ...";
+      break;
+    }
+    deadlock_ += "; '" + letter.what + "' on device " + std::to_string(letter.waiting_device) + " waits for device " +
+                 std::to_string(key.source) + "'s send " + std::to_string(key.occurrence + 1) + " on channel " +
+                 std::to_string(key.channel);
   }
   changed_.notify_all();
 }
@@ -288,6 +302,42 @@ Status Rendezvous::Leave(const Key& key) {
   }
   // The last one out removes the meeting (`left` counts up to size, then down to the exits).
   if (++m.arrived == 2 * m.size) meetings_.erase(it);
+  return OkStatus();
+}
+
+Status Rendezvous::Post(const MailKey& key, std::string bytes) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (failed_ || !deadlock_.empty()) return Stopped();
+  Letter& letter = mail_[key];
+  if (letter.posted)
+    return Status::Error("device " + std::to_string(key.source) + " sent twice to device " +
+                         std::to_string(key.target) + " on channel " + std::to_string(key.channel) +
+                         " before it received (an interpreter bug)");
+  letter.bytes = std::move(bytes);
+  letter.posted = true;
+  if (letter.waited_for) {  // the recv stops waiting now: count it so before anyone checks for deadlock
+    letter.waited_for = false;
+    --waiting_;
+    changed_.notify_all();
+  }
+  return OkStatus();
+}
+
+Status Rendezvous::Take(const MailKey& key, uint32_t device, const std::string& what, std::string& out) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (failed_ || !deadlock_.empty()) return Stopped();
+  Letter& letter = mail_[key];  // std::map: the reference stays valid while others add letters
+  if (!letter.posted) {
+    letter.waited_for = true;
+    letter.what = what;
+    letter.waiting_device = device;
+    ++waiting_;
+    CheckDeadlock();
+    changed_.wait(lock, [&] { return letter.posted || failed_ || !deadlock_.empty(); });
+    if (!letter.posted) return Stopped();
+  }
+  out = std::move(letter.bytes);
+  mail_.erase(key);
   return OkStatus();
 }
 

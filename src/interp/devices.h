@@ -97,6 +97,23 @@ class Rendezvous {
   /// A device's run ended; `failed` stops every meeting still waiting.
   void Finish(uint32_t device, bool failed);
 
+  /// One transfer of a send/recv pair between devices: the `occurrence`-th time device
+  /// `source` sends to device `target` on `channel`.
+  struct MailKey {
+    int64_t channel;
+    uint32_t source, target;
+    uint64_t occurrence;
+    bool operator<(const MailKey& o) const {
+      return std::tie(channel, source, target, occurrence) < std::tie(o.channel, o.source, o.target, o.occurrence);
+    }
+  };
+  /// A send: leaves `bytes` for the target and goes on (XLA's sends complete at send-done; a
+  /// send that never waits can only remove deadlocks, not add them).
+  Status Post(const MailKey& key, std::string bytes);
+  /// A recv: waits until the source has posted `key`, then takes its bytes. `what` names the
+  /// recv for a deadlock message.
+  Status Take(const MailKey& key, uint32_t device, const std::string& what, std::string& out);
+
  private:
   struct Meeting {
     std::vector<const void*> contributions;
@@ -109,9 +126,18 @@ class Rendezvous {
   // at a meeting that has not filled or has finished.
   void CheckDeadlock();
 
+  struct Letter {
+    std::string bytes;
+    bool posted = false;
+    bool waited_for = false;  // a recv waits for it (and counts in waiting_ until it is posted)
+    std::string what;
+    uint32_t waiting_device = 0;
+  };
+
   std::mutex mutex_;
   std::condition_variable changed_;
   std::map<Key, Meeting> meetings_;
+  std::map<MailKey, Letter> mail_;
   uint32_t devices_;
   uint32_t waiting_ = 0;   // devices waiting for a meeting to fill
   uint32_t finished_ = 0;  // devices whose run has ended

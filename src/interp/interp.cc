@@ -60,6 +60,7 @@ class Machine : public ControlFlow, private StepMachine {
     steps_.resize(n);
     fusion_.resize(n);
     std::vector<uint64_t> frame_alignment;  // per computation (callees come first)
+    collectives_.ScanTransfers(p_);
     for (size_t c = 0; c < n; ++c) {
       const ComputationRecord& comp = p_.computations[c];
       steps_[c].reserve(comp.bundles.size());
@@ -68,6 +69,7 @@ class Machine : public ControlFlow, private StepMachine {
       for (const BundleRecord& b : comp.bundles) {
         Result<Step> step = LowerBundle(p_, comp, b, options_);
         if (!step.ok()) return Annotate(comp, b, step.status());
+        if (collectives_.CompletesTransfer(b)) step->family = OpFamily::kCollective;  // a recv between devices
         if (step->family == OpFamily::kCollective)
           if (Status loaded = collectives_.Load(p_, comp, *step); !loaded.ok()) return Annotate(comp, b, loaded);
         if (Status placed = CheckBundlePlacement(p_, comp, b, step->family); !placed.ok())

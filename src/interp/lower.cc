@@ -784,9 +784,17 @@ Result<Step> LowerBundle(const BundleProgram& p, const ComputationRecord& comp, 
     case OpFamily::kDynamicUpdateSlice:
     case OpFamily::kCollective: break;
     case OpFamily::kTransferIn:
-    case OpFamily::kTransferOut:
     case OpFamily::kSend:
+      // A send or recv between devices runs with the collectives (CollectiveSteps::RunTransfer).
+      if ((b.opcode == Opcode::kSend || b.opcode == Opcode::kRecv) && s.Find(AttrId::kSendRecvPairs)) {
+        s.family = OpFamily::kCollective;
+        break;
+      }
+      [[fallthrough]];
+    case OpFamily::kTransferOut:
     case OpFamily::kRecvDone:
+      // The -done of a send or recv moves nothing: its start is refused (or runs) in its place.
+      if (b.opcode == Opcode::kSendDone || b.opcode == Opcode::kRecvDone) break;
       if (options.host_data == HostData::kNone)
         return Status::Error("the interpreter cannot execute '" + std::string(OpcodeName(b.opcode)) +
                              "': it moves data to or from outside the program (the host or another program); "
