@@ -434,6 +434,47 @@ TEST_CASE("Executable reruns over the last run's bytes give what a fresh run giv
   CHECK(!(*loaded)->ReadResult().ok());
 }
 
+TEST_CASE("Executable reruns start a send to itself afresh") {
+  // One device sends x to itself every run; only a run whose flag is true takes it (in a
+  // conditional branch). A run that leaves its letter behind must not hand it to the next run:
+  // the second run takes its own x (checked: without CollectiveSteps::BeginRun the second run
+  // returned the first run's {1, 2}).
+  const std::string text =
+      "HloModule rerun_send\n"
+      "take {\n  p = (f32[2], token[]) parameter(0)\n  tok = token[] get-tuple-element(p), index=1\n"
+      "  r = (f32[2], u32[], token[]) recv(tok), channel_id=1, "
+      "frontend_attributes={_xla_send_recv_source_target_pairs=\"{{0,0}}\"}\n"
+      "  rd = (f32[2], token[]) recv-done(r), channel_id=1\n  ROOT d = f32[2] get-tuple-element(rd), index=0\n}\n"
+      "skip {\n  p = (f32[2], token[]) parameter(0)\n  ROOT z = f32[2] constant({0, 0})\n}\n"
+      "ENTRY e {\n  x = f32[2] parameter(0)\n  flag = pred[] parameter(1)\n  tok = token[] after-all()\n"
+      "  s = (f32[2], u32[], token[]) send(x, tok), channel_id=1, "
+      "frontend_attributes={_xla_send_recv_source_target_pairs=\"{{0,0}}\"}\n"
+      "  sd = token[] send-done(s), channel_id=1\n  t = (f32[2], token[]) tuple(x, tok)\n"
+      "  ROOT c = f32[2] conditional(flag, t, t), true_computation=take, false_computation=skip\n}\n";
+  BundleProgram p = Load(text);
+  auto args = [](float a, float b, bool flag) {
+    Value x, f;
+    x.type = PrimitiveType::kF32;
+    x.dims = {2};
+    const float v[2] = {a, b};
+    x.bytes.assign(reinterpret_cast<const char*>(v), sizeof v);
+    f.type = PrimitiveType::kPred;
+    f.bytes.assign(1, flag ? '\1' : '\0');
+    return std::vector<Value>{x, f};
+  };
+  auto loaded = Executable::Load(p);
+  REQUIRE(loaded.ok());
+  REQUIRE((*loaded)->RunInPlace(args(1, 2, false)).ok());
+  REQUIRE((*loaded)->RunInPlace(args(3, 4, true)).ok());
+  auto got = (*loaded)->ReadResult();
+  REQUIRE(got.ok());
+  REQUIRE(got->bytes.size() == 8);
+  float out[2];
+  std::memcpy(out, got->bytes.data(), sizeof out);
+  CHECK(out[0] == 3.0f);
+  CHECK(out[1] == 4.0f);
+}
+
 TEST_CASE("pred binary ops run as spans with the evaluator's rules") {
   // XLA's evaluator: and/minimum/multiply are and, or/maximum/add are or, xor is xor (the verifier
   // refuses subtract and power on pred, as XLA's does).

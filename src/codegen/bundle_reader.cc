@@ -444,6 +444,8 @@ class Decoder {
       uint8_t code;
       NHLO_TRY(r.Read(code, kWhat));
       if (EnumValueName(EnumSetOf(id), code).empty()) return Invalid("has unknown value code " + std::to_string(code));
+      if (id == AttrId::kOperandPrecision && code == static_cast<uint8_t>(Precision::kPackedNibble))
+        return Invalid("holds packed_nibble, an old form the parser lowers, which no file holds");
       v = code;
       return OkStatus();
     }

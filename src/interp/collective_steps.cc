@@ -339,6 +339,13 @@ bool CollectiveSteps::CompletesTransfer(const BundleRecord& b) const {
   return b.opcode == Opcode::kRecvDone && transfer_channels_.count(ChannelOf(b)) > 0;
 }
 
+void CollectiveSteps::BeginRun() {
+  sent_.clear();
+  received_.clear();
+  own_mail_.clear();
+  pending_.clear();
+}
+
 Status CollectiveSteps::LoadTransfer(const ComputationRecord& comp, const Step& s) {
   const BundleRecord& b = *s.bundle;
   const std::string op(OpcodeName(b.opcode));

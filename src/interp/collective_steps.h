@@ -43,6 +43,9 @@ class CollectiveSteps {
   void ScanTransfers(const BundleProgram& p);
   /// Whether recv-done `b` completes a recv between devices (it then runs with the collectives).
   bool CompletesTransfer(const BundleRecord& b) const;
+  /// A run starts: transfers a failed or partial run left behind (a one-device run's own
+  /// letters, recvs no recv-done completed) are dropped, and the counts start again.
+  void BeginRun();
 
  private:
   /// What Load resolves for one collective.

@@ -191,7 +191,7 @@ Result<DeviceGrid> InferDevices(const BundleProgram& program) {
       const AttrRecord* dims = nullptr;
       for (const AttrRecord& a : b.attrs) {
         if (a.id == AttrId::kDimensions) dims = &a;
-        if (a.id == AttrId::kSourceTargetPairs)
+        if (a.id == AttrId::kSourceTargetPairs || a.id == AttrId::kSendRecvPairs)
           for (int64_t id : a.ints()) at_least(static_cast<uint64_t>(std::max<int64_t>(id, 0)) + 1);
         if (a.id != AttrId::kReplicaGroups) continue;
         const ReplicaGroupsRecord& g = a.replica_groups();

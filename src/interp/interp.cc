@@ -121,6 +121,7 @@ class Machine : public ControlFlow, private StepMachine {
     rng_engine_.seed(1);
     rng_state_ = 0;
     depth_ = 0;
+    collectives_.BeginRun();
     for (size_t c = 0; c < sizes_.size(); ++c) sizes_[c].assign(p_.computations[c].buffers.size(), {});
     if (p_.arena_size > SIZE_MAX || !arena_.Reset(static_cast<size_t>(p_.arena_size)))
       return Status::Error("cannot allocate the " + std::to_string(p_.arena_size) + "-byte arena this bundle needs");

@@ -622,13 +622,17 @@ Result<Instruction*> Parser::ParseInstructionBody(Computation* comp, std::string
       inst->opcode == Opcode::kRecv || inst->opcode == Opcode::kSend || inst->opcode == Opcode::kCopyStart ||
       (!old_shapes_.empty() && (inst->opcode == Opcode::kRecvDone || inst->opcode == Opcode::kSendDone)))
     NHLO_TRY(LowerOldInstruction(inst, opcode_word, opcode_offset, has_shape));
-  if (inst->opcode == Opcode::kDot || inst->opcode == Opcode::kConvolution)
-    if (const Attribute* precision = inst->FindAttr(AttrId::kOperandPrecision))
-      for (int64_t code : precision->ints)
-        if (code == static_cast<int64_t>(Precision::kPackedNibble)) {
-          NHLO_TRY(LowerPackedNibbles(inst, opcode_offset, has_shape));
-          break;
-        }
+  // operand_precision=packed_nibble, an old form XLA read on dot and convolution only.
+  if (const Attribute* precision = inst->FindAttr(AttrId::kOperandPrecision))
+    for (int64_t code : precision->ints)
+      if (code == static_cast<int64_t>(Precision::kPackedNibble)) {
+        if (inst->opcode != Opcode::kDot && inst->opcode != Opcode::kConvolution)
+          return ErrorAt(opcode_offset,
+                         "operand_precision=packed_nibble is read only on dot and convolution, not on '" +
+                             std::string(OpcodeName(inst->opcode)) + "'");
+        NHLO_TRY(LowerPackedNibbles(inst, opcode_offset, has_shape));
+        break;
+      }
   if (inst->async_sugar && inst->opcode == Opcode::kAsyncStart && has_shape)
     NHLO_TRY(ImplyAsyncComputation(inst, opcode_offset));
 
