@@ -785,16 +785,14 @@ Result<Step> LowerBundle(const BundleProgram& p, const ComputationRecord& comp, 
     case OpFamily::kCollective: break;
     case OpFamily::kTransferIn:
     case OpFamily::kSend:
+    case OpFamily::kTransferOut:
+    case OpFamily::kRecvDone:
       arity = OpcodeArity(b.opcode);  // the op table's: a file may hold any operand count
       // A send or recv between devices runs with the collectives (CollectiveSteps::RunTransfer).
       if ((b.opcode == Opcode::kSend || b.opcode == Opcode::kRecv) && s.Find(AttrId::kSendRecvPairs)) {
         s.family = OpFamily::kCollective;
         break;
       }
-      [[fallthrough]];
-    case OpFamily::kTransferOut:
-    case OpFamily::kRecvDone:
-      arity = OpcodeArity(b.opcode);
       // The -done of a send or recv moves nothing: its start is refused (or runs) in its place.
       if (b.opcode == Opcode::kSendDone || b.opcode == Opcode::kRecvDone) break;
       if (options.host_data == HostData::kNone)
