@@ -9,6 +9,7 @@
 
 #include "driver/common.h"
 #include "driver/embedded_files.h"
+#include "ir/block_scaling.h"
 #include "ir/verifier.h"
 #include "parser/parser.h"
 #include "support/escape.h"
@@ -146,8 +147,22 @@ Status BindCustomCallExpansions(Module& module, const std::vector<CustomCallExpa
   // first, as parsed), then the wrappers that call them; all before the module's own.
   std::vector<const Computation*> front;
   std::vector<const Computation*> wrappers;
+  // XLA's block-scaling calls: their expansion is built for each call's shapes (ir/block_scaling.h).
+  for (const auto& comp : module.computations)
+    for (Instruction* inst : comp->instructions)
+      if (inst->opcode == Opcode::kCustomCall && ExpandsBeforeRun(CustomCallKindOf(*inst))) calls.push_back(inst);
   for (Instruction* call : calls) {
     std::string target(CustomCallTarget(*call));
+    if (ExpandsBeforeRun(CustomCallKindOf(*call))) {
+      std::vector<Computation*> added;
+      Result<Computation*> run = ExpandBlockScalingCall(module, *call, added);
+      if (!run.ok()) return Status::FromDiagnostic(DiagnosticFor(module, *call, run.status().message()));
+      wrappers.insert(wrappers.end(), added.begin(), added.end());
+      std::vector<Attribute> attrs(call->attrs.begin(), call->attrs.end());
+      attrs.push_back(ComputationAttr(module, AttrId::kCalledComputations, *run));
+      call->attrs = module.arena.Copy(attrs);
+      continue;
+    }
     const Source& source = by_target.at(target);
     if (source.user && CustomCallKindOf(target, false) != CustomCallKind::kUnknown &&
         CustomCallKindOf(target, false) != CustomCallKind::kCallComputation)

@@ -90,6 +90,9 @@ Status RunLeafKernel(const Step& s, const std::vector<Buf>& in, const std::vecto
     case CustomCallKind::kUnknown:
     case CustomCallKind::kSliceToDynamic:
     case CustomCallKind::kShadowProbe:
+    case CustomCallKind::kBlockQuantize:
+    case CustomCallKind::kBlockDequantize:
+    case CustomCallKind::kBlockScaledDot:
     case CustomCallKind::kPadToStatic: break;
   }
   return Status::Error("bundle has an unknown custom call kind");

@@ -410,6 +410,9 @@ class Machine : public ControlFlow, private StepMachine {
       }
       case CustomCallKind::kUnknown: return Status::Error("the interpreter does not know this custom_call_target");
       case CustomCallKind::kNone:
+      case CustomCallKind::kBlockQuantize:
+      case CustomCallKind::kBlockDequantize:
+      case CustomCallKind::kBlockScaledDot:
       case CustomCallKind::kUniformQuantize:
       case CustomCallKind::kUniformDequantize:
       case CustomCallKind::kQuantizeMx:

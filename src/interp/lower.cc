@@ -86,6 +86,14 @@ Status LowerCustomCall(const BundleProgram& p, const ComputationRecord& comp, St
     case CustomCallKind::kUnknown:
       s.custom_call = CustomCallKind::kUnknown;
       return Status::Error("the interpreter does not know custom_call_target \"" + std::string(name) + "\"");
+    case CustomCallKind::kBlockQuantize:
+    case CustomCallKind::kBlockDequantize:
+    case CustomCallKind::kBlockScaledDot:
+      // The compiler binds their expansion (ir/block_scaling.h); a bundle holding one unbound was
+      // not written by nhlo-compile.
+      s.custom_call = CustomCallKind::kUnknown;
+      return Status::Error("custom_call_target \"" + std::string(name) +
+                           "\" names no expansion to run (nhlo-compile binds one)");
     case CustomCallKind::kUniformQuantize:
     case CustomCallKind::kUniformDequantize: {
       if (!config) return Status::Error("uniform quantize custom call has no backend_config");
@@ -507,6 +515,9 @@ KernelLeaves KernelLeavesOf(const Step& s) {
     case CustomCallKind::kPivotsToPermutation:
     case CustomCallKind::kTriangularSolve:
     case CustomCallKind::kEigh:
+    case CustomCallKind::kBlockQuantize:
+    case CustomCallKind::kBlockDequantize:
+    case CustomCallKind::kBlockScaledDot:
     case CustomCallKind::kShadowProbe: return {};
   }
   return {};
@@ -649,6 +660,9 @@ void LowerKernelPlan(const ComputationRecord& comp, Step& s) {
     case CustomCallKind::kCallComputation:
     case CustomCallKind::kSliceToDynamic:
     case CustomCallKind::kPadToStatic:
+    case CustomCallKind::kBlockQuantize:
+    case CustomCallKind::kBlockDequantize:
+    case CustomCallKind::kBlockScaledDot:
     case CustomCallKind::kShadowProbe: break;
   }
   if (out.type == PrimitiveType::kTuple) return;

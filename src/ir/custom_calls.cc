@@ -5,6 +5,7 @@
 #include <cmath>
 #include <optional>
 
+#include "ir/block_scaling.h"
 #include "types/float_cast.h"
 
 namespace nhlo {
@@ -295,6 +296,9 @@ Status CheckBuilderLibraryCall(const Instruction& inst, std::string_view target,
     case CustomCallKind::kNeuronRmsNorm:
     case CustomCallKind::kNeuronArgMax:
     case CustomCallKind::kNeuronArgMin:
+    case CustomCallKind::kBlockQuantize:
+    case CustomCallKind::kBlockDequantize:
+    case CustomCallKind::kBlockScaledDot:
     case CustomCallKind::kShadowProbe: break;
   }
   return Status::Error("compiler bug: " + Quoted(target) + " is not a builder-library call");
@@ -362,6 +366,9 @@ Status CheckCustomCallExecutable(const Instruction& inst) {
       return CustomCallConfigOf(inst).As<NeuronDimension>().status();
     }
     case CustomCallKind::kThreefry2x32: return OkStatus();  // shapes and types checked when the interpreter loads it
+    case CustomCallKind::kBlockQuantize:
+    case CustomCallKind::kBlockDequantize:
+    case CustomCallKind::kBlockScaledDot: return CheckBlockScalingCall(inst);
     case CustomCallKind::kShadowProbe:
       if (!inst.shape.IsTuple() || !inst.shape.tuple.empty())
         return Status::Error(Quoted(target) + " returns the empty tuple ()");

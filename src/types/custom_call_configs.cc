@@ -215,6 +215,7 @@ CustomCallConfig DecodeCustomCallConfig(std::string_view target, bool calls_comp
     case CustomCallKind::kUniformDequantize: return Decoded(ParseUniformQuantConfig(json));
     case CustomCallKind::kQuantizeMx: return Decoded(ParseQuantizeMxConfig(json));
     case CustomCallKind::kScaledMatmul: return Decoded(ParseScaledMatmulConfig(json));
+    case CustomCallKind::kBlockScaledDot: return Decoded(ParseBlockScaledDotConfig(json));
     case CustomCallKind::kEinsum:
       // The operand checks (two arrays) come first where the call is checked; then this.
       if (ranks.size() != 2 || ranks[0] < 0 || ranks[1] < 0) return {};
@@ -249,6 +250,8 @@ CustomCallConfig DecodeCustomCallConfig(std::string_view target, bool calls_comp
     case CustomCallKind::kTridiagonalSolve:
     case CustomCallKind::kThreefry2x32:
     case CustomCallKind::kShadowProbe:
+    case CustomCallKind::kBlockQuantize:
+    case CustomCallKind::kBlockDequantize:
     case CustomCallKind::kCallComputation: return {};
   }
   return {};
@@ -258,6 +261,33 @@ CustomCallConfig DecodeCustomCallConfig(std::string_view target, bool calls_comp
                                         const CustomCallOperands& operands) {
   Json storage;
   return DecodeCustomCallConfig(target, calls_computation, ParseText(config_text, storage), config_text, operands);
+}
+
+Result<BlockScaledDotConfig> ParseBlockScaledDotConfig(const Json* config) {
+  BlockScaledDotConfig c;
+  if (!config || !config->is_object()) return c;
+  auto inner = config->find("block_scaled_dot_backend_config");
+  if (inner == config->end() || !inner->is_object()) return c;
+  auto size = inner->find("block_size");
+  if (size == inner->end()) return c;
+  // protobuf's JSON reader takes an int64 as a number or a decimal string; anything else makes
+  // the whole config unreadable, which XLA treats as no config.
+  int64_t n = 0;
+  if (size->is_number_integer()) {
+    n = size->get<int64_t>();
+  } else if (size->is_string()) {
+    const std::string& text = size->get_ref<const std::string&>();
+    if (text.empty() || text.size() > 18 ||
+        !std::all_of(text.begin(), text.end(), [](char ch) { return ch >= '0' && ch <= '9'; }))
+      return c;
+    n = std::stoll(text);
+  } else {
+    return c;
+  }
+  if (n <= 0)
+    return Status::Error("__op$block_scaled_dot backend_config block_size must be positive, got " + std::to_string(n));
+  c.block_size = n;
+  return c;
 }
 
 std::string ScaledMatmulConfigJson(const ScaledMatmulConfig& c) {

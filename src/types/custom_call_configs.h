@@ -73,6 +73,16 @@ Result<ScaledMatmulConfig> ParseScaledMatmulConfig(std::string_view json);
 Result<ScaledMatmulConfig> ParseScaledMatmulConfig(const nlohmann::json* config);
 std::string ScaledMatmulConfigJson(const ScaledMatmulConfig& config);
 
+/// __op$block_scaled_dot's backend_config, XLA's GpuBackendConfig: only
+/// {"block_scaled_dot_backend_config": {"block_size": N}} matters (N a number or, as protobuf's
+/// JSON writes an int64, a decimal string). XLA ignores a config it cannot read as that message,
+/// and so does nhlo: block_size 0 means none given (the block is the data's minor dimension over
+/// the scale's).
+struct BlockScaledDotConfig {
+  int64_t block_size = 0;
+};
+Result<BlockScaledDotConfig> ParseBlockScaledDotConfig(const nlohmann::json* config);
+
 /// xla_builder.matrix.Einsum's backend_config, `x,y->out` (XLA's ParseEinsumString and
 /// NormalizeEinsumString): each operand and the result as one label per dimension, letters as
 /// their character code and the dimensions of a `...` as -e..-1 (matched from the right).
@@ -113,7 +123,7 @@ struct CustomCallOperands {
 /// no typed config hold monostate and OkStatus.
 struct CustomCallConfig {
   std::variant<std::monostate, UniformQuantConfig, QuantizeMxConfig, ScaledMatmulConfig, EinsumConfig, SolverConfig,
-               NeuronDimension>
+               NeuronDimension, BlockScaledDotConfig>
       value;
   Status status;
 

@@ -54,8 +54,10 @@ const CustomCallTargetRow* FindCustomCallTarget(std::string_view target) {
 
 CustomCallKind CustomCallKindOf(std::string_view target, bool calls_computation) {
   if (const CustomCallTargetRow* row = FindCustomCallTarget(target)) {
-    // A builder-library call that names its expansion runs it; without one, natively.
-    if (calls_computation && row->target.starts_with("xla_builder.")) return CustomCallKind::kCallComputation;
+    // A builder-library call that names its expansion runs it; without one, natively. A call the
+    // compiler expands runs its expansion once bound.
+    if (calls_computation && (row->target.starts_with("xla_builder.") || ExpandsBeforeRun(row->kind)))
+      return CustomCallKind::kCallComputation;
     if (row->kind != CustomCallKind::kBuilderMath) return row->kind;
     return FindBuilderMath(target) ? CustomCallKind::kBuilderMath : CustomCallKind::kUnknown;
   }

@@ -42,7 +42,17 @@ enum class CustomCallKind : uint8_t {
   kNeuronArgMax,           // AwsNeuronArgMax: the index of the first largest element along the dimension
   kNeuronArgMin,           // AwsNeuronArgMin: the index of the first smallest element along the dimension
   kShadowProbe,            // nhlo.shadow_probe: hands its operands to the run's observer (nhlo-run --shadow)
+  kBlockQuantize,          // __op$quantize: expanded before it runs (ir/block_scaling.h)
+  kBlockDequantize,        // __op$dequantize: expanded before it runs
+  kBlockScaledDot,         // __op$block_scaled_dot: expanded before it runs
 };
+
+/// Whether a custom call of `kind` is expanded into a computation by the compiler (ir/block_scaling.h)
+/// and then runs as that computation (kCallComputation).
+constexpr bool ExpandsBeforeRun(CustomCallKind kind) {
+  return kind == CustomCallKind::kBlockQuantize || kind == CustomCallKind::kBlockDequantize ||
+         kind == CustomCallKind::kBlockScaledDot;
+}
 
 /// The functions of builder_math.def.
 enum class BuilderMathFn : uint8_t {

@@ -192,7 +192,10 @@ SolverOp SolverOpOf(CustomCallKind kind) {
     case CustomCallKind::kNeuronRmsNorm:
     case CustomCallKind::kNeuronArgMax:
     case CustomCallKind::kNeuronArgMin:
-    case CustomCallKind::kShadowProbe: break;
+    case CustomCallKind::kShadowProbe:
+    case CustomCallKind::kBlockQuantize:
+    case CustomCallKind::kBlockDequantize:
+    case CustomCallKind::kBlockScaledDot: break;
   }
   return SolverOp::kLu;
 }
