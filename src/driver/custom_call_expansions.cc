@@ -9,7 +9,7 @@
 
 #include "driver/common.h"
 #include "driver/embedded_files.h"
-#include "ir/block_scaling.h"
+#include "ir/expanded_calls.h"
 #include "ir/verifier.h"
 #include "parser/parser.h"
 #include "support/escape.h"
@@ -147,7 +147,8 @@ Status BindCustomCallExpansions(Module& module, const std::vector<CustomCallExpa
   // first, as parsed), then the wrappers that call them; all before the module's own.
   std::vector<const Computation*> front;
   std::vector<const Computation*> wrappers;
-  // XLA's block-scaling calls: their expansion is built for each call's shapes (ir/block_scaling.h).
+  // Calls whose expansion is built for each call's shapes (ir/expanded_calls.h).
+  bool built = false;
   for (const auto& comp : module.computations)
     for (Instruction* inst : comp->instructions)
       if (inst->opcode == Opcode::kCustomCall && ExpandsBeforeRun(CustomCallKindOf(*inst))) calls.push_back(inst);
@@ -155,9 +156,10 @@ Status BindCustomCallExpansions(Module& module, const std::vector<CustomCallExpa
     std::string target(CustomCallTarget(*call));
     if (ExpandsBeforeRun(CustomCallKindOf(*call))) {
       std::vector<Computation*> added;
-      Result<Computation*> run = ExpandBlockScalingCall(module, *call, added);
+      Result<Computation*> run = ExpandCall(module, *call, added);
       if (!run.ok()) return Status::FromDiagnostic(DiagnosticFor(module, *call, run.status().message()));
       wrappers.insert(wrappers.end(), added.begin(), added.end());
+      built = true;
       std::vector<Attribute> attrs(call->attrs.begin(), call->attrs.end());
       attrs.push_back(ComputationAttr(module, AttrId::kCalledComputations, *run));
       call->attrs = module.arena.Copy(attrs);
@@ -201,6 +203,15 @@ Status BindCustomCallExpansions(Module& module, const std::vector<CustomCallExpa
   std::stable_sort(module.computations.begin(), first_own, [&](const ComputationPtr& a, const ComputationPtr& b) {
     return rank.at(a.get()) < rank.at(b.get());
   });
+  // A built expansion is checked as a whole once: its own checks cover what users write, this
+  // covers nhlo's construction (an error here is an nhlo bug, reported at the call's line).
+  if (built) {
+    if (Status s = VerifyModule(module); !s.ok()) {
+      Status bug = Status::Error("the HLO nhlo built for a custom call does not verify (an nhlo bug)");
+      bug.Append(s);
+      return bug;
+    }
+  }
   return OkStatus();
 }
 

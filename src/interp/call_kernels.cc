@@ -93,6 +93,8 @@ Status RunLeafKernel(const Step& s, const std::vector<Buf>& in, const std::vecto
     case CustomCallKind::kBlockQuantize:
     case CustomCallKind::kBlockDequantize:
     case CustomCallKind::kBlockScaledDot:
+    case CustomCallKind::kCublasGemm:
+    case CustomCallKind::kCudnnConv:
     case CustomCallKind::kPadToStatic: break;
   }
   return Status::Error("bundle has an unknown custom call kind");

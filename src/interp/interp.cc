@@ -413,6 +413,8 @@ class Machine : public ControlFlow, private StepMachine {
       case CustomCallKind::kBlockQuantize:
       case CustomCallKind::kBlockDequantize:
       case CustomCallKind::kBlockScaledDot:
+      case CustomCallKind::kCublasGemm:
+      case CustomCallKind::kCudnnConv:
       case CustomCallKind::kUniformQuantize:
       case CustomCallKind::kUniformDequantize:
       case CustomCallKind::kQuantizeMx:

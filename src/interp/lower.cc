@@ -89,6 +89,8 @@ Status LowerCustomCall(const BundleProgram& p, const ComputationRecord& comp, St
     case CustomCallKind::kBlockQuantize:
     case CustomCallKind::kBlockDequantize:
     case CustomCallKind::kBlockScaledDot:
+    case CustomCallKind::kCublasGemm:
+    case CustomCallKind::kCudnnConv:
       // The compiler binds their expansion (ir/block_scaling.h); a bundle holding one unbound was
       // not written by nhlo-compile.
       s.custom_call = CustomCallKind::kUnknown;
@@ -518,6 +520,8 @@ KernelLeaves KernelLeavesOf(const Step& s) {
     case CustomCallKind::kBlockQuantize:
     case CustomCallKind::kBlockDequantize:
     case CustomCallKind::kBlockScaledDot:
+    case CustomCallKind::kCublasGemm:
+    case CustomCallKind::kCudnnConv:
     case CustomCallKind::kShadowProbe: return {};
   }
   return {};
@@ -663,6 +667,8 @@ void LowerKernelPlan(const ComputationRecord& comp, Step& s) {
     case CustomCallKind::kBlockQuantize:
     case CustomCallKind::kBlockDequantize:
     case CustomCallKind::kBlockScaledDot:
+    case CustomCallKind::kCublasGemm:
+    case CustomCallKind::kCudnnConv:
     case CustomCallKind::kShadowProbe: break;
   }
   if (out.type == PrimitiveType::kTuple) return;

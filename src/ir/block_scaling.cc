@@ -8,6 +8,7 @@
 
 #include "ir/builder.h"
 #include "ir/custom_calls.h"
+#include "ir/expansion_builder.h"
 #include "support/checked_math.h"
 #include "types/float_cast.h"
 
@@ -157,104 +158,40 @@ Status CheckScaledDot(const Instruction& call) {
   return OkStatus();
 }
 
-// Builds the expansion in one new computation, instruction by instruction as XLA's builder does.
-class Expander {
- public:
-  Expander(Module& module, const Instruction& call, Computation* comp) : m_(module), call_(call), comp_(comp) {}
+// The scales spread over their blocks: broadcast [..., n] -> [..., n, block], then reshape to
+// [..., n * block] (XLA's BuildDequantize and BuildQuantize).
+Instruction* SpreadScale(ExpansionBuilder& x, Instruction* scale, int64_t block) {
+  DimVector dims = DimsOf(scale->shape);
+  DimVector mapped(dims.size());
+  std::iota(mapped.begin(), mapped.end(), 0);
+  dims.push_back(block);
+  Instruction* b = x.Broadcast(scale, dims, mapped);
+  dims.pop_back();
+  dims.back() *= block;
+  return MakeReshape(x.module(), x.computation(), b, dims);
+}
 
-  Instruction* Parameter(size_t i, const char* name) {
-    Instruction* p = m_.NewInstruction(comp_, Opcode::kParameter, call_.operands[i]->shape, {}, name);
-    p->parameter_number = static_cast<int64_t>(i);
-    return p;
+Instruction* Dequantize(ExpansionBuilder& x, Instruction* input, Instruction* scale, PrimitiveType result,
+                        int64_t block) {
+  Instruction* data = x.Convert(input, result);
+  Instruction* s = SpreadScale(x, x.Convert(scale, result), block);
+  return x.Array(Opcode::kMultiply, result, DimsOf(data->shape), {data, s});
+}
+
+Instruction* DotSideValue(ExpansionBuilder& x, Instruction* data, Instruction* scale, const DotSide& side,
+                          PrimitiveType result) {
+  if (side.cut) {
+    std::vector<SliceDim> ranges;
+    for (int64_t d : side.scale_dims) ranges.push_back({0, d, 1});
+    scale = x.Slice(scale, ranges);
   }
-
-  Instruction* Convert(Instruction* x, PrimitiveType type) {
-    if (x->shape.type == type) return x;  // XlaBuilder's ConvertElementType adds nothing then
-    return MakeConvert(m_, comp_, x, m_.MakeArrayShape(type, DimsOf(x->shape)));
-  }
-
-  Instruction* Array(Opcode op, PrimitiveType type, const DimVector& dims, const std::vector<Instruction*>& operands) {
-    return m_.NewInstruction(comp_, op, m_.MakeArrayShape(type, dims), operands);
-  }
-
-  // The scales spread over their blocks: broadcast [..., n] -> [..., n, block], then reshape to
-  // [..., n * block] (XLA's BuildDequantize and BuildQuantize).
-  Instruction* SpreadScale(Instruction* scale, int64_t block) {
-    DimVector dims = DimsOf(scale->shape);
-    DimVector mapped(dims.size());
-    std::iota(mapped.begin(), mapped.end(), 0);
-    dims.push_back(block);
-    Instruction* b = MakeBroadcast(m_, comp_, scale, m_.MakeArrayShape(scale->shape.type, dims), mapped);
-    dims.pop_back();
-    dims.back() *= block;
-    return MakeReshape(m_, comp_, b, dims);
-  }
-
-  Instruction* Dequantize(Instruction* input, Instruction* scale, PrimitiveType result, int64_t block) {
-    Instruction* x = Convert(input, result);
-    Instruction* s = SpreadScale(Convert(scale, result), block);
-    return Array(Opcode::kMultiply, result, DimsOf(x->shape), {x, s});
-  }
-
-  Instruction* DotSideValue(Instruction* data, Instruction* scale, const DotSide& side, PrimitiveType result) {
-    if (side.cut) {
-      std::vector<SliceDim> ranges;
-      for (int64_t d : side.scale_dims) ranges.push_back({0, d, 1});
-      Instruction* cut = Array(Opcode::kSlice, scale->shape.type, side.scale_dims, {scale});
-      Attribute a;
-      a.id = AttrId::kSlice;
-      a.kind = AttrKind::SliceRanges;
-      a.slices = m_.arena.Copy(ranges);
-      SetAttr(m_, cut, a);
-      scale = cut;
-    }
-    const int64_t block = data->shape.dims[data->shape.rank() - 1] / side.scale_dims.back();
-    return Dequantize(data, scale, result, block);
-  }
-
-  Instruction* Dot(Instruction* lhs, Instruction* rhs, const DimVector& dims) {
-    Instruction* dot = Array(Opcode::kDot, call_.shape.type, dims, {lhs, rhs});
-    SetAttr(m_, dot, IntListAttr(m_, AttrId::kLhsContractingDims, {static_cast<int64_t>(lhs->shape.rank()) - 1}));
-    SetAttr(m_, dot, IntListAttr(m_, AttrId::kRhsContractingDims, {static_cast<int64_t>(rhs->shape.rank()) - 1}));
-    if (lhs->shape.rank() == 3) {
-      SetAttr(m_, dot, IntListAttr(m_, AttrId::kLhsBatchDims, {0}));
-      SetAttr(m_, dot, IntListAttr(m_, AttrId::kRhsBatchDims, {0}));
-    }
-    return dot;
-  }
-
-  Instruction* Reduce(Instruction* x, Instruction* init, int64_t dim, Computation* reducer) {
-    DimVector dims = DimsOf(x->shape);
-    dims.erase(dims.begin() + dim);
-    Instruction* r = Array(Opcode::kReduce, x->shape.type, dims, {x, init});
-    SetAttr(m_, r, IntListAttr(m_, AttrId::kDimensions, {dim}));
-    Attribute a;
-    a.id = AttrId::kToApply;
-    a.kind = AttrKind::Computation;
-    Computation* list[1] = {reducer};
-    a.computations = m_.arena.Copy(list, 1);
-    SetAttr(m_, r, a);
-    return r;
-  }
-
- private:
-  Module& m_;
-  const Instruction& call_;
-  Computation* comp_;
-};
-
-Computation* NewComputation(Module& module, const Instruction& call, const std::string& suffix) {
-  std::string base = std::string(call.name) + "." + suffix;
-  std::string_view name = module.arena.CopyString(base);
-  for (int i = 1; module.FindComputation(name); ++i) name = module.arena.CopyString(base + "." + std::to_string(i));
-  Computation* comp = module.AddComputation(name);
-  comp->implied = true;
-  return comp;
+  const int64_t block = data->shape.dims[data->shape.rank() - 1] / side.scale_dims.back();
+  return Dequantize(x, data, scale, result, block);
 }
 
 // max(|a|, |b|): the amax reducer of XLA's BuildQuantize.
 Computation* AmaxReducer(Module& module, const Instruction& call, PrimitiveType type) {
-  Computation* comp = NewComputation(module, call, "amax");
+  Computation* comp = ExpansionBuilder::NewComputation(module, call, "amax");
   const Shape scalar = module.MakeArrayShape(type, {});
   Instruction* a = module.NewInstruction(comp, Opcode::kParameter, scalar, {}, "a");
   a->parameter_number = 0;
@@ -303,7 +240,9 @@ Status CheckBlockScalingCall(const Instruction& call) {
     case CustomCallKind::kNeuronRmsNorm:
     case CustomCallKind::kNeuronArgMax:
     case CustomCallKind::kNeuronArgMin:
-    case CustomCallKind::kShadowProbe: break;
+    case CustomCallKind::kShadowProbe:
+    case CustomCallKind::kCublasGemm:
+    case CustomCallKind::kCudnnConv: break;
   }
   return Status::Error("compiler bug: " + Quoted(call) + " is not a block-scaling call");
 }
@@ -316,9 +255,9 @@ Result<Computation*> ExpandBlockScalingCall(Module& module, const Instruction& c
     reducer = AmaxReducer(module, call, call.operands[0]->shape.type);
     added.push_back(reducer);
   }
-  Computation* comp = NewComputation(module, call, "expansion");
+  Computation* comp = ExpansionBuilder::NewComputation(module, call, "expansion");
   added.push_back(comp);
-  Expander x(module, call, comp);
+  ExpansionBuilder x(module, call, comp);
   Instruction* root = nullptr;
   if (kind == CustomCallKind::kBlockQuantize) {
     // XLA's BuildQuantize: amax per block, over the quantized type's emax, rounded to the scale's
@@ -337,14 +276,14 @@ Result<Computation*> ExpandBlockScalingCall(Module& module, const Instruction& c
     Instruction* emax_all = MakeBroadcast(module, comp, emax, amax->shape, {});
     Instruction* normalized = x.Array(Opcode::kDivide, in_type, DimsOf(amax->shape), {amax, emax_all});
     Instruction* scale = x.Convert(normalized, scale_shape.type);
-    Instruction* spread = x.SpreadScale(x.Convert(scale, in_type), block);
+    Instruction* spread = SpreadScale(x, x.Convert(scale, in_type), block);
     Instruction* scaled = x.Array(Opcode::kDivide, in_type, DimsOf(input->shape), {input, spread});
     root = MakeTuple(module, comp, {x.Convert(scaled, data_shape.type), scale});
   } else if (kind == CustomCallKind::kBlockDequantize) {
     Instruction* input = x.Parameter(0, "input");
     Instruction* scale = x.Parameter(1, "scale");
     const int64_t block = *BlockSize(input->shape, scale->shape);
-    root = x.Dequantize(input, scale, call.shape.type, block);
+    root = Dequantize(x, input, scale, call.shape.type, block);
   } else {
     // XLA's BuildBlockScaledDot without cuDNN: each scaled side dequantized to the result type
     // (scales cut to the data first), one dot in the result type, then the global scale.
@@ -357,26 +296,23 @@ Result<Computation*> ExpandBlockScalingCall(Module& module, const Instruction& c
     const PrimitiveType result = call.shape.type;
     const int64_t block_size = ConfiguredBlockSize(call);
     DotSide lhs_side = *PlanDotSide(lhs->shape, lhs_scale->shape, block_size, "lhs");
-    Instruction* lhs_value = x.DotSideValue(lhs, lhs_scale, lhs_side, result);
+    Instruction* lhs_value = DotSideValue(x, lhs, lhs_scale, lhs_side, result);
     Instruction* rhs_value = rhs;
     if (rhs_scale) {
       DotSide rhs_side = *PlanDotSide(rhs->shape, rhs_scale->shape, block_size, "rhs");
-      rhs_value = x.DotSideValue(rhs, rhs_scale, rhs_side, result);
+      rhs_value = DotSideValue(x, rhs, rhs_scale, rhs_side, result);
     }
     const DimVector dims = DimsOf(call.shape);
-    root = x.Dot(lhs_value, rhs_value, dims);
+    const int64_t lhs_rank = static_cast<int64_t>(lhs_value->shape.rank());
+    const int64_t rhs_rank = static_cast<int64_t>(rhs_value->shape.rank());
+    const DimVector batch = lhs_rank == 3 ? DimVector{0} : DimVector{};
+    root = x.Dot(lhs_value, rhs_value, result, dims, batch, {lhs_rank - 1}, batch, {rhs_rank - 1});
     if (global) {
       Instruction* all = MakeBroadcast(module, comp, global, root->shape, {});
       root = x.Array(Opcode::kMultiply, result, dims, {root, all});
     }
   }
-  root->shape = call.shape;  // the call's layout, where it gives one
-  comp->root = root;
-  for (Computation* c : added)
-    for (Instruction* inst : c->instructions) {
-      inst->source_offset = call.source_offset;
-      inst->source_id = call.source_id;
-    }
+  x.Finish(root, added);
   return comp;
 }
 

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <optional>
 
-#include "ir/block_scaling.h"
+#include "ir/expanded_calls.h"
 #include "types/float_cast.h"
 
 namespace nhlo {
@@ -299,6 +299,8 @@ Status CheckBuilderLibraryCall(const Instruction& inst, std::string_view target,
     case CustomCallKind::kBlockQuantize:
     case CustomCallKind::kBlockDequantize:
     case CustomCallKind::kBlockScaledDot:
+    case CustomCallKind::kCublasGemm:
+    case CustomCallKind::kCudnnConv:
     case CustomCallKind::kShadowProbe: break;
   }
   return Status::Error("compiler bug: " + Quoted(target) + " is not a builder-library call");
@@ -368,7 +370,9 @@ Status CheckCustomCallExecutable(const Instruction& inst) {
     case CustomCallKind::kThreefry2x32: return OkStatus();  // shapes and types checked when the interpreter loads it
     case CustomCallKind::kBlockQuantize:
     case CustomCallKind::kBlockDequantize:
-    case CustomCallKind::kBlockScaledDot: return CheckBlockScalingCall(inst);
+    case CustomCallKind::kBlockScaledDot:
+    case CustomCallKind::kCublasGemm:
+    case CustomCallKind::kCudnnConv: return CheckExpandedCall(inst);
     case CustomCallKind::kShadowProbe:
       if (!inst.shape.IsTuple() || !inst.shape.tuple.empty())
         return Status::Error(Quoted(target) + " returns the empty tuple ()");

@@ -5,8 +5,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "ir/block_scaling.h"
 #include "ir/custom_calls.h"
+#include "ir/expanded_calls.h"
 #include "ir/shape_inference.h"
 #include "ir/shape_inference_internal.h"
 
@@ -229,7 +229,7 @@ class Verifier {
       Status s = c.ok() ? CheckScaledMatmul(inst, **c) : c.status();
       if (!s.ok()) Fail(inst, prefix + s.message());
     } else if (ExpandsBeforeRun(CustomCallKindOf(inst))) {
-      if (Status s = CheckBlockScalingCall(inst); !s.ok()) Fail(inst, prefix + s.message());
+      if (Status s = CheckExpandedCall(inst); !s.ok()) Fail(inst, prefix + s.message());
     } else if (target == kUniformQuantizeTarget || target == kUniformDequantizeTarget) {
       Result<const UniformQuantConfig*> decoded = CustomCallConfigOf(inst).As<UniformQuantConfig>();
       if (!decoded.ok()) return Fail(inst, prefix + decoded.status().message());

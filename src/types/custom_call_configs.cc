@@ -216,6 +216,8 @@ CustomCallConfig DecodeCustomCallConfig(std::string_view target, bool calls_comp
     case CustomCallKind::kQuantizeMx: return Decoded(ParseQuantizeMxConfig(json));
     case CustomCallKind::kScaledMatmul: return Decoded(ParseScaledMatmulConfig(json));
     case CustomCallKind::kBlockScaledDot: return Decoded(ParseBlockScaledDotConfig(json));
+    case CustomCallKind::kCublasGemm: return Decoded(ParseGemmConfig(target, json));
+    case CustomCallKind::kCudnnConv: return Decoded(ParseConvConfig(target, json, config_text));
     case CustomCallKind::kEinsum:
       // The operand checks (two arrays) come first where the call is checked; then this.
       if (ranks.size() != 2 || ranks[0] < 0 || ranks[1] < 0) return {};

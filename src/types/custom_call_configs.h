@@ -17,6 +17,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "support/status.h"
+#include "types/gpu_library_configs.h"
 #include "types/primitive_type.h"
 #include "types/solver_configs.h"
 
@@ -123,7 +124,7 @@ struct CustomCallOperands {
 /// no typed config hold monostate and OkStatus.
 struct CustomCallConfig {
   std::variant<std::monostate, UniformQuantConfig, QuantizeMxConfig, ScaledMatmulConfig, EinsumConfig, SolverConfig,
-               NeuronDimension, BlockScaledDotConfig>
+               NeuronDimension, BlockScaledDotConfig, GemmConfig, ConvConfig>
       value;
   Status status;
 

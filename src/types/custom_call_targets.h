@@ -45,13 +45,16 @@ enum class CustomCallKind : uint8_t {
   kBlockQuantize,          // __op$quantize: expanded before it runs (ir/block_scaling.h)
   kBlockDequantize,        // __op$dequantize: expanded before it runs
   kBlockScaledDot,         // __op$block_scaled_dot: expanded before it runs
+  kCublasGemm,             // __cublas$gemm, __cublas$lt$matmul(.f8): expanded before it runs (ir/gpu_library_calls.h)
+  kCudnnConv,              // __cudnn$conv...: expanded before it runs
 };
 
-/// Whether a custom call of `kind` is expanded into a computation by the compiler (ir/block_scaling.h)
-/// and then runs as that computation (kCallComputation).
+/// Whether a custom call of `kind` is expanded into a computation by the compiler
+/// (ir/expanded_calls.h) and then runs as that computation (kCallComputation).
 constexpr bool ExpandsBeforeRun(CustomCallKind kind) {
   return kind == CustomCallKind::kBlockQuantize || kind == CustomCallKind::kBlockDequantize ||
-         kind == CustomCallKind::kBlockScaledDot;
+         kind == CustomCallKind::kBlockScaledDot || kind == CustomCallKind::kCublasGemm ||
+         kind == CustomCallKind::kCudnnConv;
 }
 
 /// The functions of builder_math.def.

@@ -195,7 +195,9 @@ SolverOp SolverOpOf(CustomCallKind kind) {
     case CustomCallKind::kShadowProbe:
     case CustomCallKind::kBlockQuantize:
     case CustomCallKind::kBlockDequantize:
-    case CustomCallKind::kBlockScaledDot: break;
+    case CustomCallKind::kBlockScaledDot:
+    case CustomCallKind::kCublasGemm:
+    case CustomCallKind::kCudnnConv: break;
   }
   return SolverOp::kLu;
 }

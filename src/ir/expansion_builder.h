@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: Apache-2.0
+// Builds the computation a custom call expands into (ir/expanded_calls.h), one instruction at a
+// time, as XLA's XlaBuilder would emit it: the call's operands become parameters, and each helper
+// appends one instruction with its shape and attributes set. The computation is implied (never
+// printed) and every instruction in it points at the call's source line.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ir/builder.h"
+#include "ir/ir.h"
+
+namespace nhlo {
+
+class ExpansionBuilder {
+ public:
+  /// A new implied computation `<call>.<suffix>` (made unique) in `module`.
+  static Computation* NewComputation(Module& module, const Instruction& call, const std::string& suffix) {
+    std::string base = std::string(call.name) + "." + suffix;
+    std::string_view name = module.arena.CopyString(base);
+    for (int i = 1; module.FindComputation(name); ++i) name = module.arena.CopyString(base + "." + std::to_string(i));
+    Computation* comp = module.AddComputation(name);
+    comp->implied = true;
+    return comp;
+  }
+
+  ExpansionBuilder(Module& module, const Instruction& call, Computation* comp) : m_(module), call_(call), comp_(comp) {}
+
+  Module& module() { return m_; }
+  Computation* computation() { return comp_; }
+
+  /// Parameter `i`, of the call's operand i's shape.
+  Instruction* Parameter(size_t i, const char* name) {
+    Instruction* p = m_.NewInstruction(comp_, Opcode::kParameter, call_.operands[i]->shape, {}, name);
+    p->parameter_number = static_cast<int64_t>(i);
+    return p;
+  }
+
+  /// `x` converted to `type`; `x` itself when it has that type (XlaBuilder adds nothing then).
+  Instruction* Convert(Instruction* x, PrimitiveType type) {
+    if (x->shape.type == type) return x;
+    return MakeConvert(m_, comp_, x, m_.MakeArrayShape(type, Dims(x)));
+  }
+
+  /// An instruction of an array result `type[dims]`.
+  Instruction* Array(Opcode op, PrimitiveType type, const std::vector<int64_t>& dims,
+                     const std::vector<Instruction*>& operands) {
+    return m_.NewInstruction(comp_, op, m_.MakeArrayShape(type, dims), operands);
+  }
+
+  /// An elementwise op of operands of one shape, giving that shape.
+  Instruction* Elementwise(Opcode op, const std::vector<Instruction*>& operands) {
+    return Array(op, operands[0]->shape.type, Dims(operands[0]), operands);
+  }
+
+  /// The scalar `value` of `type`, broadcast to `like`'s dimensions.
+  Instruction* Splat(double value, PrimitiveType type, const Instruction* like) {
+    Instruction* c = MakeScalarConstant(m_, comp_, type, value);
+    if (like->shape.rank() == 0) return c;
+    return MakeBroadcast(m_, comp_, c, m_.MakeArrayShape(type, Dims(like)), {});
+  }
+
+  Instruction* Broadcast(Instruction* x, const std::vector<int64_t>& dims, const std::vector<int64_t>& mapped) {
+    return MakeBroadcast(m_, comp_, x, m_.MakeArrayShape(x->shape.type, dims), mapped);
+  }
+
+  Instruction* Slice(Instruction* x, const std::vector<SliceDim>& ranges) {
+    std::vector<int64_t> dims;
+    for (const SliceDim& r : ranges) dims.push_back((r.limit - r.start + r.stride - 1) / r.stride);
+    Instruction* cut = Array(Opcode::kSlice, x->shape.type, dims, {x});
+    Attribute a;
+    a.id = AttrId::kSlice;
+    a.kind = AttrKind::SliceRanges;
+    a.slices = m_.arena.Copy(ranges);
+    SetAttr(m_, cut, a);
+    return cut;
+  }
+
+  Instruction* Dot(Instruction* lhs, Instruction* rhs, PrimitiveType type, const std::vector<int64_t>& dims,
+                   const std::vector<int64_t>& lhs_batch, const std::vector<int64_t>& lhs_contracting,
+                   const std::vector<int64_t>& rhs_batch, const std::vector<int64_t>& rhs_contracting) {
+    Instruction* dot = Array(Opcode::kDot, type, dims, {lhs, rhs});
+    if (!lhs_batch.empty()) SetAttr(m_, dot, IntListAttr(m_, AttrId::kLhsBatchDims, lhs_batch));
+    SetAttr(m_, dot, IntListAttr(m_, AttrId::kLhsContractingDims, lhs_contracting));
+    if (!rhs_batch.empty()) SetAttr(m_, dot, IntListAttr(m_, AttrId::kRhsBatchDims, rhs_batch));
+    SetAttr(m_, dot, IntListAttr(m_, AttrId::kRhsContractingDims, rhs_contracting));
+    return dot;
+  }
+
+  Instruction* Reduce(Instruction* x, Instruction* init, int64_t dim, Computation* reducer) {
+    std::vector<int64_t> dims = Dims(x);
+    dims.erase(dims.begin() + dim);
+    Instruction* r = Array(Opcode::kReduce, x->shape.type, dims, {x, init});
+    SetAttr(m_, r, IntListAttr(m_, AttrId::kDimensions, {dim}));
+    SetAttr(m_, r, ComputationAttr(AttrId::kToApply, reducer));
+    return r;
+  }
+
+  Attribute ComputationAttr(AttrId id, Computation* callee) {
+    Attribute a;
+    a.id = id;
+    a.kind = AttrKind::Computation;
+    Computation* list[1] = {callee};
+    a.computations = m_.arena.Copy(list, 1);
+    return a;
+  }
+
+  /// Makes `root` (given the call's result shape, layout included) the computation's root and
+  /// points every instruction of `computations` at the call's source.
+  void Finish(Instruction* root, const std::vector<Computation*>& computations) {
+    root->shape = call_.shape;
+    comp_->root = root;
+    for (Computation* c : computations)
+      for (Instruction* inst : c->instructions) {
+        inst->source_offset = call_.source_offset;
+        inst->source_id = call_.source_id;
+      }
+  }
+
+  static std::vector<int64_t> Dims(const Instruction* x) { return {x->shape.dims.begin(), x->shape.dims.end()}; }
+
+ private:
+  Module& m_;
+  const Instruction& call_;
+  Computation* comp_;
+};
+
+}  // namespace nhlo

@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "types/gpu_library_configs.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cctype>
+#include <charconv>
+#include <string>
+
+namespace nhlo {
+namespace {
+
+using Json = nlohmann::json;
+
+// The message object: inside GpuBackendConfig under `key`, or the whole config (XLA before the
+// GpuBackendConfig wrapper, 2023).
+const Json* MessageOf(const Json* config, const char* key) {
+  if (!config || !config->is_object()) return nullptr;
+  auto inner = config->find(key);
+  if (inner != config->end()) return inner->is_object() ? &*inner : nullptr;
+  return config;
+}
+
+// protobuf's JSON: a number, or (int64, and any number written so) a decimal string.
+Result<double> NumberField(const Json& message, const char* key, double absent, std::string_view what) {
+  auto it = message.find(key);
+  if (it == message.end() || it->is_null()) return absent;
+  if (it->is_number()) return it->get<double>();
+  if (it->is_string()) {
+    const std::string& text = it->get_ref<const std::string&>();
+    double value = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec == std::errc() && end == text.data() + text.size()) return value;
+  }
+  return Status::Error(std::string(what) + " backend_config \"" + key + "\" must be a number");
+}
+
+Result<std::vector<int64_t>> IntListField(const Json& message, const char* key, std::string_view what) {
+  std::vector<int64_t> out;
+  auto it = message.find(key);
+  if (it == message.end() || it->is_null()) return out;
+  const std::string bad = std::string(what) + " backend_config \"" + key + "\" must be a list of integers";
+  if (!it->is_array()) return Status::Error(bad);
+  for (const Json& v : *it) {
+    if (v.is_number_integer()) {
+      out.push_back(v.get<int64_t>());
+      continue;
+    }
+    if (!v.is_string()) return Status::Error(bad);
+    const std::string& text = v.get_ref<const std::string&>();
+    int64_t value = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec != std::errc() || end != text.data() + text.size()) return Status::Error(bad);
+    out.push_back(value);
+  }
+  return out;
+}
+
+// An enum field: its name, or its number (as a number or a string).
+template <typename Enum, size_t N>
+Result<Enum> EnumField(const Json& message, const char* key, const std::string_view (&names)[N],
+                       std::string_view what) {
+  auto it = message.find(key);
+  if (it == message.end() || it->is_null()) return static_cast<Enum>(0);
+  int64_t code = -1;
+  if (it->is_number_integer()) {
+    code = it->get<int64_t>();
+  } else if (it->is_string()) {
+    const std::string& text = it->get_ref<const std::string&>();
+    for (size_t i = 0; i < N; ++i)
+      if (names[i] == text) code = static_cast<int64_t>(i);
+    if (code < 0) std::from_chars(text.data(), text.data() + text.size(), code);
+  }
+  if (code < 0 || code >= static_cast<int64_t>(N)) {
+    std::string list;
+    for (size_t i = 0; i < N; ++i) list += (i ? ", " : "") + std::string(names[i]);
+    return Status::Error(std::string(what) + " backend_config \"" + key + "\" must be one of " + list);
+  }
+  return static_cast<Enum>(code);
+}
+
+constexpr std::string_view kEpilogueNames[] = {"DEFAULT", "BIAS",     "RELU",      "BIAS_RELU",
+                                               "GELU",    "GELU_AUX", "BIAS_GELU", "BIAS_GELU_AUX"};
+constexpr std::string_view kActivationNames[] = {"kNone", "kSigmoid",  "kRelu", "kRelu6",     "kReluX",
+                                                 "kTanh", "kBandPass", "kElu",  "kLeakyRelu", "kGeluExact"};
+
+// The old text form of a flat message, `{conv_result_scale:1 activation_mode:kRelu}`: scalar
+// fields only, as a JSON object.
+Json TextProtoFields(std::string_view text) {
+  Json out = Json::object();
+  size_t i = 0;
+  auto skip = [&] {
+    while (i < text.size() &&
+           (std::isspace(static_cast<unsigned char>(text[i])) || text[i] == '{' || text[i] == '}' || text[i] == ','))
+      ++i;
+  };
+  for (skip(); i < text.size(); skip()) {
+    size_t key_end = text.find(':', i);
+    if (key_end == std::string_view::npos) break;
+    std::string key(text.substr(i, key_end - i));
+    i = key_end + 1;
+    while (i < text.size() && text[i] == ' ') ++i;
+    size_t value_end = i;
+    while (value_end < text.size() && !std::isspace(static_cast<unsigned char>(text[value_end])) &&
+           text[value_end] != '}' && text[value_end] != ',')
+      ++value_end;
+    std::string value(text.substr(i, value_end - i));
+    if (value.size() >= 2 && value.front() == '"' && value.back() == '"') value = value.substr(1, value.size() - 2);
+    out[key] = value;
+    i = value_end;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string_view GemmEpilogueName(GemmEpilogue epilogue) { return kEpilogueNames[static_cast<size_t>(epilogue)]; }
+
+bool GemmConfig::AddsBias() const {
+  return epilogue == GemmEpilogue::kBias || epilogue == GemmEpilogue::kBiasRelu ||
+         epilogue == GemmEpilogue::kBiasGelu || epilogue == GemmEpilogue::kBiasGeluAux;
+}
+bool GemmConfig::Relu() const { return epilogue == GemmEpilogue::kRelu || epilogue == GemmEpilogue::kBiasRelu; }
+bool GemmConfig::Gelu() const {
+  return epilogue == GemmEpilogue::kGelu || epilogue == GemmEpilogue::kGeluAux || epilogue == GemmEpilogue::kBiasGelu ||
+         epilogue == GemmEpilogue::kBiasGeluAux;
+}
+bool GemmConfig::HasAux() const { return epilogue == GemmEpilogue::kGeluAux || epilogue == GemmEpilogue::kBiasGeluAux; }
+
+Result<GemmConfig> ParseGemmConfig(std::string_view target, const Json* json) {
+  const std::string what(target);
+  const Json* message = MessageOf(json, "gemm_backend_config");
+  if (!message) return Status::Error(what + " needs its GemmBackendConfig as a JSON backend_config");
+  GemmConfig c;
+  c.target = target == "__cublas$gemm"        ? GemmTarget::kLegacy
+             : target == "__cublas$lt$matmul" ? GemmTarget::kLt
+                                              : GemmTarget::kLtF8;
+  NHLO_ASSIGN_OR_RETURN(c.alpha_real, NumberField(*message, "alpha_real", 0, what));
+  NHLO_ASSIGN_OR_RETURN(c.alpha_imag, NumberField(*message, "alpha_imag", 0, what));
+  NHLO_ASSIGN_OR_RETURN(c.beta, NumberField(*message, "beta", 0, what));
+  auto dims = message->find("dot_dimension_numbers");
+  if (dims == message->end() || !dims->is_object())
+    return Status::Error(what + " backend_config has no \"dot_dimension_numbers\"");
+  NHLO_ASSIGN_OR_RETURN(c.lhs_batch, IntListField(*dims, "lhs_batch_dimensions", what));
+  NHLO_ASSIGN_OR_RETURN(c.lhs_contracting, IntListField(*dims, "lhs_contracting_dimensions", what));
+  NHLO_ASSIGN_OR_RETURN(c.rhs_batch, IntListField(*dims, "rhs_batch_dimensions", what));
+  NHLO_ASSIGN_OR_RETURN(c.rhs_contracting, IntListField(*dims, "rhs_contracting_dimensions", what));
+  NHLO_ASSIGN_OR_RETURN(c.epilogue, EnumField<GemmEpilogue>(*message, "epilogue", kEpilogueNames, what));
+  auto damax = message->find("damax_output");
+  c.damax_output = damax != message->end() && damax->is_boolean() && damax->get<bool>();
+  return c;
+}
+
+Result<ConvConfig> ParseConvConfig(std::string_view target, const Json* json, std::string_view text) {
+  const std::string what(target);
+  ConvConfig c;
+  c.kind = target == "__cudnn$convForward"          ? ConvKind::kForward
+           : target == "__cudnn$convBackwardInput"  ? ConvKind::kBackwardInput
+           : target == "__cudnn$convBackwardFilter" ? ConvKind::kBackwardFilter
+                                                    : ConvKind::kForwardActivation;
+  Json from_text;
+  const Json* message = MessageOf(json, "cudnn_conv_backend_config");
+  if (!message && !json && !text.empty()) {
+    from_text = TextProtoFields(text);
+    message = &from_text;
+  }
+  if (!message) return c;  // no config: XLA's rewriter defaults
+  NHLO_ASSIGN_OR_RETURN(c.conv_result_scale, NumberField(*message, "conv_result_scale", 1, what));
+  NHLO_ASSIGN_OR_RETURN(c.activation, EnumField<ConvActivation>(*message, "activation_mode", kActivationNames, what));
+  NHLO_ASSIGN_OR_RETURN(c.side_input_scale, NumberField(*message, "side_input_scale", 0, what));
+  NHLO_ASSIGN_OR_RETURN(c.leakyrelu_alpha, NumberField(*message, "leakyrelu_alpha", 0, what));
+  return c;
+}
+
+}  // namespace nhlo
