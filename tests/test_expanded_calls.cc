@@ -319,10 +319,16 @@ TEST_CASE("cuBLAS and cuDNN calls of any shape are refused with a message or exp
               "},\"epilogue\":\"" + epilogue + "\",\"damax_output\":" + (amax ? "true" : "false") + "}}";
     } else {
       const int kind = static_cast<int>(rng() % 4);
-      const int64_t n = 1 + rng() % 2, c = 1 + rng() % 3, o = 1 + rng() % 3, k = 1 + rng() % 3, s = 1 + rng() % 2;
-      const int64_t x = k + rng() % 4, y = (x - k) / s + 1;
+      const int64_t n = 1 + rng() % 2, c = 1 + rng() % 3, o = 1 + rng() % 3, k = 1 + rng() % 3, s = 1 + rng() % 3;
+      const int64_t pad = rng() % 3, dil = 1 + rng() % 2, k_eff = (k - 1) * dil + 1;
+      // Inputs the window may not cover at all (an empty result) as well as ones it does.
+      const int64_t x = std::max<int64_t>(0, k_eff - 2 * pad - 1) + rng() % 4;
+      const int64_t y = x + 2 * pad < k_eff ? 0 : (x + 2 * pad - k_eff) / s + 1;
       const std::string type = types[rng() % 3];
-      const std::vector<int64_t> xd = {n, c, x}, wd = {o, c, k}, yd = {n, o, y};
+      const bool alt = rng() % 2;  // dim_labels 0fb_i0o->f0b: every operand's dimensions in another order
+      const std::vector<int64_t> xd = alt ? std::vector<int64_t>{x, c, n} : std::vector<int64_t>{n, c, x};
+      const std::vector<int64_t> wd = alt ? std::vector<int64_t>{c, k, o} : std::vector<int64_t>{o, c, k};
+      const std::vector<int64_t> yd = alt ? std::vector<int64_t>{o, y, n} : std::vector<int64_t>{n, o, y};
       const std::vector<int64_t>& out = kind == 1 ? xd : kind == 2 ? wd : yd;
       if (kind == 1)
         operands = {{type, yd}, {type, wd}};
@@ -331,12 +337,14 @@ TEST_CASE("cuBLAS and cuDNN calls of any shape are refused with a message or exp
       else
         operands = {{type, xd}, {type, wd}};
       if (kind == 3) {
-        operands.push_back({type, {o}});
+        operands.push_back({type, {o}});  // the bias
         if (rng() % 2) operands.push_back({type, yd});
       }
       result = "(" + type + DimsText(out) + ", u8[0])";
-      attrs = "window={size=" + std::to_string(k) + " stride=" + std::to_string(s) +
-              "}, dim_labels=bf0_oi0->bf0, custom_call_target=\"" + conv_targets[kind] +
+      attrs = "window={size=" + std::to_string(k) + " stride=" + std::to_string(s) + " pad=" + std::to_string(pad) +
+              "_" + std::to_string(pad) + " rhs_dilate=" + std::to_string(dil) +
+              "}, dim_labels=" + (alt ? "0fb_i0o->f0b" : "bf0_oi0->bf0") + ", custom_call_target=\"" +
+              conv_targets[kind] +
               "\", backend_config={\"cudnn_conv_backend_config\":{\"conv_result_scale\":1,\"activation_mode\":\"" +
               (rng() % 2 ? "kRelu" : "kElu") + "\",\"side_input_scale\":" + std::to_string(rng() % 2) + "}}";
     }

@@ -17,8 +17,6 @@ namespace {
 
 using DimVector = std::vector<int64_t>;
 
-DimVector DimsOf(const Shape& s) { return {s.dims.begin(), s.dims.end()}; }
-
 std::string Quoted(const Instruction& call) { return "'" + std::string(CustomCallTarget(call)) + "'"; }
 
 Status Invalid(std::string message) { return Status::Error(std::move(message)); }
@@ -54,8 +52,6 @@ double QuantizedEmax(PrimitiveType t) {
   return std::ldexp(1.0, exponent - 1);
 }
 
-bool StaticArray(const Shape& s) { return s.IsArray() && s.dim_kinds.empty(); }
-
 // What XLA's BuildBlockScaledDotInput does to one side of the dot: the scale's dimensions after
 // cutting the padding past the data (the data's own when nothing is cut).
 struct DotSide {
@@ -69,7 +65,7 @@ Result<DotSide> PlanDotSide(const Shape& data, const Shape& scale, int64_t block
   const size_t rank = data.rank();
   if (scale.rank() != rank) return Invalid(where + " must have the rank of its data " + ShapeToString(data, false));
   DotSide out;
-  out.scale_dims = DimsOf(scale);
+  out.scale_dims = ShapeDims(scale);
   if (rank == 3 && data.dims[0] != scale.dims[0])
     return Invalid(where + " must have its data's batch dimension " + std::to_string(data.dims[0]));
   if (data.dims[rank - 2] > scale.dims[rank - 2])
@@ -114,10 +110,10 @@ Status CheckQuantize(const Instruction& call) {
   if (call.operands.size() != 1) return Invalid("Incorrect number of operands for quantize op");
   const Shape& input = call.operands[0]->shape;
   const Shape& out = call.shape;
-  if (!out.IsTuple() || out.tuple.size() != 2 || !StaticArray(input) || !StaticArray(out.tuple[0]) ||
-      DimsOf(input) != DimsOf(out.tuple[0]))
+  if (!out.IsTuple() || out.tuple.size() != 2 || !IsStaticArray(input) || !IsStaticArray(out.tuple[0]) ||
+      ShapeDims(input) != ShapeDims(out.tuple[0]))
     return Invalid("Incorrect output shape for quantize op");
-  if (!StaticArray(out.tuple[1]) || !SameLeadingDims(out.tuple[0], out.tuple[1]))
+  if (!IsStaticArray(out.tuple[1]) || !SameLeadingDims(out.tuple[0], out.tuple[1]))
     return Invalid("Output and scale shape dimensions do not match");
   if (!IsFloat(input.type) || !IsFloat(out.tuple[0].type) || !IsFloat(out.tuple[1].type))
     return Invalid(Quoted(call) + " quantizes a floating-point input into floating-point data and scales");
@@ -128,9 +124,9 @@ Status CheckDequantize(const Instruction& call) {
   if (call.operands.size() != 2) return Invalid("Incorrect number of operands for dequantize op");
   const Shape& input = call.operands[0]->shape;
   const Shape& scale = call.operands[1]->shape;
-  if (!StaticArray(call.shape) || !StaticArray(input) || DimsOf(input) != DimsOf(call.shape))
+  if (!IsStaticArray(call.shape) || !IsStaticArray(input) || ShapeDims(input) != ShapeDims(call.shape))
     return Invalid("Incorrect output shape for dequantize op");
-  if (!StaticArray(scale) || !SameLeadingDims(input, scale))
+  if (!IsStaticArray(scale) || !SameLeadingDims(input, scale))
     return Invalid("Input and scale shape dimensions do not match");
   return BlockSize(input, scale).status();
 }
@@ -139,12 +135,12 @@ Status CheckScaledDot(const Instruction& call) {
   const size_t n = call.operands.size();
   if (n < 3 || n > 5) return Invalid("Incorrect number of operands for block scaled dot op");
   for (const Instruction* op : call.operands)
-    if (!StaticArray(op->shape)) return Invalid(Quoted(call) + " takes arrays of static shapes");
+    if (!IsStaticArray(op->shape)) return Invalid(Quoted(call) + " takes arrays of static shapes");
   const Shape& lhs = call.operands[0]->shape;
   const Shape& rhs = call.operands[1]->shape;
-  if (!StaticArray(call.shape)) return Invalid("Incorrect output shape for block scaled dot op");
+  if (!IsStaticArray(call.shape)) return Invalid("Incorrect output shape for block scaled dot op");
   NHLO_ASSIGN_OR_RETURN(DimVector dims, DotResultDims(lhs, rhs));
-  if (dims != DimsOf(call.shape)) return Invalid("Incorrect output shape for block scaled dot op");
+  if (dims != ShapeDims(call.shape)) return Invalid("Incorrect output shape for block scaled dot op");
   if (n == 5 && (!call.operands[4]->shape.IsScalar() || call.operands[4]->shape.type != call.shape.type))
     return Invalid("Global scale shape must be a scalar with the result's type");
   NHLO_TRY(CustomCallConfigOf(call).status);
@@ -161,7 +157,7 @@ Status CheckScaledDot(const Instruction& call) {
 // The scales spread over their blocks: broadcast [..., n] -> [..., n, block], then reshape to
 // [..., n * block] (XLA's BuildDequantize and BuildQuantize).
 Instruction* SpreadScale(ExpansionBuilder& x, Instruction* scale, int64_t block) {
-  DimVector dims = DimsOf(scale->shape);
+  DimVector dims = ShapeDims(scale->shape);
   DimVector mapped(dims.size());
   std::iota(mapped.begin(), mapped.end(), 0);
   dims.push_back(block);
@@ -175,7 +171,7 @@ Instruction* Dequantize(ExpansionBuilder& x, Instruction* input, Instruction* sc
                         int64_t block) {
   Instruction* data = x.Convert(input, result);
   Instruction* s = SpreadScale(x, x.Convert(scale, result), block);
-  return x.Array(Opcode::kMultiply, result, DimsOf(data->shape), {data, s});
+  return x.Array(Opcode::kMultiply, result, ShapeDims(data->shape), {data, s});
 }
 
 Instruction* DotSideValue(ExpansionBuilder& x, Instruction* data, Instruction* scale, const DotSide& side,
@@ -267,17 +263,17 @@ Result<Computation*> ExpandBlockScalingCall(Module& module, const Instruction& c
     const Shape& data_shape = call.shape.tuple[0];
     const Shape& scale_shape = call.shape.tuple[1];
     const int64_t block = *BlockSize(data_shape, scale_shape);
-    DimVector blocks = DimsOf(scale_shape);
+    DimVector blocks = ShapeDims(scale_shape);
     blocks.push_back(block);
     Instruction* grouped = MakeReshape(module, comp, input, blocks);
     Instruction* zero = MakeScalarConstant(module, comp, in_type, 0.0);
     Instruction* amax = x.Reduce(grouped, zero, static_cast<int64_t>(scale_shape.rank()), reducer);
     Instruction* emax = MakeScalarConstant(module, comp, in_type, QuantizedEmax(data_shape.type));
     Instruction* emax_all = MakeBroadcast(module, comp, emax, amax->shape, {});
-    Instruction* normalized = x.Array(Opcode::kDivide, in_type, DimsOf(amax->shape), {amax, emax_all});
+    Instruction* normalized = x.Array(Opcode::kDivide, in_type, ShapeDims(amax->shape), {amax, emax_all});
     Instruction* scale = x.Convert(normalized, scale_shape.type);
     Instruction* spread = SpreadScale(x, x.Convert(scale, in_type), block);
-    Instruction* scaled = x.Array(Opcode::kDivide, in_type, DimsOf(input->shape), {input, spread});
+    Instruction* scaled = x.Array(Opcode::kDivide, in_type, ShapeDims(input->shape), {input, spread});
     root = MakeTuple(module, comp, {x.Convert(scaled, data_shape.type), scale});
   } else if (kind == CustomCallKind::kBlockDequantize) {
     Instruction* input = x.Parameter(0, "input");
@@ -302,7 +298,7 @@ Result<Computation*> ExpandBlockScalingCall(Module& module, const Instruction& c
       DotSide rhs_side = *PlanDotSide(rhs->shape, rhs_scale->shape, block_size, "rhs");
       rhs_value = DotSideValue(x, rhs, rhs_scale, rhs_side, result);
     }
-    const DimVector dims = DimsOf(call.shape);
+    const DimVector dims = ShapeDims(call.shape);
     const int64_t lhs_rank = static_cast<int64_t>(lhs_value->shape.rank());
     const int64_t rhs_rank = static_cast<int64_t>(rhs_value->shape.rank());
     const DimVector batch = lhs_rank == 3 ? DimVector{0} : DimVector{};

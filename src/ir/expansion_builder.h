@@ -13,6 +13,11 @@
 
 namespace nhlo {
 
+/// An array shape's dimensions as a vector.
+inline std::vector<int64_t> ShapeDims(const Shape& s) { return {s.dims.begin(), s.dims.end()}; }
+/// An array whose dimensions are all static: the only operands the expansions take.
+inline bool IsStaticArray(const Shape& s) { return s.IsArray() && s.dim_kinds.empty(); }
+
 class ExpansionBuilder {
  public:
   /// A new implied computation `<call>.<suffix>` (made unique) in `module`.

@@ -12,6 +12,7 @@
 
 #include "ir/custom_calls.h"
 #include "ir/expansion_builder.h"
+#include "support/checked_math.h"
 #include "types/float_cast.h"
 #include "types/gpu_library_configs.h"
 
@@ -21,12 +22,10 @@ namespace {
 using DimVector = std::vector<int64_t>;
 constexpr size_t kNone = static_cast<size_t>(-1);
 
-DimVector DimsOf(const Shape& s) { return {s.dims.begin(), s.dims.end()}; }
 std::string Str(const Shape& s) { return ShapeToString(s, false); }
 Status Invalid(const Instruction& call, const std::string& message) {
   return Status::Error("'" + std::string(CustomCallTarget(call)) + "' " + message);
 }
-bool StaticArray(const Shape& s) { return s.IsArray() && s.dim_kinds.empty(); }
 bool IsF8(PrimitiveType t) {
   return t == PrimitiveType::kF8E4M3FN || t == PrimitiveType::kF8E5M2 || t == PrimitiveType::kF8E4M3 ||
          t == PrimitiveType::kF8E4M3FNUZ || t == PrimitiveType::kF8E5M2FNUZ || t == PrimitiveType::kF8E4M3B11FNUZ ||
@@ -102,7 +101,7 @@ Result<GemmPlan> PlanGemm(const Instruction& call) {
     size_t next = 1 + plan.aux + plan.amax;
     if (result.tuple.size() == next + 1) {
       const Shape& w = result.tuple[next];
-      if (!StaticArray(w) || w.rank() != 1 || (w.type != PrimitiveType::kS8 && w.type != PrimitiveType::kU8))
+      if (!IsStaticArray(w) || w.rank() != 1 || (w.type != PrimitiveType::kS8 && w.type != PrimitiveType::kU8))
         return Invalid(call, "result's last element " + Str(w) + " must be the workspace, s8[N] or u8[N]");
       plan.workspace = true;
     } else if (result.tuple.size() != next) {
@@ -117,10 +116,20 @@ Result<GemmPlan> PlanGemm(const Instruction& call) {
     if (plan.aux || plan.amax) return Invalid(call, "with this epilogue returns a tuple");
     plan.out = result;
   }
-  if (!StaticArray(plan.out)) return Invalid(call, "result " + Str(plan.out) + " must be an array of a static shape");
+  if (!IsStaticArray(plan.out)) return Invalid(call, "result " + Str(plan.out) + " must be an array of a static shape");
   std::optional<PrimitiveType> compute = ComputeType(plan.out.type);
   if (!compute) return Invalid(call, "cannot give a result of type " + Str(plan.out));
   plan.compute = *compute;
+  // XLA fuses epilogues only into f8, f16, bf16, f32 and f64 matmuls, and gives f8 matmuls f8,
+  // f16, bf16 or f32 results (SupportsEpilogueFusion, the f8 rewriter).
+  const bool real = plan.compute == PrimitiveType::kF32 || plan.compute == PrimitiveType::kF64;
+  if (c.epilogue != GemmEpilogue::kDefault && !real)
+    return Invalid(call, "epilogue " + std::string(GemmEpilogueName(c.epilogue)) +
+                             " needs a floating-point result, not " + Str(plan.out));
+  if (c.target == GemmTarget::kLtF8 && plan.compute != PrimitiveType::kF32)
+    return Invalid(call, "gives an f8, f16, bf16 or f32 result, not " + Str(plan.out));
+  if (plan.compute == PrimitiveType::kS32 && (c.alpha_real != std::trunc(c.alpha_real) || c.beta != std::trunc(c.beta)))
+    return Invalid(call, "with an s32 result needs integer alpha and beta");
   // The operands (docs/custom-calls.md, "cuBLAS").
   const bool has_c = c.beta != 0;
   const bool has_bias = c.AddsBias();
@@ -163,18 +172,29 @@ Result<GemmPlan> PlanGemm(const Instruction& call) {
                              std::string(GemmEpilogueName(c.epilogue)) + ", not " + std::to_string(n));
   }
   for (const Instruction* op : call.operands)
-    if (!StaticArray(op->shape)) return Invalid(call, "operands must be arrays of static shapes");
+    if (!IsStaticArray(op->shape)) return Invalid(call, "operands must be arrays of static shapes");
   for (size_t s : {plan.a_scale, plan.b_scale, plan.c_scale, plan.d_scale})
     if (s != kNone && (!call.operands[s]->shape.IsScalar() || !IsFloat(call.operands[s]->shape.type)))
       return Invalid(call, "operand " + std::to_string(s) + " is a scale: a floating-point scalar, not " +
                                Str(call.operands[s]->shape));
+  // Every value operand is of the result's kind: integers for an s32 result, floating-point
+  // (complex too for a complex result) otherwise.
+  for (size_t i = 0; i < n; ++i) {
+    const PrimitiveType t = call.operands[i]->shape.type;
+    const bool fits = plan.compute == PrimitiveType::kS32 ? IsInteger(t) && i < 2
+                      : IsComplex(plan.compute)           ? IsFloat(t) || IsComplex(t)
+                                                          : IsFloat(t);
+    if (!fits)
+      return Invalid(call, "operand " + std::to_string(i) + " " + Str(call.operands[i]->shape) +
+                               " does not fit a result of " + Str(plan.out));
+  }
   const Shape& a = call.operands[0]->shape;
   const Shape& b = call.operands[1]->shape;
   std::optional<DimVector> dims = DotResult(a, b, c);
   if (!dims) return Invalid(call, "dot_dimension_numbers do not fit its operands " + Str(a) + " and " + Str(b));
-  if (*dims != DimsOf(plan.out))
+  if (*dims != ShapeDims(plan.out))
     return Invalid(call, "result " + Str(plan.out) + " is not the product of " + Str(a) + " and " + Str(b));
-  if (plan.c != kNone && DimsOf(call.operands[plan.c]->shape) != *dims)
+  if (plan.c != kNone && ShapeDims(call.operands[plan.c]->shape) != *dims)
     return Invalid(call, "addend C " + Str(call.operands[plan.c]->shape) + " must have the result's dimensions");
   if (plan.bias != kNone) {
     // The bias runs along the physically most-minor dimensions of the result (XLA's
@@ -258,7 +278,7 @@ Result<Instruction*> ExpandGemm(ExpansionBuilder& x, const Instruction& call, st
   const PrimitiveType ct = plan.compute;
   std::vector<Instruction*> ops;
   for (size_t i = 0; i < call.operands.size(); ++i) ops.push_back(x.Parameter(i, i == 0 ? "a" : i == 1 ? "b" : "p"));
-  const DimVector dims = DimsOf(plan.out);
+  const DimVector dims = ShapeDims(plan.out);
   Instruction* d = x.Dot(x.Convert(ops[0], ct), x.Convert(ops[1], ct), ct, dims, c.lhs_batch, c.lhs_contracting,
                          c.rhs_batch, c.rhs_contracting);
   // alpha (times the f8 input scales) on the product; cuBLAS writes zeros when alpha and beta are 0.
@@ -316,7 +336,7 @@ Result<Instruction*> ExpandGemm(ExpansionBuilder& x, const Instruction& call, st
   if (plan.workspace) {
     const Shape& w = call.shape.tuple[call.shape.tuple.size() - 1];
     Instruction* zero = MakeScalarConstant(x.module(), x.computation(), w.type, 0);
-    outputs.push_back(x.Broadcast(zero, DimsOf(w), {}));
+    outputs.push_back(x.Broadcast(zero, ShapeDims(w), {}));
   }
   return MakeTuple(x.module(), x.computation(), outputs);
 }
@@ -342,9 +362,11 @@ DimVector ConvResultDims(const DimVector& in, const DimVector& kernel, const Con
   out[labels.output_feature] = kernel[labels.kernel_output_feature];
   for (size_t i = 0; i < window.size(); ++i) {
     const WindowDim& w = window[i];
-    const int64_t dilated_in = (in[labels.input_spatial[i]] - 1) * w.base_dilation + 1;
-    const int64_t padded = dilated_in + w.pad_low + w.pad_high;
-    const int64_t dilated_k = (kernel[labels.kernel_spatial[i]] - 1) * w.window_dilation + 1;
+    // XLA's DilatedBound: an empty extent stays empty. PlanConv bounds every value by 2^40, so
+    // nothing here overflows.
+    auto dilated = [](int64_t n, int64_t by) { return n == 0 ? 0 : (n - 1) * by + 1; };
+    const int64_t padded = dilated(in[labels.input_spatial[i]], w.base_dilation) + w.pad_low + w.pad_high;
+    const int64_t dilated_k = dilated(kernel[labels.kernel_spatial[i]], w.window_dilation);
     out[labels.output_spatial[i]] = padded < dilated_k ? 0 : (padded - dilated_k) / w.stride + 1;
   }
   return out;
@@ -355,9 +377,13 @@ DimVector ConvResultDims(const DimVector& in, const DimVector& kernel, const Con
 std::optional<DimVector> ForwardDims(const Shape& x, const Shape& w, const ConvDimLabels& d,
                                      const std::vector<WindowDim>& window, int64_t groups) {
   if (x.rank() != d.input_rank || w.rank() != d.kernel_rank || d.output_rank != d.input_rank) return {};
-  const DimVector in = DimsOf(x), kernel = DimsOf(w);
-  if (in[d.input_feature] != kernel[d.kernel_input_feature] * groups || kernel[d.kernel_output_feature] % groups != 0)
+  const DimVector in = ShapeDims(x), kernel = ShapeDims(w);
+  int64_t features = 0;
+  if (MulOverflows(kernel[d.kernel_input_feature], groups, &features) || in[d.input_feature] != features ||
+      kernel[d.kernel_output_feature] % groups != 0)
     return {};
+  for (size_t i = 0; i < window.size(); ++i)
+    if (window[i].size != kernel[d.kernel_spatial[i]]) return {};
   return ConvResultDims(in, kernel, d, window, 1);
 }
 
@@ -367,7 +393,7 @@ Result<ConvPlan> PlanConv(const Instruction& call) {
   const ConvConfig& c = *plan.config;
   const Shape& result = call.shape;
   if (result.IsTuple()) {
-    if (result.tuple.size() != 2 || !StaticArray(result.tuple[1]) || result.tuple[1].rank() != 1 ||
+    if (result.tuple.size() != 2 || !IsStaticArray(result.tuple[1]) || result.tuple[1].rank() != 1 ||
         (result.tuple[1].type != PrimitiveType::kU8 && result.tuple[1].type != PrimitiveType::kS8))
       return Invalid(call, "returns (result, u8[scratch]), not " + Str(result));
     plan.out = result.tuple[0];
@@ -375,13 +401,13 @@ Result<ConvPlan> PlanConv(const Instruction& call) {
   } else {
     plan.out = result;
   }
-  if (!StaticArray(plan.out)) return Invalid(call, "result " + Str(plan.out) + " must be an array of a static shape");
+  if (!IsStaticArray(plan.out)) return Invalid(call, "result " + Str(plan.out) + " must be an array of a static shape");
   const size_t n = call.operands.size();
   const bool activation = c.kind == ConvKind::kForwardActivation;
   if (activation ? (n != 3 && n != 4) : n != 2)
     return Invalid(call, "takes " + std::string(activation ? "3 or 4" : "2") + " operands, not " + std::to_string(n));
   for (const Instruction* op : call.operands)
-    if (!StaticArray(op->shape)) return Invalid(call, "operands must be arrays of static shapes");
+    if (!IsStaticArray(op->shape)) return Invalid(call, "operands must be arrays of static shapes");
   const Attribute* labels = call.FindAttr(AttrId::kDimLabels);
   const Attribute* window = call.FindAttr(AttrId::kWindow);
   if (!labels || !labels->dim_labels) return Invalid(call, "needs dim_labels");
@@ -389,17 +415,21 @@ Result<ConvPlan> PlanConv(const Instruction& call) {
   if (plan.labels->has_unknown)
     return Invalid(call, "has vectorized int8 dim_labels ('?'); nhlo does not run cuDNN's NCHW_VECT_C layout");
   const size_t spatial = plan.labels->input_spatial.size();
-  if (window) plan.window.assign(window->window.begin(), window->window.end());
-  if (plan.window.empty()) plan.window.resize(spatial);
-  if (plan.window.size() != spatial) return Invalid(call, "window does not have one dimension per spatial dimension");
+  if (!window || window->window.size() != spatial)
+    return Invalid(call, "needs a window with one dimension per spatial dimension of its dim_labels");
+  plan.window.assign(window->window.begin(), window->window.end());
+  // The bound XLA's shape inference puts on window values, so no arithmetic below overflows.
+  constexpr int64_t kMaxWindowValue = int64_t{1} << 40;
+  auto in_range = [&](int64_t v, int64_t least) { return v >= least && v <= kMaxWindowValue; };
   for (const WindowDim& w : plan.window)
-    if (w.base_dilation != 1 || w.reversal != plan.window[0].reversal || w.size < 1 || w.stride < 1 ||
-        w.window_dilation < 1 || w.pad_low < 0 || w.pad_high < 0)
+    if (w.base_dilation != 1 || w.reversal != plan.window[0].reversal || !in_range(w.size, 1) ||
+        !in_range(w.stride, 1) || !in_range(w.window_dilation, 1) || !in_range(w.pad_low, 0) ||
+        !in_range(w.pad_high, 0))
       return Invalid(call,
-                     "window must have no lhs_dilate, nonnegative padding and one rhs_reversal for every "
-                     "dimension (cuDNN's form)");
+                     "window must have no lhs_dilate, padding from 0 and strides and dilations from 1 up to 2^40, "
+                     "and one rhs_reversal for every dimension (cuDNN's form)");
   if (const Attribute* g = call.FindAttr(AttrId::kFeatureGroupCount)) plan.groups = g->i;
-  if (plan.groups < 1) return Invalid(call, "feature_group_count must be positive");
+  if (!in_range(plan.groups, 1)) return Invalid(call, "feature_group_count must be from 1 to 2^40");
   if (c.kind == ConvKind::kBackwardInput && plan.groups != 1)
     return Invalid(call, "with feature_group_count > 1 is not a form XLA emits");
   // The forward convolution y = conv(x, w) the call describes must fit its shapes, whichever of
@@ -410,9 +440,13 @@ Result<ConvPlan> PlanConv(const Instruction& call) {
   const Shape& w = c.kind == ConvKind::kBackwardFilter ? plan.out : op1;
   const Shape& y = c.kind == ConvKind::kBackwardInput ? op0 : c.kind == ConvKind::kBackwardFilter ? op1 : plan.out;
   std::optional<DimVector> forward = ForwardDims(x, w, *plan.labels, plan.window, plan.groups);
-  if (!forward || *forward != DimsOf(y))
+  if (!forward || *forward != ShapeDims(y))
     return Invalid(call, "describes a convolution of " + Str(x) + " and " + Str(w) + " that does not give " + Str(y) +
                              " (window, dim_labels, feature_group_count)");
+  if (IsFloat(op0.type) != IsFloat(op1.type) || (!IsFloat(plan.out.type) && plan.out.type != PrimitiveType::kS8))
+    return Invalid(call, "convolves floating-point data (or s8 data into s8 or floating-point results), not " +
+                             Str(call.operands[0]->shape) + " and " + Str(call.operands[1]->shape) + " into " +
+                             Str(plan.out));
   // The data's type decides the compute type: f32 for f16 and bf16 (cuDNN accumulates them in
   // f32), s32 for s8 convolutions (then f32 for the epilogue).
   const PrimitiveType data = call.operands[0]->shape.type;
@@ -422,14 +456,14 @@ Result<ConvPlan> PlanConv(const Instruction& call) {
   } else if (std::optional<PrimitiveType> t = ComputeType(data); t && IsFloat(*t)) {
     plan.conv = plan.compute = *t;
   } else {
-    return Invalid(call, "convolves f16, bf16, f32, f64 or s8 data, not " + Str(call.operands[0]->shape));
+    return Invalid(call, "convolves f8, f16, bf16, f32, f64 or s8 data, not " + Str(call.operands[0]->shape));
   }
   if (activation) {
     const Shape& bias = call.operands[2]->shape;
     if (bias.rank() != 1 || plan.labels->output_feature < 0 ||
         bias.dims[0] != plan.out.dims[static_cast<size_t>(plan.labels->output_feature)])
       return Invalid(call, "bias " + Str(bias) + " must have one value per output feature of " + Str(plan.out));
-    if (n == 4 && DimsOf(call.operands[3]->shape) != DimsOf(plan.out))
+    if (n == 4 && ShapeDims(call.operands[3]->shape) != ShapeDims(plan.out))
       return Invalid(call, "side input " + Str(call.operands[3]->shape) + " must have the result's dimensions");
     switch (c.activation) {
       case ConvActivation::kNone:
@@ -472,6 +506,125 @@ void SetConvAttrs(ExpansionBuilder& x, Instruction* conv, const ConvDimLabels& l
   }
 }
 
+// The convolution the call's own attributes describe.
+Instruction* ForwardConv(ExpansionBuilder& x, const ConvPlan& plan, Instruction* in, Instruction* filter,
+                         const DimVector& out_dims) {
+  Instruction* y = x.Array(Opcode::kConvolution, plan.conv, out_dims, {in, filter});
+  SetConvAttrs(x, y, *plan.labels, plan.window, plan.groups, 1);
+  return y;
+}
+
+Instruction* Zeros(ExpansionBuilder& x, PrimitiveType type, const DimVector& dims) {
+  return x.Broadcast(MakeScalarConstant(x.module(), x.computation(), type, 0), dims, {});
+}
+
+// dx = the adjoint of x -> conv(x, w) applied to dy: dy convolved with the reversed filter,
+// dilated by the stride, input and output roles swapped (inverting XLA's ConvRewriter).
+Instruction* BackwardInputConv(ExpansionBuilder& x, const ConvPlan& plan, Instruction* dy, Instruction* w,
+                               const DimVector& out_dims) {
+  const ConvDimLabels& d = *plan.labels;
+  if (dy->shape.ElementCount() == 0 || w->shape.ElementCount() == 0) return Zeros(x, plan.conv, out_dims);
+  ConvDimLabels t = d;
+  t.input_batch = d.output_batch;
+  t.input_feature = d.output_feature;
+  t.input_spatial = d.output_spatial;
+  t.input_rank = d.output_rank;
+  t.kernel_input_feature = d.kernel_output_feature;
+  t.kernel_output_feature = d.kernel_input_feature;
+  t.output_batch = d.input_batch;
+  t.output_feature = d.input_feature;
+  t.output_spatial = d.input_spatial;
+  t.output_rank = d.input_rank;
+  const size_t spatial = plan.window.size();
+  std::vector<WindowDim> window(spatial);
+  std::vector<SliceDim> keep(t.output_rank);
+  bool cut = false;
+  DimVector reversed;
+  for (size_t i = 0; i < spatial; ++i) {
+    const WindowDim& f = plan.window[i];
+    const int64_t dy_size = dy->shape.dims[d.output_spatial[i]], dx_size = out_dims[d.input_spatial[i]];
+    const int64_t k_eff = (f.size - 1) * f.window_dilation + 1;
+    const int64_t lo = k_eff - 1 - f.pad_low, hi = dx_size - 1 - (dy_size - 1) * f.stride + f.pad_low;
+    WindowDim& win = window[i];
+    win.size = f.size;
+    win.base_dilation = f.stride;
+    win.window_dilation = f.window_dilation;
+    win.pad_low = std::max<int64_t>(lo, 0);
+    win.pad_high = std::max<int64_t>(hi, 0);
+    keep[d.input_spatial[i]] = {win.pad_low - lo, win.pad_low - lo + dx_size, 1};
+    cut |= lo < 0 || hi < 0;
+    reversed.push_back(d.kernel_spatial[i]);
+  }
+  Instruction* filter = w;
+  if (!plan.window[0].reversal) {
+    std::sort(reversed.begin(), reversed.end());
+    filter = x.Array(Opcode::kReverse, plan.conv, ExpansionBuilder::Dims(w), {w});
+    SetAttr(x.module(), filter, IntListAttr(x.module(), AttrId::kDimensions, reversed));
+  }
+  DimVector dims = ConvResultDims(ExpansionBuilder::Dims(dy), ExpansionBuilder::Dims(filter), t, window, 1);
+  Instruction* y = x.Array(Opcode::kConvolution, plan.conv, dims, {dy, filter});
+  SetConvAttrs(x, y, t, window, 1, 1);
+  if (!cut) return y;
+  keep[d.input_batch] = {0, dims[d.input_batch], 1};
+  keep[d.input_feature] = {0, dims[d.input_feature], 1};
+  return x.Slice(y, keep);
+}
+
+// dw = the adjoint of w -> conv(x, w) applied to dy: x convolved with dy, batch and feature
+// roles swapped, the forward stride as the kernel's dilation.
+Instruction* BackwardFilterConv(ExpansionBuilder& x, const ConvPlan& plan, Instruction* in, Instruction* dy,
+                                const DimVector& out_dims) {
+  const ConvDimLabels& d = *plan.labels;
+  if (in->shape.ElementCount() == 0 || dy->shape.ElementCount() == 0) return Zeros(x, plan.conv, out_dims);
+  ConvDimLabels t = d;
+  t.input_batch = d.input_feature;
+  t.input_feature = d.input_batch;
+  t.kernel_input_feature = d.output_batch;
+  t.kernel_output_feature = d.output_feature;
+  t.kernel_spatial = d.output_spatial;
+  t.kernel_rank = d.output_rank;
+  t.output_batch = d.kernel_input_feature;
+  t.output_feature = d.kernel_output_feature;
+  t.output_spatial = d.kernel_spatial;
+  t.output_rank = d.kernel_rank;
+  const size_t spatial = plan.window.size();
+  std::vector<WindowDim> window(spatial);
+  std::vector<SliceDim> keep(in->shape.rank());
+  for (size_t r = 0; r < keep.size(); ++r) keep[r] = {0, in->shape.dims[r], 1};
+  bool cut = false;
+  DimVector reversed;
+  for (size_t i = 0; i < spatial; ++i) {
+    const WindowDim& f = plan.window[i];
+    const int64_t in_size = in->shape.dims[d.input_spatial[i]], dy_size = dy->shape.dims[d.output_spatial[i]];
+    const int64_t k = out_dims[d.kernel_spatial[i]];
+    // The last input position any output reads is in_size + hi - 1; at or below 0 every
+    // window lies in the low padding and the gradient is zero.
+    const int64_t hi = (k - 1) * f.window_dilation + (dy_size - 1) * f.stride + 1 - in_size - f.pad_low;
+    if (in_size + hi <= 0) return Zeros(x, plan.conv, out_dims);
+    WindowDim& win = window[i];
+    win.size = dy_size;
+    win.stride = f.window_dilation;
+    win.window_dilation = f.stride;
+    win.pad_low = f.pad_low;
+    win.pad_high = std::max<int64_t>(hi, 0);
+    if (hi < 0) {
+      keep[d.input_spatial[i]].limit = in_size + hi;
+      cut = true;
+    }
+    reversed.push_back(d.kernel_spatial[i]);
+  }
+  if (cut) in = x.Slice(in, keep);
+  DimVector dims = ConvResultDims(ExpansionBuilder::Dims(in), ExpansionBuilder::Dims(dy), t, window, plan.groups);
+  Instruction* y = x.Array(Opcode::kConvolution, plan.conv, dims, {in, dy});
+  SetConvAttrs(x, y, t, window, 1, plan.groups);
+  if (!plan.window[0].reversal) return y;
+  // A true convolution's filter gradient is the correlation's, reversed.
+  std::sort(reversed.begin(), reversed.end());
+  Instruction* r = x.Array(Opcode::kReverse, plan.conv, dims, {y});
+  SetAttr(x.module(), r, IntListAttr(x.module(), AttrId::kDimensions, reversed));
+  return r;
+}
+
 Result<Instruction*> ExpandConv(ExpansionBuilder& x, const Instruction& call) {
   NHLO_ASSIGN_OR_RETURN(ConvPlan plan, PlanConv(call));
   const ConvConfig& c = *plan.config;
@@ -482,106 +635,13 @@ Result<Instruction*> ExpandConv(ExpansionBuilder& x, const Instruction& call) {
     params.push_back(x.Parameter(i, i == 0 ? "operand0" : i == 1 ? "operand1" : i == 2 ? "bias" : "side_input"));
   Instruction* op0 = x.Convert(params[0], plan.conv);
   Instruction* op1 = x.Convert(params[1], plan.conv);
-  const DimVector out_dims = DimsOf(plan.out);
-  const size_t spatial = plan.window.size();
+  const DimVector out_dims = ShapeDims(plan.out);
   Instruction* y = nullptr;
-  if (c.kind == ConvKind::kForward || c.kind == ConvKind::kForwardActivation) {
-    y = x.Array(Opcode::kConvolution, plan.conv, out_dims, {op0, op1});
-    SetConvAttrs(x, y, d, plan.window, plan.groups, 1);
-  } else if (c.kind == ConvKind::kBackwardInput) {
-    // dx = the adjoint of x -> conv(x, w) applied to dy: dy convolved with the reversed filter,
-    // dilated by the stride, input and output roles swapped (inverting XLA's ConvRewriter).
-    ConvDimLabels t = d;
-    t.input_batch = d.output_batch;
-    t.input_feature = d.output_feature;
-    t.input_spatial = d.output_spatial;
-    t.input_rank = d.output_rank;
-    t.kernel_input_feature = d.kernel_output_feature;
-    t.kernel_output_feature = d.kernel_input_feature;
-    t.output_batch = d.input_batch;
-    t.output_feature = d.input_feature;
-    t.output_spatial = d.input_spatial;
-    t.output_rank = d.input_rank;
-    std::vector<WindowDim> window(spatial);
-    std::vector<SliceDim> keep;
-    bool cut = false;
-    DimVector reversed;
-    for (size_t i = 0; i < spatial; ++i) {
-      const WindowDim& f = plan.window[i];
-      const int64_t dy = op0->shape.dims[d.output_spatial[i]], dx = out_dims[d.input_spatial[i]];
-      const int64_t k_eff = (f.size - 1) * f.window_dilation + 1;
-      const int64_t lo = k_eff - 1 - f.pad_low, hi = dx - 1 - (dy - 1) * f.stride + f.pad_low;
-      WindowDim& w = window[i];
-      w.size = f.size;
-      w.base_dilation = f.stride;
-      w.window_dilation = f.window_dilation;
-      w.pad_low = std::max<int64_t>(lo, 0);
-      w.pad_high = std::max<int64_t>(hi, 0);
-      keep.resize(t.output_rank);
-      keep[d.input_spatial[i]] = {w.pad_low - lo, w.pad_low - lo + dx, 1};
-      cut |= lo < 0 || hi < 0;
-      reversed.push_back(d.kernel_spatial[i]);
-    }
-    Instruction* filter = op1;
-    if (!plan.window.empty() && !plan.window[0].reversal && !reversed.empty()) {
-      std::sort(reversed.begin(), reversed.end());
-      filter = x.Array(Opcode::kReverse, plan.conv, ExpansionBuilder::Dims(op1), {op1});
-      SetAttr(x.module(), filter, IntListAttr(x.module(), AttrId::kDimensions, reversed));
-    }
-    DimVector dims = ConvResultDims(ExpansionBuilder::Dims(op0), ExpansionBuilder::Dims(filter), t, window, 1);
-    y = x.Array(Opcode::kConvolution, plan.conv, dims, {op0, filter});
-    SetConvAttrs(x, y, t, window, 1, 1);
-    if (cut) {
-      keep[d.input_batch] = {0, dims[d.input_batch], 1};
-      keep[d.input_feature] = {0, dims[d.input_feature], 1};
-      y = x.Slice(y, keep);
-    }
-  } else {
-    // dw = the adjoint of w -> conv(x, w) applied to dy: x convolved with dy, batch and feature
-    // roles swapped, the forward stride as the kernel's dilation.
-    ConvDimLabels t = d;
-    t.input_batch = d.input_feature;
-    t.input_feature = d.input_batch;
-    t.kernel_input_feature = d.output_batch;
-    t.kernel_output_feature = d.output_feature;
-    t.kernel_spatial = d.output_spatial;
-    t.kernel_rank = d.output_rank;
-    t.output_batch = d.kernel_input_feature;
-    t.output_feature = d.kernel_output_feature;
-    t.output_spatial = d.kernel_spatial;
-    t.output_rank = d.kernel_rank;
-    std::vector<WindowDim> window(spatial);
-    std::vector<SliceDim> keep(op0->shape.rank());
-    for (size_t r = 0; r < keep.size(); ++r) keep[r] = {0, op0->shape.dims[r], 1};
-    bool cut = false;
-    DimVector reversed;
-    for (size_t i = 0; i < spatial; ++i) {
-      const WindowDim& f = plan.window[i];
-      const int64_t in = op0->shape.dims[d.input_spatial[i]], dy = op1->shape.dims[d.output_spatial[i]];
-      const int64_t k = out_dims[d.kernel_spatial[i]];
-      const int64_t hi = (k - 1) * f.window_dilation + (dy - 1) * f.stride + 1 - in - f.pad_low;
-      WindowDim& w = window[i];
-      w.size = dy;
-      w.stride = f.window_dilation;
-      w.window_dilation = f.stride;
-      w.pad_low = f.pad_low;
-      w.pad_high = std::max<int64_t>(hi, 0);
-      if (hi < 0) {
-        keep[d.input_spatial[i]].limit = in + hi;
-        cut = true;
-      }
-      reversed.push_back(d.kernel_spatial[i]);
-    }
-    if (cut) op0 = x.Slice(op0, keep);
-    DimVector dims = ConvResultDims(ExpansionBuilder::Dims(op0), ExpansionBuilder::Dims(op1), t, window, plan.groups);
-    y = x.Array(Opcode::kConvolution, plan.conv, dims, {op0, op1});
-    SetConvAttrs(x, y, t, window, 1, plan.groups);
-    if (!plan.window.empty() && plan.window[0].reversal && !reversed.empty()) {
-      std::sort(reversed.begin(), reversed.end());
-      Instruction* r = x.Array(Opcode::kReverse, plan.conv, dims, {y});
-      SetAttr(x.module(), r, IntListAttr(x.module(), AttrId::kDimensions, reversed));
-      y = r;
-    }
+  switch (c.kind) {
+    case ConvKind::kForward:
+    case ConvKind::kForwardActivation: y = ForwardConv(x, plan, op0, op1, out_dims); break;
+    case ConvKind::kBackwardInput: y = BackwardInputConv(x, plan, op0, op1, out_dims); break;
+    case ConvKind::kBackwardFilter: y = BackwardFilterConv(x, plan, op0, op1, out_dims); break;
   }
   if (ExpansionBuilder::Dims(y) != out_dims)
     return Invalid(call, "result " + Str(plan.out) + " is not what its window and dim_labels give for " +
@@ -626,7 +686,7 @@ Result<Instruction*> ExpandConv(ExpansionBuilder& x, const Instruction& call) {
   if (!plan.scratch) return out;
   const Shape& s = call.shape.tuple[1];
   Instruction* zero = MakeScalarConstant(x.module(), x.computation(), s.type, 0);
-  return MakeTuple(x.module(), x.computation(), {out, x.Broadcast(zero, DimsOf(s), {})});
+  return MakeTuple(x.module(), x.computation(), {out, x.Broadcast(zero, ShapeDims(s), {})});
 }
 
 }  // namespace

@@ -69,7 +69,10 @@ Result<Enum> EnumField(const Json& message, const char* key, const std::string_v
     const std::string& text = it->get_ref<const std::string&>();
     for (size_t i = 0; i < N; ++i)
       if (names[i] == text) code = static_cast<int64_t>(i);
-    if (code < 0) std::from_chars(text.data(), text.data() + text.size(), code);
+    if (code < 0) {
+      auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), code);
+      if (ec != std::errc() || end != text.data() + text.size()) code = -1;
+    }
   }
   if (code < 0 || code >= static_cast<int64_t>(N)) {
     std::string list;
@@ -116,16 +119,33 @@ Json TextProtoFields(std::string_view text) {
 
 std::string_view GemmEpilogueName(GemmEpilogue epilogue) { return kEpilogueNames[static_cast<size_t>(epilogue)]; }
 
-bool GemmConfig::AddsBias() const {
-  return epilogue == GemmEpilogue::kBias || epilogue == GemmEpilogue::kBiasRelu ||
-         epilogue == GemmEpilogue::kBiasGelu || epilogue == GemmEpilogue::kBiasGeluAux;
+namespace {
+
+// What each epilogue adds: a bias, an activation, an aux output (the value before it).
+struct EpilogueParts {
+  bool bias, relu, gelu, aux;
+};
+
+EpilogueParts PartsOf(GemmEpilogue epilogue) {
+  switch (epilogue) {
+    case GemmEpilogue::kDefault: return {false, false, false, false};
+    case GemmEpilogue::kBias: return {true, false, false, false};
+    case GemmEpilogue::kRelu: return {false, true, false, false};
+    case GemmEpilogue::kBiasRelu: return {true, true, false, false};
+    case GemmEpilogue::kGelu: return {false, false, true, false};
+    case GemmEpilogue::kGeluAux: return {false, false, true, true};
+    case GemmEpilogue::kBiasGelu: return {true, false, true, false};
+    case GemmEpilogue::kBiasGeluAux: return {true, false, true, true};
+  }
+  return {false, false, false, false};
 }
-bool GemmConfig::Relu() const { return epilogue == GemmEpilogue::kRelu || epilogue == GemmEpilogue::kBiasRelu; }
-bool GemmConfig::Gelu() const {
-  return epilogue == GemmEpilogue::kGelu || epilogue == GemmEpilogue::kGeluAux || epilogue == GemmEpilogue::kBiasGelu ||
-         epilogue == GemmEpilogue::kBiasGeluAux;
-}
-bool GemmConfig::HasAux() const { return epilogue == GemmEpilogue::kGeluAux || epilogue == GemmEpilogue::kBiasGeluAux; }
+
+}  // namespace
+
+bool GemmConfig::AddsBias() const { return PartsOf(epilogue).bias; }
+bool GemmConfig::Relu() const { return PartsOf(epilogue).relu; }
+bool GemmConfig::Gelu() const { return PartsOf(epilogue).gelu; }
+bool GemmConfig::HasAux() const { return PartsOf(epilogue).aux; }
 
 Result<GemmConfig> ParseGemmConfig(std::string_view target, const Json* json) {
   const std::string what(target);
@@ -160,7 +180,8 @@ Result<ConvConfig> ParseConvConfig(std::string_view target, const Json* json, st
                                                     : ConvKind::kForwardActivation;
   Json from_text;
   const Json* message = MessageOf(json, "cudnn_conv_backend_config");
-  if (!message && !json && !text.empty()) {
+  if (json && !message) return Status::Error(what + " backend_config must be a JSON object");
+  if (!json && !text.empty()) {
     from_text = TextProtoFields(text);
     message = &from_text;
   }
