@@ -48,6 +48,47 @@ Result<Value> CompileAndRun(const std::string& text) {
   return Execute(program, {});
 }
 
+// A module whose root is `result` custom-call(p0, p1, ...) of parameters of the given types and
+// dimensions, with `attrs` after the operands.
+using OperandList = std::vector<std::pair<std::string, std::vector<int64_t>>>;
+std::string CallModule(const OperandList& operands, const std::string& result, const std::string& attrs) {
+  std::string text = "HloModule fuzz\nENTRY e {\n";
+  std::string args;
+  for (size_t i = 0; i < operands.size(); ++i) {
+    text += "  p" + std::to_string(i) + " = " + operands[i].first + DimsText(operands[i].second) + " parameter(" +
+            std::to_string(i) + ")\n";
+    args += (i ? ", p" : "p") + std::to_string(i);
+  }
+  return text + "  ROOT r = " + result + " custom-call(" + args + "), " + attrs + "\n}\n";
+}
+
+// Whether the verifier refused the call (false) or it expanded (true). A call the verifier takes
+// must bind, compile, load and run on random arguments; with `bind_may_refuse` binding may also
+// refuse it at the call by the expansion's own shape checks, never as the verifier's note of an
+// nhlo bug.
+bool ExpandsAndRuns(const std::string& text, uint64_t seed, bool bind_may_refuse) {
+  CAPTURE(text);
+  auto m = ParseModule("fuzz.hlo", text);
+  REQUIRE(m.ok());
+  if (!VerifyModule(**m).ok()) return false;
+  Status bound = BindCustomCallExpansions(**m, {});
+  if (bind_may_refuse && !bound.ok()) {
+    CHECK_MESSAGE(bound.message().find("nhlo bug") == std::string::npos, bound.ToString());
+    return false;
+  }
+  REQUIRE(bound.ok());
+  REQUIRE(VerifyModule(**m).ok());
+  auto bytes = EmitBundleFile(**m, CodegenOptions{});
+  REQUIRE(bytes.ok());
+  auto program = ReadBundleFile(std::move(*bytes), "fuzz.bin");
+  REQUIRE(program.ok());
+  std::vector<Value> values;
+  for (const Instruction* p : (*m)->entry->Parameters()) values.push_back(RandomValue(p->shape, seed));
+  auto run = Execute(*program, std::move(values));
+  CHECK_MESSAGE(run.ok(), run.status().ToString());
+  return true;
+}
+
 TEST_CASE("__op$block_scaled_dot gives scaled-dot's bits on the same operands") {
   std::mt19937 rng(20261205);
   for (int trial = 0; trial < 40; ++trial) {
@@ -110,7 +151,7 @@ TEST_CASE("block-scaling calls of any shape are refused with a message or expand
     data.back() = blocks * block;
     std::vector<int64_t> scale = data;
     scale.back() = blocks;
-    std::vector<std::pair<std::string, std::vector<int64_t>>> operands;  // type, dims
+    OperandList operands;
     std::string result;
     std::string config;
     if (kind == 0) {
@@ -149,34 +190,10 @@ TEST_CASE("block-scaling calls of any shape are refused with a message or expand
         dims.push_back(1 + rng() % 2);
       }
     }
-    std::string text = "HloModule fuzz\nENTRY e {\n";
-    std::string args;
-    for (size_t i = 0; i < operands.size(); ++i) {
-      text += "  p" + std::to_string(i) + " = " + operands[i].first + DimsText(operands[i].second) + " parameter(" +
-              std::to_string(i) + ")\n";
-      args += (i ? ", p" : "p") + std::to_string(i);
-    }
     const char* target = kind == 0 ? "__op$block_scaled_dot" : kind == 1 ? "__op$dequantize" : "__op$quantize";
-    text +=
-        "  ROOT r = " + result + " custom-call(" + args + "), custom_call_target=\"" + target + "\"" + config + "\n}\n";
-    CAPTURE(text);
-    auto m = ParseModule("fuzz.hlo", text);
-    REQUIRE(m.ok());
-    if (!VerifyModule(**m).ok()) {
-      ++refused;
-      continue;
-    }
-    REQUIRE(BindCustomCallExpansions(**m, {}).ok());
-    REQUIRE(VerifyModule(**m).ok());
-    auto bytes = EmitBundleFile(**m, CodegenOptions{});
-    REQUIRE(bytes.ok());
-    auto program = ReadBundleFile(std::move(*bytes), "fuzz.bin");
-    REQUIRE(program.ok());
-    std::vector<Value> values;
-    for (const Instruction* p : (*m)->entry->Parameters()) values.push_back(RandomValue(p->shape, trial));
-    auto run = Execute(*program, std::move(values));
-    CHECK_MESSAGE(run.ok(), run.status().ToString());
-    ++expanded;
+    const std::string text =
+        CallModule(operands, result, "custom_call_target=\"" + std::string(target) + "\"" + config);
+    ++(ExpandsAndRuns(text, trial, /*bind_may_refuse=*/false) ? expanded : refused);
   }
   MESSAGE("expanded " << expanded << ", refused " << refused);
   CHECK(expanded > 200);
@@ -288,7 +305,7 @@ TEST_CASE("cuBLAS and cuDNN calls of any shape are refused with a message or exp
                                 "__cudnn$convBiasActivationForward"};
   int expanded = 0, refused = 0;
   for (int trial = 0; trial < 600; ++trial) {
-    std::vector<std::pair<std::string, std::vector<int64_t>>> operands;  // type, dims
+    OperandList operands;
     std::string result, attrs;
     if (trial % 2 == 0) {
       const int target = static_cast<int>(rng() % 3);
@@ -360,38 +377,7 @@ TEST_CASE("cuBLAS and cuDNN calls of any shape are refused with a message or exp
         d = rng() % 2 ? d + 1 : std::max<int64_t>(0, d - 1);
       }
     }
-    std::string text = "HloModule fuzz\nENTRY e {\n";
-    std::string args;
-    for (size_t i = 0; i < operands.size(); ++i) {
-      text += "  p" + std::to_string(i) + " = " + operands[i].first + DimsText(operands[i].second) + " parameter(" +
-              std::to_string(i) + ")\n";
-      args += (i ? ", p" : "p") + std::to_string(i);
-    }
-    text += "  ROOT r = " + result + " custom-call(" + args + "), " + attrs + "\n}\n";
-    CAPTURE(text);
-    auto m = ParseModule("fuzz.hlo", text);
-    REQUIRE(m.ok());
-    if (!VerifyModule(**m).ok()) {
-      ++refused;
-      continue;
-    }
-    Status bound = BindCustomCallExpansions(**m, {});
-    if (!bound.ok()) {
-      // Only shapes the expansion itself finds wrong, at the call: never the verifier's note of an
-      // nhlo bug.
-      CHECK_MESSAGE(bound.message().find("nhlo bug") == std::string::npos, bound.ToString());
-      ++refused;
-      continue;
-    }
-    auto bytes = EmitBundleFile(**m, CodegenOptions{});
-    REQUIRE(bytes.ok());
-    auto program = ReadBundleFile(std::move(*bytes), "fuzz.bin");
-    REQUIRE(program.ok());
-    std::vector<Value> values;
-    for (const Instruction* p : (*m)->entry->Parameters()) values.push_back(RandomValue(p->shape, trial));
-    auto run = Execute(*program, std::move(values));
-    CHECK_MESSAGE(run.ok(), run.status().ToString());
-    ++expanded;
+    ++(ExpandsAndRuns(CallModule(operands, result, attrs), trial, /*bind_may_refuse=*/true) ? expanded : refused);
   }
   MESSAGE("expanded " << expanded << ", refused " << refused);
   CHECK(expanded > 150);

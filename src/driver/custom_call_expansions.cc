@@ -135,23 +135,21 @@ Status BindCustomCallExpansions(Module& module, const std::vector<CustomCallExpa
   std::map<std::string, Source, std::less<>> by_target;
   for (const CustomCallExpansion& e : builtin) by_target[e.target] = {&e, false};
   for (const CustomCallExpansion& e : user) by_target[e.target] = {&e, true};
-  // The custom calls to bind, found first: binding adds computations to the list walked.
+  // The custom calls to bind, found first: binding adds computations to the list walked. Those
+  // of a kind that ExpandsBeforeRun get an expansion built for their shapes (ir/expanded_calls.h),
+  // the others the expansion file of their target.
   std::vector<Instruction*> calls;
   for (const auto& comp : module.computations)
     for (Instruction* inst : comp->instructions)
       if (inst->opcode == Opcode::kCustomCall && !CustomCallComputation(*inst) &&
-          by_target.count(CustomCallTarget(*inst)) > 0)
+          (ExpandsBeforeRun(CustomCallKindOf(*inst)) || by_target.count(CustomCallTarget(*inst)) > 0))
         calls.push_back(inst);
   std::map<std::string, Computation*, std::less<>> entries;  // per target, once adopted
   // The computations binding adds, in the order they must come: each expansion's own (callees
   // first, as parsed), then the wrappers that call them; all before the module's own.
   std::vector<const Computation*> front;
   std::vector<const Computation*> wrappers;
-  // Calls whose expansion is built for each call's shapes (ir/expanded_calls.h).
-  bool built = false;
-  for (const auto& comp : module.computations)
-    for (Instruction* inst : comp->instructions)
-      if (inst->opcode == Opcode::kCustomCall && ExpandsBeforeRun(CustomCallKindOf(*inst))) calls.push_back(inst);
+  bool built = false;  // an expansion was built for some call's shapes
   for (Instruction* call : calls) {
     std::string target(CustomCallTarget(*call));
     if (ExpandsBeforeRun(CustomCallKindOf(*call))) {

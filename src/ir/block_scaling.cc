@@ -185,131 +185,69 @@ Instruction* DotSideValue(ExpansionBuilder& x, Instruction* data, Instruction* s
   return Dequantize(x, data, scale, result, block);
 }
 
-// max(|a|, |b|): the amax reducer of XLA's BuildQuantize.
-Computation* AmaxReducer(Module& module, const Instruction& call, PrimitiveType type) {
-  Computation* comp = ExpansionBuilder::NewComputation(module, call, "amax");
-  const Shape scalar = module.MakeArrayShape(type, {});
-  Instruction* a = module.NewInstruction(comp, Opcode::kParameter, scalar, {}, "a");
-  a->parameter_number = 0;
-  Instruction* b = module.NewInstruction(comp, Opcode::kParameter, scalar, {}, "b");
-  b->parameter_number = 1;
-  Instruction* abs_a = module.NewInstruction(comp, Opcode::kAbs, scalar, {a});
-  Instruction* abs_b = module.NewInstruction(comp, Opcode::kAbs, scalar, {b});
-  comp->root = module.NewInstruction(comp, Opcode::kMaximum, scalar, {abs_a, abs_b});
-  return comp;
-}
-
 }  // namespace
 
-Status CheckBlockScalingCall(const Instruction& call) {
-  switch (CustomCallKindOf(call)) {
-    case CustomCallKind::kBlockQuantize: return CheckQuantize(call);
-    case CustomCallKind::kBlockDequantize: return CheckDequantize(call);
-    case CustomCallKind::kBlockScaledDot: return CheckScaledDot(call);
-    case CustomCallKind::kNone:
-    case CustomCallKind::kUnknown:
-    case CustomCallKind::kUniformQuantize:
-    case CustomCallKind::kUniformDequantize:
-    case CustomCallKind::kQuantizeMx:
-    case CustomCallKind::kScaledMatmul:
-    case CustomCallKind::kIdentity:
-    case CustomCallKind::kShardShape:
-    case CustomCallKind::kTopK:
-    case CustomCallKind::kCallComputation:
-    case CustomCallKind::kBuilderMath:
-    case CustomCallKind::kEinsum:
-    case CustomCallKind::kMatrixDiagonal:
-    case CustomCallKind::kScramblePhiloxKey:
-    case CustomCallKind::kTridiagonalSolve:
-    case CustomCallKind::kSliceToDynamic:
-    case CustomCallKind::kPadToStatic:
-    case CustomCallKind::kThreefry2x32:
-    case CustomCallKind::kLu:
-    case CustomCallKind::kCholesky:
-    case CustomCallKind::kQr:
-    case CustomCallKind::kQrQ:
-    case CustomCallKind::kPivotsToPermutation:
-    case CustomCallKind::kTriangularSolve:
-    case CustomCallKind::kEigh:
-    case CustomCallKind::kNeuronSoftmax:
-    case CustomCallKind::kNeuronSoftmaxBackward:
-    case CustomCallKind::kNeuronRmsNorm:
-    case CustomCallKind::kNeuronArgMax:
-    case CustomCallKind::kNeuronArgMin:
-    case CustomCallKind::kShadowProbe:
-    case CustomCallKind::kCublasGemm:
-    case CustomCallKind::kCudnnConv: break;
-  }
-  return Status::Error("compiler bug: " + Quoted(call) + " is not a block-scaling call");
+Status CheckBlockQuantize(const Instruction& call) { return CheckQuantize(call); }
+Status CheckBlockDequantize(const Instruction& call) { return CheckDequantize(call); }
+Status CheckBlockScaledDot(const Instruction& call) { return CheckScaledDot(call); }
+
+Result<Instruction*> BuildBlockQuantize(ExpansionBuilder& x, const Instruction& call) {
+  // XLA's BuildQuantize: amax per block, over the quantized type's emax, rounded to the scale's
+  // type; the data is the input over its block's (rounded) scale.
+  Module& module = x.module();
+  Computation* comp = x.computation();
+  Instruction* input = x.Parameter(0, "input");
+  const PrimitiveType in_type = input->shape.type;
+  const Shape& data_shape = call.shape.tuple[0];
+  const Shape& scale_shape = call.shape.tuple[1];
+  const int64_t block = *BlockSize(data_shape, scale_shape);
+  DimVector blocks = ShapeDims(scale_shape);
+  blocks.push_back(block);
+  Instruction* grouped = MakeReshape(module, comp, input, blocks);
+  Instruction* zero = MakeScalarConstant(module, comp, in_type, 0.0);
+  Instruction* amax = x.Reduce(grouped, zero, static_cast<int64_t>(scale_shape.rank()), x.AbsMaxReducer(in_type));
+  Instruction* emax = MakeScalarConstant(module, comp, in_type, QuantizedEmax(data_shape.type));
+  Instruction* emax_all = MakeBroadcast(module, comp, emax, amax->shape, {});
+  Instruction* normalized = x.Array(Opcode::kDivide, in_type, ShapeDims(amax->shape), {amax, emax_all});
+  Instruction* scale = x.Convert(normalized, scale_shape.type);
+  Instruction* spread = SpreadScale(x, x.Convert(scale, in_type), block);
+  Instruction* scaled = x.Array(Opcode::kDivide, in_type, ShapeDims(input->shape), {input, spread});
+  return MakeTuple(module, comp, {x.Convert(scaled, data_shape.type), scale});
 }
 
-Result<Computation*> ExpandBlockScalingCall(Module& module, const Instruction& call, std::vector<Computation*>& added) {
-  NHLO_TRY(CheckBlockScalingCall(call));
-  const CustomCallKind kind = CustomCallKindOf(call);
-  Computation* reducer = nullptr;
-  if (kind == CustomCallKind::kBlockQuantize) {
-    reducer = AmaxReducer(module, call, call.operands[0]->shape.type);
-    added.push_back(reducer);
+Result<Instruction*> BuildBlockDequantize(ExpansionBuilder& x, const Instruction& call) {
+  Instruction* input = x.Parameter(0, "input");
+  Instruction* scale = x.Parameter(1, "scale");
+  const int64_t block = *BlockSize(input->shape, scale->shape);
+  return Dequantize(x, input, scale, call.shape.type, block);
+}
+
+Result<Instruction*> BuildBlockScaledDot(ExpansionBuilder& x, const Instruction& call) {
+  // XLA's BuildBlockScaledDot without cuDNN: each scaled side dequantized to the result type
+  // (scales cut to the data first), one dot in the result type, then the global scale.
+  const size_t n = call.operands.size();
+  Instruction* lhs = x.Parameter(0, "lhs");
+  Instruction* rhs = x.Parameter(1, "rhs");
+  Instruction* lhs_scale = x.Parameter(2, "lhs_scale");
+  Instruction* rhs_scale = n >= 4 ? x.Parameter(3, "rhs_scale") : nullptr;
+  Instruction* global = n == 5 ? x.Parameter(4, "global_scale") : nullptr;
+  const PrimitiveType result = call.shape.type;
+  const int64_t block_size = ConfiguredBlockSize(call);
+  DotSide lhs_side = *PlanDotSide(lhs->shape, lhs_scale->shape, block_size, "lhs");
+  Instruction* lhs_value = DotSideValue(x, lhs, lhs_scale, lhs_side, result);
+  Instruction* rhs_value = rhs;
+  if (rhs_scale) {
+    DotSide rhs_side = *PlanDotSide(rhs->shape, rhs_scale->shape, block_size, "rhs");
+    rhs_value = DotSideValue(x, rhs, rhs_scale, rhs_side, result);
   }
-  Computation* comp = ExpansionBuilder::NewComputation(module, call, "expansion");
-  added.push_back(comp);
-  ExpansionBuilder x(module, call, comp);
-  Instruction* root = nullptr;
-  if (kind == CustomCallKind::kBlockQuantize) {
-    // XLA's BuildQuantize: amax per block, over the quantized type's emax, rounded to the scale's
-    // type; the data is the input over its block's (rounded) scale.
-    Instruction* input = x.Parameter(0, "input");
-    const PrimitiveType in_type = input->shape.type;
-    const Shape& data_shape = call.shape.tuple[0];
-    const Shape& scale_shape = call.shape.tuple[1];
-    const int64_t block = *BlockSize(data_shape, scale_shape);
-    DimVector blocks = ShapeDims(scale_shape);
-    blocks.push_back(block);
-    Instruction* grouped = MakeReshape(module, comp, input, blocks);
-    Instruction* zero = MakeScalarConstant(module, comp, in_type, 0.0);
-    Instruction* amax = x.Reduce(grouped, zero, static_cast<int64_t>(scale_shape.rank()), reducer);
-    Instruction* emax = MakeScalarConstant(module, comp, in_type, QuantizedEmax(data_shape.type));
-    Instruction* emax_all = MakeBroadcast(module, comp, emax, amax->shape, {});
-    Instruction* normalized = x.Array(Opcode::kDivide, in_type, ShapeDims(amax->shape), {amax, emax_all});
-    Instruction* scale = x.Convert(normalized, scale_shape.type);
-    Instruction* spread = SpreadScale(x, x.Convert(scale, in_type), block);
-    Instruction* scaled = x.Array(Opcode::kDivide, in_type, ShapeDims(input->shape), {input, spread});
-    root = MakeTuple(module, comp, {x.Convert(scaled, data_shape.type), scale});
-  } else if (kind == CustomCallKind::kBlockDequantize) {
-    Instruction* input = x.Parameter(0, "input");
-    Instruction* scale = x.Parameter(1, "scale");
-    const int64_t block = *BlockSize(input->shape, scale->shape);
-    root = Dequantize(x, input, scale, call.shape.type, block);
-  } else {
-    // XLA's BuildBlockScaledDot without cuDNN: each scaled side dequantized to the result type
-    // (scales cut to the data first), one dot in the result type, then the global scale.
-    const size_t n = call.operands.size();
-    Instruction* lhs = x.Parameter(0, "lhs");
-    Instruction* rhs = x.Parameter(1, "rhs");
-    Instruction* lhs_scale = x.Parameter(2, "lhs_scale");
-    Instruction* rhs_scale = n >= 4 ? x.Parameter(3, "rhs_scale") : nullptr;
-    Instruction* global = n == 5 ? x.Parameter(4, "global_scale") : nullptr;
-    const PrimitiveType result = call.shape.type;
-    const int64_t block_size = ConfiguredBlockSize(call);
-    DotSide lhs_side = *PlanDotSide(lhs->shape, lhs_scale->shape, block_size, "lhs");
-    Instruction* lhs_value = DotSideValue(x, lhs, lhs_scale, lhs_side, result);
-    Instruction* rhs_value = rhs;
-    if (rhs_scale) {
-      DotSide rhs_side = *PlanDotSide(rhs->shape, rhs_scale->shape, block_size, "rhs");
-      rhs_value = DotSideValue(x, rhs, rhs_scale, rhs_side, result);
-    }
-    const DimVector dims = ShapeDims(call.shape);
-    const int64_t lhs_rank = static_cast<int64_t>(lhs_value->shape.rank());
-    const int64_t rhs_rank = static_cast<int64_t>(rhs_value->shape.rank());
-    const DimVector batch = lhs_rank == 3 ? DimVector{0} : DimVector{};
-    root = x.Dot(lhs_value, rhs_value, result, dims, batch, {lhs_rank - 1}, batch, {rhs_rank - 1});
-    if (global) {
-      Instruction* all = MakeBroadcast(module, comp, global, root->shape, {});
-      root = x.Array(Opcode::kMultiply, result, dims, {root, all});
-    }
-  }
-  x.Finish(root, added);
-  return comp;
+  const DimVector dims = ShapeDims(call.shape);
+  const int64_t lhs_rank = static_cast<int64_t>(lhs_value->shape.rank());
+  const int64_t rhs_rank = static_cast<int64_t>(rhs_value->shape.rank());
+  const DimVector batch = lhs_rank == 3 ? DimVector{0} : DimVector{};
+  Instruction* root = x.Dot(lhs_value, rhs_value, result, dims, batch, {lhs_rank - 1}, batch, {rhs_rank - 1});
+  if (!global) return root;
+  Instruction* all = MakeBroadcast(x.module(), x.computation(), global, root->shape, {});
+  return x.Array(Opcode::kMultiply, result, dims, {root, all});
 }
 
 }  // namespace nhlo

@@ -15,13 +15,18 @@
 
 namespace nhlo {
 
-/// The operand and shape checks of a block-scaling call (CustomCallKind kBlockQuantize,
-/// kBlockDequantize or kBlockScaledDot), as XLA's rewriter makes them before it expands.
-Status CheckBlockScalingCall(const Instruction& call);
+class ExpansionBuilder;
 
-/// The computation XLA's BlockScalingRewriter expands `call` into, added to `module` as an
-/// implied computation; a reducer it calls is added before it. `added` receives both, callees
-/// first. Errors are CheckBlockScalingCall's.
-Result<Computation*> ExpandBlockScalingCall(Module& module, const Instruction& call, std::vector<Computation*>& added);
+/// The operand and shape checks of each block-scaling call (CustomCallKind kBlockQuantize,
+/// kBlockDequantize, kBlockScaledDot), as XLA's rewriter makes them before it expands.
+Status CheckBlockQuantize(const Instruction& call);
+Status CheckBlockDequantize(const Instruction& call);
+Status CheckBlockScaledDot(const Instruction& call);
+
+/// The instructions XLA's BlockScalingRewriter expands a checked call into, built into `x`; the
+/// result is the expansion's root.
+Result<Instruction*> BuildBlockQuantize(ExpansionBuilder& x, const Instruction& call);
+Result<Instruction*> BuildBlockDequantize(ExpansionBuilder& x, const Instruction& call);
+Result<Instruction*> BuildBlockScaledDot(ExpansionBuilder& x, const Instruction& call);
 
 }  // namespace nhlo

@@ -2,7 +2,8 @@
 // Custom calls nhlo runs as the HLO they stand for, built for each call's shapes and bound as its
 // implied computation after the pass pipeline (driver/custom_call_expansions.h): the kinds for
 // which ExpandsBeforeRun holds. XLA's block-scaling calls (ir/block_scaling.h) and XLA GPU's
-// cuBLAS and cuDNN calls (ir/gpu_library_calls.h).
+// cuBLAS and cuDNN calls (ir/gpu_library_calls.h); expanded_calls.cc has the one table from kind
+// to checks and builder.
 #pragma once
 
 #include <vector>

@@ -102,6 +102,22 @@ class ExpansionBuilder {
     return r;
   }
 
+  /// max(|a|, |b|) over scalars of `type` (XLA's BuildQuantize reducer; from 0 it gives max |x|), a
+  /// computation the expansion calls: Finish lists it before the expansion.
+  Computation* AbsMaxReducer(PrimitiveType type) {
+    Computation* comp = NewComputation(m_, call_, "amax");
+    const Shape scalar = m_.MakeArrayShape(type, {});
+    Instruction* a = m_.NewInstruction(comp, Opcode::kParameter, scalar, {}, "a");
+    a->parameter_number = 0;
+    Instruction* b = m_.NewInstruction(comp, Opcode::kParameter, scalar, {}, "b");
+    b->parameter_number = 1;
+    Instruction* abs_a = m_.NewInstruction(comp, Opcode::kAbs, scalar, {a});
+    Instruction* abs_b = m_.NewInstruction(comp, Opcode::kAbs, scalar, {b});
+    comp->root = m_.NewInstruction(comp, Opcode::kMaximum, scalar, {abs_a, abs_b});
+    callees_.push_back(comp);
+    return comp;
+  }
+
   Attribute ComputationAttr(AttrId id, Computation* callee) {
     Attribute a;
     a.id = id;
@@ -111,16 +127,20 @@ class ExpansionBuilder {
     return a;
   }
 
-  /// Makes `root` (given the call's result shape, layout included) the computation's root and
-  /// points every instruction of `computations` at the call's source.
-  void Finish(Instruction* root, const std::vector<Computation*>& computations) {
+  /// Makes `root` (given the call's result shape, layout included) the computation's root,
+  /// appends the computations made to `added` (callees first) and points every instruction in them
+  /// at the call's source.
+  void Finish(Instruction* root, std::vector<Computation*>& added) {
     root->shape = call_.shape;
     comp_->root = root;
-    for (Computation* c : computations)
+    std::vector<Computation*> made = callees_;
+    made.push_back(comp_);
+    for (Computation* c : made)
       for (Instruction* inst : c->instructions) {
         inst->source_offset = call_.source_offset;
         inst->source_id = call_.source_id;
       }
+    added.insert(added.end(), made.begin(), made.end());
   }
 
   static std::vector<int64_t> Dims(const Instruction* x) { return {x->shape.dims.begin(), x->shape.dims.end()}; }
@@ -129,6 +149,7 @@ class ExpansionBuilder {
   Module& m_;
   const Instruction& call_;
   Computation* comp_;
+  std::vector<Computation*> callees_;
 };
 
 }  // namespace nhlo

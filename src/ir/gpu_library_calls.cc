@@ -247,18 +247,6 @@ Instruction* Compare(ExpansionBuilder& x, Instruction* a, Instruction* b, Compar
   return cmp;
 }
 
-// max(|a|, |b|) over f32: the amax of the f8 gemm.
-Computation* AmaxReducer(Module& module, const Instruction& call) {
-  Computation* comp = ExpansionBuilder::NewComputation(module, call, "amax");
-  const Shape scalar = module.MakeArrayShape(PrimitiveType::kF32, {});
-  Instruction* a = module.NewInstruction(comp, Opcode::kParameter, scalar, {}, "a");
-  a->parameter_number = 0;
-  Instruction* b = module.NewInstruction(comp, Opcode::kParameter, scalar, {}, "b");
-  b->parameter_number = 1;
-  comp->root = module.NewInstruction(comp, Opcode::kMaximum, scalar, {a, b});
-  return comp;
-}
-
 // The value rounded to `type`, saturating first for f8 and s8 results (the clamp XLA's rewriters
 // fold into the call).
 Instruction* RoundTo(ExpansionBuilder& x, Instruction* value, PrimitiveType type) {
@@ -272,7 +260,7 @@ Instruction* RoundTo(ExpansionBuilder& x, Instruction* value, PrimitiveType type
   return x.Convert(value, type);
 }
 
-Result<Instruction*> ExpandGemm(ExpansionBuilder& x, const Instruction& call, std::vector<Computation*>& added) {
+Result<Instruction*> ExpandGemm(ExpansionBuilder& x, const Instruction& call) {
   NHLO_ASSIGN_OR_RETURN(GemmPlan plan, PlanGemm(call));
   const GemmConfig& c = *plan.config;
   const PrimitiveType ct = plan.compute;
@@ -322,11 +310,8 @@ Result<Instruction*> ExpandGemm(ExpansionBuilder& x, const Instruction& call, st
   std::vector<Instruction*> outputs;
   Instruction* amax = nullptr;
   if (plan.amax) {
-    Computation* reducer = AmaxReducer(x.module(), call);
-    added.insert(added.begin(), reducer);
-    Instruction* flat =
-        MakeReshape(x.module(), x.computation(), x.Array(Opcode::kAbs, ct, dims, {d}), {plan.out.ElementCount()});
-    amax = x.Reduce(flat, MakeScalarConstant(x.module(), x.computation(), ct, 0), 0, reducer);
+    Instruction* flat = MakeReshape(x.module(), x.computation(), d, {plan.out.ElementCount()});
+    amax = x.Reduce(flat, MakeScalarConstant(x.module(), x.computation(), ct, 0), 0, x.AbsMaxReducer(ct));
   }
   if (plan.d_scale != kNone) d = Times(x, d, x.Convert(ops[plan.d_scale], ct));
   outputs.push_back(RoundTo(x, d, plan.out.type));
@@ -691,27 +676,9 @@ Result<Instruction*> ExpandConv(ExpansionBuilder& x, const Instruction& call) {
 
 }  // namespace
 
-Status CheckGpuLibraryCall(const Instruction& call) {
-  if (CustomCallKindOf(call) == CustomCallKind::kCublasGemm) return PlanGemm(call).status();
-  return PlanConv(call).status();
-}
-
-Result<Computation*> ExpandGpuLibraryCall(Module& module, const Instruction& call, std::vector<Computation*>& added) {
-  NHLO_TRY(CheckGpuLibraryCall(call));
-  Computation* comp = ExpansionBuilder::NewComputation(module, call, "expansion");
-  ExpansionBuilder x(module, call, comp);
-  std::vector<Computation*> reducers;
-  Instruction* root = nullptr;
-  if (CustomCallKindOf(call) == CustomCallKind::kCublasGemm) {
-    NHLO_ASSIGN_OR_RETURN(root, ExpandGemm(x, call, reducers));
-  } else {
-    NHLO_ASSIGN_OR_RETURN(root, ExpandConv(x, call));
-  }
-  // A reducer is made after the computation that calls it; callees come first in `added`.
-  added.insert(added.end(), reducers.begin(), reducers.end());
-  added.push_back(comp);
-  x.Finish(root, added);
-  return comp;
-}
+Status CheckGemmCall(const Instruction& call) { return PlanGemm(call).status(); }
+Result<Instruction*> BuildGemmCall(ExpansionBuilder& x, const Instruction& call) { return ExpandGemm(x, call); }
+Status CheckConvCall(const Instruction& call) { return PlanConv(call).status(); }
+Result<Instruction*> BuildConvCall(ExpansionBuilder& x, const Instruction& call) { return ExpandConv(x, call); }
 
 }  // namespace nhlo

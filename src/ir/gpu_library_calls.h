@@ -11,18 +11,20 @@
 // docs/custom-calls.md gives the operand lists, the formulas and where they come from.
 #pragma once
 
-#include <vector>
-
 #include "ir/ir.h"
 #include "support/status.h"
 
 namespace nhlo {
 
-/// The operand, shape and config checks of a call of kind kCublasGemm or kCudnnConv.
-Status CheckGpuLibraryCall(const Instruction& call);
+class ExpansionBuilder;
 
-/// The computation `call` runs, added to `module` (with any reducer it calls, first) and listed
-/// in `added`. Errors are CheckGpuLibraryCall's.
-Result<Computation*> ExpandGpuLibraryCall(Module& module, const Instruction& call, std::vector<Computation*>& added);
+/// The operand, shape and config checks of a cuBLAS call (kind kCublasGemm) and its expansion's
+/// instructions, built into `x`; the result is the expansion's root.
+Status CheckGemmCall(const Instruction& call);
+Result<Instruction*> BuildGemmCall(ExpansionBuilder& x, const Instruction& call);
+
+/// The same for a cuDNN convolution (kind kCudnnConv).
+Status CheckConvCall(const Instruction& call);
+Result<Instruction*> BuildConvCall(ExpansionBuilder& x, const Instruction& call);
 
 }  // namespace nhlo
