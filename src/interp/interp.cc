@@ -433,6 +433,7 @@ class Machine : public ControlFlow, private StepMachine {
       case CustomCallKind::kPivotsToPermutation:
       case CustomCallKind::kTriangularSolve:
       case CustomCallKind::kEigh:
+      case CustomCallKind::kSvd:
       case CustomCallKind::kNeuronSoftmax:
       case CustomCallKind::kNeuronSoftmaxBackward:
       case CustomCallKind::kNeuronRmsNorm:

@@ -6,10 +6,13 @@
 // (getf2, potf2, geqr2 with larfg, org2r / ung2r) in the element type, so results satisfy the
 // routine's identities (P A = L U, A = L L^H, A = Q R) to the type's precision; the blocked
 // libraries JAX calls can differ in the last bits. The eigendecomposition is Eigen's
-// SelfAdjointEigenSolver (eigenvector signs are a library's choice: compare A V = V diag(w)).
+// SelfAdjointEigenSolver (eigenvector signs are a library's choice: compare A V = V diag(w)), the
+// singular value decomposition Eigen's BDCSVD (divide and conquer, as LAPACK's gesdd; singular
+// vectors' signs and phases are the library's choice: compare A = U diag(s) V^H).
 // Matrices are the last two dimensions, batched over the others, in the logical (row-major)
 // order nhlo keeps every value in, whatever layout the call's operand_layout_constraints name.
 #include <Eigen/Eigenvalues>
+#include <Eigen/SVD>
 #include <cmath>
 #include <complex>
 #include <cstring>
@@ -284,6 +287,57 @@ int64_t Eigh(Matrix<T>& m, bool lower, std::vector<Real<T>>& w) {
   return 0;
 }
 
+// The factors' order for a matrix of `rows` x `cols`: kVtUWhenWide resolved.
+SvdFactors SvdFactorsFor(SvdFactors f, int64_t rows, int64_t cols) {
+  if (f != SvdFactors::kVtUWhenWide) return f;
+  return rows < cols ? SvdFactors::kVtU : SvdFactors::kUVt;
+}
+
+// The number of columns of U (n = rows) or V (n = cols) a factor result holds: n (full) or
+// min(rows, cols) (reduced), read off its element count; V^H results are stored transposed, with
+// the same count. 0 when the count fits neither (CheckSolver refuses it).
+int64_t SvdFactorWidth(const BufferRecord& factor, int64_t batches, int64_t n) {
+  const int64_t per = batches * n;
+  if (per == 0) return 0;
+  const int64_t count = factor.ElementCount();
+  return count % per == 0 ? count / per : 0;
+}
+
+// A = U diag(s) V^H with s descending; `u` gets U's first u.cols columns and `v` V's first v.cols
+// (both left untouched without `vectors`). Returns info: 0, or 1 when a singular value is not
+// finite (a NaN or infinite input), which JAX's lowering turns into NaN results as for LAPACK's.
+template <typename T>
+int64_t Svd(const Matrix<T>& a, bool vectors, std::vector<Real<T>>& s, Matrix<T>& u, Matrix<T>& v) {
+  using EMatrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic>;
+  const int64_t k = std::min(a.rows, a.cols);
+  s.assign(static_cast<size_t>(k), Real<T>(0));
+  if (k == 0) {  // JAX's empty SVD: identity factors
+    for (Matrix<T>* f : {&u, &v})
+      for (int64_t r = 0; r < f->rows && vectors; ++r)
+        for (int64_t c = 0; c < f->cols; ++c) f->at(r, c) = T(r == c ? 1 : 0);
+    return 0;
+  }
+  EMatrix m(a.rows, a.cols);
+  for (int64_t r = 0; r < a.rows; ++r)
+    for (int64_t c = 0; c < a.cols; ++c) m(r, c) = a.a[static_cast<size_t>(r * a.cols + c)];
+  const bool full = u.cols > k || v.cols > k;
+  unsigned options = !vectors ? 0u
+                     : full   ? Eigen::ComputeFullU | Eigen::ComputeFullV
+                              : Eigen::ComputeThinU | Eigen::ComputeThinV;
+  Eigen::BDCSVD<EMatrix> svd(m, options);
+  int64_t info = 0;
+  for (int64_t i = 0; i < k; ++i) {
+    s[static_cast<size_t>(i)] = svd.singularValues()(i);
+    if (!std::isfinite(s[static_cast<size_t>(i)])) info = 1;
+  }
+  if (!vectors) return info;
+  for (int64_t r = 0; r < u.rows; ++r)
+    for (int64_t c = 0; c < u.cols; ++c) u.at(r, c) = svd.matrixU()(r, c);
+  for (int64_t r = 0; r < v.rows; ++r)
+    for (int64_t c = 0; c < v.cols; ++c) v.at(r, c) = svd.matrixV()(r, c);
+  return info;
+}
+
 int64_t Flag(const SolverFlag& f, const std::vector<Buf>& in) {
   if (f.operand < 0) return f.value;
   return LoadAsInt(in[static_cast<size_t>(f.operand)].type(), in[static_cast<size_t>(f.operand)].data);
@@ -313,12 +367,50 @@ Status Run(const SolverConfig& c, const std::vector<Buf>& in, const std::vector<
     }
     case SolverOp::kCholesky: {
       bool lower = Flag(c.lower, in) != 0;
+      const size_t info = c.info_result < 0 ? 1 : static_cast<size_t>(c.info_result);
+      for (size_t i = 1; i < out.size(); ++i)  // XLA GPU's workspace before the info: zeros
+        if (i != info && out[i].rec->size > 0) std::memset(out[i].data, 0, static_cast<size_t>(out[i].rec->size));
       for (int64_t b = 0; b < batches; ++b) {
         Matrix<T> m = LoadMatrix<T>(data, b, rows, cols);
-        StoreS32(out[1], b, Cholesky(m, lower));
+        StoreS32(out[info], b, Cholesky(m, lower));
         StoreMatrix(out[0], b, m);
       }
-      written = 2;
+      written = info + 1;
+      break;
+    }
+    case SolverOp::kSvd: {
+      // Results (a, s, first, second, info): `first` is U and `second` V^H, or V (gesvdj), or the
+      // two swapped (gesvd of a wide matrix run as its transpose). a is left as given.
+      const bool vectors = Flag(c.compute_uv, in) != 0;
+      const SvdFactors factors = SvdFactorsFor(c.svd_factors, rows, cols);
+      const Buf& u_out = out[factors == SvdFactors::kVtU ? 3 : 2];
+      const Buf& v_out = out[factors == SvdFactors::kVtU ? 2 : 3];
+      // CheckSolver fixed the factors' widths: U is rows x u_cols, V cols x v_cols.
+      const int64_t u_cols = SvdFactorWidth(*u_out.rec, batches, rows);
+      const int64_t v_cols = SvdFactorWidth(*v_out.rec, batches, cols);
+      if (!vectors)
+        for (const Buf* f : {&u_out, &v_out})
+          if (f->rec->size > 0) std::memset(f->data, 0, static_cast<size_t>(f->rec->size));
+      std::vector<Real<T>> s;
+      for (int64_t b = 0; b < batches; ++b) {
+        Matrix<T> m = LoadMatrix<T>(data, b, rows, cols);
+        StoreMatrix(out[0], b, m);
+        Matrix<T> u{rows, u_cols, std::vector<T>(static_cast<size_t>(vectors ? rows * u_cols : 0))};
+        Matrix<T> v{cols, v_cols, std::vector<T>(static_cast<size_t>(vectors ? cols * v_cols : 0))};
+        StoreS32(out[4], b, Svd(m, vectors, s, u, v));
+        for (int64_t i = 0; i < k; ++i) Store<Real<T>>(out[1], b * k + i, s[static_cast<size_t>(i)]);
+        if (!vectors) continue;
+        StoreMatrix(u_out, b, u);
+        if (factors == SvdFactors::kUV) {
+          StoreMatrix(v_out, b, v);
+          continue;
+        }
+        Matrix<T> vh{v_cols, cols, std::vector<T>(static_cast<size_t>(v_cols * cols))};  // V^H
+        for (int64_t r = 0; r < v_cols; ++r)
+          for (int64_t col = 0; col < cols; ++col) vh.at(r, col) = Conj(v.at(col, r));
+        StoreMatrix(v_out, b, vh);
+      }
+      written = 5;  // legacy forms' workspaces follow: zeros
       break;
     }
     case SolverOp::kQr: {
@@ -454,7 +546,7 @@ Status CheckSolver(const SolverConfig& c, const std::vector<const BufferRecord*>
     case SolverOp::kCholesky:
       if (rows != cols) return Status::Error("potrf needs square matrices");
       NHLO_TRY(check(0, t, count, "factor"));
-      return check(1, s32, batches, "s32 info");
+      return check(c.info_result < 0 ? 1 : static_cast<size_t>(c.info_result), s32, batches, "s32 info");
     case SolverOp::kQr: NHLO_TRY(check(0, t, count, "factor")); return check(1, t, batches * k, "tau");
     case SolverOp::kQrQ: {
       if (static_cast<size_t>(c.first_data) + 1 >= in.size())
@@ -464,6 +556,35 @@ Status CheckSolver(const SolverConfig& c, const std::vector<const BufferRecord*>
       if (tau.type != t || reflectors > cols || cols > rows || tau.ElementCount() != batches * reflectors)
         return Status::Error("orgqr needs rows >= columns >= reflectors, and tau of the matrix's type per batch");
       return check(0, t, count, "Q");
+    }
+    case SolverOp::kSvd: {
+      if (out.size() < 5) return Status::Error("the SVD custom call returns (a, s, u, vt, info)");
+      NHLO_TRY(check(0, t, count, "matrix"));
+      NHLO_TRY(check(1, real_type, batches * k, "singular values"));
+      NHLO_TRY(check(4, s32, batches, "s32 info"));
+      const SvdFactors factors = SvdFactorsFor(c.svd_factors, rows, cols);
+      const BufferRecord& u = *out[factors == SvdFactors::kVtU ? 3 : 2];
+      const BufferRecord& v = *out[factors == SvdFactors::kVtU ? 2 : 3];
+      if (u.type != t || v.type != t)
+        return Status::Error("the SVD custom call's factors must be of the matrix's type");
+      if (c.compute_uv.operand < 0 && c.compute_uv.value == 0) return OkStatus();  // left zeros, any shape
+      const int64_t u_cols = SvdFactorWidth(u, batches, rows), v_cols = SvdFactorWidth(v, batches, cols);
+      // U is rows x u_cols; V^H is v_cols x cols, or V (gesvdj) cols x v_cols.
+      const bool v_plain = factors == SvdFactors::kUV;
+      const bool dims_fit = u.dims.size() == rank && v.dims.size() == rank && u.dims[rank - 2] == rows &&
+                            u.dims[rank - 1] == u_cols && v.dims[rank - 2] == (v_plain ? cols : v_cols) &&
+                            v.dims[rank - 1] == (v_plain ? v_cols : cols);
+      if (batches > 0 && (!dims_fit || (u_cols != rows && u_cols != k) || (v_cols != cols && v_cols != k))) {
+        auto dims = [](int64_t r, int64_t c) { return "[..., " + std::to_string(r) + ", " + std::to_string(c) + "]"; };
+        auto either = [](const std::string& a, const std::string& b) { return a == b ? a : a + " or " + b; };
+        const std::string u_want = either(dims(rows, rows), dims(rows, k));
+        const std::string v_want =
+            v_plain ? either(dims(cols, cols), dims(cols, k)) : either(dims(cols, cols), dims(k, cols));
+        return Status::Error("the SVD custom call's u (result " + std::to_string(factors == SvdFactors::kVtU ? 3 : 2) +
+                             ") must be " + u_want + " and its " + (v_plain ? "v" : "vt") + " (result " +
+                             std::to_string(factors == SvdFactors::kVtU ? 2 : 3) + ") " + v_want);
+      }
+      return OkStatus();
     }
     case SolverOp::kEigh:
       if (rows != cols) return Status::Error("syevd needs square matrices");

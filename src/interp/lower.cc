@@ -161,7 +161,8 @@ Status LowerCustomCall(const BundleProgram& p, const ComputationRecord& comp, St
     case CustomCallKind::kQrQ:
     case CustomCallKind::kPivotsToPermutation:
     case CustomCallKind::kTriangularSolve:
-    case CustomCallKind::kEigh: {
+    case CustomCallKind::kEigh:
+    case CustomCallKind::kSvd: {
       NHLO_ASSIGN_OR_RETURN(const SolverConfig* solver, DecodedConfig(*s.bundle)->As<SolverConfig>());
       configs->solver = *solver;
       break;
@@ -517,6 +518,7 @@ KernelLeaves KernelLeavesOf(const Step& s) {
     case CustomCallKind::kPivotsToPermutation:
     case CustomCallKind::kTriangularSolve:
     case CustomCallKind::kEigh:
+    case CustomCallKind::kSvd:
     case CustomCallKind::kBlockQuantize:
     case CustomCallKind::kBlockDequantize:
     case CustomCallKind::kBlockScaledDot:
@@ -654,6 +656,7 @@ void LowerKernelPlan(const ComputationRecord& comp, Step& s) {
     case CustomCallKind::kPivotsToPermutation:
     case CustomCallKind::kTriangularSolve:
     case CustomCallKind::kEigh:
+    case CustomCallKind::kSvd:
       if (s.config) keep(checked(CheckSolver(s.config->solver, operand_records(0, operands), leaves)));
       return;
     case CustomCallKind::kNone:

@@ -291,6 +291,7 @@ Status CheckBuilderLibraryCall(const Instruction& inst, std::string_view target,
     case CustomCallKind::kPivotsToPermutation:
     case CustomCallKind::kTriangularSolve:
     case CustomCallKind::kEigh:
+    case CustomCallKind::kSvd:
     case CustomCallKind::kNeuronSoftmax:
     case CustomCallKind::kNeuronSoftmaxBackward:
     case CustomCallKind::kNeuronRmsNorm:
@@ -354,7 +355,8 @@ Status CheckCustomCallExecutable(const Instruction& inst) {
     case CustomCallKind::kQrQ:
     case CustomCallKind::kPivotsToPermutation:
     case CustomCallKind::kTriangularSolve:
-    case CustomCallKind::kEigh: {
+    case CustomCallKind::kEigh:
+    case CustomCallKind::kSvd: {
       // The operand counts and the backend_config now; shapes and types when the interpreter loads it.
       return CustomCallConfigOf(inst).As<SolverConfig>().status();
     }

@@ -53,6 +53,7 @@ const ExpandedCallRow* RowOf(const Instruction& call) {
     case CustomCallKind::kPivotsToPermutation:
     case CustomCallKind::kTriangularSolve:
     case CustomCallKind::kEigh:
+    case CustomCallKind::kSvd:
     case CustomCallKind::kNeuronSoftmax:
     case CustomCallKind::kNeuronSoftmaxBackward:
     case CustomCallKind::kNeuronRmsNorm:

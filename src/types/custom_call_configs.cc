@@ -228,7 +228,9 @@ CustomCallConfig DecodeCustomCallConfig(std::string_view target, bool calls_comp
     case CustomCallKind::kQrQ:
     case CustomCallKind::kPivotsToPermutation:
     case CustomCallKind::kTriangularSolve:
-    case CustomCallKind::kEigh: return Decoded(DecodeSolverCall(SolverOpOf(kind), target, ranks.size(), config_text));
+    case CustomCallKind::kEigh:
+    case CustomCallKind::kSvd:
+      return Decoded(DecodeSolverCall(SolverOpOf(kind), target, ranks.size(), config_text, json));
     case CustomCallKind::kNeuronSoftmax:
     case CustomCallKind::kNeuronSoftmaxBackward:
     case CustomCallKind::kNeuronRmsNorm:

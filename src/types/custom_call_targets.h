@@ -36,6 +36,7 @@ enum class CustomCallKind : uint8_t {
   kPivotsToPermutation,    // JAX's lu_pivots_to_permutation
   kTriangularSolve,        // trsm: the solution of a triangular system
   kEigh,                   // syevd / heevd / syevj: (eigenvectors, ascending eigenvalues, info)
+  kSvd,                    // gesdd / gesvd / gesvdj: (a, descending singular values, u, vt or v, info)
   kNeuronSoftmax,          // AwsNeuronSoftmax: softmax along the backend_config's dimension
   kNeuronSoftmaxBackward,  // AwsNeuronSoftmaxBackward(grad, output): output * (grad - sum(grad * output))
   kNeuronRmsNorm,          // AwsNeuronRmsNorm(x, weight, eps): x * rsqrt(mean(x^2) + eps) * weight

@@ -5,6 +5,8 @@
 #include <map>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 namespace nhlo {
 namespace {
 
@@ -72,12 +74,82 @@ Result<bool> BoolAttr(const std::map<std::string, std::string, std::less<>>& att
                        it->second + " is not true or false");
 }
 
+// A bool field of XLA GPU's options proto in JSON (CholeskyOptions, TriangularSolveOptions): proto
+// JSON leaves a false field out, so an absent one is false.
+Result<bool> JsonBool(const nlohmann::json* json, const char* key, std::string_view target) {
+  if (!json || !json->is_object()) return false;
+  auto it = json->find(key);
+  if (it == json->end() || it->is_null()) return false;
+  if (it->is_boolean()) return it->get<bool>();
+  return Status::Error("custom_call_target '" + std::string(target) + "' backend_config \"" + key +
+                       "\" is not true or false");
+}
+
+// TriangularSolveOptions.transpose_a by name or number: NO_TRANSPOSE = 1, TRANSPOSE = 2, ADJOINT = 3
+// (xla_data.proto); as the kernels count them, 0 = A, 1 = A^T, 2 = A^H.
+Result<int32_t> JsonTranspose(const nlohmann::json* json, std::string_view target) {
+  if (!json || !json->is_object() || !json->contains("transpose_a")) return 0;
+  const nlohmann::json& v = (*json)["transpose_a"];
+  if (v == "NO_TRANSPOSE" || v == 1 || v == "1") return 0;
+  if (v == "TRANSPOSE" || v == 2 || v == "2") return 1;
+  if (v == "ADJOINT" || v == 3 || v == "3") return 2;
+  return Status::Error("custom_call_target '" + std::string(target) + "' backend_config \"transpose_a\" is " +
+                       v.dump() + ", not NO_TRANSPOSE, TRANSPOSE or ADJOINT");
+}
+
+// The singular value decompositions: which factors results 2 and 3 hold, and whether they are
+// computed (docs/custom-calls.md, "JAX's SVD calls").
+Status DecodeSvd(SolverConfig& c, std::string_view target, bool cpu, bool ffi, size_t operands,
+                 std::string_view backend_config, const std::map<std::string, std::string, std::less<>>& attrs) {
+  const bool jacobi =
+      target.find("gesvdj") != std::string_view::npos || target.find("gesvdp") != std::string_view::npos;
+  auto need = [&](size_t n) -> Status {
+    if (operands == n) return OkStatus();
+    return Status::Error("custom_call_target '" + std::string(target) + "' takes " + std::to_string(n) +
+                         " operands, got " + std::to_string(operands));
+  };
+  if (cpu && !ffi) {  // lapack_?gesdd(full_matrices, compute_uv, b, m, n, lwork, a)
+    c.first_data = 6;
+    c.compute_uv = SolverFlag{0, 1};
+    return need(7);
+  }
+  NHLO_TRY(need(1));
+  if (cpu) {  // lapack_?gesdd_ffi / lapack_?gesvd_ffi: mode 'A' (full), 'S' (reduced), 'N' (no vectors)
+    NHLO_ASSIGN_OR_RETURN(char mode, CharAttr(attrs, "mode", 'A', target));
+    if (mode != 'A' && mode != 'S' && mode != 'N')
+      return Status::Error("custom_call_target '" + std::string(target) + "' mode " + std::to_string(int{mode}) +
+                           " is not 65 ('A'), 83 ('S') or 78 ('N')");
+    c.compute_uv = SolverFlag{mode != 'N'};
+    return OkStatus();
+  }
+  if (ffi) {  // {compute_uv, full_matrices[, transposed]}; gesvdj / gesvdp give V
+    NHLO_ASSIGN_OR_RETURN(bool uv, BoolAttr(attrs, "compute_uv", true, target));
+    NHLO_ASSIGN_OR_RETURN(bool transposed, BoolAttr(attrs, "transposed", false, target));
+    c.compute_uv = SolverFlag{uv ? 1 : 0};
+    c.svd_factors = jacobi ? SvdFactors::kUV : transposed ? SvdFactors::kVtU : SvdFactors::kUVt;
+    return OkStatus();
+  }
+  // Legacy descriptors {type, batch, m, n, lwork, ...}: gesvd's jobu is a char at byte 20,
+  // gesvdj's jobz an int there (0: no vectors). JAX ran a wide matrix's gesvd as its transpose.
+  NHLO_ASSIGN_OR_RETURN(int32_t job, DescriptorField(backend_config, 20, target));
+  if (jacobi) {
+    c.compute_uv = SolverFlag{job != 0 ? 1 : 0};
+    c.svd_factors = SvdFactors::kUV;
+  } else {
+    c.compute_uv = SolverFlag{(job & 0xff) != 'N' ? 1 : 0};
+    c.svd_factors = SvdFactors::kVtUWhenWide;
+  }
+  return OkStatus();
+}
+
 }  // namespace
 
 Result<SolverConfig> DecodeSolverCall(SolverOp op, std::string_view target, size_t operands,
-                                      std::string_view backend_config) {
+                                      std::string_view backend_config, const nlohmann::json* json) {
   const bool ffi = target.ends_with("_ffi");
   const bool cpu = target.starts_with("lapack_") || target.starts_with("blas_");
+  // XLA GPU's own library calls (__cusolver$cholesky, __cublas$triangularSolve): options in JSON.
+  const bool xla_gpu = target.starts_with("__");
   SolverConfig c;
   c.op = op;
   auto need = [&](size_t n) -> Status {
@@ -105,7 +177,11 @@ Result<SolverConfig> DecodeSolverCall(SolverOp op, std::string_view target, size
     case SolverOp::kPivotsToPermutation: NHLO_TRY(need(1)); return c;
     case SolverOp::kCholesky:
     case SolverOp::kEigh:
-      if (cpu && !ffi) {  // lapack_?potrf(lower, b, n, a), lapack_?syevd(lower, b, n, a)
+      if (xla_gpu) {  // __cusolver$cholesky(a) -> (factor, workspace, info), CholeskyOptions
+        NHLO_ASSIGN_OR_RETURN(bool lower, JsonBool(json, "lower", target));
+        c.lower = SolverFlag{lower ? 1 : 0};
+        c.info_result = 2;
+      } else if (cpu && !ffi) {  // lapack_?potrf(lower, b, n, a), lapack_?syevd(lower, b, n, a)
         c.first_data = 3;
         c.lower = SolverFlag{0, 0};
       } else if (ffi && cpu) {
@@ -120,7 +196,20 @@ Result<SolverConfig> DecodeSolverCall(SolverOp op, std::string_view target, size
       }
       NHLO_TRY(need(static_cast<size_t>(c.first_data) + 1));
       return c;
+    case SolverOp::kSvd: NHLO_TRY(DecodeSvd(c, target, cpu, ffi, operands, backend_config, attrs)); return c;
     case SolverOp::kTriangularSolve:
+      if (xla_gpu) {  // __cublas$triangularSolve(a, b) -> (x, workspace), TriangularSolveOptions
+        NHLO_TRY(need(2));
+        NHLO_ASSIGN_OR_RETURN(bool left, JsonBool(json, "left_side", target));
+        NHLO_ASSIGN_OR_RETURN(bool lower, JsonBool(json, "lower", target));
+        NHLO_ASSIGN_OR_RETURN(bool unit, JsonBool(json, "unit_diagonal", target));
+        NHLO_ASSIGN_OR_RETURN(int32_t transpose, JsonTranspose(json, target));
+        c.left_side = SolverFlag{left ? 1 : 0};
+        c.lower = SolverFlag{lower ? 1 : 0};
+        c.unit_diagonal = SolverFlag{unit ? 1 : 0};
+        c.transpose = SolverFlag{transpose};
+        return c;
+      }
       if (cpu && !ffi) {  // blas_?trsm(left_side, lower, trans_a, unit_diag, m, n, batch, alpha, a, b)
         NHLO_TRY(need(10));
         c.first_data = 8;
@@ -168,6 +257,7 @@ SolverOp SolverOpOf(CustomCallKind kind) {
     case CustomCallKind::kPivotsToPermutation: return SolverOp::kPivotsToPermutation;
     case CustomCallKind::kTriangularSolve: return SolverOp::kTriangularSolve;
     case CustomCallKind::kEigh: return SolverOp::kEigh;
+    case CustomCallKind::kSvd: return SolverOp::kSvd;
     case CustomCallKind::kLu:
     case CustomCallKind::kNone:
     case CustomCallKind::kUnknown:

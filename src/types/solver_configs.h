@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <string_view>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "support/status.h"
 #include "types/custom_call_targets.h"
 
@@ -22,6 +24,15 @@ enum class SolverOp : uint8_t {
   kPivotsToPermutation,  // JAX's lu_pivots_to_permutation: 0-based row swaps applied to the identity
   kTriangularSolve,      // trsm: op(A) X = alpha B or X op(A) = alpha B
   kEigh,                 // syevd / heevd / syevj: ascending eigenvalues, eigenvectors in columns
+  kSvd,                  // gesdd / gesvd / gesvdj / gesvdp: descending singular values, u, vt (or v)
+};
+
+/// Which factor a singular value decomposition's results 2 and 3 hold (A = U diag(s) V^H).
+enum class SvdFactors : uint8_t {
+  kUVt,          // (u, vt): LAPACK gesdd / gesvd
+  kUV,           // (u, v): cuSOLVER gesvdj / gesvdp give V, which JAX transposes after
+  kVtU,          // (vt, u): cuSOLVER gesvd of a wide matrix, run as its transpose (`transposed`)
+  kVtUWhenWide,  // kVtU when the matrix has fewer rows than columns, else kUVt (legacy cusolver_gesvd)
 };
 
 /// Where a flag comes from: fixed at load, or the value of an s32 scalar operand (jaxlib's legacy
@@ -40,14 +51,18 @@ struct SolverConfig {
   SolverFlag left_side{1};  // trsm: op(A) X = B (left) or X op(A) = B (right)
   SolverFlag transpose{0};  // trsm: 0 = A, 1 = A^T, 2 = A^H
   SolverFlag unit_diagonal{0};
-  int alpha_operand = -1;  // trsm: a scalar alpha operand (legacy blas_?trsm; early FFI), else 1
+  int alpha_operand = -1;    // trsm: a scalar alpha operand (legacy blas_?trsm; early FFI), else 1
+  int info_result = -1;      // potrf: the s32 info result when it is not result 1 (XLA GPU's (a, workspace, info))
+  SolverFlag compute_uv{1};  // gesdd / gesvd: 0 leaves the two factors zeros (LAPACK's job 'N')
+  SvdFactors svd_factors = SvdFactors::kUVt;
 };
 
 /// The config of a linear-algebra custom call `target` with `operands` operands and
 /// `backend_config` (the text as parsed: a legacy descriptor's bytes, an FFI dictionary's
-/// `{name = value : type, ...}`, or empty); errors say what does not fit.
+/// `{name = value : type, ...}`, or empty; `json` is that text parsed when it is JSON, as XLA GPU's
+/// own calls write their options, else null); errors say what does not fit.
 Result<SolverConfig> DecodeSolverCall(SolverOp op, std::string_view target, size_t operands,
-                                      std::string_view backend_config);
+                                      std::string_view backend_config, const nlohmann::json* json);
 
 /// The op of a solver custom-call kind (kLu ... kEigh); kLu for any other kind.
 SolverOp SolverOpOf(CustomCallKind kind);
