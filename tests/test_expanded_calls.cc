@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // Custom calls nhlo runs as the HLO they stand for (ir/expanded_calls.h). The expansion of
 // __op$block_scaled_dot computes what nhlo's own scaled-dot computes on the same operands; the
-// cuDNN backward convolutions are the adjoints of the forward one; and no shape a user writes
+// cuDNN backward convolutions are the adjoints of the forward one; CUB sorts order rows as a stable
+// sort by CUB's radix key; and no shape a user writes
 // makes the checks or the expansions crash or build a module that does not verify.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <random>
 #include <sstream>
@@ -382,6 +384,70 @@ TEST_CASE("cuBLAS and cuDNN calls of any shape are refused with a message or exp
   MESSAGE("expanded " << expanded << ", refused " << refused);
   CHECK(expanded > 150);
   CHECK(refused > 100);
+}
+
+}  // namespace
+}  // namespace nhlo
+
+namespace nhlo {
+namespace {
+
+// CUB's radix key of an f32's bits: -0 as +0, then negative values' bits flipped and positive
+// values' sign bit set, so that unsigned order is CUB's order (NaNs by sign and payload).
+uint32_t CubFloatKey(uint32_t bits) {
+  if (bits == 0x80000000u) bits = 0;
+  return bits & 0x80000000u ? ~bits : bits | 0x80000000u;
+}
+
+TEST_CASE("CUB sort calls order each row as CUB's stable radix sort does") {
+  std::mt19937_64 rng(20261206);
+  // Special values drawn often: zeros of both signs, infinities, NaNs with payloads, repeats.
+  const uint32_t special[] = {0x00000000u, 0x80000000u, 0x7f800000u, 0xff800000u, 0x7fc00000u,
+                              0xffc00000u, 0x7f800001u, 0xffc12345u, 0x3f800000u, 0xbf800000u};
+  for (int trial = 0; trial < 60; ++trial) {
+    const int64_t rows = 1 + static_cast<int64_t>(rng() % 3), cols = 1 + static_cast<int64_t>(rng() % 40);
+    const bool descending = rng() % 2, floats = trial % 3 != 2;
+    std::vector<uint32_t> keys(static_cast<size_t>(rows * cols));
+    for (uint32_t& k : keys)
+      k = floats ? (rng() % 2 ? special[rng() % 10] : static_cast<uint32_t>(rng()))
+                 : static_cast<uint32_t>(static_cast<int32_t>(rng() % 7) - 3);
+    size_t at = 0;
+    auto next = [&] { return std::to_string(keys[at++]); };
+    const std::string dims = DimsText({rows, cols});
+    const std::string type = floats ? "f32" : "s32";
+    std::string text =
+        "HloModule cub\nENTRY e {\n  bits = u32" + dims + " constant(" + LiteralText({rows, cols}, 0, next) +
+        ")\n  keys = " + type + dims + " bitcast-convert(bits)\n  values = s32" + dims +
+        " iota(), iota_dimension=1\n  sort = (" + type + dims + ", s32" + dims +
+        ", u8[4]) custom-call(keys, values), custom_call_target=\"__cub$DeviceRadixSort\", "
+        "backend_config={\"descending\":" +
+        (descending ? "true" : "false") + "}\n  k = " + type + dims + " get-tuple-element(sort), index=0\n  kb = u32" +
+        dims + " bitcast-convert(k)\n  v = s32" + dims + " get-tuple-element(sort), index=1\n  ROOT t = (u32" + dims +
+        ", s32" + dims + ") tuple(kb, v)\n}\n";
+    CAPTURE(text);
+    Result<Value> run = CompileAndRun(text);
+    REQUIRE_MESSAGE(run.ok(), run.status().ToString());
+    for (int64_t r = 0; r < rows; ++r) {
+      std::vector<int32_t> order(static_cast<size_t>(cols));
+      for (int32_t i = 0; i < cols; ++i) order[static_cast<size_t>(i)] = i;
+      auto key = [&](int32_t i) -> uint64_t {
+        uint32_t bits = keys[static_cast<size_t>(r * cols + i)];
+        return floats ? CubFloatKey(bits) : bits ^ 0x80000000u;  // signed order as unsigned
+      };
+      std::stable_sort(order.begin(), order.end(),
+                       [&](int32_t a, int32_t b) { return descending ? key(a) > key(b) : key(a) < key(b); });
+      for (int64_t c = 0; c < cols; ++c) {
+        const size_t i = static_cast<size_t>(r * cols + c);
+        uint32_t got_key;
+        int32_t got_value;
+        std::memcpy(&got_key, run->tuple[0].bytes.data() + 4 * i, 4);
+        std::memcpy(&got_value, run->tuple[1].bytes.data() + 4 * i, 4);
+        const int32_t want = order[static_cast<size_t>(c)];
+        CHECK(got_value == want);
+        CHECK(got_key == keys[static_cast<size_t>(r * cols + want)]);  // the key itself, -0 kept
+      }
+    }
+  }
 }
 
 }  // namespace

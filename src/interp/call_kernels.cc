@@ -96,6 +96,7 @@ Status RunLeafKernel(const Step& s, const std::vector<Buf>& in, const std::vecto
     case CustomCallKind::kBlockScaledDot:
     case CustomCallKind::kCublasGemm:
     case CustomCallKind::kCudnnConv:
+    case CustomCallKind::kCubSort:
     case CustomCallKind::kPadToStatic: break;
   }
   return Status::Error("bundle has an unknown custom call kind");

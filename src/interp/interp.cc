@@ -415,6 +415,7 @@ class Machine : public ControlFlow, private StepMachine {
       case CustomCallKind::kBlockScaledDot:
       case CustomCallKind::kCublasGemm:
       case CustomCallKind::kCudnnConv:
+      case CustomCallKind::kCubSort:
       case CustomCallKind::kUniformQuantize:
       case CustomCallKind::kUniformDequantize:
       case CustomCallKind::kQuantizeMx:

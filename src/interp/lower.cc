@@ -91,6 +91,7 @@ Status LowerCustomCall(const BundleProgram& p, const ComputationRecord& comp, St
     case CustomCallKind::kBlockScaledDot:
     case CustomCallKind::kCublasGemm:
     case CustomCallKind::kCudnnConv:
+    case CustomCallKind::kCubSort:
       // The compiler binds their expansion (ir/block_scaling.h); a bundle holding one unbound was
       // not written by nhlo-compile.
       s.custom_call = CustomCallKind::kUnknown;
@@ -524,6 +525,7 @@ KernelLeaves KernelLeavesOf(const Step& s) {
     case CustomCallKind::kBlockScaledDot:
     case CustomCallKind::kCublasGemm:
     case CustomCallKind::kCudnnConv:
+    case CustomCallKind::kCubSort:
     case CustomCallKind::kShadowProbe: return {};
   }
   return {};
@@ -672,6 +674,7 @@ void LowerKernelPlan(const ComputationRecord& comp, Step& s) {
     case CustomCallKind::kBlockScaledDot:
     case CustomCallKind::kCublasGemm:
     case CustomCallKind::kCudnnConv:
+    case CustomCallKind::kCubSort:
     case CustomCallKind::kShadowProbe: break;
   }
   if (out.type == PrimitiveType::kTuple) return;

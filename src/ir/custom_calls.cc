@@ -302,6 +302,7 @@ Status CheckBuilderLibraryCall(const Instruction& inst, std::string_view target,
     case CustomCallKind::kBlockScaledDot:
     case CustomCallKind::kCublasGemm:
     case CustomCallKind::kCudnnConv:
+    case CustomCallKind::kCubSort:
     case CustomCallKind::kShadowProbe: break;
   }
   return Status::Error("compiler bug: " + Quoted(target) + " is not a builder-library call");
@@ -374,7 +375,8 @@ Status CheckCustomCallExecutable(const Instruction& inst) {
     case CustomCallKind::kBlockDequantize:
     case CustomCallKind::kBlockScaledDot:
     case CustomCallKind::kCublasGemm:
-    case CustomCallKind::kCudnnConv: return CheckExpandedCall(inst);
+    case CustomCallKind::kCudnnConv:
+    case CustomCallKind::kCubSort: return CheckExpandedCall(inst);
     case CustomCallKind::kShadowProbe:
       if (!inst.shape.IsTuple() || !inst.shape.tuple.empty())
         return Status::Error(Quoted(target) + " returns the empty tuple ()");

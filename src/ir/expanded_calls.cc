@@ -5,6 +5,7 @@
 #include "ir/custom_calls.h"
 #include "ir/expansion_builder.h"
 #include "ir/gpu_library_calls.h"
+#include "ir/gpu_sort_calls.h"
 
 namespace nhlo {
 namespace {
@@ -22,12 +23,14 @@ const ExpandedCallRow* RowOf(const Instruction& call) {
   static constexpr ExpandedCallRow kScaledDot{CheckBlockScaledDot, BuildBlockScaledDot};
   static constexpr ExpandedCallRow kGemm{CheckGemmCall, BuildGemmCall};
   static constexpr ExpandedCallRow kConv{CheckConvCall, BuildConvCall};
+  static constexpr ExpandedCallRow kCubSort{CheckCubSortCall, BuildCubSortCall};
   switch (CustomCallKindOf(call)) {
     case CustomCallKind::kBlockQuantize: return &kQuantize;
     case CustomCallKind::kBlockDequantize: return &kDequantize;
     case CustomCallKind::kBlockScaledDot: return &kScaledDot;
     case CustomCallKind::kCublasGemm: return &kGemm;
     case CustomCallKind::kCudnnConv: return &kConv;
+    case CustomCallKind::kCubSort: return &kCubSort;
     case CustomCallKind::kNone:
     case CustomCallKind::kUnknown:
     case CustomCallKind::kUniformQuantize:

@@ -118,6 +118,55 @@ class ExpansionBuilder {
     return comp;
   }
 
+  /// A sort comparator over scalars of `types` (each twice: lhs_i, rhs_i) that compares operand 0's
+  /// pair in `direction`, by XLA's total order for floats when `total_order` (-NaN < -inf < -0 <
+  /// +0 < inf < +NaN, NaNs by their bits); a computation the expansion calls.
+  Computation* SortComparator(const std::vector<PrimitiveType>& types, ComparisonDirection direction,
+                              bool total_order) {
+    Computation* comp = NewComputation(m_, call_, "compare");
+    std::vector<Instruction*> params;
+    for (size_t i = 0; i < 2 * types.size(); ++i) {
+      Instruction* p =
+          m_.NewInstruction(comp, Opcode::kParameter, m_.MakeArrayShape(types[i / 2], {}), {}, i % 2 ? "rhs" : "lhs");
+      p->parameter_number = static_cast<int64_t>(i);
+      params.push_back(p);
+    }
+    Instruction* cmp =
+        m_.NewInstruction(comp, Opcode::kCompare, m_.MakeArrayShape(PrimitiveType::kPred, {}), {params[0], params[1]});
+    Attribute d;
+    d.id = AttrId::kDirection;
+    d.kind = AttrKind::Enum;
+    d.i = static_cast<int64_t>(direction);
+    SetAttr(m_, cmp, d);
+    if (total_order) {
+      Attribute type;
+      type.id = AttrId::kType;
+      type.kind = AttrKind::Enum;
+      type.i = static_cast<int64_t>(ComparisonType::kTotalOrder);
+      SetAttr(m_, cmp, type);
+    }
+    comp->root = cmp;
+    callees_.push_back(comp);
+    return comp;
+  }
+
+  /// A stable sort of `operands` (arrays of one shape) along `dim` by `comparator`: an array for one
+  /// operand, a tuple of their sorted copies for more.
+  Instruction* StableSort(const std::vector<Instruction*>& operands, int64_t dim, Computation* comparator) {
+    std::vector<Shape> shapes;
+    for (const Instruction* op : operands) shapes.push_back(op->shape);
+    const Shape shape = operands.size() == 1 ? shapes[0] : m_.MakeTupleShape(shapes);
+    Instruction* sort = m_.NewInstruction(comp_, Opcode::kSort, shape, operands);
+    SetAttr(m_, sort, IntListAttr(m_, AttrId::kDimensions, {dim}));
+    Attribute stable;
+    stable.id = AttrId::kIsStable;
+    stable.kind = AttrKind::Bool;
+    stable.b = true;
+    SetAttr(m_, sort, stable);
+    SetAttr(m_, sort, ComputationAttr(AttrId::kToApply, comparator));
+    return sort;
+  }
+
   Attribute ComputationAttr(AttrId id, Computation* callee) {
     Attribute a;
     a.id = id;

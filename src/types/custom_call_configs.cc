@@ -218,6 +218,7 @@ CustomCallConfig DecodeCustomCallConfig(std::string_view target, bool calls_comp
     case CustomCallKind::kBlockScaledDot: return Decoded(ParseBlockScaledDotConfig(json));
     case CustomCallKind::kCublasGemm: return Decoded(ParseGemmConfig(target, json));
     case CustomCallKind::kCudnnConv: return Decoded(ParseConvConfig(target, json, config_text));
+    case CustomCallKind::kCubSort: return Decoded(ParseCubSortConfig(target, json, config_text));
     case CustomCallKind::kEinsum:
       // The operand checks (two arrays) come first where the call is checked; then this.
       if (ranks.size() != 2 || ranks[0] < 0 || ranks[1] < 0) return {};
@@ -265,6 +266,44 @@ CustomCallConfig DecodeCustomCallConfig(std::string_view target, bool calls_comp
                                         const CustomCallOperands& operands) {
   Json storage;
   return DecodeCustomCallConfig(target, calls_computation, ParseText(config_text, storage), config_text, operands);
+}
+
+Result<CubSortConfig> ParseCubSortConfig(std::string_view target, const Json* json, std::string_view text) {
+  CubSortConfig c;
+  const std::string bad = "custom_call_target \"" + std::string(target) + "\" backend_config ";
+  if (json) {  // SortOptions in JSON: {"descending":true}; proto JSON leaves a false field out
+    if (!json->is_object()) return Status::Error(bad + "is not a SortOptions object");
+    auto it = json->find("descending");
+    if (it == json->end() || it->is_null()) return c;
+    if (!it->is_boolean()) return Status::Error(bad + "\"descending\" is not true or false");
+    c.descending = it->get<bool>();
+    return c;
+  }
+  // The typed-FFI form's attribute dictionary: {descending = true, batch_size = 10 : i64}.
+  while (!text.empty() && (text.front() == ' ' || text.front() == '\n')) text.remove_prefix(1);
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\n')) text.remove_suffix(1);
+  if (text.empty()) return c;
+  if (text.front() != '{' || text.back() != '}') return Status::Error(bad + "is neither JSON nor {name = value}");
+  text = text.substr(1, text.size() - 2);
+  while (!text.empty()) {
+    size_t comma = text.find(',');
+    std::string_view item = text.substr(0, comma);
+    text = comma == std::string_view::npos ? std::string_view() : text.substr(comma + 1);
+    size_t eq = item.find('=');
+    if (eq == std::string_view::npos) return Status::Error(bad + "attribute '" + std::string(item) + "' has no '='");
+    auto trim = [](std::string_view s) {
+      while (!s.empty() && (s.front() == ' ' || s.front() == '\n')) s.remove_prefix(1);
+      while (!s.empty() && (s.back() == ' ' || s.back() == '\n')) s.remove_suffix(1);
+      return s;
+    };
+    std::string_view key = trim(item.substr(0, eq)), value = trim(item.substr(eq + 1));
+    value = trim(value.substr(0, value.find(':')));
+    if (key != "descending") continue;  // batch_size: the rows follow from the shapes
+    if (value != "true" && value != "false")
+      return Status::Error(bad + "descending = " + std::string(value) + " is not true or false");
+    c.descending = value == "true";
+  }
+  return c;
 }
 
 Result<BlockScaledDotConfig> ParseBlockScaledDotConfig(const Json* config) {

@@ -84,6 +84,14 @@ struct BlockScaledDotConfig {
 };
 Result<BlockScaledDotConfig> ParseBlockScaledDotConfig(const nlohmann::json* config);
 
+/// XLA GPU's CUB radix sort calls (__cub$DeviceRadixSort, xla.gpu.ext.cub_sort_*): SortOptions,
+/// `{"descending":true}` in JSON or `{descending = true, batch_size = N : i64}` as a typed-FFI
+/// dictionary (batch_size follows from the shapes and is not read). Absent means ascending.
+struct CubSortConfig {
+  bool descending = false;
+};
+Result<CubSortConfig> ParseCubSortConfig(std::string_view target, const nlohmann::json* json, std::string_view text);
+
 /// xla_builder.matrix.Einsum's backend_config, `x,y->out` (XLA's ParseEinsumString and
 /// NormalizeEinsumString): each operand and the result as one label per dimension, letters as
 /// their character code and the dimensions of a `...` as -e..-1 (matched from the right).
@@ -124,7 +132,7 @@ struct CustomCallOperands {
 /// no typed config hold monostate and OkStatus.
 struct CustomCallConfig {
   std::variant<std::monostate, UniformQuantConfig, QuantizeMxConfig, ScaledMatmulConfig, EinsumConfig, SolverConfig,
-               NeuronDimension, BlockScaledDotConfig, GemmConfig, ConvConfig>
+               NeuronDimension, BlockScaledDotConfig, GemmConfig, ConvConfig, CubSortConfig>
       value;
   Status status;
 

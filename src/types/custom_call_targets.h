@@ -48,6 +48,7 @@ enum class CustomCallKind : uint8_t {
   kBlockScaledDot,         // __op$block_scaled_dot: expanded before it runs
   kCublasGemm,             // __cublas$gemm, __cublas$lt$matmul(.f8): expanded before it runs (ir/gpu_library_calls.h)
   kCudnnConv,              // __cudnn$conv...: expanded before it runs
+  kCubSort,                // __cub$DeviceRadixSort: expanded before it runs (ir/gpu_sort_calls.h)
 };
 
 /// Whether a custom call of `kind` is expanded into a computation by the compiler
@@ -55,7 +56,7 @@ enum class CustomCallKind : uint8_t {
 constexpr bool ExpandsBeforeRun(CustomCallKind kind) {
   return kind == CustomCallKind::kBlockQuantize || kind == CustomCallKind::kBlockDequantize ||
          kind == CustomCallKind::kBlockScaledDot || kind == CustomCallKind::kCublasGemm ||
-         kind == CustomCallKind::kCudnnConv;
+         kind == CustomCallKind::kCudnnConv || kind == CustomCallKind::kCubSort;
 }
 
 /// The functions of builder_math.def.

@@ -287,7 +287,8 @@ SolverOp SolverOpOf(CustomCallKind kind) {
     case CustomCallKind::kBlockDequantize:
     case CustomCallKind::kBlockScaledDot:
     case CustomCallKind::kCublasGemm:
-    case CustomCallKind::kCudnnConv: break;
+    case CustomCallKind::kCudnnConv:
+    case CustomCallKind::kCubSort: break;
   }
   return SolverOp::kLu;
 }
