@@ -2,8 +2,8 @@
 // Custom calls nhlo runs as the HLO they stand for (ir/expanded_calls.h). The expansion of
 // __op$block_scaled_dot computes what nhlo's own scaled-dot computes on the same operands; the
 // cuDNN backward convolutions are the adjoints of the forward one; CUB sorts order rows as a stable
-// sort by CUB's radix key; and no shape a user writes
-// makes the checks or the expansions crash or build a module that does not verify.
+// sort by CUB's radix key; and no shape a user writes makes the checks or the expansions crash or
+// build a module that does not verify.
 #include <doctest/doctest.h>
 
 #include <algorithm>

@@ -530,6 +530,34 @@ Status ReportOldForms(const Module& module, bool strict, std::ostream& log) {
   return OkStatus();
 }
 
+namespace {
+
+// JAX's Python callbacks that return only tokens run as nothing (ir/host_callbacks.h): one warning,
+// at the first, with the count of the others.
+void ReportSkippedCallbacks(const Module& module, std::ostream& log) {
+  const Instruction* first = nullptr;
+  size_t more = 0;
+  for (const auto& comp : module.computations)
+    for (const Instruction* inst : comp->instructions) {
+      if (CustomCallKindOf(*inst) != CustomCallKind::kHostCallback) continue;
+      if (first)
+        ++more;
+      else
+        first = inst;
+    }
+  if (!first) return;
+  Diagnostic d = DiagnosticFor(module, *first,
+                               "a Python host callback ('" + std::string(CustomCallTarget(*first)) +
+                                   "', as jax.debug.print writes): nhlo runs no Python, so its side effect is "
+                                   "skipped; it returns nothing the program reads");
+  if (!d.file.empty()) log << d.file << ":" << d.line << ":" << d.col << ": ";
+  log << "warning: " << d.message;
+  if (more > 0) log << " (and " << more << " more)";
+  log << "\n";
+}
+
+}  // namespace
+
 Result<std::unique_ptr<Module>> CompileText(std::string name, std::string text, const PipelineOptions& options,
                                             std::ostream& log) {
   NHLO_ASSIGN_OR_RETURN(std::unique_ptr<Module> module, ParseModule(std::move(name), std::move(text)));
@@ -549,6 +577,7 @@ Result<std::unique_ptr<Module>> CompileText(std::string name, std::string text, 
       return s;
     }
   }
+  ReportSkippedCallbacks(*module, log);
   NHLO_TRY(BindCustomCallExpansions(*module, options.custom_calls));
   return module;
 }

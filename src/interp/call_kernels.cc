@@ -97,6 +97,7 @@ Status RunLeafKernel(const Step& s, const std::vector<Buf>& in, const std::vecto
     case CustomCallKind::kCublasGemm:
     case CustomCallKind::kCudnnConv:
     case CustomCallKind::kCubSort:
+    case CustomCallKind::kHostCallback:
     case CustomCallKind::kPadToStatic: break;
   }
   return Status::Error("bundle has an unknown custom call kind");

@@ -92,6 +92,7 @@ Status LowerCustomCall(const BundleProgram& p, const ComputationRecord& comp, St
     case CustomCallKind::kCublasGemm:
     case CustomCallKind::kCudnnConv:
     case CustomCallKind::kCubSort:
+    case CustomCallKind::kHostCallback:
       // The compiler binds their expansion (ir/block_scaling.h); a bundle holding one unbound was
       // not written by nhlo-compile.
       s.custom_call = CustomCallKind::kUnknown;
@@ -526,6 +527,7 @@ KernelLeaves KernelLeavesOf(const Step& s) {
     case CustomCallKind::kCublasGemm:
     case CustomCallKind::kCudnnConv:
     case CustomCallKind::kCubSort:
+    case CustomCallKind::kHostCallback:
     case CustomCallKind::kShadowProbe: return {};
   }
   return {};
@@ -675,6 +677,7 @@ void LowerKernelPlan(const ComputationRecord& comp, Step& s) {
     case CustomCallKind::kCublasGemm:
     case CustomCallKind::kCudnnConv:
     case CustomCallKind::kCubSort:
+    case CustomCallKind::kHostCallback:
     case CustomCallKind::kShadowProbe: break;
   }
   if (out.type == PrimitiveType::kTuple) return;

@@ -303,6 +303,7 @@ Status CheckBuilderLibraryCall(const Instruction& inst, std::string_view target,
     case CustomCallKind::kCublasGemm:
     case CustomCallKind::kCudnnConv:
     case CustomCallKind::kCubSort:
+    case CustomCallKind::kHostCallback:
     case CustomCallKind::kShadowProbe: break;
   }
   return Status::Error("compiler bug: " + Quoted(target) + " is not a builder-library call");
@@ -376,7 +377,8 @@ Status CheckCustomCallExecutable(const Instruction& inst) {
     case CustomCallKind::kBlockScaledDot:
     case CustomCallKind::kCublasGemm:
     case CustomCallKind::kCudnnConv:
-    case CustomCallKind::kCubSort: return CheckExpandedCall(inst);
+    case CustomCallKind::kCubSort:
+    case CustomCallKind::kHostCallback: return CheckExpandedCall(inst);
     case CustomCallKind::kShadowProbe:
       if (!inst.shape.IsTuple() || !inst.shape.tuple.empty())
         return Status::Error(Quoted(target) + " returns the empty tuple ()");

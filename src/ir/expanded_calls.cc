@@ -6,6 +6,7 @@
 #include "ir/expansion_builder.h"
 #include "ir/gpu_library_calls.h"
 #include "ir/gpu_sort_calls.h"
+#include "ir/host_callbacks.h"
 
 namespace nhlo {
 namespace {
@@ -24,6 +25,7 @@ const ExpandedCallRow* RowOf(const Instruction& call) {
   static constexpr ExpandedCallRow kGemm{CheckGemmCall, BuildGemmCall};
   static constexpr ExpandedCallRow kConv{CheckConvCall, BuildConvCall};
   static constexpr ExpandedCallRow kCubSort{CheckCubSortCall, BuildCubSortCall};
+  static constexpr ExpandedCallRow kHostCallback{CheckHostCallback, BuildHostCallback};
   switch (CustomCallKindOf(call)) {
     case CustomCallKind::kBlockQuantize: return &kQuantize;
     case CustomCallKind::kBlockDequantize: return &kDequantize;
@@ -31,6 +33,7 @@ const ExpandedCallRow* RowOf(const Instruction& call) {
     case CustomCallKind::kCublasGemm: return &kGemm;
     case CustomCallKind::kCudnnConv: return &kConv;
     case CustomCallKind::kCubSort: return &kCubSort;
+    case CustomCallKind::kHostCallback: return &kHostCallback;
     case CustomCallKind::kNone:
     case CustomCallKind::kUnknown:
     case CustomCallKind::kUniformQuantize:

@@ -254,6 +254,7 @@ CustomCallConfig DecodeCustomCallConfig(std::string_view target, bool calls_comp
     case CustomCallKind::kPadToStatic:
     case CustomCallKind::kTridiagonalSolve:
     case CustomCallKind::kThreefry2x32:
+    case CustomCallKind::kHostCallback:
     case CustomCallKind::kShadowProbe:
     case CustomCallKind::kBlockQuantize:
     case CustomCallKind::kBlockDequantize:

@@ -288,7 +288,8 @@ SolverOp SolverOpOf(CustomCallKind kind) {
     case CustomCallKind::kBlockScaledDot:
     case CustomCallKind::kCublasGemm:
     case CustomCallKind::kCudnnConv:
-    case CustomCallKind::kCubSort: break;
+    case CustomCallKind::kCubSort:
+    case CustomCallKind::kHostCallback: break;
   }
   return SolverOp::kLu;
 }
