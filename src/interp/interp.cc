@@ -436,6 +436,7 @@ class Machine : public ControlFlow, private StepMachine {
       case CustomCallKind::kTriangularSolve:
       case CustomCallKind::kEigh:
       case CustomCallKind::kSvd:
+      case CustomCallKind::kGtsv:
       case CustomCallKind::kNeuronSoftmax:
       case CustomCallKind::kNeuronSoftmaxBackward:
       case CustomCallKind::kNeuronRmsNorm:

@@ -338,6 +338,86 @@ int64_t Svd(const Matrix<T>& a, bool vectors, std::vector<Real<T>>& s, Matrix<T>
   return info;
 }
 
+// LAPACK's gtsv on one system: A (sub-diagonal dl[1..m), diagonal d, super-diagonal du[0..m-1);
+// JAX's dl[0] and du[m-1] are not read) times X = B, B m x nrhs row-major, solved in place by
+// Gaussian elimination with partial pivoting (each step keeps the row of the larger |pivot|, by
+// CABS1 for complex), as dgtsv / zgtsv. Returns info: 0, or the 1-based row of an exactly zero
+// pivot (B is then left partly solved, as LAPACK leaves it).
+template <typename T>
+int64_t Gtsv(std::vector<T> dl, std::vector<T> d, std::vector<T> du, std::vector<T>& b, int64_t m, int64_t nrhs) {
+  // LAPACK's DL(i) is A(i+1, i): JAX's dl shifted by one; its second super-diagonal fill-in goes
+  // into dl as the elimination frees it.
+  std::vector<T> sub(static_cast<size_t>(m), T(0)), fill(static_cast<size_t>(m), T(0));
+  for (int64_t i = 0; i + 1 < m; ++i) sub[static_cast<size_t>(i)] = dl[static_cast<size_t>(i + 1)];
+  auto row = [&](int64_t i) { return b.data() + i * nrhs; };
+  for (int64_t i = 0; i + 1 < m; ++i) {
+    const size_t k = static_cast<size_t>(i);
+    if (Cabs1(d[k]) >= Cabs1(sub[k])) {  // no interchange
+      if (d[k] == T(0)) return i + 1;
+      const T fact = sub[k] / d[k];
+      d[k + 1] -= fact * du[k];
+      for (int64_t j = 0; j < nrhs; ++j) row(i + 1)[j] -= fact * row(i)[j];
+      fill[k] = T(0);
+    } else {  // interchange rows i and i + 1
+      const T fact = d[k] / sub[k];
+      d[k] = sub[k];
+      const T temp = d[k + 1];
+      d[k + 1] = du[k] - fact * temp;
+      if (i + 2 < m) {
+        fill[k] = du[k + 1];
+        du[k + 1] = -fact * fill[k];
+      }
+      du[k] = temp;
+      for (int64_t j = 0; j < nrhs; ++j) {
+        const T top = row(i)[j];
+        row(i)[j] = row(i + 1)[j];
+        row(i + 1)[j] = top - fact * row(i + 1)[j];
+      }
+    }
+  }
+  if (m > 0 && d[static_cast<size_t>(m - 1)] == T(0)) return m;
+  for (int64_t j = 0; j < nrhs; ++j) {  // back substitution
+    for (int64_t i = m - 1; i >= 0; --i) {
+      const size_t k = static_cast<size_t>(i);
+      T v = row(i)[j];
+      if (i + 1 < m) v -= du[k] * row(i + 1)[j];
+      if (i + 2 < m) v -= fill[k] * row(i + 2)[j];
+      row(i)[j] = v / d[k];
+    }
+  }
+  return 0;
+}
+
+// The tridiagonal solve calls: (dl, d, du, b[..., m, nrhs]) -> LAPACK's (dl, d, du, x, info), the
+// diagonals returned as given (LAPACK leaves its factors there; JAX reads only x and info), or
+// cuSPARSE's x (then a workspace of zeros).
+template <typename T>
+void RunGtsv(const std::vector<Buf>& in, const std::vector<Buf>& out) {
+  const std::vector<int64_t>& bd = Dims(in[3]);
+  const int64_t m = bd[bd.size() - 2], nrhs = bd.back();
+  const int64_t batches = m * nrhs == 0 ? 0 : in[3].count() / (m * nrhs);
+  const bool lapack = out.size() == 5;
+  const Buf& x_out = out[lapack ? 3 : 0];
+  for (const Buf& o : out)
+    if (o.rec->size > 0) std::memset(o.data, 0, static_cast<size_t>(o.rec->size));
+  std::vector<T> dl(static_cast<size_t>(m)), d(static_cast<size_t>(m)), du(static_cast<size_t>(m));
+  std::vector<T> b(static_cast<size_t>(m * nrhs));
+  for (int64_t batch = 0; batch < batches; ++batch) {
+    for (int64_t i = 0; i < m; ++i) {
+      dl[static_cast<size_t>(i)] = Load<T>(in[0], batch * m + i);
+      d[static_cast<size_t>(i)] = Load<T>(in[1], batch * m + i);
+      du[static_cast<size_t>(i)] = Load<T>(in[2], batch * m + i);
+      if (lapack)
+        for (int k = 0; k < 3; ++k)
+          Store<T>(out[static_cast<size_t>(k)], batch * m + i, Load<T>(in[static_cast<size_t>(k)], batch * m + i));
+    }
+    for (int64_t i = 0; i < m * nrhs; ++i) b[static_cast<size_t>(i)] = Load<T>(in[3], batch * m * nrhs + i);
+    const int64_t info = Gtsv(dl, d, du, b, m, nrhs);
+    for (int64_t i = 0; i < m * nrhs; ++i) Store<T>(x_out, batch * m * nrhs + i, b[static_cast<size_t>(i)]);
+    if (lapack) StoreS32(out[4], batch, info);
+  }
+}
+
 int64_t Flag(const SolverFlag& f, const std::vector<Buf>& in) {
   if (f.operand < 0) return f.value;
   return LoadAsInt(in[static_cast<size_t>(f.operand)].type(), in[static_cast<size_t>(f.operand)].data);
@@ -471,10 +551,41 @@ Status Run(const SolverConfig& c, const std::vector<Buf>& in, const std::vector<
       written = 1;
       break;
     }
-    case SolverOp::kPivotsToPermutation: break;  // integer operands: Run is not used (KernelSolver)
+    case SolverOp::kPivotsToPermutation:  // integer operands: Run is not used (KernelSolver)
+    case SolverOp::kGtsv: break;          // vectors, not matrices: RunGtsv
   }
   for (size_t i = written; i < out.size(); ++i)
     if (out[i].rec->size > 0) std::memset(out[i].data, 0, static_cast<size_t>(out[i].rec->size));
+  return OkStatus();
+}
+
+// (dl, d, du: t[..., m]; b: t[..., m, nrhs]) -> (dl, d, du, x, s32 info[...]) or x [, workspace].
+Status CheckGtsv(const std::vector<const BufferRecord*>& in, const std::vector<const BufferRecord*>& out) {
+  const std::string what =
+      "the tridiagonal solve takes dl, d, du of [..., m] and b of [..., m, nrhs], all f32, f64, c64 or c128";
+  if (in.size() != 4) return Status::Error(what);
+  const BufferRecord& b = *in[3];
+  const PrimitiveType t = b.type;
+  if (b.dims.size() < 2 ||
+      (t != PrimitiveType::kF32 && t != PrimitiveType::kF64 && t != PrimitiveType::kC64 && t != PrimitiveType::kC128))
+    return Status::Error(what);
+  std::vector<int64_t> diagonal(b.dims.begin(), b.dims.end() - 1);
+  for (size_t i = 0; i < 3; ++i)
+    if (in[i]->type != t || in[i]->dims != diagonal) return Status::Error(what + ", of one type and batch");
+  std::vector<int64_t> batch(diagonal.begin(), diagonal.end() - 1);
+  auto is = [](const BufferRecord& r, PrimitiveType type, const std::vector<int64_t>& dims) {
+    return r.type == type && r.dims == dims;
+  };
+  if (out.size() == 5) {
+    bool ok = is(*out[3], t, b.dims) && is(*out[4], PrimitiveType::kS32, batch);
+    for (size_t i = 0; i < 3; ++i) ok = ok && is(*out[i], t, diagonal);
+    if (!ok) return Status::Error("the tridiagonal solve returns (dl, d, du, x of b's shape, s32 info per system)");
+    return OkStatus();
+  }
+  if ((out.size() != 1 && out.size() != 2) || !is(*out[0], t, b.dims))
+    return Status::Error(
+        "the tridiagonal solve returns x of b's shape (then a workspace), or LAPACK's (dl, d, du, x, "
+        "info)");
   return OkStatus();
 }
 
@@ -518,6 +629,7 @@ Status CheckSolver(const SolverConfig& c, const std::vector<const BufferRecord*>
          in[static_cast<size_t>(flag->operand)]->ElementCount() < 1))
       return Status::Error("the solver custom call's flag operand must hold an integer");
   if (c.op == SolverOp::kPivotsToPermutation) return CheckPivotsToPermutation(*in[0], *out[0]);
+  if (c.op == SolverOp::kGtsv) return CheckGtsv(in, out);
   const BufferRecord& data = *in[static_cast<size_t>(c.first_data)];
   const PrimitiveType t = data.type, s32 = PrimitiveType::kS32;
   if (data.dims.size() < 2) return Status::Error("the solver custom call's matrix operand needs rank 2 or more");
@@ -611,7 +723,8 @@ Status CheckSolver(const SolverConfig& c, const std::vector<const BufferRecord*>
       }
       return OkStatus();
     }
-    case SolverOp::kPivotsToPermutation: break;
+    case SolverOp::kPivotsToPermutation:
+    case SolverOp::kGtsv: break;  // checked above
   }
   return OkStatus();
 }
@@ -619,6 +732,14 @@ Status CheckSolver(const SolverConfig& c, const std::vector<const BufferRecord*>
 Status RunSolver(const SolverConfig& c, const std::vector<Buf>& in, const std::vector<Buf>& out) {
   if (c.op == SolverOp::kPivotsToPermutation) {
     PivotsToPermutation(in[0], out[0]);
+    return OkStatus();
+  }
+  if (c.op == SolverOp::kGtsv) {  // CheckSolver: f32, f64, c64 or c128
+    const PrimitiveType t = in[0].type();
+    if (t == PrimitiveType::kF32) RunGtsv<float>(in, out);
+    if (t == PrimitiveType::kF64) RunGtsv<double>(in, out);
+    if (t == PrimitiveType::kC64) RunGtsv<std::complex<float>>(in, out);
+    if (t == PrimitiveType::kC128) RunGtsv<std::complex<double>>(in, out);
     return OkStatus();
   }
   const Buf& data = in[static_cast<size_t>(c.first_data)];

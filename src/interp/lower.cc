@@ -164,7 +164,8 @@ Status LowerCustomCall(const BundleProgram& p, const ComputationRecord& comp, St
     case CustomCallKind::kPivotsToPermutation:
     case CustomCallKind::kTriangularSolve:
     case CustomCallKind::kEigh:
-    case CustomCallKind::kSvd: {
+    case CustomCallKind::kSvd:
+    case CustomCallKind::kGtsv: {
       NHLO_ASSIGN_OR_RETURN(const SolverConfig* solver, DecodedConfig(*s.bundle)->As<SolverConfig>());
       configs->solver = *solver;
       break;
@@ -521,6 +522,7 @@ KernelLeaves KernelLeavesOf(const Step& s) {
     case CustomCallKind::kTriangularSolve:
     case CustomCallKind::kEigh:
     case CustomCallKind::kSvd:
+    case CustomCallKind::kGtsv:
     case CustomCallKind::kBlockQuantize:
     case CustomCallKind::kBlockDequantize:
     case CustomCallKind::kBlockScaledDot:
@@ -661,6 +663,7 @@ void LowerKernelPlan(const ComputationRecord& comp, Step& s) {
     case CustomCallKind::kTriangularSolve:
     case CustomCallKind::kEigh:
     case CustomCallKind::kSvd:
+    case CustomCallKind::kGtsv:
       if (s.config) keep(checked(CheckSolver(s.config->solver, operand_records(0, operands), leaves)));
       return;
     case CustomCallKind::kNone:

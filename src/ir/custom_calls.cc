@@ -292,6 +292,7 @@ Status CheckBuilderLibraryCall(const Instruction& inst, std::string_view target,
     case CustomCallKind::kTriangularSolve:
     case CustomCallKind::kEigh:
     case CustomCallKind::kSvd:
+    case CustomCallKind::kGtsv:
     case CustomCallKind::kNeuronSoftmax:
     case CustomCallKind::kNeuronSoftmaxBackward:
     case CustomCallKind::kNeuronRmsNorm:
@@ -358,7 +359,8 @@ Status CheckCustomCallExecutable(const Instruction& inst) {
     case CustomCallKind::kPivotsToPermutation:
     case CustomCallKind::kTriangularSolve:
     case CustomCallKind::kEigh:
-    case CustomCallKind::kSvd: {
+    case CustomCallKind::kSvd:
+    case CustomCallKind::kGtsv: {
       // The operand counts and the backend_config now; shapes and types when the interpreter loads it.
       return CustomCallConfigOf(inst).As<SolverConfig>().status();
     }

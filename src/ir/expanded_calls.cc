@@ -60,6 +60,7 @@ const ExpandedCallRow* RowOf(const Instruction& call) {
     case CustomCallKind::kTriangularSolve:
     case CustomCallKind::kEigh:
     case CustomCallKind::kSvd:
+    case CustomCallKind::kGtsv:
     case CustomCallKind::kNeuronSoftmax:
     case CustomCallKind::kNeuronSoftmaxBackward:
     case CustomCallKind::kNeuronRmsNorm:

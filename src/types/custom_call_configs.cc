@@ -231,6 +231,7 @@ CustomCallConfig DecodeCustomCallConfig(std::string_view target, bool calls_comp
     case CustomCallKind::kTriangularSolve:
     case CustomCallKind::kEigh:
     case CustomCallKind::kSvd:
+    case CustomCallKind::kGtsv:
       return Decoded(DecodeSolverCall(SolverOpOf(kind), target, ranks.size(), config_text, json));
     case CustomCallKind::kNeuronSoftmax:
     case CustomCallKind::kNeuronSoftmaxBackward:

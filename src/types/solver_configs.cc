@@ -197,6 +197,7 @@ Result<SolverConfig> DecodeSolverCall(SolverOp op, std::string_view target, size
       NHLO_TRY(need(static_cast<size_t>(c.first_data) + 1));
       return c;
     case SolverOp::kSvd: NHLO_TRY(DecodeSvd(c, target, cpu, ffi, operands, backend_config, attrs)); return c;
+    case SolverOp::kGtsv: NHLO_TRY(need(4)); return c;  // (dl, d, du, b); legacy descriptors add nothing needed
     case SolverOp::kTriangularSolve:
       if (xla_gpu) {  // __cublas$triangularSolve(a, b) -> (x, workspace), TriangularSolveOptions
         NHLO_TRY(need(2));
@@ -258,6 +259,7 @@ SolverOp SolverOpOf(CustomCallKind kind) {
     case CustomCallKind::kTriangularSolve: return SolverOp::kTriangularSolve;
     case CustomCallKind::kEigh: return SolverOp::kEigh;
     case CustomCallKind::kSvd: return SolverOp::kSvd;
+    case CustomCallKind::kGtsv: return SolverOp::kGtsv;
     case CustomCallKind::kLu:
     case CustomCallKind::kNone:
     case CustomCallKind::kUnknown:

@@ -25,6 +25,7 @@ enum class SolverOp : uint8_t {
   kTriangularSolve,      // trsm: op(A) X = alpha B or X op(A) = alpha B
   kEigh,                 // syevd / heevd / syevj: ascending eigenvalues, eigenvectors in columns
   kSvd,                  // gesdd / gesvd / gesvdj / gesvdp: descending singular values, u, vt (or v)
+  kGtsv,                 // gtsv / gtsv2: (dl, d, du, b) -> x, LAPACK's LU with partial pivoting
 };
 
 /// Which factor a singular value decomposition's results 2 and 3 hold (A = U diag(s) V^H).
