@@ -75,6 +75,7 @@ Status RunLeafKernel(const Step& s, const std::vector<Buf>& in, const std::vecto
     case CustomCallKind::kEigh:
     case CustomCallKind::kSvd:
     case CustomCallKind::kGtsv:
+    case CustomCallKind::kEig:
       return checked ? RunSolver(s.config->solver, in, out) : KernelSolver(s.config->solver, in, out);
     case CustomCallKind::kNeuronSoftmax:
     case CustomCallKind::kNeuronSoftmaxBackward:

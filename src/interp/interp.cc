@@ -437,6 +437,7 @@ class Machine : public ControlFlow, private StepMachine {
       case CustomCallKind::kEigh:
       case CustomCallKind::kSvd:
       case CustomCallKind::kGtsv:
+      case CustomCallKind::kEig:
       case CustomCallKind::kNeuronSoftmax:
       case CustomCallKind::kNeuronSoftmaxBackward:
       case CustomCallKind::kNeuronRmsNorm:

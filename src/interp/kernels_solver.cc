@@ -16,6 +16,7 @@
 #include <cmath>
 #include <complex>
 #include <cstring>
+#include <tuple>
 #include <type_traits>
 #include <vector>
 
@@ -287,6 +288,26 @@ int64_t Eigh(Matrix<T>& m, bool lower, std::vector<Real<T>>& w) {
   return 0;
 }
 
+// The result indices of a general eigendecomposition for real or complex data.
+struct EigLayout {
+  size_t values = 0;          // w, or wr then wi
+  bool split_values = false;  // real data's (wr, wi) in LAPACK's forms
+  size_t left = 0, right = 0, info = 0;
+  size_t count = 0;     // results in all
+  bool packed = false;  // vectors of the data's real type in LAPACK's packing (cuSOLVER, real data)
+};
+EigLayout EigLayoutOf(const SolverConfig& c, bool complex) {
+  EigLayout at;
+  at.split_values = !complex && c.eig_form != EigForm::kCusolver;
+  at.values = c.eig_form == EigForm::kCusolver ? 1 : c.eig_form == EigForm::kLapackLegacy ? (complex ? 2 : 3) : 0;
+  at.left = at.values + (at.split_values ? 2 : 1);
+  at.right = at.left + 1;
+  at.info = at.right + 1;
+  at.count = at.info + 1;
+  at.packed = !complex && c.eig_form == EigForm::kCusolver;
+  return at;
+}
+
 // The factors' order for a matrix of `rows` x `cols`: kVtUWhenWide resolved.
 SvdFactors SvdFactorsFor(SvdFactors f, int64_t rows, int64_t cols) {
   if (f != SvdFactors::kVtUWhenWide) return f;
@@ -416,6 +437,85 @@ void RunGtsv(const std::vector<Buf>& in, const std::vector<Buf>& out) {
     for (int64_t i = 0; i < m * nrhs; ++i) Store<T>(x_out, batch * m * nrhs + i, b[static_cast<size_t>(i)]);
     if (lapack) StoreS32(out[4], batch, info);
   }
+}
+
+template <typename T>
+bool IsFiniteValue(T v) {
+  if constexpr (kComplex<T>)
+    return std::isfinite(v.real()) && std::isfinite(v.imag());
+  else
+    return std::isfinite(v);
+}
+
+// LAPACK's scaling of an eigenvector: unit 2-norm, then (for a complex vector) its largest
+// component made real and positive (zgeev; dgeev for a complex pair), the first of equal ones.
+template <typename C>
+void NormalizeEigenvector(Eigen::Matrix<C, Eigen::Dynamic, 1>& v, bool make_real) {
+  const auto norm = v.norm();
+  if (norm > 0) v /= norm;
+  if (!make_real) {  // a real eigenvalue of real data: a real vector, its imaginary parts +0 as LAPACK's
+    for (Eigen::Index i = 0; i < v.size(); ++i) v(i) = C(v(i).real(), 0);
+    return;
+  }
+  if (v.size() == 0) return;
+  Eigen::Index k = 0;
+  for (Eigen::Index i = 1; i < v.size(); ++i)
+    if (std::norm(v(i)) > std::norm(v(k))) k = i;
+  const auto size = std::abs(v(k));
+  if (size == 0) return;
+  v *= std::conj(v(k)) / size;
+  v(k) = C(std::abs(v(k)), 0);
+}
+
+// A = V diag(w) V^-1 by Eigen's EigenSolver (real data) or ComplexEigenSolver: w in the Schur
+// form's order, a complex pair positive imaginary part first (as LAPACK's); right eigenvectors
+// the columns of V, left ones conj(rows of V^-1), each scaled as LAPACK's. Returns info: 0, 1 if
+// the QR iteration did not converge, -4 for a non-finite input (jaxlib's kernel checks first).
+template <typename T>
+int64_t Eig(const Matrix<T>& a, bool left, bool right, std::vector<std::complex<Real<T>>>& w,
+            Matrix<std::complex<Real<T>>>& vl, Matrix<std::complex<Real<T>>>& vr) {
+  using C = std::complex<Real<T>>;
+  using EMatrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic>;
+  using CMatrix = Eigen::Matrix<C, Eigen::Dynamic, Eigen::Dynamic>;
+  const int64_t n = a.rows;
+  EMatrix m(n, n);
+  for (int64_t r = 0; r < n; ++r)
+    for (int64_t c = 0; c < n; ++c) {
+      const T v = a.a[static_cast<size_t>(r * n + c)];
+      if (!IsFiniteValue(v)) return -4;
+      m(r, c) = v;
+    }
+  CMatrix vectors;
+  Eigen::Matrix<C, Eigen::Dynamic, 1> values;
+  const bool want = left || right;
+  if constexpr (kComplex<T>) {
+    Eigen::ComplexEigenSolver<EMatrix> solver(m, want);
+    if (solver.info() != Eigen::Success) return 1;
+    values = solver.eigenvalues();
+    if (want) vectors = solver.eigenvectors();
+  } else {
+    Eigen::EigenSolver<EMatrix> solver(m, want);
+    if (solver.info() != Eigen::Success) return 1;
+    values = solver.eigenvalues();
+    if (want) vectors = solver.eigenvectors();
+  }
+  w.assign(values.data(), values.data() + n);
+  auto store = [&](Matrix<C>& out, const CMatrix& cols) {
+    out = Matrix<C>{n, n, std::vector<C>(static_cast<size_t>(n * n))};
+    for (int64_t j = 0; j < n; ++j) {
+      // Real data: a pair's second vector is the first's conjugate, exactly, as LAPACK unpacks it.
+      if (!kComplex<T> && j > 0 && values(j).imag() < 0 && values(j) == std::conj(values(j - 1))) {
+        for (int64_t r = 0; r < n; ++r) out.at(r, j) = std::conj(out.at(r, j - 1));
+        continue;
+      }
+      Eigen::Matrix<C, Eigen::Dynamic, 1> v = cols.col(j);
+      NormalizeEigenvector(v, kComplex<T> || values(j).imag() != 0);
+      for (int64_t r = 0; r < n; ++r) out.at(r, j) = v(r);
+    }
+  };
+  if (right) store(vr, vectors);
+  if (left) store(vl, vectors.inverse().adjoint());
+  return 0;
 }
 
 int64_t Flag(const SolverFlag& f, const std::vector<Buf>& in) {
@@ -549,6 +649,56 @@ Status Run(const SolverConfig& c, const std::vector<Buf>& in, const std::vector<
         StoreMatrix(out[0], b, x);
       }
       written = 1;
+      break;
+    }
+    case SolverOp::kEig: {
+      using C = std::complex<Real<T>>;
+      // A job is an operand's LAPACK letter ('V' computes) in the legacy form, else 1 or 0.
+      auto job = [&](const SolverFlag& f) {
+        const int64_t v = Flag(f, in);
+        return v != 0 && v != 'N';
+      };
+      const bool left = job(c.compute_left), right = job(c.compute_right);
+      const EigLayout at = EigLayoutOf(c, kComplex<T>);
+      std::vector<C> w;
+      Matrix<C> vl, vr;
+      for (const Buf& o : out)
+        if (o.rec->size > 0) std::memset(o.data, 0, static_cast<size_t>(o.rec->size));
+      for (int64_t b = 0; b < batches; ++b) {
+        Matrix<T> m = LoadMatrix<T>(data, b, rows, cols);
+        if (c.eig_form == EigForm::kCusolver) StoreMatrix(out[0], b, m);
+        const int64_t info = Eig(m, left, right, w, vl, vr);
+        StoreS32(out[at.info], b, info);
+        if (info != 0) continue;
+        for (int64_t i = 0; i < rows; ++i) {
+          const C v = w[static_cast<size_t>(i)];
+          if (at.split_values) {
+            Store<Real<T>>(out[at.values], b * rows + i, v.real());
+            Store<Real<T>>(out[at.values + 1], b * rows + i, v.imag());
+          } else {
+            Store<C>(out[at.values], b * rows + i, v);
+          }
+        }
+        for (const auto& [use, vectors, index] : {std::tuple{left, &vl, at.left}, std::tuple{right, &vr, at.right}}) {
+          if (!use) continue;
+          const Buf& o = out[index];
+          for (int64_t r = 0; r < rows; ++r)
+            for (int64_t j = 0; j < rows; ++j) {
+              const int64_t i = b * rows * rows + r * rows + j;
+              if (!at.packed) {
+                Store<C>(o, i, vectors->at(r, j));
+                continue;
+              }
+              // LAPACK's real packing: a real eigenvalue's vector as is; a pair's first column the
+              // real part, its second the imaginary part of the first vector.
+              const bool second = j > 0 && w[static_cast<size_t>(j)].imag() < 0 &&
+                                  w[static_cast<size_t>(j - 1)] == std::conj(w[static_cast<size_t>(j)]);
+              const C z = vectors->at(r, second ? j - 1 : j);
+              Store<Real<T>>(o, i, second ? z.imag() : z.real());
+            }
+        }
+      }
+      written = out.size();
       break;
     }
     case SolverOp::kPivotsToPermutation:  // integer operands: Run is not used (KernelSolver)
@@ -697,6 +847,28 @@ Status CheckSolver(const SolverConfig& c, const std::vector<const BufferRecord*>
                              std::to_string(factors == SvdFactors::kVtU ? 2 : 3) + ") " + v_want);
       }
       return OkStatus();
+    }
+    case SolverOp::kEig: {
+      if (rows != cols) return Status::Error("geev needs square matrices");
+      const bool complex = t == PrimitiveType::kC64 || t == PrimitiveType::kC128;
+      const EigLayout at = EigLayoutOf(c, complex);
+      const PrimitiveType ct = t == PrimitiveType::kF32   ? PrimitiveType::kC64
+                               : t == PrimitiveType::kF64 ? PrimitiveType::kC128
+                                                          : t;
+      if (out.size() != at.count)
+        return Status::Error("the eig custom call returns " + std::to_string(at.count) + " results here, not " +
+                             std::to_string(out.size()));
+      if (c.eig_form == EigForm::kCusolver) NHLO_TRY(check(0, t, count, "matrix"));
+      if (at.split_values) {
+        NHLO_TRY(check(at.values, t, batches * rows, "real parts of the eigenvalues"));
+        NHLO_TRY(check(at.values + 1, t, batches * rows, "imaginary parts of the eigenvalues"));
+      } else {
+        NHLO_TRY(check(at.values, ct, batches * rows, "complex eigenvalues"));
+      }
+      const PrimitiveType vt = at.packed ? t : ct;
+      NHLO_TRY(check(at.left, vt, count, "left eigenvectors"));
+      NHLO_TRY(check(at.right, vt, count, "right eigenvectors"));
+      return check(at.info, s32, batches, "s32 info");
     }
     case SolverOp::kEigh:
       if (rows != cols) return Status::Error("syevd needs square matrices");

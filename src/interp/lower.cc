@@ -165,7 +165,8 @@ Status LowerCustomCall(const BundleProgram& p, const ComputationRecord& comp, St
     case CustomCallKind::kTriangularSolve:
     case CustomCallKind::kEigh:
     case CustomCallKind::kSvd:
-    case CustomCallKind::kGtsv: {
+    case CustomCallKind::kGtsv:
+    case CustomCallKind::kEig: {
       NHLO_ASSIGN_OR_RETURN(const SolverConfig* solver, DecodedConfig(*s.bundle)->As<SolverConfig>());
       configs->solver = *solver;
       break;
@@ -523,6 +524,7 @@ KernelLeaves KernelLeavesOf(const Step& s) {
     case CustomCallKind::kEigh:
     case CustomCallKind::kSvd:
     case CustomCallKind::kGtsv:
+    case CustomCallKind::kEig:
     case CustomCallKind::kBlockQuantize:
     case CustomCallKind::kBlockDequantize:
     case CustomCallKind::kBlockScaledDot:
@@ -664,6 +666,7 @@ void LowerKernelPlan(const ComputationRecord& comp, Step& s) {
     case CustomCallKind::kEigh:
     case CustomCallKind::kSvd:
     case CustomCallKind::kGtsv:
+    case CustomCallKind::kEig:
       if (s.config) keep(checked(CheckSolver(s.config->solver, operand_records(0, operands), leaves)));
       return;
     case CustomCallKind::kNone:

@@ -293,6 +293,7 @@ Status CheckBuilderLibraryCall(const Instruction& inst, std::string_view target,
     case CustomCallKind::kEigh:
     case CustomCallKind::kSvd:
     case CustomCallKind::kGtsv:
+    case CustomCallKind::kEig:
     case CustomCallKind::kNeuronSoftmax:
     case CustomCallKind::kNeuronSoftmaxBackward:
     case CustomCallKind::kNeuronRmsNorm:
@@ -360,7 +361,8 @@ Status CheckCustomCallExecutable(const Instruction& inst) {
     case CustomCallKind::kTriangularSolve:
     case CustomCallKind::kEigh:
     case CustomCallKind::kSvd:
-    case CustomCallKind::kGtsv: {
+    case CustomCallKind::kGtsv:
+    case CustomCallKind::kEig: {
       // The operand counts and the backend_config now; shapes and types when the interpreter loads it.
       return CustomCallConfigOf(inst).As<SolverConfig>().status();
     }

@@ -61,6 +61,7 @@ const ExpandedCallRow* RowOf(const Instruction& call) {
     case CustomCallKind::kEigh:
     case CustomCallKind::kSvd:
     case CustomCallKind::kGtsv:
+    case CustomCallKind::kEig:
     case CustomCallKind::kNeuronSoftmax:
     case CustomCallKind::kNeuronSoftmaxBackward:
     case CustomCallKind::kNeuronRmsNorm:

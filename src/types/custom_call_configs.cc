@@ -232,6 +232,7 @@ CustomCallConfig DecodeCustomCallConfig(std::string_view target, bool calls_comp
     case CustomCallKind::kEigh:
     case CustomCallKind::kSvd:
     case CustomCallKind::kGtsv:
+    case CustomCallKind::kEig:
       return Decoded(DecodeSolverCall(SolverOpOf(kind), target, ranks.size(), config_text, json));
     case CustomCallKind::kNeuronSoftmax:
     case CustomCallKind::kNeuronSoftmaxBackward:

@@ -38,6 +38,7 @@ enum class CustomCallKind : uint8_t {
   kEigh,                   // syevd / heevd / syevj: (eigenvectors, ascending eigenvalues, info)
   kSvd,                    // gesdd / gesvd / gesvdj: (a, descending singular values, u, vt or v, info)
   kGtsv,                   // gtsv / gtsv2: a tridiagonal system's solution (LU with partial pivoting)
+  kEig,                    // geev: eigenvalues and right / left eigenvectors of a general matrix
   kNeuronSoftmax,          // AwsNeuronSoftmax: softmax along the backend_config's dimension
   kNeuronSoftmaxBackward,  // AwsNeuronSoftmaxBackward(grad, output): output * (grad - sum(grad * output))
   kNeuronRmsNorm,          // AwsNeuronRmsNorm(x, weight, eps): x * rsqrt(mean(x^2) + eps) * weight

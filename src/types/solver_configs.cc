@@ -197,7 +197,32 @@ Result<SolverConfig> DecodeSolverCall(SolverOp op, std::string_view target, size
       NHLO_TRY(need(static_cast<size_t>(c.first_data) + 1));
       return c;
     case SolverOp::kSvd: NHLO_TRY(DecodeSvd(c, target, cpu, ffi, operands, backend_config, attrs)); return c;
-    case SolverOp::kGtsv: NHLO_TRY(need(4)); return c;  // (dl, d, du, b); legacy descriptors add nothing needed
+    case SolverOp::kGtsv: NHLO_TRY(need(4)); return c;
+    case SolverOp::kEig:
+      if (cpu && !ffi) {  // lapack_?geev(b, n, jobvl, jobvr, a) -> (workspaces..., w..., vl, vr, info)
+        NHLO_TRY(need(5));
+        c.first_data = 4;
+        c.compute_left = SolverFlag{0, 2};
+        c.compute_right = SolverFlag{0, 3};
+        c.eig_form = EigForm::kLapackLegacy;
+        return c;
+      }
+      NHLO_TRY(need(1));
+      if (cpu) {  // lapack_?geev_ffi: compute_left / compute_right as 'V' (86) or 'N' (78)
+        NHLO_ASSIGN_OR_RETURN(char left, CharAttr(attrs, "compute_left", 'N', target));
+        NHLO_ASSIGN_OR_RETURN(char right, CharAttr(attrs, "compute_right", 'V', target));
+        c.compute_left = SolverFlag{left == 'V' ? 1 : 0};
+        c.compute_right = SolverFlag{right == 'V' ? 1 : 0};
+        return c;
+      }
+      {  // cusolver_geev_ffi (out, w, vl, vr, info) and cuhybrid_eig_* (as LAPACK's): bool left / right
+        NHLO_ASSIGN_OR_RETURN(bool left, BoolAttr(attrs, "left", false, target));
+        NHLO_ASSIGN_OR_RETURN(bool right, BoolAttr(attrs, "right", true, target));
+        c.compute_left = SolverFlag{left ? 1 : 0};
+        c.compute_right = SolverFlag{right ? 1 : 0};
+        if (target.find("geev") != std::string_view::npos) c.eig_form = EigForm::kCusolver;
+        return c;
+      }  // (dl, d, du, b); legacy descriptors add nothing needed
     case SolverOp::kTriangularSolve:
       if (xla_gpu) {  // __cublas$triangularSolve(a, b) -> (x, workspace), TriangularSolveOptions
         NHLO_TRY(need(2));
@@ -260,6 +285,7 @@ SolverOp SolverOpOf(CustomCallKind kind) {
     case CustomCallKind::kEigh: return SolverOp::kEigh;
     case CustomCallKind::kSvd: return SolverOp::kSvd;
     case CustomCallKind::kGtsv: return SolverOp::kGtsv;
+    case CustomCallKind::kEig: return SolverOp::kEig;
     case CustomCallKind::kLu:
     case CustomCallKind::kNone:
     case CustomCallKind::kUnknown:

@@ -26,6 +26,14 @@ enum class SolverOp : uint8_t {
   kEigh,                 // syevd / heevd / syevj: ascending eigenvalues, eigenvectors in columns
   kSvd,                  // gesdd / gesvd / gesvdj / gesvdp: descending singular values, u, vt (or v)
   kGtsv,                 // gtsv / gtsv2: (dl, d, du, b) -> x, LAPACK's LU with partial pivoting
+  kEig,                  // geev: eigenvalues (LAPACK's order), unit right / left eigenvectors
+};
+
+/// Where a general eigendecomposition's results are (docs/custom-calls.md, "JAX's eig calls").
+enum class EigForm : uint8_t {
+  kLapackFfi,     // real: (wr, wi, vl, vr, info); complex: (w, vl, vr, info); vectors complex
+  kLapackLegacy,  // the same after workspaces: three for real data, two for complex
+  kCusolver,      // (a, w complex, vl, vr, info), vectors of the data's type (real ones packed as LAPACK's)
 };
 
 /// Which factor a singular value decomposition's results 2 and 3 hold (A = U diag(s) V^H).
@@ -56,6 +64,9 @@ struct SolverConfig {
   int info_result = -1;      // potrf: the s32 info result when it is not result 1 (XLA GPU's (a, workspace, info))
   SolverFlag compute_uv{1};  // gesdd / gesvd: 0 leaves the two factors zeros (LAPACK's job 'N')
   SvdFactors svd_factors = SvdFactors::kUVt;
+  SolverFlag compute_left{0};   // geev: left eigenvectors (an operand holds LAPACK's job 'V' or 'N')
+  SolverFlag compute_right{1};  // geev: right eigenvectors
+  EigForm eig_form = EigForm::kLapackFfi;
 };
 
 /// The config of a linear-algebra custom call `target` with `operands` operands and
