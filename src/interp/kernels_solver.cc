@@ -13,9 +13,11 @@
 // order nhlo keeps every value in, whatever layout the call's operand_layout_constraints name.
 #include <Eigen/Eigenvalues>
 #include <Eigen/SVD>
+#include <algorithm>
 #include <cmath>
 #include <complex>
 #include <cstring>
+#include <limits>
 #include <tuple>
 #include <type_traits>
 #include <vector>
@@ -324,9 +326,17 @@ int64_t SvdFactorWidth(const BufferRecord& factor, int64_t batches, int64_t n) {
   return count % per == 0 ? count / per : 0;
 }
 
+template <typename T>
+bool IsFiniteValue(T v) {
+  if constexpr (kComplex<T>)
+    return std::isfinite(v.real()) && std::isfinite(v.imag());
+  else
+    return std::isfinite(v);
+}
+
 // A = U diag(s) V^H with s descending; `u` gets U's first u.cols columns and `v` V's first v.cols
-// (both left untouched without `vectors`). Returns info: 0, or 1 when a singular value is not
-// finite (a NaN or infinite input), which JAX's lowering turns into NaN results as for LAPACK's.
+// (both left untouched without `vectors`). Returns info: 0, or 1 with NaN results for a NaN or
+// infinite input, which JAX's lowering turns into NaN results as for LAPACK's failures.
 template <typename T>
 int64_t Svd(const Matrix<T>& a, bool vectors, std::vector<Real<T>>& s, Matrix<T>& u, Matrix<T>& v) {
   using EMatrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic>;
@@ -338,14 +348,28 @@ int64_t Svd(const Matrix<T>& a, bool vectors, std::vector<Real<T>>& s, Matrix<T>
         for (int64_t c = 0; c < f->cols; ++c) f->at(r, c) = T(r == c ? 1 : 0);
     return 0;
   }
+  // Eigen stops at a non-finite input and leaves its results unwritten: NaN results and info 1,
+  // which JAX's lowering turns into NaN as for LAPACK's failure.
+  auto fail = [&] {
+    const Real<T> nan = std::numeric_limits<Real<T>>::quiet_NaN();
+    s.assign(static_cast<size_t>(k), nan);
+    for (Matrix<T>* f : {&u, &v})
+      if (vectors) std::fill(f->a.begin(), f->a.end(), T(nan));
+    return int64_t{1};
+  };
   EMatrix m(a.rows, a.cols);
   for (int64_t r = 0; r < a.rows; ++r)
-    for (int64_t c = 0; c < a.cols; ++c) m(r, c) = a.a[static_cast<size_t>(r * a.cols + c)];
+    for (int64_t c = 0; c < a.cols; ++c) {
+      const T x = a.a[static_cast<size_t>(r * a.cols + c)];
+      if (!IsFiniteValue(x)) return fail();
+      m(r, c) = x;
+    }
   const bool full = u.cols > k || v.cols > k;
   unsigned options = !vectors ? 0u
                      : full   ? Eigen::ComputeFullU | Eigen::ComputeFullV
                               : Eigen::ComputeThinU | Eigen::ComputeThinV;
   Eigen::BDCSVD<EMatrix> svd(m, options);
+  if (svd.info() != Eigen::Success) return fail();
   int64_t info = 0;
   for (int64_t i = 0; i < k; ++i) {
     s[static_cast<size_t>(i)] = svd.singularValues()(i);
@@ -439,14 +463,6 @@ void RunGtsv(const std::vector<Buf>& in, const std::vector<Buf>& out) {
   }
 }
 
-template <typename T>
-bool IsFiniteValue(T v) {
-  if constexpr (kComplex<T>)
-    return std::isfinite(v.real()) && std::isfinite(v.imag());
-  else
-    return std::isfinite(v);
-}
-
 // LAPACK's scaling of an eigenvector: unit 2-norm, then (for a complex vector) its largest
 // component made real and positive (zgeev; dgeev for a complex pair), the first of equal ones.
 template <typename C>
@@ -467,8 +483,9 @@ void NormalizeEigenvector(Eigen::Matrix<C, Eigen::Dynamic, 1>& v, bool make_real
   v(k) = C(std::abs(v(k)), 0);
 }
 
-// A = V diag(w) V^-1 by Eigen's EigenSolver (real data) or ComplexEigenSolver: w in the Schur
-// form's order, a complex pair positive imaginary part first (as LAPACK's); right eigenvectors
+// A = V diag(w) V^-1 by Eigen's EigenSolver (real data: w in the real Schur form's order, a complex
+// pair positive imaginary part first, as LAPACK's) or ComplexEigenSolver (w by ascending real
+// part); right eigenvectors
 // the columns of V, left ones conj(rows of V^-1), each scaled as LAPACK's. Returns info: 0, 1 if
 // the QR iteration did not converge, -4 for a non-finite input (jaxlib's kernel checks first).
 template <typename T>
@@ -568,9 +585,9 @@ Status Run(const SolverConfig& c, const std::vector<Buf>& in, const std::vector<
       // CheckSolver fixed the factors' widths: U is rows x u_cols, V cols x v_cols.
       const int64_t u_cols = SvdFactorWidth(*u_out.rec, batches, rows);
       const int64_t v_cols = SvdFactorWidth(*v_out.rec, batches, cols);
-      if (!vectors)
-        for (const Buf* f : {&u_out, &v_out})
-          if (f->rec->size > 0) std::memset(f->data, 0, static_cast<size_t>(f->rec->size));
+      // Zeros first: factors not computed, and every result of an empty batch, are zeros.
+      for (const Buf& o : out)
+        if (o.rec->size > 0) std::memset(o.data, 0, static_cast<size_t>(o.rec->size));
       std::vector<Real<T>> s;
       for (int64_t b = 0; b < batches; ++b) {
         Matrix<T> m = LoadMatrix<T>(data, b, rows, cols);
@@ -773,7 +790,8 @@ Status CheckSolver(const SolverConfig& c, const std::vector<const BufferRecord*>
   if (out.empty() || static_cast<size_t>(c.first_data) >= in.size())
     return Status::Error("the solver custom call has too few operands or results");
   // A flag or alpha read from an operand at the run needs an element to read.
-  for (const SolverFlag* flag : {&c.lower, &c.left_side, &c.transpose, &c.unit_diagonal})
+  for (const SolverFlag* flag :
+       {&c.lower, &c.left_side, &c.transpose, &c.unit_diagonal, &c.compute_uv, &c.compute_left, &c.compute_right})
     if (flag->operand >= 0 &&
         (static_cast<size_t>(flag->operand) >= in.size() || !IsInteger(in[static_cast<size_t>(flag->operand)]->type) ||
          in[static_cast<size_t>(flag->operand)]->ElementCount() < 1))
@@ -836,7 +854,8 @@ Status CheckSolver(const SolverConfig& c, const std::vector<const BufferRecord*>
       const bool dims_fit = u.dims.size() == rank && v.dims.size() == rank && u.dims[rank - 2] == rows &&
                             u.dims[rank - 1] == u_cols && v.dims[rank - 2] == (v_plain ? cols : v_cols) &&
                             v.dims[rank - 1] == (v_plain ? v_cols : cols);
-      if (batches > 0 && (!dims_fit || (u_cols != rows && u_cols != k) || (v_cols != cols && v_cols != k))) {
+      if (batches > 0 && (!dims_fit || (u_cols != rows && u_cols != k && u_cols != 0) ||
+                          (v_cols != cols && v_cols != k && v_cols != 0))) {
         auto dims = [](int64_t r, int64_t c) { return "[..., " + std::to_string(r) + ", " + std::to_string(c) + "]"; };
         auto either = [](const std::string& a, const std::string& b) { return a == b ? a : a + " or " + b; };
         const std::string u_want = either(dims(rows, rows), dims(rows, k));

@@ -158,9 +158,15 @@ Result<SolverConfig> DecodeSolverCall(SolverOp op, std::string_view target, size
                          " operands, got " + std::to_string(operands));
   };
   std::map<std::string, std::string, std::less<>> attrs;
-  if (ffi) {
+  // The FFI attribute dictionary (jaxlib's hybrid eig kernels have one without the _ffi suffix);
+  // the tridiagonal solves read none, and cuSPARSE's 2025 form carries an opaque byte string.
+  const bool dictionary = ffi || target.find("hybrid_") != std::string_view::npos;
+  if (dictionary && op != SolverOp::kGtsv) {
     NHLO_ASSIGN_OR_RETURN(attrs, FfiAttributes(backend_config));
   }
+  if (xla_gpu && !json && backend_config.find_first_not_of(" \n\t") != std::string_view::npos)
+    return Status::Error("custom_call_target '" + std::string(target) + "' backend_config is not JSON: '" +
+                         std::string(backend_config) + "'");
   switch (op) {
     case SolverOp::kLu:
       c.first_data = cpu && !ffi ? 3 : 0;  // lapack_?getrf(b, m, n, a)
