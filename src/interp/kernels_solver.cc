@@ -42,6 +42,24 @@ using Real = typename RealOf<T>::type;
 template <typename T>
 constexpr bool kComplex = !std::is_same_v<T, Real<T>>;
 
+// The type the SVD and the general eigendecomposition compute in: double precision for f32 and
+// c64 data, rounded once at the end (more accurate, and Eigen's SSE code for complex<float>
+// loads a 4-byte-aligned scalar as a double, which the sanitizer build reports).
+template <typename T>
+struct WideOf {
+  using type = T;
+};
+template <>
+struct WideOf<float> {
+  using type = double;
+};
+template <>
+struct WideOf<std::complex<float>> {
+  using type = std::complex<double>;
+};
+template <typename T>
+using Wide = typename WideOf<T>::type;
+
 template <typename T>
 T Conj(T v) {
   if constexpr (kComplex<T>)
@@ -339,7 +357,7 @@ bool IsFiniteValue(T v) {
 // infinite input, which JAX's lowering turns into NaN results as for LAPACK's failures.
 template <typename T>
 int64_t Svd(const Matrix<T>& a, bool vectors, std::vector<Real<T>>& s, Matrix<T>& u, Matrix<T>& v) {
-  using EMatrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic>;
+  using EMatrix = Eigen::Matrix<Wide<T>, Eigen::Dynamic, Eigen::Dynamic>;
   const int64_t k = std::min(a.rows, a.cols);
   s.assign(static_cast<size_t>(k), Real<T>(0));
   if (k == 0) {  // JAX's empty SVD: identity factors
@@ -362,7 +380,7 @@ int64_t Svd(const Matrix<T>& a, bool vectors, std::vector<Real<T>>& s, Matrix<T>
     for (int64_t c = 0; c < a.cols; ++c) {
       const T x = a.a[static_cast<size_t>(r * a.cols + c)];
       if (!IsFiniteValue(x)) return fail();
-      m(r, c) = x;
+      m(r, c) = static_cast<Wide<T>>(x);
     }
   const bool full = u.cols > k || v.cols > k;
   unsigned options = !vectors ? 0u
@@ -372,14 +390,14 @@ int64_t Svd(const Matrix<T>& a, bool vectors, std::vector<Real<T>>& s, Matrix<T>
   if (svd.info() != Eigen::Success) return fail();
   int64_t info = 0;
   for (int64_t i = 0; i < k; ++i) {
-    s[static_cast<size_t>(i)] = svd.singularValues()(i);
+    s[static_cast<size_t>(i)] = static_cast<Real<T>>(svd.singularValues()(i));
     if (!std::isfinite(s[static_cast<size_t>(i)])) info = 1;
   }
   if (!vectors) return info;
   for (int64_t r = 0; r < u.rows; ++r)
-    for (int64_t c = 0; c < u.cols; ++c) u.at(r, c) = svd.matrixU()(r, c);
+    for (int64_t c = 0; c < u.cols; ++c) u.at(r, c) = static_cast<T>(svd.matrixU()(r, c));
   for (int64_t r = 0; r < v.rows; ++r)
-    for (int64_t c = 0; c < v.cols; ++c) v.at(r, c) = svd.matrixV()(r, c);
+    for (int64_t c = 0; c < v.cols; ++c) v.at(r, c) = static_cast<T>(svd.matrixV()(r, c));
   return info;
 }
 
@@ -492,18 +510,20 @@ template <typename T>
 int64_t Eig(const Matrix<T>& a, bool left, bool right, std::vector<std::complex<Real<T>>>& w,
             Matrix<std::complex<Real<T>>>& vl, Matrix<std::complex<Real<T>>>& vr) {
   using C = std::complex<Real<T>>;
-  using EMatrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic>;
-  using CMatrix = Eigen::Matrix<C, Eigen::Dynamic, Eigen::Dynamic>;
+  using W = Wide<T>;
+  using WC = std::complex<Real<W>>;
+  using EMatrix = Eigen::Matrix<W, Eigen::Dynamic, Eigen::Dynamic>;
+  using CMatrix = Eigen::Matrix<WC, Eigen::Dynamic, Eigen::Dynamic>;
   const int64_t n = a.rows;
   EMatrix m(n, n);
   for (int64_t r = 0; r < n; ++r)
     for (int64_t c = 0; c < n; ++c) {
       const T v = a.a[static_cast<size_t>(r * n + c)];
       if (!IsFiniteValue(v)) return -4;
-      m(r, c) = v;
+      m(r, c) = static_cast<W>(v);
     }
   CMatrix vectors;
-  Eigen::Matrix<C, Eigen::Dynamic, 1> values;
+  Eigen::Matrix<WC, Eigen::Dynamic, 1> values;
   const bool want = left || right;
   if constexpr (kComplex<T>) {
     Eigen::ComplexEigenSolver<EMatrix> solver(m, want);
@@ -516,7 +536,8 @@ int64_t Eig(const Matrix<T>& a, bool left, bool right, std::vector<std::complex<
     values = solver.eigenvalues();
     if (want) vectors = solver.eigenvectors();
   }
-  w.assign(values.data(), values.data() + n);
+  w.resize(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) w[static_cast<size_t>(i)] = C(values(i));
   auto store = [&](Matrix<C>& out, const CMatrix& cols) {
     out = Matrix<C>{n, n, std::vector<C>(static_cast<size_t>(n * n))};
     for (int64_t j = 0; j < n; ++j) {
@@ -525,9 +546,9 @@ int64_t Eig(const Matrix<T>& a, bool left, bool right, std::vector<std::complex<
         for (int64_t r = 0; r < n; ++r) out.at(r, j) = std::conj(out.at(r, j - 1));
         continue;
       }
-      Eigen::Matrix<C, Eigen::Dynamic, 1> v = cols.col(j);
+      Eigen::Matrix<WC, Eigen::Dynamic, 1> v = cols.col(j);
       NormalizeEigenvector(v, kComplex<T> || values(j).imag() != 0);
-      for (int64_t r = 0; r < n; ++r) out.at(r, j) = v(r);
+      for (int64_t r = 0; r < n; ++r) out.at(r, j) = C(v(r));
     }
   };
   if (right) store(vr, vectors);
