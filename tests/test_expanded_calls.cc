@@ -20,6 +20,7 @@
 #include "interp/interp.h"
 #include "ir/verifier.h"
 #include "parser/parser.h"
+#include "types/ffi_attributes.h"
 
 namespace nhlo {
 namespace {
@@ -447,6 +448,43 @@ TEST_CASE("CUB sort calls order each row as CUB's stable radix sort does") {
         CHECK(got_key == keys[static_cast<size_t>(r * cols + want)]);  // the key itself, -0 kept
       }
     }
+  }
+}
+
+// The FFI attribute dictionary every typed-FFI target's decoder reads (types/ffi_attributes.h).
+TEST_CASE("FFI attribute dictionaries: values keep their brackets, types are dropped") {
+  Result<FfiAttributes> a = ParseFfiAttributes(
+      " {mode = 86 : ui8, uplo = 76 : ui8, dims = array<i64: 1, 2>, name = \"a, b: c\", f = (i32) -> i32,}\n");
+  REQUIRE(a.ok());
+  CHECK(a->size() == 5);
+  CHECK(a->at("mode") == "86");
+  CHECK(a->at("uplo") == "76");
+  CHECK(a->at("dims") == "array<i64: 1, 2>");
+  CHECK(a->at("name") == "\"a, b: c\"");
+  CHECK(a->at("f") == "(i32) -> i32");
+  for (const char* empty : {"", "  ", "{}", "{ }"}) {
+    Result<FfiAttributes> e = ParseFfiAttributes(empty);
+    REQUIRE(e.ok());
+    CHECK(e->empty());
+  }
+  const std::pair<const char*, const char*> bad[] = {
+      {"lower = true", "is not an attribute dictionary {name = value, ...}"},
+      {"{lower}", "attribute 'lower' is not name = value"},
+      {"{= 1}", "attribute '= 1' is not name = value"},
+      {"{a = }", "attribute 'a' has no value"},
+      {"{a = 1,, b = 2}", "has an empty attribute"},
+      {"{a = 1, a = 2}", "names attribute 'a' twice"},
+      {"{a = [1, 2}", "has an unclosed '['"},
+      {"{a = [1, 2}}", "has an unbalanced '}'"},
+      {"{a = (1]}", "has an unbalanced ']'"},
+      {"{a = \"x}", "has an unterminated string"},
+      {"{a = <1, 2}", "has an unclosed '<'"},
+  };
+  for (const auto& [text, message] : bad) {
+    CAPTURE(text);
+    Result<FfiAttributes> e = ParseFfiAttributes(text);
+    REQUIRE(!e.ok());
+    CHECK(e.status().message() == message);
   }
 }
 

@@ -586,8 +586,8 @@ Status Run(const SolverConfig& c, const std::vector<Buf>& in, const std::vector<
     case SolverOp::kCholesky: {
       bool lower = Flag(c.lower, in) != 0;
       const size_t info = c.info_result < 0 ? 1 : static_cast<size_t>(c.info_result);
-      for (size_t i = 1; i < out.size(); ++i)  // XLA GPU's workspace before the info: zeros
-        if (i != info && out[i].rec->size > 0) std::memset(out[i].data, 0, static_cast<size_t>(out[i].rec->size));
+      for (size_t i = 1; i < info; ++i)  // XLA GPU's workspace before the info: zeros
+        if (out[i].rec->size > 0) std::memset(out[i].data, 0, static_cast<size_t>(out[i].rec->size));
       for (int64_t b = 0; b < batches; ++b) {
         Matrix<T> m = LoadMatrix<T>(data, b, rows, cols);
         StoreS32(out[info], b, Cholesky(m, lower));
@@ -628,7 +628,7 @@ Status Run(const SolverConfig& c, const std::vector<Buf>& in, const std::vector<
           for (int64_t col = 0; col < cols; ++col) vh.at(r, col) = Conj(v.at(col, r));
         StoreMatrix(v_out, b, vh);
       }
-      written = 5;  // legacy forms' workspaces follow: zeros
+      written = out.size();  // all zeroed above, the legacy forms' workspaces included
       break;
     }
     case SolverOp::kQr: {

@@ -49,6 +49,10 @@ std::string_view CustomCallTarget(const Instruction& inst) {
   return a ? a->text : std::string_view();
 }
 
+Status CustomCallError(const Instruction& call, const std::string& message) {
+  return Status::Error("'" + std::string(CustomCallTarget(call)) + "' " + message);
+}
+
 Status CheckUniformQuantShape(const UniformQuantConfig& c, const Shape& float_shape) {
   if (!float_shape.IsArray()) return Status::Error("uniform quantize operates on arrays");
   if (c.quantization_dimension >= 0) {

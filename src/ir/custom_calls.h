@@ -41,6 +41,9 @@ const CustomCallConfig& CustomCallConfigOf(const Instruction& inst);
 /// The custom_call_target of a custom call ("" for other instructions).
 std::string_view CustomCallTarget(const Instruction& inst);
 
+/// An error about custom call `call`: `'<target>' <message>`.
+Status CustomCallError(const Instruction& call, const std::string& message);
+
 /// The computation a custom call names (called_computations={c} or to_apply=c); null when it
 /// names none. A call naming several is reported by CheckCustomCallExecutable.
 const Computation* CustomCallComputation(const Instruction& inst);

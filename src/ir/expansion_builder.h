@@ -118,6 +118,13 @@ class ExpansionBuilder {
     return comp;
   }
 
+  /// `a direction b` elementwise (operands of one shape), a pred array.
+  Instruction* Compare(Instruction* a, Instruction* b, ComparisonDirection direction) {
+    Instruction* cmp = Array(Opcode::kCompare, PrimitiveType::kPred, Dims(a), {a, b});
+    SetDirection(cmp, direction);
+    return cmp;
+  }
+
   /// A sort comparator over scalars of `types` (each twice: lhs_i, rhs_i) that compares operand 0's
   /// pair in `direction`, by XLA's total order for floats when `total_order` (-NaN < -inf < -0 <
   /// +0 < inf < +NaN, NaNs by their bits); a computation the expansion calls.
@@ -133,11 +140,7 @@ class ExpansionBuilder {
     }
     Instruction* cmp =
         m_.NewInstruction(comp, Opcode::kCompare, m_.MakeArrayShape(PrimitiveType::kPred, {}), {params[0], params[1]});
-    Attribute d;
-    d.id = AttrId::kDirection;
-    d.kind = AttrKind::Enum;
-    d.i = static_cast<int64_t>(direction);
-    SetAttr(m_, cmp, d);
+    SetDirection(cmp, direction);
     if (total_order) {
       Attribute type;
       type.id = AttrId::kType;
@@ -195,6 +198,14 @@ class ExpansionBuilder {
   static std::vector<int64_t> Dims(const Instruction* x) { return {x->shape.dims.begin(), x->shape.dims.end()}; }
 
  private:
+  void SetDirection(Instruction* cmp, ComparisonDirection direction) {
+    Attribute d;
+    d.id = AttrId::kDirection;
+    d.kind = AttrKind::Enum;
+    d.i = static_cast<int64_t>(direction);
+    SetAttr(m_, cmp, d);
+  }
+
   Module& m_;
   const Instruction& call_;
   Computation* comp_;

@@ -23,9 +23,6 @@ using DimVector = std::vector<int64_t>;
 constexpr size_t kNone = static_cast<size_t>(-1);
 
 std::string Str(const Shape& s) { return ShapeToString(s, false); }
-Status Invalid(const Instruction& call, const std::string& message) {
-  return Status::Error("'" + std::string(CustomCallTarget(call)) + "' " + message);
-}
 bool IsF8(PrimitiveType t) {
   return t == PrimitiveType::kF8E4M3FN || t == PrimitiveType::kF8E5M2 || t == PrimitiveType::kF8E4M3 ||
          t == PrimitiveType::kF8E4M3FNUZ || t == PrimitiveType::kF8E5M2FNUZ || t == PrimitiveType::kF8E4M3B11FNUZ ||
@@ -96,47 +93,49 @@ Result<GemmPlan> PlanGemm(const Instruction& call) {
   plan.aux = c.HasAux();
   plan.amax = c.target == GemmTarget::kLtF8 && c.damax_output;
   if (result.IsTuple()) {
-    if (result.tuple.empty()) return Invalid(call, "returns an empty tuple");
+    if (result.tuple.empty()) return CustomCallError(call, "returns an empty tuple");
     plan.out = result.tuple[0];
     size_t next = 1 + plan.aux + plan.amax;
     if (result.tuple.size() == next + 1) {
       const Shape& w = result.tuple[next];
       if (!IsStaticArray(w) || w.rank() != 1 || (w.type != PrimitiveType::kS8 && w.type != PrimitiveType::kU8))
-        return Invalid(call, "result's last element " + Str(w) + " must be the workspace, s8[N] or u8[N]");
+        return CustomCallError(call, "result's last element " + Str(w) + " must be the workspace, s8[N] or u8[N]");
       plan.workspace = true;
     } else if (result.tuple.size() != next) {
-      return Invalid(call, "returns " + std::to_string(result.tuple.size()) + " values; its epilogue gives " +
-                               std::to_string(next) + " (and a workspace)");
+      return CustomCallError(call, "returns " + std::to_string(result.tuple.size()) + " values; its epilogue gives " +
+                                       std::to_string(next) + " (and a workspace)");
     }
     if (plan.aux && !SameShape(result.tuple[1], plan.out))
-      return Invalid(call, "aux output " + Str(result.tuple[1]) + " must have the result's shape " + Str(plan.out));
+      return CustomCallError(call,
+                             "aux output " + Str(result.tuple[1]) + " must have the result's shape " + Str(plan.out));
     if (plan.amax && (!result.tuple[1 + plan.aux].IsScalar() || result.tuple[1 + plan.aux].type != PrimitiveType::kF32))
-      return Invalid(call, "amax output must be f32[]");
+      return CustomCallError(call, "amax output must be f32[]");
   } else {
-    if (plan.aux || plan.amax) return Invalid(call, "with this epilogue returns a tuple");
+    if (plan.aux || plan.amax) return CustomCallError(call, "with this epilogue returns a tuple");
     plan.out = result;
   }
-  if (!IsStaticArray(plan.out)) return Invalid(call, "result " + Str(plan.out) + " must be an array of a static shape");
+  if (!IsStaticArray(plan.out))
+    return CustomCallError(call, "result " + Str(plan.out) + " must be an array of a static shape");
   std::optional<PrimitiveType> compute = ComputeType(plan.out.type);
-  if (!compute) return Invalid(call, "cannot give a result of type " + Str(plan.out));
+  if (!compute) return CustomCallError(call, "cannot give a result of type " + Str(plan.out));
   plan.compute = *compute;
   // XLA fuses epilogues only into f8, f16, bf16, f32 and f64 matmuls, and gives f8 matmuls f8,
   // f16, bf16 or f32 results (SupportsEpilogueFusion, the f8 rewriter).
   const bool real = plan.compute == PrimitiveType::kF32 || plan.compute == PrimitiveType::kF64;
   if (c.epilogue != GemmEpilogue::kDefault && !real)
-    return Invalid(call, "epilogue " + std::string(GemmEpilogueName(c.epilogue)) +
-                             " needs a floating-point result, not " + Str(plan.out));
+    return CustomCallError(call, "epilogue " + std::string(GemmEpilogueName(c.epilogue)) +
+                                     " needs a floating-point result, not " + Str(plan.out));
   if (c.target == GemmTarget::kLtF8 && plan.compute != PrimitiveType::kF32)
-    return Invalid(call, "gives an f8, f16, bf16 or f32 result, not " + Str(plan.out));
+    return CustomCallError(call, "gives an f8, f16, bf16 or f32 result, not " + Str(plan.out));
   if (plan.compute == PrimitiveType::kS32 && (c.alpha_real != std::trunc(c.alpha_real) || c.beta != std::trunc(c.beta)))
-    return Invalid(call, "with an s32 result needs integer alpha and beta");
+    return CustomCallError(call, "with an s32 result needs integer alpha and beta");
   // The operands (docs/custom-calls.md, "cuBLAS").
   const bool has_c = c.beta != 0;
   const bool has_bias = c.AddsBias();
   size_t want = 0;
   switch (c.target) {
     case GemmTarget::kLegacy:
-      if (c.epilogue != GemmEpilogue::kDefault) return Invalid(call, "has no epilogue (cublasLt's calls have)");
+      if (c.epilogue != GemmEpilogue::kDefault) return CustomCallError(call, "has no epilogue (cublasLt's calls have)");
       want = n == 3 ? 3 : 2 + has_c;
       if (n == 3) plan.c = 2;
       break;
@@ -146,7 +145,7 @@ Result<GemmPlan> PlanGemm(const Instruction& call) {
       if (has_bias) plan.bias = 2 + has_c;
       break;
     case GemmTarget::kLtF8: {
-      if (plan.aux) return Invalid(call, "has no aux output in its f8 form");
+      if (plan.aux) return CustomCallError(call, "has no aux output in its f8 form");
       const bool f8_out = plan.out.type == PrimitiveType::kF8E4M3FN || plan.out.type == PrimitiveType::kF8E5M2;
       const size_t current = 4 + has_c + has_bias + f8_out, old = 6 + has_c + has_bias;
       if (has_c) plan.c = 2;
@@ -168,15 +167,16 @@ Result<GemmPlan> PlanGemm(const Instruction& call) {
   if (n != want) {
     std::ostringstream beta;
     beta << c.beta;
-    return Invalid(call, "takes " + std::to_string(want) + " operands for beta " + beta.str() + " and epilogue " +
-                             std::string(GemmEpilogueName(c.epilogue)) + ", not " + std::to_string(n));
+    return CustomCallError(call, "takes " + std::to_string(want) + " operands for beta " + beta.str() +
+                                     " and epilogue " + std::string(GemmEpilogueName(c.epilogue)) + ", not " +
+                                     std::to_string(n));
   }
   for (const Instruction* op : call.operands)
-    if (!IsStaticArray(op->shape)) return Invalid(call, "operands must be arrays of static shapes");
+    if (!IsStaticArray(op->shape)) return CustomCallError(call, "operands must be arrays of static shapes");
   for (size_t s : {plan.a_scale, plan.b_scale, plan.c_scale, plan.d_scale})
     if (s != kNone && (!call.operands[s]->shape.IsScalar() || !IsFloat(call.operands[s]->shape.type)))
-      return Invalid(call, "operand " + std::to_string(s) + " is a scale: a floating-point scalar, not " +
-                               Str(call.operands[s]->shape));
+      return CustomCallError(call, "operand " + std::to_string(s) + " is a scale: a floating-point scalar, not " +
+                                       Str(call.operands[s]->shape));
   // Every value operand is of the result's kind: integers for an s32 result, floating-point
   // (complex too for a complex result) otherwise.
   for (size_t i = 0; i < n; ++i) {
@@ -185,34 +185,35 @@ Result<GemmPlan> PlanGemm(const Instruction& call) {
                       : IsComplex(plan.compute)           ? IsFloat(t) || IsComplex(t)
                                                           : IsFloat(t);
     if (!fits)
-      return Invalid(call, "operand " + std::to_string(i) + " " + Str(call.operands[i]->shape) +
-                               " does not fit a result of " + Str(plan.out));
+      return CustomCallError(call, "operand " + std::to_string(i) + " " + Str(call.operands[i]->shape) +
+                                       " does not fit a result of " + Str(plan.out));
   }
   const Shape& a = call.operands[0]->shape;
   const Shape& b = call.operands[1]->shape;
   std::optional<DimVector> dims = DotResult(a, b, c);
-  if (!dims) return Invalid(call, "dot_dimension_numbers do not fit its operands " + Str(a) + " and " + Str(b));
+  if (!dims) return CustomCallError(call, "dot_dimension_numbers do not fit its operands " + Str(a) + " and " + Str(b));
   if (*dims != ShapeDims(plan.out))
-    return Invalid(call, "result " + Str(plan.out) + " is not the product of " + Str(a) + " and " + Str(b));
+    return CustomCallError(call, "result " + Str(plan.out) + " is not the product of " + Str(a) + " and " + Str(b));
   if (plan.c != kNone && ShapeDims(call.operands[plan.c]->shape) != *dims)
-    return Invalid(call, "addend C " + Str(call.operands[plan.c]->shape) + " must have the result's dimensions");
+    return CustomCallError(call,
+                           "addend C " + Str(call.operands[plan.c]->shape) + " must have the result's dimensions");
   if (plan.bias != kNone) {
     // The bias runs along the physically most-minor dimensions of the result (XLA's
     // FuseVectorBiasAdd matches that broadcast only).
     const Shape& bias = call.operands[plan.bias]->shape;
     if (bias.rank() == 0 || bias.rank() > plan.out.rank())
-      return Invalid(call, "bias " + Str(bias) + " must have rank 1 to the result's");
+      return CustomCallError(call, "bias " + Str(bias) + " must have rank 1 to the result's");
     const DimVector out_order = MinorToMajor(plan.out), bias_order = MinorToMajor(bias);
     plan.bias_map.assign(bias.rank(), 0);
     for (size_t i = 0; i < bias.rank(); ++i) {
       plan.bias_map[bias_order[i]] = out_order[i];
       if (bias.dims[bias_order[i]] != plan.out.dims[out_order[i]])
-        return Invalid(call,
-                       "bias " + Str(bias) + " does not match the result's most minor dimensions " + Str(plan.out));
+        return CustomCallError(
+            call, "bias " + Str(bias) + " does not match the result's most minor dimensions " + Str(plan.out));
     }
   }
   const bool complex = IsComplex(plan.compute);
-  if (c.alpha_imag != 0 && !complex) return Invalid(call, "has a complex alpha for a real result");
+  if (c.alpha_imag != 0 && !complex) return CustomCallError(call, "has a complex alpha for a real result");
   return plan;
 }
 
@@ -235,16 +236,6 @@ Instruction* ScalarOf(ExpansionBuilder& x, PrimitiveType type, double re, double
 Instruction* Times(ExpansionBuilder& x, Instruction* value, Instruction* scalar) {
   Instruction* all = x.Broadcast(scalar, ExpansionBuilder::Dims(value), {});
   return x.Elementwise(Opcode::kMultiply, {value, all});
-}
-
-Instruction* Compare(ExpansionBuilder& x, Instruction* a, Instruction* b, ComparisonDirection direction) {
-  Instruction* cmp = x.Array(Opcode::kCompare, PrimitiveType::kPred, ExpansionBuilder::Dims(a), {a, b});
-  Attribute d;
-  d.id = AttrId::kDirection;
-  d.kind = AttrKind::Enum;
-  d.i = static_cast<int64_t>(direction);
-  SetAttr(x.module(), cmp, d);
-  return cmp;
 }
 
 // The value rounded to `type`, saturating first for f8 and s8 results (the clamp XLA's rewriters
@@ -380,28 +371,30 @@ Result<ConvPlan> PlanConv(const Instruction& call) {
   if (result.IsTuple()) {
     if (result.tuple.size() != 2 || !IsStaticArray(result.tuple[1]) || result.tuple[1].rank() != 1 ||
         (result.tuple[1].type != PrimitiveType::kU8 && result.tuple[1].type != PrimitiveType::kS8))
-      return Invalid(call, "returns (result, u8[scratch]), not " + Str(result));
+      return CustomCallError(call, "returns (result, u8[scratch]), not " + Str(result));
     plan.out = result.tuple[0];
     plan.scratch = true;
   } else {
     plan.out = result;
   }
-  if (!IsStaticArray(plan.out)) return Invalid(call, "result " + Str(plan.out) + " must be an array of a static shape");
+  if (!IsStaticArray(plan.out))
+    return CustomCallError(call, "result " + Str(plan.out) + " must be an array of a static shape");
   const size_t n = call.operands.size();
   const bool activation = c.kind == ConvKind::kForwardActivation;
   if (activation ? (n != 3 && n != 4) : n != 2)
-    return Invalid(call, "takes " + std::string(activation ? "3 or 4" : "2") + " operands, not " + std::to_string(n));
+    return CustomCallError(call,
+                           "takes " + std::string(activation ? "3 or 4" : "2") + " operands, not " + std::to_string(n));
   for (const Instruction* op : call.operands)
-    if (!IsStaticArray(op->shape)) return Invalid(call, "operands must be arrays of static shapes");
+    if (!IsStaticArray(op->shape)) return CustomCallError(call, "operands must be arrays of static shapes");
   const Attribute* labels = call.FindAttr(AttrId::kDimLabels);
   const Attribute* window = call.FindAttr(AttrId::kWindow);
-  if (!labels || !labels->dim_labels) return Invalid(call, "needs dim_labels");
+  if (!labels || !labels->dim_labels) return CustomCallError(call, "needs dim_labels");
   plan.labels = labels->dim_labels;
   if (plan.labels->has_unknown)
-    return Invalid(call, "has vectorized int8 dim_labels ('?'); nhlo does not run cuDNN's NCHW_VECT_C layout");
+    return CustomCallError(call, "has vectorized int8 dim_labels ('?'); nhlo does not run cuDNN's NCHW_VECT_C layout");
   const size_t spatial = plan.labels->input_spatial.size();
   if (!window || window->window.size() != spatial)
-    return Invalid(call, "needs a window with one dimension per spatial dimension of its dim_labels");
+    return CustomCallError(call, "needs a window with one dimension per spatial dimension of its dim_labels");
   plan.window.assign(window->window.begin(), window->window.end());
   // The bound XLA's shape inference puts on window values, so no arithmetic below overflows.
   constexpr int64_t kMaxWindowValue = int64_t{1} << 40;
@@ -410,13 +403,14 @@ Result<ConvPlan> PlanConv(const Instruction& call) {
     if (w.base_dilation != 1 || w.reversal != plan.window[0].reversal || !in_range(w.size, 1) ||
         !in_range(w.stride, 1) || !in_range(w.window_dilation, 1) || !in_range(w.pad_low, 0) ||
         !in_range(w.pad_high, 0))
-      return Invalid(call,
-                     "window must have no lhs_dilate, padding from 0 and strides and dilations from 1 up to 2^40, "
-                     "and one rhs_reversal for every dimension (cuDNN's form)");
+      return CustomCallError(
+          call,
+          "window must have no lhs_dilate, padding from 0 and strides and dilations from 1 up to 2^40, "
+          "and one rhs_reversal for every dimension (cuDNN's form)");
   if (const Attribute* g = call.FindAttr(AttrId::kFeatureGroupCount)) plan.groups = g->i;
-  if (!in_range(plan.groups, 1)) return Invalid(call, "feature_group_count must be from 1 to 2^40");
+  if (!in_range(plan.groups, 1)) return CustomCallError(call, "feature_group_count must be from 1 to 2^40");
   if (c.kind == ConvKind::kBackwardInput && plan.groups != 1)
-    return Invalid(call, "with feature_group_count > 1 is not a form XLA emits");
+    return CustomCallError(call, "with feature_group_count > 1 is not a form XLA emits");
   // The forward convolution y = conv(x, w) the call describes must fit its shapes, whichever of
   // x, w, y it computes.
   const Shape& op0 = call.operands[0]->shape;
@@ -426,12 +420,12 @@ Result<ConvPlan> PlanConv(const Instruction& call) {
   const Shape& y = c.kind == ConvKind::kBackwardInput ? op0 : c.kind == ConvKind::kBackwardFilter ? op1 : plan.out;
   std::optional<DimVector> forward = ForwardDims(x, w, *plan.labels, plan.window, plan.groups);
   if (!forward || *forward != ShapeDims(y))
-    return Invalid(call, "describes a convolution of " + Str(x) + " and " + Str(w) + " that does not give " + Str(y) +
-                             " (window, dim_labels, feature_group_count)");
+    return CustomCallError(call, "describes a convolution of " + Str(x) + " and " + Str(w) + " that does not give " +
+                                     Str(y) + " (window, dim_labels, feature_group_count)");
   if (IsFloat(op0.type) != IsFloat(op1.type) || (!IsFloat(plan.out.type) && plan.out.type != PrimitiveType::kS8))
-    return Invalid(call, "convolves floating-point data (or s8 data into s8 or floating-point results), not " +
-                             Str(call.operands[0]->shape) + " and " + Str(call.operands[1]->shape) + " into " +
-                             Str(plan.out));
+    return CustomCallError(call, "convolves floating-point data (or s8 data into s8 or floating-point results), not " +
+                                     Str(call.operands[0]->shape) + " and " + Str(call.operands[1]->shape) + " into " +
+                                     Str(plan.out));
   // The data's type decides the compute type: f32 for f16 and bf16 (cuDNN accumulates them in
   // f32), s32 for s8 convolutions (then f32 for the epilogue).
   const PrimitiveType data = call.operands[0]->shape.type;
@@ -441,15 +435,15 @@ Result<ConvPlan> PlanConv(const Instruction& call) {
   } else if (std::optional<PrimitiveType> t = ComputeType(data); t && IsFloat(*t)) {
     plan.conv = plan.compute = *t;
   } else {
-    return Invalid(call, "convolves f8, f16, bf16, f32, f64 or s8 data, not " + Str(call.operands[0]->shape));
+    return CustomCallError(call, "convolves f8, f16, bf16, f32, f64 or s8 data, not " + Str(call.operands[0]->shape));
   }
   if (activation) {
     const Shape& bias = call.operands[2]->shape;
     if (bias.rank() != 1 || plan.labels->output_feature < 0 ||
         bias.dims[0] != plan.out.dims[static_cast<size_t>(plan.labels->output_feature)])
-      return Invalid(call, "bias " + Str(bias) + " must have one value per output feature of " + Str(plan.out));
+      return CustomCallError(call, "bias " + Str(bias) + " must have one value per output feature of " + Str(plan.out));
     if (n == 4 && ShapeDims(call.operands[3]->shape) != ShapeDims(plan.out))
-      return Invalid(call, "side input " + Str(call.operands[3]->shape) + " must have the result's dimensions");
+      return CustomCallError(call, "side input " + Str(call.operands[3]->shape) + " must have the result's dimensions");
     switch (c.activation) {
       case ConvActivation::kNone:
       case ConvActivation::kSigmoid:
@@ -460,7 +454,8 @@ Result<ConvPlan> PlanConv(const Instruction& call) {
       case ConvActivation::kLeakyRelu: break;
       case ConvActivation::kReluX:
       case ConvActivation::kBandPass:
-      case ConvActivation::kGeluExact: return Invalid(call, "activation is not one XLA fuses into a convolution");
+      case ConvActivation::kGeluExact:
+        return CustomCallError(call, "activation is not one XLA fuses into a convolution");
     }
   }
   return plan;
@@ -629,8 +624,8 @@ Result<Instruction*> ExpandConv(ExpansionBuilder& x, const Instruction& call) {
     case ConvKind::kBackwardFilter: y = BackwardFilterConv(x, plan, op0, op1, out_dims); break;
   }
   if (ExpansionBuilder::Dims(y) != out_dims)
-    return Invalid(call, "result " + Str(plan.out) + " is not what its window and dim_labels give for " +
-                             Str(call.operands[0]->shape) + " and " + Str(call.operands[1]->shape));
+    return CustomCallError(call, "result " + Str(plan.out) + " is not what its window and dim_labels give for " +
+                                     Str(call.operands[0]->shape) + " and " + Str(call.operands[1]->shape));
   const PrimitiveType ct = plan.compute;
   y = x.Convert(y, ct);
   if (c.kind == ConvKind::kForwardActivation) {
@@ -655,11 +650,11 @@ Result<Instruction*> ExpandConv(ExpansionBuilder& x, const Instruction& call) {
       case ConvActivation::kTanh: y = x.Elementwise(Opcode::kTanh, {y}); break;
       case ConvActivation::kElu:
         y = x.Array(Opcode::kSelect, ct, out_dims,
-                    {Compare(x, y, zero, ComparisonDirection::kGt), y, x.Elementwise(Opcode::kExpm1, {y})});
+                    {x.Compare(y, zero, ComparisonDirection::kGt), y, x.Elementwise(Opcode::kExpm1, {y})});
         break;
       case ConvActivation::kLeakyRelu:
         y = x.Array(Opcode::kSelect, ct, out_dims,
-                    {Compare(x, y, zero, ComparisonDirection::kGt), y,
+                    {x.Compare(y, zero, ComparisonDirection::kGt), y,
                      Times(x, y, MakeScalarConstant(x.module(), x.computation(), ct, c.leakyrelu_alpha))});
         break;
       case ConvActivation::kReluX:

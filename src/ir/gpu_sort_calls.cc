@@ -12,10 +12,6 @@
 namespace nhlo {
 namespace {
 
-Status Invalid(const Instruction& call, const std::string& message) {
-  return Status::Error("'" + std::string(CustomCallTarget(call)) + "' " + message);
-}
-
 std::string Str(const Shape& s) { return ShapeToString(s, false); }
 
 // The key types CUB's radix sort takes (XLA's SortRewriter: integers and floats of 16-64 bits,
@@ -30,16 +26,17 @@ bool IsRadixKey(PrimitiveType t) {
 Status CheckCubSortCall(const Instruction& call) {
   NHLO_TRY(CustomCallConfigOf(call).As<CubSortConfig>().status());
   const size_t n = call.operands.size();
-  if (n != 1 && n != 2) return Invalid(call, "takes keys and at most one values operand, not " + std::to_string(n));
+  if (n != 1 && n != 2)
+    return CustomCallError(call, "takes keys and at most one values operand, not " + std::to_string(n));
   const Shape& keys = call.operands[0]->shape;
   if (!IsStaticArray(keys) || keys.rank() == 0)
-    return Invalid(call, "keys " + Str(keys) + " must be an array of a static shape with a dimension to sort");
+    return CustomCallError(call, "keys " + Str(keys) + " must be an array of a static shape with a dimension to sort");
   if (!IsRadixKey(keys.type))
-    return Invalid(call, "keys must be 8- to 64-bit integers or f16, bf16, f32, f64, not " + Str(keys));
+    return CustomCallError(call, "keys must be 8- to 64-bit integers or f16, bf16, f32, f64, not " + Str(keys));
   if (n == 2) {
     const Shape& values = call.operands[1]->shape;
     if (!IsStaticArray(values) || ShapeDims(values) != ShapeDims(keys))
-      return Invalid(call, "values " + Str(values) + " must have the keys' dimensions " + Str(keys));
+      return CustomCallError(call, "values " + Str(values) + " must have the keys' dimensions " + Str(keys));
   }
   const Shape& r = call.shape;
   bool fits = r.IsTuple() && r.tuple.size() == n + 1;
@@ -48,8 +45,8 @@ Status CheckCubSortCall(const Instruction& call) {
            ShapeDims(r.tuple[i]) == ShapeDims(call.operands[i]->shape);
   if (fits) fits = IsStaticArray(r.tuple[n]) && r.tuple[n].rank() == 1 && r.tuple[n].type == PrimitiveType::kU8;
   if (!fits)
-    return Invalid(call, "returns (keys" + std::string(n == 2 ? ", values" : "") +
-                             ", u8[scratch]) of the operands' shapes, not " + Str(r));
+    return CustomCallError(call, "returns (keys" + std::string(n == 2 ? ", values" : "") +
+                                     ", u8[scratch]) of the operands' shapes, not " + Str(r));
   return OkStatus();
 }
 
@@ -63,12 +60,7 @@ Result<Instruction*> BuildCubSortCall(ExpansionBuilder& x, const Instruction& ca
   if (is_float) {
     // The comparison key: -0 read as +0 (x == 0 holds for both), the keys themselves carried along.
     Instruction* zero = x.Splat(0, keys->shape.type, keys);
-    Instruction* is_zero = x.Array(Opcode::kCompare, PrimitiveType::kPred, ShapeDims(keys->shape), {keys, zero});
-    Attribute eq;
-    eq.id = AttrId::kDirection;
-    eq.kind = AttrKind::Enum;
-    eq.i = static_cast<int64_t>(ComparisonDirection::kEq);
-    SetAttr(x.module(), is_zero, eq);
+    Instruction* is_zero = x.Compare(keys, zero, ComparisonDirection::kEq);
     Instruction* key = x.Array(Opcode::kSelect, keys->shape.type, ShapeDims(keys->shape), {is_zero, zero, keys});
     sorted.insert(sorted.begin(), key);
   }

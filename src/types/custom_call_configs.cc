@@ -7,6 +7,8 @@
 #include <cmath>
 #include <optional>
 
+#include "types/ffi_attributes.h"
+
 namespace nhlo {
 namespace {
 
@@ -283,29 +285,19 @@ Result<CubSortConfig> ParseCubSortConfig(std::string_view target, const Json* js
     return c;
   }
   // The typed-FFI form's attribute dictionary: {descending = true, batch_size = 10 : i64}.
-  while (!text.empty() && (text.front() == ' ' || text.front() == '\n')) text.remove_prefix(1);
-  while (!text.empty() && (text.back() == ' ' || text.back() == '\n')) text.remove_suffix(1);
-  if (text.empty()) return c;
-  if (text.front() != '{' || text.back() != '}') return Status::Error(bad + "is neither JSON nor {name = value}");
-  text = text.substr(1, text.size() - 2);
-  while (!text.empty()) {
-    size_t comma = text.find(',');
-    std::string_view item = text.substr(0, comma);
-    text = comma == std::string_view::npos ? std::string_view() : text.substr(comma + 1);
-    size_t eq = item.find('=');
-    if (eq == std::string_view::npos) return Status::Error(bad + "attribute '" + std::string(item) + "' has no '='");
-    auto trim = [](std::string_view s) {
-      while (!s.empty() && (s.front() == ' ' || s.front() == '\n')) s.remove_prefix(1);
-      while (!s.empty() && (s.back() == ' ' || s.back() == '\n')) s.remove_suffix(1);
-      return s;
-    };
-    std::string_view key = trim(item.substr(0, eq)), value = trim(item.substr(eq + 1));
-    value = trim(value.substr(0, value.find(':')));
-    if (key != "descending") continue;  // batch_size: the rows follow from the shapes
-    if (value != "true" && value != "false")
-      return Status::Error(bad + "descending = " + std::string(value) + " is not true or false");
-    c.descending = value == "true";
+  Result<FfiAttributes> attrs = ParseFfiAttributes(text);
+  if (!attrs.ok()) {
+    // Neither form: say what was expected rather than what the dictionary reader tripped on.
+    if (text.find_first_of('{') == std::string_view::npos)
+      return Status::Error(bad + "is neither JSON nor {name = value}");
+    return Status::Error(bad + attrs.status().message());
   }
+  // batch_size is not read: the rows follow from the shapes.
+  auto it = attrs->find("descending");
+  if (it == attrs->end()) return c;
+  if (it->second != "true" && it->second != "false")
+    return Status::Error(bad + "descending = " + it->second + " is not true or false");
+  c.descending = it->second == "true";
   return c;
 }
 

@@ -7,37 +7,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "types/ffi_attributes.h"
+
 namespace nhlo {
 namespace {
-
-// An FFI call's attributes as JAX prints them into backend_config: `{lower = true}`,
-// `{mode = 86 : ui8, uplo = 76 : ui8}` (MLIR attribute syntax, types after a colon). Values are
-// kept as their text without the type.
-Result<std::map<std::string, std::string, std::less<>>> FfiAttributes(std::string_view text) {
-  std::map<std::string, std::string, std::less<>> attrs;
-  auto trim = [](std::string_view s) {
-    while (!s.empty() && (s.front() == ' ' || s.front() == '\n' || s.front() == '\t')) s.remove_prefix(1);
-    while (!s.empty() && (s.back() == ' ' || s.back() == '\n' || s.back() == '\t')) s.remove_suffix(1);
-    return s;
-  };
-  text = trim(text);
-  if (text.empty()) return attrs;
-  if (text.front() != '{' || text.back() != '}')
-    return Status::Error("backend_config '" + std::string(text) + "' is not an attribute dictionary {name = value}");
-  text = text.substr(1, text.size() - 2);
-  while (!trim(text).empty()) {
-    size_t comma = text.find(',');
-    std::string_view item = trim(text.substr(0, comma));
-    text = comma == std::string_view::npos ? std::string_view() : text.substr(comma + 1);
-    size_t eq = item.find('=');
-    if (eq == std::string_view::npos)
-      return Status::Error("backend_config attribute '" + std::string(item) + "' has no '='");
-    std::string_view value = trim(item.substr(eq + 1));
-    value = trim(value.substr(0, value.find(':')));
-    attrs[std::string(trim(item.substr(0, eq)))] = std::string(value);
-  }
-  return attrs;
-}
 
 // A legacy opaque descriptor's 32-bit field at `offset`, little-endian.
 Result<int32_t> DescriptorField(std::string_view bytes, size_t offset, std::string_view target) {
@@ -51,8 +24,7 @@ Result<int32_t> DescriptorField(std::string_view bytes, size_t offset, std::stri
 }
 
 // An FFI character-code attribute (LAPACK's 'L', 'U', 'N', 'T', 'C', 'R' as ui8 codes).
-Result<char> CharAttr(const std::map<std::string, std::string, std::less<>>& attrs, std::string_view name, char absent,
-                      std::string_view target) {
+Result<char> CharAttr(const FfiAttributes& attrs, std::string_view name, char absent, std::string_view target) {
   auto it = attrs.find(name);
   if (it == attrs.end()) return absent;
   const std::string& v = it->second;
@@ -64,8 +36,7 @@ Result<char> CharAttr(const std::map<std::string, std::string, std::less<>>& att
   return static_cast<char>(code);
 }
 
-Result<bool> BoolAttr(const std::map<std::string, std::string, std::less<>>& attrs, std::string_view name, bool absent,
-                      std::string_view target) {
+Result<bool> BoolAttr(const FfiAttributes& attrs, std::string_view name, bool absent, std::string_view target) {
   auto it = attrs.find(name);
   if (it == attrs.end()) return absent;
   if (it->second == "true") return true;
@@ -100,7 +71,7 @@ Result<int32_t> JsonTranspose(const nlohmann::json* json, std::string_view targe
 // The singular value decompositions: which factors results 2 and 3 hold, and whether they are
 // computed (docs/custom-calls.md, "JAX's SVD calls").
 Status DecodeSvd(SolverConfig& c, std::string_view target, bool cpu, bool ffi, size_t operands,
-                 std::string_view backend_config, const std::map<std::string, std::string, std::less<>>& attrs) {
+                 std::string_view backend_config, const FfiAttributes& attrs) {
   const bool jacobi =
       target.find("gesvdj") != std::string_view::npos || target.find("gesvdp") != std::string_view::npos;
   auto need = [&](size_t n) -> Status {
@@ -157,12 +128,16 @@ Result<SolverConfig> DecodeSolverCall(SolverOp op, std::string_view target, size
     return Status::Error("custom_call_target '" + std::string(target) + "' takes " + std::to_string(n) +
                          " operands, got " + std::to_string(operands));
   };
-  std::map<std::string, std::string, std::less<>> attrs;
+  FfiAttributes attrs;
   // The FFI attribute dictionary (jaxlib's hybrid eig kernels have one without the _ffi suffix);
   // the tridiagonal solves read none, and cuSPARSE's 2025 form carries an opaque byte string.
   const bool dictionary = ffi || target.find("hybrid_") != std::string_view::npos;
   if (dictionary && op != SolverOp::kGtsv) {
-    NHLO_ASSIGN_OR_RETURN(attrs, FfiAttributes(backend_config));
+    Result<FfiAttributes> parsed = ParseFfiAttributes(backend_config);
+    if (!parsed.ok())
+      return Status::Error("custom_call_target '" + std::string(target) + "' backend_config " +
+                           parsed.status().message());
+    attrs = std::move(*parsed);
   }
   if (xla_gpu && !json && backend_config.find_first_not_of(" \n\t") != std::string_view::npos)
     return Status::Error("custom_call_target '" + std::string(target) + "' backend_config is not JSON: '" +
