@@ -10,6 +10,7 @@
 
 #include "codegen/bundle_reader.h"
 #include "codegen/codegen.h"
+#include "driver/custom_call_expansions.h"
 #include "ir/verifier.h"
 #include "parser/parser.h"
 
@@ -22,6 +23,21 @@ inline BundleProgram LoadProgram(const std::string& text, const std::string& ste
   REQUIRE(m.ok());
   REQUIRE(VerifyModule(**m).ok());
   auto bytes = EmitBundleFile(**m, options);
+  REQUIRE(bytes.ok());
+  auto program = ReadBundleFile(std::move(*bytes), stem + ".bin");
+  REQUIRE(program.ok());
+  return std::move(*program);
+}
+
+/// As LoadProgram, with the custom calls nhlo runs as HLO expanded first (as nhlo-compile does).
+inline BundleProgram LoadExpandedProgram(const std::string& text, const std::string& stem) {
+  auto m = ParseModule(stem + ".hlo", text);
+  REQUIRE(m.ok());
+  REQUIRE(VerifyModule(**m).ok());
+  Status bound = BindCustomCallExpansions(**m, {});
+  REQUIRE_MESSAGE(bound.ok(), bound.ToString());
+  REQUIRE(VerifyModule(**m).ok());
+  auto bytes = EmitBundleFile(**m, CodegenOptions{});
   REQUIRE(bytes.ok());
   auto program = ReadBundleFile(std::move(*bytes), stem + ".bin");
   REQUIRE(program.ok());

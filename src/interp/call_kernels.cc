@@ -99,6 +99,7 @@ Status RunLeafKernel(const Step& s, const std::vector<Buf>& in, const std::vecto
     case CustomCallKind::kCublasGemm:
     case CustomCallKind::kCudnnConv:
     case CustomCallKind::kCubSort:
+    case CustomCallKind::kCudnnFmha:
     case CustomCallKind::kHostCallback:
     case CustomCallKind::kPadToStatic: break;
   }

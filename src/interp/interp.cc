@@ -416,6 +416,7 @@ class Machine : public ControlFlow, private StepMachine {
       case CustomCallKind::kCublasGemm:
       case CustomCallKind::kCudnnConv:
       case CustomCallKind::kCubSort:
+      case CustomCallKind::kCudnnFmha:
       case CustomCallKind::kHostCallback:
       case CustomCallKind::kUniformQuantize:
       case CustomCallKind::kUniformDequantize:

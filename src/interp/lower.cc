@@ -92,6 +92,7 @@ Status LowerCustomCall(const BundleProgram& p, const ComputationRecord& comp, St
     case CustomCallKind::kCublasGemm:
     case CustomCallKind::kCudnnConv:
     case CustomCallKind::kCubSort:
+    case CustomCallKind::kCudnnFmha:
     case CustomCallKind::kHostCallback:
       // The compiler binds their expansion (ir/block_scaling.h); a bundle holding one unbound was
       // not written by nhlo-compile.
@@ -531,6 +532,7 @@ KernelLeaves KernelLeavesOf(const Step& s) {
     case CustomCallKind::kCublasGemm:
     case CustomCallKind::kCudnnConv:
     case CustomCallKind::kCubSort:
+    case CustomCallKind::kCudnnFmha:
     case CustomCallKind::kHostCallback:
     case CustomCallKind::kShadowProbe: return {};
   }
@@ -683,6 +685,7 @@ void LowerKernelPlan(const ComputationRecord& comp, Step& s) {
     case CustomCallKind::kCublasGemm:
     case CustomCallKind::kCudnnConv:
     case CustomCallKind::kCubSort:
+    case CustomCallKind::kCudnnFmha:
     case CustomCallKind::kHostCallback:
     case CustomCallKind::kShadowProbe: break;
   }

@@ -309,6 +309,7 @@ Status CheckBuilderLibraryCall(const Instruction& inst, std::string_view target,
     case CustomCallKind::kCublasGemm:
     case CustomCallKind::kCudnnConv:
     case CustomCallKind::kCubSort:
+    case CustomCallKind::kCudnnFmha:
     case CustomCallKind::kHostCallback:
     case CustomCallKind::kShadowProbe: break;
   }
@@ -386,6 +387,7 @@ Status CheckCustomCallExecutable(const Instruction& inst) {
     case CustomCallKind::kCublasGemm:
     case CustomCallKind::kCudnnConv:
     case CustomCallKind::kCubSort:
+    case CustomCallKind::kCudnnFmha:
     case CustomCallKind::kHostCallback: return CheckExpandedCall(inst);
     case CustomCallKind::kShadowProbe:
       if (!inst.shape.IsTuple() || !inst.shape.tuple.empty())

@@ -4,6 +4,7 @@
 #include "ir/block_scaling.h"
 #include "ir/custom_calls.h"
 #include "ir/expansion_builder.h"
+#include "ir/gpu_attention_calls.h"
 #include "ir/gpu_library_calls.h"
 #include "ir/gpu_sort_calls.h"
 #include "ir/host_callbacks.h"
@@ -25,6 +26,7 @@ const ExpandedCallRow* RowOf(const Instruction& call) {
   static constexpr ExpandedCallRow kGemm{CheckGemmCall, BuildGemmCall};
   static constexpr ExpandedCallRow kConv{CheckConvCall, BuildConvCall};
   static constexpr ExpandedCallRow kCubSort{CheckCubSortCall, BuildCubSortCall};
+  static constexpr ExpandedCallRow kFmha{CheckFmhaCall, BuildFmhaCall};
   static constexpr ExpandedCallRow kHostCallback{CheckHostCallback, BuildHostCallback};
   switch (CustomCallKindOf(call)) {
     case CustomCallKind::kBlockQuantize: return &kQuantize;
@@ -33,6 +35,7 @@ const ExpandedCallRow* RowOf(const Instruction& call) {
     case CustomCallKind::kCublasGemm: return &kGemm;
     case CustomCallKind::kCudnnConv: return &kConv;
     case CustomCallKind::kCubSort: return &kCubSort;
+    case CustomCallKind::kCudnnFmha: return &kFmha;
     case CustomCallKind::kHostCallback: return &kHostCallback;
     case CustomCallKind::kNone:
     case CustomCallKind::kUnknown:

@@ -102,6 +102,30 @@ class ExpansionBuilder {
     return r;
   }
 
+  /// op(a, b) over scalars of `type` (add, maximum), a reducer the expansion calls.
+  Computation* BinaryReducer(Opcode op, PrimitiveType type) {
+    Computation* comp = NewComputation(m_, call_, std::string(OpcodeName(op)));
+    const Shape scalar = m_.MakeArrayShape(type, {});
+    Instruction* a = m_.NewInstruction(comp, Opcode::kParameter, scalar, {}, "a");
+    a->parameter_number = 0;
+    Instruction* b = m_.NewInstruction(comp, Opcode::kParameter, scalar, {}, "b");
+    b->parameter_number = 1;
+    comp->root = m_.NewInstruction(comp, op, scalar, {a, b});
+    callees_.push_back(comp);
+    return comp;
+  }
+
+  /// An s32 iota of `dims` counting along `dim`.
+  Instruction* Iota(const std::vector<int64_t>& dims, int64_t dim) {
+    Instruction* iota = Array(Opcode::kIota, PrimitiveType::kS32, dims, {});
+    Attribute a;
+    a.id = AttrId::kIotaDimension;
+    a.kind = AttrKind::Int;
+    a.i = dim;
+    SetAttr(m_, iota, a);
+    return iota;
+  }
+
   /// max(|a|, |b|) over scalars of `type` (XLA's BuildQuantize reducer; from 0 it gives max |x|), a
   /// computation the expansion calls: Finish lists it before the expansion.
   Computation* AbsMaxReducer(PrimitiveType type) {

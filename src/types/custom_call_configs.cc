@@ -221,6 +221,7 @@ CustomCallConfig DecodeCustomCallConfig(std::string_view target, bool calls_comp
     case CustomCallKind::kCublasGemm: return Decoded(ParseGemmConfig(target, json));
     case CustomCallKind::kCudnnConv: return Decoded(ParseConvConfig(target, json, config_text));
     case CustomCallKind::kCubSort: return Decoded(ParseCubSortConfig(target, json, config_text));
+    case CustomCallKind::kCudnnFmha: return Decoded(ParseFmhaConfig(target, json));
     case CustomCallKind::kEinsum:
       // The operand checks (two arrays) come first where the call is checked; then this.
       if (ranks.size() != 2 || ranks[0] < 0 || ranks[1] < 0) return {};

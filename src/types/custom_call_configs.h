@@ -132,7 +132,7 @@ struct CustomCallOperands {
 /// no typed config hold monostate and OkStatus.
 struct CustomCallConfig {
   std::variant<std::monostate, UniformQuantConfig, QuantizeMxConfig, ScaledMatmulConfig, EinsumConfig, SolverConfig,
-               NeuronDimension, BlockScaledDotConfig, GemmConfig, ConvConfig, CubSortConfig>
+               NeuronDimension, BlockScaledDotConfig, GemmConfig, ConvConfig, CubSortConfig, FmhaConfig>
       value;
   Status status;
 

@@ -51,6 +51,7 @@ enum class CustomCallKind : uint8_t {
   kCublasGemm,             // __cublas$gemm, __cublas$lt$matmul(.f8): expanded before it runs (ir/gpu_library_calls.h)
   kCudnnConv,              // __cudnn$conv...: expanded before it runs
   kCubSort,                // __cub$DeviceRadixSort: expanded before it runs (ir/gpu_sort_calls.h)
+  kCudnnFmha,              // __cudnn$fmha...: expanded before it runs (ir/gpu_attention_calls.h)
   kHostCallback,           // JAX's Python callbacks without results: expanded to nothing (ir/host_callbacks.h)
 };
 
@@ -59,7 +60,7 @@ enum class CustomCallKind : uint8_t {
 constexpr bool ExpandsBeforeRun(CustomCallKind kind) {
   return kind == CustomCallKind::kBlockQuantize || kind == CustomCallKind::kBlockDequantize ||
          kind == CustomCallKind::kBlockScaledDot || kind == CustomCallKind::kCublasGemm ||
-         kind == CustomCallKind::kCudnnConv || kind == CustomCallKind::kCubSort ||
+         kind == CustomCallKind::kCudnnConv || kind == CustomCallKind::kCubSort || kind == CustomCallKind::kCudnnFmha ||
          kind == CustomCallKind::kHostCallback;
 }
 

@@ -5,6 +5,7 @@
 
 #include <cctype>
 #include <charconv>
+#include <optional>
 #include <string>
 
 namespace nhlo {
@@ -190,6 +191,84 @@ Result<ConvConfig> ParseConvConfig(std::string_view target, const Json* json, st
   NHLO_ASSIGN_OR_RETURN(c.activation, EnumField<ConvActivation>(*message, "activation_mode", kActivationNames, what));
   NHLO_ASSIGN_OR_RETURN(c.side_input_scale, NumberField(*message, "side_input_scale", 0, what));
   NHLO_ASSIGN_OR_RETURN(c.leakyrelu_alpha, NumberField(*message, "leakyrelu_alpha", 0, what));
+  return c;
+}
+
+namespace {
+
+constexpr std::string_view kMaskNames[] = {"NO_MASK", "PADDING", "CAUSAL", "PADDING_CAUSAL", "ALIBI"};
+
+Result<FmhaDot> DotField(const Json& message, const char* key, std::string_view what) {
+  FmhaDot d;
+  auto it = message.find(key);
+  if (it == message.end() || it->is_null()) return d;
+  if (!it->is_object()) return Status::Error(std::string(what) + " backend_config \"" + key + "\" must be an object");
+  NHLO_ASSIGN_OR_RETURN(d.lhs_batch, IntListField(*it, "lhs_batch_dimensions", what));
+  NHLO_ASSIGN_OR_RETURN(d.lhs_contracting, IntListField(*it, "lhs_contracting_dimensions", what));
+  NHLO_ASSIGN_OR_RETURN(d.rhs_batch, IntListField(*it, "rhs_batch_dimensions", what));
+  NHLO_ASSIGN_OR_RETURN(d.rhs_contracting, IntListField(*it, "rhs_contracting_dimensions", what));
+  return d;
+}
+
+Result<bool> BoolField(const Json& message, const char* key, std::string_view what) {
+  auto it = message.find(key);
+  if (it == message.end() || it->is_null()) return false;
+  if (!it->is_boolean())
+    return Status::Error(std::string(what) + " backend_config \"" + key + "\" must be true or false");
+  return it->get<bool>();
+}
+
+// A ShapeProto's element_type: its proto name ("BF16") or number.
+Result<PrimitiveType> ElementTypeField(const Json& message, const char* key, std::string_view what) {
+  auto shape = message.find(key);
+  if (shape == message.end() || !shape->is_object()) return PrimitiveType::kInvalid;
+  auto it = shape->find("element_type");
+  if (it == shape->end() || it->is_null()) return PrimitiveType::kInvalid;
+  std::optional<PrimitiveType> t;
+  if (it->is_number_integer()) {
+    t = PrimitiveTypeFromCode(it->get<int>());
+  } else if (it->is_string()) {
+    std::string name = it->get<std::string>();
+    for (char& ch : name) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    t = PrimitiveTypeFromName(name);
+  }
+  if (!t) return Status::Error(std::string(what) + " backend_config \"" + key + "\" has an unknown element_type");
+  return *t;
+}
+
+}  // namespace
+
+Result<FmhaConfig> ParseFmhaConfig(std::string_view target, const Json* json) {
+  const std::string what(target);
+  FmhaConfig c;
+  c.backward = target.find("Backward") != std::string_view::npos;
+  c.bias = target.find("Bias") != std::string_view::npos;
+  c.f8 = target.ends_with("F8");
+  const Json* message = MessageOf(json, "cudnn_fmha_backend_config");
+  if (!message) return Status::Error(what + " needs its CudnnfMHABackendConfig as a JSON backend_config");
+  NHLO_ASSIGN_OR_RETURN(c.scale, NumberField(*message, "fmha_scale", 0, what));
+  NHLO_ASSIGN_OR_RETURN(c.dropout_rate, NumberField(*message, "dropout_rate", 0, what));
+  NHLO_ASSIGN_OR_RETURN(double seed, NumberField(*message, "seed", 0, what));
+  c.seed = seed >= 0 && seed < 1.8e19 ? static_cast<uint64_t>(seed) : 0;
+  NHLO_ASSIGN_OR_RETURN(c.mask, EnumField<FmhaMask>(*message, "mask_type", kMaskNames, what));
+  // JAX before May 2024 said causal with is_causal_mask alone.
+  NHLO_ASSIGN_OR_RETURN(bool causal, BoolField(*message, "is_causal_mask", what));
+  if (causal && c.mask == FmhaMask::kNone) c.mask = FmhaMask::kCausal;
+  NHLO_ASSIGN_OR_RETURN(double window, NumberField(*message, "sliding_window_length", 0, what));
+  NHLO_ASSIGN_OR_RETURN(double segments, NumberField(*message, "max_seg_per_batch", 0, what));
+  if (window != static_cast<double>(static_cast<int32_t>(window)) ||
+      segments != static_cast<double>(static_cast<int32_t>(segments)))
+    return Status::Error(what + " backend_config \"sliding_window_length\" and \"max_seg_per_batch\" must be int32");
+  c.sliding_window = static_cast<int64_t>(window);
+  c.max_seg_per_batch = static_cast<int64_t>(segments);
+  NHLO_ASSIGN_OR_RETURN(c.paged, BoolField(*message, "is_paged_attention", what));
+  NHLO_ASSIGN_OR_RETURN(c.bmm1, DotField(*message, "bmm1_dot_dimension_numbers", what));
+  NHLO_ASSIGN_OR_RETURN(c.bmm2, DotField(*message, "bmm2_dot_dimension_numbers", what));
+  NHLO_ASSIGN_OR_RETURN(c.bmm1_grad_gemm1, DotField(*message, "bmm1_grad_gemm1_dot_dimension_numbers", what));
+  NHLO_ASSIGN_OR_RETURN(c.bmm1_grad_gemm2, DotField(*message, "bmm1_grad_gemm2_dot_dimension_numbers", what));
+  NHLO_ASSIGN_OR_RETURN(c.bmm2_grad_gemm1, DotField(*message, "bmm2_grad_gemm1_dot_dimension_numbers", what));
+  NHLO_ASSIGN_OR_RETURN(c.bmm2_grad_gemm2, DotField(*message, "bmm2_grad_gemm2_dot_dimension_numbers", what));
+  NHLO_ASSIGN_OR_RETURN(c.intermediate, ElementTypeField(*message, "intermediate_tensor_shape", what));
   return c;
 }
 

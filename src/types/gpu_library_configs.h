@@ -15,6 +15,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "support/status.h"
+#include "types/primitive_type.h"
 
 namespace nhlo {
 
@@ -85,5 +86,43 @@ struct ConvConfig {
 /// `target` is one of the four `__cudnn$conv...` targets; `json` as for ParseGemmConfig and
 /// `text` the config as written (for the text form).
 Result<ConvConfig> ParseConvConfig(std::string_view target, const nlohmann::json* json, std::string_view text);
+
+/// CudnnfMHABackendConfig.MaskType (xla/service/gpu/backend_configs.proto), with its proto numbers.
+enum class FmhaMask : uint8_t {
+  kNone = 0,
+  kPadding = 1,        // keys at or past kv_seqlen[b] masked; rows at or past q_seqlen[b] give zeros
+  kCausal = 2,         // key j masked for query t when j > t (top-left aligned)
+  kPaddingCausal = 3,  // both
+  kAlibi = 4,          // XLA's cuDNN graph sets no ALiBi bias for it: no mask
+};
+
+/// One of the attention's batched products, as XLA's DotDimensionNumbers.
+struct FmhaDot {
+  std::vector<int64_t> lhs_batch, lhs_contracting, rhs_batch, rhs_contracting;
+};
+
+/// What a `__cudnn$fmha...` call computes (docs/custom-calls.md, "cuDNN fused attention"): its
+/// target's parts and its CudnnfMHABackendConfig.
+struct FmhaConfig {
+  bool backward = false;  // ...Backward: (dQ, dK, dV[, dbias], workspace)
+  bool bias = false;      // ...ScaleBias...: a bias operand (and a dbias result when backward)
+  bool f8 = false;        // ...F8: refused (the scale and amax operands)
+  double scale = 0;       // fmha_scale, multiplied into Q.K before the bias (proto3 default 0)
+  double dropout_rate = 0;
+  uint64_t seed = 0;
+  FmhaMask mask = FmhaMask::kNone;
+  int64_t sliding_window = 0;     // sliding_window_length: keys t - W < j <= t when > 0
+  int64_t max_seg_per_batch = 0;  // > 1: packed sequences (refused)
+  bool paged = false;             // is_paged_attention (refused)
+  // Forward: bmm1 (Q.K -> scores) and bmm2 (probabilities.V -> O). Backward: bmm1_grad_gemm1
+  // (dS.Q -> dK), bmm1_grad_gemm2 (dS.K -> dQ), bmm2_grad_gemm1 (P.dO -> dV), bmm2_grad_gemm2
+  // (dO.V -> dP); their rhs sides describe Q, K, dO and V.
+  FmhaDot bmm1, bmm2, bmm1_grad_gemm1, bmm1_grad_gemm2, bmm2_grad_gemm1, bmm2_grad_gemm2;
+  PrimitiveType intermediate = PrimitiveType::kInvalid;  // intermediate_tensor_shape's type (the probabilities')
+};
+
+/// `target` is a `__cudnn$fmha...` target (the `__cudnn$fhma...` spelling of XLA before 2024
+/// included); `json` as for ParseGemmConfig.
+Result<FmhaConfig> ParseFmhaConfig(std::string_view target, const nlohmann::json* json);
 
 }  // namespace nhlo

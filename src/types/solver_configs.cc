@@ -298,6 +298,7 @@ SolverOp SolverOpOf(CustomCallKind kind) {
     case CustomCallKind::kCublasGemm:
     case CustomCallKind::kCudnnConv:
     case CustomCallKind::kCubSort:
+    case CustomCallKind::kCudnnFmha:
     case CustomCallKind::kHostCallback: break;
   }
   return SolverOp::kLu;
