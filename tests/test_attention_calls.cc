@@ -6,6 +6,7 @@
 // with the expansion.
 #include <doctest/doctest.h>
 
+#include <climits>
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -221,7 +222,7 @@ TEST_CASE("cuDNN fused attention: forward against a direct evaluation, gradients
     p.t = 1 + rng() % 4, p.s = 1 + rng() % 5, p.h = 1 + rng() % 3, p.hv = 1 + rng() % 3;
     p.btnh = trial % 2 == 1;
     p.causal = rng() % 2, p.padding = rng() % 2;
-    p.window = rng() % 3 == 0 ? 1 + rng() % 2 : 0;
+    p.window = rng() % 3 == 0 ? 1 + static_cast<int64_t>(rng() % (p.t + 1)) : 0;  // T and more: no effect
     p.scale = 0.25 * (1 + rng() % 4);
     fill(p.q, static_cast<size_t>(p.b * p.n * p.t * p.h));
     fill(p.k, static_cast<size_t>(p.b * p.kv * p.s * p.h));
@@ -307,7 +308,8 @@ TEST_CASE("cuDNN fused attention calls of any shape are refused with a message o
   for (int trial = 0; trial < 300; ++trial) {
     Problem p;
     p.b = size(), p.kv = 1 + rng() % 2, p.n = p.kv * (1 + rng() % 2), p.t = size(), p.s = size(), p.h = size();
-    p.hv = size(), p.btnh = rng() % 2, p.causal = rng() % 2, p.padding = rng() % 2, p.window = rng() % 3;
+    p.hv = size(), p.btnh = rng() % 2, p.causal = rng() % 2, p.padding = rng() % 2;
+    p.window = rng() % 4 == 0 ? INT32_MAX : rng() % 3;
     const bool backward = rng() % 2, with_bias = rng() % 2;
     p.bias_b = rng() % 2 ? p.b : 1, p.bias_n = rng() % 2 ? p.n : 1;
     std::vector<std::pair<std::string, Dims>> operands = {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "ir/gpu_attention_calls.h"
 
+#include <climits>
 #include <cmath>
 #include <sstream>
 #include <string>
@@ -9,17 +10,18 @@
 #include "ir/builder.h"
 #include "ir/custom_calls.h"
 #include "ir/expansion_builder.h"
+#include "support/checked_math.h"
 #include "types/custom_call_configs.h"
 
 namespace nhlo {
 namespace {
 
-constexpr size_t kNone = static_cast<size_t>(-1);
+constexpr size_t kAbsent = static_cast<size_t>(-1);
 using Dims = std::vector<int64_t>;
 
 std::string Str(const Shape& s) { return ShapeToString(s, false); }
 
-std::string Number(double v) {
+std::string DoubleText(double v) {
   std::ostringstream os;
   os << v;
   return os.str();
@@ -34,7 +36,7 @@ struct FmhaPlan {
   int64_t b = 0, heads = 0, kv_heads = 0, t = 0, s = 0, h = 0, hv = 0;
   // To [B, N, T, H] (Q), [B, Nkv, S, H] (K), [B, Nkv, S, Hv] (V), [B, N, T, Hv] (dO and O).
   Dims q_perm, k_perm, v_perm, dout_perm;
-  size_t stats = kNone, dout = kNone, bias = kNone, out = kNone, q_len = kNone, kv_len = kNone;
+  size_t stats = kAbsent, dout = kAbsent, bias = kAbsent, out = kAbsent, q_len = kAbsent, kv_len = kAbsent;
   bool padding = false, causal = false, has_stats = false;
 };
 
@@ -95,7 +97,7 @@ Result<FmhaPlan> PlanFmha(const Instruction& call) {
   p.config = c;
   if (c->f8) return CustomCallError(call, "is an FP8 attention call (scale and amax operands); nhlo does not run it");
   if (c->dropout_rate != 0)
-    return CustomCallError(call, "has dropout_rate " + Number(c->dropout_rate) +
+    return CustomCallError(call, "has dropout_rate " + DoubleText(c->dropout_rate) +
                                      ": cuDNN's Philox dropout mask cannot be reproduced, so nhlo runs fused "
                                      "attention without dropout only");
   if (c->max_seg_per_batch > 1)
@@ -128,7 +130,7 @@ Result<FmhaPlan> PlanFmha(const Instruction& call) {
   if (!IsFloat(p.type) || BitWidth(p.type) < 16)
     return CustomCallError(call, "Q " + Str(q) + " must be f16, bf16 or f32");
   for (size_t i : {size_t{1}, size_t{2}, p.dout, p.out})
-    if (i != kNone && call.operands[i]->shape.type != p.type)
+    if (i != kAbsent && call.operands[i]->shape.type != p.type)
       return CustomCallError(
           call, "operand " + std::to_string(i) + " " + Str(call.operands[i]->shape) + " must have Q's element type");
   if (c->backward) {
@@ -156,6 +158,13 @@ Result<FmhaPlan> PlanFmha(const Instruction& call) {
   if (p.kv_heads == 0 || p.heads % p.kv_heads != 0)
     return CustomCallError(call, "Q's " + std::to_string(p.heads) + " heads are not a multiple of K's and V's " +
                                      std::to_string(p.kv_heads));
+  // The expansion holds [B, N, T, S] scores and counts rows and keys in s32 iotas.
+  int64_t scores = 0;
+  if (p.t > INT32_MAX || p.s > INT32_MAX || MulOverflows(p.b, p.heads, &scores) || MulOverflows(scores, p.t, &scores) ||
+      MulOverflows(scores, p.s, &scores) || scores > (int64_t{1} << 40))
+    return CustomCallError(call, "has " + std::to_string(p.t) + " queries and " + std::to_string(p.s) + " keys over " +
+                                     std::to_string(p.b) + " x " + std::to_string(p.heads) +
+                                     " heads: more scores than nhlo holds (2^40, and 2^31 per sequence)");
   p.rounded = IsFloat(c->intermediate) ? c->intermediate : p.type;
   if (c->backward) {
     const Dims want_dout{p.b, p.heads, p.t, p.hv};
@@ -171,7 +180,7 @@ Result<FmhaPlan> PlanFmha(const Instruction& call) {
     if (stats.type != PrimitiveType::kF32 || !(rank3 || rank4))
       return CustomCallError(call, "stats " + Str(stats) + " must be f32[B, N, T] (or [B, N, T, 1])");
   }
-  if (p.bias != kNone) {
+  if (p.bias != kAbsent) {
     const Shape& bias = call.operands[p.bias]->shape;
     const Dims full{p.b, p.heads, p.t, p.s};
     bool fits = bias.rank() == 4 && bias.dims[2] == p.t && bias.dims[3] == p.s;
@@ -180,10 +189,11 @@ Result<FmhaPlan> PlanFmha(const Instruction& call) {
       return CustomCallError(call, "bias " + Str(bias) + " must be a float [B or 1, N or 1, T, S] array");
   }
   for (size_t i : {p.q_len, p.kv_len}) {
-    if (i == kNone) continue;
+    if (i == kAbsent) continue;
     const Shape& len = call.operands[i]->shape;
-    if (!IsInteger(len.type) || len.rank() != 1 || len.dims[0] != p.b)
-      return CustomCallError(call, "sequence lengths " + Str(len) + " must be an integer [B] array");
+    if (len.type != PrimitiveType::kS32 || len.rank() != 1 || len.dims[0] != p.b)
+      return CustomCallError(call,
+                             "sequence lengths " + Str(len) + " must be s32[B] (B = " + std::to_string(p.b) + ")");
   }
   // The results, in the current order (JAX since May 2024): outputs, then the workspace.
   const Shape& r = call.shape;
@@ -257,18 +267,19 @@ class AttentionBuilder {
     s = x_.Elementwise(Opcode::kMultiply, {s, x_.Splat(p_.config->scale, kF32, s)});
     if (bias) s = x_.Elementwise(Opcode::kAdd, {s, x_.Convert(Broadcast(bias), kF32)});
     Instruction* masked = nullptr;
-    auto also = [&](Instruction* m) { masked = masked ? x_.Elementwise(Opcode::kOr, {masked, m}) : m; };
+    auto add_mask = [&](Instruction* m) { masked = masked ? x_.Elementwise(Opcode::kOr, {masked, m}) : m; };
     const Dims full = ExpansionBuilder::Dims(s);
     if (p_.causal || kv_len) {
       Instruction* key = x_.Iota(full, 3);
       Instruction* row = x_.Iota(full, 2);
-      if (p_.causal) also(x_.Compare(key, row, ComparisonDirection::kGt));
-      if (p_.config->sliding_window > 0) {  // keys t - W < j <= t: j + W <= t is outside
-        Instruction* shifted =
-            x_.Elementwise(Opcode::kAdd, {key, x_.Splat(double(p_.config->sliding_window), kS32, key)});
-        also(x_.Compare(shifted, row, ComparisonDirection::kLe));
+      if (p_.causal) add_mask(x_.Compare(key, row, ComparisonDirection::kGt));
+      // Keys t - W < j <= t: t - j >= W is outside (no overflow: 0 <= j, t < 2^31). A window of
+      // T or more masks nothing the causal mask leaves.
+      if (p_.config->sliding_window > 0 && p_.config->sliding_window < p_.t) {
+        Instruction* behind = x_.Elementwise(Opcode::kSubtract, {row, key});
+        add_mask(x_.Compare(behind, x_.Splat(double(p_.config->sliding_window), kS32, key), ComparisonDirection::kGe));
       }
-      if (kv_len) also(x_.Compare(key, x_.Broadcast(kv_len, full, {0}), ComparisonDirection::kGe));
+      if (kv_len) add_mask(x_.Compare(key, x_.Broadcast(kv_len, full, {0}), ComparisonDirection::kGe));
     }
     if (masked) s = x_.Array(Opcode::kSelect, kF32, full, {masked, x_.Splat(-INFINITY, kF32, s), s});
     return s;
@@ -286,7 +297,9 @@ class AttentionBuilder {
     return x_.Broadcast(Reshape(bias, kept), full, mapped);
   }
 
-  // Zeros where row t is at or past q_len[b] (rows of padding), `v` elsewhere.
+  // Zeros where row r (dimension 2) of canonical [B, *, rows, *] is at or past len[b] (padding),
+  // `v` elsewhere. Applied to the operands too, so that whatever the padding holds (NaN, inf)
+  // reaches no product: cuDNN reads no element past the lengths [inferred].
   Instruction* ZeroPaddedRows(Instruction* v, Instruction* q_len) {
     if (!q_len) return v;
     const Dims full = ExpansionBuilder::Dims(v);
@@ -310,7 +323,7 @@ class AttentionBuilder {
     return x_.Elementwise(Opcode::kMultiply, {v, x_.Splat(p_.config->scale, kF32, v)});
   }
 
-  Instruction* Result(Instruction* v, PrimitiveType type) { return x_.Convert(v, type); }
+  Instruction* Converted(Instruction* v, PrimitiveType type) { return x_.Convert(v, type); }
 
  private:
   ExpansionBuilder& x_;
@@ -320,8 +333,7 @@ class AttentionBuilder {
 };
 
 Instruction* Lengths(ExpansionBuilder& x, size_t i, const char* name) {
-  if (i == kNone) return nullptr;
-  return x.Convert(x.Parameter(i, name), PrimitiveType::kS32);
+  return i == kAbsent ? nullptr : x.Parameter(i, name);
 }
 
 Result<Instruction*> BuildForward(ExpansionBuilder& x, const Instruction& call, const FmhaPlan& p) {
@@ -329,9 +341,10 @@ Result<Instruction*> BuildForward(ExpansionBuilder& x, const Instruction& call, 
   Instruction* q = a.Canonical(x.Parameter(0, "q"), p.q_perm);
   Instruction* k = a.Canonical(x.Parameter(1, "k"), p.k_perm);
   Instruction* v = a.Canonical(x.Parameter(2, "v"), p.v_perm);
-  Instruction* bias = p.bias == kNone ? nullptr : x.Parameter(p.bias, "bias");
+  Instruction* bias = p.bias == kAbsent ? nullptr : x.Parameter(p.bias, "bias");
   Instruction* q_len = Lengths(x, p.q_len, "q_seqlen");
   Instruction* kv_len = Lengths(x, p.kv_len, "kv_seqlen");
+  v = a.ZeroPaddedRows(v, kv_len);
   Instruction* s = a.Scores(q, k, bias, kv_len);
   const Dims rows{p.b, p.heads, p.t};
   // A row with every key masked has max -inf: it counts from 0, so its terms are 0 and its sum 0.
@@ -348,7 +361,7 @@ Result<Instruction*> BuildForward(ExpansionBuilder& x, const Instruction& call, 
   Instruction* probs = x.Elementwise(Opcode::kDivide, {e, x.Broadcast(divisor, ExpansionBuilder::Dims(e), {0, 1, 2})});
   probs = a.ZeroPaddedRows(probs, q_len);
   Instruction* out = a.Ungrouped(a.Product(a.Grouped(a.Rounded(probs)), v, 3, 2));
-  std::vector<Instruction*> results{a.Result(out, p.type)};
+  std::vector<Instruction*> results{a.Converted(out, p.type)};
   const Shape& r = call.shape;
   if (p.has_stats) {
     Instruction* stats = x.Elementwise(Opcode::kAdd, {max, x.Elementwise(Opcode::kLog, {sum})});
@@ -374,10 +387,15 @@ Result<Instruction*> BuildBackward(ExpansionBuilder& x, const Instruction& call,
   stats = x.Array(Opcode::kSelect, PrimitiveType::kF32, {p.b, p.heads, p.t},
                   {all_masked, x.Splat(INFINITY, PrimitiveType::kF32, stats), stats});
   Instruction* dout = a.Canonical(x.Parameter(p.dout, "d_out"), p.dout_perm);
-  Instruction* bias = p.bias == kNone ? nullptr : x.Parameter(p.bias, "bias");
+  Instruction* bias = p.bias == kAbsent ? nullptr : x.Parameter(p.bias, "bias");
   Instruction* out = a.Canonical(x.Parameter(p.out, "out"), p.dout_perm);
   Instruction* q_len = Lengths(x, p.q_len, "q_seqlen");
   Instruction* kv_len = Lengths(x, p.kv_len, "kv_seqlen");
+  q = a.ZeroPaddedRows(q, q_len);
+  k = a.ZeroPaddedRows(k, kv_len);
+  v = a.ZeroPaddedRows(v, kv_len);
+  dout = a.ZeroPaddedRows(dout, q_len);
+  out = a.ZeroPaddedRows(out, q_len);
   Instruction* s = a.Scores(q, k, bias, kv_len);
   const Dims full = ExpansionBuilder::Dims(s);
   Instruction* probs =
@@ -392,7 +410,7 @@ Result<Instruction*> BuildBackward(ExpansionBuilder& x, const Instruction& call,
   Instruction* d_q = a.Scaled(a.Ungrouped(a.Product(d_scores_rounded, k, 3, 2)));
   Instruction* d_k = a.Scaled(a.Product(d_scores_rounded, a.Grouped(q), 2, 2));
   const Shape& r = call.shape;
-  std::vector<Instruction*> results{a.Result(d_q, p.type), a.Result(d_k, p.type), a.Result(d_v, p.type)};
+  std::vector<Instruction*> results{a.Converted(d_q, p.type), a.Converted(d_k, p.type), a.Converted(d_v, p.type)};
   if (r.tuple.size() == 5) {
     Instruction* d_bias = d_scores;
     const Shape& bias_shape = call.operands[p.bias]->shape;
@@ -401,7 +419,7 @@ Result<Instruction*> BuildBackward(ExpansionBuilder& x, const Instruction& call,
         d_bias = x.Reduce(d_bias, MakeScalarConstant(x.module(), x.computation(), PrimitiveType::kF32, 0), d,
                           x.BinaryReducer(Opcode::kAdd, PrimitiveType::kF32));
     d_bias = a.Reshape(d_bias, Dims(bias_shape.dims.begin(), bias_shape.dims.end()));
-    results.push_back(a.Result(d_bias, bias_shape.type));
+    results.push_back(a.Converted(d_bias, bias_shape.type));
   }
   const Shape& ws = r.tuple[r.tuple.size() - 1];
   results.push_back(x.Broadcast(MakeScalarConstant(x.module(), x.computation(), ws.type, 0), {ws.dims[0]}, {}));

@@ -5,6 +5,8 @@
 
 #include <cctype>
 #include <charconv>
+#include <climits>
+#include <cmath>
 #include <optional>
 #include <string>
 
@@ -254,10 +256,11 @@ Result<FmhaConfig> ParseFmhaConfig(std::string_view target, const Json* json) {
   // JAX before May 2024 said causal with is_causal_mask alone.
   NHLO_ASSIGN_OR_RETURN(bool causal, BoolField(*message, "is_causal_mask", what));
   if (causal && c.mask == FmhaMask::kNone) c.mask = FmhaMask::kCausal;
+  if (causal && c.mask == FmhaMask::kPadding) c.mask = FmhaMask::kPaddingCausal;
   NHLO_ASSIGN_OR_RETURN(double window, NumberField(*message, "sliding_window_length", 0, what));
   NHLO_ASSIGN_OR_RETURN(double segments, NumberField(*message, "max_seg_per_batch", 0, what));
-  if (window != static_cast<double>(static_cast<int32_t>(window)) ||
-      segments != static_cast<double>(static_cast<int32_t>(segments)))
+  auto int32 = [](double v) { return v >= INT32_MIN && v <= INT32_MAX && v == std::trunc(v); };  // NaN: false
+  if (!int32(window) || !int32(segments))
     return Status::Error(what + " backend_config \"sliding_window_length\" and \"max_seg_per_batch\" must be int32");
   c.sliding_window = static_cast<int64_t>(window);
   c.max_seg_per_batch = static_cast<int64_t>(segments);

@@ -121,8 +121,7 @@ struct FmhaConfig {
   PrimitiveType intermediate = PrimitiveType::kInvalid;  // intermediate_tensor_shape's type (the probabilities')
 };
 
-/// `target` is a `__cudnn$fmha...` target (the `__cudnn$fhma...` spelling of XLA before 2024
-/// included); `json` as for ParseGemmConfig.
+/// `target` is a `__cudnn$fmha...` target; `json` as for ParseGemmConfig.
 Result<FmhaConfig> ParseFmhaConfig(std::string_view target, const nlohmann::json* json);
 
 }  // namespace nhlo
