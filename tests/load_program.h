@@ -11,6 +11,8 @@
 #include "codegen/bundle_reader.h"
 #include "codegen/codegen.h"
 #include "driver/custom_call_expansions.h"
+#include "driver/values.h"
+#include "interp/interp.h"
 #include "ir/verifier.h"
 #include "parser/parser.h"
 
@@ -42,6 +44,19 @@ inline BundleProgram LoadExpandedProgram(const std::string& text, const std::str
   auto program = ReadBundleFile(std::move(*bytes), stem + ".bin");
   REQUIRE(program.ok());
   return std::move(*program);
+}
+
+/// A verified module (custom calls expanded) emitted as a bundle, read back and run on arguments
+/// RandomValue draws from `seed`; emitting and reading are REQUIREd, the run's status returned.
+inline Result<Value> RunOnRandomArgs(Module& m, uint64_t seed) {
+  REQUIRE(VerifyModule(m).ok());
+  auto bytes = EmitBundleFile(m, CodegenOptions{});
+  REQUIRE(bytes.ok());
+  auto program = ReadBundleFile(std::move(*bytes), "fuzz.bin");
+  REQUIRE(program.ok());
+  std::vector<Value> values;
+  for (const Instruction* p : m.entry->Parameters()) values.push_back(RandomValue(p->shape, seed));
+  return Execute(*program, std::move(values));
 }
 
 }  // namespace nhlo::testing

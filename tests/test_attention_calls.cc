@@ -379,15 +379,7 @@ TEST_CASE("cuDNN fused attention calls of any shape are refused with a message o
       ++refused;
       continue;
     }
-    REQUIRE(VerifyModule(**m).ok());
-    auto bytes = EmitBundleFile(**m, CodegenOptions{});
-    REQUIRE(bytes.ok());
-    auto program = ReadBundleFile(std::move(*bytes), "fuzz.bin");
-    REQUIRE(program.ok());
-    std::vector<Value> values;
-    for (const Instruction* param : (*m)->entry->Parameters())
-      values.push_back(RandomValue(param->shape, static_cast<uint64_t>(trial)));
-    auto run = Execute(*program, std::move(values));
+    auto run = testing::RunOnRandomArgs(**m, static_cast<uint64_t>(trial));
     CHECK_MESSAGE(run.ok(), run.status().ToString());
     ++expanded;
   }

@@ -19,6 +19,7 @@
 #include "driver/values.h"
 #include "interp/interp.h"
 #include "ir/verifier.h"
+#include "load_program.h"
 #include "parser/parser.h"
 #include "types/ffi_attributes.h"
 
@@ -80,14 +81,7 @@ bool ExpandsAndRuns(const std::string& text, uint64_t seed, bool bind_may_refuse
     return false;
   }
   REQUIRE(bound.ok());
-  REQUIRE(VerifyModule(**m).ok());
-  auto bytes = EmitBundleFile(**m, CodegenOptions{});
-  REQUIRE(bytes.ok());
-  auto program = ReadBundleFile(std::move(*bytes), "fuzz.bin");
-  REQUIRE(program.ok());
-  std::vector<Value> values;
-  for (const Instruction* p : (*m)->entry->Parameters()) values.push_back(RandomValue(p->shape, seed));
-  auto run = Execute(*program, std::move(values));
+  auto run = testing::RunOnRandomArgs(**m, seed);
   CHECK_MESSAGE(run.ok(), run.status().ToString());
   return true;
 }
