@@ -5,8 +5,9 @@
 // layout is row-major, so a reshape keeps the bytes), a while loop's state and its init; and
 // broadcasts and iotas read only by elementwise ops are not stored (they run fused). A class
 // of aliased values holding a parameter or a constant costs no frame bytes; the others live from
-// their first definition to the last reader of any member. Informational: nhlo's buffer
-// assignment still copies these values (ArenaReport::aliased_bound beside its frame and bound).
+// their first definition to the last reader of any member. Informational (ArenaReport::
+// aliased_bound beside the frame and its bound): nhlo's buffer assignment takes these aliases
+// (bundle_writer.cc) but still stores broadcasts, and lets a loop state take over a dying init.
 #pragma once
 
 #include <cstdint>

@@ -58,6 +58,7 @@ std::string_view BufferKindName(BufferKind kind) {
     case BufferKind::kTemp: return "temp";
     case BufferKind::kParameter: return "param";
     case BufferKind::kConstant: return "const";
+    case BufferKind::kAlias: return "alias";
   }
   return "unknown";
 }

@@ -23,7 +23,7 @@
 namespace nhlo {
 
 inline constexpr char kBundleMagic[8] = {'N', 'H', 'L', 'O', 'B', 'N', 'D', 'L'};
-inline constexpr uint16_t kBundleVersion = 3;
+inline constexpr uint16_t kBundleVersion = 4;
 inline constexpr uint32_t kHeaderSize = 24;
 inline constexpr uint32_t kSectionEntrySize = 12;
 inline constexpr uint32_t kBufferFixedSize = 40;
@@ -49,11 +49,15 @@ inline constexpr uint32_t kSectionCount = 6;
 std::string_view SectionName(SectionId id);
 
 /// Where a buffer's bytes live at run time. A tuple-typed buffer has no bytes of its own: its
-/// `tuple` list names the element buffers, which have the same kind.
+/// `tuple` list names the element buffers, which have the same kind (a temp tuple's elements may
+/// also be aliases).
 enum class BufferKind : uint8_t {
   kTemp = 0,       // in its computation's frame at offset `location`
   kParameter = 1,  // bound at call time to the value of parameter number `location`
   kConstant = 2,   // in the constant section at `location` (sub-byte types packed)
+  kAlias = 3,      // the bytes of array buffer `location` (an earlier parameter or constant) of the
+                   // same size: a get-tuple-element, tuple element, reshape, bitcast or loop state
+                   // that XLA's buffer assignment aliases; nothing writes it
 };
 std::string_view BufferKindName(BufferKind kind);
 

@@ -193,7 +193,7 @@ class Decoder {
       b.type = *type_or;
       bool has_dim_kinds = (kind & kBufferHasDimKinds) != 0;
       kind &= static_cast<uint8_t>(~kBufferHasDimKinds);
-      if (kind > 2) return r.ErrorAt(at, where + " has unknown kind " + std::to_string(kind));
+      if (kind > 3) return r.ErrorAt(at, where + " has unknown kind " + std::to_string(kind));
       b.kind = static_cast<BufferKind>(kind);
       if (b.backend_dtype != kNoDtype) {
         Result<BackendDtype> dt = BackendDtypeFromOrdinal(b.backend_dtype);
@@ -223,7 +223,9 @@ class Decoder {
         NHLO_TRY(r.Read(e, "tuple elements"));
         if (e >= i)
           return r.ErrorAt(at, where + " lists tuple element " + std::to_string(e) + ", which does not precede it");
-        if (c.buffers[e].kind != b.kind) return r.ErrorAt(at, where + " mixes buffer kinds in its tuple");
+        BufferKind element = c.buffers[e].kind;
+        if (element != b.kind && !(b.kind == BufferKind::kTemp && element == BufferKind::kAlias))
+          return r.ErrorAt(at, where + " mixes buffer kinds in its tuple");
       }
       bool unbounded = false;
       if (has_dim_kinds) {
@@ -264,7 +266,25 @@ class Decoder {
         return r.ErrorAt(at, where + " lies outside its computation's frame");
       if (b.kind == BufferKind::kParameter && b.location > INT32_MAX)
         return r.ErrorAt(at, where + " has an impossible parameter number");
+      if (b.kind == BufferKind::kAlias) NHLO_TRY(CheckAlias(r, at, where, c, b, i));
     }
+    return OkStatus();
+  }
+
+  // An alias shares the bytes of an earlier parameter or constant array of the same size; the
+  // interpreter resolves it with one lookup, so the target is never an alias itself. Values of
+  // bounded dynamic shape carry runtime sizes per buffer and are never aliased.
+  static Status CheckAlias(const Reader& r, size_t at, const std::string& where, const ComputationRecord& c,
+                           const BufferRecord& b, uint32_t index) {
+    if (!IsArrayType(b.type) || !b.dim_kinds.empty())
+      return r.ErrorAt(at, where + " is an alias but not an array of static shape");
+    if (b.location >= index)
+      return r.ErrorAt(at, where + " aliases buffer " + std::to_string(b.location) + ", which does not precede it");
+    const BufferRecord& target = c.buffers[static_cast<size_t>(b.location)];
+    if ((target.kind != BufferKind::kParameter && target.kind != BufferKind::kConstant) || !IsArrayType(target.type) ||
+        !target.dim_kinds.empty() || target.size != b.size)
+      return r.ErrorAt(at, where + " aliases buffer " + std::to_string(b.location) +
+                               ", which is not a parameter or constant array of its size");
     return OkStatus();
   }
 

@@ -10,6 +10,7 @@
 #include <map>
 #include <optional>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "codegen/alias_bound.h"
 #include "codegen/attr_layout.h"
@@ -302,60 +303,176 @@ class Writer {
     }
   }
 
-  // The buffer whose bytes instruction `inst` may take as its own, as XLA's buffer assignment
-  // aliases them (UINT32_MAX for none): a get-tuple-element's array element of a tuple, a
-  // reshape's operand (the host layout is row-major, so a reshape keeps the bytes), a bitcast's
-  // operand when neither has a layout that would make it a physical permutation. Values of
-  // bounded dynamic shape keep their own bytes (their runtime sizes are compacted per value).
-  uint32_t SharedSource(const CompOut& out, const Instruction& inst, size_t i, const std::vector<uint32_t>& value,
-                        const std::unordered_map<const Instruction*, uint32_t>& position) {
-    if (!opts_.buffer_aliasing || inst.operands.size() != 1 || !inst.shape.IsArray()) return UINT32_MAX;
-    const uint32_t source = value[position.at(inst.operands[0])];
-    const BufferRecord& operand = out.buffers[source];
-    // An if chain: every other opcode defines bytes of its own.
-    if (inst.opcode == Opcode::kGetTupleElement) {
-      const Attribute* index = inst.FindAttr(AttrId::kIndex);
-      if (operand.type != PrimitiveType::kTuple || !index || index->i < 0 ||
-          static_cast<size_t>(index->i) >= operand.tuple.size())
-        return UINT32_MAX;
-      return operand.tuple[static_cast<size_t>(index->i)];
+  // Where a computation's values are being placed (LowerComputation): its slots, which slot holds
+  // each buffer, and per instruction the temp leaves whose bytes it carries in the live bound.
+  struct Placement {
+    std::vector<FrameSlot> slots;
+    std::vector<uint32_t> slot_owner;  // per slot: the instruction whose leaves carry its bytes (the last to die)
+    std::vector<uint32_t> slot_of;     // per buffer: its slot, UINT32_MAX for none (yet)
+    std::vector<std::vector<uint32_t>> leaves;
+    std::vector<uint32_t> last_use;  // per instruction: its last reader's position
+    // The root's leaves -> the leaf of parameter 0 at the same position (UINT32_MAX for none).
+    std::unordered_map<uint32_t, uint32_t> root_param;
+  };
+
+  // The array leaves of buffer tree `index`, in order.
+  static void LeavesInOrder(const CompOut& out, uint32_t index, std::vector<uint32_t>& leaves) {
+    const BufferRecord& b = out.buffers[index];
+    if (b.type != PrimitiveType::kTuple) {
+      leaves.push_back(index);
+      return;
     }
-    const bool keeps_bytes =
-        inst.opcode == Opcode::kReshape || (inst.opcode == Opcode::kBitcast && inst.shape.HasDefaultLayout() &&
-                                            inst.operands[0]->shape.HasDefaultLayout());
-    if (!keeps_bytes || operand.type == PrimitiveType::kTuple || !operand.dim_kinds.empty() ||
-        !out.buffers[value[i]].dim_kinds.empty())
-      return UINT32_MAX;
-    return source;
+    for (uint32_t e : b.tuple) LeavesInOrder(out, e, leaves);
+  }
+  // The leaves of trees `a` and `b` of `out` at the same positions; none when their shapes differ.
+  static void PairLeaves(const CompOut& out, uint32_t a, uint32_t b,
+                         std::vector<std::pair<uint32_t, uint32_t>>& pairs) {
+    std::vector<uint32_t> la, lb;
+    LeavesInOrder(out, a, la);
+    LeavesInOrder(out, b, lb);
+    if (la.size() != lb.size()) return;
+    for (size_t k = 0; k < la.size(); ++k) pairs.emplace_back(la[k], lb[k]);
+  }
+  static uint32_t Resolve(const CompOut& out, uint32_t index) {
+    const BufferRecord& b = out.buffers[index];
+    return b.kind == BufferKind::kAlias ? static_cast<uint32_t>(b.location) : index;
   }
 
-  // Instruction `i` takes the bytes of SharedSource's buffer when that buffer has a slot in this
-  // frame: no new slot, and its step's copy finds source and destination the same. The slot
-  // then lives until the last of its values dies, and its bytes count once in the live bound,
-  // with the one that dies last (`slot_owner`). True when `i` was placed so.
-  bool ShareOperandBytes(const CompOut& out, const Instruction& inst, size_t i, const std::vector<uint32_t>& value,
-                         const std::unordered_map<const Instruction*, uint32_t>& position,
-                         const std::vector<uint32_t>& last_use, std::vector<FrameSlot>& slots,
-                         std::vector<uint32_t>& slot_owner, std::vector<uint32_t>& slot_of,
-                         std::vector<std::vector<uint32_t>>& leaves) {
-    if (leaves[i].size() != 1 || value[i] != leaves[i][0]) return false;
-    const uint32_t source = SharedSource(out, inst, i, value, position), result = value[i];
-    if (source == UINT32_MAX || slot_of[source] == UINT32_MAX || out.buffers[source].size != out.buffers[result].size)
-      return false;
-    const uint32_t slot = slot_of[source];
-    slot_of[result] = slot;
-    slots[slot].end = std::max(slots[slot].end, last_use[i]);
-    slots[slot].align = std::max(slots[slot].align, BufferAlignment(out.buffers[result]));
-    const uint32_t owner = slot_owner[slot];
-    if (last_use[i] > last_use[owner]) {
-      std::vector<uint32_t>& owned = leaves[owner];
-      owned.erase(std::remove_if(owned.begin(), owned.end(), [&](uint32_t leaf) { return slot_of[leaf] == slot; }),
-                  owned.end());
-      slot_owner[slot] = static_cast<uint32_t>(i);
-    } else {
-      leaves[i].clear();
+  // The (result leaf, operand leaf) pairs of instruction `inst` whose step copies the one into the
+  // other, as XLA's buffer assignment aliases them: a get-tuple-element and the element it reads,
+  // a tuple's elements and its operands, an opt-barrier or add-dependency and its operand, a
+  // reshape's operand (the host layout is row-major, so a reshape keeps the bytes), a bitcast's
+  // when neither has a layout that would make it a physical permutation.
+  std::vector<std::pair<uint32_t, uint32_t>> CopiedLeaves(
+      const CompOut& out, const Instruction& inst, uint32_t result, const std::vector<uint32_t>& value,
+      const std::unordered_map<const Instruction*, uint32_t>& position) {
+    std::vector<std::pair<uint32_t, uint32_t>> pairs;
+    if (!opts_.buffer_aliasing || inst.operands.empty()) return pairs;
+    auto operand = [&](size_t k) { return value[position.at(inst.operands[k])]; };
+    const BufferRecord& r = out.buffers[result];
+    // An if chain: every other opcode defines bytes of its own.
+    if (inst.opcode == Opcode::kGetTupleElement) {
+      const BufferRecord& t = out.buffers[operand(0)];
+      const Attribute* index = inst.FindAttr(AttrId::kIndex);
+      if (t.type == PrimitiveType::kTuple && index && index->i >= 0 && static_cast<size_t>(index->i) < t.tuple.size())
+        PairLeaves(out, result, t.tuple[static_cast<size_t>(index->i)], pairs);
+    } else if (inst.opcode == Opcode::kTuple) {
+      if (r.type == PrimitiveType::kTuple && r.tuple.size() == inst.operands.size())
+        for (size_t k = 0; k < inst.operands.size(); ++k) PairLeaves(out, r.tuple[k], operand(k), pairs);
+    } else if (inst.opcode == Opcode::kOptimizationBarrier || inst.opcode == Opcode::kAddDependency) {
+      PairLeaves(out, result, operand(0), pairs);
+    } else if (inst.opcode == Opcode::kReshape || (inst.opcode == Opcode::kBitcast && inst.shape.HasDefaultLayout() &&
+                                                   inst.operands[0]->shape.HasDefaultLayout())) {
+      if (inst.shape.IsArray() && out.buffers[operand(0)].type != PrimitiveType::kTuple)
+        pairs.emplace_back(result, operand(0));
     }
+    return pairs;
+  }
+
+  // Leaf `leaf` of instruction `i` takes the bytes of slot `slot` for reading: the slot lives
+  // until the last of its values dies, and its bytes count once in the live bound, with the
+  // instruction that dies last (`slot_owner`).
+  static void JoinSlot(CompOut& out, Placement& pl, size_t i, uint32_t leaf, uint32_t slot) {
+    pl.slot_of[leaf] = slot;
+    pl.slots[slot].end = std::max(pl.slots[slot].end, pl.last_use[i]);
+    pl.slots[slot].align = std::max(pl.slots[slot].align, BufferAlignment(out.buffers[leaf]));
+    std::vector<uint32_t>& mine = pl.leaves[i];
+    const uint32_t owner = pl.slot_owner[slot];
+    if (owner != i && pl.last_use[i] > pl.last_use[owner]) {
+      std::vector<uint32_t>& owned = pl.leaves[owner];
+      owned.erase(std::remove_if(owned.begin(), owned.end(), [&](uint32_t l) { return pl.slot_of[l] == slot; }),
+                  owned.end());
+      pl.slot_owner[slot] = static_cast<uint32_t>(i);
+      // Its bytes are carried by one leaf of `i`: `leaf`.
+      mine.erase(
+          std::remove_if(mine.begin(), mine.end(), [&](uint32_t l) { return l != leaf && pl.slot_of[l] == slot; }),
+          mine.end());
+    } else {
+      mine.erase(std::remove(mine.begin(), mine.end(), leaf), mine.end());
+    }
+  }
+
+  // Result leaf `leaf` of instruction `i` shares the bytes of `source`, which it only reads (its
+  // step's copy finds them the same): a slot of this frame is joined, a parameter's or constant's
+  // bytes are aliased (a callee's root may alias only the leaf of parameter 0 at its own position,
+  // so that a loop body's copy back into its state, or a reducer's into its accumulators, is
+  // never a permutation). True when shared.
+  bool ShareLeaf(CompOut& out, Placement& pl, size_t i, uint32_t leaf, uint32_t source) {
+    BufferRecord& r = out.buffers[leaf];
+    const uint32_t target = Resolve(out, source);
+    const BufferRecord& t = out.buffers[target];
+    if (r.kind != BufferKind::kTemp || r.type == PrimitiveType::kTuple || r.size == 0 || r.size != t.size ||
+        !r.dim_kinds.empty() || !t.dim_kinds.empty())
+      return false;
+    if (t.kind == BufferKind::kParameter || t.kind == BufferKind::kConstant) {
+      if (auto it = pl.root_param.find(leaf);
+          it != pl.root_param.end() && t.kind == BufferKind::kParameter && it->second != target)
+        return false;
+      r.kind = BufferKind::kAlias;
+      r.location = target;
+      std::vector<uint32_t>& mine = pl.leaves[i];
+      mine.erase(std::remove(mine.begin(), mine.end(), leaf), mine.end());
+      return true;
+    }
+    if (t.kind != BufferKind::kTemp || pl.slot_of[target] == UINT32_MAX) return false;
+    JoinSlot(out, pl, i, leaf, pl.slot_of[target]);
     return true;
+  }
+
+  // A while loop's state leaves (instruction `i`, operand leaves paired with result leaves): a
+  // leaf the body passes on untouched shares its init's bytes; another takes the bytes of an init
+  // leaf that dies here, as XLA's buffer assignment aliases a loop's state with its init.
+  bool ShareLoopState(CompOut& out, Placement& pl, const Instruction& inst, size_t i, uint32_t result, uint32_t init) {
+    const Attribute* body_attr = inst.FindAttr(AttrId::kBody);
+    if (!opts_.buffer_aliasing || !body_attr || body_attr->computations.size() != 1) return false;
+    const CompOut& body = comps_[comp_index_.at(body_attr->computations[0])];
+    if (body.params.size() != 1) return false;
+    std::vector<uint32_t> state, start, param, root;
+    LeavesInOrder(out, result, state);
+    LeavesInOrder(out, init, start);
+    LeavesInOrder(body, body.params[0], param);
+    LeavesInOrder(body, body.root, root);
+    if (state.size() != start.size() || state.size() != param.size() || state.size() != root.size()) return false;
+    // Slots this loop's state already holds, and from the start the slots the init holds at more
+    // than one position (a state leaf that took one over would write bytes another leaf's init
+    // copy reads).
+    std::unordered_set<uint32_t> taken, init_slots;
+    for (uint32_t leaf : start)
+      if (uint32_t t = Resolve(out, leaf); out.buffers[t].kind == BufferKind::kTemp && pl.slot_of[t] != UINT32_MAX)
+        if (!init_slots.insert(pl.slot_of[t]).second) taken.insert(pl.slot_of[t]);
+    auto holds = [&](uint32_t slot) { return taken.count(slot) != 0; };
+    bool any = false;
+    for (int pass = 0; pass < 2; ++pass) {
+      for (size_t k = 0; k < state.size(); ++k) {
+        const bool passed = Resolve(body, root[k]) == param[k];
+        const uint32_t source = Resolve(out, start[k]);
+        const uint32_t slot = out.buffers[source].kind == BufferKind::kTemp ? pl.slot_of[source] : UINT32_MAX;
+        if (pass == 0 && passed) {
+          if (slot != UINT32_MAX && holds(slot)) continue;
+          if (!ShareLeaf(out, pl, i, state[k], start[k])) continue;
+          if (slot != UINT32_MAX) taken.insert(slot);
+          any = true;
+        } else if (pass == 1 && !passed) {
+          const BufferRecord& r = out.buffers[state[k]];
+          const BufferRecord& s = out.buffers[source];
+          if (slot == UINT32_MAX || holds(slot) || pl.slots[slot].end > i || r.kind != BufferKind::kTemp ||
+              r.size == 0 || r.size != s.size || !r.dim_kinds.empty() || !s.dim_kinds.empty())
+            continue;
+          // The init dies here: its bytes become the state's, written by each iteration.
+          const uint32_t owner = pl.slot_owner[slot];
+          std::vector<uint32_t>& owned = pl.leaves[owner];
+          owned.erase(std::remove_if(owned.begin(), owned.end(), [&](uint32_t l) { return pl.slot_of[l] == slot; }),
+                      owned.end());
+          pl.slot_of[state[k]] = slot;
+          pl.slot_owner[slot] = static_cast<uint32_t>(i);
+          pl.slots[slot].end = std::max(pl.slots[slot].end, pl.last_use[i]);
+          pl.slots[slot].align = std::max(pl.slots[slot].align, BufferAlignment(r));
+          taken.insert(slot);
+          any = true;
+        }
+      }
+    }
+    return any;
   }
 
   Status LowerComputation(const Computation& comp, CompOut& out) {
@@ -399,28 +516,55 @@ class Writer {
     std::vector<std::vector<uint32_t>> dying(n + 1);  // instructions whose values die after i
     for (size_t i = 0; i < n; ++i) dying[last_use[i]].push_back(static_cast<uint32_t>(i));
 
-    // Slots: each temp leaf lives from its instruction through its value's last reader; an
-    // elementwise result that takes over a dying operand's bytes extends that operand's slot; a
-    // calling instruction reserves one block for its callees' frames while it runs.
-    std::vector<FrameSlot> slots;
-    std::vector<uint32_t> slot_owner;  // per slot: the instruction whose leaves carry its bytes (the last to die)
-    std::vector<uint32_t> slot_of(out.buffers.size(), UINT32_MAX);
+    // Slots: each temp leaf lives from its instruction through its value's last reader; a value
+    // that only copies another's bytes shares them (CopiedLeaves, ShareLoopState); an elementwise
+    // result that takes over a dying operand's bytes extends that operand's slot; a calling
+    // instruction reserves one block for its callees' frames while it runs.
+    Placement pl;
+    pl.slot_of.assign(out.buffers.size(), UINT32_MAX);
+    pl.leaves.resize(n);
+    pl.last_use = std::move(last_use);
+    // No caller copies the entry's root back into anything, so it may alias any parameter.
+    if (!out.params.empty() && &comp != m_.entry) {
+      std::vector<uint32_t> root_leaves, param_leaves;
+      LeavesInOrder(out, out.root, root_leaves);
+      LeavesInOrder(out, out.params[0], param_leaves);
+      for (size_t k = 0; k < root_leaves.size(); ++k)
+        pl.root_param[root_leaves[k]] = k < param_leaves.size() ? param_leaves[k] : UINT32_MAX;
+    }
+    std::vector<FrameSlot>& slots = pl.slots;
+    std::vector<uint32_t>& slot_of = pl.slot_of;
+    std::vector<uint32_t>& slot_owner = pl.slot_owner;
+    std::vector<std::vector<uint32_t>>& leaves = pl.leaves;
+    const std::vector<uint32_t>& uses = pl.last_use;
     std::vector<uint32_t> callee_slot(n, UINT32_MAX);
     uint64_t live = 0, peak = 0, unshared = 0;
-    std::vector<std::vector<uint32_t>> leaves(n);
     std::vector<uint64_t> callee_aliased_bound(n);  // for the report's aliased bound
     for (size_t i = 0; i < n; ++i) {
       const Instruction& inst = *comp.instructions[i];
       CollectTempLeaves(out, value[i], leaves[i]);
+      for (uint32_t leaf : leaves[i]) unshared += AlignTo(out.buffers[leaf].size, 16);
       uint64_t callee_size, callee_bound, callee_align;
       CalleeNeeds(inst, &callee_size, &callee_bound, &callee_align, &callee_aliased_bound[i]);
-      bool in_place = ShareOperandBytes(out, inst, i, value, position, last_use, slots, slot_owner, slot_of, leaves);
-      if (!in_place && MayWriteInPlace(inst.opcode) && leaves[i].size() == 1 &&
+      bool shared = false;
+      // A copying step's result leaves are written ranges the load keeps disjoint, so only a tuple
+      // or get-tuple-element (which write nothing) may put two of its leaves on one slot.
+      const bool one_leaf_per_slot = inst.opcode != Opcode::kTuple && inst.opcode != Opcode::kGetTupleElement;
+      std::unordered_set<uint32_t> joined;
+      for (auto [leaf, source] : CopiedLeaves(out, inst, value[i], value, position)) {
+        const uint32_t target = Resolve(out, source);
+        const uint32_t slot = out.buffers[target].kind == BufferKind::kTemp ? slot_of[target] : UINT32_MAX;
+        if (one_leaf_per_slot && slot != UINT32_MAX && !joined.insert(slot).second) continue;
+        shared = ShareLeaf(out, pl, i, leaf, source) || shared;
+      }
+      if (inst.opcode == Opcode::kWhile && inst.operands.size() == 1)
+        shared = ShareLoopState(out, pl, inst, i, value[i], value[position.at(inst.operands[0])]) || shared;
+      if (!shared && MayWriteInPlace(inst.opcode) && leaves[i].size() == 1 &&
           out.buffers[value[i]].kind == BufferKind::kTemp) {
         uint32_t result = leaves[i][0];
         for (const Instruction* op : inst.operands) {
           uint32_t k = position.at(op);
-          if (last_use[k] != i || leaves[k].size() != 1 || value[k] != leaves[k][0]) continue;
+          if (uses[k] != i || leaves[k].size() != 1 || value[k] != leaves[k][0]) continue;
           uint32_t operand = leaves[k][0];
           if (out.buffers[operand].size != out.buffers[result].size) continue;
           uint32_t slot = slot_of[operand];
@@ -428,22 +572,20 @@ class Writer {
           if (slots[slot].end > i) continue;
           slot_of[result] = slot;
           slot_owner[slot] = static_cast<uint32_t>(i);
-          slots[slot].end = last_use[i];
+          slots[slot].end = uses[i];
           slots[slot].align = std::max(slots[slot].align, BufferAlignment(out.buffers[result]));
           leaves[k].clear();  // its bytes now belong to the result
-          in_place = true;
           break;
         }
       }
+      // The leaves still without bytes get slots of their own.
       uint64_t result_bytes = 0;
       for (uint32_t leaf : leaves[i]) {
+        if (slot_of[leaf] != UINT32_MAX) continue;
         const BufferRecord& b = out.buffers[leaf];
-        if (!in_place) {
-          slot_of[leaf] = static_cast<uint32_t>(slots.size());
-          slots.push_back({static_cast<uint32_t>(i), last_use[i], b.size, BufferAlignment(b), 0});
-          slot_owner.push_back(static_cast<uint32_t>(i));
-        }
-        unshared += AlignTo(b.size, 16);
+        slot_of[leaf] = static_cast<uint32_t>(slots.size());
+        slots.push_back({static_cast<uint32_t>(i), uses[i], b.size, BufferAlignment(b), 0});
+        slot_owner.push_back(static_cast<uint32_t>(i));
         result_bytes += b.size;
       }
       if (callee_size > 0) {
@@ -453,7 +595,7 @@ class Writer {
       }
       // The lower bound: bytes live at i (values defined by i included) plus what the callees
       // need at least.
-      live += in_place ? 0 : result_bytes;
+      live += result_bytes;
       peak = std::max(peak, live + callee_bound);
       for (uint32_t d : dying[i])
         for (uint32_t leaf : leaves[d]) live -= out.buffers[leaf].size;
@@ -471,7 +613,7 @@ class Writer {
     out.unshared = unshared;
     // Informational, for reports (nhlo-corpus-check --arena): not computed for a plain compile.
     if (report_) {
-      out.aliased_bound = AliasedLiveBound(comp, position, out.buffers, value, last_use, callee_aliased_bound);
+      out.aliased_bound = AliasedLiveBound(comp, position, out.buffers, value, uses, callee_aliased_bound);
       report_->computations.push_back({std::string(comp.name), out.frame_size, out.live_bound, out.aliased_bound});
     }
 

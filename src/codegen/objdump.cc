@@ -193,6 +193,7 @@ std::string DumpBundleProgram(const BundleProgram& p, std::string_view file_name
           case BufferKind::kTemp: line += Pad("@" + Hex(b.location, 6), 10); break;
           case BufferKind::kParameter: line += Pad("p" + std::to_string(b.location), 10); break;
           case BufferKind::kConstant: line += Pad("c" + Hex(b.location, 6), 10); break;
+          case BufferKind::kAlias: line += Pad("=#" + std::to_string(b.location), 10); break;
         }
         line += " size " + Pad(std::to_string(b.size), 8);
         if (b.backend_dtype != kNoDtype) {

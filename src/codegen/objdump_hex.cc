@@ -359,7 +359,9 @@ class HexDumper {
     std::string where = b.type == PrimitiveType::kTuple && b.kind != BufferKind::kParameter ? Dec(b.location)
                         : b.kind == BufferKind::kTemp      ? "frame offset " + Hex(b.location)
                         : b.kind == BufferKind::kParameter ? "parameter " + Dec(b.location)
-                                                           : "constants + " + Hex(b.location);
+                        : b.kind == BufferKind::kAlias
+                            ? "the bytes of " + BufferText(c, static_cast<uint32_t>(b.location))
+                            : "constants + " + Hex(b.location);
     U64(at, "location", b.location, where);
     for (size_t i = 0; i < b.dims.size(); ++i) I64(at, Idx("dims", i), b.dims[i]);
     for (size_t i = 0; i < b.tuple.size(); ++i) U32(at, Idx("tuple", i), b.tuple[i], BufferText(c, b.tuple[i]));

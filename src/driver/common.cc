@@ -259,9 +259,9 @@ void AddPipelineFlags(CLI::App& app, PipelineFlags& f) {
   app.add_option("--arch", f.arch, "target architecture for wire tags (v3 or v4)")->check(CLI::IsMember({"v3", "v4"}));
   app.add_flag("--device-only", f.device_only, "reject element types that have no device dtype");
   app.add_option("--buffer-aliasing", f.buffer_aliasing,
-                 "on (default): a get-tuple-element shares the bytes of the tuple element it reads, and a "
-                 "reshape or bitcast its operand's, as XLA's buffer assignment has it; off: each gets bytes of "
-                 "its own and a copy (to bisect a suspected aliasing problem)")
+                 "on (default): get-tuple-elements, tuples, reshapes, bitcasts and while-loop state share the "
+                 "bytes they copy, parameters' and constants' too, as XLA's buffer assignment has it; off: each "
+                 "gets bytes of its own and a copy (to bisect a suspected aliasing problem)")
       ->check(CLI::IsMember({"on", "off"}));
   app.add_flag("--split-input-file", f.split_input_file, "treat '// -----' lines as separators between modules");
   app.add_option("--custom-call", f.custom_calls,

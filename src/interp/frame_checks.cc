@@ -2,6 +2,7 @@
 #include "interp/frame_checks.h"
 
 #include <algorithm>
+#include <utility>
 #include <vector>
 
 namespace nhlo {
@@ -64,6 +65,179 @@ void AppendTempLeaves(const ComputationRecord& comp, uint32_t index, std::vector
     }
     if (b.kind == BufferKind::kTemp && b.size > 0) out.push_back({b.location, b.location + b.size, current});
   }
+}
+
+using LeafPairs = std::vector<std::pair<uint32_t, uint32_t>>;
+
+// The leaves at the same position of tree `a` of `ca` and tree `b` of `cb`, as far as the two
+// shapes agree (the load reports a mismatch of a loop's trees when it runs, not here).
+void PairLeaves(const ComputationRecord& ca, uint32_t a, const ComputationRecord& cb, uint32_t b, LeafPairs& out) {
+  LeafPairs stack{{a, b}};
+  while (!stack.empty()) {
+    auto [x, y] = stack.back();
+    stack.pop_back();
+    const BufferRecord& bx = ca.buffers[x];
+    const BufferRecord& by = cb.buffers[y];
+    bool tuple_x = bx.type == PrimitiveType::kTuple, tuple_y = by.type == PrimitiveType::kTuple;
+    if (tuple_x != tuple_y || bx.tuple.size() != by.tuple.size()) continue;
+    if (!tuple_x) {
+      out.emplace_back(x, y);
+      continue;
+    }
+    for (size_t k = bx.tuple.size(); k-- > 0;) stack.emplace_back(bx.tuple[k], by.tuple[k]);
+  }
+}
+
+// The buffer whose bytes `index` holds: an alias's target, else itself.
+uint32_t Resolve(const ComputationRecord& comp, uint32_t index) {
+  const BufferRecord& b = comp.buffers[index];
+  return b.kind == BufferKind::kAlias ? static_cast<uint32_t>(b.location) : index;
+}
+
+// The loop state leaves (of `comp`, paired with `operand`'s) whose bytes the body of while `b`
+// passes on untouched: its root leaf there holds the bytes of its parameter's leaf there.
+std::vector<uint32_t> PassedThrough(const BundleProgram& program, const ComputationRecord& comp,
+                                    const BundleRecord& b) {
+  std::vector<uint32_t> passed;
+  const AttrRecord* body_attr = b.Find(AttrId::kBody);
+  if (!body_attr || body_attr->computations().empty()) return passed;
+  const ComputationRecord& body = program.computations[body_attr->computations()[0]];
+  if (body.params.size() != 1) return passed;
+  LeafPairs state_param, param_root;
+  PairLeaves(comp, b.result, body, body.params[0], state_param);
+  PairLeaves(body, body.params[0], body, body.root, param_root);
+  // A file may list one leaf twice in a tree: a leaf is passed on only if every pairing says so.
+  std::sort(param_root.begin(), param_root.end());
+  std::sort(state_param.begin(), state_param.end());
+  std::vector<uint32_t> written;
+  for (auto [state, param] : state_param) {
+    auto [first, last] = std::equal_range(param_root.begin(), param_root.end(), std::make_pair(param, uint32_t{0}),
+                                          [](const auto& x, const auto& y) { return x.first < y.first; });
+    bool untouched = first != last;
+    for (auto it = first; it != last; ++it) untouched = untouched && Resolve(body, it->second) == param;
+    (untouched ? passed : written).push_back(state);
+  }
+  std::sort(written.begin(), written.end());
+  passed.erase(std::remove_if(passed.begin(), passed.end(),
+                              [&](uint32_t s) { return std::binary_search(written.begin(), written.end(), s); }),
+               passed.end());
+  passed.erase(std::unique(passed.begin(), passed.end()), passed.end());
+  return passed;
+}
+
+// A bundle whose result has alias leaves must be one that only copies each of them from an
+// operand leaf holding the same bytes (so the copy is none), and a loop's aliased state must be
+// passed on by its body untouched: then no step ever writes an alias's bytes.
+Status CheckAliasedResults(const BundleProgram& program, const ComputationRecord& comp, const BundleRecord& b,
+                           OpFamily family) {
+  std::vector<uint32_t> aliases, stack{b.result};
+  while (!stack.empty()) {
+    const BufferRecord& r = comp.buffers[stack.back()];
+    uint32_t index = stack.back();
+    stack.pop_back();
+    if (r.type == PrimitiveType::kTuple) stack.insert(stack.end(), r.tuple.begin(), r.tuple.end());
+    if (r.kind == BufferKind::kAlias) aliases.push_back(index);
+  }
+  if (aliases.empty()) return OkStatus();
+  LeafPairs pairs;  // (result leaf, operand leaf) that the step copies
+  const BufferRecord& result = comp.buffers[b.result];
+  const bool permutes = b.Find(AttrId::kBitcastLayouts) != nullptr;
+  switch (family) {
+    case OpFamily::kGetTupleElement:
+      if (const AttrRecord* index = b.Find(AttrId::kIndex); index && b.operands.size() == 1) {
+        const BufferRecord& t = comp.buffers[b.operands[0]];
+        if (index->i() >= 0 && static_cast<uint64_t>(index->i()) < t.tuple.size())
+          PairLeaves(comp, b.result, comp, t.tuple[static_cast<size_t>(index->i())], pairs);
+      }
+      break;
+    case OpFamily::kTuple:
+      if (result.type == PrimitiveType::kTuple && result.tuple.size() == b.operands.size())
+        for (size_t k = 0; k < b.operands.size(); ++k) PairLeaves(comp, result.tuple[k], comp, b.operands[k], pairs);
+      break;
+    case OpFamily::kCopy:
+    case OpFamily::kAddDependency:
+    case OpFamily::kReshape:
+      if (!b.operands.empty() && !permutes) PairLeaves(comp, b.result, comp, b.operands[0], pairs);
+      break;
+    case OpFamily::kWhile:
+      if (!b.operands.empty()) {
+        std::vector<uint32_t> passed = PassedThrough(program, comp, b);
+        LeafPairs all;
+        PairLeaves(comp, b.result, comp, b.operands[0], all);
+        for (auto pair : all)
+          if (std::binary_search(passed.begin(), passed.end(), pair.first)) pairs.push_back(pair);
+      }
+      break;
+    case OpFamily::kNotExecutable:
+    case OpFamily::kBound:
+    case OpFamily::kTupleResult:
+    case OpFamily::kCall:
+    case OpFamily::kFusion:
+    case OpFamily::kConditional:
+    case OpFamily::kScan:
+    case OpFamily::kReduce:
+    case OpFamily::kMap:
+    case OpFamily::kScatter:
+    case OpFamily::kSort:
+    case OpFamily::kReduceWindow:
+    case OpFamily::kUnary:
+    case OpFamily::kBinary:
+    case OpFamily::kCompare:
+    case OpFamily::kSelect:
+    case OpFamily::kClamp:
+    case OpFamily::kConvert:
+    case OpFamily::kBitcastConvert:
+    case OpFamily::kBroadcast:
+    case OpFamily::kTranspose:
+    case OpFamily::kIota:
+    case OpFamily::kSlice:
+    case OpFamily::kConcatenate:
+    case OpFamily::kPad:
+    case OpFamily::kReverse:
+    case OpFamily::kDynamicSlice:
+    case OpFamily::kDynamicUpdateSlice:
+    case OpFamily::kDot:
+    case OpFamily::kGather:
+    case OpFamily::kConvolution:
+    case OpFamily::kScaledDot:
+    case OpFamily::kRaggedDot:
+    case OpFamily::kReducePrecision:
+    case OpFamily::kSelectAndScatter:
+    case OpFamily::kAfterAll:
+    case OpFamily::kRng:
+    case OpFamily::kCholesky:
+    case OpFamily::kTriangularSolve:
+    case OpFamily::kFft:
+    case OpFamily::kRngState:
+    case OpFamily::kDynamicShape:
+    case OpFamily::kTransferIn:
+    case OpFamily::kTransferOut:
+    case OpFamily::kSend:
+    case OpFamily::kRecvDone:
+    case OpFamily::kStochasticConvert:
+    case OpFamily::kCollective:
+    case OpFamily::kAsyncStart:
+    case OpFamily::kAsyncUpdate:
+    case OpFamily::kAsyncDone:
+    case OpFamily::kCopyStart:
+    case OpFamily::kCopyDone: break;  // they write their results: an alias among them is refused below
+  }
+  std::sort(pairs.begin(), pairs.end());
+  for (uint32_t alias : aliases) {
+    // Every copy into the alias (a file may list one leaf twice in a tree) must be from its bytes.
+    auto [first, last] = std::equal_range(pairs.begin(), pairs.end(), std::make_pair(alias, uint32_t{0}),
+                                          [](const auto& x, const auto& y) { return x.first < y.first; });
+    const BufferRecord& a = comp.buffers[alias];
+    bool copies_nothing = first != last;
+    for (auto it = first; it != last; ++it)
+      copies_nothing = copies_nothing && Resolve(comp, it->second) == a.location &&
+                       (family != OpFamily::kCopy || comp.buffers[it->second].type == a.type);  // a copy may convert
+    if (!copies_nothing)
+      return Status::Error("bundle '" + std::string(OpcodeName(b.opcode)) + "' of '" + std::string(comp.name) +
+                           "' would write '" + std::string(a.name) + "', which shares the bytes of '" +
+                           std::string(comp.buffers[static_cast<size_t>(a.location)].name) + "'");
+  }
+  return OkStatus();
 }
 
 bool MayWriteInPlace(OpFamily family) {
@@ -137,6 +311,7 @@ bool MayWriteInPlace(OpFamily family) {
 
 Status CheckBundlePlacement(const BundleProgram& program, const ComputationRecord& comp, const BundleRecord& b,
                             OpFamily family) {
+  NHLO_TRY(CheckAliasedResults(program, comp, b, family));
   // A tuple or get-tuple-element result names its operands' buffers: it writes nothing.
   if (family == OpFamily::kTuple || family == OpFamily::kGetTupleElement || family == OpFamily::kBound ||
       family == OpFamily::kAfterAll)
@@ -165,13 +340,21 @@ Status CheckBundlePlacement(const BundleProgram& program, const ComputationRecor
   // `written` is now disjoint and sorted, so its ends are sorted too: each read range finds the
   // written ranges it meets by binary search.
   const bool in_place = MayWriteInPlace(family);
+  // A loop's state leaf may hold the bytes of its init's leaf at the same position (buffer
+  // assignment gives it a dying operand's bytes, or bytes the body passes on untouched): the
+  // init's copy is then none.
+  LeafPairs same_position;
+  if (family == OpFamily::kWhile && !b.operands.empty()) PairLeaves(comp, b.result, comp, b.operands[0], same_position);
+  std::sort(same_position.begin(), same_position.end());
   for (const ByteRange& r : read) {
     auto it = std::upper_bound(written.begin(), written.end(), r.begin,
                                [](uint64_t at, const ByteRange& w) { return at < w.end; });
     for (; it != written.end() && it->begin < r.end; ++it) {
       bool exact = it->begin == r.begin && it->end == r.end && it->buffer != UINT32_MAX &&
                    HostByteSize(comp.buffers[it->buffer].type) == HostByteSize(comp.buffers[r.buffer].type);
-      if (!(in_place && exact)) return error(*it, r, "reads");
+      bool state =
+          exact && std::binary_search(same_position.begin(), same_position.end(), std::make_pair(it->buffer, r.buffer));
+      if (!(in_place && exact) && !state) return error(*it, r, "reads");
     }
   }
   return OkStatus();

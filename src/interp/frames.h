@@ -9,6 +9,7 @@
 #include <cstring>
 #include <deque>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "codegen/bundle_format.h"
@@ -33,9 +34,16 @@ class Frames {
     size_t index = IndexOf(comp);
     std::vector<uint8_t*>& ptrs = ptrs_[index];
     for (uint32_t t : temps_[index]) ptrs[t] = base + comp.buffers[t].location;
+    ResolveAliases(index);
     cur_ = &comp;
     ptr_ = ptrs.data();
     base_ = base;
+  }
+
+  // Points each alias at its parameter's or constant's bytes: after the parameters are bound.
+  void ResolveAliases(size_t index) {
+    std::vector<uint8_t*>& ptrs = ptrs_[index];
+    for (const auto& [alias, target] : aliases_[index]) ptrs[alias] = ptrs[target];
   }
 
   const BufferRecord& B(uint32_t buffer) const { return cur_->buffers[buffer]; }
@@ -262,13 +270,14 @@ class Frames {
   }
 
   const BundleProgram& p_;
-  std::vector<std::vector<std::vector<int64_t>>> sizes_;  // runtime sizes (docs: bounded dynamic shapes)
-  std::vector<std::vector<uint8_t*>> ptrs_;               // per computation: where each buffer's bytes are
-  std::vector<std::vector<uint32_t>> temps_;              // per computation: its temp buffers
-  std::vector<std::vector<std::string>> constants_;       // per computation: unpacked constants
-  const ComputationRecord* cur_ = nullptr;                // the running computation
-  uint8_t** ptr_ = nullptr;                               // its pointer table
-  uint8_t* base_ = nullptr;                               // its frame
+  std::vector<std::vector<std::vector<int64_t>>> sizes_;             // runtime sizes (docs: bounded dynamic shapes)
+  std::vector<std::vector<uint8_t*>> ptrs_;                          // per computation: where each buffer's bytes are
+  std::vector<std::vector<uint32_t>> temps_;                         // per computation: its temp buffers
+  std::vector<std::vector<std::pair<uint32_t, uint32_t>>> aliases_;  // per computation: (alias, target)
+  std::vector<std::vector<std::string>> constants_;                  // per computation: unpacked constants
+  const ComputationRecord* cur_ = nullptr;                           // the running computation
+  uint8_t** ptr_ = nullptr;                                          // its pointer table
+  uint8_t* base_ = nullptr;                                          // its frame
   MappedArena arena_;
   std::vector<Value> args_;              // arguments taken over by Run
   std::deque<std::string> padded_args_;  // bounded parameters' padded copies (stable addresses)

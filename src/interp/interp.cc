@@ -56,6 +56,7 @@ class Machine : public ControlFlow, private StepMachine {
     ptrs_.resize(n);
     sizes_.resize(n);
     temps_.resize(n);
+    aliases_.resize(n);
     constants_.resize(n);
     steps_.resize(n);
     fusion_.resize(n);
@@ -87,6 +88,7 @@ class Machine : public ControlFlow, private StepMachine {
         const BufferRecord& b = comp.buffers[i];
         if (b.type == PrimitiveType::kTuple) continue;
         if (b.kind == BufferKind::kTemp) temps_[c].push_back(i);
+        if (b.kind == BufferKind::kAlias) aliases_[c].emplace_back(i, static_cast<uint32_t>(b.location));
         if (b.kind == BufferKind::kConstant) {
           constants_[c][i] = UnpackConstant(p_, b);
           ptrs_[c][i] = reinterpret_cast<uint8_t*>(constants_[c][i].data());
@@ -133,6 +135,7 @@ class Machine : public ControlFlow, private StepMachine {
     SetCurrent(entry, arena_.data());
     for (size_t i = 0; i < args.size(); ++i)
       NHLO_TRY(BindArgument(entry.params[i], args[i], "argument " + std::to_string(i + 1)));
+    ResolveAliases(p_.entry);
     NHLO_TRY(RunComputation(entry));
     has_result_ = true;
     return OkStatus();

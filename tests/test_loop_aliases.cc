@@ -1,0 +1,253 @@
+// SPDX-License-Identifier: Apache-2.0
+// Buffer assignment's aliases across frames (issue 32, item 3): a get-tuple-element or tuple
+// element holding a parameter's or constant's bytes names that buffer (kind alias) instead of
+// copying it, and a while loop's state shares its init's bytes where its body passes them on
+// untouched, or takes them over where the init dies at the loop. Each case is compared bit for
+// bit with the assignment without aliasing (--buffer-aliasing=off), and the load refuses a file
+// that would let a step write an alias's bytes.
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "load_program.h"
+
+using namespace nhlo;
+
+namespace {
+
+// A loop state of (counter, weights passed on, accumulator, a temp passed on): the weights are a
+// parameter of the entry, the accumulator's init dies at the loop, the passed-on temp is read
+// again after it.
+const char* kLoop = R"(HloModule loop
+body {
+  s = (s32[], f32[64], f32[64], f32[64]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  w = f32[64] get-tuple-element(s), index=1
+  acc = f32[64] get-tuple-element(s), index=2
+  x = f32[64] get-tuple-element(s), index=3
+  one = s32[] constant(1)
+  i1 = s32[] add(i, one)
+  m = f32[64] multiply(acc, w)
+  a = f32[64] add(m, x)
+  ROOT r = (s32[], f32[64], f32[64], f32[64]) tuple(i1, w, a, x)
+}
+cond {
+  s = (s32[], f32[64], f32[64], f32[64]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(5)
+  ROOT c = pred[] compare(i, n), direction=LT
+}
+ENTRY e {
+  w = f32[64] parameter(0)
+  a0 = f32[64] parameter(1)
+  x = f32[64] exponential(a0)
+  acc = f32[64] negate(a0)
+  zero = s32[] constant(0)
+  init = (s32[], f32[64], f32[64], f32[64]) tuple(zero, w, acc, x)
+  loop = (s32[], f32[64], f32[64], f32[64]) while(init), condition=cond, body=body
+  r = f32[64] get-tuple-element(loop), index=2
+  y = f32[64] cosine(x)
+  ROOT out = (f32[64], f32[64], f32[64]) tuple(r, y, w)
+})";
+
+const ComputationRecord& Named(const BundleProgram& p, std::string_view name) {
+  for (const ComputationRecord& c : p.computations)
+    if (c.name == name) return c;
+  FAIL("no computation " << name);
+  return p.computations[0];
+}
+
+// The leaves of a tuple buffer named `name` (the tuple itself, not its elements' records).
+std::vector<const BufferRecord*> Leaves(const ComputationRecord& c, std::string_view name) {
+  std::vector<const BufferRecord*> leaves;
+  for (const BufferRecord& b : c.buffers)
+    if (b.name == name && b.type == PrimitiveType::kTuple)
+      for (uint32_t e : b.tuple) leaves.push_back(&c.buffers[e]);
+  return leaves;
+}
+
+const BufferRecord& Array(const ComputationRecord& c, std::string_view name) {
+  for (const BufferRecord& b : c.buffers)
+    if (b.name == name && b.type != PrimitiveType::kTuple) return b;
+  FAIL("no array buffer " << name);
+  return c.buffers[0];
+}
+
+uint32_t IndexOf(const ComputationRecord& c, std::string_view name) {
+  for (uint32_t i = 0; i < c.buffers.size(); ++i)
+    if (c.buffers[i].name == name && c.buffers[i].type != PrimitiveType::kTuple) return i;
+  FAIL("no array buffer " << name);
+  return 0;
+}
+
+// Runs `text` with buffer aliasing on and off on the same random arguments; both must succeed
+// and give the same bytes.
+void CheckSameAsWithoutAliasing(const char* text, const std::vector<Value>& args) {
+  std::vector<Value> results;
+  for (bool aliasing : {true, false}) {
+    CodegenOptions options;
+    options.buffer_aliasing = aliasing;
+    BundleProgram p = testing::LoadProgram(text, "loop", options);
+    auto got = Execute(p, args);
+    REQUIRE_MESSAGE(got.ok(), got.status().ToString());
+    results.push_back(std::move(*got));
+  }
+  REQUIRE(results[0].tuple.size() == results[1].tuple.size());
+  for (size_t k = 0; k < results[0].tuple.size(); ++k) CHECK(results[0].tuple[k].bytes == results[1].tuple[k].bytes);
+}
+
+std::vector<Value> LoopArgs() {
+  Module scratch;
+  return {RandomValue(scratch.MakeArrayShape(PrimitiveType::kF32, {64}), 3),
+          RandomValue(scratch.MakeArrayShape(PrimitiveType::kF32, {64}), 4)};
+}
+
+}  // namespace
+
+TEST_CASE("a loop's state aliases what its body passes on and takes over an init that dies there") {
+  BundleProgram p = testing::LoadProgram(kLoop, "loop");
+  const ComputationRecord& entry = Named(p, "e");
+  const ComputationRecord& body = Named(p, "body");
+  // The init tuple: the counter and the weights are the constant's and the parameter's bytes.
+  std::vector<const BufferRecord*> init = Leaves(entry, "init");
+  REQUIRE(init.size() == 4);
+  CHECK(init[0]->kind == BufferKind::kAlias);
+  CHECK(init[0]->location == IndexOf(entry, "zero"));
+  CHECK(init[1]->kind == BufferKind::kAlias);
+  CHECK(init[1]->location == IndexOf(entry, "w"));
+  CHECK(init[2]->location == Array(entry, "acc").location);
+  CHECK(init[3]->location == Array(entry, "x").location);
+  // The state: the counter gets bytes of its own (the body writes it and its init is a
+  // constant), the weights stay the parameter's, the accumulator takes over acc's dying bytes,
+  // and x's bytes are passed on and still read after the loop.
+  std::vector<const BufferRecord*> state = Leaves(entry, "loop");
+  REQUIRE(state.size() == 4);
+  CHECK(state[0]->kind == BufferKind::kTemp);
+  CHECK(state[1]->kind == BufferKind::kAlias);
+  CHECK(state[1]->location == IndexOf(entry, "w"));
+  CHECK(state[2]->kind == BufferKind::kTemp);
+  CHECK(state[2]->location == Array(entry, "acc").location);
+  CHECK(state[3]->kind == BufferKind::kTemp);
+  CHECK(state[3]->location == Array(entry, "x").location);
+  // In the body the weights and x are the parameter's leaves; the root passes them on as such.
+  std::vector<const BufferRecord*> param = Leaves(body, "s");
+  REQUIRE(param.size() == 4);
+  CHECK(Array(body, "w").kind == BufferKind::kAlias);
+  std::vector<const BufferRecord*> root = Leaves(body, "r");
+  REQUIRE(root.size() == 4);
+  CHECK(root[1]->kind == BufferKind::kAlias);
+  CHECK(&body.buffers[root[1]->location] == param[1]);
+  CHECK(root[3]->kind == BufferKind::kAlias);
+  CHECK(&body.buffers[root[3]->location] == param[3]);
+  CHECK(root[2]->kind == BufferKind::kTemp);  // the new accumulator is copied back into the state
+  // The entry's root passes the parameter w on as an alias too: no caller copies it back.
+  std::vector<const BufferRecord*> out = Leaves(entry, "out");
+  REQUIRE(out.size() == 3);
+  CHECK(out[2]->kind == BufferKind::kAlias);
+  CheckSameAsWithoutAliasing(kLoop, LoopArgs());
+}
+
+TEST_CASE("a body that permutes its state's leaves copies them instead of aliasing") {
+  // Swapping two leaves: the root may alias a parameter leaf only at its own position, or the
+  // copy back into the state would read a leaf it had already overwritten.
+  const char* swap = R"(HloModule swap
+body {
+  s = (s32[], f32[64], f32[64]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  a = f32[64] get-tuple-element(s), index=1
+  b = f32[64] get-tuple-element(s), index=2
+  one = s32[] constant(1)
+  i1 = s32[] add(i, one)
+  ROOT r = (s32[], f32[64], f32[64]) tuple(i1, b, a)
+}
+cond {
+  s = (s32[], f32[64], f32[64]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(3)
+  ROOT c = pred[] compare(i, n), direction=LT
+}
+ENTRY e {
+  p = f32[64] parameter(0)
+  q = f32[64] parameter(1)
+  zero = s32[] constant(0)
+  init = (s32[], f32[64], f32[64]) tuple(zero, p, q)
+  loop = (s32[], f32[64], f32[64]) while(init), condition=cond, body=body
+  x = f32[64] get-tuple-element(loop), index=1
+  y = f32[64] get-tuple-element(loop), index=2
+  ROOT out = (f32[64], f32[64]) tuple(x, y)
+})";
+  BundleProgram p = testing::LoadProgram(swap, "swap");
+  const ComputationRecord& body = Named(p, "body");
+  std::vector<const BufferRecord*> root = Leaves(body, "r");
+  REQUIRE(root.size() == 3);
+  CHECK(root[1]->kind == BufferKind::kTemp);
+  CHECK(root[2]->kind == BufferKind::kTemp);
+  // The state's leaves are written by the body, so they do not alias the parameters.
+  std::vector<const BufferRecord*> state = Leaves(Named(p, "e"), "loop");
+  REQUIRE(state.size() == 3);
+  for (const BufferRecord* leaf : state) CHECK(leaf->kind == BufferKind::kTemp);
+  std::vector<Value> args = LoopArgs();
+  auto got = Execute(p, args);
+  REQUIRE(got.ok());
+  REQUIRE(got->tuple.size() == 2);
+  // Three swaps: the leaves end swapped.
+  CHECK(got->tuple[0].bytes == args[1].bytes);
+  CHECK(got->tuple[1].bytes == args[0].bytes);
+  CheckSameAsWithoutAliasing(swap, args);
+}
+
+TEST_CASE("the load refuses a file whose step would write an alias's bytes") {
+  BundleProgram p = testing::LoadProgram(kLoop, "loop");
+  ComputationRecord& entry = p.computations[p.entry];
+  // x = exponential(a0) made an alias of a0: the kernel would write the argument's bytes.
+  BufferRecord& x = entry.buffers[IndexOf(entry, "x")];
+  x.kind = BufferKind::kAlias;
+  x.location = IndexOf(entry, "a0");
+  auto got = Execute(p, LoopArgs());
+  REQUIRE_FALSE(got.ok());
+  CHECK(got.status().message().find("would write 'x', which shares the bytes of 'a0'") != std::string::npos);
+
+  // The state's weights leaf is an alias, but a body that writes that leaf would copy into it.
+  BundleProgram q = testing::LoadProgram(kLoop, "loop");
+  ComputationRecord& body = const_cast<ComputationRecord&>(Named(q, "body"));
+  std::vector<const BufferRecord*> root = Leaves(body, "r");
+  REQUIRE(root.size() == 4);
+  BufferRecord& passed = body.buffers[static_cast<size_t>(root[1] - body.buffers.data())];
+  passed.kind = BufferKind::kTemp;
+  passed.location = 0;
+  auto written = Execute(q, LoopArgs());
+  REQUIRE_FALSE(written.ok());
+  CHECK(written.status().message().find("would write") != std::string::npos);
+
+  // A tuple listing the weights' alias twice: its second copy would write acc's bytes into w's.
+  BundleProgram r = testing::LoadProgram(kLoop, "loop");
+  ComputationRecord& e = r.computations[r.entry];
+  for (BufferRecord& b : e.buffers)
+    if (b.name == "init" && b.type == PrimitiveType::kTuple) b.tuple[2] = b.tuple[1];
+  auto twice = Execute(r, LoopArgs());
+  REQUIRE_FALSE(twice.ok());
+  CHECK(twice.status().message().find("which shares the bytes of 'w'") != std::string::npos);
+}
+
+TEST_CASE("an opt-barrier of a tuple holding one value twice loads and runs") {
+  // The tuple's two leaves share x's bytes; the opt-barrier's leaves are written ranges of its
+  // step, which the load keeps disjoint, so only its first leaf shares them (a review finding).
+  const char* twice = R"(HloModule twice
+ENTRY e {
+  p = f32[4] parameter(0)
+  x = f32[4] negate(p)
+  t = (f32[4], f32[4]) tuple(x, x)
+  ob = (f32[4], f32[4]) opt-barrier(t)
+  a = f32[4] get-tuple-element(ob), index=0
+  b = f32[4] get-tuple-element(ob), index=1
+  ROOT r = (f32[4], f32[4]) tuple(a, b)
+})";
+  BundleProgram p = testing::LoadProgram(twice, "twice");
+  std::vector<const BufferRecord*> barrier = Leaves(p.computations[p.entry], "ob");
+  REQUIRE(barrier.size() == 2);
+  CHECK(barrier[0]->location == Array(p.computations[p.entry], "x").location);
+  CHECK(barrier[1]->location != barrier[0]->location);
+  Module scratch;
+  CheckSameAsWithoutAliasing(twice, {RandomValue(scratch.MakeArrayShape(PrimitiveType::kF32, {4}), 7)});
+}
