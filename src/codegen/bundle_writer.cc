@@ -72,11 +72,18 @@ uint64_t BufferAlignment(const BufferRecord& b) {
   return align;
 }
 
-// Ops that read element i of each operand before writing element i of the result, so the
-// result may take the bytes of an operand of the same size that dies at the op.
-bool MayWriteInPlace(Opcode op) {
-  return OpcodeElementwise(op) != Elementwise::kNo || op == Opcode::kCompare || op == Opcode::kSelect ||
-         op == Opcode::kClamp || op == Opcode::kConvert;
+// How many of `inst`'s first operands its result may take the bytes of, when one of the same
+// size dies at it: every operand of an op that reads element i of each before writing element i
+// of the result; operand 0 of a dynamic-update-slice or a one-input scatter, which copy it into
+// the result before writing the update (no copy once they are the same bytes), as XLA updates a
+// dying operand in place.
+size_t InPlaceOperands(const Instruction& inst) {
+  const Opcode op = inst.opcode;
+  if (OpcodeElementwise(op) != Elementwise::kNo || op == Opcode::kCompare || op == Opcode::kSelect ||
+      op == Opcode::kClamp || op == Opcode::kConvert)
+    return inst.operands.size();
+  const bool update = op == Opcode::kDynamicUpdateSlice || (op == Opcode::kScatter && inst.operands.size() == 3);
+  return update && inst.shape.IsArray() && inst.shape.dim_kinds.empty() ? 1 : 0;
 }
 
 // Attributes that do not change what an instruction computes stay in the IR; so do the ones no
@@ -559,11 +566,11 @@ class Writer {
       }
       if (inst.opcode == Opcode::kWhile && inst.operands.size() == 1)
         shared = ShareLoopState(out, pl, inst, i, value[i], value[position.at(inst.operands[0])]) || shared;
-      if (!shared && MayWriteInPlace(inst.opcode) && leaves[i].size() == 1 &&
-          out.buffers[value[i]].kind == BufferKind::kTemp) {
+      if (size_t in_place = InPlaceOperands(inst);
+          !shared && in_place > 0 && leaves[i].size() == 1 && out.buffers[value[i]].kind == BufferKind::kTemp) {
         uint32_t result = leaves[i][0];
-        for (const Instruction* op : inst.operands) {
-          uint32_t k = position.at(op);
+        for (size_t o = 0; o < in_place; ++o) {
+          uint32_t k = position.at(inst.operands[o]);
           if (uses[k] != i || leaves[k].size() != 1 || value[k] != leaves[k][0]) continue;
           uint32_t operand = leaves[k][0];
           if (out.buffers[operand].size != out.buffers[result].size) continue;

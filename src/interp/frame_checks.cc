@@ -250,9 +250,11 @@ bool MayWriteInPlace(OpFamily family) {
     case OpFamily::kConvert:
     case OpFamily::kCopy:  // copy: a memmove
     case OpFamily::kReducePrecision:
-    case OpFamily::kAddDependency:  // add-dependency: a memmove
-    case OpFamily::kReshape:        // reshape and bitcast: a memmove, none when aliased; a layout
-                                    // bitcast permutes through a copy of its operand
+    case OpFamily::kAddDependency:       // add-dependency: a memmove
+    case OpFamily::kReshape:             // reshape and bitcast: a memmove, none when aliased; a layout
+                                         // bitcast permutes through a copy of its operand
+    case OpFamily::kDynamicUpdateSlice:  // over operand 0 only (CheckBundlePlacement): a memmove
+    case OpFamily::kScatter:             // first, none when in place, then the updates
       return true;
     case OpFamily::kNotExecutable:
     case OpFamily::kBound:
@@ -267,7 +269,6 @@ bool MayWriteInPlace(OpFamily family) {
     case OpFamily::kScan:
     case OpFamily::kReduce:
     case OpFamily::kMap:
-    case OpFamily::kScatter:
     case OpFamily::kSort:
     case OpFamily::kReduceWindow:
     case OpFamily::kBitcastConvert:
@@ -279,7 +280,6 @@ bool MayWriteInPlace(OpFamily family) {
     case OpFamily::kPad:
     case OpFamily::kReverse:
     case OpFamily::kDynamicSlice:
-    case OpFamily::kDynamicUpdateSlice:
     case OpFamily::kDot:
     case OpFamily::kGather:
     case OpFamily::kConvolution:
@@ -340,6 +340,7 @@ Status CheckBundlePlacement(const BundleProgram& program, const ComputationRecor
   // `written` is now disjoint and sorted, so its ends are sorted too: each read range finds the
   // written ranges it meets by binary search.
   const bool in_place = MayWriteInPlace(family);
+  const bool updates_operand0 = family == OpFamily::kDynamicUpdateSlice || family == OpFamily::kScatter;
   // A loop's state leaf may hold the bytes of its init's leaf at the same position (buffer
   // assignment gives it a dying operand's bytes, or bytes the body passes on untouched): the
   // init's copy is then none.
@@ -354,7 +355,9 @@ Status CheckBundlePlacement(const BundleProgram& program, const ComputationRecor
                    HostByteSize(comp.buffers[it->buffer].type) == HostByteSize(comp.buffers[r.buffer].type);
       bool state =
           exact && std::binary_search(same_position.begin(), same_position.end(), std::make_pair(it->buffer, r.buffer));
-      if (!(in_place && exact) && !state) return error(*it, r, "reads");
+      // An update (dynamic-update-slice, scatter) writes over the operand it copies, not its update.
+      bool allowed = in_place && (!updates_operand0 || r.buffer == b.operands[0]);
+      if (!(allowed && exact) && !state) return error(*it, r, "reads");
     }
   }
   return OkStatus();
