@@ -303,6 +303,12 @@ ENTRY e {
   std::vector<Value> args = {RandomValue(scratch.MakeArrayShape(PrimitiveType::kF32, {8, 16}), 1),
                              RandomValue(scratch.MakeArrayShape(PrimitiveType::kF32, {2, 16}), 2),
                              RandomValue(scratch.MakeArrayShape(PrimitiveType::kS32, {}), 3)};
+  // Without buffer aliasing the update copies its operand even where it dies.
+  CodegenOptions off;
+  off.buffer_aliasing = false;
+  BundleProgram unaliased = testing::LoadProgram(dies, "dies", off);
+  const ComputationRecord& plain = unaliased.computations[unaliased.entry];
+  CHECK(Array(plain, "d").location != Array(plain, "x").location);
   auto got = Execute(in_place, args);
   auto want = Execute(copied, args);
   REQUIRE(got.ok());

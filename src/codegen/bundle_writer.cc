@@ -76,14 +76,14 @@ uint64_t BufferAlignment(const BufferRecord& b) {
 // size dies at it: every operand of an op that reads element i of each before writing element i
 // of the result; operand 0 of a dynamic-update-slice or a one-input scatter, which copy it into
 // the result before writing the update (no copy once they are the same bytes), as XLA updates a
-// dying operand in place.
-size_t InPlaceOperands(const Instruction& inst) {
+// dying operand in place (only with buffer aliasing: --buffer-aliasing=off bisects these too).
+size_t InPlaceOperands(const Instruction& inst, bool buffer_aliasing) {
   const Opcode op = inst.opcode;
   if (OpcodeElementwise(op) != Elementwise::kNo || op == Opcode::kCompare || op == Opcode::kSelect ||
       op == Opcode::kClamp || op == Opcode::kConvert)
     return inst.operands.size();
   const bool update = op == Opcode::kDynamicUpdateSlice || (op == Opcode::kScatter && inst.operands.size() == 3);
-  return update && inst.shape.IsArray() && inst.shape.dim_kinds.empty() ? 1 : 0;
+  return update && buffer_aliasing && inst.shape.IsArray() && inst.shape.dim_kinds.empty() ? 1 : 0;
 }
 
 // Attributes that do not change what an instruction computes stay in the IR; so do the ones no
@@ -566,7 +566,7 @@ class Writer {
       }
       if (inst.opcode == Opcode::kWhile && inst.operands.size() == 1)
         shared = ShareLoopState(out, pl, inst, i, value[i], value[position.at(inst.operands[0])]) || shared;
-      if (size_t in_place = InPlaceOperands(inst);
+      if (size_t in_place = InPlaceOperands(inst, opts_.buffer_aliasing);
           !shared && in_place > 0 && leaves[i].size() == 1 && out.buffers[value[i]].kind == BufferKind::kTemp) {
         uint32_t result = leaves[i][0];
         for (size_t o = 0; o < in_place; ++o) {
