@@ -316,3 +316,28 @@ ENTRY e {
   CHECK(got->tuple[0].bytes == want->tuple[0].bytes);
   CHECK(got->tuple[1].bytes == args[0].bytes);  // the parameter was not written
 }
+
+TEST_CASE("an update whose update operand shares its operand's bytes copies first") {
+  // u is a reshape of x, so it holds x's bytes: the scatter may not write over x while it still
+  // reads u (a fuzz-modules finding: the load refused the file the writer made).
+  const char* text = R"(HloModule shared
+keep {
+  a = f32[] parameter(0)
+  ROOT b = f32[] parameter(1)
+}
+ENTRY e {
+  p = f32[1,1,4] parameter(0)
+  x = f32[1,1,4] exponential(p)
+  u = f32[4] reshape(x)
+  idx = s32[2] constant({0, 0})
+  sc = f32[1,1,4] scatter(x, idx, u), update_window_dims={0}, inserted_window_dims={0,1},
+       scatter_dims_to_operand_dims={0,1}, index_vector_dim=0, to_apply=keep
+  ROOT r = f32[1,1,4] negate(sc)
+})";
+  BundleProgram p = testing::LoadProgram(text, "shared");
+  const ComputationRecord& entry = p.computations[p.entry];
+  CHECK(Array(entry, "sc").location != Array(entry, "x").location);
+  Module scratch;
+  auto got = Execute(p, {RandomValue(scratch.MakeArrayShape(PrimitiveType::kF32, {1, 1, 4}), 9)});
+  REQUIRE_MESSAGE(got.ok(), got.status().ToString());
+}

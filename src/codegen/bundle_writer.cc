@@ -577,6 +577,16 @@ class Writer {
           uint32_t slot = slot_of[operand];
           // Only bytes no other value still needs: a get-tuple-element may share them.
           if (slots[slot].end > i) continue;
+          // An update reads its other operands after writing over operand 0: none may share those
+          // bytes (a reshape of operand 0 as the update does; a fuzz-modules finding).
+          auto shares_slot = [&](const Instruction* other) {
+            const uint32_t t = Resolve(out, value[position.at(other)]);
+            return out.buffers[t].kind == BufferKind::kTemp && slot_of[t] == slot;
+          };
+          if (in_place < inst.operands.size() &&
+              std::any_of(inst.operands.begin() + static_cast<std::ptrdiff_t>(in_place), inst.operands.end(),
+                          shares_slot))
+            continue;
           slot_of[result] = slot;
           slot_owner[slot] = static_cast<uint32_t>(i);
           slots[slot].end = uses[i];
