@@ -255,7 +255,7 @@ ENTRY e {
 TEST_CASE("a dynamic-update-slice or scatter writes into the bytes of an operand that dies there") {
   // x dies at the update in `dies`, so the update is written into x's bytes; in `lives` x is read
   // again and the update copies it first. The updated values must be the same.
-  const char* dies = R"(HloModule dies
+  const std::string updates = R"(HloModule updates
 add {
   a = f32[] parameter(0)
   b = f32[] parameter(1)
@@ -271,26 +271,9 @@ ENTRY e {
   idx = s32[2,1] constant({{1}, {6}})
   sc = f32[8,16] scatter(d, idx, u), update_window_dims={1}, inserted_window_dims={0},
        scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
-  ROOT r = (f32[8,16], f32[8,16]) tuple(sc, p)
-})";
-  const char* lives = R"(HloModule lives
-add {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT s = f32[] add(a, b)
-}
-ENTRY e {
-  p = f32[8,16] parameter(0)
-  u = f32[2,16] parameter(1)
-  i = s32[] parameter(2)
-  z = s32[] constant(0)
-  x = f32[8,16] exponential(p)
-  d = f32[8,16] dynamic-update-slice(x, u, i, z)
-  idx = s32[2,1] constant({{1}, {6}})
-  sc = f32[8,16] scatter(d, idx, u), update_window_dims={1}, inserted_window_dims={0},
-       scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
-  ROOT r = (f32[8,16], f32[8,16], f32[8,16]) tuple(sc, x, d)
-})";
+)";
+  const std::string dies = updates + "  ROOT r = (f32[8,16], f32[8,16]) tuple(sc, p)\n}";
+  const std::string lives = updates + "  ROOT r = (f32[8,16], f32[8,16], f32[8,16]) tuple(sc, x, d)\n}";
   BundleProgram in_place = testing::LoadProgram(dies, "dies");
   const ComputationRecord& entry = in_place.computations[in_place.entry];
   CHECK(Array(entry, "d").location == Array(entry, "x").location);

@@ -399,6 +399,19 @@ class Writer {
     }
   }
 
+  // Leaf `leaf` of instruction `i`, which writes it, takes over slot `slot`, whose values all die
+  // by `i`: the slot now lives as long as `i`'s value, and `i` carries its bytes in the live bound
+  // (they leave the leaves of the slot's owner, the only instruction that lists them).
+  static void TakeOverSlot(CompOut& out, Placement& pl, size_t i, uint32_t leaf, uint32_t slot) {
+    std::vector<uint32_t>& owned = pl.leaves[pl.slot_owner[slot]];
+    owned.erase(std::remove_if(owned.begin(), owned.end(), [&](uint32_t l) { return pl.slot_of[l] == slot; }),
+                owned.end());
+    pl.slot_of[leaf] = slot;
+    pl.slot_owner[slot] = static_cast<uint32_t>(i);
+    pl.slots[slot].end = std::max(pl.slots[slot].end, pl.last_use[i]);
+    pl.slots[slot].align = std::max(pl.slots[slot].align, BufferAlignment(out.buffers[leaf]));
+  }
+
   // Result leaf `leaf` of instruction `i` shares the bytes of `source`, which it only reads (its
   // step's copy finds them the same): a slot of this frame is joined, a parameter's or constant's
   // bytes are aliased (a callee's root may alias only the leaf of parameter 0 at its own position,
@@ -447,7 +460,6 @@ class Writer {
     for (uint32_t leaf : start)
       if (uint32_t t = Resolve(out, leaf); out.buffers[t].kind == BufferKind::kTemp && pl.slot_of[t] != UINT32_MAX)
         if (!init_slots.insert(pl.slot_of[t]).second) taken.insert(pl.slot_of[t]);
-    auto holds = [&](uint32_t slot) { return taken.count(slot) != 0; };
     bool any = false;
     for (int pass = 0; pass < 2; ++pass) {
       for (size_t k = 0; k < state.size(); ++k) {
@@ -455,25 +467,18 @@ class Writer {
         const uint32_t source = Resolve(out, start[k]);
         const uint32_t slot = out.buffers[source].kind == BufferKind::kTemp ? pl.slot_of[source] : UINT32_MAX;
         if (pass == 0 && passed) {
-          if (slot != UINT32_MAX && holds(slot)) continue;
+          if (slot != UINT32_MAX && taken.count(slot)) continue;
           if (!ShareLeaf(out, pl, i, state[k], start[k])) continue;
           if (slot != UINT32_MAX) taken.insert(slot);
           any = true;
         } else if (pass == 1 && !passed) {
           const BufferRecord& r = out.buffers[state[k]];
           const BufferRecord& s = out.buffers[source];
-          if (slot == UINT32_MAX || holds(slot) || pl.slots[slot].end > i || r.kind != BufferKind::kTemp ||
+          if (slot == UINT32_MAX || taken.count(slot) || pl.slots[slot].end > i || r.kind != BufferKind::kTemp ||
               r.size == 0 || r.size != s.size || !r.dim_kinds.empty() || !s.dim_kinds.empty())
             continue;
           // The init dies here: its bytes become the state's, written by each iteration.
-          const uint32_t owner = pl.slot_owner[slot];
-          std::vector<uint32_t>& owned = pl.leaves[owner];
-          owned.erase(std::remove_if(owned.begin(), owned.end(), [&](uint32_t l) { return pl.slot_of[l] == slot; }),
-                      owned.end());
-          pl.slot_of[state[k]] = slot;
-          pl.slot_owner[slot] = static_cast<uint32_t>(i);
-          pl.slots[slot].end = std::max(pl.slots[slot].end, pl.last_use[i]);
-          pl.slots[slot].align = std::max(pl.slots[slot].align, BufferAlignment(r));
+          TakeOverSlot(out, pl, i, state[k], slot);
           taken.insert(slot);
           any = true;
         }
@@ -587,11 +592,7 @@ class Writer {
               std::any_of(inst.operands.begin() + static_cast<std::ptrdiff_t>(in_place), inst.operands.end(),
                           shares_slot))
             continue;
-          slot_of[result] = slot;
-          slot_owner[slot] = static_cast<uint32_t>(i);
-          slots[slot].end = uses[i];
-          slots[slot].align = std::max(slots[slot].align, BufferAlignment(out.buffers[result]));
-          leaves[k].clear();  // its bytes now belong to the result
+          TakeOverSlot(out, pl, i, result, slot);  // k owns the slot: its bytes now belong to the result
           break;
         }
       }

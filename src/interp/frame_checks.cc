@@ -109,20 +109,19 @@ std::vector<uint32_t> PassedThrough(const BundleProgram& program, const Computat
   // A file may list one leaf twice in a tree: a leaf is passed on only if every pairing says so.
   std::sort(param_root.begin(), param_root.end());
   std::sort(state_param.begin(), state_param.end());
-  std::vector<uint32_t> written;
-  for (auto [state, param] : state_param) {
-    auto [first, last] = std::equal_range(param_root.begin(), param_root.end(), std::make_pair(param, uint32_t{0}),
-                                          [](const auto& x, const auto& y) { return x.first < y.first; });
-    bool untouched = first != last;
-    for (auto it = first; it != last; ++it) untouched = untouched && Resolve(body, it->second) == param;
-    (untouched ? passed : written).push_back(state);
+  for (size_t k = 0; k < state_param.size();) {
+    const uint32_t state = state_param[k].first;
+    bool untouched = true;
+    for (; k < state_param.size() && state_param[k].first == state; ++k) {
+      const uint32_t param = state_param[k].second;
+      auto [first, last] = std::equal_range(param_root.begin(), param_root.end(), std::make_pair(param, uint32_t{0}),
+                                            [](const auto& x, const auto& y) { return x.first < y.first; });
+      untouched = untouched && first != last &&
+                  std::all_of(first, last, [&](const auto& pair) { return Resolve(body, pair.second) == param; });
+    }
+    if (untouched) passed.push_back(state);
   }
-  std::sort(written.begin(), written.end());
-  passed.erase(std::remove_if(passed.begin(), passed.end(),
-                              [&](uint32_t s) { return std::binary_search(written.begin(), written.end(), s); }),
-               passed.end());
-  passed.erase(std::unique(passed.begin(), passed.end()), passed.end());
-  return passed;
+  return passed;  // sorted, each state once
 }
 
 // A bundle whose result has alias leaves must be one that only copies each of them from an
@@ -228,10 +227,11 @@ Status CheckAliasedResults(const BundleProgram& program, const ComputationRecord
     auto [first, last] = std::equal_range(pairs.begin(), pairs.end(), std::make_pair(alias, uint32_t{0}),
                                           [](const auto& x, const auto& y) { return x.first < y.first; });
     const BufferRecord& a = comp.buffers[alias];
-    bool copies_nothing = first != last;
-    for (auto it = first; it != last; ++it)
-      copies_nothing = copies_nothing && Resolve(comp, it->second) == a.location &&
-                       (family != OpFamily::kCopy || comp.buffers[it->second].type == a.type);  // a copy may convert
+    const bool copies_nothing =
+        first != last && std::all_of(first, last, [&](const auto& pair) {
+          return Resolve(comp, pair.second) == a.location &&
+                 (family != OpFamily::kCopy || comp.buffers[pair.second].type == a.type);  // a copy may convert
+        });
     if (!copies_nothing)
       return Status::Error("bundle '" + std::string(OpcodeName(b.opcode)) + "' of '" + std::string(comp.name) +
                            "' would write '" + std::string(a.name) + "', which shares the bytes of '" +
