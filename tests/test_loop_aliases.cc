@@ -324,3 +324,50 @@ ENTRY e {
   auto got = Execute(p, {RandomValue(scratch.MakeArrayShape(PrimitiveType::kF32, {1, 1, 4}), 9)});
   REQUIRE_MESSAGE(got.ok(), got.status().ToString());
 }
+
+TEST_CASE("opcodes.def's bytes column agrees with each op's step family") {
+  // The column decides placements in the writer and at load; a row whose family cannot honour it
+  // (a Lanes op that does not read element i before writing it, a Moves op that writes new bytes)
+  // would let buffer assignment corrupt a value.
+  for (int k = 0; k < kOpcodeCount; ++k) {
+    const Opcode op = static_cast<Opcode>(k);
+    const OpFamily family = OpcodeFamily(op);
+    CAPTURE(OpcodeName(op));
+    switch (OpcodeResultBytes(op)) {
+      case ResultBytes::kLanes:
+        CHECK((family == OpFamily::kUnary || family == OpFamily::kBinary || family == OpFamily::kCompare ||
+               family == OpFamily::kSelect || family == OpFamily::kClamp || family == OpFamily::kConvert ||
+               family == OpFamily::kReducePrecision || op == Opcode::kCopy));
+        break;
+      case ResultBytes::kUpdate: CHECK((op == Opcode::kDynamicUpdateSlice || op == Opcode::kScatter)); break;
+      case ResultBytes::kMoves:
+        CHECK((family == OpFamily::kGetTupleElement || family == OpFamily::kTuple || family == OpFamily::kReshape ||
+               family == OpFamily::kAddDependency || (family == OpFamily::kCopy && op != Opcode::kCopy)));
+        break;
+      case ResultBytes::kLoop: CHECK(op == Opcode::kWhile); break;
+      case ResultBytes::kOwn:
+        CHECK(family != OpFamily::kUnary);
+        CHECK(family != OpFamily::kBinary);
+        CHECK(family != OpFamily::kGetTupleElement);
+        CHECK(family != OpFamily::kTuple);
+        break;
+    }
+  }
+}
+
+TEST_CASE("a reduce-precision or copy takes the bytes of an operand that dies there") {
+  const char* text = R"(HloModule lanes
+ENTRY e {
+  p = f32[256] parameter(0)
+  x = f32[256] exponential(p)
+  rp = f32[256] reduce-precision(x), exponent_bits=5, mantissa_bits=10
+  c = f32[256] copy(rp)
+  ROOT r = (f32[256], f32[256]) tuple(c, p)
+})";
+  BundleProgram p = testing::LoadProgram(text, "lanes");
+  const ComputationRecord& entry = p.computations[p.entry];
+  CHECK(Array(entry, "rp").location == Array(entry, "x").location);
+  CHECK(Array(entry, "c").location == Array(entry, "rp").location);
+  Module scratch;
+  CheckSameAsWithoutAliasing(text, {RandomValue(scratch.MakeArrayShape(PrimitiveType::kF32, {256}), 5)});
+}

@@ -82,6 +82,13 @@ struct BufferRecord {
   int64_t ElementCount() const;
 };
 
+/// The buffer whose bytes `buffers[index]` holds: an alias's target (the reader has checked that
+/// it is no alias itself), else `index`.
+inline uint32_t ResolveAlias(const std::vector<BufferRecord>& buffers, uint32_t index) {
+  const BufferRecord& b = buffers[index];
+  return b.kind == BufferKind::kAlias ? static_cast<uint32_t>(b.location) : index;
+}
+
 /// An array's type and dimensions as HLO writes them, `f32[<=8,?,4]`: `dim_kinds` as in
 /// BufferRecord (empty: every dimension static).
 std::string ArrayShapeText(PrimitiveType type, const std::vector<int64_t>& dims, const std::vector<uint8_t>& dim_kinds);

@@ -73,17 +73,24 @@ uint64_t BufferAlignment(const BufferRecord& b) {
 }
 
 // How many of `inst`'s first operands its result may take the bytes of, when one of the same
-// size dies at it: every operand of an op that reads element i of each before writing element i
-// of the result; operand 0 of a dynamic-update-slice or a one-input scatter, which copy it into
-// the result before writing the update (no copy once they are the same bytes), as XLA updates a
-// dying operand in place (only with buffer aliasing: --buffer-aliasing=off bisects these too).
+// size dies at it (opcodes.def's bytes column): every operand of an op that reads element i of
+// each before writing element i of the result (Lanes); operand 0 of a dynamic-update-slice or a
+// one-input scatter, which copy it into the result before writing the update (no copy once they
+// are the same bytes), as XLA updates a dying operand in place (only with buffer aliasing:
+// --buffer-aliasing=off bisects these too).
 size_t InPlaceOperands(const Instruction& inst, bool buffer_aliasing) {
-  const Opcode op = inst.opcode;
-  if (OpcodeElementwise(op) != Elementwise::kNo || op == Opcode::kCompare || op == Opcode::kSelect ||
-      op == Opcode::kClamp || op == Opcode::kConvert)
-    return inst.operands.size();
-  const bool update = op == Opcode::kDynamicUpdateSlice || (op == Opcode::kScatter && inst.operands.size() == 3);
-  return update && buffer_aliasing && inst.shape.IsArray() && inst.shape.dim_kinds.empty() ? 1 : 0;
+  switch (OpcodeResultBytes(inst.opcode)) {
+    case ResultBytes::kLanes: return inst.operands.size();
+    case ResultBytes::kUpdate: {
+      const bool one_input = inst.opcode != Opcode::kScatter || inst.operands.size() == 3;
+      return one_input && buffer_aliasing && inst.shape.IsArray() && inst.shape.dim_kinds.empty() ? 1 : 0;
+    }
+    case ResultBytes::kOwn:
+    case ResultBytes::kMoves:  // shares its operands' bytes instead (CopiedLeaves)
+    case ResultBytes::kLoop:   // ShareLoopState
+      return 0;
+  }
+  return 0;
 }
 
 // Attributes that do not change what an instruction computes stay in the IR; so do the ones no
@@ -340,16 +347,13 @@ class Writer {
     if (la.size() != lb.size()) return;
     for (size_t k = 0; k < la.size(); ++k) pairs.emplace_back(la[k], lb[k]);
   }
-  static uint32_t Resolve(const CompOut& out, uint32_t index) {
-    const BufferRecord& b = out.buffers[index];
-    return b.kind == BufferKind::kAlias ? static_cast<uint32_t>(b.location) : index;
-  }
 
   // The (result leaf, operand leaf) pairs of instruction `inst` whose step copies the one into the
-  // other, as XLA's buffer assignment aliases them: a get-tuple-element and the element it reads,
-  // a tuple's elements and its operands, an opt-barrier or add-dependency and its operand, a
-  // reshape's operand (the host layout is row-major, so a reshape keeps the bytes), a bitcast's
-  // when neither has a layout that would make it a physical permutation.
+  // other, as XLA's buffer assignment aliases them (the ops whose bytes column is Moves): a
+  // get-tuple-element and the element it reads, a tuple's elements and its operands, an
+  // opt-barrier, add-dependency or domain and its operand, a reshape's operand (the host layout
+  // is row-major, so a reshape keeps the bytes), a bitcast's when neither has a layout that would
+  // make it a physical permutation.
   std::vector<std::pair<uint32_t, uint32_t>> CopiedLeaves(
       const CompOut& out, const Instruction& inst, uint32_t result, const std::vector<uint32_t>& value,
       const std::unordered_map<const Instruction*, uint32_t>& position) {
@@ -357,7 +361,8 @@ class Writer {
     if (!opts_.buffer_aliasing || inst.operands.empty()) return pairs;
     auto operand = [&](size_t k) { return value[position.at(inst.operands[k])]; };
     const BufferRecord& r = out.buffers[result];
-    // An if chain: every other opcode defines bytes of its own.
+    // Which leaves an op moves is its own rule; ops that write their results share nothing.
+    if (OpcodeResultBytes(inst.opcode) != ResultBytes::kMoves) return pairs;
     if (inst.opcode == Opcode::kGetTupleElement) {
       const BufferRecord& t = out.buffers[operand(0)];
       const Attribute* index = inst.FindAttr(AttrId::kIndex);
@@ -366,12 +371,14 @@ class Writer {
     } else if (inst.opcode == Opcode::kTuple) {
       if (r.type == PrimitiveType::kTuple && r.tuple.size() == inst.operands.size())
         for (size_t k = 0; k < inst.operands.size(); ++k) PairLeaves(out, r.tuple[k], operand(k), pairs);
-    } else if (inst.opcode == Opcode::kOptimizationBarrier || inst.opcode == Opcode::kAddDependency) {
-      PairLeaves(out, result, operand(0), pairs);
-    } else if (inst.opcode == Opcode::kReshape || (inst.opcode == Opcode::kBitcast && inst.shape.HasDefaultLayout() &&
-                                                   inst.operands[0]->shape.HasDefaultLayout())) {
-      if (inst.shape.IsArray() && out.buffers[operand(0)].type != PrimitiveType::kTuple)
+    } else if (inst.opcode == Opcode::kReshape || inst.opcode == Opcode::kBitcast) {
+      // A bitcast between layouts is a physical permutation: its own bytes.
+      const bool permutes = inst.opcode == Opcode::kBitcast &&
+                            !(inst.shape.HasDefaultLayout() && inst.operands[0]->shape.HasDefaultLayout());
+      if (!permutes && inst.shape.IsArray() && out.buffers[operand(0)].type != PrimitiveType::kTuple)
         pairs.emplace_back(result, operand(0));
+    } else {
+      PairLeaves(out, result, operand(0), pairs);  // opt-barrier, add-dependency, domain: operand 0 whole
     }
     return pairs;
   }
@@ -419,7 +426,7 @@ class Writer {
   // never a permutation). True when shared.
   bool ShareLeaf(CompOut& out, Placement& pl, size_t i, uint32_t leaf, uint32_t source) {
     BufferRecord& r = out.buffers[leaf];
-    const uint32_t target = Resolve(out, source);
+    const uint32_t target = ResolveAlias(out.buffers, source);
     const BufferRecord& t = out.buffers[target];
     if (r.kind != BufferKind::kTemp || r.type == PrimitiveType::kTuple || r.size == 0 || r.size != t.size ||
         !r.dim_kinds.empty() || !t.dim_kinds.empty())
@@ -458,13 +465,14 @@ class Writer {
     // copy reads).
     std::unordered_set<uint32_t> taken, init_slots;
     for (uint32_t leaf : start)
-      if (uint32_t t = Resolve(out, leaf); out.buffers[t].kind == BufferKind::kTemp && pl.slot_of[t] != UINT32_MAX)
+      if (uint32_t t = ResolveAlias(out.buffers, leaf);
+          out.buffers[t].kind == BufferKind::kTemp && pl.slot_of[t] != UINT32_MAX)
         if (!init_slots.insert(pl.slot_of[t]).second) taken.insert(pl.slot_of[t]);
     bool any = false;
     for (int pass = 0; pass < 2; ++pass) {
       for (size_t k = 0; k < state.size(); ++k) {
-        const bool passed = Resolve(body, root[k]) == param[k];
-        const uint32_t source = Resolve(out, start[k]);
+        const bool passed = ResolveAlias(body.buffers, root[k]) == param[k];
+        const uint32_t source = ResolveAlias(out.buffers, start[k]);
         const uint32_t slot = out.buffers[source].kind == BufferKind::kTemp ? pl.slot_of[source] : UINT32_MAX;
         if (pass == 0 && passed) {
           if (slot != UINT32_MAX && taken.count(slot)) continue;
@@ -564,7 +572,7 @@ class Writer {
       const bool one_leaf_per_slot = inst.opcode != Opcode::kTuple && inst.opcode != Opcode::kGetTupleElement;
       std::unordered_set<uint32_t> joined;
       for (auto [leaf, source] : CopiedLeaves(out, inst, value[i], value, position)) {
-        const uint32_t target = Resolve(out, source);
+        const uint32_t target = ResolveAlias(out.buffers, source);
         const uint32_t slot = out.buffers[target].kind == BufferKind::kTemp ? slot_of[target] : UINT32_MAX;
         if (one_leaf_per_slot && slot != UINT32_MAX && !joined.insert(slot).second) continue;
         shared = ShareLeaf(out, pl, i, leaf, source) || shared;
@@ -585,7 +593,7 @@ class Writer {
           // An update reads its other operands after writing over operand 0: none may share those
           // bytes (a reshape of operand 0 as the update does; a fuzz-modules finding).
           auto shares_slot = [&](const Instruction* other) {
-            const uint32_t t = Resolve(out, value[position.at(other)]);
+            const uint32_t t = ResolveAlias(out.buffers, value[position.at(other)]);
             return out.buffers[t].kind == BufferKind::kTemp && slot_of[t] == slot;
           };
           if (in_place < inst.operands.size() &&

@@ -88,12 +88,6 @@ void PairLeaves(const ComputationRecord& ca, uint32_t a, const ComputationRecord
   }
 }
 
-// The buffer whose bytes `index` holds: an alias's target, else itself.
-uint32_t Resolve(const ComputationRecord& comp, uint32_t index) {
-  const BufferRecord& b = comp.buffers[index];
-  return b.kind == BufferKind::kAlias ? static_cast<uint32_t>(b.location) : index;
-}
-
 // The loop state leaves (of `comp`, paired with `operand`'s) whose bytes the body of while `b`
 // passes on untouched: its root leaf there holds the bytes of its parameter's leaf there.
 std::vector<uint32_t> PassedThrough(const BundleProgram& program, const ComputationRecord& comp,
@@ -116,8 +110,9 @@ std::vector<uint32_t> PassedThrough(const BundleProgram& program, const Computat
       const uint32_t param = state_param[k].second;
       auto [first, last] = std::equal_range(param_root.begin(), param_root.end(), std::make_pair(param, uint32_t{0}),
                                             [](const auto& x, const auto& y) { return x.first < y.first; });
-      untouched = untouched && first != last &&
-                  std::all_of(first, last, [&](const auto& pair) { return Resolve(body, pair.second) == param; });
+      untouched = untouched && first != last && std::all_of(first, last, [&](const auto& pair) {
+                    return ResolveAlias(body.buffers, pair.second) == param;
+                  });
     }
     if (untouched) passed.push_back(state);
   }
@@ -127,8 +122,7 @@ std::vector<uint32_t> PassedThrough(const BundleProgram& program, const Computat
 // A bundle whose result has alias leaves must be one that only copies each of them from an
 // operand leaf holding the same bytes (so the copy is none), and a loop's aliased state must be
 // passed on by its body untouched: then no step ever writes an alias's bytes.
-Status CheckAliasedResults(const BundleProgram& program, const ComputationRecord& comp, const BundleRecord& b,
-                           OpFamily family) {
+Status CheckAliasedResults(const BundleProgram& program, const ComputationRecord& comp, const BundleRecord& b) {
   std::vector<uint32_t> aliases, stack{b.result};
   while (!stack.empty()) {
     const BufferRecord& r = comp.buffers[stack.back()];
@@ -141,24 +135,23 @@ Status CheckAliasedResults(const BundleProgram& program, const ComputationRecord
   LeafPairs pairs;  // (result leaf, operand leaf) that the step copies
   const BufferRecord& result = comp.buffers[b.result];
   const bool permutes = b.Find(AttrId::kBitcastLayouts) != nullptr;
-  switch (family) {
-    case OpFamily::kGetTupleElement:
-      if (const AttrRecord* index = b.Find(AttrId::kIndex); index && b.operands.size() == 1) {
-        const BufferRecord& t = comp.buffers[b.operands[0]];
-        if (index->i() >= 0 && static_cast<uint64_t>(index->i()) < t.tuple.size())
-          PairLeaves(comp, b.result, comp, t.tuple[static_cast<size_t>(index->i())], pairs);
+  switch (OpcodeResultBytes(b.opcode)) {
+    case ResultBytes::kMoves:
+      if (b.opcode == Opcode::kGetTupleElement) {
+        const AttrRecord* index = b.Find(AttrId::kIndex);
+        if (index && b.operands.size() == 1) {
+          const BufferRecord& t = comp.buffers[b.operands[0]];
+          if (index->i() >= 0 && static_cast<uint64_t>(index->i()) < t.tuple.size())
+            PairLeaves(comp, b.result, comp, t.tuple[static_cast<size_t>(index->i())], pairs);
+        }
+      } else if (b.opcode == Opcode::kTuple) {
+        if (result.type == PrimitiveType::kTuple && result.tuple.size() == b.operands.size())
+          for (size_t k = 0; k < b.operands.size(); ++k) PairLeaves(comp, result.tuple[k], comp, b.operands[k], pairs);
+      } else if (!b.operands.empty() && !permutes) {
+        PairLeaves(comp, b.result, comp, b.operands[0], pairs);  // the whole of operand 0
       }
       break;
-    case OpFamily::kTuple:
-      if (result.type == PrimitiveType::kTuple && result.tuple.size() == b.operands.size())
-        for (size_t k = 0; k < b.operands.size(); ++k) PairLeaves(comp, result.tuple[k], comp, b.operands[k], pairs);
-      break;
-    case OpFamily::kCopy:
-    case OpFamily::kAddDependency:
-    case OpFamily::kReshape:
-      if (!b.operands.empty() && !permutes) PairLeaves(comp, b.result, comp, b.operands[0], pairs);
-      break;
-    case OpFamily::kWhile:
+    case ResultBytes::kLoop:
       if (!b.operands.empty()) {
         std::vector<uint32_t> passed = PassedThrough(program, comp, b);
         LeafPairs all;
@@ -167,59 +160,9 @@ Status CheckAliasedResults(const BundleProgram& program, const ComputationRecord
           if (std::binary_search(passed.begin(), passed.end(), pair.first)) pairs.push_back(pair);
       }
       break;
-    case OpFamily::kNotExecutable:
-    case OpFamily::kBound:
-    case OpFamily::kTupleResult:
-    case OpFamily::kCall:
-    case OpFamily::kFusion:
-    case OpFamily::kConditional:
-    case OpFamily::kScan:
-    case OpFamily::kReduce:
-    case OpFamily::kMap:
-    case OpFamily::kScatter:
-    case OpFamily::kSort:
-    case OpFamily::kReduceWindow:
-    case OpFamily::kUnary:
-    case OpFamily::kBinary:
-    case OpFamily::kCompare:
-    case OpFamily::kSelect:
-    case OpFamily::kClamp:
-    case OpFamily::kConvert:
-    case OpFamily::kBitcastConvert:
-    case OpFamily::kBroadcast:
-    case OpFamily::kTranspose:
-    case OpFamily::kIota:
-    case OpFamily::kSlice:
-    case OpFamily::kConcatenate:
-    case OpFamily::kPad:
-    case OpFamily::kReverse:
-    case OpFamily::kDynamicSlice:
-    case OpFamily::kDynamicUpdateSlice:
-    case OpFamily::kDot:
-    case OpFamily::kGather:
-    case OpFamily::kConvolution:
-    case OpFamily::kScaledDot:
-    case OpFamily::kRaggedDot:
-    case OpFamily::kReducePrecision:
-    case OpFamily::kSelectAndScatter:
-    case OpFamily::kAfterAll:
-    case OpFamily::kRng:
-    case OpFamily::kCholesky:
-    case OpFamily::kTriangularSolve:
-    case OpFamily::kFft:
-    case OpFamily::kRngState:
-    case OpFamily::kDynamicShape:
-    case OpFamily::kTransferIn:
-    case OpFamily::kTransferOut:
-    case OpFamily::kSend:
-    case OpFamily::kRecvDone:
-    case OpFamily::kStochasticConvert:
-    case OpFamily::kCollective:
-    case OpFamily::kAsyncStart:
-    case OpFamily::kAsyncUpdate:
-    case OpFamily::kAsyncDone:
-    case OpFamily::kCopyStart:
-    case OpFamily::kCopyDone: break;  // they write their results: an alias among them is refused below
+    case ResultBytes::kOwn:
+    case ResultBytes::kLanes:
+    case ResultBytes::kUpdate: break;  // they write their results: an alias among them is refused below
   }
   std::sort(pairs.begin(), pairs.end());
   for (uint32_t alias : aliases) {
@@ -227,11 +170,11 @@ Status CheckAliasedResults(const BundleProgram& program, const ComputationRecord
     auto [first, last] = std::equal_range(pairs.begin(), pairs.end(), std::make_pair(alias, uint32_t{0}),
                                           [](const auto& x, const auto& y) { return x.first < y.first; });
     const BufferRecord& a = comp.buffers[alias];
-    const bool copies_nothing =
-        first != last && std::all_of(first, last, [&](const auto& pair) {
-          return Resolve(comp, pair.second) == a.location &&
-                 (family != OpFamily::kCopy || comp.buffers[pair.second].type == a.type);  // a copy may convert
-        });
+    const bool copies_nothing = first != last && std::all_of(first, last, [&](const auto& pair) {
+                                  return ResolveAlias(comp.buffers, pair.second) == a.location &&
+                                         (b.opcode == Opcode::kBitcast ||
+                                          comp.buffers[pair.second].type == a.type);  // a bitcast may reinterpret
+                                });
     if (!copies_nothing)
       return Status::Error("bundle '" + std::string(OpcodeName(b.opcode)) + "' of '" + std::string(comp.name) +
                            "' would write '" + std::string(a.name) + "', which shares the bytes of '" +
@@ -240,78 +183,11 @@ Status CheckAliasedResults(const BundleProgram& program, const ComputationRecord
   return OkStatus();
 }
 
-bool MayWriteInPlace(OpFamily family) {
-  switch (family) {
-    case OpFamily::kUnary:
-    case OpFamily::kBinary:
-    case OpFamily::kCompare:
-    case OpFamily::kSelect:
-    case OpFamily::kClamp:
-    case OpFamily::kConvert:
-    case OpFamily::kCopy:  // copy: a memmove
-    case OpFamily::kReducePrecision:
-    case OpFamily::kAddDependency:       // add-dependency: a memmove
-    case OpFamily::kReshape:             // reshape and bitcast: a memmove, none when aliased; a layout
-                                         // bitcast permutes through a copy of its operand
-    case OpFamily::kDynamicUpdateSlice:  // over operand 0 only (CheckBundlePlacement): a memmove
-    case OpFamily::kScatter:             // first, none when in place, then the updates
-      return true;
-    case OpFamily::kNotExecutable:
-    case OpFamily::kBound:
-    case OpFamily::kAfterAll:
-    case OpFamily::kTuple:
-    case OpFamily::kGetTupleElement:
-    case OpFamily::kTupleResult:
-    case OpFamily::kCall:
-    case OpFamily::kFusion:
-    case OpFamily::kWhile:
-    case OpFamily::kConditional:
-    case OpFamily::kScan:
-    case OpFamily::kReduce:
-    case OpFamily::kMap:
-    case OpFamily::kSort:
-    case OpFamily::kReduceWindow:
-    case OpFamily::kBitcastConvert:
-    case OpFamily::kBroadcast:
-    case OpFamily::kTranspose:
-    case OpFamily::kIota:
-    case OpFamily::kSlice:
-    case OpFamily::kConcatenate:
-    case OpFamily::kPad:
-    case OpFamily::kReverse:
-    case OpFamily::kDynamicSlice:
-    case OpFamily::kDot:
-    case OpFamily::kGather:
-    case OpFamily::kConvolution:
-    case OpFamily::kScaledDot:
-    case OpFamily::kRaggedDot:
-    case OpFamily::kSelectAndScatter:
-    case OpFamily::kRng:
-    case OpFamily::kCholesky:
-    case OpFamily::kTriangularSolve:
-    case OpFamily::kFft:
-    case OpFamily::kRngState:
-    case OpFamily::kDynamicShape:
-    case OpFamily::kTransferIn:
-    case OpFamily::kTransferOut:
-    case OpFamily::kSend:
-    case OpFamily::kRecvDone:
-    case OpFamily::kStochasticConvert:
-    case OpFamily::kCollective:
-    case OpFamily::kAsyncStart:
-    case OpFamily::kAsyncUpdate:
-    case OpFamily::kAsyncDone:
-    case OpFamily::kCopyStart:
-    case OpFamily::kCopyDone: return false;
-  }
-  return false;
-}
-
 }  // namespace
 
 Status CheckBundlePlacement(const BundleProgram& program, const ComputationRecord& comp, const BundleRecord& b,
                             OpFamily family) {
-  NHLO_TRY(CheckAliasedResults(program, comp, b, family));
+  NHLO_TRY(CheckAliasedResults(program, comp, b));
   // A tuple or get-tuple-element result names its operands' buffers: it writes nothing.
   if (family == OpFamily::kTuple || family == OpFamily::kGetTupleElement || family == OpFamily::kBound ||
       family == OpFamily::kAfterAll)
@@ -339,13 +215,16 @@ Status CheckBundlePlacement(const BundleProgram& program, const ComputationRecor
     if (written[i].begin < written[i - 1].end) return error(written[i], written[i - 1], "also writes");
   // `written` is now disjoint and sorted, so its ends are sorted too: each read range finds the
   // written ranges it meets by binary search.
-  const bool in_place = MayWriteInPlace(family);
-  const bool updates_operand0 = family == OpFamily::kDynamicUpdateSlice || family == OpFamily::kScatter;
+  // opcodes.def's bytes column says which operands the result may sit exactly over.
+  const ResultBytes bytes = OpcodeResultBytes(b.opcode);
+  const bool in_place = bytes == ResultBytes::kLanes || bytes == ResultBytes::kUpdate || bytes == ResultBytes::kMoves;
+  const bool updates_operand0 = bytes == ResultBytes::kUpdate;
   // A loop's state leaf may hold the bytes of its init's leaf at the same position (buffer
   // assignment gives it a dying operand's bytes, or bytes the body passes on untouched): the
   // init's copy is then none.
   LeafPairs same_position;
-  if (family == OpFamily::kWhile && !b.operands.empty()) PairLeaves(comp, b.result, comp, b.operands[0], same_position);
+  if (bytes == ResultBytes::kLoop && !b.operands.empty())
+    PairLeaves(comp, b.result, comp, b.operands[0], same_position);
   std::sort(same_position.begin(), same_position.end());
   for (const ByteRange& r : read) {
     auto it = std::upper_bound(written.begin(), written.end(), r.begin,

@@ -15,6 +15,7 @@ struct OpcodeInfo {
   uint16_t code;
   SideEffect effect;
   OpFamily family;
+  ResultBytes bytes;
   Elementwise elementwise;
   CollectiveKind collective;
   bool infer;
@@ -22,15 +23,16 @@ struct OpcodeInfo {
 };
 constexpr bool kYes = true, kNo = false;
 constexpr OpcodeInfo kOpcodes[] = {
-#define NHLO_OPCODE(Enum, text, arity, code, effect, family, elementwise, collective, infer, attrs) \
-  {text,                                                                                            \
-   arity,                                                                                           \
-   code,                                                                                            \
-   SideEffect::k##effect,                                                                           \
-   OpFamily::k##family,                                                                             \
-   Elementwise::k##elementwise,                                                                     \
-   CollectiveKind::k##collective,                                                                   \
-   k##infer,                                                                                        \
+#define NHLO_OPCODE(Enum, text, arity, code, effect, family, bytes, elementwise, collective, infer, attrs) \
+  {text,                                                                                                   \
+   arity,                                                                                                  \
+   code,                                                                                                   \
+   SideEffect::k##effect,                                                                                  \
+   OpFamily::k##family,                                                                                    \
+   ResultBytes::k##bytes,                                                                                  \
+   Elementwise::k##elementwise,                                                                            \
+   CollectiveKind::k##collective,                                                                          \
+   k##infer,                                                                                               \
    AttrSchema::k##attrs},
 #include "types/opcodes.def"
 #undef NHLO_OPCODE
@@ -180,6 +182,7 @@ std::optional<uint8_t> EnumValueFromName(EnumSet set, std::string_view text) {
 
 Elementwise OpcodeElementwise(Opcode op) { return kOpcodes[static_cast<size_t>(op)].elementwise; }
 OpFamily OpcodeFamily(Opcode op) { return kOpcodes[static_cast<size_t>(op)].family; }
+ResultBytes OpcodeResultBytes(Opcode op) { return kOpcodes[static_cast<size_t>(op)].bytes; }
 CollectiveKind OpcodeCollective(Opcode op) { return kOpcodes[static_cast<size_t>(op)].collective; }
 
 bool IsExchangingCollective(Opcode op) {

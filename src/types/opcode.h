@@ -14,12 +14,12 @@
 namespace nhlo {
 
 enum class Opcode : uint8_t {
-#define NHLO_OPCODE(Enum, text, arity, code, effect, family, elementwise, collective, infer, attrs) k##Enum,
+#define NHLO_OPCODE(Enum, text, arity, code, effect, family, bytes, elementwise, collective, infer, attrs) k##Enum,
 #include "types/opcodes.def"
 #undef NHLO_OPCODE
 };
 inline constexpr int kOpcodeCount = 0
-#define NHLO_OPCODE(Enum, text, arity, code, effect, family, elementwise, collective, infer, attrs) +1
+#define NHLO_OPCODE(Enum, text, arity, code, effect, family, bytes, elementwise, collective, infer, attrs) +1
 #include "types/opcodes.def"
 #undef NHLO_OPCODE
     ;
@@ -113,6 +113,19 @@ enum class OpFamily : uint8_t {
 };
 OpFamily OpcodeFamily(Opcode op);
 
+/// opcodes.def's bytes column: how a result's bytes may meet its operands'. Buffer assignment
+/// (codegen) places results by it and the load checks placements by it (interp/frame_checks.cc).
+enum class ResultBytes : uint8_t {
+  kOwn,     // written from scratch: never over anything the op reads
+  kLanes,   // reads element i of each operand before writing element i: may sit exactly over an
+            // operand whose elements have the result's size
+  kUpdate,  // copies operand 0, then overwrites parts of it: may sit exactly over operand 0
+  kMoves,   // each result leaf is an operand leaf moved unchanged (which one is the op's own rule):
+            // it may sit over that leaf or share its bytes
+  kLoop,    // while: a state leaf may keep the bytes of its init's leaf at the same position
+};
+ResultBytes OpcodeResultBytes(Opcode op);
+
 /// opcodes.def's collective column: how the op combines the data of the devices it meets.
 enum class CollectiveKind : uint8_t {
   kNo,
@@ -163,25 +176,25 @@ AttrSchema OpcodeAttrSchema(Opcode op);
 #define NHLO_BINARY_Binary(...) __VA_ARGS__
 #define NHLO_BINARY_No(...)
 enum class UnaryOp : uint8_t {
-#define NHLO_OPCODE(Enum, text, arity, code, effect, family, elementwise, collective, infer, attrs) \
+#define NHLO_OPCODE(Enum, text, arity, code, effect, family, bytes, elementwise, collective, infer, attrs) \
   NHLO_UNARY_##elementwise(k##Enum, )
 #include "types/opcodes.def"
 #undef NHLO_OPCODE
 };
 enum class BinaryOp : uint8_t {
-#define NHLO_OPCODE(Enum, text, arity, code, effect, family, elementwise, collective, infer, attrs) \
+#define NHLO_OPCODE(Enum, text, arity, code, effect, family, bytes, elementwise, collective, infer, attrs) \
   NHLO_BINARY_##elementwise(k##Enum, )
 #include "types/opcodes.def"
 #undef NHLO_OPCODE
 };
 inline constexpr Opcode kUnaryOpcodes[] = {
-#define NHLO_OPCODE(Enum, text, arity, code, effect, family, elementwise, collective, infer, attrs) \
+#define NHLO_OPCODE(Enum, text, arity, code, effect, family, bytes, elementwise, collective, infer, attrs) \
   NHLO_UNARY_##elementwise(Opcode::k##Enum, )
 #include "types/opcodes.def"
 #undef NHLO_OPCODE
 };
 inline constexpr Opcode kBinaryOpcodes[] = {
-#define NHLO_OPCODE(Enum, text, arity, code, effect, family, elementwise, collective, infer, attrs) \
+#define NHLO_OPCODE(Enum, text, arity, code, effect, family, bytes, elementwise, collective, infer, attrs) \
   NHLO_BINARY_##elementwise(Opcode::k##Enum, )
 #include "types/opcodes.def"
 #undef NHLO_OPCODE
