@@ -558,6 +558,33 @@ void ReportSkippedCallbacks(const Module& module, std::ostream& log) {
 
 }  // namespace
 
+// XLA's parser (HloParserImpl::ParseDenseLiteral, fill_shortform_constants_with_random_values,
+// on by default) fills an elided constant with a counter that runs on across every constant it
+// parses, "deterministic (garbage) values"; with the option off the literal stays zeros, as nhlo
+// reads it. Neither is the program's data, so a run says so once.
+void ReportElidedConstants(const Module& module, std::ostream& log) {
+  const Instruction* first = nullptr;
+  size_t more = 0;
+  for (const auto& comp : module.computations)
+    for (const Instruction* inst : comp->instructions) {
+      if (inst->opcode != Opcode::kConstant || !inst->literal || !inst->literal->elided) continue;
+      if (first)
+        ++more;
+      else
+        first = inst;
+    }
+  if (!first) return;
+  Diagnostic d = DiagnosticFor(module, *first,
+                               "constant '" + std::string(first->name) +
+                                   "' has its data elided ({...}, as XLA dumps large constants): it runs as zeros, "
+                                   "so results that depend on it are not the program's (XLA's parser would fill it "
+                                   "with counter values)");
+  if (!d.file.empty()) log << d.file << ":" << d.line << ":" << d.col << ": ";
+  log << "warning: " << d.message;
+  if (more > 0) log << " (and " << more << " more)";
+  log << "\n";
+}
+
 Result<std::unique_ptr<Module>> CompileText(std::string name, std::string text, const PipelineOptions& options,
                                             std::ostream& log) {
   NHLO_ASSIGN_OR_RETURN(std::unique_ptr<Module> module, ParseModule(std::move(name), std::move(text)));

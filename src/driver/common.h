@@ -110,6 +110,10 @@ int ParseCommandLine(CLI::App& app, const std::vector<std::string>& args, std::o
 /// line per form on `log`.
 Status ReportOldForms(const Module& module, bool strict, std::ostream& log);
 
+/// Warns, at the first and with the count of the others, of constants whose data the text elides
+/// (`{...}`): a run reads them as zeros, where XLA's parser fills them with counter values.
+void ReportElidedConstants(const Module& module, std::ostream& log);
+
 /// Parse + verify + old forms (ReportOldForms) + run the pipeline + verify. Dumps and warnings go
 /// to `log`.
 Result<std::unique_ptr<Module>> CompileText(std::string name, std::string text, const PipelineOptions& options,

@@ -814,6 +814,7 @@ int RunMain(const std::vector<std::string>& args, std::istream& in, std::ostream
       exit_code = kExitInputRejected;
       continue;
     }
+    ReportElidedConstants(**module, err);
     CodegenOptions codegen = *flags.ToCodegenOptions();
     codegen.max_constant_bytes = settings.memory_limit;
     Result<std::string> emitted = EmitBundleFile(**module, codegen);
