@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "interp/fused_groups.h"
 #include "interp/kernel_plans.h"
 #include "interp/native_callees.h"
 #include "support/merge_sort.h"
@@ -94,6 +95,10 @@ Result<MapPlan> PlanMap(const CalleePattern& pattern, const std::vector<const Bu
 Status RunMap(const MapPlan& plan, const std::vector<Buf>& in, const Buf& out, const CalleeCall& call) {
   if (plan.native.fn) {
     RunStepSpan(plan.native, {&in[plan.swapped], &in[!plan.swapped]}, out);
+    return OkStatus();
+  }
+  if (plan.lifted) {
+    RunLiftedCallee(*plan.lifted, in, out);
     return OkStatus();
   }
   std::vector<std::string> elems(in.size());

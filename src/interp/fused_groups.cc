@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 
+#include "codegen/bundle_reader.h"
 #include "support/parallel.h"
 
 namespace nhlo {
@@ -46,8 +47,8 @@ int CompareCode(ComparisonDirection d) {
   return -1;
 }
 
-// The span form of step `s` when its kernel's checks all pass, so that running the span is what
-// the kernel would do; fn is null otherwise.
+}  // namespace
+
 SpanOp SpanOpOf(const ComputationRecord& comp, const Step& s) {
   const BundleRecord& b = *s.bundle;
   const BufferRecord& out = comp.buffers[b.result];
@@ -155,6 +156,8 @@ SpanOp SpanOpOf(const ComputationRecord& comp, const Step& s) {
   }
   return {};
 }
+
+namespace {
 
 // The span form of step `s` when it can join a group: SpanOpOf for a result that is a temp (a
 // group stores only into its computation's temps).
@@ -394,15 +397,11 @@ FusionPlan PlanFusion(const ComputationRecord& comp, const std::vector<Step>& st
   return Planner(comp, steps).Plan();
 }
 
-Status RunFusedGroup(const ComputationRecord& comp, const FusedGroup& g, uint8_t* const* ptrs) {
-  std::vector<uint8_t*> base(g.slots.size(), nullptr);
-  for (size_t i = 0; i < g.slots.size(); ++i) {
-    const FusedSlot& s = g.slots[i];
-    if (s.kind == FusedSlot::Kind::kTile) continue;
-    base[i] = ptrs[s.index];
-    if (!base[i])
-      return Status::Error("buffer '" + std::string(comp.buffers[s.index].name) + "' is read before it is bound");
-  }
+namespace {
+
+// Runs the members of `g` tile by tile; base[i] is where slot i's kBuffer elements or kScalar
+// element are (unused for tiles).
+void RunFusedTiles(const FusedGroup& g, const std::vector<uint8_t*>& base) {
   ParallelFor(g.elements, kParallelChunk, [&](int64_t begin, int64_t end) {
     // One scratch per thread, grown once: a loop body's group runs every iteration.
     thread_local std::vector<uint64_t> scratch;
@@ -428,7 +427,116 @@ Status RunFusedGroup(const ComputationRecord& comp, const FusedGroup& g, uint8_t
       }
     }
   });
+}
+
+}  // namespace
+
+Status RunFusedGroup(const ComputationRecord& comp, const FusedGroup& g, uint8_t* const* ptrs) {
+  std::vector<uint8_t*> base(g.slots.size(), nullptr);
+  for (size_t i = 0; i < g.slots.size(); ++i) {
+    const FusedSlot& s = g.slots[i];
+    if (s.kind == FusedSlot::Kind::kTile) continue;
+    base[i] = ptrs[s.index];
+    if (!base[i])
+      return Status::Error("buffer '" + std::string(comp.buffers[s.index].name) + "' is read before it is bound");
+  }
+  RunFusedTiles(g, base);
   return OkStatus();
+}
+
+std::shared_ptr<const LiftedCallee> LiftCallee(const BundleProgram& p, const ComputationRecord& comp,
+                                               const BundleRecord& map, const ComputationRecord& callee,
+                                               const std::vector<Step>& steps) {
+  const BufferRecord& result = comp.buffers[map.result];
+  const size_t operands = map.operands.size();
+  if (!IsArrayType(result.type) || callee.params.size() != operands || callee.root >= callee.buffers.size())
+    return nullptr;
+  auto lifted = std::make_shared<LiftedCallee>();
+  FusedGroup& g = lifted->group;
+  g.elements = result.ElementCount();
+  if (g.elements <= 0) return nullptr;
+  // A callee value fits a tile if it is one element of at most 8 bytes (a tile holds kFusedTile
+  // 8-byte words).
+  auto scalar = [](const BufferRecord& r) {
+    return IsArrayType(r.type) && r.ElementCount() == 1 && HostByteSize(r.type) <= 8;
+  };
+  auto element = [](const BufferRecord& r) { return static_cast<uint32_t>(HostByteSize(r.type)); };
+  std::vector<int32_t> slot_of(callee.buffers.size(), -1);
+  auto add_slot = [&](FusedSlot::Kind kind, uint32_t index, uint32_t bytes) {
+    g.slots.push_back({kind, index, bytes});
+    return static_cast<int32_t>(g.slots.size() - 1);
+  };
+  for (size_t k = 0; k < operands; ++k) {
+    const uint32_t param = callee.params[k];
+    const BufferRecord& operand = comp.buffers[map.operands[k]];
+    if (param >= callee.buffers.size() || !scalar(callee.buffers[param]) ||
+        callee.buffers[param].type != operand.type || operand.ElementCount() != g.elements)
+      return nullptr;
+    slot_of[param] = add_slot(FusedSlot::Kind::kBuffer, static_cast<uint32_t>(k), element(operand));
+  }
+  // A constant's slot: its tile, filled once per chunk from its one element (as a group fills a
+  // broadcast's).
+  auto slot_for = [&](uint32_t buffer) -> int32_t {
+    if (buffer >= callee.buffers.size()) return -1;
+    if (slot_of[buffer] >= 0) return slot_of[buffer];
+    const BufferRecord& r = callee.buffers[buffer];
+    if (r.kind != BufferKind::kConstant || !scalar(r)) return -1;
+    const int32_t source =
+        add_slot(FusedSlot::Kind::kScalar, static_cast<uint32_t>(lifted->constants.size()), element(r));
+    lifted->constants.push_back(UnpackConstant(p, r));
+    const int32_t tile = add_slot(FusedSlot::Kind::kTile, g.scratch_tiles++, element(r));
+    FusedMember fill{FillSpanOp(r.type), 0, {static_cast<uint16_t>(source), 0, 0}, static_cast<uint16_t>(tile), true};
+    g.members.push_back(fill);
+    return slot_of[buffer] = tile;
+  };
+  bool root_written = false;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const Step& s = steps[i];
+    const BundleRecord& b = *s.bundle;
+    if (s.family == OpFamily::kBound) continue;
+    // A broadcast's span reads one element for all: lifted, its operand is a tile.
+    if (s.family == OpFamily::kBroadcast || b.result >= callee.buffers.size() || !scalar(callee.buffers[b.result]) ||
+        slot_of[b.result] >= 0 || g.members.size() >= kMaxMembers)
+      return nullptr;
+    SpanOp op = SpanOpOf(callee, s);
+    if (!op.fn) return nullptr;
+    FusedMember member{op, static_cast<uint32_t>(i), {0, 0, 0}, 0, false};
+    for (size_t k = 0; k < b.operands.size(); ++k) {
+      const int32_t slot = slot_for(b.operands[k]);
+      if (slot < 0 || k >= 3) return nullptr;
+      member.in[k] = static_cast<uint16_t>(slot);
+    }
+    const BufferRecord& r = callee.buffers[b.result];
+    // The root's member writes the map's result; the others write tiles.
+    const bool root = b.result == callee.root;
+    if (root && r.type != result.type) return nullptr;
+    root_written = root_written || root;
+    const int32_t out = root ? add_slot(FusedSlot::Kind::kBuffer, static_cast<uint32_t>(operands), element(result))
+                             : add_slot(FusedSlot::Kind::kTile, g.scratch_tiles++, element(r));
+    member.out = static_cast<uint16_t>(out);
+    slot_of[b.result] = out;
+    g.members.push_back(member);
+  }
+  if (!root_written || g.slots.size() > UINT16_MAX) return nullptr;
+  g.step_count = static_cast<uint32_t>(steps.size());
+  g.stored = 1;
+  return lifted;
+}
+
+void RunLiftedCallee(const LiftedCallee& lifted, const std::vector<Buf>& in, const Buf& out) {
+  const FusedGroup& g = lifted.group;
+  std::vector<uint8_t*> base(g.slots.size(), nullptr);
+  for (size_t i = 0; i < g.slots.size(); ++i) {
+    const FusedSlot& s = g.slots[i];
+    switch (s.kind) {
+      case FusedSlot::Kind::kBuffer: base[i] = s.index < in.size() ? in[s.index].data : out.data; break;
+      case FusedSlot::Kind::kScalar:
+        base[i] = reinterpret_cast<uint8_t*>(const_cast<char*>(lifted.constants[s.index].data()));
+        break;
+      case FusedSlot::Kind::kTile: break;
+    }
+  }
+  RunFusedTiles(g, base);
 }
 
 Result<ElementwisePlan> PlanElementwise(const ComputationRecord& comp, const Step& s) {

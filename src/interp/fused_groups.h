@@ -13,6 +13,8 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "codegen/bundle_format.h"
@@ -73,5 +75,32 @@ FusionPlan PlanFusion(const ComputationRecord& comp, const std::vector<Step>& st
 
 /// Runs group `g` of `comp` with the frame's buffer pointers `ptrs` (indexed by buffer).
 Status RunFusedGroup(const ComputationRecord& comp, const FusedGroup& g, uint8_t* const* ptrs);
+
+/// The span form of step `s` of `comp` when its kernel's checks all pass, so that running the
+/// span is what the kernel would do; fn is null otherwise.
+SpanOp SpanOpOf(const ComputationRecord& comp, const Step& s);
+
+/// A map whose callee is a chain of scalar elementwise steps (torch-neuronx's GELU, SiLU and erf
+/// expansions are such maps, docs/custom-calls.md) run as one group over the map's arrays: each
+/// step's span kernel on a tile of elements, where running the callee per element would go
+/// through the executor once per element and step. Each element meets the same scalar ops in the
+/// same order, so the results are the bytes the per-element run gives. Slots: kBuffer `index`
+/// k < operands is map operand k, k == operands the map's result; kScalar `index` is
+/// constants[index], which a member fills into a tile once per chunk.
+struct LiftedCallee {
+  FusedGroup group;
+  std::vector<std::string> constants;  // one element each, host layout
+};
+
+/// The lifted form of bundle `map` of `comp` (a map) whose to_apply is `callee`, lowered to
+/// `steps`; null when a value of the callee is not a scalar of at most 8 bytes, or a step has no
+/// span form (a broadcast, a call, anything but the elementwise families and reshape).
+std::shared_ptr<const LiftedCallee> LiftCallee(const BundleProgram& p, const ComputationRecord& comp,
+                                               const BundleRecord& map, const ComputationRecord& callee,
+                                               const std::vector<Step>& steps);
+
+/// Runs a lifted map over its operands `in` into `out`, in parallel chunks whose cut depends on
+/// the element count alone.
+void RunLiftedCallee(const LiftedCallee& lifted, const std::vector<Buf>& in, const Buf& out);
 
 }  // namespace nhlo

@@ -193,9 +193,12 @@ struct ReducePlan {
 /// a map whose computation is one binary op of its two parameters, that op's span (the
 /// elementwise kernel's, operands in the computation's order); fn null: the computation runs
 /// per element.
+struct LiftedCallee;  // fused_groups.h
 struct MapPlan {
   SpanOp native;
   bool swapped = false;
+  /// A callee of scalar elementwise steps, run over the arrays tile by tile (fused_groups.h).
+  std::shared_ptr<const LiftedCallee> lifted;
 };
 
 /// What a window op's windows meet (reduce-window, select-and-scatter; kernels_window.cc). The

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "interp/dynamic_steps.h"
+#include "interp/fused_groups.h"
 #include "interp/interp.h"
 #include "interp/kernels.h"
 #include "interp/lower.h"
@@ -759,6 +760,33 @@ void LowerKernelPlan(const ComputationRecord& comp, Step& s) {
 
 // Lowers one bundle: its step family, attribute slots and custom call, and the checks that
 // do not depend on values (operand counts, attributes each family reads).
+namespace {
+
+// A map without a native span whose callee is a chain of scalar elementwise steps runs as a group
+// over its arrays (fused_groups.h, LiftedCallee): the callee's bundles are lowered here to see.
+void LiftMap(const BundleProgram& p, const ComputationRecord& comp, Step& s, const ExecuteOptions& options) {
+  const MapPlan* plan = s.plan ? std::get_if<MapPlan>(s.plan.get()) : nullptr;
+  const AttrRecord* to_apply = s.Find(AttrId::kToApply);
+  if (!plan || plan->native.fn || !to_apply || to_apply->computations().empty() ||
+      to_apply->computations()[0] >= p.computations.size())
+    return;
+  const ComputationRecord& callee = p.computations[to_apply->computations()[0]];
+  std::vector<Step> steps;
+  steps.reserve(callee.bundles.size());
+  for (const BundleRecord& b : callee.bundles) {
+    Result<Step> step = LowerBundle(p, callee, b, options);
+    if (!step.ok()) return;  // the per-element run reports it
+    steps.push_back(std::move(*step));
+  }
+  std::shared_ptr<const LiftedCallee> lifted = LiftCallee(p, comp, *s.bundle, callee, steps);
+  if (!lifted) return;
+  MapPlan with = *plan;
+  with.lifted = std::move(lifted);
+  s.plan = std::make_unique<const KernelPlan>(std::move(with));
+}
+
+}  // namespace
+
 Result<Step> LowerBundle(const BundleProgram& p, const ComputationRecord& comp, const BundleRecord& b,
                          const ExecuteOptions& options) {
   Step s = StepFor(b);
@@ -882,6 +910,7 @@ Result<Step> LowerBundle(const BundleProgram& p, const ComputationRecord& comp, 
   LowerCalleePattern(p, comp, s);
   LowerCalleeSignature(p, comp, s);
   if (!s.dynamic) LowerKernelPlan(comp, s);  // after the pattern: a sort's native key depends on it
+  if (s.family == OpFamily::kMap && !s.dynamic) LiftMap(p, comp, s, options);
   if (s.family == OpFamily::kScan && !s.dynamic) {
     const AttrRecord* to_apply = s.Find(AttrId::kToApply);
     if (to_apply && !to_apply->computations().empty() && to_apply->computations()[0] < p.computations.size())
