@@ -49,7 +49,24 @@ Indexed IndexOf(const ComputationRecord& f) {
   return x;
 }
 
-// root = op(p0, p1) or op(p1, p0), every buffer a scalar of type t.
+// Whether running `b` may do more than write its result (opcodes.def's effect column; a custom
+// call's flag).
+bool MayHaveSideEffect(const BundleRecord& b) {
+  switch (OpcodeSideEffect(b.opcode)) {
+    case SideEffect::kNone: return false;
+    case SideEffect::kFlagged: {
+      const AttrRecord* flag = b.Find(AttrId::kCustomCallHasSideEffect);
+      return flag && flag->b();
+    }
+    case SideEffect::kAlways:
+    case SideEffect::kCollective:
+    case SideEffect::kChannelId: return true;
+  }
+  return true;
+}
+
+// root = op(p0, p1) or op(p1, p0), every buffer a scalar of type t; other steps dead and free of
+// side effects.
 CalleePattern BinaryPattern(const ComputationRecord& f, PrimitiveType t) {
   CalleePattern none, p;
   if (f.params.size() != 2 || f.params[0] == f.params[1] || !NativeScalarType(t)) return none;
@@ -58,7 +75,12 @@ CalleePattern BinaryPattern(const ComputationRecord& f, PrimitiveType t) {
     if (param >= f.buffers.size() || !IsScalarOf(f.buffers[param], t)) return none;
   Indexed x = IndexOf(f);
   const BundleRecord* root = x.producer[f.root];
-  if (x.body != 1 || !root || root->operands.size() != 2) return none;
+  if (!root || root->operands.size() != 2) return none;
+  // Any other step is dead (the root reads only parameters): XLA's evaluator knows a reducer by
+  // its root alone (IsScalarAdd), so dead steps must not turn its double-sum add path off. One
+  // with a side effect keeps the computation running as written.
+  for (const BundleRecord& b : f.bundles)
+    if (&b != root && MayHaveSideEffect(b)) return none;
   p.op = ScalarOpOf(root->opcode);
   bool bitwise = p.op == ScalarOp::kAnd || p.op == ScalarOp::kOr || p.op == ScalarOp::kXor;
   if (p.op == ScalarOp::kNone || (bitwise && IsFloat(t))) return none;
