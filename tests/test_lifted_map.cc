@@ -146,3 +146,20 @@ ENTRY e {
   const float* r = reinterpret_cast<const float*>(got->bytes.data());
   for (int i = 0; i < 64; ++i) CHECK(r[i] == x[i] + x[i]);
 }
+
+TEST_CASE("maps nested in maps' callees load in time linear in the nesting") {
+  // Each level's callee holds two maps of the level below: lowering a callee to see whether it
+  // lifts, before knowing it cannot, lowered 2^24 bundles here (a review finding). Only loaded:
+  // running it calls the innermost computation 2^24 times by the program's own nature.
+  std::string text = "HloModule nested\nc0 {\n  x = f32[] parameter(0)\n  ROOT e = f32[] exponential(x)\n}\n";
+  for (int k = 1; k <= 24; ++k) {
+    const std::string below = "c" + std::to_string(k - 1);
+    text += "c" + std::to_string(k) +
+            " {\n  x = f32[] parameter(0)\n  a = f32[] map(x), dimensions={}, to_apply=" + below +
+            "\n  b = f32[] map(a), dimensions={}, to_apply=" + below + "\n  ROOT r = f32[] subtract(b, a)\n}\n";
+  }
+  text += "ENTRY e {\n  p = f32[8] parameter(0)\n  ROOT m = f32[8] map(p), dimensions={0}, to_apply=c24\n}\n";
+  BundleProgram p = testing::LoadProgram(text, "nested");
+  auto loaded = Executable::Load(p);
+  REQUIRE_MESSAGE(loaded.ok(), loaded.status().ToString());
+}

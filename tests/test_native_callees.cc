@@ -51,6 +51,8 @@ twice { a = f32[] parameter(0)  b = f32[] parameter(1)  ROOT s = f32[] add(a, a)
 add_dead { a = f32[] parameter(0)  b = f32[] parameter(1)  d = f32[] multiply(a, b)  ROOT s = f32[] add(a, b) }
 add_rng { a = f32[] parameter(0)  b = f32[] parameter(1)  d = f32[] rng(a, b), distribution=rng_uniform
           ROOT s = f32[] add(a, b) }
+noise { lo = f32[] constant(0)  hi = f32[] constant(1)  ROOT r = f32[] rng(lo, hi), distribution=rng_uniform }
+add_call { a = f32[] parameter(0)  b = f32[] parameter(1)  d = f32[] call(), to_apply=noise  ROOT s = f32[] add(a, b) }
 lt { a = f32[] parameter(0)  b = f32[] parameter(1)  i = s32[] parameter(2)  j = s32[] parameter(3)
      ROOT c = pred[] compare(a, b), direction=LT, type=TOTALORDER }
 gt_second { a = f32[] parameter(0)  b = f32[] parameter(1)  i = s32[] parameter(2)  j = s32[] parameter(3)
@@ -70,6 +72,7 @@ ENTRY e {
   r.twice = f32[4] reduce(x, z), dimensions={1}, to_apply=twice
   r.dead = f32[4] reduce(x, z), dimensions={1}, to_apply=add_dead
   r.rng = f32[4] reduce(x, z), dimensions={1}, to_apply=add_rng
+  r.call = f32[4] reduce(x, z), dimensions={1}, to_apply=add_call
   s.lt = (f32[4,6], s32[4,6]) sort(x, k), dimensions={1}, to_apply=lt
   s.gt = (f32[4,6], s32[4,6]) sort(x, k), dimensions={1}, to_apply=gt_second
   s.mixed = (f32[4,6], s32[4,6]) sort(x, k), dimensions={1}, to_apply=mixed
@@ -94,6 +97,7 @@ TEST_CASE("load recognises one-op reducers and two-parameter comparators, and no
   // one has a side effect.
   CHECK(patterns["r.dead"].op == ScalarOp::kAdd);
   CHECK(patterns["r.rng"].op == ScalarOp::kNone);
+  CHECK(patterns["r.call"].op == ScalarOp::kNone);  // what a dead call calls may have one
   CHECK(patterns["s.lt"].compare_known);
   CHECK(patterns["s.lt"].total_order);
   CHECK(!patterns["s.lt"].descending);

@@ -562,12 +562,21 @@ void ReportSkippedCallbacks(const Module& module, std::ostream& log) {
 // on by default) fills an elided constant with a counter that runs on across every constant it
 // parses, "deterministic (garbage) values"; with the option off the literal stays zeros, as nhlo
 // reads it. Neither is the program's data, so a run says so once.
+// Whether `lit` or a tuple element of it has elements whose data the text elides (an empty array
+// printed `{...}` has none to lose).
+bool HoldsElidedData(const Literal& lit) {
+  if (lit.elided) return !lit.shape.IsArray() || lit.shape.ElementCount() > 0;
+  for (const Literal* element : lit.tuple)
+    if (element && HoldsElidedData(*element)) return true;
+  return false;
+}
+
 void ReportElidedConstants(const Module& module, std::ostream& log) {
   const Instruction* first = nullptr;
   size_t more = 0;
   for (const auto& comp : module.computations)
     for (const Instruction* inst : comp->instructions) {
-      if (inst->opcode != Opcode::kConstant || !inst->literal || !inst->literal->elided) continue;
+      if (inst->opcode != Opcode::kConstant || !inst->literal || !HoldsElidedData(*inst->literal)) continue;
       if (first)
         ++more;
       else

@@ -50,8 +50,10 @@ Indexed IndexOf(const ComputationRecord& f) {
 }
 
 // Whether running `b` may do more than write its result (opcodes.def's effect column; a custom
-// call's flag).
+// call's flag). A step that calls a computation counts as one: what it calls may have one.
 bool MayHaveSideEffect(const BundleRecord& b) {
+  for (const AttrRecord& a : b.attrs)
+    if (!a.computations().empty()) return true;
   switch (OpcodeSideEffect(b.opcode)) {
     case SideEffect::kNone: return false;
     case SideEffect::kFlagged: {

@@ -756,12 +756,6 @@ void LowerKernelPlan(const ComputationRecord& comp, Step& s) {
   }
 }
 
-}  // namespace
-
-// Lowers one bundle: its step family, attribute slots and custom call, and the checks that
-// do not depend on values (operand counts, attributes each family reads).
-namespace {
-
 // A map without a native span whose callee is a chain of scalar elementwise steps runs as a group
 // over its arrays (fused_groups.h, LiftedCallee): the callee's bundles are lowered here to see.
 void LiftMap(const BundleProgram& p, const ComputationRecord& comp, Step& s, const ExecuteOptions& options) {
@@ -771,6 +765,15 @@ void LiftMap(const BundleProgram& p, const ComputationRecord& comp, Step& s, con
       to_apply->computations()[0] >= p.computations.size())
     return;
   const ComputationRecord& callee = p.computations[to_apply->computations()[0]];
+  // Only these families have span forms a group runs; a callee with any other step (a map of its
+  // own, say) is not lowered here, so nested maps are lowered once, not once per level.
+  auto spans = [](OpFamily f) {
+    return f == OpFamily::kBound || f == OpFamily::kUnary || f == OpFamily::kBinary || f == OpFamily::kCompare ||
+           f == OpFamily::kSelect || f == OpFamily::kConvert || f == OpFamily::kClamp ||
+           f == OpFamily::kReducePrecision || f == OpFamily::kReshape;
+  };
+  for (const BundleRecord& b : callee.bundles)
+    if (!spans(ExecutionOf(b.opcode).family)) return;
   std::vector<Step> steps;
   steps.reserve(callee.bundles.size());
   for (const BundleRecord& b : callee.bundles) {
@@ -787,6 +790,8 @@ void LiftMap(const BundleProgram& p, const ComputationRecord& comp, Step& s, con
 
 }  // namespace
 
+// Lowers one bundle: its step family, attribute slots and custom call, and the checks that
+// do not depend on values (operand counts, attributes each family reads).
 Result<Step> LowerBundle(const BundleProgram& p, const ComputationRecord& comp, const BundleRecord& b,
                          const ExecuteOptions& options) {
   Step s = StepFor(b);
