@@ -11,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <sstream>
 
@@ -506,6 +507,35 @@ int GuardedMain(const char* program, ProgramMain program_main, int argc, char** 
   return kExitInputRejected;
 }
 
+namespace {
+
+// `file:line:col: warning: message (and N more)`: one line for a warning that holds for `more`
+// other places too (a dump may hold thousands of the same form).
+void PrintWarningLine(const Diagnostic& d, size_t more, std::ostream& log) {
+  if (!d.file.empty()) log << d.file << ":" << d.line << ":" << d.col << ": ";
+  log << "warning: " << d.message;
+  if (more > 0) log << " (and " << more << " more)";
+  log << "\n";
+}
+
+// The first instruction of `module` that `matches`, with the count of the others in `more`.
+const Instruction* FirstMatching(const Module& module, const std::function<bool(const Instruction&)>& matches,
+                                 size_t& more) {
+  const Instruction* first = nullptr;
+  more = 0;
+  for (const auto& comp : module.computations)
+    for (const Instruction* inst : comp->instructions) {
+      if (!matches(*inst)) continue;
+      if (first)
+        ++more;
+      else
+        first = inst;
+    }
+  return first;
+}
+
+}  // namespace
+
 Status ReportOldForms(const Module& module, bool strict, std::ostream& log) {
   if (strict && !module.old_forms.empty()) {
     Status refused;
@@ -520,13 +550,7 @@ Status ReportOldForms(const Module& module, bool strict, std::ostream& log) {
     return refused;
   }
   // One line each: a dump may hold thousands of the same old form.
-  for (const Module::OldForm& form : module.old_forms) {
-    const Diagnostic& d = form.first;
-    if (!d.file.empty()) log << d.file << ":" << d.line << ":" << d.col << ": ";
-    log << "warning: " << d.message;
-    if (form.more > 0) log << " (and " << form.more << " more)";
-    log << "\n";
-  }
+  for (const Module::OldForm& form : module.old_forms) PrintWarningLine(form.first, form.more, log);
   return OkStatus();
 }
 
@@ -535,33 +559,17 @@ namespace {
 // JAX's Python callbacks that return only tokens run as nothing (ir/host_callbacks.h): one warning,
 // at the first, with the count of the others.
 void ReportSkippedCallbacks(const Module& module, std::ostream& log) {
-  const Instruction* first = nullptr;
   size_t more = 0;
-  for (const auto& comp : module.computations)
-    for (const Instruction* inst : comp->instructions) {
-      if (CustomCallKindOf(*inst) != CustomCallKind::kHostCallback) continue;
-      if (first)
-        ++more;
-      else
-        first = inst;
-    }
+  const Instruction* first = FirstMatching(
+      module, [](const Instruction& inst) { return CustomCallKindOf(inst) == CustomCallKind::kHostCallback; }, more);
   if (!first) return;
-  Diagnostic d = DiagnosticFor(module, *first,
-                               "a Python host callback ('" + std::string(CustomCallTarget(*first)) +
-                                   "', as jax.debug.print writes): nhlo runs no Python, so its side effect is "
-                                   "skipped; it returns nothing the program reads");
-  if (!d.file.empty()) log << d.file << ":" << d.line << ":" << d.col << ": ";
-  log << "warning: " << d.message;
-  if (more > 0) log << " (and " << more << " more)";
-  log << "\n";
+  PrintWarningLine(DiagnosticFor(module, *first,
+                                 "a Python host callback ('" + std::string(CustomCallTarget(*first)) +
+                                     "', as jax.debug.print writes): nhlo runs no Python, so its side effect is "
+                                     "skipped; it returns nothing the program reads"),
+                   more, log);
 }
 
-}  // namespace
-
-// XLA's parser (HloParserImpl::ParseDenseLiteral, fill_shortform_constants_with_random_values,
-// on by default) fills an elided constant with a counter that runs on across every constant it
-// parses, "deterministic (garbage) values"; with the option off the literal stays zeros, as nhlo
-// reads it. Neither is the program's data, so a run says so once.
 // Whether `lit` or a tuple element of it has elements whose data the text elides (an empty array
 // printed `{...}` has none to lose).
 bool HoldsElidedData(const Literal& lit) {
@@ -571,27 +579,27 @@ bool HoldsElidedData(const Literal& lit) {
   return false;
 }
 
+}  // namespace
+
+// XLA's parser (HloParserImpl::ParseDenseLiteral, fill_shortform_constants_with_random_values,
+// on by default) fills an elided constant with a counter that runs on across every constant it
+// parses, "deterministic (garbage) values"; with the option off the literal stays zeros, as nhlo
+// reads it. Neither is the program's data, so a run says so once.
 void ReportElidedConstants(const Module& module, std::ostream& log) {
-  const Instruction* first = nullptr;
   size_t more = 0;
-  for (const auto& comp : module.computations)
-    for (const Instruction* inst : comp->instructions) {
-      if (inst->opcode != Opcode::kConstant || !inst->literal || !HoldsElidedData(*inst->literal)) continue;
-      if (first)
-        ++more;
-      else
-        first = inst;
-    }
+  const Instruction* first = FirstMatching(
+      module,
+      [](const Instruction& inst) {
+        return inst.opcode == Opcode::kConstant && inst.literal && HoldsElidedData(*inst.literal);
+      },
+      more);
   if (!first) return;
-  Diagnostic d = DiagnosticFor(module, *first,
-                               "constant '" + std::string(first->name) +
-                                   "' has its data elided ({...}, as XLA dumps large constants): it runs as zeros, "
-                                   "so results that depend on it are not the program's (XLA's parser would fill it "
-                                   "with counter values)");
-  if (!d.file.empty()) log << d.file << ":" << d.line << ":" << d.col << ": ";
-  log << "warning: " << d.message;
-  if (more > 0) log << " (and " << more << " more)";
-  log << "\n";
+  PrintWarningLine(DiagnosticFor(module, *first,
+                                 "constant '" + std::string(first->name) +
+                                     "' has its data elided ({...}, as XLA dumps large constants): it runs as "
+                                     "zeros, so results that depend on it are not the program's (XLA's parser "
+                                     "would fill it with counter values)"),
+                   more, log);
 }
 
 Result<std::unique_ptr<Module>> CompileText(std::string name, std::string text, const PipelineOptions& options,

@@ -444,6 +444,11 @@ Status RunFusedGroup(const ComputationRecord& comp, const FusedGroup& g, uint8_t
   return OkStatus();
 }
 
+bool LiftableFamily(OpFamily f) {
+  return f == OpFamily::kUnary || f == OpFamily::kBinary || f == OpFamily::kCompare || f == OpFamily::kSelect ||
+         f == OpFamily::kConvert || f == OpFamily::kClamp || f == OpFamily::kReducePrecision || f == OpFamily::kReshape;
+}
+
 std::shared_ptr<const LiftedCallee> LiftCallee(const BundleProgram& p, const ComputationRecord& comp,
                                                const BundleRecord& map, const ComputationRecord& callee,
                                                const std::vector<Step>& steps) {
@@ -494,8 +499,7 @@ std::shared_ptr<const LiftedCallee> LiftCallee(const BundleProgram& p, const Com
     const Step& s = steps[i];
     const BundleRecord& b = *s.bundle;
     if (s.family == OpFamily::kBound) continue;
-    // A broadcast's span reads one element for all: lifted, its operand is a tile.
-    if (s.family == OpFamily::kBroadcast || b.result >= callee.buffers.size() || !scalar(callee.buffers[b.result]) ||
+    if (!LiftableFamily(s.family) || b.result >= callee.buffers.size() || !scalar(callee.buffers[b.result]) ||
         slot_of[b.result] >= 0 || g.members.size() >= kMaxMembers)
       return nullptr;
     SpanOp op = SpanOpOf(callee, s);

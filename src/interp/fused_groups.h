@@ -92,6 +92,10 @@ struct LiftedCallee {
   std::vector<std::string> constants;  // one element each, host layout
 };
 
+/// Whether a lifted callee may hold steps of family `f` (besides parameters and constants): the
+/// families SpanOpOf gives a span for, but broadcast, whose span reads one element for all.
+bool LiftableFamily(OpFamily f);
+
 /// The lifted form of bundle `map` of `comp` (a map) whose to_apply is `callee`, lowered to
 /// `steps`; null when a value of the callee is not a scalar of at most 8 bytes, or a step has no
 /// span form (a broadcast, a call, anything but the elementwise families and reshape).

@@ -765,15 +765,10 @@ void LiftMap(const BundleProgram& p, const ComputationRecord& comp, Step& s, con
       to_apply->computations()[0] >= p.computations.size())
     return;
   const ComputationRecord& callee = p.computations[to_apply->computations()[0]];
-  // Only these families have span forms a group runs; a callee with any other step (a map of its
-  // own, say) is not lowered here, so nested maps are lowered once, not once per level.
-  auto spans = [](OpFamily f) {
-    return f == OpFamily::kBound || f == OpFamily::kUnary || f == OpFamily::kBinary || f == OpFamily::kCompare ||
-           f == OpFamily::kSelect || f == OpFamily::kConvert || f == OpFamily::kClamp ||
-           f == OpFamily::kReducePrecision || f == OpFamily::kReshape;
-  };
+  // Nothing is lowered unless every step could lift: a callee holding a map of its own is not
+  // lowered here, so nested maps are lowered once, not once per level.
   for (const BundleRecord& b : callee.bundles)
-    if (!spans(ExecutionOf(b.opcode).family)) return;
+    if (OpFamily f = ExecutionOf(b.opcode).family; f != OpFamily::kBound && !LiftableFamily(f)) return;
   std::vector<Step> steps;
   steps.reserve(callee.bundles.size());
   for (const BundleRecord& b : callee.bundles) {
